@@ -1,0 +1,174 @@
+package io.github.dualmap.core;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.Predicate;
+
+import net.openhft.hashing.LongHashFunction;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Two independent consistent-hash rings over the same members: every key gets one home on each
+ * ring. Immutable: membership changes build a new snapshot, so lookups need no lock and any two
+ * routers with the same membership compute the same candidates whatever the order of discovery.
+ * Lookups are O(log(members * virtual nodes)).
+ */
+public final class DualHashRing {
+
+	/** Default virtual nodes per unit of weight. */
+	public static final int DEFAULT_VIRTUAL_NODES = 160;
+
+	// Two seeds of xxHash3: independent placements of virtual nodes and of keys.
+	private static final LongHashFunction[] HASH = { LongHashFunction.xx3(0x9E3779B97F4A7C15L),
+			LongHashFunction.xx3(0xC2B2AE3D27D4EB4FL) };
+
+	private static final DualHashRing EMPTY = new DualHashRing(List.of(), DEFAULT_VIRTUAL_NODES);
+
+	private final List<RingMember> members;
+
+	private final int virtualNodes;
+
+	private final long[][] points = new long[2][];
+
+	private final String[][] owners = new String[2][];
+
+	private DualHashRing(List<RingMember> members, int virtualNodes) {
+		this.members = members;
+		this.virtualNodes = virtualNodes;
+		for (int r = 0; r < 2; r++) {
+			build(r);
+		}
+	}
+
+	/** Builds rings over {@code members} (duplicates by id are rejected). */
+	public static DualHashRing of(List<RingMember> members, int virtualNodes) {
+		if (virtualNodes <= 0) {
+			throw new IllegalArgumentException("virtualNodes must be > 0 but was " + virtualNodes);
+		}
+		List<RingMember> sorted = new ArrayList<>(members);
+		sorted.sort(Comparator.comparing(RingMember::id));
+		for (int i = 1; i < sorted.size(); i++) {
+			if (sorted.get(i).id().equals(sorted.get(i - 1).id())) {
+				throw new IllegalArgumentException("duplicate instance id '" + sorted.get(i).id() + "'");
+			}
+		}
+		return new DualHashRing(List.copyOf(sorted), virtualNodes);
+	}
+
+	public static DualHashRing empty() {
+		return EMPTY;
+	}
+
+	private void build(int ring) {
+		int total = 0;
+		int[] counts = new int[members.size()];
+		for (int i = 0; i < members.size(); i++) {
+			counts[i] = Math.max(1, (int) Math.round(virtualNodes * members.get(i).weight()));
+			total += counts[i];
+		}
+		long[] pts = new long[total];
+		String[] own = new String[total];
+		Integer[] order = new Integer[total];
+		int k = 0;
+		for (int i = 0; i < members.size(); i++) {
+			String id = members.get(i).id();
+			for (int v = 0; v < counts[i]; v++) {
+				pts[k] = HASH[ring].hashBytes((id + '#' + v).getBytes(StandardCharsets.UTF_8));
+				own[k] = id;
+				order[k] = k;
+				k++;
+			}
+		}
+		// Sort by point, ties broken by owner id, so the result does not depend on input order.
+		Arrays.sort(order, (a, b) -> {
+			int c = Long.compare(pts[a], pts[b]);
+			return c != 0 ? c : own[a].compareTo(own[b]);
+		});
+		points[ring] = new long[total];
+		owners[ring] = new String[total];
+		for (int i = 0; i < total; i++) {
+			points[ring][i] = pts[order[i]];
+			owners[ring][i] = own[order[i]];
+		}
+	}
+
+	/** Position of {@code key} on ring {@code ring} (0 or 1). */
+	static long position(int ring, long key) {
+		return HASH[ring].hashLong(key);
+	}
+
+	private int startIndex(int ring, long key) {
+		long pos = position(ring, key);
+		int i = Arrays.binarySearch(points[ring], pos);
+		if (i < 0) {
+			i = -i - 1;
+		}
+		return i == points[ring].length ? 0 : i;
+	}
+
+	/**
+	 * The two candidates of {@code key}. When both rings give the same instance, the second is the
+	 * next distinct instance clockwise on ring 2. With one member both are that member.
+	 *
+	 * @throws IllegalStateException when the rings are empty
+	 */
+	public Candidates candidates(long key) {
+		if (members.isEmpty()) {
+			throw new IllegalStateException("no instances on the rings");
+		}
+		String a = owners[0][startIndex(0, key)];
+		String b = walk(1, key, id -> !id.equals(a));
+		return new Candidates(a, b == null ? a : b);
+	}
+
+	/**
+	 * The first instance clockwise from {@code key} on ring {@code ring} that {@code accept} takes,
+	 * visiting each distinct instance once; {@code null} when none does.
+	 */
+	public @Nullable String walk(int ring, long key, Predicate<String> accept) {
+		if (ring != 0 && ring != 1) {
+			throw new IllegalArgumentException("ring must be 0 or 1 but was " + ring);
+		}
+		if (members.isEmpty()) {
+			return null;
+		}
+		long[] pts = points[ring];
+		String[] own = owners[ring];
+		int start = startIndex(ring, key);
+		java.util.Set<String> seen = new java.util.HashSet<>();
+		for (int i = 0; i < pts.length && seen.size() < members.size(); i++) {
+			String id = own[(start + i) % pts.length];
+			if (seen.add(id) && accept.test(id)) {
+				return id;
+			}
+		}
+		return null;
+	}
+
+	public List<RingMember> members() {
+		return members;
+	}
+
+	public int virtualNodes() {
+		return virtualNodes;
+	}
+
+	/** Virtual nodes of {@code id} on one ring (for the actuator view). */
+	public int virtualNodesOf(String id) {
+		int n = 0;
+		for (String o : owners[0]) {
+			if (o.equals(id)) {
+				n++;
+			}
+		}
+		return n;
+	}
+
+	public boolean isEmpty() {
+		return members.isEmpty();
+	}
+
+}

@@ -1,0 +1,299 @@
+package io.github.dualmap.core;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One router's view of one pool of instances: membership and its dual rings, per-instance state,
+ * the hot-prefix table and the TTFT model, plus the request accounting every policy relies on.
+ * The gateway keeps one per service id; the simulator one per simulated router replica.
+ * Thread-safe.
+ */
+public final class InstancePool {
+
+	private final String name;
+
+	private final SchedulerSettings settings;
+
+	private final NanoClock clock;
+
+	private final TtftEstimator estimator;
+
+	private final HotPrefixTable hotPrefixes;
+
+	private final Map<String, InstanceState> states = new ConcurrentHashMap<>();
+
+	private volatile DualHashRing rings = DualHashRing.empty();
+
+	private volatile List<InstanceState> ordered = List.of();
+
+	private final AtomicLong ringRebuilds = new AtomicLong();
+
+	// EWMA of uncached tokens per request: turns a scraped queue length into tokens.
+	private volatile double meanRequestTokens;
+
+	public InstancePool(String name, SchedulerSettings settings, NanoClock clock) {
+		this.name = name;
+		this.settings = settings;
+		this.clock = clock;
+		this.estimator = new TtftEstimator(settings.prefillNanosPerToken(), settings.baseTtftNanos(),
+				settings.calibrationAlpha());
+		this.hotPrefixes = new HotPrefixTable(settings);
+		this.meanRequestTokens = settings.blockTokens() * 8.0;
+	}
+
+	public String name() {
+		return name;
+	}
+
+	public SchedulerSettings settings() {
+		return settings;
+	}
+
+	public NanoClock clock() {
+		return clock;
+	}
+
+	public long now() {
+		return clock.nanos();
+	}
+
+	public TtftEstimator estimator() {
+		return estimator;
+	}
+
+	public HotPrefixTable hotPrefixes() {
+		return hotPrefixes;
+	}
+
+	public DualHashRing rings() {
+		return rings;
+	}
+
+	public long ringRebuilds() {
+		return ringRebuilds.get();
+	}
+
+	/**
+	 * Replaces the membership. Instances that stay keep their state; new ones start empty; the
+	 * rings are rebuilt only when the set of ids or a weight changed.
+	 *
+	 * @return whether anything changed
+	 */
+	public synchronized boolean updateMembership(Collection<RingMember> members) {
+		DualHashRing next = DualHashRing.of(new ArrayList<>(members), settings.virtualNodes());
+		if (next.members().equals(rings.members())) {
+			return false;
+		}
+		long now = clock.nanos();
+		int capacityBlocks = (int) Math.max(1, settings.shadowCapacityTokens() / settings.blockTokens());
+		List<InstanceState> list = new ArrayList<>();
+		for (RingMember m : next.members()) {
+			InstanceState s = states.get(m.id());
+			if (s == null) {
+				s = new InstanceState(m.id(), m.weight(), now, settings.blockTokens(), capacityBlocks);
+				states.put(m.id(), s);
+			}
+			else {
+				// Keep the object: dispatch handles of requests on it still point here.
+				s.weight(m.weight());
+			}
+			list.add(s);
+		}
+		states.keySet().retainAll(next.members().stream().map(RingMember::id).toList());
+		this.ordered = List.copyOf(list);
+		this.rings = next;
+		ringRebuilds.incrementAndGet();
+		return true;
+	}
+
+	/** Current members in ring (id) order. */
+	public List<InstanceState> instances() {
+		return ordered;
+	}
+
+	public @Nullable InstanceState instance(String id) {
+		return states.get(id);
+	}
+
+	public int size() {
+		return ordered.size();
+	}
+
+	/** The routing key of a prompt: its chain hash at the adaptive depth (records the request). */
+	public long routingKey(PromptBlocks blocks) {
+		return blocks.keyAt(hotPrefixes.routeDepth(blocks));
+	}
+
+	/**
+	 * Estimated pending uncached tokens ahead of a new request on {@code s}: the router's own
+	 * W + P, or the engine's scraped queue turned into tokens when that is larger (other routers'
+	 * traffic is only visible there). Stale scraped state counts as unknown, never as saturated.
+	 */
+	public long pendingTokens(InstanceState s) {
+		long local = s.localPendingTokens();
+		EngineSnapshot e = s.freshEngine(clock.nanos(), settings.staleAfterNanos());
+		if (e == null || e.waiting() <= 0) {
+			return local;
+		}
+		long scraped = (long) (e.waiting() * meanRequestTokens) + s.prefillTokens();
+		return Math.max(local, scraped);
+	}
+
+	/** Mean of {@link #pendingTokens} over instances that accept work (0 when none). */
+	public double meanPendingTokens() {
+		double sum = 0;
+		int n = 0;
+		for (InstanceState s : ordered) {
+			if (s.acceptsNewWork()) {
+				sum += pendingTokens(s);
+				n++;
+			}
+		}
+		return n == 0 ? 0 : sum / n;
+	}
+
+	/** Coefficient of variation of in-flight requests across members (0 when idle or single). */
+	public double loadCv() {
+		int n = ordered.size();
+		if (n < 2) {
+			return 0;
+		}
+		double sum = 0;
+		double sq = 0;
+		for (InstanceState s : ordered) {
+			double v = s.inFlight() + s.queuedRequests();
+			sum += v;
+			sq += v * v;
+		}
+		double mean = sum / n;
+		if (mean == 0) {
+			return 0;
+		}
+		double var = Math.max(0, sq / n - mean * mean);
+		return Math.sqrt(var) / mean;
+	}
+
+	/**
+	 * Whether {@code s} is a hotspot: pending tokens above hotspot-factor x the mean and above the
+	 * absolute floor, or a queued request older than the wait bound.
+	 */
+	public boolean isHotspot(InstanceState s) {
+		long now = clock.nanos();
+		if (s.oldestQueuedNanos() != Long.MAX_VALUE && now - s.oldestQueuedNanos() > settings.hotspotMaxWaitNanos()) {
+			return true;
+		}
+		long p = pendingTokens(s);
+		return p > settings.hotspotFloorTokens() && p > settings.hotspotFactor() * meanPendingTokens();
+	}
+
+	/** Estimated TTFT of {@code uncached} tokens on {@code s}, in nanoseconds. */
+	public long estimateTtft(InstanceState s, long uncached) {
+		return estimator.estimate(pendingTokens(s), uncached);
+	}
+
+	/**
+	 * Accounts a request sent to {@code decision.instanceId()} and records its blocks in that
+	 * instance's shadow index.
+	 *
+	 * @return the handle through which its first token and its end are reported, exactly once each
+	 */
+	public Dispatch dispatch(RoutingRequest request, Decision decision) {
+		InstanceState s = states.get(decision.instanceId());
+		if (s == null) {
+			throw new IllegalArgumentException("instance '" + decision.instanceId() + "' is not in pool " + name);
+		}
+		long ahead = pendingTokens(s);
+		int uncached = Math.max(0, decision.uncachedTokens());
+		s.prefillTokens.addAndGet(uncached);
+		s.prefillRequests.incrementAndGet();
+		s.inFlight.incrementAndGet();
+		s.dispatched.incrementAndGet();
+		PromptBlocks blocks = request.blocks();
+		if (blocks != null) {
+			s.estimatedHitTokens.addAndGet(decision.cachedTokens());
+			s.estimatedPromptTokens.addAndGet(blocks.promptTokens());
+			s.shadow().record(blocks.chain());
+		}
+		meanRequestTokens = 0.95 * meanRequestTokens + 0.05 * Math.max(1, uncached);
+		return new Dispatch(s, uncached, ahead, clock.nanos());
+	}
+
+	/**
+	 * A dispatched request's handle. {@link #firstToken()} and {@link #finish()} are idempotent,
+	 * so complete, error and cancel paths may all call them.
+	 */
+	public final class Dispatch {
+
+		private final InstanceState instance;
+
+		private final int uncached;
+
+		private final long tokensAhead;
+
+		private final long sentAtNanos;
+
+		private final AtomicBoolean prefillDone = new AtomicBoolean();
+
+		private final AtomicBoolean finished = new AtomicBoolean();
+
+		Dispatch(InstanceState instance, int uncached, long tokensAhead, long sentAtNanos) {
+			this.instance = instance;
+			this.uncached = uncached;
+			this.tokensAhead = tokensAhead;
+			this.sentAtNanos = sentAtNanos;
+		}
+
+		public InstanceState instance() {
+			return instance;
+		}
+
+		public long sentAtNanos() {
+			return sentAtNanos;
+		}
+
+		/**
+		 * The first response byte arrived: prefill is over. Feeds the observed TTFT to the model.
+		 *
+		 * @return the observed TTFT in nanoseconds, or -1 when already reported
+		 */
+		public long firstToken() {
+			if (!prefillDone.compareAndSet(false, true)) {
+				return -1;
+			}
+			releasePrefill();
+			long ttft = clock.nanos() - sentAtNanos;
+			estimator.observe(tokensAhead, uncached, ttft);
+			return ttft;
+		}
+
+		/** The request ended (success, error or cancel). */
+		public void finish() {
+			if (!finished.compareAndSet(false, true)) {
+				return;
+			}
+			if (prefillDone.compareAndSet(false, true)) {
+				releasePrefill();
+			}
+			instance.inFlight.decrementAndGet();
+		}
+
+		public boolean isFinished() {
+			return finished.get();
+		}
+
+		private void releasePrefill() {
+			instance.prefillTokens.addAndGet(-uncached);
+			instance.prefillRequests.decrementAndGet();
+		}
+
+	}
+
+}

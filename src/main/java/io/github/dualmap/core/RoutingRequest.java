@@ -1,0 +1,21 @@
+package io.github.dualmap.core;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a policy knows about one request when it chooses an instance.
+ *
+ * @param id unique id of the request (for accounting; never prompt-derived)
+ * @param blocks the prompt's block chain, or {@code null} when the body could not be parsed
+ *     (then the request is routed by load alone)
+ * @param sloTtftNanos the request's time-to-first-token objective
+ * @param arrivalNanos when the request arrived, on the scheduler's clock
+ */
+public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos) {
+
+	/** Estimated prompt tokens, 0 when unknown. */
+	public int promptTokens() {
+		return blocks == null ? 0 : blocks.promptTokens();
+	}
+
+}

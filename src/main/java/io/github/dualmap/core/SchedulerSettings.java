@@ -1,0 +1,224 @@
+package io.github.dualmap.core;
+
+import java.time.Duration;
+
+/**
+ * Every knob of the core scheduler, immutable, with the DualMap reference values as defaults.
+ * Build with {@code SchedulerSettings.custom()...build()} or take {@link #ofDefaults()}.
+ *
+ * @param virtualNodes virtual nodes per unit of instance weight on each ring
+ * @param blockTokens nominal tokens per prompt block (sizes the shadow index in blocks)
+ * @param minPrefixDepth blocks in the routing key of a prefix that is not hot
+ * @param maxPrefixDepth deepest the hot-prefix table may expand a key
+ * @param hotWindow requests in the sliding window of the hot-prefix table
+ * @param hotRatio share of the window above which a prefix is expanded one block deeper
+ * @param hotDropRatio share below which an expansion is dropped
+ * @param hotMinSamples requests the window must hold before anything is expanded
+ * @param maxHotPrefixes bound on expanded prefixes held at once
+ * @param switchFactor the SLO switch fires when the affinity choice's estimate exceeds this x SLO
+ * @param hotspotFactor an instance is a hotspot above this x the pool's mean pending tokens
+ * @param hotspotFloorTokens and above this absolute number of pending tokens
+ * @param hotspotMaxWaitNanos or when its oldest queued request has waited this long
+ * @param thirdChoice when both candidates would miss the SLO, consider the least-loaded instance
+ * @param prefillNanosPerToken initial tPrefill of the TTFT model
+ * @param baseTtftNanos tBase of the TTFT model
+ * @param calibrationAlpha EWMA weight of one observed TTFT in recalibrating tPrefill (0 = off)
+ * @param defaultSloNanos TTFT objective of a request that names none
+ * @param shadowCapacityTokens assumed KV capacity of an instance until one is scraped
+ * @param staleAfterNanos scraped engine state older than this is unknown
+ * @param slowStartNanos a new instance's share ramps up over this period (0 = off)
+ */
+public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth,
+		int hotWindow, double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes,
+		double switchFactor, double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitNanos,
+		boolean thirdChoice, double prefillNanosPerToken, long baseTtftNanos, double calibrationAlpha,
+		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
+
+	public SchedulerSettings {
+		positive("virtualNodes", virtualNodes);
+		positive("blockTokens", blockTokens);
+		positive("minPrefixDepth", minPrefixDepth);
+		if (maxPrefixDepth < minPrefixDepth) {
+			throw new IllegalArgumentException(
+					"maxPrefixDepth must be >= minPrefixDepth (" + minPrefixDepth + ") but was " + maxPrefixDepth);
+		}
+		positive("hotWindow", hotWindow);
+		fraction("hotRatio", hotRatio);
+		fraction("hotDropRatio", hotDropRatio);
+		if (hotDropRatio > hotRatio) {
+			throw new IllegalArgumentException(
+					"hotDropRatio must be <= hotRatio (" + hotRatio + ") but was " + hotDropRatio);
+		}
+		positive("hotMinSamples", hotMinSamples);
+		positive("maxHotPrefixes", maxHotPrefixes);
+		if (!(switchFactor > 0)) {
+			throw new IllegalArgumentException("switchFactor must be > 0 but was " + switchFactor);
+		}
+		if (!(hotspotFactor >= 1)) {
+			throw new IllegalArgumentException("hotspotFactor must be >= 1 but was " + hotspotFactor);
+		}
+		nonNegative("hotspotFloorTokens", hotspotFloorTokens);
+		positive("hotspotMaxWaitNanos", hotspotMaxWaitNanos);
+		if (!(prefillNanosPerToken > 0)) {
+			throw new IllegalArgumentException("prefillNanosPerToken must be > 0 but was " + prefillNanosPerToken);
+		}
+		nonNegative("baseTtftNanos", baseTtftNanos);
+		if (!(calibrationAlpha >= 0 && calibrationAlpha <= 1)) {
+			throw new IllegalArgumentException("calibrationAlpha must be in [0, 1] but was " + calibrationAlpha);
+		}
+		positive("defaultSloNanos", defaultSloNanos);
+		positive("shadowCapacityTokens", shadowCapacityTokens);
+		positive("staleAfterNanos", staleAfterNanos);
+		nonNegative("slowStartNanos", slowStartNanos);
+	}
+
+	private static void positive(String name, long v) {
+		if (v <= 0) {
+			throw new IllegalArgumentException(name + " must be > 0 but was " + v);
+		}
+	}
+
+	private static void nonNegative(String name, long v) {
+		if (v < 0) {
+			throw new IllegalArgumentException(name + " must be >= 0 but was " + v);
+		}
+	}
+
+	private static void fraction(String name, double v) {
+		if (!(v > 0 && v < 1)) {
+			throw new IllegalArgumentException(name + " must be in (0, 1) but was " + v);
+		}
+	}
+
+	public static SchedulerSettings ofDefaults() {
+		return custom().build();
+	}
+
+	public static Builder custom() {
+		return new Builder();
+	}
+
+	/** A builder that starts from this object's values. */
+	public Builder toBuilder() {
+		Builder b = new Builder();
+		b.virtualNodes = virtualNodes;
+		b.blockTokens = blockTokens;
+		b.minPrefixDepth = minPrefixDepth;
+		b.maxPrefixDepth = maxPrefixDepth;
+		b.hotWindow = hotWindow;
+		b.hotRatio = hotRatio;
+		b.hotDropRatio = hotDropRatio;
+		b.hotMinSamples = hotMinSamples;
+		b.maxHotPrefixes = maxHotPrefixes;
+		b.switchFactor = switchFactor;
+		b.hotspotFactor = hotspotFactor;
+		b.hotspotFloorTokens = hotspotFloorTokens;
+		b.hotspotMaxWaitNanos = hotspotMaxWaitNanos;
+		b.thirdChoice = thirdChoice;
+		b.prefillNanosPerToken = prefillNanosPerToken;
+		b.baseTtftNanos = baseTtftNanos;
+		b.calibrationAlpha = calibrationAlpha;
+		b.defaultSloNanos = defaultSloNanos;
+		b.shadowCapacityTokens = shadowCapacityTokens;
+		b.staleAfterNanos = staleAfterNanos;
+		b.slowStartNanos = slowStartNanos;
+		return b;
+	}
+
+	/** Fluent builder; every setter takes the value as documented on the record. */
+	public static final class Builder {
+
+		private int virtualNodes = DualHashRing.DEFAULT_VIRTUAL_NODES;
+
+		private int blockTokens = 64;
+
+		private int minPrefixDepth = 1;
+
+		private int maxPrefixDepth = 16;
+
+		private int hotWindow = 200;
+
+		private double hotRatio = 0.0612;
+
+		private double hotDropRatio = 0.02;
+
+		private int hotMinSamples = 20;
+
+		private int maxHotPrefixes = 256;
+
+		private double switchFactor = 0.5;
+
+		private double hotspotFactor = 1.5;
+
+		private long hotspotFloorTokens = 16_384;
+
+		private long hotspotMaxWaitNanos = Duration.ofSeconds(3).toNanos();
+
+		private boolean thirdChoice = false;
+
+		private double prefillNanosPerToken = 25_000;
+
+		private long baseTtftNanos = Duration.ofMillis(20).toNanos();
+
+		private double calibrationAlpha = 0.05;
+
+		private long defaultSloNanos = Duration.ofSeconds(5).toNanos();
+
+		private long shadowCapacityTokens = 900_000;
+
+		private long staleAfterNanos = Duration.ofSeconds(2).toNanos();
+
+		private long slowStartNanos = 0;
+
+		public Builder virtualNodes(int v) { this.virtualNodes = v; return this; }
+
+		public Builder blockTokens(int v) { this.blockTokens = v; return this; }
+
+		public Builder minPrefixDepth(int v) { this.minPrefixDepth = v; return this; }
+
+		public Builder maxPrefixDepth(int v) { this.maxPrefixDepth = v; return this; }
+
+		public Builder hotWindow(int v) { this.hotWindow = v; return this; }
+
+		public Builder hotRatio(double v) { this.hotRatio = v; return this; }
+
+		public Builder hotDropRatio(double v) { this.hotDropRatio = v; return this; }
+
+		public Builder hotMinSamples(int v) { this.hotMinSamples = v; return this; }
+
+		public Builder maxHotPrefixes(int v) { this.maxHotPrefixes = v; return this; }
+
+		public Builder switchFactor(double v) { this.switchFactor = v; return this; }
+
+		public Builder hotspotFactor(double v) { this.hotspotFactor = v; return this; }
+
+		public Builder hotspotFloorTokens(long v) { this.hotspotFloorTokens = v; return this; }
+
+		public Builder hotspotMaxWait(Duration v) { this.hotspotMaxWaitNanos = v.toNanos(); return this; }
+
+		public Builder thirdChoice(boolean v) { this.thirdChoice = v; return this; }
+
+		public Builder prefillNanosPerToken(double v) { this.prefillNanosPerToken = v; return this; }
+
+		public Builder baseTtft(Duration v) { this.baseTtftNanos = v.toNanos(); return this; }
+
+		public Builder calibrationAlpha(double v) { this.calibrationAlpha = v; return this; }
+
+		public Builder defaultSlo(Duration v) { this.defaultSloNanos = v.toNanos(); return this; }
+
+		public Builder shadowCapacityTokens(long v) { this.shadowCapacityTokens = v; return this; }
+
+		public Builder staleAfter(Duration v) { this.staleAfterNanos = v.toNanos(); return this; }
+
+		public Builder slowStart(Duration v) { this.slowStartNanos = v.toNanos(); return this; }
+
+		public SchedulerSettings build() {
+			return new SchedulerSettings(virtualNodes, blockTokens, minPrefixDepth, maxPrefixDepth, hotWindow, hotRatio,
+					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, hotspotFactor, hotspotFloorTokens,
+					hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken, baseTtftNanos, calibrationAlpha,
+					defaultSloNanos, shadowCapacityTokens, staleAfterNanos, slowStartNanos);
+		}
+
+	}
+
+}

@@ -1,0 +1,79 @@
+package io.github.dualmap.core;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What the router believes an instance has cached: an LRU set of the block hashes it routed there.
+ * The estimated hit of a prompt is its longest chain prefix present in the set. Thread-safe.
+ */
+public final class ShadowKvIndex {
+
+	private final LinkedHashMap<Long, Boolean> blocks;
+
+	private volatile int capacityBlocks;
+
+	public ShadowKvIndex(int capacityBlocks) {
+		if (capacityBlocks <= 0) {
+			throw new IllegalArgumentException("capacityBlocks must be > 0 but was " + capacityBlocks);
+		}
+		this.capacityBlocks = capacityBlocks;
+		this.blocks = new LinkedHashMap<>(1024, 0.75f, true) {
+			@Override
+			protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+				return size() > ShadowKvIndex.this.capacityBlocks;
+			}
+		};
+	}
+
+	/** Number of leading blocks of {@code chain} believed to be cached (touches them as used). */
+	public synchronized int matchedBlocks(long[] chain) {
+		int n = 0;
+		while (n < chain.length && blocks.get(chain[n]) != null) {
+			n++;
+		}
+		return n;
+	}
+
+	/** Same as {@link #matchedBlocks} without touching LRU order. */
+	public synchronized int peekMatchedBlocks(long[] chain) {
+		int n = 0;
+		while (n < chain.length && blocks.containsKey(chain[n])) {
+			n++;
+		}
+		return n;
+	}
+
+	/** Records that the whole chain was sent to this instance. */
+	public synchronized void record(long[] chain) {
+		for (long h : chain) {
+			blocks.put(h, Boolean.TRUE);
+		}
+	}
+
+	/** Resizes, e.g. once the engine's KV capacity has been scraped; evicts down to the new size. */
+	public synchronized void resize(int newCapacityBlocks) {
+		if (newCapacityBlocks <= 0 || newCapacityBlocks == capacityBlocks) {
+			return;
+		}
+		capacityBlocks = newCapacityBlocks;
+		var it = blocks.entrySet().iterator();
+		while (blocks.size() > capacityBlocks && it.hasNext()) {
+			it.next();
+			it.remove();
+		}
+	}
+
+	public synchronized int size() {
+		return blocks.size();
+	}
+
+	public int capacityBlocks() {
+		return capacityBlocks;
+	}
+
+	public synchronized void clear() {
+		blocks.clear();
+	}
+
+}
