@@ -39,6 +39,8 @@ public final class InstanceState {
 
 	private volatile @Nullable EngineSnapshot engine;
 
+	private volatile boolean engineFailed;
+
 	private volatile boolean healthy = true;
 
 	private volatile boolean draining;
@@ -119,14 +121,28 @@ public final class InstanceState {
 		return engine;
 	}
 
-	/** The scraped state if younger than {@code staleAfterNanos}; stale means unknown. */
+	/**
+	 * The scraped state if younger than {@code staleAfterNanos} and the last scrape succeeded;
+	 * stale means unknown.
+	 */
 	public @Nullable EngineSnapshot freshEngine(long nowNanos, long staleAfterNanos) {
 		EngineSnapshot e = engine;
-		return e != null && e.ageNanos(nowNanos) <= staleAfterNanos ? e : null;
+		return e != null && !engineFailed && e.ageNanos(nowNanos) <= staleAfterNanos ? e : null;
+	}
+
+	/** Whether the last scrape failed (the last good snapshot stays visible for diagnosis). */
+	public boolean engineFailed() {
+		return engineFailed;
+	}
+
+	/** A scrape failed or did not parse: the engine view is unknown until the next good scrape. */
+	public void markEngineUnknown() {
+		this.engineFailed = true;
 	}
 
 	public void updateEngine(EngineSnapshot snapshot) {
 		this.engine = snapshot;
+		this.engineFailed = false;
 		if (snapshot.kvCapacityTokens() > 0) {
 			// The shadow index follows the engine's real KV capacity once it is known.
 			shadow.resize((int) Math.min(Integer.MAX_VALUE, Math.max(1, snapshot.kvCapacityTokens() / blockTokens)));
