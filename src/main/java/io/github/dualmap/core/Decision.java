@@ -7,10 +7,10 @@ package io.github.dualmap.core;
  * @param reason why it was chosen
  * @param cachedTokens estimated prompt tokens already cached there
  * @param uncachedTokens estimated prompt tokens the instance must prefill
- * @param ttftEstimateNanos estimated time to first token there, or -1 when the policy has no model
+ * @param ttftEstimateNanos estimated time to first token there, or -1 when the policy has
+ * no model
  */
-public record Decision(String instanceId, Reason reason, int cachedTokens, int uncachedTokens,
-		long ttftEstimateNanos) {
+public record Decision(String instanceId, Reason reason, int cachedTokens, int uncachedTokens, long ttftEstimateNanos) {
 
 	public static Decision of(String instanceId, Reason reason, RoutingRequest request) {
 		return new Decision(instanceId, reason, 0, request.promptTokens(), -1);

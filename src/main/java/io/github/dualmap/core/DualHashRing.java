@@ -11,10 +11,10 @@ import net.openhft.hashing.LongHashFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Two independent consistent-hash rings over the same members: every key gets one home on each
- * ring. Immutable: membership changes build a new snapshot, so lookups need no lock and any two
- * routers with the same membership compute the same candidates whatever the order of discovery.
- * Lookups are O(log(members * virtual nodes)).
+ * Two independent consistent-hash rings over the same members: every key gets one home on
+ * each ring. Immutable: membership changes build a new snapshot, so lookups need no lock
+ * and any two routers with the same membership compute the same candidates whatever the
+ * order of discovery. Lookups are O(log(members * virtual nodes)).
  */
 public final class DualHashRing {
 
@@ -82,7 +82,8 @@ public final class DualHashRing {
 				k++;
 			}
 		}
-		// Sort by point, ties broken by owner id, so the result does not depend on input order.
+		// Sort by point, ties broken by owner id, so the result does not depend on input
+		// order.
 		Arrays.sort(order, (a, b) -> {
 			int c = Long.compare(pts[a], pts[b]);
 			return c != 0 ? c : own[a].compareTo(own[b]);
@@ -110,9 +111,9 @@ public final class DualHashRing {
 	}
 
 	/**
-	 * The two candidates of {@code key}. When both rings give the same instance, the second is the
-	 * next distinct instance clockwise on ring 2. With one member both are that member.
-	 *
+	 * The two candidates of {@code key}. When both rings give the same instance, the
+	 * second is the next distinct instance clockwise on ring 2. With one member both are
+	 * that member.
 	 * @throws IllegalStateException when the rings are empty
 	 */
 	public Candidates candidates(long key) {
@@ -125,8 +126,9 @@ public final class DualHashRing {
 	}
 
 	/**
-	 * The first instance clockwise from {@code key} on ring {@code ring} that {@code accept} takes,
-	 * visiting each distinct instance once; {@code null} when none does.
+	 * The first instance clockwise from {@code key} on ring {@code ring} that
+	 * {@code accept} takes, visiting each distinct instance once; {@code null} when none
+	 * does.
 	 */
 	public @Nullable String walk(int ring, long key, Predicate<String> accept) {
 		if (ring != 0 && ring != 1) {

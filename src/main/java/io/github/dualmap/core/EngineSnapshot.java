@@ -1,8 +1,8 @@
 package io.github.dualmap.core;
 
 /**
- * Engine state scraped from an instance's metrics endpoint. Unknown values are {@code -1} (counts)
- * or {@code NaN} (ratios).
+ * Engine state scraped from an instance's metrics endpoint. Unknown values are {@code -1}
+ * (counts) or {@code NaN} (ratios).
  *
  * @param sampledAtNanos when it was scraped, on the scheduler's clock
  * @param waiting requests waiting in the engine's queue
@@ -15,7 +15,10 @@ package io.github.dualmap.core;
 public record EngineSnapshot(long sampledAtNanos, int waiting, int running, double kvUsage, double prefixQueriesTokens,
 		double prefixHitsTokens, long kvCapacityTokens) {
 
-	/** Engine-reported prefix cache hit rate over the instance's lifetime, NaN when unknown. */
+	/**
+	 * Engine-reported prefix cache hit rate over the instance's lifetime, NaN when
+	 * unknown.
+	 */
 	public double prefixHitRate() {
 		return prefixQueriesTokens > 0 ? prefixHitsTokens / prefixQueriesTokens : Double.NaN;
 	}

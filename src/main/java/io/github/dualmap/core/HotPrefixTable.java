@@ -8,13 +8,13 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Adaptive prefix depth. A sliding window of recent requests counts, for every routing key on each
- * request's path, how many requests carried it. A key whose share of the window exceeds the hot
- * ratio is expanded: requests carrying it route on one more block. An expansion is dropped when the
- * key's share falls below the drop ratio. Counting every depth along the path (not only the routed
- * one) keeps a parent's share truthful after it was expanded, so expansions do not oscillate.
- * Memory is bounded by the window times the maximum depth plus the bound on expanded keys.
- * Thread-safe.
+ * Adaptive prefix depth. A sliding window of recent requests counts, for every routing
+ * key on each request's path, how many requests carried it. A key whose share of the
+ * window exceeds the hot ratio is expanded: requests carrying it route on one more block.
+ * An expansion is dropped when the key's share falls below the drop ratio. Counting every
+ * depth along the path (not only the routed one) keeps a parent's share truthful after it
+ * was expanded, so expansions do not oscillate. Memory is bounded by the window times the
+ * maximum depth plus the bound on expanded keys. Thread-safe.
  */
 public final class HotPrefixTable {
 
@@ -32,7 +32,6 @@ public final class HotPrefixTable {
 
 	/**
 	 * Chooses the routing depth for {@code blocks} and records the request in the window.
-	 *
 	 * @return depth in blocks (1-based), at most the chain's length
 	 */
 	public synchronized int routeDepth(PromptBlocks blocks) {

@@ -11,10 +11,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One router's view of one pool of instances: membership and its dual rings, per-instance state,
- * the hot-prefix table and the TTFT model, plus the request accounting every policy relies on.
- * The gateway keeps one per service id; the simulator one per simulated router replica.
- * Thread-safe.
+ * One router's view of one pool of instances: membership and its dual rings, per-instance
+ * state, the hot-prefix table and the TTFT model, plus the request accounting every
+ * policy relies on. The gateway keeps one per service id; the simulator one per simulated
+ * router replica. Thread-safe.
  */
 public final class InstancePool {
 
@@ -82,9 +82,8 @@ public final class InstancePool {
 	}
 
 	/**
-	 * Replaces the membership. Instances that stay keep their state; new ones start empty; the
-	 * rings are rebuilt only when the set of ids or a weight changed.
-	 *
+	 * Replaces the membership. Instances that stay keep their state; new ones start
+	 * empty; the rings are rebuilt only when the set of ids or a weight changed.
 	 * @return whether anything changed
 	 */
 	public synchronized boolean updateMembership(Collection<RingMember> members) {
@@ -127,15 +126,19 @@ public final class InstancePool {
 		return ordered.size();
 	}
 
-	/** The routing key of a prompt: its chain hash at the adaptive depth (records the request). */
+	/**
+	 * The routing key of a prompt: its chain hash at the adaptive depth (records the
+	 * request).
+	 */
 	public long routingKey(PromptBlocks blocks) {
 		return blocks.keyAt(hotPrefixes.routeDepth(blocks));
 	}
 
 	/**
-	 * Estimated pending uncached tokens ahead of a new request on {@code s}: the router's own
-	 * W + P, or the engine's scraped queue turned into tokens when that is larger (other routers'
-	 * traffic is only visible there). Stale scraped state counts as unknown, never as saturated.
+	 * Estimated pending uncached tokens ahead of a new request on {@code s}: the router's
+	 * own W + P, or the engine's scraped queue turned into tokens when that is larger
+	 * (other routers' traffic is only visible there). Stale scraped state counts as
+	 * unknown, never as saturated.
 	 */
 	public long pendingTokens(InstanceState s) {
 		long local = s.localPendingTokens();
@@ -160,7 +163,10 @@ public final class InstancePool {
 		return n == 0 ? 0 : sum / n;
 	}
 
-	/** Coefficient of variation of in-flight requests across members (0 when idle or single). */
+	/**
+	 * Coefficient of variation of in-flight requests across members (0 when idle or
+	 * single).
+	 */
 	public double loadCv() {
 		int n = ordered.size();
 		if (n < 2) {
@@ -182,8 +188,8 @@ public final class InstancePool {
 	}
 
 	/**
-	 * Whether {@code s} is a hotspot: pending tokens above hotspot-factor x the mean and above the
-	 * absolute floor, or a queued request older than the wait bound.
+	 * Whether {@code s} is a hotspot: pending tokens above hotspot-factor x the mean and
+	 * above the absolute floor, or a queued request older than the wait bound.
 	 */
 	public boolean isHotspot(InstanceState s) {
 		long now = clock.nanos();
@@ -200,10 +206,10 @@ public final class InstancePool {
 	}
 
 	/**
-	 * Accounts a request sent to {@code decision.instanceId()} and records its blocks in that
-	 * instance's shadow index.
-	 *
-	 * @return the handle through which its first token and its end are reported, exactly once each
+	 * Accounts a request sent to {@code decision.instanceId()} and records its blocks in
+	 * that instance's shadow index.
+	 * @return the handle through which its first token and its end are reported, exactly
+	 * once each
 	 */
 	public Dispatch dispatch(RoutingRequest request, Decision decision) {
 		InstanceState s = states.get(decision.instanceId());
@@ -227,8 +233,8 @@ public final class InstancePool {
 	}
 
 	/**
-	 * A dispatched request's handle. {@link #firstToken()} and {@link #finish()} are idempotent,
-	 * so complete, error and cancel paths may all call them.
+	 * A dispatched request's handle. {@link #firstToken()} and {@link #finish()} are
+	 * idempotent, so complete, error and cancel paths may all call them.
 	 */
 	public final class Dispatch {
 
@@ -260,8 +266,8 @@ public final class InstancePool {
 		}
 
 		/**
-		 * The first response byte arrived: prefill is over. Feeds the observed TTFT to the model.
-		 *
+		 * The first response byte arrived: prefill is over. Feeds the observed TTFT to
+		 * the model.
 		 * @return the observed TTFT in nanoseconds, or -1 when already reported
 		 */
 		public long firstToken() {

@@ -6,10 +6,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What one router knows about one instance: its own exact accounting (tokens queued in the router
- * and in prefill, requests in flight), the last scraped engine state, the shadow KV index, and
- * whether it accepts new work (circuit breaker closed, not draining). Counters are updated only
- * through {@link InstancePool}.
+ * What one router knows about one instance: its own exact accounting (tokens queued in
+ * the router and in prefill, requests in flight), the last scraped engine state, the
+ * shadow KV index, and whether it accepts new work (circuit breaker closed, not
+ * draining). Counters are updated only through {@link InstancePool}.
  */
 public final class InstanceState {
 
@@ -77,7 +77,10 @@ public final class InstanceState {
 		return shadow;
 	}
 
-	/** Uncached tokens of requests this router holds for the instance but has not sent (W). */
+	/**
+	 * Uncached tokens of requests this router holds for the instance but has not sent
+	 * (W).
+	 */
 	public long queuedTokens() {
 		return queuedTokens.get();
 	}
@@ -111,7 +114,10 @@ public final class InstanceState {
 		return queuedTokens.get() + prefillTokens.get();
 	}
 
-	/** Share of routed prompt tokens the shadow index expected to be cached; NaN before any. */
+	/**
+	 * Share of routed prompt tokens the shadow index expected to be cached; NaN before
+	 * any.
+	 */
 	public double estimatedHitRate() {
 		long p = estimatedPromptTokens.get();
 		return p == 0 ? Double.NaN : (double) estimatedHitTokens.get() / p;
@@ -122,20 +128,26 @@ public final class InstanceState {
 	}
 
 	/**
-	 * The scraped state if younger than {@code staleAfterNanos} and the last scrape succeeded;
-	 * stale means unknown.
+	 * The scraped state if younger than {@code staleAfterNanos} and the last scrape
+	 * succeeded; stale means unknown.
 	 */
 	public @Nullable EngineSnapshot freshEngine(long nowNanos, long staleAfterNanos) {
 		EngineSnapshot e = engine;
 		return e != null && !engineFailed && e.ageNanos(nowNanos) <= staleAfterNanos ? e : null;
 	}
 
-	/** Whether the last scrape failed (the last good snapshot stays visible for diagnosis). */
+	/**
+	 * Whether the last scrape failed (the last good snapshot stays visible for
+	 * diagnosis).
+	 */
 	public boolean engineFailed() {
 		return engineFailed;
 	}
 
-	/** A scrape failed or did not parse: the engine view is unknown until the next good scrape. */
+	/**
+	 * A scrape failed or did not parse: the engine view is unknown until the next good
+	 * scrape.
+	 */
 	public void markEngineUnknown() {
 		this.engineFailed = true;
 	}
@@ -170,7 +182,10 @@ public final class InstanceState {
 		return healthy && !draining;
 	}
 
-	/** Arrival time of the oldest request queued for this instance, {@code Long.MAX_VALUE} when none. */
+	/**
+	 * Arrival time of the oldest request queued for this instance, {@code Long.MAX_VALUE}
+	 * when none.
+	 */
 	public long oldestQueuedNanos() {
 		return oldestQueuedNanos;
 	}

@@ -1,8 +1,8 @@
 package io.github.dualmap.core;
 
 /**
- * Monotonic time in nanoseconds; the gateway uses {@link System#nanoTime()}, the simulator its
- * virtual clock.
+ * Monotonic time in nanoseconds; the gateway uses {@link System#nanoTime()}, the
+ * simulator its virtual clock.
  */
 @FunctionalInterface
 public interface NanoClock {

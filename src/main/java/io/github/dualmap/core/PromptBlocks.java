@@ -4,8 +4,8 @@ import java.util.Arrays;
 
 /**
  * A prompt cut into blocks, each identified by a chained 64-bit hash: equal hash at index
- * {@code k} means equal first {@code k + 1} blocks (and equal model). The last block may be
- * partial.
+ * {@code k} means equal first {@code k + 1} blocks (and equal model). The last block may
+ * be partial.
  *
  * @param chain chained block hashes, never empty
  * @param blockTokens estimated tokens per full block
@@ -29,13 +29,18 @@ public record PromptBlocks(long[] chain, int blockTokens, int promptTokens) {
 		return chain.length;
 	}
 
-	/** Chain hash of the first {@code depth} blocks (1-based depth, clamped to the chain). */
+	/**
+	 * Chain hash of the first {@code depth} blocks (1-based depth, clamped to the chain).
+	 */
 	public long keyAt(int depth) {
 		int d = Math.max(1, Math.min(depth, chain.length));
 		return chain[d - 1];
 	}
 
-	/** Tokens covered by the first {@code blocks} blocks, capped at prompt length minus one. */
+	/**
+	 * Tokens covered by the first {@code blocks} blocks, capped at prompt length minus
+	 * one.
+	 */
 	public int tokensFor(int blocks) {
 		long t = (long) blocks * blockTokens;
 		return (int) Math.max(0, Math.min(t, promptTokens - 1L));

@@ -1,19 +1,32 @@
 package io.github.dualmap.core;
 
-/** Why a policy chose the instance it chose; the value of the {@code x-dualmap-reason} header. */
+/**
+ * Why a policy chose the instance it chose; the value of the {@code x-dualmap-reason}
+ * header.
+ */
 public enum Reason {
 
 	/** The candidate with the longer cached prefix (or the only sensible one). */
 	AFFINITY("affinity"),
-	/** The affinity choice would miss the SLO budget; the candidate with the lower TTFT estimate. */
+	/**
+	 * The affinity choice would miss the SLO budget; the candidate with the lower TTFT
+	 * estimate.
+	 */
 	SLO_SWITCH("slo-switch"),
-	/** The affinity choice is a hotspot; its prefix was steered to the other candidate. */
+	/**
+	 * The affinity choice is a hotspot; its prefix was steered to the other candidate.
+	 */
 	HOTSPOT("hotspot"),
-	/** Both candidates unavailable (breaker open, draining, gone): next healthy instance on the ring. */
+	/**
+	 * Both candidates unavailable (breaker open, draining, gone): next healthy instance
+	 * on the ring.
+	 */
 	FALLBACK("fallback"),
 	/** A bounded third choice beyond the two candidates, when both would miss the SLO. */
 	THIRD_CHOICE("third-choice"),
-	/** A load-only decision of a baseline policy, or of any policy for an unparsed body. */
+	/**
+	 * A load-only decision of a baseline policy, or of any policy for an unparsed body.
+	 */
 	LOAD("load");
 
 	private final String value;

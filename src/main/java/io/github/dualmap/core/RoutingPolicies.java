@@ -7,7 +7,8 @@ import java.util.function.Function;
 
 /**
  * The registry of policies by name, as used by {@code dualmap.policy} and the simulator's
- * {@code --policies}. Each call to {@link #create} returns a new policy with its own learned state.
+ * {@code --policies}. Each call to {@link #create} returns a new policy with its own
+ * learned state.
  */
 public final class RoutingPolicies {
 

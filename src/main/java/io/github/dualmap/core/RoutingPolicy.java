@@ -3,9 +3,9 @@ package io.github.dualmap.core;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Chooses the instance for a request. DualMap and every baseline implement this, so the gateway
- * and the simulator run the same objects. A policy may keep learned state (an approximate prefix
- * tree, a round-robin cursor); it must be safe for concurrent calls.
+ * Chooses the instance for a request. DualMap and every baseline implement this, so the
+ * gateway and the simulator run the same objects. A policy may keep learned state (an
+ * approximate prefix tree, a round-robin cursor); it must be safe for concurrent calls.
  */
 public interface RoutingPolicy {
 
@@ -13,8 +13,9 @@ public interface RoutingPolicy {
 	String name();
 
 	/**
-	 * Chooses among the instances of {@code pool} that {@link InstanceState#acceptsNewWork()}.
-	 * Returns {@code null} only when no instance accepts work.
+	 * Chooses among the instances of {@code pool} that
+	 * {@link InstanceState#acceptsNewWork()}. Returns {@code null} only when no instance
+	 * accepts work.
 	 */
 	@Nullable Decision choose(RoutingRequest request, InstancePool pool);
 

@@ -6,8 +6,8 @@ import org.jspecify.annotations.Nullable;
  * What a policy knows about one request when it chooses an instance.
  *
  * @param id unique id of the request (for accounting; never prompt-derived)
- * @param blocks the prompt's block chain, or {@code null} when the body could not be parsed
- *     (then the request is routed by load alone)
+ * @param blocks the prompt's block chain, or {@code null} when the body could not be
+ * parsed (then the request is routed by load alone)
  * @param sloTtftNanos the request's time-to-first-token objective
  * @param arrivalNanos when the request arrived, on the scheduler's clock
  */

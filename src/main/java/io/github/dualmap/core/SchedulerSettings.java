@@ -3,8 +3,9 @@ package io.github.dualmap.core;
 import java.time.Duration;
 
 /**
- * Every knob of the core scheduler, immutable, with the DualMap reference values as defaults.
- * Build with {@code SchedulerSettings.custom()...build()} or take {@link #ofDefaults()}.
+ * Every knob of the core scheduler, immutable, with the DualMap reference values as
+ * defaults. Build with {@code SchedulerSettings.custom()...build()} or take
+ * {@link #ofDefaults()}.
  *
  * @param virtualNodes virtual nodes per unit of instance weight on each ring
  * @param blockTokens nominal tokens per prompt block (sizes the shadow index in blocks)
@@ -15,24 +16,28 @@ import java.time.Duration;
  * @param hotDropRatio share below which an expansion is dropped
  * @param hotMinSamples requests the window must hold before anything is expanded
  * @param maxHotPrefixes bound on expanded prefixes held at once
- * @param switchFactor the SLO switch fires when the affinity choice's estimate exceeds this x SLO
- * @param hotspotFactor an instance is a hotspot above this x the pool's mean pending tokens
+ * @param switchFactor the SLO switch fires when the affinity choice's estimate exceeds
+ * this x SLO
+ * @param hotspotFactor an instance is a hotspot above this x the pool's mean pending
+ * tokens
  * @param hotspotFloorTokens and above this absolute number of pending tokens
  * @param hotspotMaxWaitNanos or when its oldest queued request has waited this long
- * @param thirdChoice when both candidates would miss the SLO, consider the least-loaded instance
+ * @param thirdChoice when both candidates would miss the SLO, consider the least-loaded
+ * instance
  * @param prefillNanosPerToken initial tPrefill of the TTFT model
  * @param baseTtftNanos tBase of the TTFT model
- * @param calibrationAlpha EWMA weight of one observed TTFT in recalibrating tPrefill (0 = off)
+ * @param calibrationAlpha EWMA weight of one observed TTFT in recalibrating tPrefill (0 =
+ * off)
  * @param defaultSloNanos TTFT objective of a request that names none
  * @param shadowCapacityTokens assumed KV capacity of an instance until one is scraped
  * @param staleAfterNanos scraped engine state older than this is unknown
  * @param slowStartNanos a new instance's share ramps up over this period (0 = off)
  */
 public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth,
-		int hotWindow, double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes,
-		double switchFactor, double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitNanos,
-		boolean thirdChoice, double prefillNanosPerToken, long baseTtftNanos, double calibrationAlpha,
-		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
+		int hotWindow, double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
+		double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitNanos, boolean thirdChoice,
+		double prefillNanosPerToken, long baseTtftNanos, double calibrationAlpha, long defaultSloNanos,
+		long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
 
 	public SchedulerSettings {
 		positive("virtualNodes", virtualNodes);
@@ -170,47 +175,110 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 
 		private long slowStartNanos = 0;
 
-		public Builder virtualNodes(int v) { this.virtualNodes = v; return this; }
+		public Builder virtualNodes(int v) {
+			this.virtualNodes = v;
+			return this;
+		}
 
-		public Builder blockTokens(int v) { this.blockTokens = v; return this; }
+		public Builder blockTokens(int v) {
+			this.blockTokens = v;
+			return this;
+		}
 
-		public Builder minPrefixDepth(int v) { this.minPrefixDepth = v; return this; }
+		public Builder minPrefixDepth(int v) {
+			this.minPrefixDepth = v;
+			return this;
+		}
 
-		public Builder maxPrefixDepth(int v) { this.maxPrefixDepth = v; return this; }
+		public Builder maxPrefixDepth(int v) {
+			this.maxPrefixDepth = v;
+			return this;
+		}
 
-		public Builder hotWindow(int v) { this.hotWindow = v; return this; }
+		public Builder hotWindow(int v) {
+			this.hotWindow = v;
+			return this;
+		}
 
-		public Builder hotRatio(double v) { this.hotRatio = v; return this; }
+		public Builder hotRatio(double v) {
+			this.hotRatio = v;
+			return this;
+		}
 
-		public Builder hotDropRatio(double v) { this.hotDropRatio = v; return this; }
+		public Builder hotDropRatio(double v) {
+			this.hotDropRatio = v;
+			return this;
+		}
 
-		public Builder hotMinSamples(int v) { this.hotMinSamples = v; return this; }
+		public Builder hotMinSamples(int v) {
+			this.hotMinSamples = v;
+			return this;
+		}
 
-		public Builder maxHotPrefixes(int v) { this.maxHotPrefixes = v; return this; }
+		public Builder maxHotPrefixes(int v) {
+			this.maxHotPrefixes = v;
+			return this;
+		}
 
-		public Builder switchFactor(double v) { this.switchFactor = v; return this; }
+		public Builder switchFactor(double v) {
+			this.switchFactor = v;
+			return this;
+		}
 
-		public Builder hotspotFactor(double v) { this.hotspotFactor = v; return this; }
+		public Builder hotspotFactor(double v) {
+			this.hotspotFactor = v;
+			return this;
+		}
 
-		public Builder hotspotFloorTokens(long v) { this.hotspotFloorTokens = v; return this; }
+		public Builder hotspotFloorTokens(long v) {
+			this.hotspotFloorTokens = v;
+			return this;
+		}
 
-		public Builder hotspotMaxWait(Duration v) { this.hotspotMaxWaitNanos = v.toNanos(); return this; }
+		public Builder hotspotMaxWait(Duration v) {
+			this.hotspotMaxWaitNanos = v.toNanos();
+			return this;
+		}
 
-		public Builder thirdChoice(boolean v) { this.thirdChoice = v; return this; }
+		public Builder thirdChoice(boolean v) {
+			this.thirdChoice = v;
+			return this;
+		}
 
-		public Builder prefillNanosPerToken(double v) { this.prefillNanosPerToken = v; return this; }
+		public Builder prefillNanosPerToken(double v) {
+			this.prefillNanosPerToken = v;
+			return this;
+		}
 
-		public Builder baseTtft(Duration v) { this.baseTtftNanos = v.toNanos(); return this; }
+		public Builder baseTtft(Duration v) {
+			this.baseTtftNanos = v.toNanos();
+			return this;
+		}
 
-		public Builder calibrationAlpha(double v) { this.calibrationAlpha = v; return this; }
+		public Builder calibrationAlpha(double v) {
+			this.calibrationAlpha = v;
+			return this;
+		}
 
-		public Builder defaultSlo(Duration v) { this.defaultSloNanos = v.toNanos(); return this; }
+		public Builder defaultSlo(Duration v) {
+			this.defaultSloNanos = v.toNanos();
+			return this;
+		}
 
-		public Builder shadowCapacityTokens(long v) { this.shadowCapacityTokens = v; return this; }
+		public Builder shadowCapacityTokens(long v) {
+			this.shadowCapacityTokens = v;
+			return this;
+		}
 
-		public Builder staleAfter(Duration v) { this.staleAfterNanos = v.toNanos(); return this; }
+		public Builder staleAfter(Duration v) {
+			this.staleAfterNanos = v.toNanos();
+			return this;
+		}
 
-		public Builder slowStart(Duration v) { this.slowStartNanos = v.toNanos(); return this; }
+		public Builder slowStart(Duration v) {
+			this.slowStartNanos = v.toNanos();
+			return this;
+		}
 
 		public SchedulerSettings build() {
 			return new SchedulerSettings(virtualNodes, blockTokens, minPrefixDepth, maxPrefixDepth, hotWindow, hotRatio,

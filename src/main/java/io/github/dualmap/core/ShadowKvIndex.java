@@ -4,8 +4,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * What the router believes an instance has cached: an LRU set of the block hashes it routed there.
- * The estimated hit of a prompt is its longest chain prefix present in the set. Thread-safe.
+ * What the router believes an instance has cached: an LRU set of the block hashes it
+ * routed there. The estimated hit of a prompt is its longest chain prefix present in the
+ * set. Thread-safe.
  */
 public final class ShadowKvIndex {
 
@@ -26,7 +27,10 @@ public final class ShadowKvIndex {
 		};
 	}
 
-	/** Number of leading blocks of {@code chain} believed to be cached (touches them as used). */
+	/**
+	 * Number of leading blocks of {@code chain} believed to be cached (touches them as
+	 * used).
+	 */
 	public synchronized int matchedBlocks(long[] chain) {
 		int n = 0;
 		while (n < chain.length && blocks.get(chain[n]) != null) {
@@ -51,7 +55,10 @@ public final class ShadowKvIndex {
 		}
 	}
 
-	/** Resizes, e.g. once the engine's KV capacity has been scraped; evicts down to the new size. */
+	/**
+	 * Resizes, e.g. once the engine's KV capacity has been scraped; evicts down to the
+	 * new size.
+	 */
 	public synchronized void resize(int newCapacityBlocks) {
 		if (newCapacityBlocks <= 0 || newCapacityBlocks == capacityBlocks) {
 			return;

@@ -1,11 +1,12 @@
 package io.github.dualmap.core;
 
 /**
- * The TTFT model {@code TTFT^ = (W + P + u) * tPrefill + tBase}: tokens queued ({@code W}) and in
- * prefill ({@code P}) ahead of the request, plus its own uncached tokens {@code u}. {@code tPrefill}
- * starts from configuration and is recalibrated online from observed TTFTs with an exponentially
- * weighted moving average, clamped to a factor of the configured value so one outlier (a network
- * stall, a preempted request) cannot poison it. Thread-safe.
+ * The TTFT model {@code TTFT^ = (W + P + u) * tPrefill + tBase}: tokens queued
+ * ({@code W}) and in prefill ({@code P}) ahead of the request, plus its own uncached
+ * tokens {@code u}. {@code tPrefill} starts from configuration and is recalibrated online
+ * from observed TTFTs with an exponentially weighted moving average, clamped to a factor
+ * of the configured value so one outlier (a network stall, a preempted request) cannot
+ * poison it. Thread-safe.
  */
 public final class TtftEstimator {
 
@@ -36,14 +37,18 @@ public final class TtftEstimator {
 		this.alpha = alpha;
 	}
 
-	/** Estimated TTFT in nanoseconds for {@code tokensAhead} pending tokens plus {@code uncached}. */
+	/**
+	 * Estimated TTFT in nanoseconds for {@code tokensAhead} pending tokens plus
+	 * {@code uncached}.
+	 */
 	public long estimate(long tokensAhead, long uncached) {
 		return (long) ((tokensAhead + uncached) * nanosPerToken) + baseNanos;
 	}
 
 	/**
 	 * Feeds one observation: the request found {@code tokensAhead} pending tokens, had
-	 * {@code uncached} tokens of its own, and saw its first token after {@code observedNanos}.
+	 * {@code uncached} tokens of its own, and saw its first token after
+	 * {@code observedNanos}.
 	 */
 	public void observe(long tokensAhead, long uncached, long observedNanos) {
 		long work = tokensAhead + uncached;
