@@ -16,6 +16,12 @@ public final class RoutingPolicies {
 
 	static {
 		// One line per policy; keep the DualMap family first, then baselines, then peers.
+		for (DualMapPolicy.Variant v : DualMapPolicy.Variant.values()) {
+			FACTORIES.put(v.policyName(), settings -> new DualMapPolicy(v, settings));
+		}
+		FACTORIES.put(RoundRobinPolicy.NAME, settings -> new RoundRobinPolicy());
+		FACTORIES.put(LeastLoadedPolicy.NAME, settings -> new LeastLoadedPolicy());
+		FACTORIES.put(ConsistentHashPolicy.NAME, settings -> new ConsistentHashPolicy());
 	}
 
 	private RoutingPolicies() {

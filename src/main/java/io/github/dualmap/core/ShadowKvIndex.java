@@ -6,7 +6,9 @@ import java.util.Map;
 /**
  * What the router believes an instance has cached: an LRU set of the block hashes it
  * routed there. The estimated hit of a prompt is its longest chain prefix present in the
- * set. Thread-safe.
+ * set. A chain is touched deepest block first, so its root is the most recently used and
+ * eviction takes the tail of a prefix before its head, as a prefix cache does (a missing
+ * head would make every deeper block useless). Thread-safe.
  */
 public final class ShadowKvIndex {
 
@@ -33,8 +35,11 @@ public final class ShadowKvIndex {
 	 */
 	public synchronized int matchedBlocks(long[] chain) {
 		int n = 0;
-		while (n < chain.length && blocks.get(chain[n]) != null) {
+		while (n < chain.length && blocks.containsKey(chain[n])) {
 			n++;
+		}
+		for (int i = n - 1; i >= 0; i--) {
+			blocks.get(chain[i]);
 		}
 		return n;
 	}
@@ -50,8 +55,8 @@ public final class ShadowKvIndex {
 
 	/** Records that the whole chain was sent to this instance. */
 	public synchronized void record(long[] chain) {
-		for (long h : chain) {
-			blocks.put(h, Boolean.TRUE);
+		for (int i = chain.length - 1; i >= 0; i--) {
+			blocks.put(chain[i], Boolean.TRUE);
 		}
 	}
 
@@ -60,7 +65,10 @@ public final class ShadowKvIndex {
 	 * new size.
 	 */
 	public synchronized void resize(int newCapacityBlocks) {
-		if (newCapacityBlocks <= 0 || newCapacityBlocks == capacityBlocks) {
+		if (newCapacityBlocks <= 0) {
+			throw new IllegalArgumentException("newCapacityBlocks must be > 0 but was " + newCapacityBlocks);
+		}
+		if (newCapacityBlocks == capacityBlocks) {
 			return;
 		}
 		capacityBlocks = newCapacityBlocks;

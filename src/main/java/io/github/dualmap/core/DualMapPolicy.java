@@ -1,0 +1,221 @@
+package io.github.dualmap.core;
+
+import java.util.Arrays;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The DualMap choice between the two ring candidates of a request's routing key: cache
+ * affinity first, steered away from a hotspot, switched to the faster candidate when the
+ * affinity choice would eat more than {@code switchFactor} of the SLO, and optionally a
+ * bounded third choice when both would miss it. Each decision looks at two candidates (at
+ * most four with the third choice), so it costs O(log n) ring lookups plus the pool's
+ * load view.
+ * <p>
+ * <b>Slow start</b> ({@link SchedulerSettings#slowStartNanos()} &gt; 0): an instance
+ * younger than the period looks proportionally more loaded in the choice: its TTFT
+ * estimate is multiplied by {@code 1 / max(0.1, age / period)}, so it wins ties and load
+ * comparisons less often at first and its share ramps up as it warms. The decision still
+ * reports the unscaled estimate.
+ * <p>
+ * The {@link Variant}s are the ablations of the paper plus the third choice; each is
+ * registered in {@link RoutingPolicies} under {@link Variant#policyName()}. Stateless
+ * apart from the pool, so safe for concurrent calls.
+ */
+public final class DualMapPolicy implements RoutingPolicy {
+
+	/**
+	 * Smallest slow-start factor: a brand-new instance looks at most ten times slower.
+	 */
+	static final double MIN_WARMTH = 0.1;
+
+	private final Variant variant;
+
+	private final SchedulerSettings settings;
+
+	public DualMapPolicy(Variant variant, SchedulerSettings settings) {
+		this.variant = variant;
+		this.settings = settings;
+	}
+
+	/** The full DualMap policy. */
+	public static DualMapPolicy of(SchedulerSettings settings) {
+		return new DualMapPolicy(Variant.FULL, settings);
+	}
+
+	public Variant variant() {
+		return variant;
+	}
+
+	@Override
+	public String name() {
+		return variant.policyName();
+	}
+
+	@Override
+	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+		DualHashRing rings = pool.rings();
+		if (rings.isEmpty()) {
+			return null;
+		}
+		PromptBlocks blocks = request.blocks();
+		if (blocks == null) {
+			return LeastLoadedPolicy.leastPending(pool, request);
+		}
+		long key = pool.routingKey(blocks);
+		Candidates cands = rings.candidates(key);
+		InstanceState a = accepting(pool, cands.first());
+		InstanceState b = accepting(pool, cands.second());
+		if (a == null && b == null) {
+			String id = rings.walk(0, key, other -> accepting(pool, other) != null);
+			InstanceState s = id == null ? null : pool.instance(id);
+			return s == null ? null : place(pool, s, blocks).decide(Reason.FALLBACK);
+		}
+		if (a == null || b == null || a == b) {
+			InstanceState s = a != null ? a : b;
+			Reason reason = a == b ? Reason.AFFINITY : Reason.FALLBACK;
+			return place(pool, s, blocks).decide(reason);
+		}
+		Placement pa = place(pool, a, blocks);
+		Placement pb = place(pool, b, blocks);
+		if (variant == Variant.LEAST_LOADED) {
+			boolean second = pool.pendingTokens(b) < pool.pendingTokens(a);
+			return (second ? pb : pa).decide(Reason.LOAD);
+		}
+		long slo = request.sloTtftNanos() > 0 ? request.sloTtftNanos() : settings.defaultSloNanos();
+		Placement chosen = affinity(pa, pb);
+		Placement other = chosen == pa ? pb : pa;
+		Reason reason = Reason.AFFINITY;
+		if (variant.rebalances() && pool.isHotspot(chosen.instance()) && !pool.isHotspot(other.instance())) {
+			chosen = other;
+			reason = Reason.HOTSPOT;
+		}
+		// After a hotspot step the other candidate is the hotspot: switching back on SLO
+		// would undo the rebalancing, so the switch only revisits an affinity choice.
+		else if (variant.switchesOnSlo() && chosen.rank() > settings.switchFactor() * slo
+				&& other.rank() < chosen.rank()) {
+			chosen = other;
+			reason = Reason.SLO_SWITCH;
+		}
+		if (thirdChoiceEnabled() && pa.rank() > slo && pb.rank() > slo) {
+			Placement third = thirdChoice(pool, rings, key, cands, blocks, Math.min(pa.rank(), pb.rank()));
+			if (third != null) {
+				return third.decide(Reason.THIRD_CHOICE);
+			}
+		}
+		return chosen.decide(reason);
+	}
+
+	/** More cached tokens wins; then the lower estimate; then the ring-0 candidate. */
+	private static Placement affinity(Placement pa, Placement pb) {
+		if (pa.cachedTokens() != pb.cachedTokens()) {
+			return pa.cachedTokens() > pb.cachedTokens() ? pa : pb;
+		}
+		return pb.rank() < pa.rank() ? pb : pa;
+	}
+
+	/**
+	 * The best of the next distinct accepting instance after the key on each ring, when
+	 * it beats {@code bestRank}; at most two extra lookups.
+	 */
+	private @Nullable Placement thirdChoice(InstancePool pool, DualHashRing rings, long key, Candidates cands,
+			PromptBlocks blocks, long bestRank) {
+		Placement best = null;
+		for (int ring = 0; ring < 2; ring++) {
+			String id = rings.walk(ring, key, other -> !other.equals(cands.first()) && !other.equals(cands.second())
+					&& accepting(pool, other) != null);
+			InstanceState s = id == null ? null : pool.instance(id);
+			if (s == null || (best != null && best.id().equals(id))) {
+				continue;
+			}
+			Placement p = place(pool, s, blocks);
+			if (p.rank() < bestRank && (best == null || p.rank() < best.rank())) {
+				best = p;
+			}
+		}
+		return best;
+	}
+
+	private boolean thirdChoiceEnabled() {
+		return variant == Variant.THIRD_CHOICE || (variant == Variant.FULL && settings.thirdChoice());
+	}
+
+	private Placement place(InstancePool pool, InstanceState s, PromptBlocks blocks) {
+		Placement p = Placement.of(pool, s, blocks);
+		double warmth = warmth(s, pool.now());
+		return warmth >= 1 ? p : p.withRank((long) Math.min(Long.MAX_VALUE, p.estimate() / warmth));
+	}
+
+	/**
+	 * How far {@code s} is through its slow start, in [0.1, 1]; 1 when slow start is off.
+	 */
+	double warmth(InstanceState s, long nowNanos) {
+		long period = settings.slowStartNanos();
+		if (period <= 0) {
+			return 1;
+		}
+		double age = (double) (nowNanos - s.addedAtNanos()) / period;
+		return Math.min(1, Math.max(MIN_WARMTH, age));
+	}
+
+	// The membership may change between reading the rings and the states: an id without
+	// state is gone and accepts nothing.
+	private static @Nullable InstanceState accepting(InstancePool pool, String id) {
+		InstanceState s = pool.instance(id);
+		return s != null && s.acceptsNewWork() ? s : null;
+	}
+
+	@Override
+	public String toString() {
+		return "DualMapPolicy[" + variant.policyName() + "]";
+	}
+
+	/** The DualMap ablations, each a registered policy. */
+	public enum Variant {
+
+		/** Affinity, hotspot rebalancing, SLO switch; third choice if configured. */
+		FULL("dualmap"),
+		/** No hotspot step. */
+		NO_REBALANCE("dualmap-no-rebalance"),
+		/** Cache affinity only: no SLO switch, no hotspot step. */
+		CACHE_AFFINITY("dualmap-cache-affinity"),
+		/**
+		 * Power of two choices on pending tokens over the two candidates; cache ignored.
+		 */
+		LEAST_LOADED("dualmap-least-loaded"),
+		/** {@link #FULL} with the bounded third choice always on. */
+		THIRD_CHOICE("dualmap-third-choice");
+
+		private final String policyName;
+
+		Variant(String policyName) {
+			this.policyName = policyName;
+		}
+
+		/** The name it is registered under. */
+		public String policyName() {
+			return policyName;
+		}
+
+		boolean rebalances() {
+			return this == FULL || this == THIRD_CHOICE;
+		}
+
+		boolean switchesOnSlo() {
+			return this == FULL || this == NO_REBALANCE || this == THIRD_CHOICE;
+		}
+
+		/** The variant registered as {@code name}. */
+		public static Variant ofPolicyName(String name) {
+			for (Variant v : values()) {
+				if (v.policyName.equals(name)) {
+					return v;
+				}
+			}
+			throw new IllegalArgumentException("unknown DualMap variant '" + name + "'; known: "
+					+ Arrays.stream(values()).map(Variant::policyName).toList());
+		}
+
+	}
+
+}
