@@ -16,6 +16,12 @@ public final class RoutingPolicies {
 
 	static {
 		// One line per policy; keep the DualMap family first, then baselines, then peers.
+		FACTORIES.put(BoundedLoadConsistentHashPolicy.NAME, s -> new BoundedLoadConsistentHashPolicy());
+		FACTORIES.put(SglangCacheAwarePolicy.NAME, SglangCacheAwarePolicy::new);
+		FACTORIES.put(LlmdScorerPolicy.NAME, LlmdScorerPolicy::new);
+		FACTORIES.put(DynamoCostPolicy.NAME, s -> new DynamoCostPolicy());
+		FACTORIES.put(PreblePolicy.NAME, s -> new PreblePolicy());
+		FACTORIES.put(GlobalMinTtftPolicy.NAME, s -> new GlobalMinTtftPolicy());
 	}
 
 	private RoutingPolicies() {
