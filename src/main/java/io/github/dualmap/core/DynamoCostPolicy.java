@@ -40,7 +40,8 @@ public final class DynamoCostPolicy implements RoutingPolicy {
 	}
 
 	/**
-	 * @param overlapWeight weight of the prefill term, >= 0 (0 = pure decode balance) */
+	 * @param overlapWeight weight of the prefill term, >= 0 (0 = pure decode balance)
+	 */
 	public DynamoCostPolicy(double overlapWeight) {
 		if (!(overlapWeight >= 0) || Double.isInfinite(overlapWeight)) {
 			throw new IllegalArgumentException("overlapWeight must be >= 0 and finite but was " + overlapWeight);
