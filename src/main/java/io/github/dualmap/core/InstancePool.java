@@ -216,7 +216,15 @@ public final class InstancePool {
 		if (s == null) {
 			throw new IllegalArgumentException("instance '" + decision.instanceId() + "' is not in pool " + name);
 		}
-		long ahead = pendingTokens(s);
+		return dispatch(request, decision, s, pendingTokens(s));
+	}
+
+	/**
+	 * Dispatch with an explicit count of tokens ahead of the request in the engine. The
+	 * dispatch queues use it: requests the router still holds (W) are not ahead of a
+	 * released request, so counting them would bias the calibration of tPrefill.
+	 */
+	Dispatch dispatch(RoutingRequest request, Decision decision, InstanceState s, long ahead) {
 		int uncached = Math.max(0, decision.uncachedTokens());
 		s.prefillTokens.addAndGet(uncached);
 		s.prefillRequests.incrementAndGet();
@@ -271,13 +279,37 @@ public final class InstancePool {
 		 * @return the observed TTFT in nanoseconds, or -1 when already reported
 		 */
 		public long firstToken() {
+			return endPrefill(true);
+		}
+
+		/**
+		 * Ends the prefill phase; with {@code observe} false the elapsed time is not fed
+		 * to the TTFT model (used when prefill completion is only estimated, as for
+		 * non-streaming responses whose first byte comes at the end of generation).
+		 * @return the elapsed time since dispatch, or -1 when already reported
+		 */
+		long endPrefill(boolean observe) {
 			if (!prefillDone.compareAndSet(false, true)) {
 				return -1;
 			}
 			releasePrefill();
 			long ttft = clock.nanos() - sentAtNanos;
-			estimator.observe(tokensAhead, uncached, ttft);
+			if (observe) {
+				estimator.observe(tokensAhead, uncached, ttft);
+			}
 			return ttft;
+		}
+
+		/**
+		 * Whether the prefill phase is over (first token seen, estimated, or finished).
+		 */
+		public boolean isPrefillDone() {
+			return prefillDone.get();
+		}
+
+		/** Uncached tokens this request brought to the instance's prefill. */
+		public int uncachedTokens() {
+			return uncached;
 		}
 
 		/** The request ended (success, error or cancel). */

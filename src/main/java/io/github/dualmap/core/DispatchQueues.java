@@ -1,0 +1,778 @@
+package io.github.dualmap.core;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+
+import net.openhft.hashing.LongHashFunction;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Late binding for one {@link InstancePool}: the policy places each request, and the
+ * request then waits in a per-instance queue until that instance has prefill capacity.
+ * While it waits its uncached tokens count in {@link InstanceState#queuedTokens()}, so
+ * every policy's TTFT estimate and the hotspot test see it, and the rebalancer may still
+ * move it to its other candidate.
+ * <p>
+ * The object has no threads and no timers: it acts when called. {@link #submit} places a
+ * request, {@link #firstToken} and {@link #finish} report its progress (and free
+ * capacity), {@link #tick} expires requests that waited too long and should be called at
+ * {@link #nextDeadlineNanos()} or periodically, and {@link #onMembershipChanged()}
+ * re-routes the queue of a removed instance (membership changes are also noticed on the
+ * next call). Outcomes go to each request's {@link DispatchListener}, always outside the
+ * lock. In {@link DispatchMode#PASS_THROUGH} mode {@code submit} dispatches at once
+ * through the same callbacks, so callers have one code path. Thread-safe: one lock per
+ * pool guards the queues; every operation under it is short.
+ */
+public final class DispatchQueues {
+
+	private static final System.Logger LOG = System.getLogger(DispatchQueues.class.getName());
+
+	// Keys requests whose prompt could not be parsed, so they still have two homes.
+	private static final LongHashFunction ID_HASH = LongHashFunction.xx3();
+
+	// Longest estimated cached prefix first, then arrival (submission) order.
+	private static final Comparator<QueuedRequest> PRIORITY = Comparator
+		.comparingInt((QueuedRequest q) -> -q.cachedTokens)
+		.thenComparingLong(QueuedRequest::sequence);
+
+	private static final Comparator<QueuedRequest> ARRIVAL = Comparator.comparingLong(QueuedRequest::submittedAtNanos)
+		.thenComparingLong(QueuedRequest::sequence);
+
+	private static final Comparator<QueuedRequest> PREFILL_DEADLINE = Comparator
+		.comparingLong((QueuedRequest q) -> q.prefillDeadlineNanos)
+		.thenComparingLong(QueuedRequest::sequence);
+
+	private final InstancePool pool;
+
+	private final RoutingPolicy policy;
+
+	private final QueueSettings settings;
+
+	private final ReentrantLock lock = new ReentrantLock();
+
+	// Guarded by lock from here on. Keyed by the state object, not the id: an instance
+	// that left and came back is a new object, and the old queue must stay visible
+	// until its requests are re-routed. Insertion order keeps simulations reproducible.
+	private final Map<InstanceState, InstanceQueue> queues = new LinkedHashMap<>();
+
+	private final TreeSet<QueuedRequest> prefillEstimates = new TreeSet<>(PREFILL_DEADLINE);
+
+	private DualHashRing seenRings;
+
+	private long sequence;
+
+	private int queuedTotal;
+
+	private long migrations;
+
+	private long rerouted;
+
+	private long rejections;
+
+	private long releases;
+
+	public DispatchQueues(InstancePool pool, RoutingPolicy policy, QueueSettings settings) {
+		this.pool = pool;
+		this.policy = policy;
+		this.settings = settings;
+		this.seenRings = pool.rings();
+	}
+
+	public InstancePool pool() {
+		return pool;
+	}
+
+	public QueueSettings settings() {
+		return settings;
+	}
+
+	/**
+	 * Places {@code request} with the policy and queues it for the chosen instance (or
+	 * sends it at once in pass-through mode, or when the instance has capacity). The
+	 * outcome reaches {@code listener}, possibly before this method returns.
+	 * @param streaming whether the response streams, so its first byte marks the end of
+	 * prefill; for non-streaming responses the end of prefill is estimated with the TTFT
+	 * model
+	 * @return the handle for {@link #cancel}, {@link #firstToken} and {@link #finish}
+	 */
+	public QueuedRequest submit(RoutingRequest request, boolean streaming, DispatchListener listener) {
+		// Peek before the policy records the request, so this is the depth it routes on.
+		PromptBlocks blocks = request.blocks();
+		long key = blocks == null ? ID_HASH.hashChars(request.id())
+				: blocks.keyAt(pool.hotPrefixes().peekDepth(blocks));
+		Decision decision = policy.choose(request, pool);
+		List<Runnable> out = new ArrayList<>();
+		QueuedRequest q;
+		lock.lock();
+		try {
+			reconcileMembership(out);
+			q = new QueuedRequest(request, streaming, key, sequence++, pool.now(), decision, listener);
+			InstanceState chosen = decision == null ? null : pool.instance(decision.instanceId());
+			if (decision == null || chosen == null) {
+				reject(q, Rejection.SERVICE_UNAVAILABLE, "no instance of pool '" + pool.name() + "' accepts requests",
+						settings.unavailableRetryAfterSeconds(), out);
+			}
+			else if (settings.mode() == DispatchMode.PASS_THROUGH) {
+				release(q, chosen, pool.pendingTokens(chosen), out);
+			}
+			else {
+				admit(q, chosen, out);
+			}
+			settle(out);
+		}
+		finally {
+			lock.unlock();
+		}
+		run(out);
+		return q;
+	}
+
+	/**
+	 * Removes a queued request at once (its client went away) and takes its tokens off
+	 * the instance's queue. No listener method is called.
+	 * @return whether it was queued; false when it was already released, rejected or
+	 * cancelled
+	 */
+	public boolean cancel(QueuedRequest request) {
+		lock.lock();
+		try {
+			if (request.state != QueuedRequest.State.QUEUED) {
+				return false;
+			}
+			dequeue(request);
+			request.state = QueuedRequest.State.CANCELLED;
+			return true;
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/**
+	 * The first response byte of a released request arrived: its prefill is over, which
+	 * may let queued requests go. For a streaming request the TTFT is fed to the model;
+	 * for a non-streaming one the first byte comes only at the end of generation, so it
+	 * merely ends prefill if the estimate had not yet.
+	 * @return the observed TTFT in nanoseconds for a streaming request, else -1
+	 */
+	public long firstToken(QueuedRequest request) {
+		List<Runnable> out = new ArrayList<>();
+		long ttft = -1;
+		lock.lock();
+		try {
+			InstancePool.Dispatch d = request.dispatch;
+			if (request.state != QueuedRequest.State.RELEASED || d == null) {
+				return -1;
+			}
+			long t = d.endPrefill(request.streaming());
+			if (t < 0) {
+				return -1;
+			}
+			prefillEstimates.remove(request);
+			ttft = request.streaming() ? t : -1;
+			settle(out);
+		}
+		finally {
+			lock.unlock();
+		}
+		run(out);
+		return ttft;
+	}
+
+	/**
+	 * The request ended (response complete, error, or client gone): call it from every
+	 * terminal path. A request still queued is cancelled; a released one is finished once
+	 * (later calls are no-ops) and its capacity goes to the next queued request.
+	 */
+	public void finish(QueuedRequest request) {
+		List<Runnable> out = new ArrayList<>();
+		lock.lock();
+		try {
+			switch (request.state) {
+				case QUEUED -> {
+					dequeue(request);
+					request.state = QueuedRequest.State.CANCELLED;
+				}
+				case RELEASED -> {
+					InstancePool.Dispatch d = request.dispatch;
+					if (request.finished || d == null) {
+						return;
+					}
+					request.finished = true;
+					prefillEstimates.remove(request);
+					d.finish();
+					String id = d.instance().id();
+					out.add(() -> policy.onFinished(request.request(), id, pool));
+					settle(out);
+				}
+				case REJECTED, CANCELLED -> {
+					return;
+				}
+			}
+		}
+		finally {
+			lock.unlock();
+		}
+		run(out);
+	}
+
+	/**
+	 * Advances time-driven work to {@code nowNanos} (the pool clock's reading): ends the
+	 * estimated prefill of non-streaming requests, expires requests queued longer than
+	 * the wait bound (rejected with 503, or sent anyway, per
+	 * {@link QueueSettings#expiry()}), releases what now fits and rebalances hotspots.
+	 */
+	public void tick(long nowNanos) {
+		List<Runnable> out = new ArrayList<>();
+		lock.lock();
+		try {
+			reconcileMembership(out);
+			endEstimatedPrefills(nowNanos);
+			for (InstanceQueue iq : List.copyOf(queues.values())) {
+				while (!iq.byArrival.isEmpty()
+						&& nowNanos - iq.byArrival.first().submittedAtNanos() >= settings.maxWaitNanos()) {
+					expire(iq.byArrival.first(), iq, out);
+				}
+			}
+			settle(out);
+		}
+		finally {
+			lock.unlock();
+		}
+		run(out);
+	}
+
+	/**
+	 * Re-routes the queued requests of instances that left the pool (call after
+	 * {@link InstancePool#updateMembership}); requests already sent to them finish or
+	 * fail on their own.
+	 */
+	public void onMembershipChanged() {
+		List<Runnable> out = new ArrayList<>();
+		lock.lock();
+		try {
+			reconcileMembership(out);
+			settle(out);
+		}
+		finally {
+			lock.unlock();
+		}
+		run(out);
+	}
+
+	/**
+	 * The earliest time at which {@link #tick} has work that no other event would trigger
+	 * (an expiry, an estimated end of prefill, a wait-bound hotspot);
+	 * {@code Long.MAX_VALUE} when none. A discrete-event loop schedules a tick there.
+	 */
+	public long nextDeadlineNanos() {
+		lock.lock();
+		try {
+			long next = prefillEstimates.isEmpty() ? Long.MAX_VALUE : prefillEstimates.first().prefillDeadlineNanos;
+			for (InstanceQueue iq : queues.values()) {
+				if (!iq.byArrival.isEmpty()) {
+					long oldest = iq.byArrival.first().submittedAtNanos();
+					next = Math.min(next, oldest + settings.maxWaitNanos());
+					if (pool.size() > 1) {
+						next = Math.min(next, oldest + pool.settings().hotspotMaxWaitNanos() + 1);
+					}
+				}
+			}
+			return next;
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/**
+	 * Whether {@code instanceId} has nothing queued and nothing in flight (a draining
+	 * instance may then be removed); true for an unknown instance.
+	 */
+	public boolean isIdle(String instanceId) {
+		lock.lock();
+		try {
+			InstanceState s = pool.instance(instanceId);
+			InstanceQueue iq = s == null ? null : queues.get(s);
+			return (iq == null || iq.byArrival.isEmpty()) && (s == null || s.inFlight() == 0);
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/** Requests queued in the whole pool. */
+	public int queued() {
+		lock.lock();
+		try {
+			return queuedTotal;
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/** Requests queued for {@code instanceId}. */
+	public int queued(String instanceId) {
+		lock.lock();
+		try {
+			InstanceState s = pool.instance(instanceId);
+			InstanceQueue iq = s == null ? null : queues.get(s);
+			return iq == null ? 0 : iq.byArrival.size();
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/** Queued requests moved off a hotspot by the rebalancer. */
+	public long migrations() {
+		return locked(() -> migrations);
+	}
+
+	/**
+	 * Queued requests moved because their instance left the pool, is draining or is
+	 * unhealthy.
+	 */
+	public long rerouted() {
+		return locked(() -> rerouted);
+	}
+
+	/** Requests rejected (429 and 503). */
+	public long rejections() {
+		return locked(() -> rejections);
+	}
+
+	/** Requests sent to an instance. */
+	public long releases() {
+		return locked(() -> releases);
+	}
+
+	private long locked(LongSupplier read) {
+		lock.lock();
+		try {
+			return read.getAsLong();
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	// ---- admission, release, expiry (all under the lock) ----
+
+	private void admit(QueuedRequest q, InstanceState chosen, List<Runnable> out) {
+		InstanceState target = chosen;
+		if (!chosen.acceptsNewWork()) {
+			// Draining or unhealthy since the policy looked: take its best alternative.
+			InstanceState alt = place(q, chosen);
+			if (alt != null) {
+				target = alt;
+				q.decision = withPlacement(q, alt, Reason.FALLBACK);
+			}
+		}
+		if (queuedTotal >= settings.maxQueuedPerPool()) {
+			reject(q, Rejection.TOO_MANY_REQUESTS,
+					"pool '" + pool.name() + "' has " + queuedTotal + " queued requests, the limit",
+					retryAfter(pool.estimator().estimate((long) pool.meanPendingTokens(), 0)), out);
+			return;
+		}
+		if (queueOf(target).byArrival.size() >= settings.maxQueuedPerInstance()) {
+			InstanceState alt = otherWithRoom(q, target);
+			if (alt == null) {
+				reject(q, Rejection.TOO_MANY_REQUESTS, "instance '" + target.id() + "' has "
+						+ settings.maxQueuedPerInstance() + " queued requests, the limit",
+						retryAfter(pool.estimateTtft(target, 0)), out);
+				return;
+			}
+			target = alt;
+			q.decision = withPlacement(q, alt, Reason.FALLBACK);
+		}
+		enqueue(q, target);
+	}
+
+	private @Nullable InstanceState otherWithRoom(QueuedRequest q, InstanceState full) {
+		if (pool.rings().isEmpty()) {
+			return null;
+		}
+		Candidates c = pool.rings().candidates(q.key());
+		for (String id : List.of(c.first(), c.second())) {
+			InstanceState s = pool.instance(id);
+			if (s != null && s != full && s.acceptsNewWork()
+					&& queueOf(s).byArrival.size() < settings.maxQueuedPerInstance()) {
+				return s;
+			}
+		}
+		return null;
+	}
+
+	private void expire(QueuedRequest q, InstanceQueue iq, List<Runnable> out) {
+		dequeue(q);
+		if (settings.expiry() == QueueSettings.Expiry.DISPATCH) {
+			release(q, iq.state,
+					Math.max(iq.state.prefillTokens(), pool.pendingTokens(iq.state) - iq.state.queuedTokens()), out);
+		}
+		else {
+			reject(q, Rejection.SERVICE_UNAVAILABLE, "request waited " + (settings.maxWaitNanos() / 1_000_000)
+					+ " ms for instance '" + iq.state.id() + "' of pool '" + pool.name() + "'",
+					retryAfter(pool.estimateTtft(iq.state, 0)), out);
+		}
+	}
+
+	private void reject(QueuedRequest q, int status, String message, long retryAfterSeconds, List<Runnable> out) {
+		q.state = QueuedRequest.State.REJECTED;
+		rejections++;
+		Rejection r = new Rejection(status, message, retryAfterSeconds);
+		out.add(() -> {
+			try {
+				q.listener.rejected(q, r);
+			}
+			catch (RuntimeException ex) {
+				LOG.log(System.Logger.Level.WARNING, "listener failed on rejection of " + q.request().id(), ex);
+			}
+		});
+	}
+
+	/**
+	 * Seconds until an instance with this estimated backlog drains, within [1, maxWait].
+	 */
+	private long retryAfter(long backlogNanos) {
+		long maxSeconds = Math.max(1, settings.maxWaitNanos() / 1_000_000_000L);
+		long seconds = (backlogNanos + 999_999_999L) / 1_000_000_000L;
+		return Math.max(1, Math.min(maxSeconds, seconds));
+	}
+
+	/** Releases queued requests of every instance while they have prefill capacity. */
+	private void pumpAll(List<Runnable> out) {
+		for (InstanceQueue iq : List.copyOf(queues.values())) {
+			pump(iq, out);
+		}
+	}
+
+	private void pump(InstanceQueue iq, List<Runnable> out) {
+		InstanceState s = iq.state;
+		long now = pool.now();
+		while (!iq.byArrival.isEmpty()) {
+			QueuedRequest oldest = iq.byArrival.first();
+			QueuedRequest next = now - oldest.submittedAtNanos() >= settings.agingNanos() ? oldest
+					: iq.byPriority.first();
+			// Requests released before it may have put more of its prefix in the cache.
+			int cached = cachedTokens(next, s);
+			int uncached = Math.max(0, next.request().promptTokens() - cached);
+			if (next.request().blocks() == null) {
+				cached = next.cachedTokens;
+				uncached = next.uncachedTokens;
+			}
+			int inPrefill = s.prefillRequests();
+			if (inPrefill > 0 && (inPrefill >= settings.maxPrefillRequests()
+					|| s.prefillTokens() + uncached > settings.maxPrefillTokens())) {
+				return;
+			}
+			dequeue(next);
+			next.cachedTokens = cached;
+			next.uncachedTokens = uncached;
+			release(next, s, s.prefillTokens(), out);
+		}
+	}
+
+	private void release(QueuedRequest q, InstanceState s, long tokensAhead, List<Runnable> out) {
+		Decision prior = q.decision;
+		Decision d = new Decision(s.id(), prior == null ? Reason.FALLBACK : prior.reason(), q.cachedTokens,
+				q.uncachedTokens, prior == null ? -1 : prior.ttftEstimateNanos());
+		InstancePool.Dispatch dispatch = pool.dispatch(q.request(), d, s, tokensAhead);
+		q.decision = d;
+		q.dispatch = dispatch;
+		q.state = QueuedRequest.State.RELEASED;
+		releases++;
+		if (!q.streaming()) {
+			q.prefillDeadlineNanos = dispatch.sentAtNanos() + pool.estimator().estimate(tokensAhead, q.uncachedTokens);
+			prefillEstimates.add(q);
+		}
+		out.add(() -> {
+			policy.onDispatched(q.request(), d, pool);
+			try {
+				q.listener.released(q, d, dispatch);
+			}
+			catch (RuntimeException ex) {
+				// Nobody will report this request's end: finish it so counters do not
+				// leak.
+				LOG.log(System.Logger.Level.WARNING, "listener failed on release of " + q.request().id(), ex);
+				finish(q);
+			}
+		});
+	}
+
+	private void endEstimatedPrefills(long nowNanos) {
+		while (!prefillEstimates.isEmpty() && prefillEstimates.first().prefillDeadlineNanos <= nowNanos) {
+			QueuedRequest q = prefillEstimates.pollFirst();
+			InstancePool.Dispatch d = q.dispatch;
+			if (d != null) {
+				d.endPrefill(false);
+			}
+		}
+	}
+
+	/** After any event: act on estimates, release what fits, shed hotspots. */
+	private void settle(List<Runnable> out) {
+		reconcileMembership(out);
+		endEstimatedPrefills(pool.now());
+		pumpAll(out);
+		rebalance(out);
+	}
+
+	// ---- membership, draining and hotspot rebalancing (all under the lock) ----
+
+	private void reconcileMembership(List<Runnable> out) {
+		DualHashRing rings = pool.rings();
+		if (rings == seenRings) {
+			return;
+		}
+		seenRings = rings;
+		for (InstanceQueue iq : List.copyOf(queues.values())) {
+			if (pool.instance(iq.state.id()) == iq.state) {
+				continue;
+			}
+			// The instance left (or left and came back as a new object): its queue goes.
+			List<QueuedRequest> orphans = new ArrayList<>(iq.byArrival);
+			for (QueuedRequest q : orphans) {
+				dequeue(q);
+			}
+			queues.remove(iq.state);
+			for (QueuedRequest q : orphans) {
+				InstanceState target = place(q, null);
+				if (target == null) {
+					reject(q, Rejection.SERVICE_UNAVAILABLE, "instance '" + iq.state.id() + "' left pool '"
+							+ pool.name() + "' and no other accepts requests", settings.unavailableRetryAfterSeconds(),
+							out);
+				}
+				else {
+					q.decision = withPlacement(q, target, Reason.FALLBACK);
+					enqueue(q, target);
+					rerouted++;
+				}
+			}
+		}
+	}
+
+	private void rebalance(List<Runnable> out) {
+		if (pool.size() < 2) {
+			return;
+		}
+		Set<InstanceQueue> touched = new HashSet<>();
+		for (InstanceQueue iq : List.copyOf(queues.values())) {
+			if (iq.byArrival.isEmpty() || iq.state.acceptsNewWork()) {
+				continue;
+			}
+			// Draining or unhealthy: its queued work goes to the best alternative, when
+			// there is one (else it waits and is still released here).
+			for (QueuedRequest q : new ArrayList<>(iq.byArrival)) {
+				InstanceState target = place(q, iq.state);
+				if (target != null && target.acceptsNewWork()) {
+					move(q, target, Reason.FALLBACK, pool.estimateTtft(target, q.uncachedTokens));
+					touched.add(queueOf(target));
+					rerouted++;
+				}
+			}
+		}
+		int budget = settings.maxMovesPerTrigger();
+		for (InstanceQueue iq : List.copyOf(queues.values())) {
+			while (budget > 0 && !iq.byArrival.isEmpty() && pool.isHotspot(iq.state)) {
+				Move m = bestMove(iq);
+				if (m == null) {
+					break;
+				}
+				move(m.request(), m.target(), Reason.HOTSPOT, m.estimateThereNanos());
+				m.request().migrations++;
+				migrations++;
+				budget--;
+				touched.add(queueOf(m.target()));
+			}
+		}
+		for (InstanceQueue iq : touched) {
+			pump(iq, out);
+		}
+	}
+
+	private record Move(QueuedRequest request, InstanceState target, long estimateThereNanos) {
+	}
+
+	/**
+	 * The queued request of hotspot {@code iq} whose move improves its TTFT estimate
+	 * most, by more than the hysteresis margin; {@code null} when no move helps.
+	 */
+	private @Nullable Move bestMove(InstanceQueue iq) {
+		InstanceState here = iq.state;
+		Set<String> hot = new HashSet<>();
+		for (InstanceState s : pool.instances()) {
+			if (pool.isHotspot(s)) {
+				hot.add(s.id());
+			}
+		}
+		long pendingHere = pool.pendingTokens(here);
+		Move best = null;
+		long bestGain = 0;
+		for (QueuedRequest q : iq.byArrival) {
+			if (q.migrations >= settings.maxMigrations()) {
+				continue;
+			}
+			InstanceState there = migrationTarget(q, here, hot);
+			if (there == null) {
+				continue;
+			}
+			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedTokens(q, there));
+			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
+			long estThere = pool.estimateTtft(there, uncachedThere);
+			long slo = q.request().sloTtftNanos() > 0 ? q.request().sloTtftNanos() : pool.settings().defaultSloNanos();
+			long gain = estHere - estThere;
+			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
+				best = new Move(q, there, estThere);
+				bestGain = gain;
+			}
+		}
+		return best;
+	}
+
+	/**
+	 * Its other candidate when that accepts work, is not hot and has room; else the first
+	 * such instance clockwise on the second ring.
+	 */
+	private @Nullable InstanceState migrationTarget(QueuedRequest q, InstanceState here, Set<String> hot) {
+		Candidates c = pool.rings().candidates(q.key());
+		String other = c.first().equals(here.id()) ? c.second() : c.first();
+		InstanceState s = pool.instance(other);
+		if (s != null && s != here && canTakeMove(s, hot)) {
+			return s;
+		}
+		String neighbour = pool.rings().walk(1, q.key(), id -> {
+			InstanceState t = pool.instance(id);
+			return t != null && t != here && canTakeMove(t, hot);
+		});
+		return neighbour == null ? null : pool.instance(neighbour);
+	}
+
+	private boolean canTakeMove(InstanceState s, Set<String> hot) {
+		return s.acceptsNewWork() && !hot.contains(s.id())
+				&& queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
+	}
+
+	/**
+	 * Placement for a request whose instance is gone or will not take it: of its current
+	 * candidates that accept work, the longer cached prefix, then the lower TTFT
+	 * estimate; else the first instance on ring 1 that accepts work. The per-instance
+	 * bound is not applied: the request was already admitted.
+	 */
+	private @Nullable InstanceState place(QueuedRequest q, @Nullable InstanceState exclude) {
+		DualHashRing rings = pool.rings();
+		if (rings.isEmpty()) {
+			return null;
+		}
+		Candidates c = rings.candidates(q.key());
+		InstanceState best = null;
+		int bestCached = -1;
+		long bestEst = Long.MAX_VALUE;
+		for (String id : List.of(c.first(), c.second())) {
+			InstanceState s = pool.instance(id);
+			if (s == null || s == exclude || !s.acceptsNewWork()) {
+				continue;
+			}
+			int cached = cachedTokens(q, s);
+			long est = pool.estimateTtft(s, q.request().promptTokens() - cached);
+			if (cached > bestCached || (cached == bestCached && est < bestEst)) {
+				best = s;
+				bestCached = cached;
+				bestEst = est;
+			}
+		}
+		if (best != null) {
+			return best;
+		}
+		String id = rings.walk(0, q.key(), i -> {
+			InstanceState s = pool.instance(i);
+			return s != null && s != exclude && s.acceptsNewWork();
+		});
+		return id == null ? null : pool.instance(id);
+	}
+
+	private void move(QueuedRequest q, InstanceState target, Reason reason, long estimateNanos) {
+		dequeue(q);
+		int cached = cachedTokens(q, target);
+		q.cachedTokens = cached;
+		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
+		q.decision = new Decision(target.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
+		enqueue(q, target);
+	}
+
+	private Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason) {
+		int cached = cachedTokens(q, s);
+		q.cachedTokens = cached;
+		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
+		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, pool.estimateTtft(s, q.uncachedTokens));
+	}
+
+	/** Estimated cached prefix of {@code q} on {@code s}, from its shadow index. */
+	private static int cachedTokens(QueuedRequest q, InstanceState s) {
+		PromptBlocks blocks = q.request().blocks();
+		return blocks == null ? 0 : blocks.tokensFor(s.shadow().peekMatchedBlocks(blocks.chain()));
+	}
+
+	// ---- queue bookkeeping (all under the lock) ----
+
+	private InstanceQueue queueOf(InstanceState s) {
+		return queues.computeIfAbsent(s, InstanceQueue::new);
+	}
+
+	private void enqueue(QueuedRequest q, InstanceState s) {
+		InstanceQueue iq = queueOf(s);
+		iq.byPriority.add(q);
+		iq.byArrival.add(q);
+		q.queue = iq;
+		s.queuedTokens.addAndGet(q.uncachedTokens);
+		s.queuedRequests.incrementAndGet();
+		s.oldestQueuedNanos(iq.byArrival.first().submittedAtNanos());
+		queuedTotal++;
+	}
+
+	private void dequeue(QueuedRequest q) {
+		InstanceQueue iq = q.queue;
+		if (iq == null) {
+			throw new IllegalStateException("request " + q.request().id() + " is not queued");
+		}
+		iq.byPriority.remove(q);
+		iq.byArrival.remove(q);
+		q.queue = null;
+		InstanceState s = iq.state;
+		s.queuedTokens.addAndGet(-q.uncachedTokens);
+		s.queuedRequests.decrementAndGet();
+		s.oldestQueuedNanos(iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
+		queuedTotal--;
+	}
+
+	private static void run(List<Runnable> callbacks) {
+		for (Runnable r : callbacks) {
+			r.run();
+		}
+	}
+
+	/** The requests waiting for one instance, in two orders over the same elements. */
+	static final class InstanceQueue {
+
+		final InstanceState state;
+
+		final TreeSet<QueuedRequest> byPriority = new TreeSet<>(PRIORITY);
+
+		final TreeSet<QueuedRequest> byArrival = new TreeSet<>(ARRIVAL);
+
+		InstanceQueue(InstanceState state) {
+			this.state = state;
+		}
+
+	}
+
+}

@@ -1,0 +1,216 @@
+package io.github.dualmap.core;
+
+import java.time.Duration;
+
+/**
+ * Knobs of the dispatch queues and the hotspot rebalancer, immutable. Build with
+ * {@code QueueSettings.custom()...build()} or take {@link #ofDefaults()}.
+ * <p>
+ * Defaults and why: vLLM V1 prefills at most 8192 tokens per step on an H100 (chunked
+ * prefill). Releasing two steps' worth ({@value #DEFAULT_MAX_PREFILL_TOKENS} tokens)
+ * keeps the engine's next steps full while everything beyond that stays in the router,
+ * where it can still be moved. With good cache hits a request may bring only a few
+ * uncached tokens, so the token bound alone would release everything; the request bound
+ * ({@value #DEFAULT_MAX_PREFILL_REQUESTS}) keeps the engine's own waiting queue short in
+ * that case. A request with more uncached tokens than the token bound is still released
+ * when nothing else is in prefill, so it is never stuck.
+ *
+ * @param mode late binding or pass-through
+ * @param maxPrefillRequests release while fewer requests than this are in prefill on the
+ * instance
+ * @param maxPrefillTokens and while the uncached tokens in prefill plus the next
+ * request's stay within this
+ * @param agingNanos a request queued longer than this is served in arrival order, ahead
+ * of the cache-priority order (starvation bound)
+ * @param maxQueuedPerInstance queued requests one instance may hold (beyond: 429)
+ * @param maxQueuedPerPool queued requests the whole pool may hold (beyond: 429)
+ * @param maxWaitNanos a request queued this long is expired
+ * @param expiry what happens to an expired request
+ * @param maxMigrations times one queued request may be moved by the rebalancer
+ * @param migrationMargin a move must improve the request's estimated TTFT by more than
+ * this fraction of its SLO (hysteresis against ping-pong)
+ * @param maxMovesPerTrigger bound on moves per rebalancing pass, so one event does
+ * bounded work
+ * @param unavailableRetryAfterSeconds {@code Retry-After} when no instance accepts work
+ */
+public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
+		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
+		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds) {
+
+	/** Default prefill request bound per instance. */
+	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 8;
+
+	/** Default prefill token bound per instance: two vLLM H100 chunked-prefill steps. */
+	public static final long DEFAULT_MAX_PREFILL_TOKENS = 2 * 8192;
+
+	/** What to do with a request that waited {@code maxWait} in the queue. */
+	public enum Expiry {
+
+		/**
+		 * Reject with 503 and {@code Retry-After}: sheds load the instance cannot serve
+		 * within any reasonable SLO, instead of spending prefill on a client that has
+		 * likely given up.
+		 */
+		REJECT,
+		/**
+		 * Send it to its instance regardless of capacity: a slow answer over an error.
+		 */
+		DISPATCH
+
+	}
+
+	public QueueSettings {
+		positive("maxPrefillRequests", maxPrefillRequests);
+		positive("maxPrefillTokens", maxPrefillTokens);
+		positive("agingNanos", agingNanos);
+		positive("maxQueuedPerInstance", maxQueuedPerInstance);
+		positive("maxQueuedPerPool", maxQueuedPerPool);
+		positive("maxWaitNanos", maxWaitNanos);
+		if (maxMigrations < 0) {
+			throw new IllegalArgumentException("maxMigrations must be >= 0 but was " + maxMigrations);
+		}
+		if (!(migrationMargin >= 0 && migrationMargin < 1)) {
+			throw new IllegalArgumentException("migrationMargin must be in [0, 1) but was " + migrationMargin);
+		}
+		positive("maxMovesPerTrigger", maxMovesPerTrigger);
+		positive("unavailableRetryAfterSeconds", unavailableRetryAfterSeconds);
+	}
+
+	private static void positive(String name, long v) {
+		if (v <= 0) {
+			throw new IllegalArgumentException(name + " must be > 0 but was " + v);
+		}
+	}
+
+	public static QueueSettings ofDefaults() {
+		return custom().build();
+	}
+
+	public static Builder custom() {
+		return new Builder();
+	}
+
+	/** A builder that starts from this object's values. */
+	public Builder toBuilder() {
+		Builder b = new Builder();
+		b.mode = mode;
+		b.maxPrefillRequests = maxPrefillRequests;
+		b.maxPrefillTokens = maxPrefillTokens;
+		b.agingNanos = agingNanos;
+		b.maxQueuedPerInstance = maxQueuedPerInstance;
+		b.maxQueuedPerPool = maxQueuedPerPool;
+		b.maxWaitNanos = maxWaitNanos;
+		b.expiry = expiry;
+		b.maxMigrations = maxMigrations;
+		b.migrationMargin = migrationMargin;
+		b.maxMovesPerTrigger = maxMovesPerTrigger;
+		b.unavailableRetryAfterSeconds = unavailableRetryAfterSeconds;
+		return b;
+	}
+
+	/** Fluent builder; every setter takes the value as documented on the record. */
+	public static final class Builder {
+
+		private DispatchMode mode = DispatchMode.QUEUE;
+
+		private int maxPrefillRequests = DEFAULT_MAX_PREFILL_REQUESTS;
+
+		private long maxPrefillTokens = DEFAULT_MAX_PREFILL_TOKENS;
+
+		// Below the 2.5 s switch budget of the default 5 s SLO: cache-priority reordering
+		// alone never pushes a request past its SLO.
+		private long agingNanos = Duration.ofSeconds(2).toNanos();
+
+		// About two SLOs of 2k-token prefills at 25 us/token: more queued work could only
+		// produce misses.
+		private int maxQueuedPerInstance = 256;
+
+		// Bodies are held in memory while queued: 1024 x 256 KB codec limit = 256 MB
+		// worst
+		// case.
+		private int maxQueuedPerPool = 1024;
+
+		// Generous against bursts; sustained overload is shed instead of timing out in
+		// the client.
+		private long maxWaitNanos = Duration.ofSeconds(30).toNanos();
+
+		private Expiry expiry = Expiry.REJECT;
+
+		private int maxMigrations = 2;
+
+		private double migrationMargin = 0.1;
+
+		private int maxMovesPerTrigger = 16;
+
+		// About one discovery refresh or circuit-breaker half-open probe.
+		private long unavailableRetryAfterSeconds = 5;
+
+		public Builder mode(DispatchMode v) {
+			this.mode = v;
+			return this;
+		}
+
+		public Builder maxPrefillRequests(int v) {
+			this.maxPrefillRequests = v;
+			return this;
+		}
+
+		public Builder maxPrefillTokens(long v) {
+			this.maxPrefillTokens = v;
+			return this;
+		}
+
+		public Builder aging(Duration v) {
+			this.agingNanos = v.toNanos();
+			return this;
+		}
+
+		public Builder maxQueuedPerInstance(int v) {
+			this.maxQueuedPerInstance = v;
+			return this;
+		}
+
+		public Builder maxQueuedPerPool(int v) {
+			this.maxQueuedPerPool = v;
+			return this;
+		}
+
+		public Builder maxWait(Duration v) {
+			this.maxWaitNanos = v.toNanos();
+			return this;
+		}
+
+		public Builder expiry(Expiry v) {
+			this.expiry = v;
+			return this;
+		}
+
+		public Builder maxMigrations(int v) {
+			this.maxMigrations = v;
+			return this;
+		}
+
+		public Builder migrationMargin(double v) {
+			this.migrationMargin = v;
+			return this;
+		}
+
+		public Builder maxMovesPerTrigger(int v) {
+			this.maxMovesPerTrigger = v;
+			return this;
+		}
+
+		public Builder unavailableRetryAfter(Duration v) {
+			this.unavailableRetryAfterSeconds = Math.max(1, (v.toMillis() + 999) / 1000);
+			return this;
+		}
+
+		public QueueSettings build() {
+			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
+					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
+					unavailableRetryAfterSeconds);
+		}
+
+	}
+
+}

@@ -1,0 +1,135 @@
+package io.github.dualmap.core;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One request handed to {@link DispatchQueues}: the caller's handle for cancelling it and
+ * for reporting its first token and its end. Mutable state is guarded by the owning
+ * queues' lock; the getters give a consistent view only when read from its listener or
+ * after it left the queue.
+ */
+public final class QueuedRequest {
+
+	/**
+	 * Where a request is in its life; every request leaves {@link #QUEUED} exactly once.
+	 */
+	public enum State {
+
+		/** Held by the router for its instance. */
+		QUEUED,
+		/** Sent to an instance. */
+		RELEASED,
+		/** Turned away with a {@link Rejection}. */
+		REJECTED,
+		/** Cancelled by the caller while queued (client gone). */
+		CANCELLED
+
+	}
+
+	private final RoutingRequest request;
+
+	private final boolean streaming;
+
+	private final long key;
+
+	private final long sequence;
+
+	private final long submittedAtNanos;
+
+	final DispatchListener listener;
+
+	volatile State state = State.QUEUED;
+
+	@Nullable Decision decision;
+
+	// The queue the request waits in; its uncached tokens count there.
+	DispatchQueues.@Nullable InstanceQueue queue;
+
+	int cachedTokens;
+
+	int uncachedTokens;
+
+	int migrations;
+
+	@Nullable InstancePool.Dispatch dispatch;
+
+	// Non-streaming: when prefill is estimated to be over (first byte comes only at the
+	// end).
+	long prefillDeadlineNanos = Long.MAX_VALUE;
+
+	boolean finished;
+
+	QueuedRequest(RoutingRequest request, boolean streaming, long key, long sequence, long submittedAtNanos,
+			@Nullable Decision decision, DispatchListener listener) {
+		this.request = request;
+		this.streaming = streaming;
+		this.key = key;
+		this.sequence = sequence;
+		this.submittedAtNanos = submittedAtNanos;
+		this.decision = decision;
+		this.cachedTokens = decision == null ? 0 : Math.max(0, decision.cachedTokens());
+		this.uncachedTokens = decision == null ? request.promptTokens() : Math.max(0, decision.uncachedTokens());
+		this.listener = listener;
+	}
+
+	public RoutingRequest request() {
+		return request;
+	}
+
+	/**
+	 * Whether the response streams (its first byte marks the end of prefill); for
+	 * non-streaming responses prefill completion is estimated.
+	 */
+	public boolean streaming() {
+		return streaming;
+	}
+
+	/** The routing key its candidates are computed from. */
+	public long key() {
+		return key;
+	}
+
+	/** Submission order, unique within one {@link DispatchQueues}. */
+	public long sequence() {
+		return sequence;
+	}
+
+	/** When it was submitted, on the pool's clock; its wait and age count from here. */
+	public long submittedAtNanos() {
+		return submittedAtNanos;
+	}
+
+	public State state() {
+		return state;
+	}
+
+	/**
+	 * The current placement: the policy's, or the rebalancer's after a move; {@code null}
+	 * when no instance could be chosen.
+	 */
+	public @Nullable Decision decision() {
+		return decision;
+	}
+
+	/** The instance it waits for or was sent to, {@code null} when none was chosen. */
+	public @Nullable String instanceId() {
+		Decision d = decision;
+		return d == null ? null : d.instanceId();
+	}
+
+	/** Times the rebalancer moved it. */
+	public int migrations() {
+		return migrations;
+	}
+
+	/** The dispatch handle once released, else {@code null}. */
+	public InstancePool.@Nullable Dispatch dispatch() {
+		return dispatch;
+	}
+
+	@Override
+	public String toString() {
+		return "QueuedRequest[" + request.id() + ", " + state + ", " + instanceId() + "]";
+	}
+
+}

@@ -1,0 +1,171 @@
+package io.github.dualmap.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Random sequences of submit, cancel, first token, finish, tick, membership changes and
+ * draining: every request ends exactly once, nothing is sent twice, counters never go
+ * negative and all return to zero once everything finished.
+ */
+class DispatchQueuesProperties {
+
+	private static final String[] IDS = { "a", "b", "c", "d" };
+
+	@Property(tries = 200)
+	void everyRequestEndsExactlyOnceAndCountersReturnToZero(
+			@ForAll @Size(max = 120) List<@IntRange(min = 0, max = 9_999) Integer> actions,
+			@ForAll boolean passThrough) {
+		ManualClock clock = new ManualClock();
+		SchedulerSettings scheduler = SchedulerSettings.custom()
+			.prefillNanosPerToken(1_000_000)
+			.hotspotFloorTokens(500)
+			.build();
+		InstancePool pool = new InstancePool("p", scheduler, clock);
+		boolean[] member = { true, true, true, false };
+		pool.updateMembership(members(member));
+		Map<InstanceState, Boolean> everSeen = new IdentityHashMap<>();
+		pool.instances().forEach(s -> everSeen.put(s, true));
+		PinnedPolicy policy = new PinnedPolicy(r -> IDS[Math.floorMod(r.id().hashCode(), IDS.length)]);
+		QueueSettings settings = QueueSettings.custom()
+			.mode(passThrough ? DispatchMode.PASS_THROUGH : DispatchMode.QUEUE)
+			.maxPrefillRequests(2)
+			.maxPrefillTokens(1_500)
+			.maxQueuedPerInstance(6)
+			.maxQueuedPerPool(15)
+			.maxWait(Duration.ofSeconds(8))
+			.expiry(actions.size() % 2 == 0 ? QueueSettings.Expiry.REJECT : QueueSettings.Expiry.DISPATCH)
+			.build();
+		DispatchQueues queues = new DispatchQueues(pool, policy, settings);
+		Outcomes outcomes = new Outcomes();
+		List<QueuedRequest> all = new ArrayList<>();
+		List<QueuedRequest> cancelled = new ArrayList<>();
+
+		for (int v : actions) {
+			int param = v / 8;
+			switch (v % 8) {
+				case 0, 1 -> {
+					int tokens = 50 + param * 7 % 1_200;
+					long family = param % 5;
+					long[] chain = new long[Math.max(1, tokens / 64)];
+					for (int i = 0; i < chain.length; i++) {
+						chain[i] = family * 1_000 + (i < 3 ? i : param * 31L + i);
+					}
+					RoutingRequest r = new RoutingRequest("r" + all.size(), new PromptBlocks(chain, 64, tokens),
+							Duration.ofSeconds(5).toNanos(), clock.nanos());
+					all.add(queues.submit(r, param % 3 != 0, outcomes));
+				}
+				case 2 -> pick(all, param).ifPresent(q -> {
+					if (queues.cancel(q)) {
+						cancelled.add(q);
+					}
+				});
+				case 3 -> pick(all, param).ifPresent(queues::firstToken);
+				case 4 -> pick(all, param).ifPresent(q -> {
+					if (q.state() == QueuedRequest.State.QUEUED) {
+						cancelled.add(q);
+					}
+					queues.finish(q);
+				});
+				case 5 -> {
+					clock.advance(Duration.ofMillis(50L * (param % 60)));
+					queues.tick(clock.nanos());
+				}
+				case 6 -> {
+					member[param % IDS.length] = !member[param % IDS.length];
+					if (pool.updateMembership(members(member))) {
+						pool.instances().forEach(s -> everSeen.put(s, true));
+						queues.onMembershipChanged();
+					}
+				}
+				default -> {
+					InstanceState s = pool.instance(IDS[param % IDS.length]);
+					if (s != null) {
+						s.draining(!s.draining());
+					}
+				}
+			}
+			everSeen.keySet().forEach(DispatchQueuesProperties::assertNonNegative);
+			assertThat(outcomes.calls.values()).allMatch(n -> n == 1);
+			assertThat(all).allMatch(q -> q.migrations() <= settings.maxMigrations());
+		}
+
+		// Wind down: finish everything sent until nothing is queued; cancel nothing.
+		for (int round = 0; round < 1_000 && (queues.queued() > 0 || anyUnfinished(all)); round++) {
+			for (QueuedRequest q : List.copyOf(outcomes.released)) {
+				queues.firstToken(q);
+				queues.finish(q);
+			}
+			if (queues.queued() > 0 && pool.instances().stream().noneMatch(InstanceState::acceptsNewWork)) {
+				clock.advance(Duration.ofSeconds(1));
+				queues.tick(clock.nanos());
+			}
+		}
+
+		assertThat(queues.queued()).isZero();
+		for (QueuedRequest q : all) {
+			int calls = outcomes.calls.getOrDefault(q, 0);
+			if (cancelled.contains(q)) {
+				assertThat(q.state()).isEqualTo(QueuedRequest.State.CANCELLED);
+				assertThat(calls).isZero();
+			}
+			else {
+				assertThat(calls).as("outcomes of %s", q).isEqualTo(1);
+				assertThat(q.state()).isIn(QueuedRequest.State.RELEASED, QueuedRequest.State.REJECTED);
+			}
+		}
+		long released = all.stream().filter(q -> q.state() == QueuedRequest.State.RELEASED).count();
+		assertThat(queues.releases()).isEqualTo(released);
+		assertThat(everSeen.keySet().stream().mapToLong(InstanceState::dispatched).sum()).as("none sent twice")
+			.isEqualTo(released);
+		assertThat(policy.dispatched).isEqualTo(released);
+		assertThat(policy.finished).isEqualTo(released);
+		for (InstanceState s : everSeen.keySet()) {
+			assertThat(s.queuedRequests()).isZero();
+			assertThat(s.queuedTokens()).isZero();
+			assertThat(s.prefillRequests()).isZero();
+			assertThat(s.prefillTokens()).isZero();
+			assertThat(s.inFlight()).isZero();
+			assertThat(s.oldestQueuedNanos()).isEqualTo(Long.MAX_VALUE);
+		}
+	}
+
+	private static boolean anyUnfinished(List<QueuedRequest> all) {
+		return all.stream()
+			.anyMatch(q -> q.state() == QueuedRequest.State.RELEASED && q.dispatch() != null
+					&& !q.dispatch().isFinished());
+	}
+
+	private static java.util.Optional<QueuedRequest> pick(List<QueuedRequest> all, int param) {
+		return all.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(all.get(param % all.size()));
+	}
+
+	private static List<RingMember> members(boolean[] member) {
+		List<RingMember> list = new ArrayList<>();
+		for (int i = 0; i < IDS.length; i++) {
+			if (member[i]) {
+				list.add(new RingMember(IDS[i], 1));
+			}
+		}
+		return list;
+	}
+
+	private static void assertNonNegative(InstanceState s) {
+		assertThat(s.queuedRequests()).isNotNegative();
+		assertThat(s.queuedTokens()).isNotNegative();
+		assertThat(s.prefillRequests()).isNotNegative();
+		assertThat(s.prefillTokens()).isNotNegative();
+		assertThat(s.inFlight()).isNotNegative();
+	}
+
+}

@@ -1,0 +1,413 @@
+package io.github.dualmap.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class DispatchQueuesTests {
+
+	private final ManualClock clock = new ManualClock();
+
+	// 1 ms per uncached token: the 10 % SLO migration margin is 500 tokens.
+	private final SchedulerSettings scheduler = SchedulerSettings.custom()
+		.prefillNanosPerToken(1_000_000)
+		.calibrationAlpha(0)
+		.hotspotFloorTokens(1_000)
+		.build();
+
+	private final InstancePool pool = new InstancePool("llm", scheduler, clock);
+
+	private final Outcomes outcomes = new Outcomes();
+
+	DispatchQueuesTests() {
+		pool.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+	}
+
+	private static RoutingRequest request(String id, long family, int promptTokens) {
+		int blocks = Math.max(1, (promptTokens + 63) / 64);
+		long[] chain = new long[blocks];
+		for (int i = 0; i < blocks; i++) {
+			chain[i] = family * 1_000_003L + i + 1;
+		}
+		return new RoutingRequest(id, new PromptBlocks(chain, 64, promptTokens), Duration.ofSeconds(5).toNanos(), 0);
+	}
+
+	private DispatchQueues queues(RoutingPolicy policy, QueueSettings.Builder settings) {
+		return new DispatchQueues(pool, policy, settings.build());
+	}
+
+	/** One instance, so the rebalancer has nowhere to move work and order is visible. */
+	private void single() {
+		pool.updateMembership(List.of(new RingMember("a", 1)));
+	}
+
+	private InstanceState a() {
+		return pool.instance("a");
+	}
+
+	@Test
+	void releasesWhilePrefillRequestsAreBelowTheLimit() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(2));
+		QueuedRequest r1 = q.submit(request("r1", 1, 100), true, outcomes);
+		q.submit(request("r2", 2, 100), true, outcomes);
+		QueuedRequest r3 = q.submit(request("r3", 3, 100), true, outcomes);
+
+		assertThat(outcomes.releasedIds()).containsExactly("r1", "r2");
+		assertThat(r3.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(a().queuedRequests()).isEqualTo(1);
+		assertThat(a().queuedTokens()).isEqualTo(100);
+		assertThat(a().oldestQueuedNanos()).isEqualTo(r3.submittedAtNanos());
+		assertThat(a().prefillRequests()).isEqualTo(2);
+
+		clock.advance(Duration.ofMillis(50));
+		assertThat(q.firstToken(r1)).isEqualTo(Duration.ofMillis(50).toNanos());
+		assertThat(outcomes.releasedIds()).containsExactly("r1", "r2", "r3");
+		assertThat(a().queuedRequests()).isZero();
+		assertThat(a().queuedTokens()).isZero();
+		assertThat(a().oldestQueuedNanos()).isEqualTo(Long.MAX_VALUE);
+	}
+
+	@Test
+	void releasesWhilePrefillTokensFitAndNeverStrandsAHugePrompt() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillTokens(1_000));
+		QueuedRequest huge = q.submit(request("huge", 1, 5_000), true, outcomes);
+		assertThat(huge.state()).as("nothing in prefill: released however large")
+			.isEqualTo(QueuedRequest.State.RELEASED);
+
+		QueuedRequest small = q.submit(request("small", 2, 600), true, outcomes);
+		assertThat(small.state()).isEqualTo(QueuedRequest.State.QUEUED);
+
+		q.firstToken(huge);
+		assertThat(small.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		QueuedRequest second = q.submit(request("second", 3, 600), true, outcomes);
+		assertThat(second.state()).as("600 + 600 > 1000").isEqualTo(QueuedRequest.State.QUEUED);
+		QueuedRequest third = q.submit(request("third", 4, 300), true, outcomes);
+		assertThat(third.state()).as("600 + 300 would fit, but it must not overtake a larger request")
+			.isEqualTo(QueuedRequest.State.QUEUED);
+		q.firstToken(small);
+		assertThat(outcomes.releasedIds()).containsExactly("huge", "small", "second", "third");
+	}
+
+	@Test
+	void servesLongestCachedPrefixFirstAndArrivalOrderAmongEquals() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		RoutingRequest warm = request("warm", 7, 640);
+		a().shadow().record(warm.blocks().chain());
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		q.submit(request("cold1", 2, 640), true, outcomes);
+		q.submit(request("hit1", 7, 640), true, outcomes);
+		q.submit(request("cold2", 3, 640), true, outcomes);
+		q.submit(request("hit2", 7, 640), true, outcomes);
+
+		drainOneByOne(q, busy);
+
+		assertThat(outcomes.releasedIds()).containsExactly("busy", "hit1", "hit2", "cold1", "cold2");
+		assertThat(outcomes.released.get(1).decision().cachedTokens()).isEqualTo(639);
+	}
+
+	@Test
+	void aRequestOlderThanTheAgeBoundGoesFirstInArrivalOrder() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
+		RoutingRequest warm = request("warm", 7, 640);
+		a().shadow().record(warm.blocks().chain());
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		q.submit(request("cold-old", 2, 640), true, outcomes);
+		clock.advance(Duration.ofMillis(2_500));
+		q.submit(request("hit-new", 7, 640), true, outcomes);
+
+		drainOneByOne(q, busy);
+
+		assertThat(outcomes.releasedIds()).containsExactly("busy", "cold-old", "hit-new");
+	}
+
+	private void drainOneByOne(DispatchQueues q, QueuedRequest first) {
+		QueuedRequest current = first;
+		for (int i = 0; i < 100 && current != null; i++) {
+			int before = outcomes.released.size();
+			q.finish(current);
+			current = outcomes.released.size() > before ? outcomes.released.get(outcomes.released.size() - 1) : null;
+		}
+	}
+
+	@Test
+	void fullInstanceQueueIsRejectedWith429AndRetryAfter() {
+		pool.updateMembership(List.of(new RingMember("a", 1)));
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(1));
+		q.submit(request("r1", 1, 100), true, outcomes);
+		q.submit(request("r2", 2, 100), true, outcomes);
+		QueuedRequest r3 = q.submit(request("r3", 3, 100), true, outcomes);
+
+		Rejection r = outcomes.rejected.get(r3);
+		assertThat(r.status()).isEqualTo(429);
+		assertThat(r.errorType()).isEqualTo("rate_limit_exceeded");
+		assertThat(r.message()).contains("'a'");
+		// 100 tokens queued + 100 in prefill at 1 ms/token plus 20 ms base: 0.22 s.
+		assertThat(r.retryAfterSeconds()).isEqualTo(1);
+		assertThat(r3.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(q.queued()).isEqualTo(1);
+	}
+
+	@Test
+	void fullPoolIsRejectedWith429() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(2));
+		for (int i = 0; i < 4; i++) {
+			q.submit(request("r" + i, i, 100), true, outcomes);
+		}
+		assertThat(outcomes.rejected.values()).singleElement().satisfies(r -> {
+			assertThat(r.status()).isEqualTo(429);
+			assertThat(r.message()).contains("pool 'llm'");
+		});
+	}
+
+	@Test
+	void noInstanceMeans503() {
+		pool.instance("a").healthy(false);
+		pool.instance("b").healthy(false);
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom());
+		QueuedRequest r = q.submit(request("r", 1, 100), true, outcomes);
+		assertThat(r.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(r)).isEqualTo(new Rejection(503, outcomes.rejected.get(r).message(), 5));
+	}
+
+	@Test
+	void aRequestQueuedBeyondTheWaitBoundIsRejectedWith503() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)));
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest waiting = q.submit(request("waiting", 2, 100), true, outcomes);
+		assertThat(q.nextDeadlineNanos())
+			.isLessThanOrEqualTo(waiting.submittedAtNanos() + Duration.ofSeconds(10).toNanos());
+
+		clock.advance(Duration.ofSeconds(9));
+		q.tick(clock.nanos());
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		clock.advance(Duration.ofSeconds(1));
+		q.tick(clock.nanos());
+
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(waiting).status()).isEqualTo(503);
+		assertThat(a().queuedRequests()).isZero();
+		assertThat(a().queuedTokens()).isZero();
+		q.finish(busy);
+		assertThat(a().inFlight()).isZero();
+	}
+
+	@Test
+	void withExpiryDispatchAnExpiredRequestIsSentAnyway() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom()
+					.maxPrefillRequests(1)
+					.maxWait(Duration.ofSeconds(10))
+					.expiry(QueueSettings.Expiry.DISPATCH));
+		q.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest waiting = q.submit(request("waiting", 2, 100), true, outcomes);
+		clock.advance(Duration.ofSeconds(10));
+		q.tick(clock.nanos());
+
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(a().prefillRequests()).as("beyond the limit").isEqualTo(2);
+		assertThat(outcomes.rejected).isEmpty();
+	}
+
+	@Test
+	void cancellingAQueuedRequestRemovesItAtOnce() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest waiting = q.submit(request("waiting", 2, 300), true, outcomes);
+		assertThat(a().queuedTokens()).isEqualTo(300);
+
+		assertThat(q.cancel(waiting)).isTrue();
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.CANCELLED);
+		assertThat(a().queuedTokens()).isZero();
+		assertThat(a().queuedRequests()).isZero();
+		assertThat(a().oldestQueuedNanos()).isEqualTo(Long.MAX_VALUE);
+		assertThat(q.cancel(waiting)).isFalse();
+		assertThat(q.cancel(busy)).as("already released").isFalse();
+
+		q.finish(busy);
+		assertThat(outcomes.releasedIds()).containsExactly("busy");
+		assertThat(outcomes.calls).doesNotContainKey(waiting);
+		assertThat(a().inFlight()).isZero();
+		assertThat(a().prefillTokens()).isZero();
+	}
+
+	@Test
+	void finishingAQueuedRequestCancelsIt() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		q.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest waiting = q.submit(request("waiting", 2, 300), true, outcomes);
+		q.finish(waiting);
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.CANCELLED);
+		assertThat(q.queued()).isZero();
+	}
+
+	@Test
+	void removingAnInstanceReroutesItsQueueAtOnce() {
+		PinnedPolicy policy = PinnedPolicy.to("a");
+		DispatchQueues q = queues(policy, QueueSettings.custom().maxPrefillRequests(1));
+		QueuedRequest onA = q.submit(request("on-a", 1, 100), true, outcomes);
+		List<QueuedRequest> waiting = new ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			waiting.add(q.submit(request("w" + i, 10 + i, 100), true, outcomes));
+		}
+		InstanceState oldA = a();
+		pool.updateMembership(List.of(new RingMember("b", 1)));
+		q.onMembershipChanged();
+
+		assertThat(waiting).allSatisfy(w -> assertThat(w.instanceId()).isEqualTo("b"));
+		assertThat(waiting.get(0).state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(q.queued("b")).isEqualTo(2);
+		assertThat(q.rerouted()).isEqualTo(3);
+		assertThat(oldA.queuedRequests()).isZero();
+		assertThat(oldA.queuedTokens()).isZero();
+		assertThat(onA.state()).as("already sent: finishes where it is").isEqualTo(QueuedRequest.State.RELEASED);
+
+		q.finish(onA);
+		for (int i = 0; i < 3; i++) {
+			q.finish(waiting.get(i));
+		}
+		assertThat(outcomes.calls.values()).containsOnly(1);
+		assertThat(outcomes.released).hasSize(4);
+		assertThat(oldA.inFlight()).isZero();
+		assertThat(pool.instance("b").inFlight()).isZero();
+		assertThat(policy.finished).isEqualTo(4);
+	}
+
+	@Test
+	void aDrainingInstanceHandsItsQueueOnAndReportsIdle() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		QueuedRequest onA = q.submit(request("on-a", 1, 100), true, outcomes);
+		QueuedRequest waiting = q.submit(request("waiting", 2, 100), true, outcomes);
+		a().draining(true);
+		q.tick(clock.nanos());
+
+		assertThat(waiting.instanceId()).isEqualTo("b");
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(q.isIdle("a")).as("one in flight").isFalse();
+		QueuedRequest later = q.submit(request("later", 3, 100), true, outcomes);
+		assertThat(later.instanceId()).isEqualTo("b");
+
+		q.finish(onA);
+		assertThat(q.isIdle("a")).isTrue();
+		assertThat(q.isIdle("b")).isFalse();
+	}
+
+	@Test
+	void migratesQueuedWorkOffAHotspotUntilBalanced() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		List<QueuedRequest> all = new ArrayList<>();
+		for (int i = 0; i < 10; i++) {
+			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
+		}
+
+		assertThat(q.migrations()).isPositive();
+		long movedToB = all.stream().filter(r -> "b".equals(r.instanceId())).count();
+		assertThat(movedToB).isEqualTo(q.migrations());
+		assertThat(all.stream().filter(r -> "b".equals(r.instanceId())))
+			.allSatisfy(r -> assertThat(r.decision().reason()).isEqualTo(Reason.HOTSPOT));
+		assertThat(pool.isHotspot(a())).as("excess shed").isFalse();
+		assertThat(movedToB).as("stops once balanced, not everything moves").isLessThan(6);
+		assertThat(all).allSatisfy(r -> assertThat(r.migrations()).isLessThanOrEqualTo(1));
+	}
+
+	@Test
+	void movesStayWithinTheMarginAndTheBoundSoWorkDoesNotPingPong() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1).maxMigrations(0));
+		for (int i = 0; i < 10; i++) {
+			q.submit(request("r" + i, i, 1_000), true, outcomes);
+		}
+		assertThat(q.migrations()).isZero();
+
+		// A move of one 100-token request gains 1 s (1100 vs 100 tokens ahead): below a
+		// margin of 0.5 x 5 s SLO, so the hotspot keeps its queue.
+		DispatchQueues small = new DispatchQueues(new InstancePool("small", scheduler, clock), PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).migrationMargin(0.5).build());
+		small.pool().updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+		for (int i = 0; i < 12; i++) {
+			small.submit(request("s" + i, i, 100), true, outcomes);
+		}
+		assertThat(small.pool().isHotspot(small.pool().instance("a"))).isTrue();
+		assertThat(small.migrations()).isZero();
+	}
+
+	@Test
+	void passThroughDispatchesAtOnceThroughTheSameCallbacks() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().mode(DispatchMode.of("pass-through")).maxPrefillRequests(1));
+		for (int i = 0; i < 5; i++) {
+			q.submit(request("r" + i, i, 100), true, outcomes);
+		}
+		assertThat(outcomes.released).hasSize(5);
+		assertThat(a().prefillRequests()).isEqualTo(5);
+		assertThat(q.queued()).isZero();
+		outcomes.released.forEach(q::finish);
+		assertThat(a().inFlight()).isZero();
+	}
+
+	@Test
+	void nonStreamingPrefillEndsAtItsEstimateWithoutCalibratingTheModel() {
+		SchedulerSettings calibrating = scheduler.toBuilder().calibrationAlpha(0.5).build();
+		InstancePool p = new InstancePool("ns", calibrating, clock);
+		p.updateMembership(List.of(new RingMember("a", 1)));
+		DispatchQueues q = new DispatchQueues(p, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).build());
+		QueuedRequest first = q.submit(request("first", 1, 100), false, outcomes);
+		QueuedRequest second = q.submit(request("second", 2, 100), false, outcomes);
+		long deadline = q.nextDeadlineNanos();
+		// 100 tokens at 1 ms plus 20 ms base.
+		assertThat(deadline - first.submittedAtNanos()).isEqualTo(Duration.ofMillis(120).toNanos());
+
+		clock.advance(Duration.ofMillis(119));
+		q.tick(clock.nanos());
+		assertThat(second.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		clock.advance(Duration.ofMillis(1));
+		q.tick(clock.nanos());
+		assertThat(second.state()).isEqualTo(QueuedRequest.State.RELEASED);
+
+		clock.advance(Duration.ofSeconds(30));
+		assertThat(q.firstToken(second)).as("whole-response time is no TTFT").isEqualTo(-1);
+		assertThat(p.estimator().nanosPerToken()).isEqualTo(1_000_000);
+		q.finish(first);
+		q.finish(second);
+		assertThat(p.instance("a").prefillRequests()).isZero();
+		assertThat(p.instance("a").inFlight()).isZero();
+	}
+
+	@Test
+	void aListenerThatThrowsOnReleaseDoesNotLeakCounters() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom());
+		QueuedRequest r = q.submit(request("r", 1, 100), true, DispatchListener.of((req, d) -> {
+			throw new IllegalStateException("sink gone");
+		}, (req, rej) -> {
+		}));
+		assertThat(r.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(a().inFlight()).isZero();
+		assertThat(a().prefillRequests()).isZero();
+	}
+
+	@Test
+	void settingsNameTheBadValue() {
+		assertThatIllegalArgumentException().isThrownBy(() -> QueueSettings.custom().maxPrefillRequests(0).build())
+			.withMessageContaining("maxPrefillRequests must be > 0 but was 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> QueueSettings.custom().migrationMargin(1.5).build())
+			.withMessageContaining("1.5");
+		assertThatIllegalArgumentException().isThrownBy(() -> DispatchMode.of("later"))
+			.withMessageContaining("'later'")
+			.withMessageContaining("queue, pass-through");
+		assertThat(DispatchMode.of("PASS_THROUGH")).isEqualTo(DispatchMode.PASS_THROUGH);
+		assertThatIllegalArgumentException().isThrownBy(() -> new Rejection(500, "x", 1)).withMessageContaining("500");
+	}
+
+}

@@ -1,0 +1,33 @@
+package io.github.dualmap.core;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** A listener that records every outcome, in order, for assertions. */
+final class Outcomes implements DispatchListener {
+
+	final List<QueuedRequest> released = new ArrayList<>();
+
+	final Map<QueuedRequest, Rejection> rejected = new LinkedHashMap<>();
+
+	final Map<QueuedRequest, Integer> calls = new LinkedHashMap<>();
+
+	@Override
+	public synchronized void released(QueuedRequest request, Decision decision, InstancePool.Dispatch dispatch) {
+		released.add(request);
+		calls.merge(request, 1, Integer::sum);
+	}
+
+	@Override
+	public synchronized void rejected(QueuedRequest request, Rejection rejection) {
+		rejected.put(request, rejection);
+		calls.merge(request, 1, Integer::sum);
+	}
+
+	synchronized List<String> releasedIds() {
+		return released.stream().map(q -> q.request().id()).toList();
+	}
+
+}
