@@ -1,20 +1,37 @@
 package io.github.dualmap;
 
+import java.util.Arrays;
+
+import io.github.dualmap.emulator.EmulatorCommand;
+import io.github.dualmap.emulator.demo.DemoPoolConfiguration;
+import picocli.CommandLine;
+
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Import;
 
 /**
  * Entry point of the {@code -exec} jar: with no sub-command it runs a standalone gateway
  * with the DualMap auto-configuration; users who embed the library run their own
- * application instead.
+ * application instead. A first argument naming a sub-command ({@code emulator}) runs that
+ * command instead of the gateway.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
+@Import(DemoPoolConfiguration.class)
 public class DualMapApplication {
 
 	public static void main(String[] args) {
-		SpringApplication.run(DualMapApplication.class, args);
+		String command = args.length > 0 ? args[0] : "";
+		switch (command) {
+			case "emulator" -> System.exit(runCommand(new EmulatorCommand(), args));
+			default -> SpringApplication.run(DualMapApplication.class, args);
+		}
+	}
+
+	private static int runCommand(Object command, String[] args) {
+		return new CommandLine(command).execute(Arrays.copyOfRange(args, 1, args.length));
 	}
 
 }
