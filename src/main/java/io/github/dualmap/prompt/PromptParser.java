@@ -1,0 +1,245 @@
+package io.github.dualmap.prompt;
+
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.core.PromptBlocks;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.StreamReadConstraints;
+import tools.jackson.core.exc.StreamConstraintsException;
+import tools.jackson.core.json.JsonFactory;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Turns an OpenAI-compatible request body into the prompt blocks the router keys on.
+ * Completions hash the prompt text or token ids; chat completions hash the canonical
+ * {@link ChatTranscript}; other endpoints carry no prompt. The body is read under
+ * explicit Jackson stream constraints (nesting depth, token count, string length) so a
+ * hostile body is refused with a 400 instead of exhausting the gateway. Thread-safe.
+ */
+public final class PromptParser {
+
+	/** Default maximum nesting depth: deep enough for tool JSON schemas. */
+	public static final int DEFAULT_MAX_NESTING_DEPTH = 64;
+
+	/** Default maximum number of JSON tokens (values, names, brackets) in one body. */
+	public static final long DEFAULT_MAX_TOKEN_COUNT = 1_000_000;
+
+	/** Default maximum length of one JSON string, in characters. */
+	public static final int DEFAULT_MAX_STRING_LENGTH = 32 * 1024 * 1024;
+
+	private static final String COMPLETIONS = "/v1/completions";
+
+	private static final String CHAT_COMPLETIONS = "/v1/chat/completions";
+
+	private final PrefixHasher hasher;
+
+	private final JsonMapper mapper;
+
+	public PromptParser(PrefixHasher hasher, JsonMapper mapper) {
+		this(hasher, mapper, DEFAULT_MAX_NESTING_DEPTH, DEFAULT_MAX_TOKEN_COUNT, DEFAULT_MAX_STRING_LENGTH);
+	}
+
+	/**
+	 * @param hasher cuts canonical prompts into blocks
+	 * @param mapper its token stream factory (read features included) is reused with the
+	 * limits below
+	 * @param maxNestingDepth deepest array/object nesting accepted
+	 * @param maxTokenCount most JSON tokens accepted in one body
+	 * @param maxStringLength longest JSON string accepted, in characters
+	 */
+	public PromptParser(PrefixHasher hasher, JsonMapper mapper, int maxNestingDepth, long maxTokenCount,
+			int maxStringLength) {
+		if (maxNestingDepth < 4) {
+			// The chat shape itself nests four levels: body, messages, message, parts.
+			throw new IllegalArgumentException("maxNestingDepth must be >= 4 but was " + maxNestingDepth);
+		}
+		if (maxTokenCount <= 0) {
+			throw new IllegalArgumentException("maxTokenCount must be > 0 but was " + maxTokenCount);
+		}
+		if (maxStringLength <= 0) {
+			throw new IllegalArgumentException("maxStringLength must be > 0 but was " + maxStringLength);
+		}
+		StreamReadConstraints constraints = StreamReadConstraints.builder()
+			.maxNestingDepth(maxNestingDepth)
+			.maxTokenCount(maxTokenCount)
+			.maxStringLength(maxStringLength)
+			.build();
+		JsonFactory factory = mapper.tokenStreamFactory().rebuild().streamReadConstraints(constraints).build();
+		this.hasher = hasher;
+		this.mapper = JsonMapper.builder(factory).build();
+	}
+
+	/**
+	 * Parses one request.
+	 * @param path the request path; the endpoint is recognised by its suffix, so prefixes
+	 * such as {@code /openai/v1/completions} work
+	 * @param body the raw body
+	 * @throws InvalidRequestException when a completions or chat body is malformed
+	 */
+	public ParsedRequest parse(String path, byte[] body) {
+		RequestKind kind = kindOf(path);
+		if (kind == RequestKind.OTHER) {
+			return other(body);
+		}
+		JsonNode root = read(body);
+		if (!root.isObject()) {
+			throw new InvalidRequestException(
+					"request body must be a JSON object but was " + ChatTranscript.kindOf(root), null);
+		}
+		String model = model(root);
+		boolean stream = stream(root);
+		String seed = model == null ? "" : model;
+		PromptBlocks blocks = (kind == RequestKind.CHAT) ? hasher.ofText(seed, new ChatTranscript(mapper).render(root))
+				: completionPrompt(seed, root);
+		return new ParsedRequest(model, stream, blocks, kind);
+	}
+
+	static RequestKind kindOf(String path) {
+		String p = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+		if (p.endsWith(CHAT_COMPLETIONS)) {
+			return RequestKind.CHAT;
+		}
+		if (p.endsWith(COMPLETIONS)) {
+			return RequestKind.COMPLETION;
+		}
+		return RequestKind.OTHER;
+	}
+
+	private JsonNode read(byte[] body) {
+		if (body.length == 0) {
+			throw new InvalidRequestException("request body is empty; expected a JSON object", null);
+		}
+		try {
+			return mapper.readTree(body);
+		}
+		catch (StreamConstraintsException ex) {
+			throw new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
+					"request body exceeds a parser limit: " + ex.getOriginalMessage(), null, ex);
+		}
+		catch (JacksonException ex) {
+			throw new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
+					"request body is not valid JSON: " + ex.getOriginalMessage(), null, ex);
+		}
+	}
+
+	/** Unknown endpoints are routed by load: read what is there, never refuse. */
+	private ParsedRequest other(byte[] body) {
+		if (body.length == 0) {
+			return ParsedRequest.other(null, false);
+		}
+		try {
+			JsonNode root = mapper.readTree(body);
+			if (root != null && root.isObject()) {
+				JsonNode model = root.get("model");
+				JsonNode stream = root.get("stream");
+				return ParsedRequest.other(model != null && model.isString() ? model.stringValue() : null,
+						stream != null && stream.isBoolean() && stream.booleanValue());
+			}
+		}
+		catch (JacksonException ex) {
+			// Not JSON, or beyond limits: nothing to learn from it, the upstream decides.
+		}
+		return ParsedRequest.other(null, false);
+	}
+
+	private static @Nullable String model(JsonNode root) {
+		JsonNode model = root.get("model");
+		if (model == null || model.isNull()) {
+			return null;
+		}
+		if (!model.isString()) {
+			throw new InvalidRequestException("'model' must be a string but was " + ChatTranscript.kindOf(model),
+					"model");
+		}
+		return model.stringValue();
+	}
+
+	private static boolean stream(JsonNode root) {
+		JsonNode stream = root.get("stream");
+		if (stream == null || stream.isNull()) {
+			return false;
+		}
+		if (!stream.isBoolean()) {
+			throw new InvalidRequestException("'stream' must be a boolean but was " + ChatTranscript.kindOf(stream),
+					"stream");
+		}
+		return stream.booleanValue();
+	}
+
+	/**
+	 * A batch ({@code prompt} as an array of prompts) runs as separate sequences in the
+	 * engine, so concatenating them would key on text the engine never caches. The chain
+	 * is the first prompt's (batches are typically built around one shared prefix), and
+	 * the token estimate is the whole batch's, since the engine prefills all of it.
+	 */
+	private PromptBlocks completionPrompt(String model, JsonNode root) {
+		JsonNode prompt = root.get("prompt");
+		if (prompt == null || prompt.isNull()) {
+			throw new InvalidRequestException("'prompt' is required", "prompt");
+		}
+		if (prompt.isString()) {
+			return hasher.ofText(model, prompt.stringValue());
+		}
+		if (!prompt.isArray()) {
+			throw new InvalidRequestException(
+					"'prompt' must be a string, an array of strings, an array of token ids or an array of token-id arrays but was "
+							+ ChatTranscript.kindOf(prompt),
+					"prompt");
+		}
+		if (prompt.isEmpty()) {
+			throw new InvalidRequestException("'prompt' must not be an empty array", "prompt");
+		}
+		JsonNode first = prompt.get(0);
+		if (first.isNumber()) {
+			return hasher.ofTokens(model, tokenIds(prompt, "prompt"));
+		}
+		if (first.isString()) {
+			PromptBlocks head = hasher.ofText(model, first.stringValue());
+			long tokens = head.promptTokens();
+			for (int i = 1; i < prompt.size(); i++) {
+				JsonNode element = prompt.get(i);
+				if (!element.isString()) {
+					throw new InvalidRequestException("'prompt[" + i + "]' must be a string like the other prompts",
+							"prompt");
+				}
+				tokens += hasher.ofText(model, element.stringValue()).promptTokens();
+			}
+			return batch(head, tokens);
+		}
+		if (first.isArray()) {
+			PromptBlocks head = hasher.ofTokens(model, tokenIds(first, "prompt[0]"));
+			long tokens = head.promptTokens();
+			for (int i = 1; i < prompt.size(); i++) {
+				JsonNode element = prompt.get(i);
+				if (!element.isArray()) {
+					throw new InvalidRequestException("'prompt[" + i + "]' must be an array of token ids", "prompt");
+				}
+				tokens += tokenIds(element, "prompt[" + i + "]").length;
+			}
+			return batch(head, tokens);
+		}
+		throw new InvalidRequestException("'prompt[0]' must be a string, a token id or an array of token ids but was "
+				+ ChatTranscript.kindOf(first), "prompt");
+	}
+
+	private static PromptBlocks batch(PromptBlocks head, long tokens) {
+		return new PromptBlocks(head.chain(), head.blockTokens(), (int) Math.min(Integer.MAX_VALUE, tokens));
+	}
+
+	private static int[] tokenIds(JsonNode array, String at) {
+		int[] ids = new int[array.size()];
+		for (int i = 0; i < ids.length; i++) {
+			JsonNode id = array.get(i);
+			if (!id.isIntegralNumber() || !id.canConvertToInt() || id.intValue() < 0) {
+				throw new InvalidRequestException(
+						"'" + at + "[" + i + "]' must be a non-negative integer token id but was "
+								+ (id.isNumber() ? id.asString() : ChatTranscript.kindOf(id)),
+						"prompt");
+			}
+			ids[i] = id.intValue();
+		}
+		return ids;
+	}
+
+}
