@@ -16,6 +16,7 @@ public final class RoutingPolicies {
 
 	static {
 		// One line per policy; keep the DualMap family first, then baselines, then peers.
+		FACTORIES.put("dualmap", DualMapPolicy::new);
 	}
 
 	private RoutingPolicies() {
