@@ -62,7 +62,7 @@ public final class MetricsScraper implements AutoCloseable {
 			t.setDaemon(true);
 			return t;
 		});
-		this.client = HttpClient.newBuilder().connectTimeout(timeout).build();
+		this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).build();
 	}
 
 	/**
