@@ -253,7 +253,8 @@ class DualMapGatewayIntegrationTests {
 			.untilAsserted(() -> assertThat(pool.scrapeFailures(stopped.instanceId())).isPositive());
 		assertThat(pool.pool().instance(stopped.instanceId()).engineFailed()).isTrue();
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero()));
+			.untilAsserted(
+					() -> assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero()));
 	}
 
 	@SpringBootConfiguration
