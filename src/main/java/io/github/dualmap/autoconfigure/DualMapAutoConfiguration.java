@@ -1,0 +1,108 @@
+package io.github.dualmap.autoconfigure;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.gateway.ConnectFailoverFilter;
+import io.github.dualmap.gateway.DispatchAccountingFilter;
+import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.EngineScraping;
+import io.github.dualmap.gateway.PromptRoutingFilter;
+import io.github.dualmap.gateway.SloResolver;
+import io.github.dualmap.prompt.PromptParser;
+import io.github.dualmap.stats.MetricsScraper;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
+import org.springframework.cloud.gateway.config.GatewayReactiveLoadBalancerClientAutoConfiguration;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+
+/**
+ * Plugs DualMap into Spring Cloud Gateway: the registry of pools, the body, failover and
+ * accounting filters, engine scraping, and a DualMap load balancer for every service id
+ * in {@code dualmap.services} (registered by
+ * {@link DualMapLoadBalancerClientsRegistrar}).
+ */
+@AutoConfiguration(after = { GatewayAutoConfiguration.class, GatewayReactiveLoadBalancerClientAutoConfiguration.class,
+		LoadBalancerAutoConfiguration.class })
+@ConditionalOnClass(GlobalFilter.class)
+@ConditionalOnProperty(prefix = "dualmap", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(DualMapProperties.class)
+@Import(DualMapLoadBalancerClientsRegistrar.class)
+public class DualMapAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	DualMapRegistry dualMapRegistry(DualMapProperties properties) {
+		DualMapProperties.Breaker b = properties.getBreaker();
+		CircuitBreakerConfig breakers = CircuitBreakerConfig.custom()
+			.failureRateThreshold(b.getFailureRateThreshold())
+			.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+			.slidingWindowSize(b.getSlidingWindowSize())
+			.minimumNumberOfCalls(b.getMinimumNumberOfCalls())
+			.waitDurationInOpenState(b.getWaitDurationInOpenState())
+			.permittedNumberOfCallsInHalfOpenState(b.getPermittedNumberOfCallsInHalfOpenState())
+			.build();
+		return new DualMapRegistry(properties.toSchedulerSettings(), properties.getPolicy(), properties.getServices(),
+				properties.getRing().getWeightMetadataKey(), breakers, NanoClock.SYSTEM);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	PromptParser dualMapPromptParser(DualMapProperties properties) {
+		DualMapProperties.Prompt p = properties.getPrompt();
+		// A mapper of our own: the application's may be tuned for its own payloads.
+		return new PromptParser(new PrefixHasher(p.getBlockChars(), p.getCharsPerToken(), p.getBlockTokens()),
+				JsonMapper.builder().build());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	SloResolver dualMapSloResolver(DualMapProperties properties) {
+		Map<String, Duration> classes = new LinkedHashMap<>();
+		properties.getSlo().getClasses().forEach((name, c) -> {
+			Duration ttft = c.getTtft();
+			if (ttft != null) {
+				classes.put(name, ttft);
+			}
+		});
+		return new SloResolver(properties.getSlo().getTtft(), properties.getSlo().getClassHeader(), classes);
+	}
+
+	@Bean
+	PromptRoutingFilter dualMapPromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos,
+			DualMapProperties properties) {
+		return new PromptRoutingFilter(registry, parser, slos, (int) properties.getMaxBodySize().toBytes());
+	}
+
+	@Bean
+	ConnectFailoverFilter dualMapConnectFailoverFilter(DualMapRegistry registry) {
+		return new ConnectFailoverFilter(registry);
+	}
+
+	@Bean
+	DispatchAccountingFilter dualMapDispatchAccountingFilter(DualMapRegistry registry, DualMapProperties properties) {
+		return new DispatchAccountingFilter(registry, properties.getHeaders().isEnabled());
+	}
+
+	@Bean
+	@ConditionalOnProperty(prefix = "dualmap.scrape", name = "enabled", havingValue = "true", matchIfMissing = true)
+	EngineScraping dualMapEngineScraping(DualMapRegistry registry, DualMapProperties properties) {
+		DualMapProperties.Scrape s = properties.getScrape();
+		return new EngineScraping(registry, listener -> new MetricsScraper(s.getInterval(), s.getTimeout(),
+				s.getJitter(), NanoClock.SYSTEM, listener), s::pathFor, s.getPathMetadataKey());
+	}
+
+}

@@ -1,0 +1,806 @@
+package io.github.dualmap.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.dualmap.core.RoutingPolicies;
+import io.github.dualmap.core.SchedulerSettings;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.AssertTrue;
+import jakarta.validation.constraints.DecimalMax;
+import jakarta.validation.constraints.DecimalMin;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.NotNull;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * The {@code dualmap.*} configuration, validated at startup with messages that name the
+ * bad property; {@link #toSchedulerSettings()} is the one place it maps to the core.
+ */
+@ConfigurationProperties("dualmap")
+@Validated
+public class DualMapProperties {
+
+	/** Whether the DualMap routing is active. */
+	private boolean enabled = true;
+
+	/**
+	 * Service ids routed by DualMap: routes whose URI is lb://<one of these> get the
+	 * DualMap load balancer, body parsing and accounting.
+	 */
+	private List<String> services = new ArrayList<>();
+
+	/** Routing policy name: dualmap or a baseline registered in RoutingPolicies. */
+	@NotBlank(message = "dualmap.policy must not be blank")
+	private String policy = "dualmap";
+
+	/** Largest request body read for routing; larger bodies get 413. */
+	@NotNull(message = "dualmap.max-body-size must be set")
+	private DataSize maxBodySize = DataSize.ofMegabytes(32);
+
+	/**
+	 * The SLO switch fires when the affinity choice's TTFT estimate exceeds this factor
+	 * times the request's TTFT SLO.
+	 */
+	@DecimalMin(value = "0", inclusive = false, message = "dualmap.switch-factor must be > 0")
+	private double switchFactor = 0.5;
+
+	/**
+	 * When both candidates would miss the SLO, also consider a bounded third instance.
+	 */
+	private boolean thirdChoice = false;
+
+	/** A new instance's share ramps up over this period (0 turns slow start off). */
+	@NotNull(message = "dualmap.slow-start must be set")
+	private Duration slowStart = Duration.ZERO;
+
+	@Valid
+	private final Slo slo = new Slo();
+
+	@Valid
+	private final Prompt prompt = new Prompt();
+
+	@Valid
+	private final Ring ring = new Ring();
+
+	@Valid
+	private final HotPrefix hotPrefix = new HotPrefix();
+
+	@Valid
+	private final Hotspot hotspot = new Hotspot();
+
+	@Valid
+	private final Ttft ttft = new Ttft();
+
+	@Valid
+	private final Shadow shadow = new Shadow();
+
+	@Valid
+	private final Scrape scrape = new Scrape();
+
+	@Valid
+	private final Breaker breaker = new Breaker();
+
+	private final Headers headers = new Headers();
+
+	@AssertTrue(message = "dualmap.policy names no known routing policy")
+	private boolean isPolicyKnown() {
+		return this.policy.isBlank() || RoutingPolicies.exists(this.policy);
+	}
+
+	@AssertTrue(message = "dualmap.hot-prefix.max-depth must be >= dualmap.hot-prefix.min-depth")
+	private boolean isHotPrefixDepthOrdered() {
+		return this.hotPrefix.maxDepth >= this.hotPrefix.minDepth;
+	}
+
+	@AssertTrue(message = "dualmap.hot-prefix.drop-ratio must be <= dualmap.hot-prefix.ratio")
+	private boolean isHotPrefixRatioOrdered() {
+		return this.hotPrefix.dropRatio <= this.hotPrefix.ratio;
+	}
+
+	@AssertTrue(message = "dualmap.services must not contain blank or duplicate ids")
+	private boolean isServicesDistinct() {
+		return this.services.stream().noneMatch(String::isBlank)
+				&& this.services.stream().distinct().count() == this.services.size();
+	}
+
+	@AssertTrue(message = "dualmap.max-body-size must be positive and below 2GB")
+	private boolean isMaxBodySizeInRange() {
+		return this.maxBodySize.toBytes() > 0 && this.maxBodySize.toBytes() < Integer.MAX_VALUE;
+	}
+
+	/** The scheduler settings these properties describe. */
+	public SchedulerSettings toSchedulerSettings() {
+		return SchedulerSettings.custom()
+			.virtualNodes(this.ring.virtualNodes)
+			.blockTokens(this.prompt.blockTokens)
+			.minPrefixDepth(this.hotPrefix.minDepth)
+			.maxPrefixDepth(this.hotPrefix.maxDepth)
+			.hotWindow(this.hotPrefix.window)
+			.hotRatio(this.hotPrefix.ratio)
+			.hotDropRatio(this.hotPrefix.dropRatio)
+			.hotMinSamples(this.hotPrefix.minSamples)
+			.maxHotPrefixes(this.hotPrefix.maxEntries)
+			.switchFactor(this.switchFactor)
+			.hotspotFactor(this.hotspot.factor)
+			.hotspotFloorTokens(this.hotspot.floorTokens)
+			.hotspotMaxWait(this.hotspot.maxQueueWait)
+			.thirdChoice(this.thirdChoice)
+			.prefillNanosPerToken(this.ttft.prefillPerToken.toNanos())
+			.baseTtft(this.ttft.base)
+			.calibrationAlpha(this.ttft.calibrationAlpha)
+			.defaultSlo(this.slo.ttft)
+			.shadowCapacityTokens(this.shadow.capacityTokens)
+			.staleAfter(this.scrape.staleAfter)
+			.slowStart(this.slowStart)
+			.build();
+	}
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public List<String> getServices() {
+		return this.services;
+	}
+
+	public void setServices(List<String> services) {
+		this.services = services;
+	}
+
+	public String getPolicy() {
+		return this.policy;
+	}
+
+	public void setPolicy(String policy) {
+		this.policy = policy;
+	}
+
+	public DataSize getMaxBodySize() {
+		return this.maxBodySize;
+	}
+
+	public void setMaxBodySize(DataSize maxBodySize) {
+		this.maxBodySize = maxBodySize;
+	}
+
+	public double getSwitchFactor() {
+		return this.switchFactor;
+	}
+
+	public void setSwitchFactor(double switchFactor) {
+		this.switchFactor = switchFactor;
+	}
+
+	public boolean isThirdChoice() {
+		return this.thirdChoice;
+	}
+
+	public void setThirdChoice(boolean thirdChoice) {
+		this.thirdChoice = thirdChoice;
+	}
+
+	public Duration getSlowStart() {
+		return this.slowStart;
+	}
+
+	public void setSlowStart(Duration slowStart) {
+		this.slowStart = slowStart;
+	}
+
+	public Slo getSlo() {
+		return this.slo;
+	}
+
+	public Prompt getPrompt() {
+		return this.prompt;
+	}
+
+	public Ring getRing() {
+		return this.ring;
+	}
+
+	public HotPrefix getHotPrefix() {
+		return this.hotPrefix;
+	}
+
+	public Hotspot getHotspot() {
+		return this.hotspot;
+	}
+
+	public Ttft getTtft() {
+		return this.ttft;
+	}
+
+	public Shadow getShadow() {
+		return this.shadow;
+	}
+
+	public Scrape getScrape() {
+		return this.scrape;
+	}
+
+	public Breaker getBreaker() {
+		return this.breaker;
+	}
+
+	public Headers getHeaders() {
+		return this.headers;
+	}
+
+	/** Time-to-first-token objectives. */
+	public static class Slo {
+
+		/** TTFT objective of a request that names none. */
+		@NotNull(message = "dualmap.slo.ttft must be set")
+		private Duration ttft = Duration.ofSeconds(5);
+
+		/** Request header naming a class from dualmap.slo.classes. */
+		@NotBlank(message = "dualmap.slo.class-header must not be blank")
+		private String classHeader = "x-slo-class";
+
+		/** TTFT objective per request class; an unknown class gets dualmap.slo.ttft. */
+		@Valid
+		private Map<String, SloClass> classes = new LinkedHashMap<>();
+
+		@AssertTrue(message = "dualmap.slo.ttft must be > 0")
+		private boolean isTtftPositive() {
+			return this.ttft.toNanos() > 0;
+		}
+
+		public Duration getTtft() {
+			return this.ttft;
+		}
+
+		public void setTtft(Duration ttft) {
+			this.ttft = ttft;
+		}
+
+		public String getClassHeader() {
+			return this.classHeader;
+		}
+
+		public void setClassHeader(String classHeader) {
+			this.classHeader = classHeader;
+		}
+
+		public Map<String, SloClass> getClasses() {
+			return this.classes;
+		}
+
+		public void setClasses(Map<String, SloClass> classes) {
+			this.classes = classes;
+		}
+
+	}
+
+	/** One request class. */
+	public static class SloClass {
+
+		/** TTFT objective of requests of this class. */
+		@NotNull(message = "dualmap.slo.classes.<name>.ttft must be set")
+		private @Nullable Duration ttft;
+
+		@AssertTrue(message = "dualmap.slo.classes.<name>.ttft must be > 0")
+		private boolean isTtftPositive() {
+			return this.ttft == null || this.ttft.toNanos() > 0;
+		}
+
+		public @Nullable Duration getTtft() {
+			return this.ttft;
+		}
+
+		public void setTtft(@Nullable Duration ttft) {
+			this.ttft = ttft;
+		}
+
+	}
+
+	/** How prompts are cut into blocks. */
+	public static class Prompt {
+
+		/** Characters of canonical prompt text per block. */
+		@Min(value = 1, message = "dualmap.prompt.block-chars must be >= 1")
+		private int blockChars = 256;
+
+		/** Characters per token, to estimate token counts from text. */
+		@DecimalMin(value = "0", inclusive = false, message = "dualmap.prompt.chars-per-token must be > 0")
+		private double charsPerToken = 4.0;
+
+		/** Token ids per block when the prompt is given as token ids. */
+		@Min(value = 1, message = "dualmap.prompt.block-tokens must be >= 1")
+		private int blockTokens = 64;
+
+		public int getBlockChars() {
+			return this.blockChars;
+		}
+
+		public void setBlockChars(int blockChars) {
+			this.blockChars = blockChars;
+		}
+
+		public double getCharsPerToken() {
+			return this.charsPerToken;
+		}
+
+		public void setCharsPerToken(double charsPerToken) {
+			this.charsPerToken = charsPerToken;
+		}
+
+		public int getBlockTokens() {
+			return this.blockTokens;
+		}
+
+		public void setBlockTokens(int blockTokens) {
+			this.blockTokens = blockTokens;
+		}
+
+	}
+
+	/** The two consistent-hash rings. */
+	public static class Ring {
+
+		/** Virtual nodes per unit of instance weight on each ring. */
+		@Min(value = 1, message = "dualmap.ring.virtual-nodes must be >= 1")
+		private int virtualNodes = 160;
+
+		/** Instance metadata key holding the instance's relative weight. */
+		@NotBlank(message = "dualmap.ring.weight-metadata-key must not be blank")
+		private String weightMetadataKey = "dualmap.weight";
+
+		public int getVirtualNodes() {
+			return this.virtualNodes;
+		}
+
+		public void setVirtualNodes(int virtualNodes) {
+			this.virtualNodes = virtualNodes;
+		}
+
+		public String getWeightMetadataKey() {
+			return this.weightMetadataKey;
+		}
+
+		public void setWeightMetadataKey(String weightMetadataKey) {
+			this.weightMetadataKey = weightMetadataKey;
+		}
+
+	}
+
+	/** Adaptive prefix depth. */
+	public static class HotPrefix {
+
+		/** Blocks in the routing key of a prefix that is not hot. */
+		@Min(value = 1, message = "dualmap.hot-prefix.min-depth must be >= 1")
+		private int minDepth = 1;
+
+		/** Deepest a hot prefix may be expanded. */
+		@Min(value = 1, message = "dualmap.hot-prefix.max-depth must be >= 1")
+		private int maxDepth = 16;
+
+		/** Requests in the sliding window. */
+		@Min(value = 1, message = "dualmap.hot-prefix.window must be >= 1")
+		private int window = 200;
+
+		/** Share of the window above which a prefix is expanded one block deeper. */
+		@DecimalMin(value = "0", inclusive = false, message = "dualmap.hot-prefix.ratio must be in (0, 1)")
+		@DecimalMax(value = "1", inclusive = false, message = "dualmap.hot-prefix.ratio must be in (0, 1)")
+		private double ratio = 0.0612;
+
+		/** Share below which an expansion is dropped. */
+		@DecimalMin(value = "0", inclusive = false, message = "dualmap.hot-prefix.drop-ratio must be in (0, 1)")
+		@DecimalMax(value = "1", inclusive = false, message = "dualmap.hot-prefix.drop-ratio must be in (0, 1)")
+		private double dropRatio = 0.02;
+
+		/** Requests the window must hold before anything is expanded. */
+		@Min(value = 1, message = "dualmap.hot-prefix.min-samples must be >= 1")
+		private int minSamples = 20;
+
+		/** Bound on expanded prefixes held at once. */
+		@Min(value = 1, message = "dualmap.hot-prefix.max-entries must be >= 1")
+		private int maxEntries = 256;
+
+		public int getMinDepth() {
+			return this.minDepth;
+		}
+
+		public void setMinDepth(int minDepth) {
+			this.minDepth = minDepth;
+		}
+
+		public int getMaxDepth() {
+			return this.maxDepth;
+		}
+
+		public void setMaxDepth(int maxDepth) {
+			this.maxDepth = maxDepth;
+		}
+
+		public int getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(int window) {
+			this.window = window;
+		}
+
+		public double getRatio() {
+			return this.ratio;
+		}
+
+		public void setRatio(double ratio) {
+			this.ratio = ratio;
+		}
+
+		public double getDropRatio() {
+			return this.dropRatio;
+		}
+
+		public void setDropRatio(double dropRatio) {
+			this.dropRatio = dropRatio;
+		}
+
+		public int getMinSamples() {
+			return this.minSamples;
+		}
+
+		public void setMinSamples(int minSamples) {
+			this.minSamples = minSamples;
+		}
+
+		public int getMaxEntries() {
+			return this.maxEntries;
+		}
+
+		public void setMaxEntries(int maxEntries) {
+			this.maxEntries = maxEntries;
+		}
+
+	}
+
+	/** Hotspot detection. */
+	public static class Hotspot {
+
+		/**
+		 * An instance is a hotspot above this factor times the pool's mean pending
+		 * tokens.
+		 */
+		@DecimalMin(value = "1", message = "dualmap.hotspot.factor must be >= 1")
+		private double factor = 1.5;
+
+		/** And above this absolute number of pending uncached tokens. */
+		@Min(value = 0, message = "dualmap.hotspot.floor-tokens must be >= 0")
+		private long floorTokens = 16_384;
+
+		/** Or when its oldest queued request has waited this long. */
+		@NotNull(message = "dualmap.hotspot.max-queue-wait must be set")
+		private Duration maxQueueWait = Duration.ofSeconds(3);
+
+		@AssertTrue(message = "dualmap.hotspot.max-queue-wait must be > 0")
+		private boolean isMaxQueueWaitPositive() {
+			return this.maxQueueWait.toNanos() > 0;
+		}
+
+		public double getFactor() {
+			return this.factor;
+		}
+
+		public void setFactor(double factor) {
+			this.factor = factor;
+		}
+
+		public long getFloorTokens() {
+			return this.floorTokens;
+		}
+
+		public void setFloorTokens(long floorTokens) {
+			this.floorTokens = floorTokens;
+		}
+
+		public Duration getMaxQueueWait() {
+			return this.maxQueueWait;
+		}
+
+		public void setMaxQueueWait(Duration maxQueueWait) {
+			this.maxQueueWait = maxQueueWait;
+		}
+
+	}
+
+	/** The TTFT model {@code (W + P + u) * prefill-per-token + base}. */
+	public static class Ttft {
+
+		/** Initial prefill time per uncached token; recalibrated online. */
+		@NotNull(message = "dualmap.ttft.prefill-per-token must be set")
+		private Duration prefillPerToken = Duration.ofNanos(25_000);
+
+		/** Fixed part of the time to first token. */
+		@NotNull(message = "dualmap.ttft.base must be set")
+		private Duration base = Duration.ofMillis(20);
+
+		/** EWMA weight of one observed TTFT in recalibrating the model (0 = off). */
+		@DecimalMin(value = "0", message = "dualmap.ttft.calibration-alpha must be in [0, 1]")
+		@DecimalMax(value = "1", message = "dualmap.ttft.calibration-alpha must be in [0, 1]")
+		private double calibrationAlpha = 0.05;
+
+		@AssertTrue(message = "dualmap.ttft.prefill-per-token must be > 0")
+		private boolean isPrefillPerTokenPositive() {
+			return this.prefillPerToken.toNanos() > 0;
+		}
+
+		@AssertTrue(message = "dualmap.ttft.base must be >= 0")
+		private boolean isBaseNonNegative() {
+			return !this.base.isNegative();
+		}
+
+		public Duration getPrefillPerToken() {
+			return this.prefillPerToken;
+		}
+
+		public void setPrefillPerToken(Duration prefillPerToken) {
+			this.prefillPerToken = prefillPerToken;
+		}
+
+		public Duration getBase() {
+			return this.base;
+		}
+
+		public void setBase(Duration base) {
+			this.base = base;
+		}
+
+		public double getCalibrationAlpha() {
+			return this.calibrationAlpha;
+		}
+
+		public void setCalibrationAlpha(double calibrationAlpha) {
+			this.calibrationAlpha = calibrationAlpha;
+		}
+
+	}
+
+	/** The router's shadow of each instance's KV cache. */
+	public static class Shadow {
+
+		/** Assumed KV capacity of an instance in tokens until the engine reports one. */
+		@Min(value = 1, message = "dualmap.shadow.capacity-tokens must be >= 1")
+		private long capacityTokens = 900_000;
+
+		public long getCapacityTokens() {
+			return this.capacityTokens;
+		}
+
+		public void setCapacityTokens(long capacityTokens) {
+			this.capacityTokens = capacityTokens;
+		}
+
+	}
+
+	/** Scraping each instance's Prometheus endpoint. */
+	public static class Scrape {
+
+		/** Whether engine metrics are scraped at all. */
+		private boolean enabled = true;
+
+		/** Time between two scrapes of one instance. */
+		@NotNull(message = "dualmap.scrape.interval must be set")
+		private Duration interval = Duration.ofMillis(500);
+
+		/** Timeout of one scrape. */
+		@NotNull(message = "dualmap.scrape.timeout must be set")
+		private Duration timeout = Duration.ofMillis(400);
+
+		/** Random fraction of the interval each instance's schedule is shifted by. */
+		@DecimalMin(value = "0", message = "dualmap.scrape.jitter must be in [0, 1)")
+		@DecimalMax(value = "1", inclusive = false, message = "dualmap.scrape.jitter must be in [0, 1)")
+		private double jitter = 0.2;
+
+		/** Path of the metrics endpoint on each instance. */
+		@NotBlank(message = "dualmap.scrape.path must not be blank")
+		private String path = "/metrics";
+
+		/** Scraped state older than this counts as unknown. */
+		@NotNull(message = "dualmap.scrape.stale-after must be set")
+		private Duration staleAfter = Duration.ofSeconds(2);
+
+		/** Instance metadata key overriding the metrics path of one instance. */
+		@NotBlank(message = "dualmap.scrape.path-metadata-key must not be blank")
+		private String pathMetadataKey = "dualmap.metrics-path";
+
+		/** Per-service overrides, by service id. */
+		@Valid
+		private Map<String, ScrapeService> services = new LinkedHashMap<>();
+
+		@AssertTrue(message = "dualmap.scrape.interval, timeout and stale-after must be > 0")
+		private boolean isDurationsPositive() {
+			return this.interval.toNanos() > 0 && this.timeout.toNanos() > 0 && this.staleAfter.toNanos() > 0;
+		}
+
+		/** The metrics path of {@code serviceId}: its override, else the default path. */
+		public String pathFor(String serviceId) {
+			ScrapeService s = this.services.get(serviceId);
+			return s != null && s.path != null ? s.path : this.path;
+		}
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getInterval() {
+			return this.interval;
+		}
+
+		public void setInterval(Duration interval) {
+			this.interval = interval;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public double getJitter() {
+			return this.jitter;
+		}
+
+		public void setJitter(double jitter) {
+			this.jitter = jitter;
+		}
+
+		public String getPath() {
+			return this.path;
+		}
+
+		public void setPath(String path) {
+			this.path = path;
+		}
+
+		public Duration getStaleAfter() {
+			return this.staleAfter;
+		}
+
+		public void setStaleAfter(Duration staleAfter) {
+			this.staleAfter = staleAfter;
+		}
+
+		public String getPathMetadataKey() {
+			return this.pathMetadataKey;
+		}
+
+		public void setPathMetadataKey(String pathMetadataKey) {
+			this.pathMetadataKey = pathMetadataKey;
+		}
+
+		public Map<String, ScrapeService> getServices() {
+			return this.services;
+		}
+
+		public void setServices(Map<String, ScrapeService> services) {
+			this.services = services;
+		}
+
+	}
+
+	/** Scrape settings of one service. */
+	public static class ScrapeService {
+
+		/** Metrics path of this service's instances, e.g. /actuator/prometheus. */
+		private @Nullable String path;
+
+		public @Nullable String getPath() {
+			return this.path;
+		}
+
+		public void setPath(@Nullable String path) {
+			this.path = path;
+		}
+
+	}
+
+	/** Per-instance Resilience4j circuit breakers. */
+	public static class Breaker {
+
+		/** Failure rate in percent at which an instance's breaker opens. */
+		@DecimalMin(value = "0", inclusive = false,
+				message = "dualmap.breaker.failure-rate-threshold must be in (0, 100]")
+		@DecimalMax(value = "100", message = "dualmap.breaker.failure-rate-threshold must be in (0, 100]")
+		private float failureRateThreshold = 50;
+
+		/** Calls in the count-based sliding window. */
+		@Min(value = 1, message = "dualmap.breaker.sliding-window-size must be >= 1")
+		private int slidingWindowSize = 20;
+
+		/** Calls needed before the failure rate is evaluated. */
+		@Min(value = 1, message = "dualmap.breaker.minimum-number-of-calls must be >= 1")
+		private int minimumNumberOfCalls = 5;
+
+		/** How long an open breaker keeps the instance out before probing it again. */
+		@NotNull(message = "dualmap.breaker.wait-duration-in-open-state must be set")
+		private Duration waitDurationInOpenState = Duration.ofSeconds(10);
+
+		/** Probe calls let through while half open. */
+		@Min(value = 1, message = "dualmap.breaker.permitted-number-of-calls-in-half-open-state must be >= 1")
+		private int permittedNumberOfCallsInHalfOpenState = 2;
+
+		@AssertTrue(message = "dualmap.breaker.wait-duration-in-open-state must be > 0")
+		private boolean isWaitPositive() {
+			return this.waitDurationInOpenState.toMillis() > 0;
+		}
+
+		public float getFailureRateThreshold() {
+			return this.failureRateThreshold;
+		}
+
+		public void setFailureRateThreshold(float failureRateThreshold) {
+			this.failureRateThreshold = failureRateThreshold;
+		}
+
+		public int getSlidingWindowSize() {
+			return this.slidingWindowSize;
+		}
+
+		public void setSlidingWindowSize(int slidingWindowSize) {
+			this.slidingWindowSize = slidingWindowSize;
+		}
+
+		public int getMinimumNumberOfCalls() {
+			return this.minimumNumberOfCalls;
+		}
+
+		public void setMinimumNumberOfCalls(int minimumNumberOfCalls) {
+			this.minimumNumberOfCalls = minimumNumberOfCalls;
+		}
+
+		public Duration getWaitDurationInOpenState() {
+			return this.waitDurationInOpenState;
+		}
+
+		public void setWaitDurationInOpenState(Duration waitDurationInOpenState) {
+			this.waitDurationInOpenState = waitDurationInOpenState;
+		}
+
+		public int getPermittedNumberOfCallsInHalfOpenState() {
+			return this.permittedNumberOfCallsInHalfOpenState;
+		}
+
+		public void setPermittedNumberOfCallsInHalfOpenState(int permittedNumberOfCallsInHalfOpenState) {
+			this.permittedNumberOfCallsInHalfOpenState = permittedNumberOfCallsInHalfOpenState;
+		}
+
+	}
+
+	/** Response headers that explain each decision. */
+	public static class Headers {
+
+		/** Whether x-dualmap-instance and x-dualmap-reason are added to responses. */
+		private boolean enabled = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+	}
+
+}

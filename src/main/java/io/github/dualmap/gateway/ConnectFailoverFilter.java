@@ -1,0 +1,92 @@
+package io.github.dualmap.gateway;
+
+import java.net.ConnectException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.dualmap.prompt.OpenAiError;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
+import org.springframework.cloud.gateway.support.NotFoundException;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Retries a request once on another instance when connecting to the chosen one failed
+ * before any response byte: that instance is excluded for this request, the exchange's
+ * routing attributes are reset the way the gateway's retry filter does, and the chain
+ * runs again, so the load balancer chooses anew. It also turns "no instance" and a second
+ * connect failure into OpenAI-style 503 and 502 bodies.
+ */
+public class ConnectFailoverFilter implements GlobalFilter, Ordered {
+
+	/**
+	 * After the body filter, before {@code RouteToRequestUrlFilter} (10000): the retry
+	 * re-runs that filter, which restores the {@code lb://} URL the load balancer needs.
+	 */
+	public static final int ORDER = ReactiveLoadBalancerClientFilter.LOAD_BALANCER_CLIENT_FILTER_ORDER - 300;
+
+	private final DualMapRegistry registry;
+
+	public ConnectFailoverFilter(DualMapRegistry registry) {
+		this.registry = registry;
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+		ServicePool service = this.registry.poolOf(exchange);
+		if (service == null) {
+			return chain.filter(exchange);
+		}
+		return attempt(exchange, chain, true).onErrorResume(NotFoundException.class,
+				ex -> OpenAiErrorResponses.write(exchange, HttpStatus.SERVICE_UNAVAILABLE,
+						new OpenAiError("no instance of '" + service.serviceId() + "' is available", "server_error",
+								null, "no_instance_available")));
+	}
+
+	private Mono<Void> attempt(ServerWebExchange exchange, GatewayFilterChain chain, boolean mayRetry) {
+		return chain.filter(exchange).onErrorResume(ConnectFailoverFilter::isConnectFailure, ex -> {
+			RoutedAttempt failed = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+			if (failed == null || exchange.getResponse().isCommitted()) {
+				return Mono.error(ex);
+			}
+			failed.fail(ex);
+			exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
+			excluded(exchange).add(failed.instanceId());
+			if (mayRetry) {
+				ServerWebExchangeUtils.reset(exchange);
+				return attempt(exchange, chain, false);
+			}
+			return OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY,
+					new OpenAiError("could not connect to instance '" + failed.instanceId() + "' of '"
+							+ failed.serviceId() + "' nor to another one", "server_error", null,
+							"upstream_connect_failed"));
+		});
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Set<String> excluded(ServerWebExchange exchange) {
+		return (Set<String>) exchange.getAttributes()
+			.computeIfAbsent(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR, k -> ConcurrentHashMap.newKeySet());
+	}
+
+	static boolean isConnectFailure(Throwable ex) {
+		for (Throwable t = ex; t != null; t = t.getCause()) {
+			if (t instanceof ConnectException) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+}

@@ -1,0 +1,124 @@
+package io.github.dualmap.gateway;
+
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.filter.NettyWriteResponseFilter;
+import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Ends every {@link RoutedAttempt} exactly once, whether the exchange completes, fails or
+ * is cancelled (a client that disconnects mid-stream), observes the first response body
+ * byte as the time to first token, and adds the {@code x-dualmap-instance} and
+ * {@code x-dualmap-reason} headers. It sits just outside the gateway's
+ * {@link NettyWriteResponseFilter}, the only place that sees all three endings: load
+ * balancer lifecycle callbacks fire at response headers and never on cancel.
+ */
+public class DispatchAccountingFilter implements GlobalFilter, Ordered {
+
+	/** Just outside {@code NettyWriteResponseFilter} (-1). */
+	public static final int ORDER = NettyWriteResponseFilter.WRITE_RESPONSE_FILTER_ORDER - 1;
+
+	/** Response header naming the chosen instance. */
+	public static final String INSTANCE_HEADER = "x-dualmap-instance";
+
+	/** Response header giving the reason of the choice. */
+	public static final String REASON_HEADER = "x-dualmap-reason";
+
+	private final DualMapRegistry registry;
+
+	private final boolean headers;
+
+	public DispatchAccountingFilter(DualMapRegistry registry, boolean headers) {
+		this.registry = registry;
+		this.headers = headers;
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+		if (this.registry.poolOf(exchange) == null) {
+			return chain.filter(exchange);
+		}
+		ServerHttpResponse response = exchange.getResponse();
+		if (this.headers) {
+			response.beforeCommit(() -> {
+				RoutedAttempt attempt = attempt(exchange);
+				if (attempt != null) {
+					response.getHeaders().set(INSTANCE_HEADER, attempt.instanceId());
+					response.getHeaders().set(REASON_HEADER, attempt.decision().reason().value());
+				}
+				return Mono.empty();
+			});
+		}
+		AtomicReference<@Nullable Throwable> failure = new AtomicReference<>();
+		return chain.filter(exchange.mutate().response(new FirstByteObserver(response, exchange)).build())
+			.doOnError(failure::set)
+			.doFinally(signal -> {
+				RoutedAttempt attempt = attempt(exchange);
+				if (attempt == null) {
+					return;
+				}
+				switch (signal) {
+					case ON_COMPLETE -> attempt.complete(response.getStatusCode());
+					case ON_ERROR -> attempt
+						.fail(failure.get() != null ? failure.get() : new IllegalStateException("exchange failed"));
+					default -> attempt.cancel();
+				}
+			});
+	}
+
+	private static @Nullable RoutedAttempt attempt(ServerWebExchange exchange) {
+		return exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+	}
+
+	/** Reports the first non-empty body chunk written to the client. */
+	private static final class FirstByteObserver extends ServerHttpResponseDecorator {
+
+		private final ServerWebExchange exchange;
+
+		private volatile boolean seen;
+
+		FirstByteObserver(ServerHttpResponse delegate, ServerWebExchange exchange) {
+			super(delegate);
+			this.exchange = exchange;
+		}
+
+		@Override
+		public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
+			return super.writeWith(Flux.from(body).doOnNext(this::observe));
+		}
+
+		@Override
+		public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
+			return super.writeAndFlushWith(Flux.from(body).map(chunk -> Flux.from(chunk).doOnNext(this::observe)));
+		}
+
+		private void observe(DataBuffer buffer) {
+			if (this.seen || buffer.readableByteCount() == 0) {
+				return;
+			}
+			this.seen = true;
+			RoutedAttempt attempt = attempt(this.exchange);
+			if (attempt != null) {
+				attempt.firstByte();
+			}
+		}
+
+	}
+
+}

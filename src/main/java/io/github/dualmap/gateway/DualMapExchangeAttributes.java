@@ -1,0 +1,30 @@
+package io.github.dualmap.gateway;
+
+/**
+ * Names of the exchange attributes through which the DualMap filters and load balancer
+ * hand a request to one another. The load balancer sees them through
+ * {@code RequestDataContext.getClientRequest().getAttributes()}.
+ */
+public final class DualMapExchangeAttributes {
+
+	private static final String PREFIX = DualMapExchangeAttributes.class.getName() + ".";
+
+	/** The {@link io.github.dualmap.core.RoutingRequest} built from the body. */
+	public static final String ROUTING_REQUEST_ATTR = PREFIX + "routingRequest";
+
+	/** The {@link io.github.dualmap.prompt.ParsedRequest} of the body. */
+	public static final String PARSED_REQUEST_ATTR = PREFIX + "parsedRequest";
+
+	/** The {@link RoutedAttempt} of the current try: decision, dispatch and breaker. */
+	public static final String ATTEMPT_ATTR = PREFIX + "attempt";
+
+	/**
+	 * A {@code Set<String>} of instance ids this request must not be sent to again (they
+	 * failed to connect for it).
+	 */
+	public static final String EXCLUDED_INSTANCES_ATTR = PREFIX + "excludedInstances";
+
+	private DualMapExchangeAttributes() {
+	}
+
+}

@@ -1,0 +1,108 @@
+package io.github.dualmap.gateway;
+
+import java.net.URI;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
+
+import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.RoutingPolicies;
+import io.github.dualmap.core.RoutingPolicy;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.cloud.gateway.route.Route;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * The gateway's DualMap state: one {@link ServicePool} (pool, policy, breakers) per
+ * service id in {@code dualmap.services}, created at startup, and the listeners that
+ * observe decisions. The actuator reads everything it shows from here.
+ */
+public final class DualMapRegistry {
+
+	private final SchedulerSettings settings;
+
+	private final String policyName;
+
+	private final Map<String, ServicePool> pools;
+
+	private final List<DualMapListener> listeners = new CopyOnWriteArrayList<>();
+
+	public DualMapRegistry(SchedulerSettings settings, String policyName, Collection<String> serviceIds,
+			String weightMetadataKey, CircuitBreakerConfig breakerConfig, NanoClock clock) {
+		this(settings, policyName, serviceIds, weightMetadataKey, breakerConfig, clock,
+				name -> RoutingPolicies.create(name, settings));
+	}
+
+	/**
+	 * With a custom policy factory (tests, or policies not in {@link RoutingPolicies}).
+	 */
+	public DualMapRegistry(SchedulerSettings settings, String policyName, Collection<String> serviceIds,
+			String weightMetadataKey, CircuitBreakerConfig breakerConfig, NanoClock clock,
+			Function<String, RoutingPolicy> policies) {
+		this.settings = settings;
+		this.policyName = policyName;
+		this.pools = serviceIds.stream()
+			.distinct()
+			.collect(java.util.stream.Collectors.toUnmodifiableMap(id -> id, id -> {
+				InstancePool pool = new InstancePool(id, settings, clock);
+				return new ServicePool(id, pool, policies.apply(policyName), new InstanceBreakers(pool, breakerConfig),
+						weightMetadataKey, this.listeners);
+			}));
+	}
+
+	/** The pool of {@code serviceId}, or {@code null} when DualMap does not route it. */
+	public @Nullable ServicePool pool(String serviceId) {
+		return this.pools.get(serviceId);
+	}
+
+	/** Every routed service by id. */
+	public Map<String, ServicePool> pools() {
+		return this.pools;
+	}
+
+	/**
+	 * The pool of the route the exchange matched, when that route's URI is
+	 * {@code lb://<a DualMap service>}.
+	 */
+	public @Nullable ServicePool poolOf(ServerWebExchange exchange) {
+		Route route = exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR);
+		if (route == null) {
+			return null;
+		}
+		URI uri = route.getUri();
+		return "lb".equalsIgnoreCase(uri.getScheme()) && uri.getHost() != null ? this.pools.get(uri.getHost()) : null;
+	}
+
+	public SchedulerSettings settings() {
+		return this.settings;
+	}
+
+	public String policyName() {
+		return this.policyName;
+	}
+
+	/** Adds a listener of decisions, TTFTs, endings, membership and scrape failures. */
+	public void addListener(DualMapListener listener) {
+		this.listeners.add(listener);
+	}
+
+	public void removeListener(DualMapListener listener) {
+		this.listeners.remove(listener);
+	}
+
+	/** Total scrape failures per service and instance. */
+	public Map<String, Map<String, Long>> scrapeFailures() {
+		return this.pools.values()
+			.stream()
+			.collect(
+					java.util.stream.Collectors.toUnmodifiableMap(ServicePool::serviceId, ServicePool::scrapeFailures));
+	}
+
+}

@@ -1,0 +1,135 @@
+package io.github.dualmap.gateway;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+import io.github.dualmap.core.EngineSnapshot;
+import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.stats.MetricsScraper;
+import io.github.dualmap.stats.ScrapeListener;
+import io.github.dualmap.stats.ScrapeTarget;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.web.util.UriComponentsBuilder;
+
+/**
+ * Keeps a {@link MetricsScraper} pointed at the current instances of every DualMap
+ * service and feeds what it scrapes into the pools. A failed or unparsable scrape marks
+ * the instance's engine view unknown and is counted; it never touches routing.
+ */
+public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapListener {
+
+	private static final Log logger = LogFactory.getLog(EngineScraping.class);
+
+	private final DualMapRegistry registry;
+
+	private final Supplier<MetricsScraper> scrapers;
+
+	private final Function<String, String> servicePaths;
+
+	private final String pathMetadataKey;
+
+	private volatile @Nullable MetricsScraper scraper;
+
+	/**
+	 * @param scrapers creates the scraper on start; it reports to this object
+	 * @param servicePaths the metrics path of a service id
+	 * @param pathMetadataKey instance metadata key overriding the path of one instance
+	 */
+	public EngineScraping(DualMapRegistry registry, Function<ScrapeListener, MetricsScraper> scrapers,
+			Function<String, String> servicePaths, String pathMetadataKey) {
+		this.registry = registry;
+		this.scrapers = () -> scrapers.apply(this);
+		this.servicePaths = servicePaths;
+		this.pathMetadataKey = pathMetadataKey;
+	}
+
+	@Override
+	public synchronized void start() {
+		if (this.scraper != null) {
+			return;
+		}
+		MetricsScraper started = this.scrapers.get();
+		this.scraper = started;
+		this.registry.addListener(this);
+		for (ServicePool service : this.registry.pools().values()) {
+			started.targets(service.serviceId(), targets(service.serviceId(), service.serviceInstances()));
+		}
+	}
+
+	@Override
+	public synchronized void stop() {
+		MetricsScraper running = this.scraper;
+		if (running != null) {
+			this.registry.removeListener(this);
+			running.close();
+			this.scraper = null;
+		}
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.scraper != null;
+	}
+
+	@Override
+	public void onMembershipChanged(String service, List<ServiceInstance> instances) {
+		MetricsScraper running = this.scraper;
+		if (running != null) {
+			running.targets(service, targets(service, instances));
+		}
+	}
+
+	private List<ScrapeTarget> targets(String service, List<ServiceInstance> instances) {
+		List<ScrapeTarget> targets = new ArrayList<>(instances.size());
+		for (ServiceInstance i : instances) {
+			String path = i.getMetadata().getOrDefault(this.pathMetadataKey, this.servicePaths.apply(service));
+			targets.add(new ScrapeTarget(ServicePool.instanceId(i), metricsUri(i.getUri(), path)));
+		}
+		return targets;
+	}
+
+	static URI metricsUri(URI instance, String path) {
+		return UriComponentsBuilder.fromUri(instance).replacePath(path).replaceQuery(null).build().toUri();
+	}
+
+	@Override
+	public void onSnapshot(String pool, String instanceId, EngineSnapshot snapshot) {
+		InstanceState state = state(pool, instanceId);
+		if (state != null) {
+			state.updateEngine(snapshot);
+		}
+	}
+
+	@Override
+	public void onFailure(String pool, String instanceId, Throwable failure) {
+		ServicePool service = this.registry.pool(pool);
+		if (service == null) {
+			return;
+		}
+		InstanceState state = service.pool().instance(instanceId);
+		if (state != null) {
+			state.markEngineUnknown();
+		}
+		service.countScrapeFailure(instanceId);
+		if (logger.isDebugEnabled()) {
+			logger.debug("Scraping " + instanceId + " of " + pool + " failed: " + failure);
+		}
+		for (DualMapListener l : service.listeners()) {
+			l.onScrapeFailure(pool, instanceId, failure);
+		}
+	}
+
+	private @Nullable InstanceState state(String pool, String instanceId) {
+		ServicePool service = this.registry.pool(pool);
+		return service == null ? null : service.pool().instance(instanceId);
+	}
+
+}

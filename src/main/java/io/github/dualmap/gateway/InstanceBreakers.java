@@ -1,0 +1,71 @@
+package io.github.dualmap.gateway;
+
+import java.util.Collection;
+import java.util.Set;
+
+import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.InstanceState;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+
+/**
+ * One Resilience4j circuit breaker per instance of a pool. A breaker's state is mirrored
+ * into {@link InstanceState#healthy(boolean)}, so every policy skips an instance whose
+ * breaker is open without knowing about breakers.
+ */
+public final class InstanceBreakers {
+
+	private final InstancePool pool;
+
+	private final CircuitBreakerRegistry registry;
+
+	public InstanceBreakers(InstancePool pool, CircuitBreakerConfig config) {
+		this.pool = pool;
+		// An open breaker hides its instance from the policies, so nothing would ever ask
+		// it for a permission again: it has to move to half open by itself.
+		this.registry = CircuitBreakerRegistry
+			.of(CircuitBreakerConfig.from(config).automaticTransitionFromOpenToHalfOpenEnabled(true).build());
+	}
+
+	/** The breaker of {@code instanceId}, created closed on first use. */
+	public CircuitBreaker breaker(String instanceId) {
+		return this.registry.find(instanceId).orElseGet(() -> create(instanceId));
+	}
+
+	private synchronized CircuitBreaker create(String instanceId) {
+		return this.registry.find(instanceId).orElseGet(() -> {
+			CircuitBreaker breaker = this.registry.circuitBreaker(instanceId);
+			breaker.getEventPublisher().onStateTransition(event -> {
+				InstanceState state = this.pool.instance(instanceId);
+				if (state != null) {
+					state.healthy(acceptsCalls(event.getStateTransition().getToState()));
+				}
+			});
+			return breaker;
+		});
+	}
+
+	private static boolean acceptsCalls(CircuitBreaker.State state) {
+		return switch (state) {
+			case CLOSED, HALF_OPEN, DISABLED, METRICS_ONLY -> true;
+			case OPEN, FORCED_OPEN -> false;
+		};
+	}
+
+	/** Forgets the breakers of instances that left the pool. */
+	public synchronized void retain(Collection<String> instanceIds) {
+		Set<String> keep = Set.copyOf(instanceIds);
+		for (CircuitBreaker b : this.registry.getAllCircuitBreakers()) {
+			if (!keep.contains(b.getName())) {
+				this.registry.remove(b.getName());
+			}
+		}
+	}
+
+	/** Every live breaker, for the actuator view. */
+	public Set<CircuitBreaker> all() {
+		return this.registry.getAllCircuitBreakers();
+	}
+
+}

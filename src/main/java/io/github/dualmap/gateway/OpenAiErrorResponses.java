@@ -1,0 +1,34 @@
+package io.github.dualmap.gateway;
+
+import io.github.dualmap.prompt.OpenAiError;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Writes OpenAI-style error bodies, so clients built for the OpenAI API read the
+ * gateway's own refusals the way they read the engine's.
+ */
+final class OpenAiErrorResponses {
+
+	private OpenAiErrorResponses() {
+	}
+
+	static Mono<Void> write(ServerWebExchange exchange, HttpStatus status, OpenAiError error) {
+		ServerHttpResponse response = exchange.getResponse();
+		if (response.isCommitted()) {
+			return Mono.empty();
+		}
+		response.setStatusCode(status);
+		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
+		byte[] json = error.toJson();
+		response.getHeaders().setContentLength(json.length);
+		DataBuffer buffer = response.bufferFactory().wrap(json);
+		return response.writeWith(Mono.just(buffer));
+	}
+
+}

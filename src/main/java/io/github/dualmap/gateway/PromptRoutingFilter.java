@@ -1,0 +1,138 @@
+package io.github.dualmap.gateway;
+
+import java.util.UUID;
+
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.prompt.InvalidRequestException;
+import io.github.dualmap.prompt.OpenAiError;
+import io.github.dualmap.prompt.ParsedRequest;
+import io.github.dualmap.prompt.PromptParser;
+import io.github.dualmap.prompt.RequestKind;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
+import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Reads the body of requests on DualMap routes (up to a limit, 413 beyond), parses the
+ * prompt into its block chain, resolves the request's SLO and leaves the
+ * {@link RoutingRequest} in an exchange attribute for the load balancer. The backend gets
+ * the body byte for byte, replayed on every subscription, so retries resend it.
+ */
+public class PromptRoutingFilter implements GlobalFilter, Ordered {
+
+	/**
+	 * Before {@code ConnectFailoverFilter}, so a failover reuses the parsed body, and
+	 * before the gateway's {@code RouteToRequestUrlFilter} (10000) and load balancer
+	 * filter (10150).
+	 */
+	public static final int ORDER = ReactiveLoadBalancerClientFilter.LOAD_BALANCER_CLIENT_FILTER_ORDER - 400;
+
+	private static final byte[] EMPTY = new byte[0];
+
+	private final DualMapRegistry registry;
+
+	private final PromptParser parser;
+
+	private final SloResolver slos;
+
+	private final int maxBodyBytes;
+
+	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, int maxBodyBytes) {
+		if (maxBodyBytes <= 0) {
+			throw new IllegalArgumentException("maxBodyBytes must be > 0 but was " + maxBodyBytes);
+		}
+		this.registry = registry;
+		this.parser = parser;
+		this.slos = slos;
+		this.maxBodyBytes = maxBodyBytes;
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+		ServicePool service = this.registry.poolOf(exchange);
+		if (service == null || exchange.getAttributes().containsKey(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR)) {
+			return chain.filter(exchange);
+		}
+		long slo;
+		try {
+			slo = this.slos.resolveNanos(exchange.getRequest().getHeaders());
+		}
+		catch (InvalidRequestException ex) {
+			return invalid(exchange, ex);
+		}
+		if (exchange.getRequest().getHeaders().getContentLength() > this.maxBodyBytes) {
+			return tooLarge(exchange);
+		}
+		return DataBufferUtils.join(exchange.getRequest().getBody(), this.maxBodyBytes)
+			.map(PromptRoutingFilter::drain)
+			.defaultIfEmpty(EMPTY)
+			.flatMap(body -> route(exchange, chain, service, body, slo))
+			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge(exchange));
+	}
+
+	private static byte[] drain(DataBuffer buffer) {
+		try {
+			byte[] bytes = new byte[buffer.readableByteCount()];
+			buffer.read(bytes);
+			return bytes;
+		}
+		finally {
+			DataBufferUtils.release(buffer);
+		}
+	}
+
+	private Mono<Void> route(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service, byte[] body,
+			long slo) {
+		ServerHttpRequest request = exchange.getRequest();
+		ParsedRequest parsed;
+		try {
+			parsed = HttpMethod.POST.equals(request.getMethod()) ? this.parser.parse(request.getPath().value(), body)
+					: new ParsedRequest(null, false, null, RequestKind.OTHER);
+		}
+		catch (InvalidRequestException ex) {
+			return invalid(exchange, ex);
+		}
+		RoutingRequest routing = new RoutingRequest(UUID.randomUUID().toString(), parsed.blocks(), slo,
+				service.pool().now());
+		exchange.getAttributes().put(DualMapExchangeAttributes.PARSED_REQUEST_ATTR, parsed);
+		exchange.getAttributes().put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR, routing);
+		ServerHttpRequest replaying = new ServerHttpRequestDecorator(request) {
+			@Override
+			public Flux<DataBuffer> getBody() {
+				return body.length == 0 ? Flux.empty()
+						: Flux.defer(() -> Flux.just(exchange.getResponse().bufferFactory().wrap(body)));
+			}
+		};
+		return chain.filter(exchange.mutate().request(replaying).build());
+	}
+
+	private static Mono<Void> invalid(ServerWebExchange exchange, InvalidRequestException ex) {
+		HttpStatus status = HttpStatus.resolve(ex.status());
+		return OpenAiErrorResponses.write(exchange, status != null ? status : HttpStatus.BAD_REQUEST,
+				new OpenAiError(ex.getMessage(), ex.type(), ex.param(), null));
+	}
+
+	private Mono<Void> tooLarge(ServerWebExchange exchange) {
+		return OpenAiErrorResponses.write(exchange, HttpStatus.CONTENT_TOO_LARGE,
+				new OpenAiError("request body exceeds dualmap.max-body-size (" + this.maxBodyBytes + " bytes)",
+						"invalid_request_error", null, "request_too_large"));
+	}
+
+}

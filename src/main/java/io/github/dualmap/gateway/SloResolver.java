@@ -1,0 +1,69 @@
+package io.github.dualmap.gateway;
+
+import java.time.Duration;
+import java.util.Map;
+
+import io.github.dualmap.prompt.InvalidRequestException;
+
+import org.springframework.http.HttpHeaders;
+
+/**
+ * The TTFT objective of one request: the {@code x-slo-ttft-ms} header (the llm-d /
+ * Gateway API inference extension name) when present, else the class named by the class
+ * header, else the default. An unknown class gets the default rather than an error: class
+ * names are hints clients send to many gateways, and a typo must not fail traffic.
+ */
+public final class SloResolver {
+
+	/** The per-request objective header, in whole milliseconds. */
+	public static final String TTFT_HEADER = "x-slo-ttft-ms";
+
+	private final long defaultNanos;
+
+	private final String classHeader;
+
+	private final Map<String, Long> classNanos;
+
+	public SloResolver(Duration defaultTtft, String classHeader, Map<String, Duration> classes) {
+		if (defaultTtft.isNegative() || defaultTtft.isZero()) {
+			throw new IllegalArgumentException("default TTFT SLO must be > 0 but was " + defaultTtft);
+		}
+		this.defaultNanos = defaultTtft.toNanos();
+		this.classHeader = classHeader;
+		this.classNanos = Map.copyOf(classes.entrySet()
+			.stream()
+			.collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().toNanos())));
+	}
+
+	/**
+	 * The objective in nanoseconds.
+	 * @throws InvalidRequestException when {@code x-slo-ttft-ms} is not a positive
+	 * integer
+	 */
+	public long resolveNanos(HttpHeaders headers) {
+		String explicit = headers.getFirst(TTFT_HEADER);
+		if (explicit != null) {
+			long ms;
+			try {
+				ms = Long.parseLong(explicit.strip());
+			}
+			catch (NumberFormatException ex) {
+				ms = -1;
+			}
+			if (ms <= 0 || ms > Duration.ofDays(1).toMillis()) {
+				throw new InvalidRequestException("header " + TTFT_HEADER
+						+ " must be a positive integer of milliseconds but was '" + explicit + "'", TTFT_HEADER);
+			}
+			return Duration.ofMillis(ms).toNanos();
+		}
+		String requestClass = headers.getFirst(this.classHeader);
+		if (requestClass != null) {
+			Long nanos = this.classNanos.get(requestClass.strip());
+			if (nanos != null) {
+				return nanos;
+			}
+		}
+		return this.defaultNanos;
+	}
+
+}

@@ -1,0 +1,92 @@
+package io.github.dualmap.autoconfigure;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.SloResolver;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.env.YamlPropertySourceLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
+import org.springframework.core.env.PropertySource;
+import org.springframework.core.io.FileSystemResource;
+import org.springframework.http.HttpHeaders;
+import org.springframework.util.unit.DataSize;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every sample in {@code config-samples/} starts the DualMap auto-configuration and binds
+ * to the values it promises.
+ */
+class ConfigSamplesTests {
+
+	private static ApplicationContextRunner withSample(String file) {
+		return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DualMapAutoConfiguration.class))
+			.withInitializer(context -> {
+				try {
+					List<PropertySource<?>> sources = new YamlPropertySourceLoader().load(file,
+							new FileSystemResource(Path.of("config-samples", file)));
+					sources.forEach(s -> context.getEnvironment().getPropertySources().addFirst(s));
+				}
+				catch (IOException ex) {
+					throw new IllegalStateException("cannot read config-samples/" + file, ex);
+				}
+			})
+			// Scraping the sample addresses would only produce failures in the log.
+			.withPropertyValues("dualmap.scrape.enabled=false");
+	}
+
+	@Test
+	void vllmStaticPool() {
+		withSample("vllm-static-pool.yml").run(context -> {
+			assertThat(context).hasNotFailed();
+			DualMapProperties p = context.getBean(DualMapProperties.class);
+			assertThat(p.getServices()).containsExactly("vllm");
+			assertThat(p.getPolicy()).isEqualTo("dualmap");
+			assertThat(p.getMaxBodySize()).isEqualTo(DataSize.ofMegabytes(32));
+			assertThat(p.getScrape().getInterval()).isEqualTo(Duration.ofMillis(500));
+			assertThat(context.getBean(DualMapRegistry.class).pools()).containsOnlyKeys("vllm");
+			assertThat(context.getBeansOfType(LoadBalancerClientSpecification.class).values())
+				.extracting(LoadBalancerClientSpecification::getName)
+				.containsExactly("vllm");
+		});
+	}
+
+	@Test
+	void sglangPool() {
+		withSample("sglang-pool.yml").run(context -> {
+			assertThat(context).hasNotFailed();
+			DualMapProperties p = context.getBean(DualMapProperties.class);
+			assertThat(p.getServices()).containsExactly("sglang");
+			assertThat(p.getShadow().getCapacityTokens()).isEqualTo(600_000);
+			assertThat(p.getScrape().getInterval()).isEqualTo(Duration.ofMillis(250));
+			assertThat(p.getScrape().pathFor("sglang")).isEqualTo("/metrics");
+			assertThat(p.getScrape().pathFor("other")).isEqualTo("/metrics");
+			assertThat(p.getScrape().getPathMetadataKey()).isEqualTo("dualmap.metrics-path");
+		});
+	}
+
+	@Test
+	void sloClasses() {
+		withSample("slo-classes.yml").run(context -> {
+			assertThat(context).hasNotFailed();
+			DualMapProperties p = context.getBean(DualMapProperties.class);
+			assertThat(p.getSlo().getClasses()).containsOnlyKeys("interactive", "standard", "batch");
+			assertThat(p.getSlo().getClasses().get("interactive").getTtft()).isEqualTo(Duration.ofMillis(800));
+			assertThat(p.getHotspot().getMaxQueueWait()).isEqualTo(Duration.ofSeconds(2));
+			SloResolver slos = context.getBean(SloResolver.class);
+			HttpHeaders headers = new HttpHeaders();
+			headers.add("x-slo-class", "batch");
+			assertThat(slos.resolveNanos(headers)).isEqualTo(Duration.ofSeconds(60).toNanos());
+			headers.add("x-slo-ttft-ms", "250");
+			assertThat(slos.resolveNanos(headers)).isEqualTo(Duration.ofMillis(250).toNanos());
+		});
+	}
+
+}

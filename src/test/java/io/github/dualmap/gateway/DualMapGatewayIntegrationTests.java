@@ -1,0 +1,266 @@
+package io.github.dualmap.gateway;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The gateway on a random port in front of three stub vLLM engines: affinity, SLO switch
+ * and back, failover past a stopped engine, body limits, errors and streaming. One
+ * context for all of it; the test that stops an engine runs last.
+ */
+@SpringBootTest(classes = DualMapGatewayIntegrationTests.App.class,
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
+				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
+				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.interval=50ms",
+				"dualmap.scrape.timeout=500ms", "dualmap.scrape.stale-after=2s",
+				// Keys stay at depth 1 for the whole run: every test reuses its prefix
+				// many times.
+				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
+				"dualmap.breaker.wait-duration-in-open-state=60s" })
+@AutoConfigureWebTestClient(timeout = "30s")
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class DualMapGatewayIntegrationTests {
+
+	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));
+
+	@Autowired
+	WebTestClient client;
+
+	@Autowired
+	DualMapRegistry registry;
+
+	@DynamicPropertySource
+	static void engines(DynamicPropertyRegistry properties) {
+		for (int i = 0; i < ENGINES.size(); i++) {
+			StubEngine engine = ENGINES.get(i);
+			properties.add("spring.cloud.discovery.client.simple.instances.llm[" + i + "].uri", engine::uri);
+		}
+	}
+
+	@AfterAll
+	static void stopEngines() {
+		ENGINES.forEach(StubEngine::stop);
+	}
+
+	static String chat(String system, String user, boolean stream) {
+		return """
+				{"model":"m","stream":%s,"messages":[{"role":"system","content":"%s"},{"role":"user","content":"%s"}]}"""
+			.formatted(stream, system, user);
+	}
+
+	static String systemPrompt(String topic) {
+		return ("You are the assistant for " + topic + ". ").repeat(20);
+	}
+
+	EntityExchangeResult<byte[]> post(String path, String body) {
+		return this.client.post()
+			.uri(path)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body)
+			.exchange()
+			.expectBody(byte[].class)
+			.returnResult();
+	}
+
+	static String instance(EntityExchangeResult<?> result) {
+		return result.getResponseHeaders().getFirst(DispatchAccountingFilter.INSTANCE_HEADER);
+	}
+
+	static String reason(EntityExchangeResult<?> result) {
+		return result.getResponseHeaders().getFirst(DispatchAccountingFilter.REASON_HEADER);
+	}
+
+	StubEngine engine(String instanceId) {
+		return ENGINES.stream().filter(e -> e.instanceId().equals(instanceId)).findFirst().orElseThrow();
+	}
+
+	@Test
+	@Order(1)
+	void equalPrefixesLandOnOneInstance() {
+		String system = systemPrompt("billing");
+		Set<String> instances = new HashSet<>();
+		for (int i = 0; i < 8; i++) {
+			EntityExchangeResult<byte[]> r = post("/v1/chat/completions", chat(system, "question " + i, false));
+			assertThat(r.getStatus().value()).isEqualTo(200);
+			assertThat(reason(r)).isEqualTo("affinity");
+			instances.add(instance(r));
+		}
+		assertThat(instances).hasSize(1);
+		String prompt = "{\"model\":\"m\",\"prompt\":\"" + systemPrompt("completions") + "\"}";
+		Set<String> completionInstances = new HashSet<>();
+		for (int i = 0; i < 4; i++) {
+			completionInstances.add(instance(post("/v1/completions", prompt)));
+		}
+		assertThat(completionInstances).hasSize(1);
+	}
+
+	@Test
+	@Order(2)
+	void requestsLeaveAnInstanceWhoseQueueGrowsAndComeBackWhenItDrains() {
+		String system = systemPrompt("support");
+		EntityExchangeResult<byte[]> first = post("/v1/chat/completions", chat(system, "hello", false));
+		String home = instance(first);
+		StubEngine busy = engine(home);
+		busy.waiting.set(5_000);
+		try {
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+				EntityExchangeResult<byte[]> r = post("/v1/chat/completions", chat(system, "while busy", false));
+				assertThat(instance(r)).isNotEqualTo(home);
+				assertThat(reason(r)).isIn("slo-switch", "hotspot");
+			});
+		}
+		finally {
+			busy.waiting.set(0);
+		}
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+			EntityExchangeResult<byte[]> r = post("/v1/chat/completions", chat(system, "drained", false));
+			assertThat(instance(r)).isEqualTo(home);
+			assertThat(reason(r)).isEqualTo("affinity");
+		});
+	}
+
+	@Test
+	@Order(3)
+	void serverSentEventsArriveUnchangedAndInOrder() {
+		EntityExchangeResult<byte[]> r = post("/v1/chat/completions", chat(systemPrompt("streams"), "go", true));
+		assertThat(r.getStatus().value()).isEqualTo(200);
+		assertThat(r.getResponseHeaders().getContentType().isCompatibleWith(MediaType.TEXT_EVENT_STREAM)).isTrue();
+		assertThat(new String(r.getResponseBodyContent(), StandardCharsets.UTF_8))
+			.isEqualTo(String.join("", StubEngine.EVENTS));
+		EntityExchangeResult<byte[]> completion = post("/v1/completions",
+				"{\"model\":\"m\",\"stream\":true,\"prompt\":\"count\"}");
+		assertThat(new String(completion.getResponseBodyContent(), StandardCharsets.UTF_8))
+			.isEqualTo(String.join("", StubEngine.EVENTS));
+	}
+
+	@Test
+	@Order(4)
+	void theBodyReachesTheBackendByteForByte() {
+		String body = chat(systemPrompt("bytes"), "unicode \u00e9\u4e2d", false);
+		EntityExchangeResult<byte[]> r = post("/v1/chat/completions", body);
+		assertThat(new String(r.getResponseBodyContent(), StandardCharsets.UTF_8))
+			.contains("\"echo_bytes\":" + body.getBytes(StandardCharsets.UTF_8).length);
+	}
+
+	@Test
+	@Order(5)
+	void aBodyAboveTheLimitGets413() {
+		byte[] huge = new byte[40 * 1024 * 1024];
+		java.util.Arrays.fill(huge, (byte) 'x');
+		EntityExchangeResult<byte[]> r = this.client.post()
+			.uri("/v1/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(huge)
+			.exchange()
+			.expectBody(byte[].class)
+			.returnResult();
+		assertThat(r.getStatus().value()).isEqualTo(413);
+		assertThat(new String(r.getResponseBodyContent(), StandardCharsets.UTF_8))
+			.contains("\"code\":\"request_too_large\"");
+	}
+
+	@Test
+	@Order(6)
+	void invalidJsonGets400WithAnOpenAiError() {
+		EntityExchangeResult<byte[]> r = post("/v1/chat/completions", "{\"model\": \"m\", \"messages\": [");
+		assertThat(r.getStatus().value()).isEqualTo(400);
+		String body = new String(r.getResponseBodyContent(), StandardCharsets.UTF_8);
+		assertThat(body).startsWith("{\"error\":{").contains("\"type\":\"invalid_request_error\"");
+		EntityExchangeResult<byte[]> badSlo = this.client.post()
+			.uri("/v1/completions")
+			.header("x-slo-ttft-ms", "soon")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"model\":\"m\",\"prompt\":\"hi\"}")
+			.exchange()
+			.expectBody(byte[].class)
+			.returnResult();
+		assertThat(badSlo.getStatus().value()).isEqualTo(400);
+		assertThat(new String(badSlo.getResponseBodyContent(), StandardCharsets.UTF_8)).contains("x-slo-ttft-ms");
+	}
+
+	@Test
+	@Order(7)
+	void accountingReturnsToZeroAndTtftIsObserved() {
+		post("/v1/chat/completions", chat(systemPrompt("accounting"), "x", true));
+		ServicePool pool = this.registry.pool("llm");
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(pool.pool().instances()).allSatisfy(s -> {
+			assertThat(s.inFlight()).isZero();
+			assertThat(s.prefillTokens()).isZero();
+		}));
+		assertThat(pool.pool().instances().stream().mapToLong(s -> s.dispatched()).sum()).isPositive();
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(
+					() -> assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.engineFailed()).isFalse()));
+		assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.engine()).isNotNull());
+	}
+
+	@Test
+	@Order(100)
+	void aStoppedBackendGetsNoMoreRequestsAndNoClientSeesA5xx() {
+		StubEngine stopped = ENGINES.get(2);
+		stopped.stop();
+		ServicePool pool = this.registry.pool("llm");
+		CircuitBreaker breaker = pool.breakers().breaker(stopped.instanceId());
+		List<String> instances = new ArrayList<>();
+		// Connect failures are retried on the other candidate until the breaker opens.
+		for (int i = 0; i < 100 && breaker.getState() != CircuitBreaker.State.OPEN; i++) {
+			EntityExchangeResult<byte[]> r = post("/v1/chat/completions",
+					chat(systemPrompt("tenant " + i), "after stop", i % 2 == 0));
+			assertThat(r.getStatus().value()).as("request %d", i).isEqualTo(200);
+			instances.add(instance(r));
+		}
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(pool.pool().instance(stopped.instanceId()).healthy()).isFalse();
+		int callsWhenOpened = breaker.getMetrics().getNumberOfBufferedCalls();
+		for (int i = 0; i < 20; i++) {
+			EntityExchangeResult<byte[]> r = post("/v1/chat/completions",
+					chat(systemPrompt("late tenant " + i), "still stopped", false));
+			assertThat(r.getStatus().value()).isEqualTo(200);
+			assertThat(reason(r)).isIn("affinity", "fallback", "slo-switch", "hotspot");
+			instances.add(instance(r));
+		}
+		assertThat(instances).doesNotContain(stopped.instanceId());
+		assertThat(breaker.getMetrics().getNumberOfBufferedCalls()).isEqualTo(callsWhenOpened);
+		assertThat(breaker.getMetrics().getNumberOfNotPermittedCalls()).isZero();
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(pool.scrapeFailures(stopped.instanceId())).isPositive());
+		assertThat(pool.pool().instance(stopped.instanceId()).engineFailed()).isTrue();
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(
+					() -> assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero()));
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+}

@@ -1,0 +1,178 @@
+package io.github.dualmap.gateway;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.core.Reason;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.loadbalancer.DefaultRequest;
+import org.springframework.cloud.client.loadbalancer.RequestData;
+import org.springframework.cloud.client.loadbalancer.RequestDataContext;
+import org.springframework.cloud.client.loadbalancer.Response;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
+import org.springframework.util.LinkedMultiValueMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The DualMap load balancer without Spring: membership from the supplier, decisions from
+ * the routing request attribute, exclusion, breakers and accounting on every ending.
+ */
+class DualMapLoadBalancerTests {
+
+	private final PrefixHasher hasher = PrefixHasher.ofDefaults();
+
+	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
+			List.of("llm"), "dualmap.weight",
+			CircuitBreakerConfig.custom().minimumNumberOfCalls(2).slidingWindowSize(2).build(), NanoClock.SYSTEM);
+
+	private List<ServiceInstance> instances = List.of(instance("a", 1), instance("b", 2), instance("c", 3));
+
+	private final DualMapLoadBalancer balancer = new DualMapLoadBalancer("llm", supplier(), this.registry);
+
+	private static ServiceInstance instance(String id, int n) {
+		return new DefaultServiceInstance(id, "llm", "10.0.0." + n, 8000, false, Map.of());
+	}
+
+	private ObjectProvider<ServiceInstanceListSupplier> supplier() {
+		ServiceInstanceListSupplier supplier = new ServiceInstanceListSupplier() {
+			@Override
+			public String getServiceId() {
+				return "llm";
+			}
+
+			@Override
+			public Flux<List<ServiceInstance>> get() {
+				return Flux.defer(() -> Flux.just(DualMapLoadBalancerTests.this.instances));
+			}
+		};
+		return new ObjectProvider<>() {
+			@Override
+			public ServiceInstanceListSupplier getObject() {
+				return supplier;
+			}
+		};
+	}
+
+	private Map<String, Object> routed(String prompt) {
+		Map<String, Object> attributes = new HashMap<>();
+		attributes.put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR, new RoutingRequest(prompt,
+				this.hasher.ofText("m", prompt), Duration.ofSeconds(5).toNanos(), System.nanoTime()));
+		return attributes;
+	}
+
+	private Response<ServiceInstance> choose(Map<String, Object> attributes) {
+		RequestData data = new RequestData(HttpMethod.POST, java.net.URI.create("http://llm/v1/completions"),
+				new HttpHeaders(), new LinkedMultiValueMap<>(), attributes);
+		return this.balancer.choose(new DefaultRequest<>(new RequestDataContext(data))).block();
+	}
+
+	private static RoutedAttempt attempt(Map<String, Object> attributes) {
+		return (RoutedAttempt) attributes.get(DualMapExchangeAttributes.ATTEMPT_ATTR);
+	}
+
+	@Test
+	void equalPromptsGoToOneInstanceAndAccountingReturnsToZero() {
+		String first = null;
+		for (int i = 0; i < 5; i++) {
+			Map<String, Object> attributes = routed("the same prompt");
+			Response<ServiceInstance> response = choose(attributes);
+			RoutedAttempt attempt = attempt(attributes);
+			assertThat(response.getServer().getInstanceId()).isEqualTo(attempt.instanceId());
+			first = first == null ? attempt.instanceId() : first;
+			assertThat(attempt.instanceId()).isEqualTo(first);
+			assertThat(attempt.decision().reason()).isEqualTo(Reason.AFFINITY);
+			// The failure comes last: two failures in this breaker's window would open
+			// it.
+			switch (i) {
+				case 1 -> attempt.cancel();
+				case 4 -> attempt.fail(new java.net.ConnectException("refused"));
+				default -> attempt.complete(HttpStatus.OK);
+			}
+			// Every ending may be reported more than once.
+			attempt.cancel();
+			attempt.complete(HttpStatus.OK);
+		}
+		assertThat(this.registry.pool("llm").pool().instances()).allSatisfy(s -> {
+			assertThat(s.inFlight()).isZero();
+			assertThat(s.prefillTokens()).isZero();
+		});
+	}
+
+	@Test
+	void excludedInstancesAreAvoidedForThatRequestOnly() {
+		Map<String, Object> attributes = routed("prompt x");
+		choose(attributes);
+		RoutedAttempt first = attempt(attributes);
+		first.fail(new java.net.ConnectException("refused"));
+		Map<String, Object> retry = routed("prompt x");
+		retry.put(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR, Set.of(first.instanceId()));
+		choose(retry);
+		assertThat(attempt(retry).instanceId()).isNotEqualTo(first.instanceId());
+		assertThat(attempt(retry).decision().reason()).isEqualTo(Reason.FALLBACK);
+		attempt(retry).complete(HttpStatus.OK);
+		Map<String, Object> later = routed("prompt x");
+		choose(later);
+		assertThat(attempt(later).instanceId()).isEqualTo(first.instanceId());
+	}
+
+	@Test
+	void anOpenBreakerTakesTheInstanceOutUntilItCloses() {
+		Map<String, Object> attributes = routed("prompt y");
+		choose(attributes);
+		String home = attempt(attributes).instanceId();
+		attempt(attributes).complete(HttpStatus.BAD_GATEWAY);
+		Map<String, Object> second = routed("prompt y");
+		choose(second);
+		attempt(second).complete(HttpStatus.INTERNAL_SERVER_ERROR);
+		CircuitBreaker breaker = this.registry.pool("llm").breakers().breaker(home);
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(this.registry.pool("llm").pool().instance(home).healthy()).isFalse();
+		for (int i = 0; i < 5; i++) {
+			Map<String, Object> next = routed("prompt y");
+			choose(next);
+			assertThat(attempt(next).instanceId()).isNotEqualTo(home);
+			attempt(next).complete(HttpStatus.OK);
+		}
+		breaker.transitionToClosedState();
+		assertThat(this.registry.pool("llm").pool().instance(home).healthy()).isTrue();
+	}
+
+	@Test
+	void aRequestWithoutRoutingAttributeIsRoutedByLoad() {
+		Map<String, Object> attributes = new HashMap<>();
+		Response<ServiceInstance> response = choose(attributes);
+		assertThat(response.hasServer()).isTrue();
+		assertThat(attempt(attributes).decision().reason()).isEqualTo(Reason.LOAD);
+		attempt(attributes).complete(HttpStatus.OK);
+	}
+
+	@Test
+	void membershipFollowsTheSupplierAndNoInstanceMeansNoServer() {
+		choose(routed("p"));
+		assertThat(this.registry.pool("llm").pool().size()).isEqualTo(3);
+		this.instances = List.of(instance("a", 1), instance("d", 4));
+		choose(routed("p"));
+		assertThat(this.registry.pool("llm").pool().instances()).extracting(s -> s.id()).containsExactly("a", "d");
+		this.instances = List.of();
+		assertThat(choose(routed("p")).hasServer()).isFalse();
+	}
+
+}

@@ -1,0 +1,49 @@
+package io.github.dualmap.gateway;
+
+import java.time.Duration;
+import java.util.Map;
+
+import io.github.dualmap.prompt.InvalidRequestException;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.http.HttpHeaders;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Header, class and default SLOs, and the 400 for a malformed header. */
+class SloResolverTests {
+
+	private final SloResolver slos = new SloResolver(Duration.ofSeconds(5), "x-slo-class",
+			Map.of("interactive", Duration.ofMillis(800)));
+
+	private static HttpHeaders headers(String... pairs) {
+		HttpHeaders h = new HttpHeaders();
+		for (int i = 0; i < pairs.length; i += 2) {
+			h.add(pairs[i], pairs[i + 1]);
+		}
+		return h;
+	}
+
+	@Test
+	void explicitHeaderWinsThenClassThenDefault() {
+		assertThat(this.slos.resolveNanos(headers("x-slo-ttft-ms", "1200", "x-slo-class", "interactive")))
+			.isEqualTo(Duration.ofMillis(1200).toNanos());
+		assertThat(this.slos.resolveNanos(headers("x-slo-class", "interactive")))
+			.isEqualTo(Duration.ofMillis(800).toNanos());
+		assertThat(this.slos.resolveNanos(headers("x-slo-class", "unknown")))
+			.isEqualTo(Duration.ofSeconds(5).toNanos());
+		assertThat(this.slos.resolveNanos(headers())).isEqualTo(Duration.ofSeconds(5).toNanos());
+	}
+
+	@Test
+	void malformedHeaderIsABadRequestNamingTheHeader() {
+		for (String bad : new String[] { "soon", "0", "-5", "1.5", "" }) {
+			assertThatThrownBy(() -> this.slos.resolveNanos(headers("x-slo-ttft-ms", bad)))
+				.isInstanceOf(InvalidRequestException.class)
+				.hasMessageContaining("x-slo-ttft-ms")
+				.satisfies(ex -> assertThat(((InvalidRequestException) ex).status()).isEqualTo(400));
+		}
+	}
+
+}

@@ -1,0 +1,99 @@
+package io.github.dualmap.gateway;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+
+/**
+ * A vLLM-like backend on loopback: OpenAI completions and chat completions (SSE or JSON)
+ * and a vLLM V1 {@code /metrics} whose waiting-queue gauge the test controls.
+ */
+final class StubEngine {
+
+	/** The SSE events every streaming response sends, in order. */
+	static final List<String> EVENTS = List.of("data: {\"choices\":[{\"delta\":{\"content\":\"one\"}}]}\n\n",
+			"data: {\"choices\":[{\"delta\":{\"content\":\"two\"}}]}\n\n",
+			"data: {\"choices\":[{\"delta\":{\"content\":\"three\"}}]}\n\n", "data: [DONE]\n\n");
+
+	final String name;
+
+	final AtomicInteger waiting = new AtomicInteger();
+
+	final AtomicInteger served = new AtomicInteger();
+
+	private final DisposableServer server;
+
+	// Every connection of the stub, so that stopping it also drops the gateway's pooled
+	// keep-alive connections, as a crashed engine would.
+	private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+
+	StubEngine(String name) {
+		this.name = name;
+		this.server = HttpServer.create()
+			.host("127.0.0.1")
+			.port(0)
+			.channelGroup(this.connections)
+			.route(routes -> routes.post("/v1/chat/completions", this::complete)
+				.post("/v1/completions", this::complete)
+				.get("/metrics",
+						(req, res) -> res.header("content-type", "text/plain; version=0.0.4")
+							.sendString(Mono.fromSupplier(this::metrics))))
+			.bindNow();
+	}
+
+	String uri() {
+		return "http://127.0.0.1:" + this.server.port();
+	}
+
+	String instanceId() {
+		return "127.0.0.1:" + this.server.port();
+	}
+
+	void stop() {
+		if (!this.server.isDisposed()) {
+			this.server.disposeNow();
+		}
+		this.connections.close().awaitUninterruptibly();
+	}
+
+	private Mono<Void> complete(HttpServerRequest req, HttpServerResponse res) {
+		return req.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("").flatMap(body -> {
+			this.served.incrementAndGet();
+			if (body.replace(" ", "").contains("\"stream\":true")) {
+				return res.header("content-type", "text/event-stream")
+					.sendString(Flux.fromIterable(EVENTS).delayElements(Duration.ofMillis(15)), StandardCharsets.UTF_8)
+					.then();
+			}
+			return res.header("content-type", "application/json")
+				.sendString(Mono.just("{\"id\":\"cmpl\",\"served_by\":\"" + this.name + "\",\"echo_bytes\":"
+						+ body.getBytes(StandardCharsets.UTF_8).length + "}"))
+				.then();
+		});
+	}
+
+	private String metrics() {
+		return """
+				# HELP vllm:num_requests_running Number of requests in model execution batches.
+				# TYPE vllm:num_requests_running gauge
+				vllm:num_requests_running{engine="0",model_name="m"} 0.0
+				# HELP vllm:num_requests_waiting Number of requests waiting to be processed.
+				# TYPE vllm:num_requests_waiting gauge
+				vllm:num_requests_waiting{engine="0",model_name="m"} %d.0
+				# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.
+				# TYPE vllm:kv_cache_usage_perc gauge
+				vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.1
+				""".formatted(this.waiting.get());
+	}
+
+}
