@@ -1,0 +1,170 @@
+package io.github.dualmap.engine;
+
+/**
+ * vLLM V1's KV block pool with prefix caching: blocks hold a reference count; a full
+ * prompt block is registered under its chain hash; a block whose count drops to zero
+ * joins the tail of an LRU free queue but stays findable by hash until it is reused from
+ * the head of the queue (eviction). Arrays indexed by block id, no per-block objects.
+ */
+final class KvBlockCache {
+
+	private static final int NONE = -1;
+
+	private final int capacity;
+
+	private final int[] refCount;
+
+	private final long[] hashOf;
+
+	private final boolean[] hashed;
+
+	private final int[] prev;
+
+	private final int[] next;
+
+	private final BlockHashIndex index;
+
+	private int head = NONE;
+
+	private int tail = NONE;
+
+	private int free;
+
+	private long evictions;
+
+	KvBlockCache(int capacity) {
+		this.capacity = capacity;
+		this.refCount = new int[capacity];
+		this.hashOf = new long[capacity];
+		this.hashed = new boolean[capacity];
+		this.prev = new int[capacity];
+		this.next = new int[capacity];
+		this.index = new BlockHashIndex(capacity);
+		for (int b = 0; b < capacity; b++) {
+			append(b);
+		}
+	}
+
+	int capacity() {
+		return capacity;
+	}
+
+	/** Blocks with no reference (free or cached-but-evictable). */
+	int freeBlocks() {
+		return free;
+	}
+
+	int usedBlocks() {
+		return capacity - free;
+	}
+
+	long evictions() {
+		return evictions;
+	}
+
+	/**
+	 * Length of the longest prefix of {@code chain} (at most {@code maxBlocks}) cached
+	 * here.
+	 */
+	int cachedPrefix(long[] chain, int maxBlocks) {
+		int n = Math.min(chain.length, maxBlocks);
+		for (int i = 0; i < n; i++) {
+			if (index.get(chain[i]) == NONE) {
+				return i;
+			}
+		}
+		return n;
+	}
+
+	/** Of the first {@code blocks} blocks of {@code chain}, how many are unreferenced. */
+	int evictableAmong(long[] chain, int blocks) {
+		int n = 0;
+		for (int i = 0; i < blocks; i++) {
+			if (refCount[index.get(chain[i])] == 0) {
+				n++;
+			}
+		}
+		return n;
+	}
+
+	/** Takes a reference on the cached block of {@code hash} (which must be cached). */
+	int touch(long hash) {
+		int b = index.get(hash);
+		if (refCount[b]++ == 0) {
+			unlink(b);
+		}
+		return b;
+	}
+
+	/** A fresh block from the head of the free queue (evicting its hash), or -1. */
+	int allocate() {
+		int b = head;
+		if (b == NONE) {
+			return NONE;
+		}
+		unlink(b);
+		if (hashed[b]) {
+			index.remove(hashOf[b]);
+			hashed[b] = false;
+			evictions++;
+		}
+		refCount[b] = 1;
+		return b;
+	}
+
+	/**
+	 * Registers a filled block under {@code hash}; when another block already holds the
+	 * hash, this one stays anonymous (as in vLLM, the duplicate is not cached).
+	 */
+	void register(int block, long hash) {
+		if (!hashed[block] && index.putIfAbsent(hash, block)) {
+			hashOf[block] = hash;
+			hashed[block] = true;
+		}
+	}
+
+	/**
+	 * Drops one reference on each of {@code blocks[0..count)}, last block first, so a
+	 * request's tail blocks are evicted before its prefix.
+	 */
+	void release(int[] blocks, int count) {
+		for (int i = count - 1; i >= 0; i--) {
+			int b = blocks[i];
+			if (--refCount[b] == 0) {
+				append(b);
+			}
+		}
+	}
+
+	private void append(int b) {
+		prev[b] = tail;
+		next[b] = NONE;
+		if (tail == NONE) {
+			head = b;
+		}
+		else {
+			next[tail] = b;
+		}
+		tail = b;
+		free++;
+	}
+
+	private void unlink(int b) {
+		int p = prev[b];
+		int n = next[b];
+		if (p == NONE) {
+			head = n;
+		}
+		else {
+			next[p] = n;
+		}
+		if (n == NONE) {
+			tail = p;
+		}
+		else {
+			prev[n] = p;
+		}
+		free--;
+	}
+
+}
