@@ -1,5 +1,7 @@
 package io.github.dualmap;
 
+import java.util.Arrays;
+
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -14,7 +16,11 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 public class DualMapApplication {
 
 	public static void main(String[] args) {
-		SpringApplication.run(DualMapApplication.class, args);
+		String command = args.length > 0 ? args[0] : "";
+		switch (command) {
+			case "sim" -> System.exit(io.github.dualmap.sim.SimCommand.run(Arrays.copyOfRange(args, 1, args.length)));
+			default -> SpringApplication.run(DualMapApplication.class, args);
+		}
 	}
 
 }
