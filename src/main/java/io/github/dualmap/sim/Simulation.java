@@ -183,7 +183,7 @@ public final class Simulation {
 			schedule(arrival[i], ARRIVAL, i, null);
 		}
 		schedule(0, SCRAPE, 0, null);
-		while (resolvedCount < measured && !events.isEmpty()) {
+		while (resolvedCount < measured && !stoppedEarly && !events.isEmpty()) {
 			Event e = events.poll();
 			now = e.time;
 			switch (e.kind) {
@@ -327,11 +327,10 @@ public final class Simulation {
 		resolved[i] = true;
 		resolvedCount++;
 		missed++;
-		if (missed > missBudget) {
+		if (missed > missBudget && !stoppedEarly) {
 			// It can no longer reach the target: the rest of the run would not change
 			// the verdict, only cost time.
 			stoppedEarly = resolvedCount < measured;
-			resolvedCount = measured;
 		}
 	}
 
