@@ -1,0 +1,83 @@
+package io.github.dualmap.emulator;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+import io.github.dualmap.engine.EngineProfile;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code emulator} sub-command of the exec jar: starts N emulated vLLM instances and runs
+ * until interrupted.
+ */
+@Command(name = "emulator", mixinStandardHelpOptions = true,
+		description = "Start emulated vLLM-compatible instances (no GPU) on loopback.")
+public final class EmulatorCommand implements Callable<Integer> {
+
+	@Option(names = "--instances", defaultValue = "4", description = "Number of instances (default ${DEFAULT-VALUE}).")
+	int instances;
+
+	@Option(names = "--base-port", defaultValue = "8101",
+			description = "Port of the first instance; the others follow (default ${DEFAULT-VALUE}).")
+	int basePort;
+
+	@Option(names = "--profile", defaultValue = EngineProfile.DEFAULT,
+			description = "Engine profile: h100-8b or a100-8b (default ${DEFAULT-VALUE}).")
+	String profile;
+
+	@Option(names = "--time-scale", defaultValue = "1.0",
+			description = "Run the model this many times faster than real time (default ${DEFAULT-VALUE}).")
+	double timeScale;
+
+	@Option(names = "--model", defaultValue = EmulatorSettings.DEFAULT_MODEL, description = "Served model name.")
+	String model;
+
+	@Option(names = "--max-model-len", description = "Context length in tokens (default: the profile's).")
+	Integer maxModelLen;
+
+	@Option(names = "--kv-tokens", description = "KV cache capacity in tokens (default: the profile's).")
+	Long kvTokens;
+
+	@Option(names = "--jitter", defaultValue = "0", description = "Relative step time noise in [0, 1).")
+	double jitter;
+
+	@Option(names = "--seed", defaultValue = "1", description = "Seed of the jitter.")
+	long seed;
+
+	@Option(names = "--metrics", defaultValue = "vllm", description = "/metrics flavour: vllm or sglang.")
+	String metrics;
+
+	@Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to bind.")
+	String host;
+
+	/** The settings these options describe. */
+	EmulatorSettings settings() {
+		EngineProfile p = EngineProfile.named(profile).withJitter(jitter, seed);
+		if (maxModelLen != null) {
+			p = p.withMaxModelLen(maxModelLen);
+		}
+		if (kvTokens != null) {
+			p = p.withKvCapacityTokens(kvTokens);
+		}
+		return new EmulatorSettings(model, p, timeScale, MetricsFlavour.of(metrics), host);
+	}
+
+	@Override
+	public Integer call() throws InterruptedException {
+		EmulatorPool pool = EmulatorPool.start(settings(), instances, basePort);
+		CountDownLatch stopped = new CountDownLatch(1);
+		Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+			pool.close();
+			stopped.countDown();
+		}, "emulator-shutdown"));
+		for (EmulatorServer s : pool.servers()) {
+			System.out.println("emulator " + s.baseUrl() + "  model=" + model + " profile=" + profile + " time-scale="
+					+ timeScale + "  (/v1/completions, /v1/chat/completions, /v1/models, /health, /metrics)");
+		}
+		System.out.println("Ctrl-C to stop.");
+		stopped.await();
+		return 0;
+	}
+
+}

@@ -1,0 +1,248 @@
+package io.github.dualmap.emulator;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.dualmap.emulator.EngineDriver.TokenEvent;
+import io.github.dualmap.engine.BlockChains;
+import io.github.dualmap.engine.Engine;
+import io.github.dualmap.engine.EngineRequest;
+import io.github.dualmap.engine.EngineStats;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * One emulated vLLM instance: an {@link Engine} driven in scaled real time behind a
+ * Reactor Netty server with {@code /v1/completions}, {@code /v1/chat/completions}
+ * (streaming and not), {@code /v1/models}, {@code /health} and {@code /metrics}.
+ */
+public final class EmulatorServer implements AutoCloseable {
+
+	private static final JsonMapper JSON = JsonMapper.builder().build();
+
+	private final EmulatorSettings settings;
+
+	private final EngineDriver driver;
+
+	private final DisposableServer server;
+
+	private final AtomicLong sequence = new AtomicLong();
+
+	private final long createdEpochSeconds = System.currentTimeMillis() / 1000;
+
+	private EmulatorServer(EmulatorSettings settings, int port) {
+		this.settings = settings;
+		this.driver = new EngineDriver(new Engine(settings.profile()), settings.timeScale(), "emulator-" + port);
+		try {
+			this.server = HttpServer.create()
+				.host(settings.host())
+				.port(port)
+				.route(routes -> routes.post("/v1/completions", (req, res) -> generate(req, res, false))
+					.post("/v1/chat/completions", (req, res) -> generate(req, res, true))
+					.get("/v1/models", (req, res) -> json(res, 200, models()))
+					.get("/health", (req, res) -> res.status(200).send())
+					.get("/metrics",
+							(req, res) -> res.header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+								.sendString(Mono
+									.fromSupplier(() -> settings.metrics().render(driver.stats(), settings.model())))))
+				.bindNow(Duration.ofSeconds(10));
+		}
+		catch (RuntimeException ex) {
+			driver.close();
+			throw new IllegalStateException("cannot bind emulator on " + settings.host() + ":" + port, ex);
+		}
+	}
+
+	/** Starts an instance on {@code port} (0 for any free port). */
+	public static EmulatorServer start(EmulatorSettings settings, int port) {
+		if (port < 0 || port > 65535) {
+			throw new IllegalArgumentException("port must be in [0, 65535] but was " + port);
+		}
+		return new EmulatorServer(settings, port);
+	}
+
+	public int port() {
+		return server.port();
+	}
+
+	public String baseUrl() {
+		return "http://" + settings.host() + ":" + port();
+	}
+
+	public EmulatorSettings settings() {
+		return settings;
+	}
+
+	/** The engine's state after its last step. */
+	public EngineStats stats() {
+		return driver.stats();
+	}
+
+	private Publisher<Void> generate(HttpServerRequest req, HttpServerResponse res, boolean chat) {
+		return req.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("").flatMap(body -> {
+			GenerationRequest g;
+			try {
+				g = GenerationRequest.parse(JSON, body, chat, settings.model(), settings.profile().maxModelLen());
+			}
+			catch (ApiException ex) {
+				return json(res, ex.status(), error(ex));
+			}
+			String id = (chat ? "chatcmpl-" : "cmpl-") + UUID.randomUUID().toString().replace("-", "");
+			EngineRequest request = new EngineRequest(id + "-" + sequence.incrementAndGet(),
+					BlockChains.ofTokens(g.promptTokens(), settings.profile().blockTokens()), g.promptTokens().length,
+					g.maxTokens());
+			Flux<TokenEvent> tokens = driver.generate(request);
+			return g.stream() ? stream(res, g, id, tokens) : whole(res, g, id, tokens);
+		});
+	}
+
+	private Mono<Void> stream(HttpServerResponse res, GenerationRequest g, String id, Flux<TokenEvent> tokens) {
+		long created = System.currentTimeMillis() / 1000;
+		Flux<String> events = tokens.concatMap(t -> {
+			Flux<String> out = Flux.just(sse(chunk(g, id, created, t)));
+			if (t.index() == 1 && g.chat()) {
+				// vLLM's first chat chunk carries the role alone.
+				out = Flux.just(sse(roleChunk(g, id, created))).concatWith(out);
+			}
+			if (t.last() && g.includeUsage()) {
+				ObjectNode usage = base(g, id, created);
+				usage.putArray("choices");
+				usage.set("usage", usage(t));
+				out = out.concatWith(Flux.just(sse(usage)));
+			}
+			return out;
+		}).concatWith(Flux.just("data: [DONE]\n\n")).onErrorResume(ApiException.class, ex -> Flux.just(sse(error(ex))));
+		return res.header("Content-Type", "text/event-stream; charset=utf-8")
+			.header("Cache-Control", "no-cache")
+			.sendString(events)
+			.then();
+	}
+
+	private Mono<Void> whole(HttpServerResponse res, GenerationRequest g, String id, Flux<TokenEvent> tokens) {
+		// Like vLLM: nothing (not even headers) is sent before generation ends.
+		return tokens.last().flatMap(t -> {
+			ObjectNode body = base(g, id, System.currentTimeMillis() / 1000);
+			ObjectNode choice = body.putArray("choices").addObject();
+			choice.put("index", 0);
+			if (g.chat()) {
+				ObjectNode message = choice.putObject("message");
+				message.put("role", "assistant");
+				message.put("content", FillerText.tokens(t.index()));
+			}
+			else {
+				choice.put("text", FillerText.tokens(t.index()));
+				choice.putNull("logprobs");
+			}
+			choice.put("finish_reason", "length");
+			choice.putNull("stop_reason");
+			body.set("usage", usage(t));
+			return json(res, 200, body);
+		});
+	}
+
+	private ObjectNode base(GenerationRequest g, String id, long created) {
+		ObjectNode node = JSON.createObjectNode();
+		node.put("id", id);
+		node.put("object", g.chat() ? (g.stream() ? "chat.completion.chunk" : "chat.completion") : "text_completion");
+		node.put("created", created);
+		node.put("model", g.model());
+		return node;
+	}
+
+	private ObjectNode roleChunk(GenerationRequest g, String id, long created) {
+		ObjectNode node = base(g, id, created);
+		ObjectNode choice = node.putArray("choices").addObject();
+		choice.put("index", 0);
+		ObjectNode delta = choice.putObject("delta");
+		delta.put("role", "assistant");
+		delta.put("content", "");
+		choice.putNull("logprobs");
+		choice.putNull("finish_reason");
+		return node;
+	}
+
+	private ObjectNode chunk(GenerationRequest g, String id, long created, TokenEvent t) {
+		ObjectNode node = base(g, id, created);
+		ObjectNode choice = node.putArray("choices").addObject();
+		choice.put("index", 0);
+		if (g.chat()) {
+			choice.putObject("delta").put("content", FillerText.token(t.index()));
+		}
+		else {
+			choice.put("text", FillerText.token(t.index()));
+		}
+		choice.putNull("logprobs");
+		if (t.last()) {
+			choice.put("finish_reason", "length");
+			choice.putNull("stop_reason");
+		}
+		else {
+			choice.putNull("finish_reason");
+		}
+		return node;
+	}
+
+	private static ObjectNode usage(TokenEvent t) {
+		ObjectNode usage = JSON.createObjectNode();
+		usage.put("prompt_tokens", t.promptTokens());
+		usage.put("total_tokens", t.promptTokens() + t.index());
+		usage.put("completion_tokens", t.index());
+		usage.putObject("prompt_tokens_details").put("cached_tokens", t.cachedTokens());
+		return usage;
+	}
+
+	private ObjectNode models() {
+		ObjectNode body = JSON.createObjectNode();
+		body.put("object", "list");
+		ArrayNode data = body.putArray("data");
+		ObjectNode model = data.addObject();
+		model.put("id", settings.model());
+		model.put("object", "model");
+		model.put("created", createdEpochSeconds);
+		model.put("owned_by", "vllm");
+		model.put("root", settings.model());
+		model.putNull("parent");
+		model.put("max_model_len", settings.profile().maxModelLen());
+		model.putArray("permission");
+		return body;
+	}
+
+	/** vLLM's error body: {@code {"error": {"message", "type", "param", "code"}}}. */
+	static ObjectNode error(ApiException ex) {
+		ObjectNode body = JSON.createObjectNode();
+		ObjectNode error = body.putObject("error");
+		error.put("message", ex.getMessage());
+		error.put("type", ex.type());
+		error.put("param", ex.param());
+		error.put("code", ex.status());
+		return body;
+	}
+
+	private static String sse(ObjectNode node) {
+		return "data: " + JSON.writeValueAsString(node) + "\n\n";
+	}
+
+	private static Mono<Void> json(HttpServerResponse res, int status, ObjectNode body) {
+		return res.status(status)
+			.header("Content-Type", "application/json")
+			.sendString(Mono.just(JSON.writeValueAsString(body)))
+			.then();
+	}
+
+	@Override
+	public void close() {
+		server.disposeNow(Duration.ofSeconds(5));
+		driver.close();
+	}
+
+}

@@ -1,0 +1,60 @@
+package io.github.dualmap.emulator.demo;
+
+import java.util.stream.Collectors;
+
+import io.github.dualmap.emulator.EmulatorPool;
+import io.github.dualmap.emulator.EmulatorServer;
+import io.github.dualmap.emulator.EmulatorSettings;
+import io.github.dualmap.emulator.MetricsFlavour;
+import io.github.dualmap.engine.EngineProfile;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Profile;
+
+/**
+ * The {@code demo} profile: starts the emulated pool with the application context (so the
+ * gateway's {@code lb://demo-pool} route has instances to reach), stops it with the
+ * context, and logs where everything is once the gateway is up.
+ */
+@Configuration(proxyBeanMethods = false)
+@Profile("demo")
+@EnableConfigurationProperties(DemoProperties.class)
+public class DemoPoolConfiguration {
+
+	private static final Log logger = LogFactory.getLog(DemoPoolConfiguration.class);
+
+	@Bean(destroyMethod = "close")
+	EmulatorPool demoEmulatorPool(DemoProperties properties) {
+		EmulatorSettings settings = new EmulatorSettings(properties.model(), EngineProfile.named(properties.profile()),
+				properties.timeScale(), MetricsFlavour.VLLM, "127.0.0.1");
+		return EmulatorPool.start(settings, properties.instances(), properties.basePort());
+	}
+
+	@Bean
+	ApplicationListener<ApplicationReadyEvent> demoBanner(EmulatorPool pool) {
+		return (event) -> {
+			int port = event.getApplicationContext() instanceof WebServerApplicationContext web
+					? web.getWebServer().getPort() : -1;
+			String gateway = "http://localhost:" + port;
+			String instances = pool.servers()
+				.stream()
+				.map(EmulatorServer::baseUrl)
+				.collect(Collectors.joining("\n    ", "    ", ""));
+			logger.info("\n--- DualMap demo ---------------------------------------------\n" + "  gateway:    "
+					+ gateway + "/v1/chat/completions, " + gateway + "/v1/completions\n"
+					+ "  instances (emulated vLLM, model " + pool.servers().get(0).settings().model() + "):\n"
+					+ instances + "\n" + "  actuator:   " + gateway + "/actuator/dualmap, " + gateway
+					+ "/actuator/health, " + gateway + "/actuator/prometheus\n"
+					+ "  per-instance engine metrics: <instance>/metrics\n"
+					+ "--------------------------------------------------------------");
+		};
+	}
+
+}

@@ -1,0 +1,207 @@
+package io.github.dualmap.emulator;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.dualmap.engine.EngineProfile;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class EmulatorServerTests {
+
+	private static final JsonMapper JSON = JsonMapper.builder().build();
+
+	private static final String MODEL = EmulatorSettings.DEFAULT_MODEL;
+
+	private static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+	private static EmulatorServer server;
+
+	@BeforeAll
+	static void start() {
+		server = EmulatorServer
+			.start(EmulatorSettings.of(EngineProfile.h100_8b().withMaxModelLen(4096)).withTimeScale(20), 0);
+	}
+
+	@AfterAll
+	static void stop() {
+		server.close();
+	}
+
+	@Test
+	void healthAndModels() throws Exception {
+		assertThat(get("/health").statusCode()).isEqualTo(200);
+		HttpResponse<String> models = get("/v1/models");
+		assertThat(models.statusCode()).isEqualTo(200);
+		JsonNode body = JSON.readTree(models.body());
+		assertThat(body.path("data").get(0).path("id").stringValue()).isEqualTo(MODEL);
+		assertThat(body.path("data").get(0).path("max_model_len").intValue()).isEqualTo(4096);
+	}
+
+	@Test
+	void completionHonoursMaxTokensAndReportsCachedTokensOnRepeat() throws Exception {
+		String prompt = "Summarise the following report. ".repeat(40);
+		JsonNode first = JSON.readTree(post("/v1/completions",
+				"{\"model\":\"" + MODEL + "\",\"prompt\":" + JSON.writeValueAsString(prompt) + ",\"max_tokens\":5}")
+			.body());
+		assertThat(first.path("object").stringValue()).isEqualTo("text_completion");
+		assertThat(first.path("choices").get(0).path("text").stringValue()).isEqualTo(FillerText.tokens(5));
+		assertThat(first.path("choices").get(0).path("finish_reason").stringValue()).isEqualTo("length");
+		JsonNode usage = first.path("usage");
+		assertThat(usage.path("prompt_tokens").intValue()).isEqualTo(prompt.length() / 4);
+		assertThat(usage.path("completion_tokens").intValue()).isEqualTo(5);
+		assertThat(usage.path("prompt_tokens_details").path("cached_tokens").intValue()).isZero();
+		JsonNode second = JSON
+			.readTree(post("/v1/completions", "{\"prompt\":" + JSON.writeValueAsString(prompt) + ",\"max_tokens\":5}")
+				.body());
+		// 320 tokens = 20 full blocks, hit capped at prompt length minus one: 19 blocks
+		assertThat(second.path("usage").path("prompt_tokens_details").path("cached_tokens").intValue())
+			.isEqualTo(19 * 16);
+	}
+
+	@Test
+	void chatStreamsTokensUsageAndDone() throws Exception {
+		HttpResponse<String> res = post("/v1/chat/completions",
+				"{\"model\":\"" + MODEL
+						+ "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello there\"}],\"max_tokens\":3,"
+						+ "\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+		assertThat(res.statusCode()).isEqualTo(200);
+		assertThat(res.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/event-stream");
+		List<String> events = new ArrayList<>();
+		for (String block : res.body().split("\n\n")) {
+			assertThat(block).startsWith("data: ");
+			events.add(block.substring(6));
+		}
+		assertThat(events).hasSize(6).last().isEqualTo("[DONE]");
+		assertThat(JSON.readTree(events.get(0)).path("choices").get(0).path("delta").path("role").stringValue())
+			.isEqualTo("assistant");
+		StringBuilder text = new StringBuilder();
+		for (int i = 1; i <= 3; i++) {
+			JsonNode chunk = JSON.readTree(events.get(i));
+			assertThat(chunk.path("object").stringValue()).isEqualTo("chat.completion.chunk");
+			text.append(chunk.path("choices").get(0).path("delta").path("content").stringValue());
+		}
+		assertThat(text.toString()).isEqualTo(FillerText.tokens(3));
+		JsonNode usage = JSON.readTree(events.get(4)).path("usage");
+		assertThat(usage.path("completion_tokens").intValue()).isEqualTo(3);
+		assertThat(usage.path("prompt_tokens_details").has("cached_tokens")).isTrue();
+	}
+
+	@Test
+	void nonStreamingChatAndStreamingCompletion() throws Exception {
+		JsonNode chat = JSON.readTree(post("/v1/chat/completions",
+				"{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Hi\"}]}],\"max_tokens\":2}")
+			.body());
+		assertThat(chat.path("object").stringValue()).isEqualTo("chat.completion");
+		assertThat(chat.path("choices").get(0).path("message").path("content").stringValue())
+			.isEqualTo(FillerText.tokens(2));
+		String stream = post("/v1/completions", "{\"prompt\":[1,2,3,4,5],\"max_tokens\":2,\"stream\":true}").body();
+		assertThat(List.of(stream.split("\n\n"))).hasSize(3).last().isEqualTo("data: [DONE]");
+		assertThat(JSON.readTree(stream.split("\n\n")[1].substring(6))
+			.path("choices")
+			.get(0)
+			.path("finish_reason")
+			.stringValue()).isEqualTo("length");
+	}
+
+	@Test
+	void badRequestsGetVllmErrors() throws Exception {
+		assertError(post("/v1/completions", "{not json"), 400, "BadRequestError", "JSON decode error");
+		assertError(post("/v1/completions", "{\"prompt\":\"hi\",\"max_tokens\":0}"), 400, "BadRequestError",
+				"max_tokens must be at least 1, got 0.");
+		assertError(post("/v1/completions", "{\"model\":\"gpt-4\",\"prompt\":\"hi\"}"), 404, "NotFoundError",
+				"The model `gpt-4` does not exist.");
+		assertError(post("/v1/chat/completions", "{\"messages\":[]}"), 400, "BadRequestError", "messages");
+		String longPrompt = JSON.writeValueAsString("abcd".repeat(5000));
+		assertError(post("/v1/completions", "{\"prompt\":" + longPrompt + "}"), 400, "BadRequestError",
+				"This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.");
+		assertError(post("/v1/completions", "{\"prompt\":\"abcdabcd\",\"max_tokens\":4095}"), 400, "BadRequestError",
+				"'max_tokens' or 'max_completion_tokens' is too large: 4095. This model's maximum context length is 4096 tokens and your request has 2 input tokens (4095 > 4096 - 2).");
+	}
+
+	@Test
+	void metricsCountWhatWasSent() throws Exception {
+		try (EmulatorServer own = EmulatorServer.start(EmulatorSettings.of(EngineProfile.h100_8b()).withTimeScale(20),
+				0)) {
+			int prompt = 0;
+			for (int i = 0; i < 3; i++) {
+				String text = "Request number " + i + " asks about the weather in a city. ";
+				prompt += (text.length() + 3) / 4;
+				assertThat(post(own, "/v1/completions",
+						"{\"prompt\":" + JSON.writeValueAsString(text) + ",\"max_tokens\":4}")
+					.statusCode()).isEqualTo(200);
+			}
+			HttpResponse<String> res = get(own, "/metrics");
+			assertThat(res.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/plain");
+			PrometheusText metrics = new PrometheusText(res.body());
+			String model = "model_name=" + MODEL;
+			assertThat(metrics.types).containsEntry("vllm:prefix_cache_queries", "counter")
+				.containsEntry("vllm:time_to_first_token_seconds", "histogram");
+			assertThat(metrics.value("vllm:prompt_tokens_total", model, "engine=0")).isEqualTo(prompt);
+			assertThat(metrics.value("vllm:generation_tokens_total", model)).isEqualTo(12);
+			assertThat(metrics.value("vllm:request_success_total", model)).isEqualTo(3);
+			assertThat(metrics.value("vllm:prefix_cache_queries_total", model)).isEqualTo(prompt);
+			assertThat(metrics.value("vllm:time_to_first_token_seconds_count", model)).isEqualTo(3);
+			assertThat(metrics.value("vllm:time_to_first_token_seconds_bucket", model, "le=+Inf")).isEqualTo(3);
+			assertThat(metrics.value("vllm:inter_token_latency_seconds_count", model)).isEqualTo(9);
+			assertThat(metrics.value("vllm:e2e_request_latency_seconds_count", model)).isEqualTo(3);
+			assertThat(metrics.value("vllm:num_requests_running", model)).isZero();
+			assertThat(metrics.value("vllm:num_requests_waiting", model)).isZero();
+			assertThat(metrics.value("vllm:kv_cache_usage_perc", model)).isZero();
+			assertThat(metrics.value("vllm:cache_config_info", "num_gpu_blocks=56250", "block_size=16")).isEqualTo(1);
+		}
+	}
+
+	@Test
+	void sglangFlavour() throws Exception {
+		try (EmulatorServer own = EmulatorServer.start(
+				EmulatorSettings.of(EngineProfile.h100_8b()).withTimeScale(20).withMetrics(MetricsFlavour.SGLANG), 0)) {
+			post(own, "/v1/completions", "{\"prompt\":\"hello world\",\"max_tokens\":2}");
+			PrometheusText metrics = new PrometheusText(get(own, "/metrics").body());
+			assertThat(metrics.value("sglang:num_queue_reqs")).isZero();
+			assertThat(metrics.value("sglang:max_total_num_tokens")).isEqualTo(900_000);
+			assertThat(metrics.value("sglang:generation_tokens_total")).isEqualTo(2);
+			assertThat(metrics.value("sglang:time_to_first_token_seconds_count")).isEqualTo(1);
+		}
+	}
+
+	private static void assertError(HttpResponse<String> res, int status, String type, String message) {
+		assertThat(res.statusCode()).isEqualTo(status);
+		JsonNode error = JSON.readTree(res.body()).path("error");
+		assertThat(error.path("type").stringValue()).isEqualTo(type);
+		assertThat(error.path("code").intValue()).isEqualTo(status);
+		assertThat(error.path("message").stringValue()).contains(message);
+	}
+
+	private static HttpResponse<String> get(String path) throws Exception {
+		return get(server, path);
+	}
+
+	private static HttpResponse<String> post(String path, String body) throws Exception {
+		return post(server, path, body);
+	}
+
+	static HttpResponse<String> get(EmulatorServer s, String path) throws Exception {
+		return http.send(HttpRequest.newBuilder(URI.create(s.baseUrl() + path)).timeout(Duration.ofSeconds(30)).build(),
+				HttpResponse.BodyHandlers.ofString());
+	}
+
+	static HttpResponse<String> post(EmulatorServer s, String path, String body) throws Exception {
+		return http.send(HttpRequest.newBuilder(URI.create(s.baseUrl() + path))
+			.timeout(Duration.ofSeconds(30))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString(body))
+			.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+}

@@ -1,0 +1,104 @@
+package io.github.dualmap.emulator.demo;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+
+import io.github.dualmap.DualMapApplication;
+import io.github.dualmap.emulator.EmulatorPool;
+import io.github.dualmap.emulator.EmulatorServer;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The demo profile end to end: the gateway on a random port routes {@code /v1/**} to the
+ * emulated pool it started (stock load balancer; DualMap's comes from its own module).
+ */
+@SpringBootTest(classes = DualMapApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@ActiveProfiles("demo")
+class DemoPoolIntegrationTests {
+
+	private static final int INSTANCES = 4;
+
+	private static final int BASE_PORT = freeConsecutivePorts(INSTANCES);
+
+	@DynamicPropertySource
+	static void ports(DynamicPropertyRegistry registry) {
+		registry.add("dualmap.demo.base-port", () -> BASE_PORT);
+		registry.add("dualmap.demo.time-scale", () -> 20);
+		for (int i = 0; i < INSTANCES; i++) {
+			int port = BASE_PORT + i;
+			registry.add("spring.cloud.discovery.client.simple.instances.demo-pool[" + i + "].uri",
+					() -> "http://127.0.0.1:" + port);
+			registry.add("spring.cloud.discovery.client.simple.instances.demo-pool[" + i + "].instance-id",
+					() -> "emulator-" + port);
+		}
+	}
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	EmulatorPool pool;
+
+	@Test
+	void servesACompletionThroughTheGateway() {
+		WebTestClient client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + port).build();
+		client.post()
+			.uri("/v1/chat/completions")
+			.header("Content-Type", "application/json")
+			.bodyValue(
+					"{\"messages\":[{\"role\":\"user\",\"content\":\"Hello through the gateway\"}],\"max_tokens\":3}")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.object")
+			.isEqualTo("chat.completion")
+			.jsonPath("$.usage.completion_tokens")
+			.isEqualTo(3);
+		assertThat(pool.servers()).hasSize(INSTANCES);
+		assertThat(pool.servers().stream().mapToLong(s -> s.stats().finished()).sum()).isEqualTo(1);
+		assertThat(pool.servers().stream().map(EmulatorServer::port)).containsExactly(BASE_PORT, BASE_PORT + 1,
+				BASE_PORT + 2, BASE_PORT + 3);
+		client.get().uri("/actuator/health").exchange().expectStatus().isOk();
+	}
+
+	private static int freeConsecutivePorts(int count) {
+		for (int attempt = 0; attempt < 50; attempt++) {
+			int base;
+			try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+				base = probe.getLocalPort();
+			}
+			catch (IOException ex) {
+				continue;
+			}
+			if (base + count > 65535) {
+				continue;
+			}
+			boolean free = true;
+			for (int p = base; p < base + count && free; p++) {
+				try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
+					s.setReuseAddress(true);
+				}
+				catch (IOException ex) {
+					free = false;
+				}
+			}
+			if (free) {
+				return base;
+			}
+		}
+		throw new IllegalStateException("no " + count + " consecutive free ports on loopback");
+	}
+
+}
