@@ -13,8 +13,10 @@ import java.util.Set;
  * window exceeds the hot ratio is expanded: requests carrying it route on one more block.
  * An expansion is dropped when the key's share falls below the drop ratio. Counting every
  * depth along the path (not only the routed one) keeps a parent's share truthful after it
- * was expanded, so expansions do not oscillate. Memory is bounded by the window times the
- * maximum depth plus the bound on expanded keys. Thread-safe.
+ * was expanded, so expansions do not oscillate. Shares are counted against the full
+ * window size even before the window has filled, so a warming table is conservative
+ * rather than noisy. Memory is bounded by the window times the maximum depth plus the
+ * bound on expanded keys. Thread-safe.
  */
 public final class HotPrefixTable {
 
@@ -91,8 +93,11 @@ public final class HotPrefixTable {
 		}
 	}
 
+	// Shares are of the full window even while it fills: over a partial window two
+	// requests in twenty-one look hot, and the hysteresis would then keep a 5 % prefix
+	// expanded for good.
 	private double share(int count) {
-		return window.isEmpty() ? 0 : (double) count / window.size();
+		return (double) count / Math.max(window.size(), settings.hotWindow());
 	}
 
 	/** Hashes of the currently expanded (hot) prefixes with their share of the window. */

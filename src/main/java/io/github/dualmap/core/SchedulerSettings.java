@@ -55,6 +55,12 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 					"hotDropRatio must be <= hotRatio (" + hotRatio + ") but was " + hotDropRatio);
 		}
 		positive("hotMinSamples", hotMinSamples);
+		if (hotMinSamples > hotWindow) {
+			// The window never holds more than hotWindow requests: nothing would ever
+			// expand.
+			throw new IllegalArgumentException(
+					"hotMinSamples must be <= hotWindow (" + hotWindow + ") but was " + hotMinSamples);
+		}
 		positive("maxHotPrefixes", maxHotPrefixes);
 		if (!(switchFactor > 0)) {
 			throw new IllegalArgumentException("switchFactor must be > 0 but was " + switchFactor);

@@ -1,0 +1,189 @@
+package io.github.dualmap.core;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+class DualHashRingTests {
+
+	private static final int KEYS = 100_000;
+
+	private static List<RingMember> members(int n) {
+		List<RingMember> list = new ArrayList<>();
+		for (int i = 0; i < n; i++) {
+			list.add(new RingMember("inst-" + i, 1.0));
+		}
+		return list;
+	}
+
+	private static long[] keys(long seed) {
+		Random random = new Random(seed);
+		long[] keys = new long[KEYS];
+		for (int i = 0; i < KEYS; i++) {
+			keys[i] = random.nextLong();
+		}
+		return keys;
+	}
+
+	private static String home(DualHashRing ring, int r, long key) {
+		return ring.walk(r, key, id -> true);
+	}
+
+	@Test
+	void eachInstanceGetsAFairShareOnBothRings() {
+		DualHashRing ring = DualHashRing.of(members(8), 160);
+		long[] keys = keys(1);
+		for (int r = 0; r < 2; r++) {
+			Map<String, Integer> counts = new HashMap<>();
+			for (long k : keys) {
+				counts.merge(home(ring, r, k), 1, Integer::sum);
+			}
+			assertThat(counts).hasSize(8);
+			double fair = KEYS / 8.0;
+			for (var e : counts.entrySet()) {
+				assertThat((double) e.getValue()).as("share of %s on ring %d", e.getKey(), r)
+					.isBetween(0.75 * fair, 1.25 * fair);
+			}
+		}
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 8, 16, 32 })
+	void addingOneInstanceMovesAboutOneNthOfKeysPerRingAndRarelyBothHomes(int n) {
+		DualHashRing before = DualHashRing.of(members(n), 160);
+		DualHashRing after = DualHashRing.of(members(n + 1), 160);
+		long[] keys = keys(n);
+		int[] moved = new int[2];
+		int lostBothHomes = 0;
+		for (long k : keys) {
+			boolean[] movedHere = new boolean[2];
+			for (int r = 0; r < 2; r++) {
+				movedHere[r] = !home(before, r, k).equals(home(after, r, k));
+				if (movedHere[r]) {
+					moved[r]++;
+				}
+			}
+			if (movedHere[0] && movedHere[1]) {
+				lostBothHomes++;
+			}
+			// Both homes moving means both moved to the new instance; the second
+			// candidate
+			// then falls back to the old ring-2 home, so one warm candidate always stays.
+			Candidates c0 = before.candidates(k);
+			Candidates c1 = after.candidates(k);
+			assertThat(Set.of(c0.first(), c0.second())).containsAnyOf(c1.first(), c1.second());
+		}
+		for (int r = 0; r < 2; r++) {
+			assertThat((double) moved[r] / KEYS).as("moved on ring %d", r).isBetween(0.5 / n, 1.6 / n);
+		}
+		assertThat((double) lostBothHomes / KEYS).as("lost both homes").isBetween(0.3 / (n * n), 2.0 / (n * n));
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 8, 16, 32 })
+	void removingOneInstanceMovesOnlyItsKeys(int n) {
+		DualHashRing before = DualHashRing.of(members(n), 160);
+		List<RingMember> fewer = members(n);
+		RingMember removed = fewer.remove(n / 2);
+		DualHashRing after = DualHashRing.of(fewer, 160);
+		long[] keys = keys(100 + n);
+		for (int r = 0; r < 2; r++) {
+			int moved = 0;
+			for (long k : keys) {
+				String was = home(before, r, k);
+				String is = home(after, r, k);
+				if (!was.equals(is)) {
+					moved++;
+					assertThat(was).isEqualTo(removed.id());
+				}
+			}
+			assertThat((double) moved / KEYS).as("moved on ring %d", r).isBetween(0.5 / n, 1.6 / n);
+		}
+	}
+
+	@Test
+	void discoveryOrderDoesNotMatter() {
+		List<RingMember> list = members(12);
+		DualHashRing reference = DualHashRing.of(list, 160);
+		Random random = new Random(7);
+		for (int round = 0; round < 5; round++) {
+			List<RingMember> shuffled = new ArrayList<>(list);
+			Collections.shuffle(shuffled, random);
+			DualHashRing ring = DualHashRing.of(shuffled, 160);
+			for (long k : keys(round)) {
+				assertThat(ring.candidates(k)).isEqualTo(reference.candidates(k));
+			}
+		}
+	}
+
+	@Test
+	void aDoubleWeightInstanceGetsAboutTwiceTheShare() {
+		List<RingMember> list = members(4);
+		list.add(new RingMember("big", 2.0));
+		DualHashRing ring = DualHashRing.of(list, 160);
+		assertThat(ring.virtualNodesOf("big")).isEqualTo(320);
+		for (int r = 0; r < 2; r++) {
+			Map<String, Integer> counts = new HashMap<>();
+			for (long k : keys(3)) {
+				counts.merge(home(ring, r, k), 1, Integer::sum);
+			}
+			double others = (KEYS - counts.get("big")) / 4.0;
+			assertThat(counts.get("big") / others).as("ratio on ring %d", r).isBetween(1.6, 2.4);
+		}
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 2, 3, 5 })
+	void theTwoCandidatesDifferWithTwoOrMoreInstances(int n) {
+		DualHashRing ring = DualHashRing.of(members(n), 160);
+		for (long k : keys(n)) {
+			Candidates c = ring.candidates(k);
+			assertThat(c.first()).isNotEqualTo(c.second());
+		}
+	}
+
+	@Test
+	void aSingleInstanceIsBothCandidates() {
+		DualHashRing ring = DualHashRing.of(members(1), 160);
+		assertThat(ring.candidates(42)).isEqualTo(new Candidates("inst-0", "inst-0"));
+	}
+
+	@Test
+	void walkVisitsEachInstanceOnce() {
+		DualHashRing ring = DualHashRing.of(members(10), 160);
+		for (int r = 0; r < 2; r++) {
+			List<String> visited = new ArrayList<>();
+			assertThat(ring.walk(r, 99, id -> !visited.add(id))).isNull();
+			assertThat(visited).hasSize(10).doesNotHaveDuplicates();
+			assertThat(new HashSet<>(visited))
+				.containsExactlyInAnyOrderElementsOf(members(10).stream().map(RingMember::id).toList());
+		}
+	}
+
+	@Test
+	void badInputIsRejected() {
+		assertThatIllegalArgumentException().isThrownBy(() -> DualHashRing.of(members(2), 0))
+			.withMessageContaining("virtualNodes");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> DualHashRing.of(List.of(new RingMember("a", 1), new RingMember("a", 2)), 10))
+			.withMessageContaining("'a'");
+		assertThatIllegalArgumentException().isThrownBy(() -> DualHashRing.of(members(2), 10).walk(2, 1, id -> true))
+			.withMessageContaining("2");
+		assertThatIllegalStateException().isThrownBy(() -> DualHashRing.empty().candidates(1));
+		assertThat(DualHashRing.empty().walk(0, 1, id -> true)).isNull();
+	}
+
+}

@@ -1,0 +1,307 @@
+package io.github.dualmap.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import io.github.dualmap.core.DualMapPolicy.Variant;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class DualMapPolicyTests {
+
+	private static final long SLO = Duration.ofSeconds(5).toNanos();
+
+	/** Settings that never expand a prefix, so a chain's key stays its first block. */
+	private static SchedulerSettings.Builder settings() {
+		return SchedulerSettings.custom().hotWindow(1_000).hotMinSamples(1_000);
+	}
+
+	private final ManualClock clock = new ManualClock();
+
+	private long loadChains = 1L << 40;
+
+	private InstancePool pool(SchedulerSettings settings, int instances) {
+		InstancePool pool = new InstancePool("llm", settings, clock);
+		List<RingMember> members = new ArrayList<>();
+		for (int i = 0; i < instances; i++) {
+			members.add(new RingMember("i" + i, 1));
+		}
+		pool.updateMembership(members);
+		return pool;
+	}
+
+	private static RoutingRequest request(long... chain) {
+		return new RoutingRequest("r", new PromptBlocks(chain, 64, chain.length * 64), SLO, 0);
+	}
+
+	private static Candidates candidates(InstancePool pool, RoutingRequest r) {
+		return pool.rings().candidates(r.blocks().keyAt(1));
+	}
+
+	/** Queues {@code tokens} uncached tokens of unrelated work on {@code id}. */
+	private InstancePool.Dispatch load(InstancePool pool, String id, int tokens) {
+		RoutingRequest r = new RoutingRequest("load", new PromptBlocks(new long[] { loadChains++ }, 64, tokens), SLO,
+				0);
+		return pool.dispatch(r, new Decision(id, Reason.AFFINITY, 0, tokens, -1));
+	}
+
+	private static void cache(InstancePool pool, String id, RoutingRequest r) {
+		pool.instance(id).shadow().record(r.blocks().chain());
+	}
+
+	@Test
+	void affinityPrefersTheLongerCachedPrefix() {
+		InstancePool pool = pool(settings().build(), 6);
+		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+		RoutingRequest r = request(11, 12, 13);
+		Candidates c = candidates(pool, r);
+		cache(pool, c.second(), r);
+		Decision d = policy.choose(r, pool);
+		assertThat(d.instanceId()).isEqualTo(c.second());
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+		assertThat(d.cachedTokens()).isEqualTo(191);
+		assertThat(d.uncachedTokens()).isEqualTo(1);
+		assertThat(d.ttftEstimateNanos()).isEqualTo(pool.estimateTtft(pool.instance(c.second()), 1));
+	}
+
+	@Test
+	void equalCacheGoesToTheLowerEstimateThenToTheFirstCandidate() {
+		InstancePool pool = pool(settings().build(), 6);
+		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+		RoutingRequest r = request(21, 22);
+		Candidates c = candidates(pool, r);
+		assertThat(policy.choose(r, pool).instanceId()).isEqualTo(c.first());
+		load(pool, c.first(), 500);
+		Decision d = policy.choose(r, pool);
+		assertThat(d.instanceId()).isEqualTo(c.second());
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+	}
+
+	@Test
+	void sloSwitchFiresUnderLoadAndGoesBackWhenLoadDrops() {
+		// No hotspot by load, to see the switch on its own.
+		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
+		for (Variant v : List.of(Variant.FULL, Variant.NO_REBALANCE)) {
+			DualMapPolicy policy = new DualMapPolicy(v, pool.settings());
+			RoutingRequest r = request(31, 32);
+			Candidates c = candidates(pool, r);
+			cache(pool, c.second(), r);
+			// 150k tokens at 25 us each is 3.75 s: over half the 5 s SLO.
+			InstancePool.Dispatch busy = load(pool, c.second(), 150_000);
+			Decision switched = policy.choose(r, pool);
+			assertThat(switched.instanceId()).as(v.policyName()).isEqualTo(c.first());
+			assertThat(switched.reason()).isEqualTo(Reason.SLO_SWITCH);
+			assertThat(switched.cachedTokens()).isZero();
+			busy.finish();
+			Decision back = policy.choose(r, pool);
+			assertThat(back.instanceId()).isEqualTo(c.second());
+			assertThat(back.reason()).isEqualTo(Reason.AFFINITY);
+		}
+	}
+
+	@Test
+	void noSloSwitchWhenTheOtherCandidateIsNoFaster() {
+		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
+		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+		RoutingRequest r = request(41, 42);
+		Candidates c = candidates(pool, r);
+		cache(pool, c.second(), r);
+		load(pool, c.second(), 150_000);
+		load(pool, c.first(), 200_000);
+		Decision d = policy.choose(r, pool);
+		assertThat(d.instanceId()).isEqualTo(c.second());
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+	}
+
+	@Test
+	void hotspotAvoidance() {
+		InstancePool pool = pool(settings().build(), 6);
+		RoutingRequest r = request(51, 52);
+		Candidates c = candidates(pool, r);
+		cache(pool, c.second(), r);
+		// The affinity choice has a request queued for longer than the 3 s bound.
+		pool.instance(c.second()).oldestQueuedNanos(clock.nanos());
+		clock.advance(Duration.ofSeconds(4));
+		Decision d = DualMapPolicy.of(pool.settings()).choose(r, pool);
+		assertThat(d.instanceId()).isEqualTo(c.first());
+		assertThat(d.reason()).isEqualTo(Reason.HOTSPOT);
+		assertThat(new DualMapPolicy(Variant.NO_REBALANCE, pool.settings()).choose(r, pool).reason())
+			.isEqualTo(Reason.AFFINITY);
+		// Both hot: nowhere better to steer to.
+		pool.instance(c.first()).oldestQueuedNanos(clock.nanos() - Duration.ofSeconds(4).toNanos());
+		Decision both = DualMapPolicy.of(pool.settings()).choose(r, pool);
+		assertThat(both.instanceId()).isEqualTo(c.second());
+		assertThat(both.reason()).isEqualTo(Reason.AFFINITY);
+	}
+
+	@Test
+	void staleEngineStatsAreUnknownNotSaturated() {
+		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
+		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+		RoutingRequest r = request(61, 62);
+		Candidates c = candidates(pool, r);
+		cache(pool, c.second(), r);
+		InstanceState home = pool.instance(c.second());
+		home.updateEngine(new EngineSnapshot(clock.nanos(), 1_000, 64, 0.99, 0, 0, 0));
+		assertThat(policy.choose(r, pool).reason()).isEqualTo(Reason.SLO_SWITCH);
+		clock.advance(Duration.ofSeconds(3));
+		Decision stale = policy.choose(r, pool);
+		assertThat(stale.instanceId()).isEqualTo(c.second());
+		assertThat(stale.reason()).isEqualTo(Reason.AFFINITY);
+		home.updateEngine(new EngineSnapshot(clock.nanos(), 1_000, 64, 0.99, 0, 0, 0));
+		home.markEngineUnknown();
+		assertThat(policy.choose(r, pool).reason()).isEqualTo(Reason.AFFINITY);
+	}
+
+	@Test
+	void unavailableCandidatesFallBack() {
+		InstancePool pool = pool(settings().build(), 6);
+		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+		RoutingRequest r = request(71, 72);
+		Candidates c = candidates(pool, r);
+		cache(pool, c.second(), r);
+		pool.instance(c.second()).draining(true);
+		Decision one = policy.choose(r, pool);
+		assertThat(one.instanceId()).isEqualTo(c.first());
+		assertThat(one.reason()).isEqualTo(Reason.FALLBACK);
+		pool.instance(c.first()).healthy(false);
+		Decision walked = policy.choose(r, pool);
+		String expected = pool.rings().walk(0, 71, id -> pool.instance(id).acceptsNewWork());
+		assertThat(walked.instanceId()).isEqualTo(expected).isNotIn(c.first(), c.second());
+		assertThat(walked.reason()).isEqualTo(Reason.FALLBACK);
+		pool.instances().forEach(s -> s.healthy(false));
+		assertThat(policy.choose(r, pool)).isNull();
+		assertThat(policy.choose(r, new InstancePool("empty", pool.settings(), clock))).isNull();
+	}
+
+	@Test
+	void anUnparsedBodyGoesToTheLeastLoadedInstance() {
+		InstancePool pool = pool(settings().build(), 3);
+		load(pool, "i0", 100);
+		load(pool, "i2", 50);
+		RoutingRequest r = new RoutingRequest("r", null, SLO, 0);
+		for (Variant v : Variant.values()) {
+			Decision d = new DualMapPolicy(v, pool.settings()).choose(r, pool);
+			assertThat(d.instanceId()).as(v.policyName()).isEqualTo("i1");
+			assertThat(d.reason()).isEqualTo(Reason.LOAD);
+		}
+	}
+
+	@Test
+	void thirdChoiceWhenBothCandidatesWouldMissTheSlo() {
+		InstancePool pool = pool(settings().build(), 8);
+		RoutingRequest r = request(81, 82);
+		Candidates c = candidates(pool, r);
+		// 300k tokens each: 7.5 s, past the whole SLO on both candidates.
+		load(pool, c.first(), 300_000);
+		load(pool, c.second(), 300_000);
+		List<String> extras = new ArrayList<>();
+		for (int ring = 0; ring < 2; ring++) {
+			extras.add(pool.rings().walk(ring, 81, id -> !id.equals(c.first()) && !id.equals(c.second())));
+		}
+		Decision d = new DualMapPolicy(Variant.THIRD_CHOICE, pool.settings()).choose(r, pool);
+		assertThat(d.reason()).isEqualTo(Reason.THIRD_CHOICE);
+		assertThat(d.instanceId()).isIn(extras);
+		assertThat(d.ttftEstimateNanos()).isLessThan(SLO);
+
+		assertThat(DualMapPolicy.of(pool.settings()).choose(r, pool).reason()).isNotEqualTo(Reason.THIRD_CHOICE);
+		SchedulerSettings on = pool.settings().toBuilder().thirdChoice(true).build();
+		assertThat(DualMapPolicy.of(on).choose(r, pool).reason()).isEqualTo(Reason.THIRD_CHOICE);
+		assertThat(new DualMapPolicy(Variant.NO_REBALANCE, on).choose(r, pool).reason())
+			.isNotEqualTo(Reason.THIRD_CHOICE);
+
+		// Extra instances that are no better are not taken.
+		extras.forEach(id -> load(pool, id, 400_000));
+		Decision none = new DualMapPolicy(Variant.THIRD_CHOICE, pool.settings()).choose(r, pool);
+		assertThat(none.instanceId()).isIn(c.first(), c.second());
+	}
+
+	@Test
+	void cacheAffinityAblationIgnoresLoadAndHotspots() {
+		InstancePool pool = pool(settings().build(), 6);
+		RoutingRequest r = request(91, 92);
+		Candidates c = candidates(pool, r);
+		cache(pool, c.second(), r);
+		load(pool, c.second(), 400_000);
+		assertThat(pool.isHotspot(pool.instance(c.second()))).isTrue();
+		Decision d = new DualMapPolicy(Variant.CACHE_AFFINITY, pool.settings()).choose(r, pool);
+		assertThat(d.instanceId()).isEqualTo(c.second());
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+		Decision full = DualMapPolicy.of(pool.settings()).choose(r, pool);
+		assertThat(full.instanceId()).isEqualTo(c.first());
+		assertThat(full.reason()).isEqualTo(Reason.HOTSPOT);
+	}
+
+	@Test
+	void leastLoadedAblationIgnoresTheCache() {
+		InstancePool pool = pool(settings().build(), 6);
+		DualMapPolicy policy = new DualMapPolicy(Variant.LEAST_LOADED, pool.settings());
+		RoutingRequest r = request(101, 102);
+		Candidates c = candidates(pool, r);
+		cache(pool, c.second(), r);
+		load(pool, c.second(), 10);
+		Decision d = policy.choose(r, pool);
+		assertThat(d.instanceId()).isEqualTo(c.first());
+		assertThat(d.reason()).isEqualTo(Reason.LOAD);
+		load(pool, c.first(), 20);
+		Decision other = policy.choose(r, pool);
+		assertThat(other.instanceId()).isEqualTo(c.second());
+		// The cache still shows in the decision, for accounting.
+		assertThat(other.cachedTokens()).isEqualTo(127);
+	}
+
+	@Test
+	void slowStartRampsUpANewInstance() {
+		SchedulerSettings s = settings().slowStart(Duration.ofSeconds(10)).build();
+		InstancePool pool = pool(s, 4);
+		clock.advance(Duration.ofMinutes(1));
+		List<RingMember> members = new ArrayList<>(pool.rings().members());
+		members.add(new RingMember("fresh", 1));
+		pool.updateMembership(members);
+		DualMapPolicy policy = DualMapPolicy.of(s);
+		assertThat(policy.warmth(pool.instance("fresh"), clock.nanos())).isEqualTo(0.1);
+		assertThat(policy.warmth(pool.instance("i0"), clock.nanos())).isEqualTo(1);
+		assertThat(sharesOfFresh(pool, policy, 0)).isZero();
+		clock.advance(Duration.ofSeconds(5));
+		assertThat(policy.warmth(pool.instance("fresh"), clock.nanos())).isEqualTo(0.5);
+		clock.advance(Duration.ofSeconds(5));
+		assertThat(sharesOfFresh(pool, policy, 10_000)).isPositive();
+	}
+
+	/**
+	 * Decisions that went to "fresh" among idle, uncached keys where it is a candidate.
+	 */
+	private static int sharesOfFresh(InstancePool pool, DualMapPolicy policy, long firstKey) {
+		int n = 0;
+		for (long k = firstKey; k < firstKey + 2_000; k++) {
+			Candidates c = pool.rings().candidates(k);
+			if (c.first().equals("fresh") || c.second().equals("fresh")) {
+				if (policy.choose(request(k), pool).instanceId().equals("fresh")) {
+					n++;
+				}
+			}
+		}
+		return n;
+	}
+
+	@Test
+	void everyVariantIsRegisteredUnderItsName() {
+		SchedulerSettings s = SchedulerSettings.ofDefaults();
+		for (Variant v : Variant.values()) {
+			RoutingPolicy p = RoutingPolicies.create(v.policyName(), s);
+			assertThat(p).isInstanceOf(DualMapPolicy.class);
+			assertThat(((DualMapPolicy) p).variant()).isEqualTo(v);
+			assertThat(p.name()).isEqualTo(v.policyName());
+			assertThat(Variant.ofPolicyName(v.policyName())).isEqualTo(v);
+		}
+		assertThat(RoutingPolicies.names()).startsWith("dualmap", "dualmap-no-rebalance", "dualmap-cache-affinity",
+				"dualmap-least-loaded", "dualmap-third-choice");
+		assertThatIllegalArgumentException().isThrownBy(() -> Variant.ofPolicyName("dualmap-x"))
+			.withMessageContaining("'dualmap-x'");
+	}
+
+}

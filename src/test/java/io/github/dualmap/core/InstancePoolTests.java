@@ -1,0 +1,202 @@
+package io.github.dualmap.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class InstancePoolTests {
+
+	private ManualClock clock;
+
+	private InstancePool pool;
+
+	@BeforeEach
+	void setUp() {
+		clock = new ManualClock();
+		pool = new InstancePool("llm", SchedulerSettings.ofDefaults(), clock);
+		pool.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+	}
+
+	private static RoutingRequest request(int tokens) {
+		return new RoutingRequest("r", new PromptBlocks(new long[] { tokens, tokens + 1 }, 64, tokens), 0, 0);
+	}
+
+	private InstancePool.Dispatch send(String id, int uncached) {
+		return pool.dispatch(request(uncached), new Decision(id, Reason.AFFINITY, 0, uncached, -1));
+	}
+
+	private void assertNonNegative(InstanceState s) {
+		assertThat(s.prefillTokens()).isNotNegative();
+		assertThat(s.prefillRequests()).isNotNegative();
+		assertThat(s.inFlight()).isNotNegative();
+	}
+
+	@Property(tries = 200)
+	void accountingNeverGoesNegativeWhateverTheOrderOfEvents(@ForAll long seed) {
+		setUp();
+		Random random = new Random(seed);
+		InstanceState a = pool.instance("a");
+		List<InstancePool.Dispatch> handles = new ArrayList<>();
+		for (int i = 0; i < 5; i++) {
+			handles.add(send("a", 100 + i));
+		}
+		assertThat(a.prefillTokens()).isEqualTo(510);
+		assertThat(a.inFlight()).isEqualTo(5);
+		// Complete, error and cancel paths each call firstToken and/or finish, in any
+		// order and any number of times.
+		for (int step = 0; step < 40; step++) {
+			InstancePool.Dispatch d = handles.get(random.nextInt(handles.size()));
+			if (random.nextBoolean()) {
+				d.firstToken();
+			}
+			else {
+				d.finish();
+			}
+			assertNonNegative(a);
+		}
+		handles.forEach(InstancePool.Dispatch::finish);
+		assertThat(a.prefillTokens()).isZero();
+		assertThat(a.prefillRequests()).isZero();
+		assertThat(a.inFlight()).isZero();
+		assertThat(a.dispatched()).isEqualTo(5);
+	}
+
+	@Test
+	void firstTokenReleasesPrefillOnceAndFeedsTheModel() {
+		InstanceState a = pool.instance("a");
+		InstancePool.Dispatch d = send("a", 1_000);
+		clock.advance(Duration.ofMillis(500));
+		assertThat(d.firstToken()).isEqualTo(Duration.ofMillis(500).toNanos());
+		assertThat(d.firstToken()).isEqualTo(-1);
+		assertThat(a.prefillTokens()).isZero();
+		assertThat(a.inFlight()).isEqualTo(1);
+		// 480 ms over 1000 tokens is far slower than the configured 25 us per token.
+		assertThat(pool.estimator().nanosPerToken()).isGreaterThan(25_000);
+		d.finish();
+		d.finish();
+		assertThat(a.inFlight()).isZero();
+		assertThat(d.isFinished()).isTrue();
+	}
+
+	@Test
+	void anErrorBeforeTheFirstTokenReleasesPrefillWithoutCalibrating() {
+		InstanceState a = pool.instance("a");
+		InstancePool.Dispatch d = send("a", 1_000);
+		clock.advance(Duration.ofSeconds(30));
+		d.finish();
+		assertThat(d.firstToken()).isEqualTo(-1);
+		assertThat(a.prefillTokens()).isZero();
+		assertThat(a.inFlight()).isZero();
+		assertThat(pool.estimator().nanosPerToken()).isEqualTo(25_000);
+	}
+
+	@Test
+	void dispatchRecordsTheChainInTheShadowIndex() {
+		RoutingRequest r = request(300);
+		pool.dispatch(r, new Decision("b", Reason.AFFINITY, 0, 300, -1));
+		assertThat(pool.instance("b").shadow().peekMatchedBlocks(r.blocks().chain())).isEqualTo(2);
+		assertThat(pool.instance("a").shadow().size()).isZero();
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> pool.dispatch(r, new Decision("zz", Reason.AFFINITY, 0, 1, -1)))
+			.withMessageContaining("'zz'");
+	}
+
+	@Test
+	void membershipChangesKeepTheStateOfInstancesThatStay() {
+		InstanceState a = pool.instance("a");
+		InstancePool.Dispatch d = send("a", 700);
+		assertThat(
+				pool.updateMembership(List.of(new RingMember("c", 1), new RingMember("a", 1), new RingMember("b", 1))))
+			.isTrue();
+		assertThat(pool.instance("a")).isSameAs(a);
+		assertThat(a.prefillTokens()).isEqualTo(700);
+		assertThat(pool.instances()).extracting(InstanceState::id).containsExactly("a", "b", "c");
+		// Same set in another order: nothing to rebuild.
+		assertThat(
+				pool.updateMembership(List.of(new RingMember("b", 1), new RingMember("c", 1), new RingMember("a", 1))))
+			.isFalse();
+		// A weight change rebuilds the rings but keeps the state.
+		assertThat(
+				pool.updateMembership(List.of(new RingMember("a", 2), new RingMember("b", 1), new RingMember("c", 1))))
+			.isTrue();
+		assertThat(pool.instance("a")).isSameAs(a);
+		assertThat(a.weight()).isEqualTo(2);
+		// A removed instance's handle still settles on its old state.
+		pool.updateMembership(List.of(new RingMember("b", 1)));
+		assertThat(pool.instance("a")).isNull();
+		d.finish();
+		assertThat(a.prefillTokens()).isZero();
+		assertThat(a.inFlight()).isZero();
+		assertThat(pool.ringRebuilds()).isEqualTo(4);
+	}
+
+	@Test
+	void pendingTokensBlendScrapedWaitingWithLocalAccounting() {
+		InstanceState a = pool.instance("a");
+		send("a", 1_000);
+		assertThat(pool.pendingTokens(a)).isEqualTo(1_000);
+		// Ten requests waiting in the engine (other routers' traffic) outweigh our own.
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 10, 2, 0.5, 0, 0, 0));
+		assertThat(pool.pendingTokens(a)).isGreaterThan(1_000);
+		// An engine that waits for nothing does not hide local accounting.
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 2, 0.5, 0, 0, 0));
+		assertThat(pool.pendingTokens(a)).isEqualTo(1_000);
+	}
+
+	@Test
+	void staleOrFailedScrapesAreUnknownNotSaturated() {
+		InstanceState a = pool.instance("a");
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 500, 2, 0.99, 0, 0, 0));
+		assertThat(pool.pendingTokens(a)).isPositive();
+		clock.advance(Duration.ofSeconds(3));
+		assertThat(pool.pendingTokens(a)).isZero();
+
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 500, 2, 0.99, 0, 0, 0));
+		assertThat(pool.pendingTokens(a)).isPositive();
+		a.markEngineUnknown();
+		assertThat(a.engineFailed()).isTrue();
+		assertThat(a.engine()).isNotNull();
+		assertThat(pool.pendingTokens(a)).isZero();
+	}
+
+	@Test
+	void scrapedKvCapacityResizesTheShadowIndex() {
+		InstanceState a = pool.instance("a");
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 0, 0, 0, 0, 64_000));
+		assertThat(a.shadow().capacityBlocks()).isEqualTo(1_000);
+	}
+
+	@Test
+	void hotspotByLoadAndByWait() {
+		InstanceState a = pool.instance("a");
+		InstanceState b = pool.instance("b");
+		send("a", 10_000);
+		// Above 1.5 x the mean but under the absolute floor: not a hotspot yet.
+		assertThat(pool.isHotspot(a)).isFalse();
+		send("a", 30_000);
+		assertThat(pool.isHotspot(a)).isTrue();
+		assertThat(pool.isHotspot(b)).isFalse();
+		b.oldestQueuedNanos(clock.nanos());
+		clock.advance(Duration.ofSeconds(4));
+		assertThat(pool.isHotspot(b)).isTrue();
+	}
+
+	@Test
+	void loadCoefficientOfVariation() {
+		assertThat(pool.loadCv()).isZero();
+		send("a", 1);
+		assertThat(pool.loadCv()).isEqualTo(1.0);
+		send("b", 1);
+		assertThat(pool.loadCv()).isZero();
+	}
+
+}

@@ -1,0 +1,30 @@
+package io.github.dualmap.core;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class SchedulerSettingsTests {
+
+	@Test
+	void defaultsAreTheReferenceValues() {
+		SchedulerSettings s = SchedulerSettings.ofDefaults();
+		assertThat(s.hotWindow()).isEqualTo(200);
+		assertThat(s.hotRatio()).isEqualTo(0.0612);
+		assertThat(s.hotMinSamples()).isEqualTo(20);
+		assertThat(s.switchFactor()).isEqualTo(0.5);
+		assertThat(s.toBuilder().build()).isEqualTo(s);
+	}
+
+	@Test
+	void minSamplesBeyondTheWindowAreRejected() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SchedulerSettings.custom().hotWindow(10).hotMinSamples(20).build())
+			.withMessageContaining("hotMinSamples")
+			.withMessageContaining("20");
+		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().hotRatio(1.5).build())
+			.withMessageContaining("hotRatio");
+	}
+
+}
