@@ -15,8 +15,8 @@ import org.springframework.context.annotation.Import;
 /**
  * Entry point of the {@code -exec} jar: with no sub-command it runs a standalone gateway
  * with the DualMap auto-configuration; users who embed the library run their own
- * application instead. A first argument naming a sub-command ({@code emulator}, {@code sim}) runs that
- * command instead of the gateway.
+ * application instead. A first argument naming a sub-command ({@code emulator},
+ * {@code sim}) runs that command instead of the gateway.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration

@@ -22,6 +22,12 @@ public final class RoutingPolicies {
 		FACTORIES.put(RoundRobinPolicy.NAME, settings -> new RoundRobinPolicy());
 		FACTORIES.put(LeastLoadedPolicy.NAME, settings -> new LeastLoadedPolicy());
 		FACTORIES.put(ConsistentHashPolicy.NAME, settings -> new ConsistentHashPolicy());
+		FACTORIES.put(BoundedLoadConsistentHashPolicy.NAME, s -> new BoundedLoadConsistentHashPolicy());
+		FACTORIES.put(SglangCacheAwarePolicy.NAME, SglangCacheAwarePolicy::new);
+		FACTORIES.put(LlmdScorerPolicy.NAME, LlmdScorerPolicy::new);
+		FACTORIES.put(DynamoCostPolicy.NAME, s -> new DynamoCostPolicy());
+		FACTORIES.put(PreblePolicy.NAME, s -> new PreblePolicy());
+		FACTORIES.put(GlobalMinTtftPolicy.NAME, s -> new GlobalMinTtftPolicy());
 	}
 
 	private RoutingPolicies() {

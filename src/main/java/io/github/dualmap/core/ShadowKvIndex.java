@@ -38,6 +38,9 @@ public final class ShadowKvIndex {
 		while (n < chain.length && blocks.containsKey(chain[n])) {
 			n++;
 		}
+		// Touch tail first so the head ends most recent: LRU then evicts the tail of a
+		// prefix before its head, as an engine frees blocks, and never strands a tail
+		// behind an evicted head.
 		for (int i = n - 1; i >= 0; i--) {
 			blocks.get(chain[i]);
 		}
@@ -55,6 +58,7 @@ public final class ShadowKvIndex {
 
 	/** Records that the whole chain was sent to this instance. */
 	public synchronized void record(long[] chain) {
+		// Tail first, so the head is the most recently used entry (see matchedBlocks).
 		for (int i = chain.length - 1; i >= 0; i--) {
 			blocks.put(chain[i], Boolean.TRUE);
 		}

@@ -1,0 +1,176 @@
+package io.github.dualmap.core;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * NVIDIA Dynamo's KV router cost function with its default temperature 0: the instance
+ * with the lowest {@code overlapWeight x prefillBlocks + decodeBlocks} wins, where
+ * prefill blocks are the instance's active prefill tokens plus the prompt's tokens not
+ * covered by its cached overlap, in blocks, and decode blocks are the distinct blocks of
+ * the instance's active requests plus the prompt's blocks not already among them. Active
+ * requests are tracked in-router from dispatch to finish; the cached overlap comes from
+ * the pool's shadow index (this router's own routing, sized by the engine's KV capacity)
+ * where Dynamo listens to KV events from the workers.
+ */
+public final class DynamoCostPolicy implements RoutingPolicy {
+
+	/** The registry name. */
+	public static final String NAME = "dynamo-cost";
+
+	/** {@code --kv-overlap-score-weight} default. */
+	public static final double DEFAULT_OVERLAP_WEIGHT = 1.0;
+
+	private final double overlapWeight;
+
+	private final Map<String, ActiveBlocks> activeByInstance = new ConcurrentHashMap<>();
+
+	private final Map<String, ActiveRequest> activeRequests = new ConcurrentHashMap<>();
+
+	private final TieBreaker ties = new TieBreaker();
+
+	public DynamoCostPolicy() {
+		this(DEFAULT_OVERLAP_WEIGHT);
+	}
+
+	/**
+	 * @param overlapWeight weight of the prefill term, >= 0 (0 = pure decode balance)
+	 */
+	public DynamoCostPolicy(double overlapWeight) {
+		if (!(overlapWeight >= 0) || Double.isInfinite(overlapWeight)) {
+			throw new IllegalArgumentException("overlapWeight must be >= 0 and finite but was " + overlapWeight);
+		}
+		this.overlapWeight = overlapWeight;
+	}
+
+	@Override
+	public String name() {
+		return NAME;
+	}
+
+	@Override
+	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+		List<InstanceState> accepting = pool.instances().stream().filter(InstanceState::acceptsNewWork).toList();
+		if (accepting.isEmpty()) {
+			return null;
+		}
+		PromptBlocks blocks = request.blocks();
+		int blockSize = blocks == null ? pool.settings().blockTokens() : blocks.blockTokens();
+		Map<InstanceState, Integer> overlaps = new HashMap<>();
+		Map<InstanceState, Double> costs = new HashMap<>();
+		int longest = 0;
+		for (InstanceState s : accepting) {
+			int overlap = blocks == null ? 0 : s.shadow().peekMatchedBlocks(blocks.chain());
+			long newTokens = blocks == null ? 0 : blocks.promptTokens() - blocks.tokensFor(overlap);
+			double prefillBlocks = (double) (s.prefillTokens() + newTokens) / blockSize;
+			ActiveBlocks active = active(s.id());
+			double decodeBlocks = active.distinct() + (blocks == null ? 0 : active.missing(blocks.chain()));
+			overlaps.put(s, overlap);
+			costs.put(s, overlapWeight * prefillBlocks + decodeBlocks);
+			longest = Math.max(longest, overlap);
+		}
+		InstanceState chosen = ties.lowest(accepting, costs::get);
+		int overlap = overlaps.get(chosen);
+		Reason reason = overlap > 0 && overlap == longest ? Reason.AFFINITY : Reason.LOAD;
+		if (blocks == null) {
+			return Decision.of(chosen.id(), reason, request);
+		}
+		int cached = blocks.tokensFor(overlap);
+		return new Decision(chosen.id(), reason, cached, blocks.promptTokens() - cached, -1);
+	}
+
+	@Override
+	public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
+		PromptBlocks blocks = request.blocks();
+		if (blocks == null || pool.instance(decision.instanceId()) == null) {
+			return;
+		}
+		ActiveRequest previous = activeRequests.put(request.id(),
+				new ActiveRequest(decision.instanceId(), blocks.chain()));
+		if (previous != null) {
+			// A retry re-dispatched the same request: its first attempt is no longer
+			// active.
+			release(previous);
+		}
+		active(decision.instanceId()).add(blocks.chain());
+	}
+
+	@Override
+	public void onFinished(RoutingRequest request, String instanceId, InstancePool pool) {
+		ActiveRequest finished = activeRequests.remove(request.id());
+		if (finished != null) {
+			release(finished);
+		}
+	}
+
+	@Override
+	public void onMembershipChanged(InstancePool pool) {
+		Set<String> members = pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet());
+		activeByInstance.keySet().retainAll(members);
+		activeRequests.values().removeIf(r -> !members.contains(r.instanceId()));
+	}
+
+	/** Distinct blocks of the requests active on {@code instanceId}. */
+	public int activeBlocks(String instanceId) {
+		ActiveBlocks a = activeByInstance.get(instanceId);
+		return a == null ? 0 : a.distinct();
+	}
+
+	private void release(ActiveRequest r) {
+		ActiveBlocks a = activeByInstance.get(r.instanceId());
+		if (a != null) {
+			a.remove(r.chain());
+		}
+	}
+
+	private ActiveBlocks active(String instanceId) {
+		return activeByInstance.computeIfAbsent(instanceId, id -> new ActiveBlocks());
+	}
+
+	private record ActiveRequest(String instanceId, long[] chain) {
+	}
+
+	/**
+	 * Reference-counted blocks of one instance's active requests: requests sharing a
+	 * prefix share its blocks, as in the engine's paged KV cache.
+	 */
+	private static final class ActiveBlocks {
+
+		private final Map<Long, Integer> refs = new HashMap<>();
+
+		synchronized void add(long[] chain) {
+			for (long h : chain) {
+				refs.merge(h, 1, Integer::sum);
+			}
+		}
+
+		synchronized void remove(long[] chain) {
+			for (long h : chain) {
+				refs.computeIfPresent(h, (k, n) -> n == 1 ? null : n - 1);
+			}
+		}
+
+		synchronized int distinct() {
+			return refs.size();
+		}
+
+		/** Blocks of {@code chain} not yet active here. */
+		synchronized int missing(long[] chain) {
+			int n = 0;
+			for (long h : chain) {
+				if (!refs.containsKey(h)) {
+					n++;
+				}
+			}
+			return n;
+		}
+
+	}
+
+}

@@ -1,0 +1,229 @@
+package io.github.dualmap.core;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * llm-d's default scheduling profile (the inference scheduler's filter, score, pick
+ * cycle): a weighted sum of the queue scorer (scraped waiting queue, min-max normalised
+ * across instances), the KV-cache utilisation scorer ({@code 1 - kvUsage}) and the
+ * approximate prefix-cache scorer (share of the prompt's blocks found in an LRU index of
+ * this router's own routing decisions), picked by maximum score. A scorer whose scraped
+ * input is stale or missing gives the neutral score 0.5: unknown is neither idle nor
+ * saturated.
+ */
+public final class LlmdScorerPolicy implements RoutingPolicy {
+
+	/** The registry name. */
+	public static final String NAME = "llmd-scorer";
+
+	/** Weight of the queue scorer in the default profile. */
+	public static final double DEFAULT_QUEUE_WEIGHT = 2;
+
+	/** Weight of the KV-cache utilisation scorer in the default profile. */
+	public static final double DEFAULT_KV_CACHE_WEIGHT = 2;
+
+	/** Weight of the prefix-cache scorer in the default profile. */
+	public static final double DEFAULT_PREFIX_WEIGHT = 3;
+
+	/**
+	 * Tokens of the prompt the prefix scorer matches at most: the plugin's 256 blocks of
+	 * 16 tokens.
+	 */
+	public static final int DEFAULT_MAX_PREFIX_TOKENS = 256 * 16;
+
+	/**
+	 * Tokens one instance's prefix index holds until the engine's capacity is scraped:
+	 * the plugin's 31,250 LRU entries of 16 tokens.
+	 */
+	public static final long DEFAULT_INDEX_CAPACITY_TOKENS = 31_250L * 16;
+
+	/** Score of a scorer that has no fresh input for an instance. */
+	static final double NEUTRAL = 0.5;
+
+	private final double queueWeight;
+
+	private final double kvCacheWeight;
+
+	private final double prefixWeight;
+
+	private final int maxPrefixTokens;
+
+	private final int blockTokens;
+
+	private final int indexCapacityBlocks;
+
+	private final Map<String, ShadowKvIndex> indexes = new ConcurrentHashMap<>();
+
+	private final TieBreaker ties = new TieBreaker();
+
+	/**
+	 * The default profile, indexes counted in blocks of {@code settings.blockTokens()}.
+	 */
+	public LlmdScorerPolicy(SchedulerSettings settings) {
+		this(settings.blockTokens(), DEFAULT_QUEUE_WEIGHT, DEFAULT_KV_CACHE_WEIGHT, DEFAULT_PREFIX_WEIGHT,
+				DEFAULT_MAX_PREFIX_TOKENS, DEFAULT_INDEX_CAPACITY_TOKENS);
+	}
+
+	/**
+	 * @param blockTokens tokens per block of the prompt chains this policy sees, > 0
+	 * @param queueWeight weight of the queue scorer, >= 0
+	 * @param kvCacheWeight weight of the KV-cache utilisation scorer, >= 0
+	 * @param prefixWeight weight of the prefix-cache scorer, >= 0
+	 * @param maxPrefixTokens prompt tokens the prefix scorer considers, > 0
+	 * @param indexCapacityTokens tokens per instance in the prefix index until the
+	 * engine's capacity is known, > 0
+	 */
+	public LlmdScorerPolicy(int blockTokens, double queueWeight, double kvCacheWeight, double prefixWeight,
+			int maxPrefixTokens, long indexCapacityTokens) {
+		if (blockTokens <= 0) {
+			throw new IllegalArgumentException("blockTokens must be > 0 but was " + blockTokens);
+		}
+		weight("queueWeight", queueWeight);
+		weight("kvCacheWeight", kvCacheWeight);
+		weight("prefixWeight", prefixWeight);
+		if (maxPrefixTokens <= 0) {
+			throw new IllegalArgumentException("maxPrefixTokens must be > 0 but was " + maxPrefixTokens);
+		}
+		if (indexCapacityTokens <= 0) {
+			throw new IllegalArgumentException("indexCapacityTokens must be > 0 but was " + indexCapacityTokens);
+		}
+		this.queueWeight = queueWeight;
+		this.kvCacheWeight = kvCacheWeight;
+		this.prefixWeight = prefixWeight;
+		this.maxPrefixTokens = maxPrefixTokens;
+		this.blockTokens = blockTokens;
+		this.indexCapacityBlocks = capacityBlocks(indexCapacityTokens, blockTokens);
+	}
+
+	private static void weight(String name, double w) {
+		if (!(w >= 0) || Double.isInfinite(w)) {
+			throw new IllegalArgumentException(name + " must be >= 0 and finite but was " + w);
+		}
+	}
+
+	@Override
+	public String name() {
+		return NAME;
+	}
+
+	@Override
+	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+		List<InstanceState> accepting = pool.instances().stream().filter(InstanceState::acceptsNewWork).toList();
+		if (accepting.isEmpty()) {
+			return null;
+		}
+		long now = pool.now();
+		long staleAfter = pool.settings().staleAfterNanos();
+		Map<InstanceState, @Nullable EngineSnapshot> engines = new HashMap<>();
+		int minWaiting = Integer.MAX_VALUE;
+		int maxWaiting = Integer.MIN_VALUE;
+		for (InstanceState s : accepting) {
+			EngineSnapshot e = s.freshEngine(now, staleAfter);
+			engines.put(s, e);
+			if (e != null && e.waiting() >= 0) {
+				minWaiting = Math.min(minWaiting, e.waiting());
+				maxWaiting = Math.max(maxWaiting, e.waiting());
+			}
+		}
+		PromptBlocks blocks = request.blocks();
+		long[] considered = blocks == null ? new long[0] : consideredBlocks(blocks);
+		Map<InstanceState, Integer> matched = new HashMap<>();
+		int longest = 0;
+		for (InstanceState s : accepting) {
+			int m = considered.length == 0 ? 0 : index(s.id()).peekMatchedBlocks(considered);
+			matched.put(s, m);
+			longest = Math.max(longest, m);
+		}
+		int min = minWaiting;
+		int max = maxWaiting;
+		InstanceState chosen = ties.lowest(accepting, s -> {
+			EngineSnapshot e = engines.get(s);
+			double prefix = considered.length == 0 ? 0 : (double) matched.get(s) / considered.length;
+			return -(queueWeight * queueScore(e, min, max) + kvCacheWeight * kvCacheScore(e) + prefixWeight * prefix);
+		});
+		int m = matched.get(chosen);
+		Reason reason = m > 0 && m == longest ? Reason.AFFINITY : Reason.LOAD;
+		if (blocks == null) {
+			return Decision.of(chosen.id(), reason, request);
+		}
+		int cached = blocks.tokensFor(m);
+		return new Decision(chosen.id(), reason, cached, blocks.promptTokens() - cached, -1);
+	}
+
+	/**
+	 * The queue scorer: {@code (max - waiting) / (max - min)} over instances with a fresh
+	 * queue length, 1 when they are all equal, neutral when this one is unknown.
+	 */
+	static double queueScore(@Nullable EngineSnapshot e, int minWaiting, int maxWaiting) {
+		if (e == null || e.waiting() < 0) {
+			return NEUTRAL;
+		}
+		if (maxWaiting == minWaiting) {
+			return 1.0;
+		}
+		return (double) (maxWaiting - e.waiting()) / (maxWaiting - minWaiting);
+	}
+
+	/** The KV-cache utilisation scorer: {@code 1 - kvUsage}, neutral when unknown. */
+	static double kvCacheScore(@Nullable EngineSnapshot e) {
+		if (e == null || !Double.isFinite(e.kvUsage())) {
+			return NEUTRAL;
+		}
+		return 1 - Math.max(0, Math.min(1, e.kvUsage()));
+	}
+
+	private long[] consideredBlocks(PromptBlocks blocks) {
+		int max = Math.max(1, maxPrefixTokens / blocks.blockTokens());
+		return blocks.depth() <= max ? blocks.chain() : Arrays.copyOf(blocks.chain(), max);
+	}
+
+	/**
+	 * After the pick the prompt's blocks enter the chosen instance's index, sized to the
+	 * engine's scraped KV capacity when known (the plugin's auto-tune).
+	 */
+	@Override
+	public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
+		PromptBlocks blocks = request.blocks();
+		InstanceState s = pool.instance(decision.instanceId());
+		if (blocks == null || s == null) {
+			return;
+		}
+		ShadowKvIndex index = index(s.id());
+		EngineSnapshot e = s.freshEngine(pool.now(), pool.settings().staleAfterNanos());
+		if (e != null && e.kvCapacityTokens() > 0) {
+			index.resize(capacityBlocks(e.kvCapacityTokens(), blockTokens));
+		}
+		index.record(consideredBlocks(blocks));
+	}
+
+	@Override
+	public void onMembershipChanged(InstancePool pool) {
+		Set<String> members = pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet());
+		indexes.keySet().retainAll(members);
+	}
+
+	/**
+	 * Blocks held in the prefix index of {@code instanceId} (0 for an unknown instance).
+	 */
+	public int indexBlocks(String instanceId) {
+		ShadowKvIndex index = indexes.get(instanceId);
+		return index == null ? 0 : index.size();
+	}
+
+	private ShadowKvIndex index(String instanceId) {
+		return indexes.computeIfAbsent(instanceId, id -> new ShadowKvIndex(indexCapacityBlocks));
+	}
+
+	private static int capacityBlocks(long tokens, int blockTokens) {
+		return (int) Math.max(1, Math.min(Integer.MAX_VALUE, tokens / blockTokens));
+	}
+
+}

@@ -1,0 +1,176 @@
+package io.github.dualmap.core;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The SGLang router's {@code cache_aware} policy (sgl-router
+ * {@code src/policies/cache_aware.rs}). When in-flight load is imbalanced (max - min
+ * above the absolute threshold and max above the relative threshold x min) it takes the
+ * shortest queue; otherwise the instance whose approximate tree holds the longest prefix
+ * of the prompt if the match rate is above the cache threshold, else the instance with
+ * the smallest tree. The trees are learned only from this router's own routing and
+ * bounded by a maximum size with LRU eviction, as the router's are.
+ */
+public final class SglangCacheAwarePolicy implements RoutingPolicy {
+
+	/** The registry name. */
+	public static final String NAME = "sglang-cache-aware";
+
+	/** {@code --cache-threshold} default of the router's CLI. */
+	public static final double DEFAULT_CACHE_THRESHOLD = 0.3;
+
+	/** {@code --balance-abs-threshold} default of the router's CLI. */
+	public static final int DEFAULT_BALANCE_ABS_THRESHOLD = 64;
+
+	/** {@code --balance-rel-threshold} default of the router's CLI. */
+	public static final double DEFAULT_BALANCE_REL_THRESHOLD = 1.5;
+
+	/**
+	 * {@code --max-tree-size} default (2^26 characters of prompt text per tree) at the
+	 * router's 4 characters per token: 2^24 tokens.
+	 */
+	public static final long DEFAULT_MAX_TREE_TOKENS = (1L << 26) / 4;
+
+	private final double cacheThreshold;
+
+	private final int balanceAbsThreshold;
+
+	private final double balanceRelThreshold;
+
+	private final int maxTreeBlocks;
+
+	private final Map<String, ShadowKvIndex> trees = new ConcurrentHashMap<>();
+
+	private final TieBreaker ties = new TieBreaker();
+
+	/**
+	 * The router's defaults, trees counted in blocks of {@code settings.blockTokens()}.
+	 */
+	public SglangCacheAwarePolicy(SchedulerSettings settings) {
+		this(settings.blockTokens(), DEFAULT_CACHE_THRESHOLD, DEFAULT_BALANCE_ABS_THRESHOLD,
+				DEFAULT_BALANCE_REL_THRESHOLD, DEFAULT_MAX_TREE_TOKENS);
+	}
+
+	/**
+	 * @param blockTokens tokens per block of the prompt chains this policy sees
+	 * @param cacheThreshold match rate above which the best match wins, in [0, 1]
+	 * @param balanceAbsThreshold imbalance needs max - min in-flight above this
+	 * @param balanceRelThreshold and max above this x min
+	 * @param maxTreeTokens tokens each instance's tree may hold before LRU eviction
+	 */
+	public SglangCacheAwarePolicy(int blockTokens, double cacheThreshold, int balanceAbsThreshold,
+			double balanceRelThreshold, long maxTreeTokens) {
+		if (blockTokens <= 0) {
+			throw new IllegalArgumentException("blockTokens must be > 0 but was " + blockTokens);
+		}
+		if (!(cacheThreshold >= 0 && cacheThreshold <= 1)) {
+			throw new IllegalArgumentException("cacheThreshold must be in [0, 1] but was " + cacheThreshold);
+		}
+		if (balanceAbsThreshold < 0) {
+			throw new IllegalArgumentException("balanceAbsThreshold must be >= 0 but was " + balanceAbsThreshold);
+		}
+		if (!(balanceRelThreshold >= 1) || Double.isInfinite(balanceRelThreshold)) {
+			throw new IllegalArgumentException(
+					"balanceRelThreshold must be >= 1 and finite but was " + balanceRelThreshold);
+		}
+		if (maxTreeTokens < blockTokens) {
+			throw new IllegalArgumentException(
+					"maxTreeTokens must be >= blockTokens (" + blockTokens + ") but was " + maxTreeTokens);
+		}
+		this.cacheThreshold = cacheThreshold;
+		this.balanceAbsThreshold = balanceAbsThreshold;
+		this.balanceRelThreshold = balanceRelThreshold;
+		this.maxTreeBlocks = (int) Math.min(Integer.MAX_VALUE, maxTreeTokens / blockTokens);
+	}
+
+	@Override
+	public String name() {
+		return NAME;
+	}
+
+	@Override
+	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+		List<InstanceState> accepting = pool.instances().stream().filter(InstanceState::acceptsNewWork).toList();
+		if (accepting.isEmpty()) {
+			return null;
+		}
+		PromptBlocks blocks = request.blocks();
+		if (blocks == null || isImbalanced(accepting)) {
+			InstanceState shortest = ties.lowest(accepting, InstanceState::inFlight);
+			return decision(shortest, Reason.LOAD, blocks, request);
+		}
+		Map<InstanceState, Integer> matched = new HashMap<>();
+		int longest = 0;
+		for (InstanceState s : accepting) {
+			int m = tree(s.id()).peekMatchedBlocks(blocks.chain());
+			matched.put(s, m);
+			longest = Math.max(longest, m);
+		}
+		int matchedTokens = blocks.tokensFor(longest);
+		double matchRate = blocks.promptTokens() == 0 ? 0 : (double) matchedTokens / blocks.promptTokens();
+		if (matchRate > cacheThreshold) {
+			int best = longest;
+			List<InstanceState> holders = accepting.stream().filter(s -> matched.get(s) == best).toList();
+			InstanceState chosen = ties.lowest(holders, InstanceState::inFlight);
+			return decision(chosen, Reason.AFFINITY, blocks, request);
+		}
+		// Low match: the emptiest tree is the instance with the most free cache.
+		InstanceState emptiest = ties.lowest(accepting, s -> tree(s.id()).size());
+		return decision(emptiest, Reason.LOAD, blocks, request);
+	}
+
+	private boolean isImbalanced(List<InstanceState> accepting) {
+		int max = Integer.MIN_VALUE;
+		int min = Integer.MAX_VALUE;
+		for (InstanceState s : accepting) {
+			max = Math.max(max, s.inFlight());
+			min = Math.min(min, s.inFlight());
+		}
+		return max - min > balanceAbsThreshold && max > balanceRelThreshold * min;
+	}
+
+	private Decision decision(InstanceState chosen, Reason reason, @Nullable PromptBlocks blocks,
+			RoutingRequest request) {
+		if (blocks == null) {
+			return Decision.of(chosen.id(), reason, request);
+		}
+		int cached = blocks.tokensFor(tree(chosen.id()).peekMatchedBlocks(blocks.chain()));
+		return new Decision(chosen.id(), reason, cached, blocks.promptTokens() - cached, -1);
+	}
+
+	/**
+	 * The router inserts the prompt into the chosen instance's tree, whatever the branch.
+	 */
+	@Override
+	public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
+		PromptBlocks blocks = request.blocks();
+		if (blocks != null && pool.instance(decision.instanceId()) != null) {
+			tree(decision.instanceId()).record(blocks.chain());
+		}
+	}
+
+	/** A removed instance's tree goes with it, as the router removes its tenant. */
+	@Override
+	public void onMembershipChanged(InstancePool pool) {
+		Set<String> members = pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet());
+		trees.keySet().retainAll(members);
+	}
+
+	/** Blocks held in the tree of {@code instanceId} (0 for an unknown instance). */
+	public int treeBlocks(String instanceId) {
+		ShadowKvIndex t = trees.get(instanceId);
+		return t == null ? 0 : t.size();
+	}
+
+	private ShadowKvIndex tree(String instanceId) {
+		return trees.computeIfAbsent(instanceId, id -> new ShadowKvIndex(maxTreeBlocks));
+	}
+
+}
