@@ -4,6 +4,7 @@ import java.util.Arrays;
 
 import io.github.dualmap.emulator.EmulatorCommand;
 import io.github.dualmap.emulator.demo.DemoPoolConfiguration;
+import io.github.dualmap.sim.SimCommand;
 import picocli.CommandLine;
 
 import org.springframework.boot.SpringApplication;
@@ -14,8 +15,8 @@ import org.springframework.context.annotation.Import;
 /**
  * Entry point of the {@code -exec} jar: with no sub-command it runs a standalone gateway
  * with the DualMap auto-configuration; users who embed the library run their own
- * application instead. A first argument naming a sub-command ({@code emulator}) runs that
- * command instead of the gateway.
+ * application instead. A first argument naming a sub-command ({@code emulator},
+ * {@code sim}) runs that command instead of the gateway.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -25,6 +26,7 @@ public class DualMapApplication {
 	public static void main(String[] args) {
 		String command = args.length > 0 ? args[0] : "";
 		switch (command) {
+			case "sim" -> System.exit(SimCommand.run(Arrays.copyOfRange(args, 1, args.length)));
 			case "emulator" -> System.exit(runCommand(new EmulatorCommand(), args));
 			default -> SpringApplication.run(DualMapApplication.class, args);
 		}

@@ -14,6 +14,7 @@ import io.github.dualmap.gateway.PromptRoutingFilter;
 import io.github.dualmap.gateway.SloResolver;
 import io.github.dualmap.prompt.PromptParser;
 import io.github.dualmap.stats.MetricsScraper;
+import io.github.dualmap.stats.ScrapeSettings;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -101,8 +102,10 @@ public class DualMapAutoConfiguration {
 	@ConditionalOnProperty(prefix = "dualmap.scrape", name = "enabled", havingValue = "true", matchIfMissing = true)
 	EngineScraping dualMapEngineScraping(DualMapRegistry registry, DualMapProperties properties) {
 		DualMapProperties.Scrape s = properties.getScrape();
-		return new EngineScraping(registry, listener -> new MetricsScraper(s.getInterval(), s.getTimeout(),
-				s.getJitter(), NanoClock.SYSTEM, listener), s::pathFor, s.getPathMetadataKey());
+		ScrapeSettings settings = new ScrapeSettings(s.getInterval(), s.getTimeout(), s.getJitter(),
+				(int) Math.min(Integer.MAX_VALUE, s.getMaxBodySize().toBytes()));
+		return new EngineScraping(registry, listener -> new MetricsScraper(settings, NanoClock.SYSTEM, listener),
+				s::pathFor, s.getPathMetadataKey());
 	}
 
 }

@@ -618,6 +618,10 @@ public class DualMapProperties {
 		@NotBlank(message = "dualmap.scrape.path-metadata-key must not be blank")
 		private String pathMetadataKey = "dualmap.metrics-path";
 
+		/** Largest metrics body read; a larger one is a failed scrape. */
+		@NotNull(message = "dualmap.scrape.max-body-size must be set")
+		private DataSize maxBodySize = DataSize.ofMegabytes(4);
+
 		/** Per-service overrides, by service id. */
 		@Valid
 		private Map<String, ScrapeService> services = new LinkedHashMap<>();
@@ -625,6 +629,14 @@ public class DualMapProperties {
 		@AssertTrue(message = "dualmap.scrape.interval, timeout and stale-after must be > 0")
 		private boolean isDurationsPositive() {
 			return this.interval.toNanos() > 0 && this.timeout.toNanos() > 0 && this.staleAfter.toNanos() > 0;
+		}
+
+		public DataSize getMaxBodySize() {
+			return this.maxBodySize;
+		}
+
+		public void setMaxBodySize(DataSize maxBodySize) {
+			this.maxBodySize = maxBodySize;
 		}
 
 		/** The metrics path of {@code serviceId}: its override, else the default path. */

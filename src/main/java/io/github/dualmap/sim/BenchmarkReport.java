@@ -1,0 +1,38 @@
+package io.github.dualmap.sim;
+
+import java.util.List;
+
+/**
+ * A side-by-side comparison of policies on one workload.
+ *
+ * @param trace workload name
+ * @param instances engine instances
+ * @param routers router replicas
+ * @param sloTtftSeconds the TTFT objective
+ * @param fixedRate the rate of the per-policy runs behind the CDF and load charts
+ * @param policies one entry per policy, in the order asked for
+ */
+public record BenchmarkReport(String trace, int instances, int routers, double sloTtftSeconds, double fixedRate,
+		List<PolicyReport> policies) {
+
+	/**
+	 * One policy's results.
+	 *
+	 * @param name policy name
+	 * @param search the capacity search (or the single rate evaluated)
+	 * @param atFixedRate the run at the report's fixed rate, with its load timeline
+	 */
+	public record PolicyReport(String name, CapacitySearch.Outcome search, RunResult atFixedRate) {
+
+		/**
+		 * The run whose metrics stand for the policy: at capacity, or the fixed-rate run
+		 * when nothing passed.
+		 */
+		public RunResult headline() {
+			RunResult r = search.atCapacity();
+			return r != null ? r : atFixedRate;
+		}
+
+	}
+
+}

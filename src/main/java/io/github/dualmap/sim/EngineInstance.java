@@ -1,0 +1,99 @@
+package io.github.dualmap.sim;
+
+import java.util.List;
+
+import io.github.dualmap.core.EngineSnapshot;
+import io.github.dualmap.engine.Engine;
+import io.github.dualmap.engine.EngineProfile;
+import io.github.dualmap.engine.EngineRequest;
+import io.github.dualmap.engine.EngineStats;
+import io.github.dualmap.engine.HashIdExpander;
+import io.github.dualmap.engine.RequestProgress;
+import io.github.dualmap.engine.StepResult;
+import io.github.dualmap.sim.trace.TraceRequest;
+
+/**
+ * The engine model the emulator serves over HTTP, behind the simulator's
+ * {@link InstanceModel} seam. Trace hash ids are expanded into the engine's own blocks,
+ * so prefix reuse in the trace becomes prefix-cache hits in the engine.
+ */
+public final class EngineInstance implements InstanceModel {
+
+	private final Engine engine;
+
+	private final HashIdExpander expander;
+
+	public EngineInstance(EngineProfile profile, int traceBlockTokens) {
+		this.engine = new Engine(profile);
+		this.expander = new HashIdExpander(traceBlockTokens, profile.blockTokens());
+	}
+
+	/**
+	 * Instances of {@code profile}, each with its own jitter seed, for traces of
+	 * {@code traceBlockTokens}-token hash ids.
+	 */
+	public static InstanceModel.Factory factory(EngineProfile profile, int traceBlockTokens) {
+		// Fail on a bad block size now, not in the first run.
+		new HashIdExpander(traceBlockTokens, profile.blockTokens());
+		return (index, seed) -> new EngineInstance(profile.withJitter(profile.jitter(), seed), traceBlockTokens);
+	}
+
+	@Override
+	public boolean submit(int index, TraceRequest request, long nowNanos) {
+		try {
+			engine.submit(EngineRequest.ofHashIds(Integer.toString(index), request.hashIds(), request.inputTokens(),
+					request.outputTokens(), expander), nowNanos);
+			return true;
+		}
+		catch (IllegalArgumentException ex) {
+			// Longer than the context or the KV cache: vLLM answers 400, the request is
+			// lost.
+			return false;
+		}
+	}
+
+	@Override
+	public boolean hasWork() {
+		return engine.hasWork();
+	}
+
+	@Override
+	public StepOutcome step(long nowNanos) {
+		StepResult r = engine.step(nowNanos);
+		List<RequestProgress> emitted = r.emitted();
+		int firsts = 0;
+		for (RequestProgress p : emitted) {
+			if (p.outputTokens() == 1) {
+				firsts++;
+			}
+		}
+		int[] first = new int[firsts];
+		int[] cached = new int[firsts];
+		int j = 0;
+		for (RequestProgress p : emitted) {
+			if (p.outputTokens() == 1) {
+				first[j] = Integer.parseInt(p.id());
+				cached[j] = p.cachedTokens();
+				j++;
+			}
+		}
+		int[] finished = new int[r.finished().size()];
+		for (int i = 0; i < finished.length; i++) {
+			finished[i] = Integer.parseInt(r.finished().get(i).id());
+		}
+		return new StepOutcome(r.endNanos(), first, cached, finished);
+	}
+
+	@Override
+	public EngineSnapshot scrape(long nowNanos) {
+		EngineStats s = engine.stats();
+		return new EngineSnapshot(nowNanos, s.waiting(), s.running(), s.kvUsage(), s.prefixQueryTokens(),
+				s.prefixHitTokens(), s.capacityTokens());
+	}
+
+	@Override
+	public int load() {
+		return engine.running() + engine.waiting();
+	}
+
+}

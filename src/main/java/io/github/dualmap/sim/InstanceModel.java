@@ -1,0 +1,65 @@
+package io.github.dualmap.sim;
+
+import io.github.dualmap.core.EngineSnapshot;
+import io.github.dualmap.sim.trace.TraceRequest;
+
+/**
+ * One serving instance as the simulator drives it: requests go in, iterations run one at
+ * a time in virtual time, and metrics can be scraped. {@link EngineInstance} adapts the
+ * engine model; tests plug in analysable stand-ins.
+ */
+public interface InstanceModel {
+
+	/**
+	 * Queues request {@code index} of the trace, arrived at {@code nowNanos}.
+	 * @return {@code false} when the instance can never serve it (longer than its context
+	 * or its KV cache); the simulator counts it as rejected
+	 */
+	boolean submit(int index, TraceRequest request, long nowNanos);
+
+	/** Whether a step would do anything. */
+	boolean hasWork();
+
+	/**
+	 * Runs one iteration starting at {@code nowNanos}. Its effects on the instance apply
+	 * at once; its events are delivered by the simulator at
+	 * {@link StepOutcome#endNanos()}.
+	 */
+	StepOutcome step(long nowNanos);
+
+	/** What a metrics scrape at {@code nowNanos} would show. */
+	EngineSnapshot scrape(long nowNanos);
+
+	/** Requests running or waiting (the load the simulator reports). */
+	int load();
+
+	/**
+	 * What one iteration produced.
+	 *
+	 * @param endNanos when it ends
+	 * @param firstTokens trace indexes of requests whose first token is produced at the
+	 * end
+	 * @param cachedTokens prompt tokens found in the prefix cache, parallel to
+	 * {@code firstTokens}
+	 * @param finished trace indexes of requests that produced their last token
+	 */
+	record StepOutcome(long endNanos, int[] firstTokens, int[] cachedTokens, int[] finished) {
+
+		public StepOutcome {
+			if (firstTokens.length != cachedTokens.length) {
+				throw new IllegalArgumentException("cachedTokens has " + cachedTokens.length + " entries for "
+						+ firstTokens.length + " first tokens");
+			}
+		}
+
+	}
+
+	/** Creates instance {@code index} of a run; called once per instance per run. */
+	@FunctionalInterface
+	interface Factory {
+
+		InstanceModel create(int index, long seed);
+
+	}
+
+}

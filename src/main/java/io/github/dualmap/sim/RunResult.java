@@ -1,0 +1,56 @@
+package io.github.dualmap.sim;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The outcome of one policy at one arrival rate. TTFTs of requests that never got a first
+ * token (rejected, or still waiting when the run ended) are censored at the end of the
+ * run, so percentiles are lower bounds once they reach such requests.
+ *
+ * @param policy policy name
+ * @param rate arrival rate in requests per second
+ * @param measured requests counted (the trace minus the warm-up)
+ * @param withinSlo measured requests whose first token came within the SLO
+ * @param rejected measured requests no instance accepted
+ * @param stoppedEarly whether the run stopped once more than 10 % of measured requests
+ * had missed (the remaining ones count as misses)
+ * @param ttftP50Seconds median TTFT
+ * @param ttftP90Seconds 90th percentile TTFT
+ * @param ttftP99Seconds 99th percentile TTFT
+ * @param hitRate engine prefix-cache hit tokens over prompt tokens of measured requests
+ * @param loadCv mean over scrape ticks of the coefficient of variation of per-instance
+ * running + waiting requests
+ * @param migrations requests moved between instances by the late-binding queue
+ * @param decisionNanosP99 99th percentile of the real time one {@code choose()} took
+ * @param ttftSeconds sorted TTFTs of measured requests (for the CDF chart)
+ * @param timeline per-instance load at each scrape tick, when recorded
+ */
+public record RunResult(String policy, double rate, int measured, int withinSlo, int rejected, boolean stoppedEarly,
+		double ttftP50Seconds, double ttftP90Seconds, double ttftP99Seconds, double hitRate, double loadCv,
+		long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline) {
+
+	/** Share of measured requests within the SLO. */
+	public double attainment() {
+		return measured == 0 ? 0 : (double) withinSlo / measured;
+	}
+
+	/** Whether at least {@code target} of measured requests met the SLO. */
+	public boolean passes(double target) {
+		return attainment() >= target;
+	}
+
+	/** Requests within the SLO per second of arrivals: rate x attainment. */
+	public double goodput() {
+		return rate * attainment();
+	}
+
+	/**
+	 * Per-instance load over time.
+	 *
+	 * @param seconds virtual time of each sample
+	 * @param load {@code load[instance][sample]}, running + waiting requests
+	 */
+	public record Timeline(double[] seconds, double[][] load) {
+	}
+
+}

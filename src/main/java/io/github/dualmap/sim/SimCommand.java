@@ -1,0 +1,307 @@
+package io.github.dualmap.sim;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.RoutingPolicies;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.engine.EngineProfile;
+import io.github.dualmap.sim.report.Charts;
+import io.github.dualmap.sim.report.MarkdownTable;
+import io.github.dualmap.sim.report.ResultsJson;
+import io.github.dualmap.sim.trace.AzureTraceReader;
+import io.github.dualmap.sim.trace.MooncakeTraceReader;
+import io.github.dualmap.sim.trace.SyntheticWorkload;
+import io.github.dualmap.sim.trace.Trace;
+import io.github.dualmap.sim.trace.TraceFormatException;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The {@code sim} sub-command of the exec jar: replays a trace into every chosen policy,
+ * searches each one's capacity, prints a markdown table and writes {@code results.json}
+ * and PNG charts. Bad input ends with exit code 2 and one line saying what is wrong.
+ */
+@Command(name = "sim", mixinStandardHelpOptions = true, sortOptions = false,
+		description = "Discrete-event capacity benchmark of routing policies on a trace.")
+public final class SimCommand implements Callable<Integer> {
+
+	/** Exit code of bad input. */
+	public static final int USAGE = 2;
+
+	/** Requests of a --quick run (warm-up included). */
+	public static final int QUICK_REQUESTS = 2000;
+
+	/** Requests generated for a synthetic workload in a full run. */
+	public static final int SYNTHETIC_REQUESTS = 10_000;
+
+	/** First rate of the search, per instance. */
+	public static final double START_RATE_PER_INSTANCE = 1.0;
+
+	@Option(names = "--trace", paramLabel = "FILE", description = "trace file (Mooncake JSONL or Azure CSV)")
+	@Nullable Path trace;
+
+	@Option(names = "--format", paramLabel = "mooncake|azure",
+			description = "trace format (default: azure for .csv files, mooncake otherwise)")
+	@Nullable String format;
+
+	@Option(names = "--synthetic", paramLabel = "tenants|sessions|rag",
+			description = "generate a synthetic workload instead of reading --trace")
+	@Nullable String synthetic;
+
+	@Option(names = "--instances", defaultValue = "8", description = "engine instances (default ${DEFAULT-VALUE})")
+	int instances;
+
+	@Option(names = "--profile", defaultValue = EngineProfile.DEFAULT,
+			description = "engine profile: h100-8b or a100-8b (default ${DEFAULT-VALUE})")
+	String profile = EngineProfile.DEFAULT;
+
+	@Option(names = "--slo-ttft", defaultValue = "5s", paramLabel = "DURATION",
+			description = "TTFT objective, e.g. 5s or 800ms (default ${DEFAULT-VALUE})")
+	String sloTtft = "5s";
+
+	@Option(names = "--policies", defaultValue = "all", description = "all, or a comma-separated list of policy names")
+	String policies = "all";
+
+	@Option(names = "--requests", description = "replay only the first N requests (warm-up included)")
+	@Nullable Integer requests;
+
+	@Option(names = "--routers", defaultValue = "1", description = "gateway replicas (default ${DEFAULT-VALUE})")
+	int routers;
+
+	@Option(names = "--seed", defaultValue = "42", description = "random seed (default ${DEFAULT-VALUE})")
+	long seed;
+
+	@Option(names = "--quick", description = "fewer requests and a coarser search (a few minutes for all policies)")
+	boolean quick;
+
+	@Option(names = "--out", required = true, paramLabel = "DIR", description = "output directory")
+	@Nullable Path out;
+
+	@Option(names = "--scrape-interval", paramLabel = "DURATION",
+			description = "engine metrics scrape interval for every policy (default: per policy, 500ms; llmd-scorer 50ms)")
+	@Nullable String scrapeInterval;
+
+	@Option(names = "--network-delay", defaultValue = "0ms", paramLabel = "DURATION",
+			description = "one-way router-engine delay (default ${DEFAULT-VALUE})")
+	String networkDelay = "0ms";
+
+	@Option(names = "--rate", description = "evaluate this one rate (req/s) instead of searching")
+	@Nullable Double rate;
+
+	@Option(names = "--warmup", defaultValue = "500",
+			description = "leading requests excluded from metrics (default ${DEFAULT-VALUE})")
+	int warmup;
+
+	@Option(names = "--threads", defaultValue = "2", description = "parallel runs (default ${DEFAULT-VALUE})")
+	int threads;
+
+	private PrintWriter stdout = new PrintWriter(System.out, true);
+
+	private PrintWriter stderr = new PrintWriter(System.err, true);
+
+	private NanoClock decisionTimer = NanoClock.SYSTEM;
+
+	/** Runs the command with {@code args}; returns the exit code. */
+	public static int run(String... args) {
+		return run(new SimCommand(), args);
+	}
+
+	static int run(SimCommand command, String... args) {
+		CommandLine cli = new CommandLine(command);
+		cli.setOut(command.stdout);
+		cli.setErr(command.stderr);
+		// Bad input is the user's to fix: a message, never a stack trace.
+		cli.setExecutionExceptionHandler((ex, line, parsed) -> {
+			command.stderr.println("sim: " + ex.getMessage());
+			return USAGE;
+		});
+		return cli.execute(args);
+	}
+
+	/**
+	 * Sends output to {@code out} and {@code err} and times decisions with {@code timer}.
+	 */
+	SimCommand redirect(PrintWriter out, PrintWriter err, NanoClock timer) {
+		this.stdout = out;
+		this.stderr = err;
+		this.decisionTimer = timer;
+		return this;
+	}
+
+	@Override
+	public Integer call() {
+		try {
+			return execute();
+		}
+		catch (TraceFormatException | IllegalArgumentException | UncheckedIOException ex) {
+			stderr.println("sim: " + ex.getMessage());
+			return USAGE;
+		}
+		catch (IOException ex) {
+			stderr.println("sim: cannot write results: " + ex.getMessage());
+			return USAGE;
+		}
+	}
+
+	private int execute() throws IOException {
+		positive("--instances", instances);
+		positive("--routers", routers);
+		positive("--threads", threads);
+		if (warmup < 0) {
+			throw new IllegalArgumentException("--warmup must be >= 0 but was " + warmup);
+		}
+		if (requests != null) {
+			positive("--requests", requests);
+		}
+		if (rate != null && !(rate > 0 && Double.isFinite(rate))) {
+			throw new IllegalArgumentException("--rate must be > 0 req/s but was " + rate);
+		}
+		Duration slo = parseDuration("--slo-ttft", sloTtft);
+		if (slo.isZero()) {
+			throw new IllegalArgumentException("--slo-ttft must be > 0 but was " + sloTtft);
+		}
+		Duration delay = parseDuration("--network-delay", networkDelay);
+		Duration scrape = scrapeInterval == null ? null : parseDuration("--scrape-interval", scrapeInterval);
+		if (scrape != null && scrape.isZero()) {
+			throw new IllegalArgumentException("--scrape-interval must be > 0 but was " + scrapeInterval);
+		}
+		EngineProfile engine = EngineProfile.named(profile);
+		List<PolicySpec> specs = policySpecs(policies);
+		Trace workloadTrace = loadTrace();
+		Path dir = out;
+		if (dir == null) {
+			throw new IllegalArgumentException("--out is required");
+		}
+		Files.createDirectories(dir);
+
+		SchedulerSettings settings = SchedulerSettings.custom()
+			.blockTokens(workloadTrace.blockTokens())
+			.defaultSlo(slo)
+			.shadowCapacityTokens(engine.kvCapacityTokens())
+			.build();
+		SimulationConfig config = new SimulationConfig(instances, routers, slo, scrape, delay, warmup, seed, settings,
+				EngineInstance.factory(engine, workloadTrace.blockTokens()), decisionTimer);
+		Workload workload = Workload.of(workloadTrace);
+		if (warmup >= workload.size()) {
+			throw new IllegalArgumentException("the workload has " + workload.size()
+					+ " requests, not more than --warmup " + warmup + "; nothing would be measured");
+		}
+		CapacityBenchmark benchmark = new CapacityBenchmark(workload, config, threads);
+		CapacitySearch search = new CapacitySearch(START_RATE_PER_INSTANCE * instances, quick ? 0.1 : 0.02, 10);
+		long steps = rate != null ? specs.size() : (long) specs.size() * (search.expectedEvaluations() + 1);
+		BenchmarkReport report;
+		try (ProgressBar bar = progressBar(steps)) {
+			Runnable progress = bar == null ? () -> {
+			} : bar::step;
+			report = rate != null ? benchmark.atRate(specs, rate, progress) : benchmark.search(specs, search, progress);
+			if (bar != null) {
+				bar.maxHint(bar.getCurrent());
+			}
+		}
+		ResultsJson.write(report, dir.resolve("results.json"));
+		Charts.writeAll(report, dir);
+		stdout.print(MarkdownTable.render(report));
+		stdout.flush();
+		return 0;
+	}
+
+	private @Nullable ProgressBar progressBar(long steps) {
+		if (System.console() == null) {
+			return null;
+		}
+		return new ProgressBarBuilder().setTaskName("sim")
+			.setInitialMax(steps)
+			.setUnit(" runs", 1)
+			.setConsumer(new ConsoleProgressBarConsumer(System.err))
+			.build();
+	}
+
+	private Trace loadTrace() {
+		if ((trace == null) == (synthetic == null)) {
+			throw new IllegalArgumentException("give exactly one of --trace FILE and --synthetic tenants|sessions|rag");
+		}
+		Trace t;
+		if (synthetic != null) {
+			int n = requests != null ? requests : quick ? QUICK_REQUESTS : SYNTHETIC_REQUESTS;
+			t = SyntheticWorkload.fromCliName(synthetic).generate(n, seed);
+		}
+		else {
+			Path file = trace;
+			if (!Files.isReadable(file)) {
+				throw new IllegalArgumentException("cannot read trace file " + file);
+			}
+			String fmt = format != null ? format.toLowerCase(Locale.ROOT)
+					: file.toString().toLowerCase(Locale.ROOT).endsWith(".csv") ? "azure" : "mooncake";
+			t = switch (fmt) {
+				case "mooncake" -> MooncakeTraceReader.read(file);
+				case "azure" -> AzureTraceReader.read(file);
+				default -> throw new IllegalArgumentException("unknown --format '" + format + "' (mooncake or azure)");
+			};
+			Integer n = requests != null ? requests : quick ? Integer.valueOf(QUICK_REQUESTS) : null;
+			if (n != null) {
+				t = t.first(n);
+			}
+		}
+		return t;
+	}
+
+	static List<PolicySpec> policySpecs(String list) {
+		List<String> names = list.strip().equals("all") ? RoutingPolicies.names()
+				: Arrays.stream(list.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
+		if (names.isEmpty()) {
+			throw new IllegalArgumentException("--policies names no policy: '" + list + "'");
+		}
+		List<PolicySpec> out = new ArrayList<>();
+		for (String name : names) {
+			if (out.stream().anyMatch(p -> p.name().equals(name))) {
+				throw new IllegalArgumentException("--policies names '" + name + "' twice");
+			}
+			out.add(PolicySpec.named(name));
+		}
+		return out;
+	}
+
+	private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m)?");
+
+	/** Parses {@code 5s}, {@code 800ms}, {@code 1.5s}, {@code 2m}, or bare seconds. */
+	static Duration parseDuration(String option, String text) {
+		Matcher m = DURATION.matcher(text.strip().toLowerCase(Locale.ROOT));
+		if (!m.matches()) {
+			throw new IllegalArgumentException(
+					option + " must be a duration like 5s, 800ms or 2m but was '" + text + "'");
+		}
+		double value = Double.parseDouble(m.group(1));
+		String unit = m.group(2) == null ? "s" : m.group(2);
+		double nanos = switch (unit) {
+			case "ms" -> value * 1e6;
+			case "m" -> value * 60e9;
+			default -> value * 1e9;
+		};
+		return Duration.ofNanos(Math.round(nanos));
+	}
+
+	private static void positive(String option, int value) {
+		if (value <= 0) {
+			throw new IllegalArgumentException(option + " must be > 0 but was " + value);
+		}
+	}
+
+}

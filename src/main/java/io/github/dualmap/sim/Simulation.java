@@ -1,0 +1,453 @@
+package io.github.dualmap.sim;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+
+import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.EngineSnapshot;
+import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.RingMember;
+import io.github.dualmap.core.RoutingPolicy;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.sim.trace.TraceRequest;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One discrete-event run: a workload replayed at one rate into one policy (one instance
+ * of it per router replica) and N engine instances, in virtual time. A single priority
+ * queue orders arrivals, deliveries over the network, engine step ends and scrape ticks;
+ * ties are broken by insertion order, so a run is a pure function of its inputs (the real
+ * time of {@code choose()} aside, which is only measured). Not thread-safe: one run per
+ * object, independent runs may go on in parallel.
+ */
+public final class Simulation {
+
+	/** Share of measured requests that must meet the SLO. */
+	public static final double TARGET_ATTAINMENT = 0.9;
+
+	private static final int ARRIVAL = 0;
+
+	private static final int DELIVER = 1;
+
+	private static final int STEP_END = 2;
+
+	private static final int FIRST_TOKEN_SEEN = 3;
+
+	private static final int FINISH_SEEN = 4;
+
+	private static final int SCRAPE = 5;
+
+	private final Workload workload;
+
+	private final PolicySpec policy;
+
+	private final SimulationConfig config;
+
+	private final double rate;
+
+	private final boolean recordTimeline;
+
+	private final PriorityQueue<Event> events = new PriorityQueue<>();
+
+	private long sequence;
+
+	private long now;
+
+	private final InstancePool[] pools;
+
+	private final RoutingPolicy[] policies;
+
+	private final InstanceModel[] engines;
+
+	private final String[] instanceIds;
+
+	private final Map<String, Integer> instanceIndex = new HashMap<>();
+
+	private final boolean[] stepping;
+
+	private final long[] arrival;
+
+	private final RoutingRequest[] routed;
+
+	private final InstancePool.@Nullable Dispatch[] dispatches;
+
+	private final int[] routerOf;
+
+	private final int[] instanceOf;
+
+	private final long[] ttft;
+
+	private final boolean[] resolved;
+
+	private final long sloNanos;
+
+	private final long delayNanos;
+
+	private final long scrapeNanos;
+
+	private final int warmup;
+
+	private final int measured;
+
+	private final int missBudget;
+
+	private int withinSlo;
+
+	private int missed;
+
+	private int rejected;
+
+	private int resolvedCount;
+
+	private int deadlineCursor;
+
+	private final long[] decisionNanos;
+
+	private int decisions;
+
+	private long cachedTokens;
+
+	private long promptTokens;
+
+	private double cvSum;
+
+	private int cvSamples;
+
+	private final List<Double> tickSeconds = new ArrayList<>();
+
+	private final List<double[]> tickLoads = new ArrayList<>();
+
+	private boolean stoppedEarly;
+
+	private Simulation(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
+			boolean recordTimeline) {
+		if (config.warmup() >= workload.size()) {
+			throw new IllegalArgumentException("the trace has " + workload.size()
+					+ " requests, not more than the warm-up of " + config.warmup() + "; nothing would be measured");
+		}
+		this.workload = workload;
+		this.policy = policy;
+		this.config = config;
+		this.rate = rate;
+		this.recordTimeline = recordTimeline;
+		int n = workload.size();
+		this.arrival = workload.trace().arrivalNanos(rate);
+		this.routed = new RoutingRequest[n];
+		this.dispatches = new InstancePool.Dispatch[n];
+		this.routerOf = new int[n];
+		this.instanceOf = new int[n];
+		this.ttft = new long[n];
+		Arrays.fill(ttft, -1);
+		this.resolved = new boolean[n];
+		this.sloNanos = config.slo().toNanos();
+		this.delayNanos = config.networkDelay().toNanos();
+		this.scrapeNanos = config.scrapeIntervalOf(policy.name()).toNanos();
+		this.warmup = config.warmup();
+		this.measured = n - warmup;
+		this.missBudget = (int) Math.floor(measured * (1 - TARGET_ATTAINMENT));
+		this.decisionNanos = new long[measured];
+		this.instanceIds = new String[config.instances()];
+		List<RingMember> members = new ArrayList<>();
+		for (int i = 0; i < instanceIds.length; i++) {
+			instanceIds[i] = String.format("engine-%03d", i);
+			instanceIndex.put(instanceIds[i], i);
+			members.add(new RingMember(instanceIds[i], 1.0));
+		}
+		this.engines = new InstanceModel[config.instances()];
+		this.stepping = new boolean[engines.length];
+		for (int i = 0; i < engines.length; i++) {
+			engines[i] = config.instanceModels().create(i, config.seed() * 1_000_003L + i);
+		}
+		this.pools = new InstancePool[config.routers()];
+		this.policies = new RoutingPolicy[config.routers()];
+		for (int r = 0; r < pools.length; r++) {
+			pools[r] = new InstancePool("router-" + r, config.settings(), () -> this.now);
+			pools[r].updateMembership(members);
+			policies[r] = policy.create(config.settings());
+			policies[r].onMembershipChanged(pools[r]);
+		}
+	}
+
+	/** Runs {@code policy} on {@code workload} at {@code rate} requests per second. */
+	public static RunResult run(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
+			boolean recordTimeline) {
+		return new Simulation(workload, policy, config, rate, recordTimeline).run();
+	}
+
+	private RunResult run() {
+		for (int i = 0; i < arrival.length; i++) {
+			schedule(arrival[i], ARRIVAL, i, null);
+		}
+		schedule(0, SCRAPE, 0, null);
+		while (resolvedCount < measured && !stoppedEarly && !events.isEmpty()) {
+			Event e = events.poll();
+			now = e.time;
+			switch (e.kind) {
+				case ARRIVAL -> arrive(e.index);
+				case DELIVER -> deliver(e.index);
+				case STEP_END -> stepEnded(e.index, (InstanceModel.StepOutcome) e.payload);
+				case FIRST_TOKEN_SEEN -> firstTokenSeen(e.index);
+				case FINISH_SEEN -> finishSeen(e.index);
+				case SCRAPE -> scrape();
+				default -> throw new IllegalStateException("unknown event kind " + e.kind);
+			}
+		}
+		return result();
+	}
+
+	private void schedule(long time, int kind, int index, @Nullable Object payload) {
+		events.add(new Event(time, sequence++, kind, index, payload));
+	}
+
+	private void arrive(int i) {
+		int r = i % pools.length;
+		routerOf[i] = r;
+		RoutingRequest request = new RoutingRequest("r" + i, workload.blocks(i), sloNanos, now);
+		routed[i] = request;
+		long start = config.decisionTimer().nanos();
+		Decision d = policies[r].choose(request, pools[r]);
+		long took = config.decisionTimer().nanos() - start;
+		if (i >= warmup) {
+			decisionNanos[decisions++] = took;
+		}
+		Integer target = d == null ? null : instanceIndex.get(d.instanceId());
+		if (d == null || target == null) {
+			reject(i);
+			return;
+		}
+		instanceOf[i] = target;
+		dispatches[i] = pools[r].dispatch(request, d);
+		policies[r].onDispatched(request, d, pools[r]);
+		if (delayNanos == 0) {
+			deliver(i);
+		}
+		else {
+			schedule(now + delayNanos, DELIVER, i, null);
+		}
+	}
+
+	private void deliver(int i) {
+		int k = instanceOf[i];
+		if (!engines[k].submit(i, workload.trace().requests().get(i), now)) {
+			InstancePool.Dispatch d = dispatches[i];
+			if (d != null) {
+				d.finish();
+			}
+			policies[routerOf[i]].onFinished(routed[i], instanceIds[k], pools[routerOf[i]]);
+			reject(i);
+			return;
+		}
+		if (!stepping[k]) {
+			startStep(k);
+		}
+	}
+
+	private void reject(int i) {
+		if (i >= warmup) {
+			rejected++;
+			miss(i);
+		}
+	}
+
+	private void startStep(int k) {
+		InstanceModel.StepOutcome outcome = engines[k].step(now);
+		stepping[k] = true;
+		schedule(outcome.endNanos(), STEP_END, k, outcome);
+	}
+
+	private void stepEnded(int k, InstanceModel.StepOutcome outcome) {
+		stepping[k] = false;
+		for (int j = 0; j < outcome.firstTokens().length; j++) {
+			int i = outcome.firstTokens()[j];
+			if (i >= warmup && ttft[i] < 0) {
+				cachedTokens += outcome.cachedTokens()[j];
+				promptTokens += workload.trace().requests().get(i).inputTokens();
+			}
+			at(now + delayNanos, FIRST_TOKEN_SEEN, i);
+		}
+		for (int i : outcome.finished()) {
+			at(now + delayNanos, FINISH_SEEN, i);
+		}
+		if (engines[k].hasWork()) {
+			startStep(k);
+		}
+	}
+
+	private void at(long time, int kind, int i) {
+		if (time == now) {
+			if (kind == FIRST_TOKEN_SEEN) {
+				firstTokenSeen(i);
+			}
+			else {
+				finishSeen(i);
+			}
+		}
+		else {
+			schedule(time, kind, i, null);
+		}
+	}
+
+	private void firstTokenSeen(int i) {
+		if (ttft[i] >= 0) {
+			return;
+		}
+		ttft[i] = now - arrival[i];
+		InstancePool.Dispatch d = dispatches[i];
+		if (d != null) {
+			d.firstToken();
+		}
+		if (i >= warmup && !resolved[i]) {
+			if (ttft[i] <= sloNanos) {
+				resolved[i] = true;
+				resolvedCount++;
+				withinSlo++;
+			}
+			else {
+				miss(i);
+			}
+		}
+	}
+
+	private void finishSeen(int i) {
+		InstancePool.Dispatch d = dispatches[i];
+		if (d != null && !d.isFinished()) {
+			d.finish();
+			policies[routerOf[i]].onFinished(routed[i], instanceIds[instanceOf[i]], pools[routerOf[i]]);
+		}
+	}
+
+	private void miss(int i) {
+		if (resolved[i]) {
+			return;
+		}
+		resolved[i] = true;
+		resolvedCount++;
+		missed++;
+		if (missed > missBudget && !stoppedEarly) {
+			// It can no longer reach the target: the rest of the run would not change
+			// the verdict, only cost time.
+			stoppedEarly = resolvedCount < measured;
+		}
+	}
+
+	private void scrape() {
+		double[] loads = new double[engines.length];
+		for (int k = 0; k < engines.length; k++) {
+			EngineSnapshot snapshot = engines[k].scrape(now);
+			for (InstancePool pool : pools) {
+				var state = pool.instance(instanceIds[k]);
+				if (state != null) {
+					state.updateEngine(snapshot);
+				}
+			}
+			loads[k] = engines[k].load();
+		}
+		if (now >= arrival[warmup]) {
+			cvSum += coefficientOfVariation(loads);
+			cvSamples++;
+		}
+		if (recordTimeline) {
+			tickSeconds.add(now / 1e9);
+			tickLoads.add(loads);
+		}
+		// Requests whose deadline passed without a first token have missed: resolve them
+		// now so a saturated run stops without waiting for its queues to drain.
+		while (deadlineCursor < measured && arrival[warmup + deadlineCursor] + sloNanos < now) {
+			int i = warmup + deadlineCursor++;
+			if (ttft[i] < 0) {
+				miss(i);
+			}
+		}
+		schedule(now + scrapeNanos, SCRAPE, 0, null);
+	}
+
+	static double coefficientOfVariation(double[] values) {
+		if (values.length < 2) {
+			return 0;
+		}
+		double sum = 0;
+		double sq = 0;
+		for (double v : values) {
+			sum += v;
+			sq += v * v;
+		}
+		double mean = sum / values.length;
+		if (mean == 0) {
+			return 0;
+		}
+		return Math.sqrt(Math.max(0, sq / values.length - mean * mean)) / mean;
+	}
+
+	private RunResult result() {
+		double[] seconds = new double[measured];
+		for (int j = 0; j < measured; j++) {
+			int i = warmup + j;
+			long t = ttft[i] >= 0 ? ttft[i] : Math.max(0, now - arrival[i]);
+			seconds[j] = t / 1e9;
+		}
+		Arrays.sort(seconds);
+		long[] took = Arrays.copyOf(decisionNanos, decisions);
+		Arrays.sort(took);
+		RunResult.Timeline timeline = null;
+		if (recordTimeline) {
+			double[][] load = new double[engines.length][tickLoads.size()];
+			for (int s = 0; s < tickLoads.size(); s++) {
+				for (int k = 0; k < engines.length; k++) {
+					load[k][s] = tickLoads.get(s)[k];
+				}
+			}
+			timeline = new RunResult.Timeline(tickSeconds.stream().mapToDouble(Double::doubleValue).toArray(), load);
+		}
+		return new RunResult(policy.name(), rate, measured, withinSlo, rejected, stoppedEarly,
+				percentile(seconds, 0.50), percentile(seconds, 0.90), percentile(seconds, 0.99),
+				promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, cvSamples == 0 ? 0 : cvSum / cvSamples, 0,
+				took.length == 0 ? 0 : percentile(took, 0.99), seconds, timeline);
+	}
+
+	/** Nearest-rank percentile of sorted values. */
+	static double percentile(double[] sorted, double q) {
+		if (sorted.length == 0) {
+			return 0;
+		}
+		int rank = (int) Math.ceil(q * sorted.length);
+		return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
+	}
+
+	static long percentile(long[] sorted, double q) {
+		int rank = (int) Math.ceil(q * sorted.length);
+		return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
+	}
+
+	private static final class Event implements Comparable<Event> {
+
+		final long time;
+
+		final long seq;
+
+		final int kind;
+
+		final int index;
+
+		final @Nullable Object payload;
+
+		Event(long time, long seq, int kind, int index, @Nullable Object payload) {
+			this.time = time;
+			this.seq = seq;
+			this.kind = kind;
+			this.index = index;
+			this.payload = payload;
+		}
+
+		@Override
+		public int compareTo(Event o) {
+			int c = Long.compare(time, o.time);
+			return c != 0 ? c : Long.compare(seq, o.seq);
+		}
+
+	}
+
+}

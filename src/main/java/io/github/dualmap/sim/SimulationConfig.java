@@ -1,0 +1,61 @@
+package io.github.dualmap.sim;
+
+import java.time.Duration;
+
+import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.SchedulerSettings;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Everything one simulated run needs besides the workload, the policy and the rate.
+ *
+ * @param instances engine instances
+ * @param routers gateway replicas; arrivals are spread round-robin across them
+ * @param slo time-to-first-token objective
+ * @param scrapeInterval engine metrics scrape interval for every policy, or {@code null}
+ * for the per-policy table of {@link ScrapeIntervals}
+ * @param networkDelay one-way delay between a router and an engine (request out, first
+ * token and end back)
+ * @param warmup leading requests excluded from the metrics
+ * @param seed seeds every random choice of the run (engine jitter)
+ * @param settings scheduler settings of every router
+ * @param instanceModels creates the engine instances
+ * @param decisionTimer real-time clock that times {@code choose()}; tests pass a constant
+ * one to make the whole result reproducible
+ */
+public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
+		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
+		NanoClock decisionTimer) {
+
+	public SimulationConfig {
+		if (instances <= 0) {
+			throw new IllegalArgumentException("instances must be > 0 but was " + instances);
+		}
+		if (routers <= 0) {
+			throw new IllegalArgumentException("routers must be > 0 but was " + routers);
+		}
+		if (slo.isNegative() || slo.isZero()) {
+			throw new IllegalArgumentException("slo must be > 0 but was " + slo);
+		}
+		if (scrapeInterval != null && (scrapeInterval.isNegative() || scrapeInterval.isZero())) {
+			throw new IllegalArgumentException("scrapeInterval must be > 0 but was " + scrapeInterval);
+		}
+		if (networkDelay.isNegative()) {
+			throw new IllegalArgumentException("networkDelay must be >= 0 but was " + networkDelay);
+		}
+		if (warmup < 0) {
+			throw new IllegalArgumentException("warmup must be >= 0 but was " + warmup);
+		}
+	}
+
+	/** The scrape interval {@code policy} runs with. */
+	public Duration scrapeIntervalOf(String policy) {
+		return scrapeInterval != null ? scrapeInterval : ScrapeIntervals.of(policy);
+	}
+
+	public SimulationConfig withDecisionTimer(NanoClock timer) {
+		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
+				instanceModels, timer);
+	}
+
+}

@@ -1,0 +1,34 @@
+package io.github.dualmap.sim.report;
+
+import java.util.Locale;
+
+import io.github.dualmap.sim.BenchmarkReport;
+import io.github.dualmap.sim.RunResult;
+
+/**
+ * The results as a markdown table, one row per policy, metrics at each policy's capacity.
+ */
+public final class MarkdownTable {
+
+	private MarkdownTable() {
+	}
+
+	public static String render(BenchmarkReport report) {
+		StringBuilder out = new StringBuilder();
+		out.append(String.format(Locale.ROOT, "Trace %s, %d instances, %d router(s), TTFT SLO %.3g s%n%n",
+				report.trace(), report.instances(), report.routers(), report.sloTtftSeconds()));
+		out.append("| policy | capacity (req/s) | goodput (req/s) | TTFT p50 (s) | TTFT p90 (s) | TTFT p99 (s) "
+				+ "| hit rate | load CV | migrations | decision p99 (us) |\n");
+		out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (BenchmarkReport.PolicyReport p : report.policies()) {
+			RunResult r = p.headline();
+			double goodput = p.search().atCapacity() == null ? 0 : r.goodput();
+			out.append(String.format(Locale.ROOT,
+					"| %s | %.2f | %.2f | %.3f | %.3f | %.3f | %.1f %% | %.3f | %d | %.1f |%n", p.name(),
+					p.search().capacity(), goodput, r.ttftP50Seconds(), r.ttftP90Seconds(), r.ttftP99Seconds(),
+					100 * r.hitRate(), r.loadCv(), r.migrations(), r.decisionNanosP99() / 1000.0));
+		}
+		return out.toString();
+	}
+
+}

@@ -1,0 +1,123 @@
+package io.github.dualmap.sim.trace;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Reads the Mooncake trace format: one JSON object per line with {@code timestamp} (ms),
+ * {@code input_length}, {@code output_length} and {@code hash_ids} over 512-token blocks.
+ * Blank lines are skipped; any other bad line fails with its line number.
+ */
+public final class MooncakeTraceReader {
+
+	/** Tokens per hash id in Mooncake traces. */
+	public static final int BLOCK_TOKENS = 512;
+
+	private static final JsonMapper JSON = JsonMapper.builder().build();
+
+	private MooncakeTraceReader() {
+	}
+
+	public static Trace read(Path file) {
+		try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+			return read(file.getFileName().toString(), in);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("cannot read trace " + file + ": " + ex.getMessage(), ex);
+		}
+	}
+
+	public static Trace read(String name, Reader reader) throws IOException {
+		BufferedReader in = reader instanceof BufferedReader b ? b : new BufferedReader(reader);
+		List<TraceRequest> out = new ArrayList<>();
+		int lineNo = 0;
+		String line;
+		while ((line = in.readLine()) != null) {
+			lineNo++;
+			if (line.isBlank()) {
+				continue;
+			}
+			out.add(parse(name, lineNo, line));
+		}
+		if (out.size() < 2) {
+			throw new TraceFormatException(name, lineNo, "a trace needs at least 2 requests but has " + out.size());
+		}
+		try {
+			return new Trace(name, BLOCK_TOKENS, out);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new TraceFormatException(name, lineNo, ex.getMessage());
+		}
+	}
+
+	private static TraceRequest parse(String name, int lineNo, String line) {
+		JsonNode node;
+		try {
+			node = JSON.readTree(line);
+		}
+		catch (JacksonException ex) {
+			throw new TraceFormatException(name, lineNo, "not valid JSON (" + ex.getOriginalMessage() + ")");
+		}
+		if (node == null || !node.isObject()) {
+			throw new TraceFormatException(name, lineNo, "expected a JSON object");
+		}
+		double timestamp = number(name, lineNo, node, "timestamp");
+		long input = integer(name, lineNo, node, "input_length");
+		long output = integer(name, lineNo, node, "output_length");
+		if (timestamp < 0) {
+			throw new TraceFormatException(name, lineNo, "timestamp must be >= 0 but was " + timestamp);
+		}
+		if (input <= 0 || input > Integer.MAX_VALUE) {
+			throw new TraceFormatException(name, lineNo, "input_length must be > 0 but was " + input);
+		}
+		if (output <= 0 || output > Integer.MAX_VALUE) {
+			throw new TraceFormatException(name, lineNo, "output_length must be > 0 but was " + output);
+		}
+		JsonNode ids = node.get("hash_ids");
+		if (ids == null || !ids.isArray()) {
+			throw new TraceFormatException(name, lineNo, "missing array field 'hash_ids'");
+		}
+		long expected = (input + BLOCK_TOKENS - 1) / BLOCK_TOKENS;
+		if (ids.size() != expected) {
+			throw new TraceFormatException(name, lineNo, "hash_ids has " + ids.size() + " entries but input_length "
+					+ input + " needs " + expected + " blocks of " + BLOCK_TOKENS + " tokens");
+		}
+		long[] hashIds = new long[ids.size()];
+		for (int i = 0; i < hashIds.length; i++) {
+			JsonNode id = ids.get(i);
+			if (!id.isIntegralNumber() || !id.canConvertToLong()) {
+				throw new TraceFormatException(name, lineNo, "hash_ids[" + i + "] is not an integer: " + id);
+			}
+			hashIds[i] = id.longValue();
+		}
+		return new TraceRequest(timestamp, (int) input, (int) output, hashIds);
+	}
+
+	private static double number(String name, int lineNo, JsonNode node, String field) {
+		JsonNode v = node.get(field);
+		if (v == null || !v.isNumber()) {
+			throw new TraceFormatException(name, lineNo, "missing numeric field '" + field + "'");
+		}
+		return v.doubleValue();
+	}
+
+	private static long integer(String name, int lineNo, JsonNode node, String field) {
+		JsonNode v = node.get(field);
+		if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
+			throw new TraceFormatException(name, lineNo, "missing integer field '" + field + "'");
+		}
+		return v.longValue();
+	}
+
+}

@@ -1,0 +1,75 @@
+package io.github.dualmap.sim.trace;
+
+import java.util.List;
+
+/**
+ * A workload: requests in arrival order with prefix block ids over blocks of
+ * {@code blockTokens} tokens. Replaying it at another rate keeps the relative timing:
+ * every inter-arrival gap is multiplied by {@code nativeRate / rate}.
+ *
+ * @param name where it came from (a file name or a generator), for reports
+ * @param blockTokens tokens per block of the hash ids
+ * @param requests the requests, timestamps non-decreasing
+ */
+public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
+
+	public Trace {
+		if (blockTokens <= 0) {
+			throw new IllegalArgumentException("blockTokens must be > 0 but was " + blockTokens);
+		}
+		requests = List.copyOf(requests);
+		if (requests.size() < 2) {
+			throw new IllegalArgumentException(
+					"trace '" + name + "' needs at least 2 requests but has " + requests.size());
+		}
+		for (int i = 1; i < requests.size(); i++) {
+			if (requests.get(i).timestampMillis() < requests.get(i - 1).timestampMillis()) {
+				throw new IllegalArgumentException("trace '" + name + "': request " + i + " arrives before request "
+						+ (i - 1) + "; timestamps must not decrease");
+			}
+		}
+		if (spanMillis(requests) <= 0) {
+			throw new IllegalArgumentException(
+					"trace '" + name + "': every request has the same timestamp, so it has no rate to scale");
+		}
+	}
+
+	private static double spanMillis(List<TraceRequest> requests) {
+		return requests.get(requests.size() - 1).timestampMillis() - requests.get(0).timestampMillis();
+	}
+
+	public int size() {
+		return requests.size();
+	}
+
+	/** Requests per second of the trace as recorded: (n - 1) / span. */
+	public double nativeRate() {
+		return (requests.size() - 1) / (spanMillis(requests) / 1000.0);
+	}
+
+	/** The first {@code n} requests (all when the trace is shorter). */
+	public Trace first(int n) {
+		if (n <= 0) {
+			throw new IllegalArgumentException("request count must be > 0 but was " + n);
+		}
+		return n >= requests.size() ? this : new Trace(name, blockTokens, requests.subList(0, n));
+	}
+
+	/**
+	 * Arrival times in nanoseconds from the first request when replayed at {@code rate}
+	 * requests per second.
+	 */
+	public long[] arrivalNanos(double rate) {
+		if (!(rate > 0) || Double.isInfinite(rate)) {
+			throw new IllegalArgumentException("rate must be > 0 requests/s but was " + rate);
+		}
+		double scale = nativeRate() / rate;
+		double start = requests.get(0).timestampMillis();
+		long[] out = new long[requests.size()];
+		for (int i = 0; i < out.length; i++) {
+			out[i] = Math.round((requests.get(i).timestampMillis() - start) * scale * 1_000_000.0);
+		}
+		return out;
+	}
+
+}

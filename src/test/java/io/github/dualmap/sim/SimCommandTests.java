@@ -1,0 +1,134 @@
+package io.github.dualmap.sim;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.dualmap.sim.report.Charts;
+import io.github.dualmap.sim.trace.SyntheticWorkload;
+import io.github.dualmap.sim.trace.Trace;
+import io.github.dualmap.sim.trace.TraceRequest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SimCommandTests {
+
+	@TempDir
+	Path dir;
+
+	private final StringWriter out = new StringWriter();
+
+	private final StringWriter err = new StringWriter();
+
+	private int run(String... args) {
+		SimCommand command = new SimCommand().redirect(new PrintWriter(out, true), new PrintWriter(err, true),
+				() -> 0L);
+		return SimCommand.run(command, args);
+	}
+
+	/** A small Mooncake-format file written from the synthetic tenants workload. */
+	private Path mooncakeFile(int requests) throws IOException {
+		Trace t = SyntheticWorkload.TENANTS.generate(requests, 3);
+		List<String> lines = new ArrayList<>();
+		for (TraceRequest r : t.requests()) {
+			StringBuilder ids = new StringBuilder();
+			for (long id : r.hashIds()) {
+				ids.append(ids.isEmpty() ? "" : ", ").append(id);
+			}
+			lines.add(String.format(java.util.Locale.ROOT,
+					"{\"timestamp\": %d, \"input_length\": %d, \"output_length\": %d, \"hash_ids\": [%s]}",
+					Math.round(r.timestampMillis()), r.inputTokens(), r.outputTokens(), ids));
+		}
+		Path file = dir.resolve("tiny.jsonl");
+		Files.write(file, lines);
+		return file;
+	}
+
+	@Test
+	void writesResultsJsonWithExactlyTheContractFieldsAndCharts() throws IOException {
+		Path trace = mooncakeFile(400);
+		Path outDir = dir.resolve("out");
+		int code = run("--trace", trace.toString(), "--instances", "2", "--policies", "dualmap,round-robin", "--warmup",
+				"100", "--quick", "--out", outDir.toString());
+		assertThat(code).as(err.toString()).isZero();
+		JsonNode json = JsonMapper.builder().build().readTree(outDir.resolve("results.json").toFile());
+		assertThat(json.propertyNames()).containsExactly("trace", "instances", "routers", "slo_ttft_s", "policies");
+		assertThat(json.get("trace").asString()).isEqualTo("tiny.jsonl");
+		assertThat(json.get("instances").asInt()).isEqualTo(2);
+		assertThat(json.get("routers").asInt()).isEqualTo(1);
+		assertThat(json.get("slo_ttft_s").asDouble()).isEqualTo(5.0);
+		assertThat(json.get("policies")).hasSize(2);
+		for (JsonNode p : json.get("policies")) {
+			assertThat(p.propertyNames()).containsExactly("name", "capacity_rps", "goodput_rps", "ttft_p50_s",
+					"ttft_p90_s", "ttft_p99_s", "hit_rate", "load_cv", "migrations", "decision_us_p99");
+			assertThat(p.get("capacity_rps").asDouble()).isPositive();
+			assertThat(p.get("goodput_rps").asDouble()).isPositive()
+				.isLessThanOrEqualTo(p.get("capacity_rps").asDouble());
+			assertThat(p.get("migrations").isIntegralNumber()).isTrue();
+		}
+		assertThat(json.get("policies").get(0).get("name").asString()).isEqualTo("dualmap");
+		for (String png : List.of(Charts.ATTAINMENT, Charts.TTFT_CDF, Charts.LOAD_OVER_TIME)) {
+			Path file = outDir.resolve(png);
+			assertThat(file).exists();
+			byte[] head = Files.readAllBytes(file);
+			assertThat(head.length).isGreaterThan(1000);
+			assertThat(new String(head, 1, 3, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("PNG");
+		}
+		assertThat(out.toString()).contains("| policy | capacity (req/s)").contains("| dualmap |");
+	}
+
+	@Test
+	void syntheticWorkloadAtOneRateWithRouterReplicas() {
+		Path outDir = dir.resolve("syn");
+		int code = run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--routers",
+				"2", "--rate", "2", "--policies", "least-loaded", "--network-delay", "2ms", "--out", outDir.toString());
+		assertThat(code).as(err.toString()).isZero();
+		assertThat(outDir.resolve("results.json")).content().contains("\"routers\" : 2").contains("synthetic-rag");
+	}
+
+	@Test
+	void malformedLineExitsWithTwoAndNamesTheLine() throws IOException {
+		Path trace = dir.resolve("bad.jsonl");
+		Files.writeString(trace, """
+				{"timestamp": 0, "input_length": 10, "output_length": 5, "hash_ids": [0]}
+				{"timestamp": 1, "input_length": 10, "output_length": "many", "hash_ids": [0]}
+				""");
+		int code = run("--trace", trace.toString(), "--out", dir.resolve("x").toString());
+		assertThat(code).isEqualTo(2);
+		assertThat(err.toString()).contains("bad.jsonl, line 2").contains("output_length").doesNotContain("at io.");
+	}
+
+	@Test
+	void badInputExitsWithTwoAndAClearMessage() throws IOException {
+		Path trace = mooncakeFile(50);
+		String outDir = dir.resolve("x").toString();
+		assertThat(run("--trace", trace.toString(), "--policies", "dualmap,nope", "--out", outDir)).isEqualTo(2);
+		assertThat(err.toString()).contains("unknown policy 'nope'");
+		assertThat(run("--trace", dir.resolve("missing.jsonl").toString(), "--out", outDir)).isEqualTo(2);
+		assertThat(err.toString()).contains("cannot read trace file");
+		assertThat(run("--trace", trace.toString(), "--instances", "0", "--out", outDir)).isEqualTo(2);
+		assertThat(err.toString()).contains("--instances must be > 0 but was 0");
+		assertThat(run("--trace", trace.toString(), "--slo-ttft", "soon", "--out", outDir)).isEqualTo(2);
+		assertThat(err.toString()).contains("--slo-ttft must be a duration");
+		assertThat(run("--trace", trace.toString(), "--instances", "many", "--out", outDir)).isEqualTo(2);
+		assertThat(run("--trace", trace.toString(), "--out", outDir)).isEqualTo(2);
+		assertThat(err.toString()).contains("nothing would be measured");
+	}
+
+	@Test
+	void parsesDurations() {
+		assertThat(SimCommand.parseDuration("x", "5s").toMillis()).isEqualTo(5000);
+		assertThat(SimCommand.parseDuration("x", "800ms").toMillis()).isEqualTo(800);
+		assertThat(SimCommand.parseDuration("x", "1.5").toMillis()).isEqualTo(1500);
+		assertThat(SimCommand.parseDuration("x", "2m").toSeconds()).isEqualTo(120);
+	}
+
+}

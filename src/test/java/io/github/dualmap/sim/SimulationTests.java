@@ -1,0 +1,171 @@
+package io.github.dualmap.sim;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.RoutingPolicies;
+import io.github.dualmap.core.RoutingPolicy;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.engine.EngineProfile;
+import io.github.dualmap.sim.report.ResultsJson;
+import io.github.dualmap.sim.trace.SyntheticWorkload;
+import io.github.dualmap.sim.trace.Trace;
+import io.github.dualmap.sim.trace.TraceRequest;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.withinPercentage;
+
+class SimulationTests {
+
+	private static final SchedulerSettings SETTINGS = SchedulerSettings.custom().blockTokens(512).build();
+
+	/**
+	 * Evenly spaced arrivals, one a second before scaling, each with a prompt of its own.
+	 */
+	private static Trace evenlySpaced(int n) {
+		List<TraceRequest> requests = new ArrayList<>();
+		for (int i = 0; i < n; i++) {
+			requests.add(new TraceRequest(i * 1000.0, 600, 1, new long[] { 2L * i, 2L * i + 1 }));
+		}
+		return new Trace("even", 512, requests);
+	}
+
+	private static SimulationConfig fifoConfig(int instances, int routers, Duration service, Duration slo) {
+		return new SimulationConfig(instances, routers, slo, null, Duration.ZERO, 200, 1, SETTINGS,
+				(index, seed) -> new FifoInstance(service.toNanos()), () -> 0L);
+	}
+
+	@Test
+	void capacityOfOneFifoInstanceIsOnePerServiceTime() {
+		Workload w = Workload.of(evenlySpaced(1000));
+		SimulationConfig config = fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150));
+		PolicySpec rr = PolicySpec.named("round-robin");
+		CapacitySearch.Outcome o = new CapacitySearch(1, 0.02, 10)
+			.search(rate -> Simulation.run(w, rr, config, rate, false), () -> {
+			});
+		assertThat(o.capacity()).isCloseTo(10.0, withinPercentage(2));
+		assertThat(o.atCapacity()).isNotNull();
+		assertThat(o.atCapacity().ttftP99Seconds()).isCloseTo(0.1, withinPercentage(1));
+		// Every evaluated rate is reported; those above the capacity fail.
+		assertThat(o.points()).extracting(RunResult::rate).isSorted().contains(1.0, 2.0, 4.0, 8.0, 16.0);
+		assertThat(o.points()).filteredOn(r -> r.rate() > 10.1).allMatch(r -> !r.passes(0.9));
+		// A hopeless rate stops early instead of draining its queue.
+		assertThat(o.points().get(o.points().size() - 1).stoppedEarly()).isTrue();
+	}
+
+	@Test
+	void overloadedRunCountsUnfinishedRequestsAsMisses() {
+		Workload w = Workload.of(evenlySpaced(400));
+		RunResult r = Simulation.run(w, PolicySpec.named("round-robin"),
+				fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150)), 20, false);
+		assertThat(r.measured()).isEqualTo(200);
+		assertThat(r.attainment()).isLessThan(0.1);
+		assertThat(r.ttftSeconds()).hasSize(200).isSorted();
+	}
+
+	@Test
+	void sameSeedGivesIdenticalResults() {
+		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(700, 5));
+		SimulationConfig config = engineConfig(4, 2, 5);
+		List<PolicySpec> policies = List.of(PolicySpec.named("dualmap"), PolicySpec.named("least-loaded"),
+				PolicySpec.named("consistent-hash"));
+		BenchmarkReport a = new CapacityBenchmark(w, config, 2).atRate(policies, 6, () -> {
+		});
+		BenchmarkReport b = new CapacityBenchmark(w, config, 1).atRate(policies, 6, () -> {
+		});
+		assertThat(ResultsJson.toJson(a)).isEqualTo(ResultsJson.toJson(b));
+		for (int i = 0; i < policies.size(); i++) {
+			assertThat(a.policies().get(i).atFixedRate().ttftSeconds())
+				.containsExactly(b.policies().get(i).atFixedRate().ttftSeconds());
+		}
+		assertThat(a.policies().get(0).atFixedRate().hitRate()).isGreaterThan(0.2);
+	}
+
+	@Test
+	void otherSeedOfARandomWorkloadGivesOtherResults() {
+		SimulationConfig config = engineConfig(4, 1, 5);
+		List<PolicySpec> policies = List.of(PolicySpec.named("dualmap"));
+		BenchmarkReport a = new CapacityBenchmark(Workload.of(SyntheticWorkload.RAG.generate(700, 1)), config, 1)
+			.atRate(policies, 6, () -> {
+			});
+		BenchmarkReport b = new CapacityBenchmark(Workload.of(SyntheticWorkload.RAG.generate(700, 2)), config, 1)
+			.atRate(policies, 6, () -> {
+			});
+		assertThat(a.policies().get(0).atFixedRate().ttftSeconds())
+			.isNotEqualTo(b.policies().get(0).atFixedRate().ttftSeconds());
+	}
+
+	@Test
+	void routerReplicasEachRouteTheirShareWithTheirOwnPolicy() {
+		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(900, 2));
+		List<AtomicInteger> perRouter = new ArrayList<>();
+		PolicySpec counting = new PolicySpec("counting-least-loaded", settings -> {
+			AtomicInteger count = new AtomicInteger();
+			perRouter.add(count);
+			return new CountingPolicy(RoutingPolicies.create("least-loaded", settings), count);
+		});
+		RunResult r = Simulation.run(w, counting, engineConfig(4, 3, 9), 4, true);
+		assertThat(perRouter).hasSize(3);
+		assertThat(perRouter).allSatisfy(c -> assertThat(c.get()).isEqualTo(300));
+		assertThat(r.measured()).isEqualTo(700);
+		assertThat(r.attainment()).isGreaterThan(0.9);
+		assertThat(r.timeline()).isNotNull();
+		assertThat(r.timeline().load()).hasNumberOfRows(4);
+	}
+
+	@Test
+	void warmupMustLeaveSomethingToMeasure() {
+		Workload w = Workload.of(evenlySpaced(100));
+		assertThatThrownBy(() -> Simulation.run(w, PolicySpec.named("round-robin"),
+				fifoConfig(1, 1, Duration.ofMillis(1), Duration.ofSeconds(1)), 1, false))
+			.hasMessageContaining("warm-up of 200");
+		assertThatThrownBy(() -> PolicySpec.named("nope")).hasMessageContaining("unknown policy 'nope'");
+	}
+
+	@Test
+	void coefficientOfVariation() {
+		assertThat(Simulation.coefficientOfVariation(new double[] { 2, 2, 2 })).isZero();
+		assertThat(Simulation.coefficientOfVariation(new double[] { 0, 4 })).isEqualTo(1.0);
+		assertThat(Simulation.percentile(new double[] { 1, 2, 3, 4 }, 0.5)).isEqualTo(2);
+	}
+
+	private static SimulationConfig engineConfig(int instances, int routers, long seed) {
+		EngineProfile profile = EngineProfile.h100_8b();
+		return new SimulationConfig(instances, routers, Duration.ofSeconds(5), null, Duration.ofMillis(1), 200, seed,
+				SETTINGS, EngineInstance.factory(profile, 512), () -> 0L);
+	}
+
+	private record CountingPolicy(RoutingPolicy delegate, AtomicInteger count) implements RoutingPolicy {
+
+		@Override
+		public String name() {
+			return "counting-" + delegate.name();
+		}
+
+		@Override
+		public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+			return delegate.choose(request, pool);
+		}
+
+		@Override
+		public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
+			count.incrementAndGet();
+			delegate.onDispatched(request, decision, pool);
+		}
+
+		@Override
+		public void onFinished(RoutingRequest request, String instanceId, InstancePool pool) {
+			delegate.onFinished(request, instanceId, pool);
+		}
+
+	}
+
+}
