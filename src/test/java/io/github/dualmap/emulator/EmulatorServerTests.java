@@ -1,5 +1,8 @@
 package io.github.dualmap.emulator;
 
+import io.github.dualmap.core.EngineSnapshot;
+import io.github.dualmap.stats.EngineFlavour;
+import io.github.dualmap.stats.EngineMetricsParser;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -159,6 +162,17 @@ class EmulatorServerTests {
 			assertThat(metrics.value("vllm:num_requests_waiting", model)).isZero();
 			assertThat(metrics.value("vllm:kv_cache_usage_perc", model)).isZero();
 			assertThat(metrics.value("vllm:cache_config_info", "num_gpu_blocks=56250", "block_size=16")).isEqualTo(1);
+
+			// What the gateway's own scraper makes of it.
+			EngineSnapshot snapshot = new EngineMetricsParser().parse(res.body(), 42);
+			assertThat(new EngineMetricsParser().detect(res.body())).isEqualTo(EngineFlavour.VLLM_V1);
+			assertThat(snapshot.sampledAtNanos()).isEqualTo(42);
+			assertThat(snapshot.waiting()).isZero();
+			assertThat(snapshot.running()).isZero();
+			assertThat(snapshot.kvUsage()).isZero();
+			assertThat(snapshot.prefixQueriesTokens()).isEqualTo(prompt);
+			assertThat(snapshot.prefixHitsTokens()).isEqualTo(metrics.value("vllm:prefix_cache_hits_total", model));
+			assertThat(snapshot.kvCapacityTokens()).isEqualTo(56_250L * 16);
 		}
 	}
 
@@ -172,6 +186,13 @@ class EmulatorServerTests {
 			assertThat(metrics.value("sglang:max_total_num_tokens")).isEqualTo(900_000);
 			assertThat(metrics.value("sglang:generation_tokens_total")).isEqualTo(2);
 			assertThat(metrics.value("sglang:time_to_first_token_seconds_count")).isEqualTo(1);
+
+			String body = get(own, "/metrics").body();
+			EngineSnapshot snapshot = new EngineMetricsParser().parse(body, 0);
+			assertThat(new EngineMetricsParser().detect(body)).isEqualTo(EngineFlavour.SGLANG);
+			assertThat(snapshot.waiting()).isZero();
+			assertThat(snapshot.running()).isZero();
+			assertThat(snapshot.kvCapacityTokens()).isEqualTo(900_000);
 		}
 	}
 
