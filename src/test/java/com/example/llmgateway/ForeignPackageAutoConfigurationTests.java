@@ -1,5 +1,6 @@
 package com.example.llmgateway;
 
+import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.gateway.DispatchAccountingFilter;
 import io.github.dualmap.gateway.DualMapLoadBalancer;
 import io.github.dualmap.gateway.DualMapRegistry;
@@ -37,14 +38,18 @@ class ForeignPackageAutoConfigurationTests {
 			.bindNow();
 		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(ExampleGatewayApplication.class)
 			.web(WebApplicationType.REACTIVE)
+			// Pass-through dispatch: requests go out as soon as they are chosen.
 			.properties("server.port=0", "server.address=127.0.0.1", "dualmap.services=llm",
-					"dualmap.scrape.enabled=false", "spring.cloud.loadbalancer.cache.enabled=false",
+					"dualmap.dispatch.mode=pass-through", "dualmap.scrape.enabled=false",
+					"spring.cloud.loadbalancer.cache.enabled=false",
 					"spring.cloud.discovery.client.simple.instances.llm[0].uri=http://127.0.0.1:" + engine.port(),
 					"spring.cloud.gateway.server.webflux.routes[0].id=llm",
 					"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
 					"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**")
 			.run()) {
 			assertThat(context.getBeansOfType(DualMapRegistry.class)).hasSize(1);
+			assertThat(context.getBean(DualMapRegistry.class).queueSettings().mode())
+				.isEqualTo(DispatchMode.PASS_THROUGH);
 			assertThat(context.getBeansOfType(PromptRoutingFilter.class)).hasSize(1);
 			assertThat(context.getBeansOfType(DispatchAccountingFilter.class)).hasSize(1);
 			Object balancer = context.getBean(LoadBalancerClientFactory.class)

@@ -7,7 +7,9 @@ import java.util.Map;
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.gateway.ConnectFailoverFilter;
+import io.github.dualmap.gateway.DiscoveryMembership;
 import io.github.dualmap.gateway.DispatchAccountingFilter;
+import io.github.dualmap.gateway.DispatchTicker;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.EngineScraping;
 import io.github.dualmap.gateway.PromptRoutingFilter;
@@ -18,6 +20,7 @@ import io.github.dualmap.stats.ScrapeSettings;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -27,14 +30,16 @@ import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
 import org.springframework.cloud.gateway.config.GatewayReactiveLoadBalancerClientAutoConfiguration;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
+import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
+import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
 /**
  * Plugs DualMap into Spring Cloud Gateway: the registry of pools, the body, failover and
- * accounting filters, engine scraping, and a DualMap load balancer for every service id
- * in {@code dualmap.services} (registered by
- * {@link DualMapLoadBalancerClientsRegistrar}).
+ * accounting filters, the dispatch queue ticker, membership followed from discovery at
+ * startup, engine scraping, and a DualMap load balancer for every service id in
+ * {@code dualmap.services} (registered by {@link DualMapLoadBalancerClientsRegistrar}).
  */
 @AutoConfiguration(after = { GatewayAutoConfiguration.class, GatewayReactiveLoadBalancerClientAutoConfiguration.class,
 		LoadBalancerAutoConfiguration.class })
@@ -56,8 +61,26 @@ public class DualMapAutoConfiguration {
 			.waitDurationInOpenState(b.getWaitDurationInOpenState())
 			.permittedNumberOfCallsInHalfOpenState(b.getPermittedNumberOfCallsInHalfOpenState())
 			.build();
-		return new DualMapRegistry(properties.toSchedulerSettings(), properties.getPolicy(), properties.getServices(),
-				properties.getRing().getWeightMetadataKey(), breakers, NanoClock.SYSTEM);
+		return new DualMapRegistry(properties.toSchedulerSettings(), properties.toQueueSettings(),
+				properties.getPolicy(), properties.getServices(), properties.getRing().getWeightMetadataKey(), breakers,
+				NanoClock.SYSTEM);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DispatchTicker dualMapDispatchTicker(DualMapRegistry registry, DualMapProperties properties) {
+		return new DispatchTicker(registry, properties.getDispatch().getTickInterval());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DiscoveryMembership dualMapDiscoveryMembership(DualMapRegistry registry, DualMapProperties properties,
+			ObjectProvider<LoadBalancerClientFactory> clientFactory) {
+		// Resolved at start, when the load balancer child contexts can be created.
+		return new DiscoveryMembership(registry, serviceId -> {
+			LoadBalancerClientFactory factory = clientFactory.getIfAvailable();
+			return factory == null ? null : factory.getInstance(serviceId, ServiceInstanceListSupplier.class);
+		}, properties.getDiscovery().getRefreshInterval());
 	}
 
 	@Bean

@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.github.dualmap.core.DispatchMode;
+import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.SchedulerSettings;
 import jakarta.validation.Valid;
@@ -91,6 +93,12 @@ public class DualMapProperties {
 
 	private final Headers headers = new Headers();
 
+	@Valid
+	private final Dispatch dispatch = new Dispatch();
+
+	@Valid
+	private final Discovery discovery = new Discovery();
+
 	@AssertTrue(message = "dualmap.policy names no known routing policy")
 	private boolean isPolicyKnown() {
 		return this.policy.isBlank() || RoutingPolicies.exists(this.policy);
@@ -141,6 +149,28 @@ public class DualMapProperties {
 			.shadowCapacityTokens(this.shadow.capacityTokens)
 			.staleAfter(this.scrape.staleAfter)
 			.slowStart(this.slowStart)
+			.build();
+	}
+
+	/**
+	 * The dispatch queue settings these properties describe; the one place
+	 * {@code dualmap.dispatch.*} maps to the core.
+	 */
+	public QueueSettings toQueueSettings() {
+		Dispatch d = this.dispatch;
+		return QueueSettings.custom()
+			.mode(d.mode)
+			.maxPrefillRequests(d.maxPrefillRequests)
+			.maxPrefillTokens(d.maxPrefillTokens)
+			.aging(d.aging)
+			.maxQueuedPerInstance(d.maxQueuedPerInstance)
+			.maxQueuedPerPool(d.maxQueuedPerPool)
+			.maxWait(d.maxWait)
+			.expiry(d.expiry)
+			.maxMigrations(d.maxMigrations)
+			.migrationMargin(d.migrationMargin)
+			.maxMovesPerTrigger(d.maxMovesPerEvent)
+			.unavailableRetryAfter(d.unavailableRetryAfter)
 			.build();
 	}
 
@@ -238,6 +268,14 @@ public class DualMapProperties {
 
 	public Headers getHeaders() {
 		return this.headers;
+	}
+
+	public Dispatch getDispatch() {
+		return this.dispatch;
+	}
+
+	public Discovery getDiscovery() {
+		return this.discovery;
 	}
 
 	/** Time-to-first-token objectives. */
@@ -811,6 +849,237 @@ public class DualMapProperties {
 
 		public void setEnabled(boolean enabled) {
 			this.enabled = enabled;
+		}
+
+	}
+
+	/**
+	 * Late binding: per-instance dispatch queues in the gateway, released by prefill
+	 * capacity (see docs/operations.md, "Dispatch queues").
+	 */
+	public static class Dispatch {
+
+		/**
+		 * queue: requests wait in the gateway until their instance has prefill capacity
+		 * (and can still be moved); pass-through: sent as soon as they are chosen.
+		 */
+		@NotNull(message = "dualmap.dispatch.mode must be queue or pass-through")
+		private DispatchMode mode = DispatchMode.QUEUE;
+
+		/** Release while fewer requests than this are in prefill on the instance. */
+		@Min(value = 1, message = "dualmap.dispatch.max-prefill-requests must be >= 1")
+		private int maxPrefillRequests = QueueSettings.DEFAULT_MAX_PREFILL_REQUESTS;
+
+		/**
+		 * And while the uncached tokens in prefill plus the next request's stay within
+		 * this.
+		 */
+		@Min(value = 1, message = "dualmap.dispatch.max-prefill-tokens must be >= 1")
+		private long maxPrefillTokens = QueueSettings.DEFAULT_MAX_PREFILL_TOKENS;
+
+		/**
+		 * A request queued longer than this is served in arrival order ahead of the
+		 * longest-cached-prefix-first order (no starvation).
+		 */
+		@NotNull(message = "dualmap.dispatch.aging must be set")
+		private Duration aging = Duration.ofSeconds(2);
+
+		/**
+		 * Requests one instance may hold queued; beyond it the other candidate, then 429.
+		 */
+		@Min(value = 1, message = "dualmap.dispatch.max-queued-per-instance must be >= 1")
+		private int maxQueuedPerInstance = 256;
+
+		/**
+		 * Requests the whole pool may hold queued (bodies stay in memory); beyond, 429.
+		 */
+		@Min(value = 1, message = "dualmap.dispatch.max-queued-per-pool must be >= 1")
+		private int maxQueuedPerPool = 1024;
+
+		/** A request queued this long is expired (see expiry). */
+		@NotNull(message = "dualmap.dispatch.max-wait must be set")
+		private Duration maxWait = Duration.ofSeconds(30);
+
+		/** reject: 503 with Retry-After; dispatch: send it to its instance anyway. */
+		@NotNull(message = "dualmap.dispatch.expiry must be reject or dispatch")
+		private QueueSettings.Expiry expiry = QueueSettings.Expiry.REJECT;
+
+		/** Times the rebalancer may move one queued request. */
+		@Min(value = 0, message = "dualmap.dispatch.max-migrations must be >= 0")
+		private int maxMigrations = 2;
+
+		/**
+		 * A move must improve the request's TTFT estimate by more than this fraction of
+		 * its SLO.
+		 */
+		@DecimalMin(value = "0", message = "dualmap.dispatch.migration-margin must be in [0, 1)")
+		@DecimalMax(value = "1", inclusive = false, message = "dualmap.dispatch.migration-margin must be in [0, 1)")
+		private double migrationMargin = 0.1;
+
+		/** Bound on moves per rebalancing pass, so one event does bounded work. */
+		@Min(value = 1, message = "dualmap.dispatch.max-moves-per-event must be >= 1")
+		private int maxMovesPerEvent = 16;
+
+		/** Retry-After of a 503 when no instance accepts requests. */
+		@NotNull(message = "dualmap.dispatch.unavailable-retry-after must be set")
+		private Duration unavailableRetryAfter = Duration.ofSeconds(5);
+
+		/**
+		 * How often queue expiry and estimated ends of non-streaming prefills are
+		 * checked.
+		 */
+		@NotNull(message = "dualmap.dispatch.tick-interval must be set")
+		private Duration tickInterval = Duration.ofMillis(50);
+
+		@AssertTrue(message = "dualmap.dispatch.aging must be > 0")
+		private boolean isAgingPositive() {
+			return this.aging.toNanos() > 0;
+		}
+
+		@AssertTrue(message = "dualmap.dispatch.max-wait must be > 0")
+		private boolean isMaxWaitPositive() {
+			return this.maxWait.toNanos() > 0;
+		}
+
+		@AssertTrue(message = "dualmap.dispatch.unavailable-retry-after must be > 0")
+		private boolean isUnavailableRetryAfterPositive() {
+			return this.unavailableRetryAfter.toNanos() > 0;
+		}
+
+		@AssertTrue(message = "dualmap.dispatch.tick-interval must be >= 1ms")
+		private boolean isTickIntervalPositive() {
+			return this.tickInterval.toMillis() >= 1;
+		}
+
+		public DispatchMode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(DispatchMode mode) {
+			this.mode = mode;
+		}
+
+		public int getMaxPrefillRequests() {
+			return this.maxPrefillRequests;
+		}
+
+		public void setMaxPrefillRequests(int maxPrefillRequests) {
+			this.maxPrefillRequests = maxPrefillRequests;
+		}
+
+		public long getMaxPrefillTokens() {
+			return this.maxPrefillTokens;
+		}
+
+		public void setMaxPrefillTokens(long maxPrefillTokens) {
+			this.maxPrefillTokens = maxPrefillTokens;
+		}
+
+		public Duration getAging() {
+			return this.aging;
+		}
+
+		public void setAging(Duration aging) {
+			this.aging = aging;
+		}
+
+		public int getMaxQueuedPerInstance() {
+			return this.maxQueuedPerInstance;
+		}
+
+		public void setMaxQueuedPerInstance(int maxQueuedPerInstance) {
+			this.maxQueuedPerInstance = maxQueuedPerInstance;
+		}
+
+		public int getMaxQueuedPerPool() {
+			return this.maxQueuedPerPool;
+		}
+
+		public void setMaxQueuedPerPool(int maxQueuedPerPool) {
+			this.maxQueuedPerPool = maxQueuedPerPool;
+		}
+
+		public Duration getMaxWait() {
+			return this.maxWait;
+		}
+
+		public void setMaxWait(Duration maxWait) {
+			this.maxWait = maxWait;
+		}
+
+		public QueueSettings.Expiry getExpiry() {
+			return this.expiry;
+		}
+
+		public void setExpiry(QueueSettings.Expiry expiry) {
+			this.expiry = expiry;
+		}
+
+		public int getMaxMigrations() {
+			return this.maxMigrations;
+		}
+
+		public void setMaxMigrations(int maxMigrations) {
+			this.maxMigrations = maxMigrations;
+		}
+
+		public double getMigrationMargin() {
+			return this.migrationMargin;
+		}
+
+		public void setMigrationMargin(double migrationMargin) {
+			this.migrationMargin = migrationMargin;
+		}
+
+		public int getMaxMovesPerEvent() {
+			return this.maxMovesPerEvent;
+		}
+
+		public void setMaxMovesPerEvent(int maxMovesPerEvent) {
+			this.maxMovesPerEvent = maxMovesPerEvent;
+		}
+
+		public Duration getUnavailableRetryAfter() {
+			return this.unavailableRetryAfter;
+		}
+
+		public void setUnavailableRetryAfter(Duration unavailableRetryAfter) {
+			this.unavailableRetryAfter = unavailableRetryAfter;
+		}
+
+		public Duration getTickInterval() {
+			return this.tickInterval;
+		}
+
+		public void setTickInterval(Duration tickInterval) {
+			this.tickInterval = tickInterval;
+		}
+
+	}
+
+	/** How the gateway follows discovery. */
+	public static class Discovery {
+
+		/**
+		 * How often each service's instance list is read, from startup on, so rings and
+		 * scraping exist before the first request and a removed instance's queue is
+		 * re-routed without waiting for traffic. The list itself may be cached by
+		 * Spring's load balancer (spring.cloud.loadbalancer.cache.ttl).
+		 */
+		@NotNull(message = "dualmap.discovery.refresh-interval must be set")
+		private Duration refreshInterval = Duration.ofSeconds(1);
+
+		@AssertTrue(message = "dualmap.discovery.refresh-interval must be >= 1ms")
+		private boolean isRefreshIntervalPositive() {
+			return this.refreshInterval.toMillis() >= 1;
+		}
+
+		public Duration getRefreshInterval() {
+			return this.refreshInterval;
+		}
+
+		public void setRefreshInterval(Duration refreshInterval) {
+			this.refreshInterval = refreshInterval;
 		}
 
 	}

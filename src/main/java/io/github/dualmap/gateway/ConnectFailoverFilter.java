@@ -20,8 +20,12 @@ import org.springframework.web.server.ServerWebExchange;
  * Retries a request once on another instance when connecting to the chosen one failed
  * before any response byte: that instance is excluded for this request, the exchange's
  * routing attributes are reset the way the gateway's retry filter does, and the chain
- * runs again, so the load balancer chooses anew. It also turns "no instance" and a second
- * connect failure into OpenAI-style 503 and 502 bodies.
+ * runs again, so the load balancer submits the request anew (to the dispatch queues in
+ * queue mode). It also turns a rejection by the dispatch queues into an OpenAI-style 429
+ * or 503 with {@code Retry-After}, "no instance" into a 503 and a second connect failure
+ * into a 502. It is the outermost place where the load balancer's error signal arrives
+ * while the response can still be written: Spring's load-balancer filter only passes the
+ * error of {@code choose} on.
  */
 public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 
@@ -48,10 +52,19 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 		if (service == null) {
 			return chain.filter(exchange);
 		}
-		return attempt(exchange, chain, true).onErrorResume(NotFoundException.class,
-				ex -> OpenAiErrorResponses.write(exchange, HttpStatus.SERVICE_UNAVAILABLE,
-						new OpenAiError("no instance of '" + service.serviceId() + "' is available", "server_error",
-								null, "no_instance_available")));
+		return attempt(exchange, chain, true)
+			.onErrorResume(DispatchRejectedException.class, ex -> rejected(exchange, ex))
+			.onErrorResume(NotFoundException.class,
+					ex -> OpenAiErrorResponses.write(exchange, HttpStatus.SERVICE_UNAVAILABLE,
+							new OpenAiError("no instance of '" + service.serviceId() + "' is available", "server_error",
+									null, DispatchRejectedException.NO_INSTANCE_AVAILABLE),
+							service.queues().settings().unavailableRetryAfterSeconds()));
+	}
+
+	private static Mono<Void> rejected(ServerWebExchange exchange, DispatchRejectedException ex) {
+		HttpStatus status = ex.rejection().status() == HttpStatus.TOO_MANY_REQUESTS.value()
+				? HttpStatus.TOO_MANY_REQUESTS : HttpStatus.SERVICE_UNAVAILABLE;
+		return OpenAiErrorResponses.write(exchange, status, ex.toOpenAiError(), ex.rejection().retryAfterSeconds());
 	}
 
 	private Mono<Void> attempt(ServerWebExchange exchange, GatewayFilterChain chain, boolean mayRetry) {

@@ -24,6 +24,12 @@ public final class DualMapExchangeAttributes {
 	 */
 	public static final String EXCLUDED_INSTANCES_ATTR = PREFIX + "excludedInstances";
 
+	/**
+	 * Present once the load balancer placed the request: a later choice for the same
+	 * exchange (retry) must not count the request again in the hot-prefix table.
+	 */
+	public static final String PLACED_ATTR = PREFIX + "placed";
+
 	private DualMapExchangeAttributes() {
 	}
 

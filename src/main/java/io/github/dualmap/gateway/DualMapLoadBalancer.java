@@ -1,16 +1,17 @@
 package io.github.dualmap.gateway;
 
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
 import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.prompt.ParsedRequest;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.client.loadbalancer.DefaultResponse;
-import org.springframework.cloud.client.loadbalancer.EmptyResponse;
 import org.springframework.cloud.client.loadbalancer.Request;
 import org.springframework.cloud.client.loadbalancer.RequestDataContext;
 import org.springframework.cloud.client.loadbalancer.Response;
@@ -20,13 +21,14 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 
 /**
  * The load balancer of one DualMap service: refreshes the pool's membership from the
- * {@link ServiceInstanceListSupplier}, asks the policy for an instance with the
- * {@link RoutingRequest} the body filter left in the exchange attributes, dispatches, and
- * leaves the {@link RoutedAttempt} in the attributes for the accounting filter.
+ * {@link ServiceInstanceListSupplier}, submits the {@link RoutingRequest} the body filter
+ * left in the exchange attributes to the pool's dispatch queues, and completes when the
+ * request is released to its instance, leaving the {@link RoutedAttempt} in the
+ * attributes for the accounting filter. A rejected request fails the {@code Mono} with a
+ * {@link DispatchRejectedException}, which {@link ConnectFailoverFilter} turns into a 429
+ * or 503; a subscriber that cancels (client gone) takes the request out of its queue.
  */
 public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
-
-	private final String serviceId;
 
 	private final ObjectProvider<ServiceInstanceListSupplier> suppliers;
 
@@ -39,7 +41,6 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 			throw new IllegalArgumentException(
 					"service '" + serviceId + "' is not in dualmap.services " + registry.pools().keySet());
 		}
-		this.serviceId = serviceId;
 		this.suppliers = suppliers;
 		this.service = pool;
 	}
@@ -49,38 +50,35 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	public Mono<Response<ServiceInstance>> choose(Request request) {
 		ServiceInstanceListSupplier supplier = this.suppliers.getIfAvailable(NoopServiceInstanceListSupplier::new);
 		Map<String, Object> attributes = attributes(request);
-		return supplier.get(request).next().map(instances -> {
+		return supplier.get(request).next().flatMap(instances -> {
 			this.service.updateMembership(instances);
-			return select(attributes);
+			return submit(attributes);
 		});
 	}
 
-	private Response<ServiceInstance> select(Map<String, Object> attributes) {
+	private Mono<Response<ServiceInstance>> submit(Map<String, Object> attributes) {
 		Object routing = attributes.get(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR);
 		// A route that did not go through the body filter is routed by load alone.
 		RoutingRequest request = routing instanceof RoutingRequest r ? r
 				: new RoutingRequest(UUID.randomUUID().toString(), null,
 						this.service.pool().settings().defaultSloNanos(), this.service.pool().now());
+		boolean streaming = attributes.get(DualMapExchangeAttributes.PARSED_REQUEST_ATTR) instanceof ParsedRequest p
+				&& p.stream();
 		Object excluded = attributes.get(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR);
 		@SuppressWarnings("unchecked")
-		Set<String> avoid = excluded instanceof Set<?> s ? (Set<String>) s : Set.of();
-		RoutedAttempt attempt = this.service.choose(request, avoid);
-		ServiceInstance instance = attempt == null ? null : this.service.serviceInstance(attempt.instanceId());
-		if (attempt == null || instance == null) {
-			if (attempt != null) {
-				// The instance left between the decision and the lookup: give the slot
-				// back.
-				attempt.cancel();
+		Set<String> avoid = excluded instanceof Set<?> s ? Set.copyOf((Set<String>) s) : Set.of();
+		boolean repeated = attributes.putIfAbsent(DualMapExchangeAttributes.PLACED_ATTR, Boolean.TRUE) != null;
+		return this.service.submit(request, streaming, avoid, repeated).map(attempt -> {
+			RoutedAttempt previous = (RoutedAttempt) attributes.put(DualMapExchangeAttributes.ATTEMPT_ATTR, attempt);
+			if (previous != null && previous != attempt) {
+				// A retry filter of the route chose again without telling us how the last
+				// try ended; it ended badly.
+				previous.fail(new IllegalStateException("retried by the route"));
 			}
-			return new EmptyResponse();
-		}
-		RoutedAttempt previous = (RoutedAttempt) attributes.put(DualMapExchangeAttributes.ATTEMPT_ATTR, attempt);
-		if (previous != null) {
-			// A retry filter of the route chose again without telling us how the last try
-			// ended; it ended badly.
-			previous.fail(new IllegalStateException("retried by the route"));
-		}
-		return new DefaultResponse(instance);
+			ServiceInstance instance = attempt.serviceInstance();
+			return instance != null ? new DefaultResponse(instance)
+					: new DefaultResponse(this.service.serviceInstance(attempt.instanceId()));
+		});
 	}
 
 	@SuppressWarnings("rawtypes")
@@ -89,7 +87,7 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 				&& context.getClientRequest().getAttributes() != null) {
 			return context.getClientRequest().getAttributes();
 		}
-		return new java.util.HashMap<>();
+		return new HashMap<>();
 	}
 
 }

@@ -9,6 +9,7 @@ import java.util.function.Function;
 
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.SchedulerSettings;
@@ -20,9 +21,10 @@ import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * The gateway's DualMap state: one {@link ServicePool} (pool, policy, breakers) per
- * service id in {@code dualmap.services}, created at startup, and the listeners that
- * observe decisions. The actuator reads everything it shows from here.
+ * The gateway's DualMap state: one {@link ServicePool} (pool, policy, dispatch queues,
+ * breakers) per service id in {@code dualmap.services}, created at startup, and the
+ * listeners that observe decisions. The actuator reads everything it shows from here and
+ * drains instances through it.
  */
 public final class DualMapRegistry {
 
@@ -30,30 +32,51 @@ public final class DualMapRegistry {
 
 	private final String policyName;
 
+	private final QueueSettings queueSettings;
+
 	private final Map<String, ServicePool> pools;
 
 	private final List<DualMapListener> listeners = new CopyOnWriteArrayList<>();
 
+	/** With the default dispatch queue settings (queue mode). */
 	public DualMapRegistry(SchedulerSettings settings, String policyName, Collection<String> serviceIds,
 			String weightMetadataKey, CircuitBreakerConfig breakerConfig, NanoClock clock) {
-		this(settings, policyName, serviceIds, weightMetadataKey, breakerConfig, clock,
+		this(settings, QueueSettings.ofDefaults(), policyName, serviceIds, weightMetadataKey, breakerConfig, clock);
+	}
+
+	public DualMapRegistry(SchedulerSettings settings, QueueSettings queueSettings, String policyName,
+			Collection<String> serviceIds, String weightMetadataKey, CircuitBreakerConfig breakerConfig,
+			NanoClock clock) {
+		this(settings, queueSettings, policyName, serviceIds, weightMetadataKey, breakerConfig, clock,
 				name -> RoutingPolicies.create(name, settings));
+	}
+
+	/**
+	 * With a custom policy factory (tests, or policies not in {@link RoutingPolicies})
+	 * and the default dispatch queue settings.
+	 */
+	public DualMapRegistry(SchedulerSettings settings, String policyName, Collection<String> serviceIds,
+			String weightMetadataKey, CircuitBreakerConfig breakerConfig, NanoClock clock,
+			Function<String, RoutingPolicy> policies) {
+		this(settings, QueueSettings.ofDefaults(), policyName, serviceIds, weightMetadataKey, breakerConfig, clock,
+				policies);
 	}
 
 	/**
 	 * With a custom policy factory (tests, or policies not in {@link RoutingPolicies}).
 	 */
-	public DualMapRegistry(SchedulerSettings settings, String policyName, Collection<String> serviceIds,
-			String weightMetadataKey, CircuitBreakerConfig breakerConfig, NanoClock clock,
-			Function<String, RoutingPolicy> policies) {
+	public DualMapRegistry(SchedulerSettings settings, QueueSettings queueSettings, String policyName,
+			Collection<String> serviceIds, String weightMetadataKey, CircuitBreakerConfig breakerConfig,
+			NanoClock clock, Function<String, RoutingPolicy> policies) {
 		this.settings = settings;
 		this.policyName = policyName;
+		this.queueSettings = queueSettings;
 		this.pools = serviceIds.stream()
 			.distinct()
 			.collect(java.util.stream.Collectors.toUnmodifiableMap(id -> id, id -> {
 				InstancePool pool = new InstancePool(id, settings, clock);
-				return new ServicePool(id, pool, policies.apply(policyName), new InstanceBreakers(pool, breakerConfig),
-						weightMetadataKey, this.listeners);
+				return new ServicePool(id, pool, policies.apply(policyName), queueSettings,
+						new InstanceBreakers(pool, breakerConfig), weightMetadataKey, this.listeners);
 			}));
 	}
 
@@ -86,6 +109,44 @@ public final class DualMapRegistry {
 
 	public String policyName() {
 		return this.policyName;
+	}
+
+	/** The dispatch queue settings every pool runs with. */
+	public QueueSettings queueSettings() {
+		return this.queueSettings;
+	}
+
+	/**
+	 * Drains {@code instanceId} in every pool it is a member of (see
+	 * {@link ServicePool#drain}).
+	 * @return whether any pool has it
+	 */
+	public boolean drain(String instanceId) {
+		boolean found = false;
+		for (ServicePool p : this.pools.values()) {
+			found |= p.drain(instanceId);
+		}
+		return found;
+	}
+
+	/**
+	 * Lets {@code instanceId} take new requests again in every pool it is a member of.
+	 * @return whether any pool has it
+	 */
+	public boolean undrain(String instanceId) {
+		boolean found = false;
+		for (ServicePool p : this.pools.values()) {
+			found |= p.undrain(instanceId);
+		}
+		return found;
+	}
+
+	/**
+	 * Whether {@code instanceId} has nothing queued and nothing in flight in any pool
+	 * (true for an unknown instance).
+	 */
+	public boolean isIdle(String instanceId) {
+		return this.pools.values().stream().allMatch(p -> p.isIdle(instanceId));
 	}
 
 	/** Adds a listener of decisions, TTFTs, endings, membership and scrape failures. */

@@ -4,6 +4,7 @@ import io.github.dualmap.prompt.OpenAiError;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpResponse;
@@ -19,11 +20,21 @@ final class OpenAiErrorResponses {
 	}
 
 	static Mono<Void> write(ServerWebExchange exchange, HttpStatus status, OpenAiError error) {
+		return write(exchange, status, error, 0);
+	}
+
+	/**
+	 * With a {@code Retry-After} header of {@code retryAfterSeconds} when it is positive.
+	 */
+	static Mono<Void> write(ServerWebExchange exchange, HttpStatus status, OpenAiError error, long retryAfterSeconds) {
 		ServerHttpResponse response = exchange.getResponse();
 		if (response.isCommitted()) {
 			return Mono.empty();
 		}
 		response.setStatusCode(status);
+		if (retryAfterSeconds > 0) {
+			response.getHeaders().set(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds));
+		}
 		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
 		byte[] json = error.toJson();
 		response.getHeaders().setContentLength(json.length);

@@ -5,17 +5,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.QueuedRequest;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.http.HttpStatusCode;
 
 /**
- * One try of a request on one instance: its decision, its dispatch handle and the breaker
- * permission it holds. Every way it can end (complete, fail, cancel) releases the
- * accounting and the permission exactly once, so callers on different paths may all call
- * them.
+ * One try of a request on one instance: its decision, its dispatch handle (and queue
+ * handle, when it came through the dispatch queues) and the breaker permission it holds.
+ * Every way it can end (complete, fail, cancel) releases the accounting and the
+ * permission exactly once, so callers on different paths may all call them.
  */
 public final class RoutedAttempt {
 
@@ -29,17 +31,23 @@ public final class RoutedAttempt {
 
 	private final CircuitBreaker breaker;
 
+	private final @Nullable ServiceInstance instance;
+
+	private final @Nullable QueuedRequest queued;
+
 	private final AtomicBoolean ended = new AtomicBoolean();
 
 	private volatile boolean responded;
 
 	RoutedAttempt(ServicePool service, RoutingRequest request, Decision decision, InstancePool.Dispatch dispatch,
-			CircuitBreaker breaker) {
+			CircuitBreaker breaker, @Nullable ServiceInstance instance, @Nullable QueuedRequest queued) {
 		this.service = service;
 		this.request = request;
 		this.decision = decision;
 		this.dispatch = dispatch;
 		this.breaker = breaker;
+		this.instance = instance;
+		this.queued = queued;
 	}
 
 	public String serviceId() {
@@ -58,10 +66,29 @@ public final class RoutedAttempt {
 		return this.request;
 	}
 
-	/** The first response body byte arrived: prefill is over, TTFT is observed. */
+	/** The discovered instance the request is sent to. */
+	public @Nullable ServiceInstance serviceInstance() {
+		return this.instance;
+	}
+
+	/**
+	 * The request's handle in the dispatch queues ({@code null} when it was dispatched
+	 * around them): its wait, migrations and state.
+	 */
+	public @Nullable QueuedRequest queued() {
+		return this.queued;
+	}
+
+	/**
+	 * The first response body byte arrived: prefill is over. For a streaming request
+	 * through the queues this is the TTFT, observed and reported to listeners; a
+	 * non-streaming response's first byte comes only when generation ended, so it only
+	 * ends prefill (when the estimate had not already).
+	 */
 	public void firstByte() {
 		this.responded = true;
-		long ttft = this.dispatch.firstToken();
+		QueuedRequest q = this.queued;
+		long ttft = q != null ? this.service.queues().firstToken(q) : this.dispatch.firstToken();
 		if (ttft >= 0) {
 			for (DualMapListener l : this.service.listeners()) {
 				l.onFirstToken(serviceId(), instanceId(), ttft);
@@ -107,8 +134,16 @@ public final class RoutedAttempt {
 					failure != null ? failure : new IllegalStateException("request failed"));
 			case CANCELLED -> this.breaker.releasePermission();
 		}
-		this.dispatch.finish();
-		this.service.policy().onFinished(this.request, instanceId(), this.service.pool());
+		QueuedRequest q = this.queued;
+		if (q != null) {
+			// Ends the dispatch, tells the policy and gives the capacity to the next
+			// queued request.
+			this.service.queues().finish(q);
+		}
+		else {
+			this.dispatch.finish();
+			this.service.policy().onFinished(this.request, instanceId(), this.service.pool());
+		}
 		for (DualMapListener l : this.service.listeners()) {
 			l.onFinished(serviceId(), instanceId(), outcome);
 		}

@@ -9,13 +9,19 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.core.Candidates;
 import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.DispatchListener;
+import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.PromptBlocks;
+import io.github.dualmap.core.QueueSettings;
+import io.github.dualmap.core.QueuedRequest;
 import io.github.dualmap.core.Reason;
+import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
@@ -23,13 +29,17 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * Everything the gateway keeps for one service id: the core {@link InstancePool} and
- * {@link RoutingPolicy}, the discovered {@link ServiceInstance}s by instance id, the
- * per-instance breakers and scrape failure counts.
+ * Everything the gateway keeps for one service id: the core {@link InstancePool},
+ * {@link RoutingPolicy} and {@link DispatchQueues}, the discovered
+ * {@link ServiceInstance}s by instance id, the per-instance breakers and scrape failure
+ * counts. Requests enter through {@link #submit}; operators drain and undrain instances
+ * here.
  */
 public final class ServicePool {
 
@@ -41,6 +51,10 @@ public final class ServicePool {
 
 	private final RoutingPolicy policy;
 
+	private final RetryPlacementPolicy placement;
+
+	private final DispatchQueues queues;
+
 	private final InstanceBreakers breakers;
 
 	private final String weightMetadataKey;
@@ -51,11 +65,13 @@ public final class ServicePool {
 
 	private final Map<String, AtomicLong> scrapeFailures = new ConcurrentHashMap<>();
 
-	ServicePool(String serviceId, InstancePool pool, RoutingPolicy policy, InstanceBreakers breakers,
-			String weightMetadataKey, List<DualMapListener> listeners) {
+	ServicePool(String serviceId, InstancePool pool, RoutingPolicy policy, QueueSettings queueSettings,
+			InstanceBreakers breakers, String weightMetadataKey, List<DualMapListener> listeners) {
 		this.serviceId = serviceId;
 		this.pool = pool;
 		this.policy = policy;
+		this.placement = new RetryPlacementPolicy(policy, this::alternative);
+		this.queues = new DispatchQueues(pool, this.placement, queueSettings);
 		this.breakers = breakers;
 		this.weightMetadataKey = weightMetadataKey;
 		this.listeners = listeners;
@@ -93,6 +109,8 @@ public final class ServicePool {
 			this.membership = new Membership(members, Map.copyOf(byId));
 		}
 		this.policy.onMembershipChanged(this.pool);
+		// Requests queued for an instance that left go to their other home now.
+		this.queues.onMembershipChanged();
 		List<ServiceInstance> current = List.copyOf(byId.values());
 		for (DualMapListener l : this.listeners) {
 			l.onMembershipChanged(this.serviceId, current);
@@ -120,13 +138,34 @@ public final class ServicePool {
 	}
 
 	/**
+	 * Places {@code request} through the dispatch queues: the returned {@code Mono} emits
+	 * the attempt when the request is released to its instance (at once in pass-through
+	 * mode or when the instance has prefill capacity), or fails with a
+	 * {@link DispatchRejectedException}. Cancelling the subscription while the request is
+	 * queued takes it out of the queue at once; a release that races with the cancel is
+	 * ended as cancelled, so nothing leaks.
+	 * @param streaming whether the response streams (its first byte then ends prefill;
+	 * otherwise the end of prefill is estimated)
+	 * @param excluded instances this request must not go to (they failed it)
+	 * @param repeated the request was placed before (a retry): it is placed on its
+	 * candidates without being counted again in the hot-prefix table
+	 */
+	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, Set<String> excluded,
+			boolean repeated) {
+		return Mono.create(sink -> new Submission(sink, request, streaming, excluded).start(repeated));
+	}
+
+	/**
 	 * Chooses an instance for {@code request}, avoiding {@code excluded} and instances
-	 * whose breaker refuses a call, and dispatches the request there.
+	 * whose breaker refuses a call, and dispatches the request there at once, outside the
+	 * dispatch queues. The gateway itself goes through {@link #submit}. With a non-empty
+	 * {@code excluded} the request is taken for a retry and not counted again in the
+	 * hot-prefix table.
 	 * @return the attempt, or {@code null} when no instance can take the request
 	 */
 	public @Nullable RoutedAttempt choose(RoutingRequest request, Set<String> excluded) {
 		Set<String> refused = new HashSet<>(excluded);
-		Decision decision = this.policy.choose(request, this.pool);
+		Decision decision = excluded.isEmpty() ? this.policy.choose(request, this.pool) : alternative(request, refused);
 		for (int tries = 0; tries <= this.pool.size() && decision != null; tries++) {
 			String id = decision.instanceId();
 			if (!refused.contains(id) && this.membership.byId().containsKey(id)) {
@@ -137,7 +176,8 @@ public final class ServicePool {
 					for (DualMapListener l : this.listeners) {
 						l.onDecision(this.serviceId, request, decision);
 					}
-					return new RoutedAttempt(this, request, decision, dispatch, breaker);
+					return new RoutedAttempt(this, request, decision, dispatch, breaker, this.membership.byId().get(id),
+							null);
 				}
 			}
 			refused.add(id);
@@ -179,6 +219,54 @@ public final class ServicePool {
 	private boolean usable(String id, Set<String> refused) {
 		InstanceState s = this.pool.instance(id);
 		return s != null && s.acceptsNewWork() && !refused.contains(id);
+	}
+
+	/**
+	 * Stops new assignments to {@code instanceId}: policies skip it and its queued
+	 * requests move to their other candidate now; requests already sent finish.
+	 * @return whether the instance is a member of this pool
+	 */
+	public boolean drain(String instanceId) {
+		return setDraining(instanceId, true);
+	}
+
+	/**
+	 * Lets {@code instanceId} take new requests again.
+	 * @return whether the instance is a member of this pool
+	 */
+	public boolean undrain(String instanceId) {
+		return setDraining(instanceId, false);
+	}
+
+	private boolean setDraining(String instanceId, boolean draining) {
+		InstanceState s = this.pool.instance(instanceId);
+		if (s == null) {
+			return false;
+		}
+		s.draining(draining);
+		// A tick settles the queues: moves a draining instance's queue away, or releases
+		// what an undrained one may take.
+		this.queues.tick(this.pool.now());
+		return true;
+	}
+
+	/** Whether {@code instanceId} is draining; false for a non-member. */
+	public boolean isDraining(String instanceId) {
+		InstanceState s = this.pool.instance(instanceId);
+		return s != null && s.draining();
+	}
+
+	/**
+	 * Whether {@code instanceId} has nothing queued and nothing in flight, so a drained
+	 * instance may be removed; true for a non-member.
+	 */
+	public boolean isIdle(String instanceId) {
+		return this.queues.isIdle(instanceId);
+	}
+
+	/** The late-binding queues of this pool (also used in pass-through mode). */
+	public DispatchQueues queues() {
+		return this.queues;
 	}
 
 	public String serviceId() {
@@ -226,6 +314,127 @@ public final class ServicePool {
 
 	List<DualMapListener> listeners() {
 		return this.listeners;
+	}
+
+	private String rejectionCode(QueuedRequest q, Rejection r) {
+		if (r.status() == Rejection.TOO_MANY_REQUESTS) {
+			return DispatchRejectedException.QUEUE_FULL;
+		}
+		String id = q.instanceId();
+		InstanceState s = id == null ? null : this.pool.instance(id);
+		return s == null || !s.acceptsNewWork() ? DispatchRejectedException.NO_INSTANCE_AVAILABLE
+				: DispatchRejectedException.QUEUE_WAIT_EXCEEDED;
+	}
+
+	/**
+	 * One request's way through the queues to a {@link MonoSink}: resubmits when the
+	 * instance it was released to cannot take it after all (breaker refuses, instance
+	 * gone), and ends whatever the cancel of the subscription finds.
+	 */
+	private final class Submission implements DispatchListener {
+
+		private final MonoSink<RoutedAttempt> sink;
+
+		private final RoutingRequest request;
+
+		private final boolean streaming;
+
+		private final Set<String> excluded = ConcurrentHashMap.newKeySet();
+
+		private final AtomicReference<@Nullable QueuedRequest> current = new AtomicReference<>();
+
+		private final AtomicReference<@Nullable RoutedAttempt> attempt = new AtomicReference<>();
+
+		private volatile boolean cancelled;
+
+		private volatile int refusals;
+
+		Submission(MonoSink<RoutedAttempt> sink, RoutingRequest request, boolean streaming, Set<String> excluded) {
+			this.sink = sink;
+			this.request = request;
+			this.streaming = streaming;
+			this.excluded.addAll(excluded);
+		}
+
+		void start(boolean repeated) {
+			this.sink.onCancel(this::cancel);
+			place(repeated);
+		}
+
+		private void place(boolean repeated) {
+			boolean repeat = repeated || !this.excluded.isEmpty();
+			if (repeat) {
+				ServicePool.this.placement.repeat(this.request.id(), this.excluded);
+			}
+			QueuedRequest q;
+			try {
+				q = ServicePool.this.queues.submit(this.request, this.streaming, this);
+			}
+			finally {
+				if (repeat) {
+					ServicePool.this.placement.forget(this.request.id());
+				}
+			}
+			this.current.set(q);
+			if (this.cancelled) {
+				ServicePool.this.queues.cancel(q);
+			}
+		}
+
+		@Override
+		public void released(QueuedRequest q, Decision decision, InstancePool.Dispatch dispatch) {
+			String id = decision.instanceId();
+			ServiceInstance instance = serviceInstance(id);
+			CircuitBreaker breaker = instance == null ? null : ServicePool.this.breakers.breaker(id);
+			if (instance == null || this.excluded.contains(id) || !breaker.tryAcquirePermission()) {
+				// Nothing was sent: give the capacity back and place the request anew.
+				ServicePool.this.queues.finish(q);
+				this.excluded.add(id);
+				this.refusals++;
+				if (this.cancelled) {
+					return;
+				}
+				if (this.refusals > ServicePool.this.pool.size() + 1) {
+					this.sink.error(new DispatchRejectedException(
+							new Rejection(Rejection.SERVICE_UNAVAILABLE,
+									"no instance of '" + ServicePool.this.serviceId + "' accepts requests",
+									ServicePool.this.queues.settings().unavailableRetryAfterSeconds()),
+							DispatchRejectedException.NO_INSTANCE_AVAILABLE));
+					return;
+				}
+				place(true);
+				return;
+			}
+			RoutedAttempt routed = new RoutedAttempt(ServicePool.this, this.request, decision, dispatch, breaker,
+					instance, q);
+			for (DualMapListener l : ServicePool.this.listeners) {
+				l.onDecision(ServicePool.this.serviceId, this.request, decision);
+			}
+			this.attempt.set(routed);
+			if (this.cancelled) {
+				routed.cancel();
+				return;
+			}
+			this.sink.success(routed);
+		}
+
+		@Override
+		public void rejected(QueuedRequest q, Rejection rejection) {
+			this.sink.error(new DispatchRejectedException(rejection, rejectionCode(q, rejection)));
+		}
+
+		private void cancel() {
+			this.cancelled = true;
+			QueuedRequest q = this.current.get();
+			if (q != null) {
+				ServicePool.this.queues.cancel(q);
+			}
+			RoutedAttempt routed = this.attempt.get();
+			if (routed != null) {
+				routed.cancel();
+			}
+		}
+
 	}
 
 	private record Member(String id, double weight, URI uri) {

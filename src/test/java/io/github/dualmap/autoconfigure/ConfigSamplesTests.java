@@ -5,6 +5,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.dualmap.core.DispatchMode;
+import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.SloResolver;
 import org.junit.jupiter.api.Test;
@@ -86,6 +88,24 @@ class ConfigSamplesTests {
 			assertThat(slos.resolveNanos(headers)).isEqualTo(Duration.ofSeconds(60).toNanos());
 			headers.add("x-slo-ttft-ms", "250");
 			assertThat(slos.resolveNanos(headers)).isEqualTo(Duration.ofMillis(250).toNanos());
+		});
+	}
+
+	@Test
+	void queueTuning() {
+		withSample("queue-tuning.yml").run(context -> {
+			assertThat(context).hasNotFailed();
+			QueueSettings q = context.getBean(DualMapRegistry.class).queueSettings();
+			assertThat(q.mode()).isEqualTo(DispatchMode.QUEUE);
+			assertThat(q.maxPrefillTokens()).isEqualTo(4096);
+			assertThat(q.maxPrefillRequests()).isEqualTo(4);
+			assertThat(q.agingNanos()).isEqualTo(Duration.ofMillis(800).toNanos());
+			assertThat(q.maxQueuedPerInstance()).isEqualTo(64);
+			assertThat(q.maxQueuedPerPool()).isEqualTo(256);
+			assertThat(q.maxWaitNanos()).isEqualTo(Duration.ofSeconds(10).toNanos());
+			assertThat(q.expiry()).isEqualTo(QueueSettings.Expiry.REJECT);
+			assertThat(context.getBean(DualMapRegistry.class).settings().slowStartNanos())
+				.isEqualTo(Duration.ofSeconds(30).toNanos());
 		});
 	}
 

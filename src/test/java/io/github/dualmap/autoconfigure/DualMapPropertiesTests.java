@@ -2,6 +2,8 @@ package io.github.dualmap.autoconfigure;
 
 import java.time.Duration;
 
+import io.github.dualmap.core.DispatchMode;
+import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import org.junit.jupiter.api.Test;
@@ -47,6 +49,43 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void dispatchDefaultsAreTheCoreDefaultsAndPropertiesReachTheQueues() {
+		this.runner.run(context -> {
+			assertThat(context.getBean(DualMapProperties.class).toQueueSettings())
+				.isEqualTo(QueueSettings.ofDefaults());
+			assertThat(context.getBean(DualMapProperties.class).getDispatch().getTickInterval())
+				.isEqualTo(Duration.ofMillis(50));
+		});
+		this.runner
+			.withPropertyValues("dualmap.dispatch.mode=pass-through", "dualmap.dispatch.max-prefill-requests=3",
+					"dualmap.dispatch.max-prefill-tokens=4096", "dualmap.dispatch.aging=1s",
+					"dualmap.dispatch.max-queued-per-instance=7", "dualmap.dispatch.max-queued-per-pool=9",
+					"dualmap.dispatch.max-wait=12s", "dualmap.dispatch.expiry=dispatch",
+					"dualmap.dispatch.max-migrations=0", "dualmap.dispatch.migration-margin=0.25",
+					"dualmap.dispatch.max-moves-per-event=3", "dualmap.dispatch.unavailable-retry-after=2s",
+					"dualmap.slow-start=30s")
+			.run(context -> {
+				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
+				QueueSettings q = registry.pool("llm").queues().settings();
+				assertThat(q).isEqualTo(QueueSettings.custom()
+					.mode(DispatchMode.PASS_THROUGH)
+					.maxPrefillRequests(3)
+					.maxPrefillTokens(4096)
+					.aging(Duration.ofSeconds(1))
+					.maxQueuedPerInstance(7)
+					.maxQueuedPerPool(9)
+					.maxWait(Duration.ofSeconds(12))
+					.expiry(QueueSettings.Expiry.DISPATCH)
+					.maxMigrations(0)
+					.migrationMargin(0.25)
+					.maxMovesPerTrigger(3)
+					.unavailableRetryAfter(Duration.ofSeconds(2))
+					.build());
+				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
+			});
+	}
+
+	@Test
 	void badValuesFailStartupNamingTheProperty() {
 		expectFailure("dualmap.switch-factor=0", "dualmap.switch-factor must be > 0");
 		expectFailure("dualmap.policy=no-such-policy", "dualmap.policy names no known routing policy");
@@ -57,6 +96,12 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.ttft.prefill-per-token=0s", "dualmap.ttft.prefill-per-token must be > 0");
 		expectFailure("dualmap.breaker.failure-rate-threshold=0",
 				"dualmap.breaker.failure-rate-threshold must be in (0, 100]");
+		expectFailure("dualmap.dispatch.max-prefill-requests=0", "dualmap.dispatch.max-prefill-requests must be >= 1");
+		expectFailure("dualmap.dispatch.max-queued-per-pool=0", "dualmap.dispatch.max-queued-per-pool must be >= 1");
+		expectFailure("dualmap.dispatch.migration-margin=1", "dualmap.dispatch.migration-margin must be in [0, 1)");
+		expectFailure("dualmap.dispatch.max-wait=0s", "dualmap.dispatch.max-wait must be > 0");
+		expectFailure("dualmap.dispatch.tick-interval=0s", "dualmap.dispatch.tick-interval must be >= 1ms");
+		expectFailure("dualmap.dispatch.mode=later", "dualmap.dispatch.mode");
 	}
 
 	private void expectFailure(String property, String message) {

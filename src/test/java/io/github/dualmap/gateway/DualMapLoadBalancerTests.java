@@ -5,10 +5,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.Reason;
+import io.github.dualmap.core.RoutingPolicies;
+import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -30,6 +35,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.util.LinkedMultiValueMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The DualMap load balancer without Spring: membership from the supplier, decisions from
@@ -172,7 +178,55 @@ class DualMapLoadBalancerTests {
 		choose(routed("p"));
 		assertThat(this.registry.pool("llm").pool().instances()).extracting(s -> s.id()).containsExactly("a", "d");
 		this.instances = List.of();
-		assertThat(choose(routed("p")).hasServer()).isFalse();
+		assertThatThrownBy(() -> choose(routed("p"))).isInstanceOfSatisfying(DispatchRejectedException.class, ex -> {
+			assertThat(ex.rejection().status()).isEqualTo(503);
+			assertThat(ex.code()).isEqualTo(DispatchRejectedException.NO_INSTANCE_AVAILABLE);
+			assertThat(ex.rejection().retryAfterSeconds()).isPositive();
+		});
+	}
+
+	@Test
+	void aRetryOfTheSameExchangeIsPlacedWithoutCountingTheRequestAgain() {
+		AtomicInteger choices = new AtomicInteger();
+		DualMapRegistry counted = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap", List.of("llm"),
+				"dualmap.weight", CircuitBreakerConfig.ofDefaults(), NanoClock.SYSTEM, name -> {
+					RoutingPolicy real = RoutingPolicies.create(name, SchedulerSettings.ofDefaults());
+					return new RoutingPolicy() {
+						@Override
+						public String name() {
+							return real.name();
+						}
+
+						@Override
+						public Decision choose(RoutingRequest request, InstancePool pool) {
+							// Only the configured policy records the request in the
+							// hot-prefix table.
+							choices.incrementAndGet();
+							return real.choose(request, pool);
+						}
+					};
+				});
+		DualMapLoadBalancer lb = new DualMapLoadBalancer("llm", supplier(), counted);
+		Map<String, Object> attributes = routed("retried prompt");
+		RequestData data = new RequestData(HttpMethod.POST, java.net.URI.create("http://llm/v1/completions"),
+				new HttpHeaders(), new LinkedMultiValueMap<>(), attributes);
+		lb.choose(new DefaultRequest<>(new RequestDataContext(data))).block();
+		RoutedAttempt first = attempt(attributes);
+		first.fail(new java.net.ConnectException("refused"));
+		attributes.remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
+		attributes.put(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR, Set.of(first.instanceId()));
+		lb.choose(new DefaultRequest<>(new RequestDataContext(data))).block();
+		RoutedAttempt second = attempt(attributes);
+		assertThat(second.instanceId()).isNotEqualTo(first.instanceId());
+		assertThat(second.decision().reason()).isEqualTo(Reason.FALLBACK);
+		assertThat(choices).hasValue(1);
+		// A route's own retry filter chooses again without excluding: still one count.
+		second.complete(HttpStatus.OK);
+		attributes.remove(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR);
+		lb.choose(new DefaultRequest<>(new RequestDataContext(data))).block();
+		assertThat(choices).hasValue(1);
+		attempt(attributes).complete(HttpStatus.OK);
+		assertThat(counted.pool("llm").pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
 	}
 
 }

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
@@ -31,6 +32,9 @@ final class StubEngine {
 	final AtomicInteger waiting = new AtomicInteger();
 
 	final AtomicInteger served = new AtomicInteger();
+
+	/** Delay before the first response byte: a slow prefill, as the gateway sees it. */
+	final AtomicReference<Duration> firstByteDelay = new AtomicReference<>(Duration.ZERO);
 
 	private final DisposableServer server;
 
@@ -70,13 +74,15 @@ final class StubEngine {
 	private Mono<Void> complete(HttpServerRequest req, HttpServerResponse res) {
 		return req.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("").flatMap(body -> {
 			this.served.incrementAndGet();
+			Mono<Long> prefill = Mono.delay(this.firstByteDelay.get());
 			if (body.replace(" ", "").contains("\"stream\":true")) {
 				return res.header("content-type", "text/event-stream")
-					.sendString(Flux.fromIterable(EVENTS).delayElements(Duration.ofMillis(15)), StandardCharsets.UTF_8)
+					.sendString(prefill.thenMany(Flux.fromIterable(EVENTS).delayElements(Duration.ofMillis(15))),
+							StandardCharsets.UTF_8)
 					.then();
 			}
 			return res.header("content-type", "application/json")
-				.sendString(Mono.just("{\"id\":\"cmpl\",\"served_by\":\"" + this.name + "\",\"echo_bytes\":"
+				.sendString(prefill.thenReturn("{\"id\":\"cmpl\",\"served_by\":\"" + this.name + "\",\"echo_bytes\":"
 						+ body.getBytes(StandardCharsets.UTF_8).length + "}"))
 				.then();
 		});

@@ -1,0 +1,77 @@
+package io.github.dualmap.gateway;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiFunction;
+
+import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.RoutingPolicy;
+import io.github.dualmap.core.RoutingRequest;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The policy the dispatch queues of a {@link ServicePool} call: the configured policy for
+ * a request's first placement, and for a repeated one (connect-failure retry, a breaker
+ * that refused, a route's retry filter) a choice that avoids the instances already tried
+ * and does not record the request in the hot-prefix table again, so each request counts
+ * once in the hot-prefix statistics.
+ */
+final class RetryPlacementPolicy implements RoutingPolicy {
+
+	private final RoutingPolicy delegate;
+
+	private final BiFunction<RoutingRequest, Set<String>, @Nullable Decision> alternative;
+
+	// Request id -> instances to avoid, present only while that request is submitted:
+	// the queues call choose synchronously from submit.
+	private final Map<String, Set<String>> repeats = new ConcurrentHashMap<>();
+
+	RetryPlacementPolicy(RoutingPolicy delegate,
+			BiFunction<RoutingRequest, Set<String>, @Nullable Decision> alternative) {
+		this.delegate = delegate;
+		this.alternative = alternative;
+	}
+
+	/** Marks {@code requestId} as repeated until {@link #forget}. */
+	void repeat(String requestId, Set<String> excluded) {
+		this.repeats.put(requestId, Set.copyOf(excluded));
+	}
+
+	void forget(String requestId) {
+		this.repeats.remove(requestId);
+	}
+
+	@Override
+	public String name() {
+		return this.delegate.name();
+	}
+
+	@Override
+	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+		Set<String> excluded = this.repeats.get(request.id());
+		return excluded == null ? this.delegate.choose(request, pool) : this.alternative.apply(request, excluded);
+	}
+
+	@Override
+	public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
+		this.delegate.onDispatched(request, decision, pool);
+	}
+
+	@Override
+	public void onFinished(RoutingRequest request, String instanceId, InstancePool pool) {
+		this.delegate.onFinished(request, instanceId, pool);
+	}
+
+	@Override
+	public void onMembershipChanged(InstancePool pool) {
+		this.delegate.onMembershipChanged(pool);
+	}
+
+	@Override
+	public String toString() {
+		return "RetryPlacementPolicy[" + this.delegate + "]";
+	}
+
+}

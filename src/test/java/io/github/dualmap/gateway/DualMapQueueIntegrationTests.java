@@ -1,0 +1,247 @@
+package io.github.dualmap.gateway;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.dualmap.core.DispatchMode;
+import io.github.dualmap.core.DispatchQueues;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.cloud.client.discovery.simple.InstanceProperties;
+import org.springframework.cloud.client.discovery.simple.SimpleDiscoveryProperties;
+import org.springframework.cloud.client.discovery.simple.reactive.SimpleReactiveDiscoveryProperties;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The gateway in queue mode in front of three stub engines whose first byte the tests
+ * delay: a slow instance's backlog migrates to the other candidate, full queues answer
+ * 429 with {@code Retry-After}, a client that disconnects while queued leaves the queue,
+ * and requests queued for an instance removed from discovery are served by the others.
+ * Small queue bounds make each situation reachable with a handful of requests.
+ */
+@SpringBootTest(classes = DualMapQueueIntegrationTests.App.class,
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
+				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
+				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
+				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
+				"dualmap.dispatch.max-prefill-requests=1", "dualmap.dispatch.max-queued-per-instance=4",
+				"dualmap.dispatch.max-queued-per-pool=6", "dualmap.dispatch.migration-margin=0",
+				"dualmap.dispatch.max-wait=20s", "dualmap.hotspot.max-queue-wait=300ms",
+				"dualmap.discovery.refresh-interval=100ms" })
+class DualMapQueueIntegrationTests {
+
+	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	DualMapRegistry registry;
+
+	@Autowired
+	ObjectProvider<SimpleDiscoveryProperties> discovery;
+
+	@Autowired
+	ObjectProvider<SimpleReactiveDiscoveryProperties> reactiveDiscovery;
+
+	@DynamicPropertySource
+	static void engines(DynamicPropertyRegistry properties) {
+		for (int i = 0; i < ENGINES.size(); i++) {
+			StubEngine engine = ENGINES.get(i);
+			properties.add("spring.cloud.discovery.client.simple.instances.llm[" + i + "].uri", engine::uri);
+		}
+	}
+
+	@AfterAll
+	static void stopEngines() {
+		ENGINES.forEach(StubEngine::stop);
+	}
+
+	@AfterEach
+	void settle() {
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
+		ServicePool pool = this.registry.pool("llm");
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			assertThat(pool.queues().queued()).isZero();
+			assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+		});
+	}
+
+	record Result(int status, String instance, String reason, String retryAfter, String body) {
+	}
+
+	WebClient client() {
+		return WebClient.create("http://127.0.0.1:" + this.port);
+	}
+
+	Mono<Result> post(String prompt) {
+		return post(prompt, "go");
+	}
+
+	Mono<Result> post(String prompt, String question) {
+		String body = """
+				{"model":"m","stream":true,"messages":[{"role":"system","content":"%s"},{"role":"user","content":"%s"}]}"""
+			.formatted(("You are the assistant for " + prompt + ". ").repeat(20), question);
+		return client().post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body)
+			.exchangeToMono(r -> r.bodyToMono(String.class)
+				.defaultIfEmpty("")
+				.map(b -> new Result(r.statusCode().value(), header(r.headers().asHttpHeaders(), "x-dualmap-instance"),
+						header(r.headers().asHttpHeaders(), "x-dualmap-reason"),
+						header(r.headers().asHttpHeaders(), HttpHeaders.RETRY_AFTER), b)));
+	}
+
+	static String header(HttpHeaders headers, String name) {
+		String v = headers.getFirst(name);
+		return v == null ? "" : v;
+	}
+
+	/**
+	 * {@code n} concurrent requests sharing the system prompt, each with its own
+	 * question, so each brings uncached tokens and a backlog shows in the TTFT model.
+	 */
+	List<Result> burst(String prompt, int n) {
+		return Flux.range(0, n)
+			.flatMap(i -> post(prompt, ("Details of question " + i + ". ").repeat(25)), n)
+			.collectList()
+			.block(Duration.ofSeconds(60));
+	}
+
+	StubEngine engine(String instanceId) {
+		return ENGINES.stream().filter(e -> e.instanceId().equals(instanceId)).findFirst().orElseThrow();
+	}
+
+	String home(String prompt) {
+		Result r = post(prompt).block(Duration.ofSeconds(10));
+		assertThat(r.status()).isEqualTo(200);
+		return r.instance();
+	}
+
+	@Test
+	void queueModeIsTheDefault() {
+		assertThat(this.registry.queueSettings().mode()).isEqualTo(DispatchMode.QUEUE);
+		// Membership is loaded at startup, before any request.
+		assertThat(this.registry.pool("llm").pool().size()).isEqualTo(3);
+	}
+
+	@Test
+	void theBacklogOfASlowInstanceMigratesToTheOtherCandidate() {
+		String home = home("migration");
+		engine(home).firstByteDelay.set(Duration.ofMillis(1500));
+		DispatchQueues queues = this.registry.pool("llm").queues();
+		long migrationsBefore = queues.migrations();
+		List<Result> results = burst("migration", 5);
+		assertThat(results).hasSize(5).allSatisfy(r -> {
+			assertThat(r.status()).isEqualTo(200);
+			assertThat(r.body()).isEqualTo(String.join("", StubEngine.EVENTS));
+		});
+		assertThat(queues.migrations()).isGreaterThan(migrationsBefore);
+		assertThat(results).anySatisfy(r -> {
+			assertThat(r.instance()).isNotEqualTo(home);
+			assertThat(r.reason()).isEqualTo("hotspot");
+		});
+	}
+
+	@Test
+	void fullQueuesAnswer429WithRetryAfterAndAnOpenAiError() {
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(1000)));
+		List<Result> results = burst("overload", 16);
+		assertThat(results).hasSize(16).allSatisfy(r -> assertThat(r.status()).isIn(200, 429));
+		List<Result> rejected = results.stream().filter(r -> r.status() == 429).toList();
+		assertThat(rejected).isNotEmpty().allSatisfy(r -> {
+			assertThat(Long.parseLong(r.retryAfter())).isPositive();
+			assertThat(r.body()).startsWith("{\"error\":{")
+				.contains("\"type\":\"rate_limit_exceeded\"", "\"code\":\"queue_full\"");
+		});
+	}
+
+	@Test
+	void aClientThatDisconnectsWhileQueuedLeavesTheQueue() {
+		String home = home("disconnect");
+		engine(home).firstByteDelay.set(Duration.ofMillis(1500));
+		ServicePool pool = this.registry.pool("llm");
+		Mono<Result> held = post("disconnect").cache();
+		held.subscribe();
+		await().atMost(Duration.ofSeconds(5)).until(() -> pool.pool().instance(home).prefillRequests() == 1);
+		long releases = pool.queues().releases();
+		Disposable leaving = post("disconnect").subscribe();
+		await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued(home) == 1);
+		leaving.dispose();
+		await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 0);
+		assertThat(pool.pool().instance(home).queuedTokens()).isZero();
+		assertThat(held.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
+		// Had it stayed queued it would have been released at the first byte.
+		assertThat(pool.queues().releases()).isEqualTo(releases);
+	}
+
+	@Test
+	void requestsQueuedForAnInstanceRemovedFromDiscoveryAreServedByOthers() {
+		String home = home("removal");
+		StubEngine removed = engine(home);
+		removed.firstByteDelay.set(Duration.ofMillis(1500));
+		ServicePool pool = this.registry.pool("llm");
+		int servedBefore = removed.served.get();
+		List<Result> results = new ArrayList<>();
+		Disposable clients = Flux.range(0, 4).flatMap(i -> post("removal"), 4).subscribe(results::add);
+		try {
+			await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued(home) >= 2);
+			setDiscovered(ENGINES.stream().filter(e -> e != removed).toList());
+			await().atMost(Duration.ofSeconds(10)).until(() -> results.size() == 4);
+			assertThat(results).allSatisfy(r -> assertThat(r.status()).isEqualTo(200));
+			// Only the request already sent to it; the queued ones went elsewhere.
+			assertThat(removed.served.get() - servedBefore).isEqualTo(1);
+			assertThat(results.stream().filter(r -> !r.instance().equals(home))).hasSize(3);
+		}
+		finally {
+			clients.dispose();
+			setDiscovered(ENGINES);
+			await().atMost(Duration.ofSeconds(5)).until(() -> pool.pool().size() == 3);
+		}
+	}
+
+	private void setDiscovered(List<StubEngine> engines) {
+		List<InstanceProperties> instances = new ArrayList<>();
+		for (StubEngine e : engines) {
+			InstanceProperties p = new InstanceProperties();
+			p.setUri(java.net.URI.create(e.uri()));
+			p.setServiceId("llm");
+			instances.add(p);
+		}
+		Map<String, List<InstanceProperties>> byService = new HashMap<>();
+		byService.put("llm", instances);
+		this.discovery.ifAvailable(d -> d.setInstances(new HashMap<>(byService)));
+		this.reactiveDiscovery.ifAvailable(d -> d.setInstances(new HashMap<>(byService)));
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+}

@@ -1,0 +1,185 @@
+package io.github.dualmap.gateway;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.github.dualmap.core.DispatchMode;
+import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.core.QueueSettings;
+import io.github.dualmap.core.Reason;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.http.HttpStatus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * A service pool's dispatch queues driven as the load balancer drives them, without
+ * Spring: release on prefill capacity, cancel while queued, queue bounds, draining,
+ * idleness and slow start, on a clock the test moves.
+ */
+class ServicePoolTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(5);
+
+	private final AtomicLong now = new AtomicLong(1_000_000_000L);
+
+	private final NanoClock clock = this.now::get;
+
+	private final PrefixHasher hasher = PrefixHasher.ofDefaults();
+
+	private int ids;
+
+	private ServicePool pool(SchedulerSettings settings, QueueSettings queues, String... instances) {
+		ServicePool pool = new DualMapRegistry(settings, queues, "dualmap", List.of("llm"), "dualmap.weight",
+				CircuitBreakerConfig.ofDefaults(), this.clock)
+			.pool("llm");
+		members(pool, instances);
+		return pool;
+	}
+
+	private static void members(ServicePool pool, String... ids) {
+		List<ServiceInstance> list = new ArrayList<>();
+		for (int i = 0; i < ids.length; i++) {
+			list.add(new DefaultServiceInstance(ids[i], "llm", "10.0.0." + (i + 1), 8000, false, Map.of()));
+		}
+		pool.updateMembership(list);
+	}
+
+	private RoutingRequest request(String prompt) {
+		return new RoutingRequest("r" + this.ids++,
+				this.hasher.ofText("m", ("System prompt of " + prompt + ". ").repeat(40) + " question"),
+				Duration.ofSeconds(5).toNanos(), this.now.get());
+	}
+
+	private static RoutedAttempt now(ServicePool pool, RoutingRequest request) {
+		return pool.submit(request, true, Set.of(), false).block(WAIT);
+	}
+
+	private static QueueSettings oneInPrefill() {
+		return QueueSettings.custom().maxPrefillRequests(1).build();
+	}
+
+	@Test
+	void aQueuedRequestIsReleasedByTheFirstTokenAndACancelLeavesTheQueue() {
+		ServicePool pool = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a");
+		RoutedAttempt first = now(pool, request("x"));
+		AtomicReference<RoutedAttempt> second = new AtomicReference<>();
+		pool.submit(request("x"), true, Set.of(), false).subscribe(second::set);
+		assertThat(second.get()).isNull();
+		assertThat(pool.queues().queued("a")).isEqualTo(1);
+		first.firstByte();
+		assertThat(second.get()).isNotNull();
+		assertThat(pool.queues().queued()).isZero();
+		Disposable third = pool.submit(request("x"), true, Set.of(), false).subscribe();
+		assertThat(pool.queues().queued("a")).isEqualTo(1);
+		third.dispose();
+		assertThat(pool.queues().queued()).isZero();
+		assertThat(pool.pool().instance("a").queuedTokens()).isZero();
+		assertThat(pool.isIdle("a")).isFalse();
+		second.get().firstByte();
+		second.get().complete(HttpStatus.OK);
+		first.complete(HttpStatus.OK);
+		assertThat(pool.queues().releases()).isEqualTo(2);
+		assertThat(pool.isIdle("a")).isTrue();
+		assertThat(pool.pool().instance("a").inFlight()).isZero();
+	}
+
+	@Test
+	void aFullQueueIsRejectedWith429AndRetryAfter() {
+		ServicePool pool = pool(SchedulerSettings.ofDefaults(),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(1).build(), "a");
+		RoutedAttempt first = now(pool, request("x"));
+		Disposable queued = pool.submit(request("x"), true, Set.of(), false).subscribe();
+		assertThatThrownBy(() -> now(pool, request("x"))).isInstanceOfSatisfying(DispatchRejectedException.class,
+				ex -> {
+					assertThat(ex.rejection().status()).isEqualTo(429);
+					assertThat(ex.code()).isEqualTo(DispatchRejectedException.QUEUE_FULL);
+					assertThat(ex.rejection().retryAfterSeconds()).isBetween(1L, 30L);
+					assertThat(new String(ex.toOpenAiError().toJson())).contains("\"type\":\"rate_limit_exceeded\"",
+							"\"code\":\"queue_full\"");
+				});
+		queued.dispose();
+		first.complete(HttpStatus.OK);
+		assertThat(pool.isIdle("a")).isTrue();
+	}
+
+	@Test
+	void drainingMovesQueuedRequestsAwayAndReportsIdleOnceTheLastRequestEnds() {
+		ServicePool pool = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a", "b");
+		RoutedAttempt first = now(pool, request("x"));
+		String home = first.instanceId();
+		String other = home.equals("a") ? "b" : "a";
+		AtomicReference<RoutedAttempt> queued = new AtomicReference<>();
+		pool.submit(request("x"), true, Set.of(), false).subscribe(queued::set);
+		assertThat(pool.queues().queued(home)).isEqualTo(1);
+		assertThat(pool.drain(home)).isTrue();
+		assertThat(pool.isDraining(home)).isTrue();
+		assertThat(queued.get()).isNotNull();
+		assertThat(queued.get().instanceId()).isEqualTo(other);
+		assertThat(queued.get().decision().reason()).isEqualTo(Reason.FALLBACK);
+		assertThat(pool.queues().rerouted()).isEqualTo(1);
+		queued.get().firstByte();
+		RoutedAttempt later = now(pool, request("x"));
+		assertThat(later.instanceId()).isEqualTo(other);
+		assertThat(pool.isIdle(home)).isFalse();
+		first.complete(HttpStatus.OK);
+		assertThat(pool.isIdle(home)).isTrue();
+		queued.get().complete(HttpStatus.OK);
+		later.complete(HttpStatus.OK);
+		assertThat(pool.undrain(home)).isTrue();
+		assertThat(pool.pool().instance(home).acceptsNewWork()).isTrue();
+		List<String> placed = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			RoutedAttempt a = now(pool, request("tenant " + i));
+			placed.add(a.instanceId());
+			a.complete(HttpStatus.OK);
+		}
+		assertThat(placed).contains(home);
+		assertThat(pool.drain("no-such-instance")).isFalse();
+	}
+
+	@Test
+	void aNewInstanceGetsARampingShareDuringSlowStart() {
+		SchedulerSettings settings = SchedulerSettings.custom().slowStart(Duration.ofSeconds(60)).build();
+		ServicePool pool = pool(settings, QueueSettings.custom().mode(DispatchMode.PASS_THROUGH).build(), "a", "b");
+		this.now.addAndGet(Duration.ofMinutes(5).toNanos());
+		members(pool, "a", "b", "c");
+		double cold = shareOfC(pool, "cold");
+		this.now.addAndGet(Duration.ofSeconds(30).toNanos());
+		double half = shareOfC(pool, "half");
+		this.now.addAndGet(Duration.ofSeconds(30).toNanos());
+		double warm = shareOfC(pool, "warm");
+		assertThat(cold).isLessThan(half);
+		assertThat(half).isLessThan(warm);
+		assertThat(warm).isGreaterThan(0.2);
+	}
+
+	/**
+	 * Share of 90 distinct prompts, held in flight together so load builds up, that go to
+	 * instance c.
+	 */
+	private double shareOfC(ServicePool pool, String phase) {
+		List<RoutedAttempt> held = new ArrayList<>();
+		for (int i = 0; i < 90; i++) {
+			held.add(now(pool, request(phase + " tenant " + i)));
+		}
+		long toC = held.stream().filter(a -> a.instanceId().equals("c")).count();
+		held.forEach(a -> a.complete(HttpStatus.OK));
+		return toC / 90.0;
+	}
+
+}
