@@ -64,7 +64,7 @@ public final class RoutedAttempt {
 		long ttft = this.dispatch.firstToken();
 		if (ttft >= 0) {
 			for (DualMapListener l : this.service.listeners()) {
-				l.onFirstToken(serviceId(), instanceId(), ttft);
+				l.onFirstToken(serviceId(), instanceId(), ttft, this.request.sloTtftNanos());
 			}
 		}
 	}
