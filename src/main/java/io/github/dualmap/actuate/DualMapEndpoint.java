@@ -79,17 +79,22 @@ public class DualMapEndpoint {
 	public DualMapDescriptor.Instance drain(@Selector String service, @Selector String instance, boolean draining) {
 		ServicePool pool = this.registry.pool(service);
 		if (pool == null) {
-			throw new InvalidEndpointRequestException("DualMap routes no service '" + service + "'; routed services: "
-					+ new TreeMap<>(this.registry.pools()).keySet(), "unknown service");
+			throw invalid("DualMap routes no service '" + service + "'; routed services: "
+					+ new TreeMap<>(this.registry.pools()).keySet());
 		}
 		InstanceState state = pool.pool().instance(instance);
 		if (state == null) {
-			throw new InvalidEndpointRequestException("service '" + service + "' has no instance '" + instance
-					+ "'; its instances: " + pool.pool().instances().stream().map(InstanceState::id).toList(),
-					"unknown instance");
+			throw invalid("service '" + service + "' has no instance '" + instance + "'; its instances: "
+					+ pool.pool().instances().stream().map(InstanceState::id).toList());
 		}
 		state.draining(draining);
 		return PoolInspection.instance(pool, state);
+	}
+
+	// The reason is what the web layer answers with (shown when
+	// spring.web.error.include-message allows it), so it carries the whole message.
+	private static InvalidEndpointRequestException invalid(String message) {
+		return new InvalidEndpointRequestException(message, message);
 	}
 
 }
