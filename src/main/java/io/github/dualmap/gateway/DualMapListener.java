@@ -21,6 +21,16 @@ public interface DualMapListener {
 	default void onFirstToken(String service, String instanceId, long ttftNanos) {
 	}
 
+	/**
+	 * The first response byte of a request on {@code instanceId} came back, with the
+	 * request's TTFT objective (for SLO attainment). The default forwards to
+	 * {@link #onFirstToken(String, String, long)}, so listeners written against that one
+	 * see every first token.
+	 */
+	default void onFirstToken(String service, String instanceId, long ttftNanos, long sloTtftNanos) {
+		onFirstToken(service, instanceId, ttftNanos);
+	}
+
 	/** A request on {@code instanceId} ended with {@code outcome}. */
 	default void onFinished(String service, String instanceId, Outcome outcome) {
 	}

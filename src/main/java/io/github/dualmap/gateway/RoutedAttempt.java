@@ -91,7 +91,7 @@ public final class RoutedAttempt {
 		long ttft = q != null ? this.service.queues().firstToken(q) : this.dispatch.firstToken();
 		if (ttft >= 0) {
 			for (DualMapListener l : this.service.listeners()) {
-				l.onFirstToken(serviceId(), instanceId(), ttft);
+				l.onFirstToken(serviceId(), instanceId(), ttft, this.request.sloTtftNanos());
 			}
 		}
 	}

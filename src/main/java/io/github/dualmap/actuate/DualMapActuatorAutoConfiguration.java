@@ -1,0 +1,44 @@
+package io.github.dualmap.actuate;
+
+import io.github.dualmap.autoconfigure.DualMapAutoConfiguration;
+import io.github.dualmap.gateway.DualMapRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The {@code dualmap} actuator endpoint (when it is available: access not {@code none}
+ * and exposed) and the {@code dualmap.*} meters, for a context where
+ * {@link DualMapAutoConfiguration} created a {@link DualMapRegistry}.
+ */
+@AutoConfiguration(after = DualMapAutoConfiguration.class)
+@ConditionalOnBean(DualMapRegistry.class)
+public class DualMapActuatorAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnAvailableEndpoint
+	DualMapEndpoint dualMapEndpoint(DualMapRegistry registry) {
+		return new DualMapEndpoint(registry);
+	}
+
+	/** Meters only where Micrometer is on the classpath. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(MeterBinder.class)
+	static class Meters {
+
+		@Bean
+		@ConditionalOnMissingBean
+		DualMapMeters dualMapMeters(DualMapRegistry registry) {
+			return new DualMapMeters(registry);
+		}
+
+	}
+
+}

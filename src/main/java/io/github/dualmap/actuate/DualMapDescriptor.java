@@ -1,0 +1,170 @@
+package io.github.dualmap.actuate;
+
+import java.util.List;
+import java.util.Map;
+
+import io.github.dualmap.core.SchedulerSettings;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The JSON body of {@code GET /actuator/dualmap}: the routing policy, the scheduler
+ * settings, one {@link Pool} per routed service and every warning. Durations are in
+ * milliseconds, hashes are 16-digit hex strings, unknown values are {@code null}.
+ *
+ * @param policy the configured {@code dualmap.policy}
+ * @param settings the scheduler settings every pool runs with
+ * @param pools the routed services by service id
+ * @param warnings every pool's warnings, each naming its service
+ */
+public record DualMapDescriptor(String policy, Settings settings, Map<String, Pool> pools, List<String> warnings) {
+
+	/**
+	 * The fields of {@link SchedulerSettings}, durations in milliseconds.
+	 *
+	 * @param virtualNodes virtual nodes per unit of weight on each ring
+	 * @param blockTokens nominal tokens per prompt block
+	 * @param minPrefixDepth routing key depth of a prefix that is not hot
+	 * @param maxPrefixDepth deepest a hot prefix may be expanded
+	 * @param hotWindow requests in the hot-prefix window
+	 * @param hotRatio share above which a prefix is expanded
+	 * @param hotDropRatio share below which an expansion is dropped
+	 * @param hotMinSamples requests needed before anything is expanded
+	 * @param maxHotPrefixes bound on expanded prefixes
+	 * @param switchFactor SLO switch threshold as a factor of the request's SLO
+	 * @param hotspotFactor hotspot threshold as a factor of the mean pending tokens
+	 * @param hotspotFloorTokens absolute hotspot floor in pending tokens
+	 * @param hotspotMaxWaitMs queue wait that makes an instance a hotspot
+	 * @param thirdChoice whether a bounded third choice is considered
+	 * @param prefillMsPerToken configured tPrefill of the TTFT model
+	 * @param baseTtftMs tBase of the TTFT model
+	 * @param calibrationAlpha EWMA weight of one observed TTFT
+	 * @param defaultSloMs TTFT objective of a request that names none
+	 * @param shadowCapacityTokens assumed KV capacity until one is scraped
+	 * @param staleAfterMs scraped state older than this is unknown
+	 * @param slowStartMs ramp-up period of a new instance
+	 */
+	public record Settings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth, int hotWindow,
+			double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
+			double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitMs, boolean thirdChoice,
+			double prefillMsPerToken, long baseTtftMs, double calibrationAlpha, long defaultSloMs,
+			long shadowCapacityTokens, long staleAfterMs, long slowStartMs) {
+
+		static Settings of(SchedulerSettings s) {
+			return new Settings(s.virtualNodes(), s.blockTokens(), s.minPrefixDepth(), s.maxPrefixDepth(),
+					s.hotWindow(), s.hotRatio(), s.hotDropRatio(), s.hotMinSamples(), s.maxHotPrefixes(),
+					s.switchFactor(), s.hotspotFactor(), s.hotspotFloorTokens(), millis(s.hotspotMaxWaitNanos()),
+					s.thirdChoice(), s.prefillNanosPerToken() / 1e6, millis(s.baseTtftNanos()), s.calibrationAlpha(),
+					millis(s.defaultSloNanos()), s.shadowCapacityTokens(), millis(s.staleAfterNanos()),
+					millis(s.slowStartNanos()));
+		}
+
+	}
+
+	/**
+	 * One routed service.
+	 *
+	 * @param service the service id
+	 * @param size instances on the rings
+	 * @param accepting instances that accept new work (breaker closed, not draining)
+	 * @param ringRebuilds how often the rings were rebuilt (membership or weight changes)
+	 * @param loadCv coefficient of variation of in-flight plus queued requests across
+	 * instances
+	 * @param meanPendingTokens mean pending uncached tokens over accepting instances
+	 * @param ttftModel the TTFT model as calibrated now
+	 * @param instances the instances in ring (id) order
+	 * @param hotPrefixes expanded prefixes, hottest first
+	 * @param warnings what an operator should look at, each naming the service
+	 */
+	public record Pool(String service, int size, int accepting, long ringRebuilds, double loadCv,
+			double meanPendingTokens, TtftModel ttftModel, List<Instance> instances, List<HotPrefix> hotPrefixes,
+			List<String> warnings) {
+
+	}
+
+	/**
+	 * The TTFT model {@code (W + P + u) * tPrefill + tBase}.
+	 *
+	 * @param prefillMsPerToken tPrefill as calibrated from observed TTFTs
+	 * @param configuredPrefillMsPerToken tPrefill as configured
+	 * @param baseMs tBase
+	 */
+	public record TtftModel(double prefillMsPerToken, double configuredPrefillMsPerToken, long baseMs) {
+
+	}
+
+	/**
+	 * One instance: its place on the rings, the router's accounting and the scraped
+	 * engine state.
+	 *
+	 * @param id instance id (discovery instance id, else host:port)
+	 * @param uri where it is reached, {@code null} if it left while being described
+	 * @param weight relative weight on the rings
+	 * @param virtualNodes virtual nodes on each ring
+	 * @param firstCandidateShare estimated share of keys whose first candidate it is
+	 * @param secondCandidateShare estimated share of keys whose second candidate it is
+	 * @param healthy whether its circuit breaker lets requests through
+	 * @param breaker circuit breaker state (CLOSED, OPEN, HALF_OPEN, ...)
+	 * @param draining whether it was drained through this endpoint
+	 * @param idle no request in flight and none queued for it
+	 * @param hotspot whether it counts as a hotspot now
+	 * @param queuedTokens uncached tokens the router holds for it (W)
+	 * @param prefillTokens uncached tokens sent and still in prefill (P)
+	 * @param localPendingTokens W + P
+	 * @param pendingTokens what policies see: W + P, or the scraped queue in tokens when
+	 * larger
+	 * @param inFlight requests sent and not finished
+	 * @param queuedRequests requests the router holds for it
+	 * @param prefillRequests requests sent whose first token has not come back
+	 * @param dispatched requests sent since it joined
+	 * @param estimatedHitRate share of routed prompt tokens the shadow index expected to
+	 * be cached, {@code null} before any
+	 * @param shadowBlocks block hashes in its shadow index
+	 * @param shadowCapacityBlocks capacity of its shadow index
+	 * @param scrapeFailures failed scrapes since it was first seen
+	 * @param memberForMs time since it joined the pool
+	 * @param engine the last scraped engine state, {@code null} before the first scrape
+	 */
+	public record Instance(String id, @Nullable String uri, double weight, int virtualNodes, double firstCandidateShare,
+			double secondCandidateShare, boolean healthy, String breaker, boolean draining, boolean idle,
+			boolean hotspot, long queuedTokens, long prefillTokens, long localPendingTokens, long pendingTokens,
+			int inFlight, int queuedRequests, int prefillRequests, long dispatched, @Nullable Double estimatedHitRate,
+			int shadowBlocks, int shadowCapacityBlocks, long scrapeFailures, long memberForMs,
+			@Nullable Engine engine) {
+
+	}
+
+	/**
+	 * Engine state as last scraped.
+	 *
+	 * @param waiting requests waiting in the engine, {@code null} when not reported
+	 * @param running requests running, {@code null} when not reported
+	 * @param kvUsage fraction of KV cache in use, {@code null} when not reported
+	 * @param prefixHitRate engine-reported prefix cache hit rate over its lifetime,
+	 * {@code null} when not reported
+	 * @param kvCapacityTokens KV capacity in tokens, {@code null} when not reported
+	 * @param ageMs time since it was scraped
+	 * @param stale whether routing ignores it (older than stale-after, or the last scrape
+	 * failed)
+	 * @param lastScrapeFailed whether the most recent scrape failed
+	 */
+	public record Engine(@Nullable Integer waiting, @Nullable Integer running, @Nullable Double kvUsage,
+			@Nullable Double prefixHitRate, @Nullable Long kvCapacityTokens, long ageMs, boolean stale,
+			boolean lastScrapeFailed) {
+
+	}
+
+	/**
+	 * An expanded (hot) prefix.
+	 *
+	 * @param hash its chain hash as 16 hex digits; never prompt text
+	 * @param share its share of the hot-prefix window
+	 */
+	public record HotPrefix(String hash, double share) {
+
+	}
+
+	static long millis(long nanos) {
+		return nanos / 1_000_000;
+	}
+
+}

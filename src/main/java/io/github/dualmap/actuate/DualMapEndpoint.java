@@ -1,0 +1,100 @@
+package io.github.dualmap.actuate;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.ServicePool;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+
+/**
+ * {@code /actuator/dualmap}: what the DualMap scheduler sees and does, per routed service
+ * and instance, and draining. Reads are open by default; the drain operation needs
+ * {@code management.endpoint.dualmap.access=unrestricted}.
+ * <ul>
+ * <li>{@code GET /actuator/dualmap}: everything ({@link DualMapDescriptor})</li>
+ * <li>{@code GET /actuator/dualmap/{service}}: one pool</li>
+ * <li>{@code GET /actuator/dualmap/{service}/{instance}}: one instance</li>
+ * <li>{@code POST /actuator/dualmap/{service}/{instance}} with {@code {"draining":
+ * true|false}}: drain or undrain it</li>
+ * </ul>
+ */
+@Endpoint(id = "dualmap", defaultAccess = Access.READ_ONLY)
+public class DualMapEndpoint {
+
+	private final DualMapRegistry registry;
+
+	public DualMapEndpoint(DualMapRegistry registry) {
+		this.registry = registry;
+	}
+
+	/** The whole view: policy, settings, every pool and every warning. */
+	@ReadOperation
+	public DualMapDescriptor dualMap() {
+		Map<String, DualMapDescriptor.Pool> pools = new TreeMap<>();
+		List<String> warnings = new ArrayList<>();
+		for (ServicePool service : this.registry.pools().values()) {
+			pools.put(service.serviceId(), PoolInspection.inspect(service));
+		}
+		pools.values().forEach(p -> warnings.addAll(p.warnings()));
+		return new DualMapDescriptor(this.registry.policyName(),
+				DualMapDescriptor.Settings.of(this.registry.settings()), pools, warnings);
+	}
+
+	/** One pool; {@code null} (404) when DualMap does not route {@code service}. */
+	@ReadOperation
+	public DualMapDescriptor.@Nullable Pool pool(@Selector String service) {
+		ServicePool pool = this.registry.pool(service);
+		return pool == null ? null : PoolInspection.inspect(pool);
+	}
+
+	/** One instance; {@code null} (404) when it is not a member of {@code service}. */
+	@ReadOperation
+	public DualMapDescriptor.@Nullable Instance instance(@Selector String service, @Selector String instance) {
+		ServicePool pool = this.registry.pool(service);
+		InstanceState state = pool == null ? null : pool.pool().instance(instance);
+		return state == null ? null : PoolInspection.instance(pool, state);
+	}
+
+	/**
+	 * Drains ({@code draining = true}) or undrains an instance. A draining instance gets
+	 * no new requests; those in flight finish normally, and the returned state's
+	 * {@code idle} turns true once none is left (poll the read operation to wait for it).
+	 * Draining is router-local state: a membership change that removes the instance
+	 * forgets it.
+	 * @throws InvalidEndpointRequestException (400) naming the unknown service or
+	 * instance
+	 */
+	@WriteOperation
+	public DualMapDescriptor.Instance drain(@Selector String service, @Selector String instance, boolean draining) {
+		ServicePool pool = this.registry.pool(service);
+		if (pool == null) {
+			throw invalid("DualMap routes no service '" + service + "'; routed services: "
+					+ new TreeMap<>(this.registry.pools()).keySet());
+		}
+		InstanceState state = pool.pool().instance(instance);
+		if (state == null) {
+			throw invalid("service '" + service + "' has no instance '" + instance + "'; its instances: "
+					+ pool.pool().instances().stream().map(InstanceState::id).toList());
+		}
+		state.draining(draining);
+		return PoolInspection.instance(pool, state);
+	}
+
+	// The reason is what the web layer answers with (shown when
+	// spring.web.error.include-message allows it), so it carries the whole message.
+	private static InvalidEndpointRequestException invalid(String message) {
+		return new InvalidEndpointRequestException(message, message);
+	}
+
+}

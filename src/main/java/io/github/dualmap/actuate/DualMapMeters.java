@@ -1,0 +1,247 @@
+package io.github.dualmap.actuate;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.ToDoubleFunction;
+
+import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.EngineSnapshot;
+import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.gateway.DualMapListener;
+import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.ServicePool;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.cloud.client.ServiceInstance;
+
+/**
+ * The {@code dualmap.*} Micrometer meters: decisions by reason, TTFT, SLO attainment,
+ * load spread, pending tokens, engine-reported prefix cache hits, scrape errors and ring
+ * rebuilds; enough to compare {@code dualmap.policy} values side by side. Tags are
+ * service ids, instance ids, reasons, the policy name and SLO outcomes only: never
+ * anything derived from a prompt. Per-instance meters are removed when their instance
+ * leaves the pool.
+ */
+public class DualMapMeters implements MeterBinder, DisposableBean {
+
+	/** Names of every meter tagged with an instance, removed when it leaves. */
+	static final Set<String> INSTANCE_METERS = Set.of("dualmap.decisions", "dualmap.ttft", "dualmap.pending.tokens",
+			"dualmap.inflight", "dualmap.engine.prefix.hit.rate", "dualmap.engine.prefix.queries",
+			"dualmap.engine.prefix.hits", "dualmap.estimated.hit.rate", "dualmap.scrape.errors");
+
+	private final DualMapRegistry registry;
+
+	private final List<Recorder> recorders = new CopyOnWriteArrayList<>();
+
+	public DualMapMeters(DualMapRegistry registry) {
+		this.registry = registry;
+	}
+
+	@Override
+	public void bindTo(MeterRegistry meters) {
+		Recorder recorder = new Recorder(meters);
+		for (ServicePool service : this.registry.pools().values()) {
+			recorder.bindService(service);
+		}
+		this.recorders.add(recorder);
+		this.registry.addListener(recorder);
+	}
+
+	@Override
+	public void destroy() {
+		for (Recorder r : this.recorders) {
+			this.registry.removeListener(r);
+		}
+		this.recorders.clear();
+	}
+
+	/**
+	 * Records into one {@link MeterRegistry}; one per registry the binder is bound to.
+	 */
+	private final class Recorder implements DualMapListener {
+
+		private final MeterRegistry meters;
+
+		// Instance ids with registered meters, per service; guarded by this.
+		private final Map<String, Set<String>> bound = new HashMap<>();
+
+		Recorder(MeterRegistry meters) {
+			this.meters = meters;
+		}
+
+		void bindService(ServicePool service) {
+			String id = service.serviceId();
+			InstancePool pool = service.pool();
+			Tags tags = Tags.of("service", id);
+			Gauge.builder("dualmap.load.cv", pool, InstancePool::loadCv)
+				.tags(tags)
+				.description("Coefficient of variation of in-flight plus queued requests across instances")
+				.strongReference(true)
+				.register(this.meters);
+			Gauge.builder("dualmap.instances", pool, InstancePool::size)
+				.tags(tags)
+				.description("Instances on the rings")
+				.strongReference(true)
+				.register(this.meters);
+			FunctionCounter.builder("dualmap.ring.rebuilds", pool, InstancePool::ringRebuilds)
+				.tags(tags)
+				.description("Rebuilds of the dual hash rings after membership or weight changes")
+				.register(this.meters);
+			// Both outcomes from the start, so attainment ratios exist before the first
+			// miss.
+			sloCounter(id, "within");
+			sloCounter(id, "over");
+			reconcile(service);
+		}
+
+		@Override
+		public void onDecision(String service, RoutingRequest request, Decision decision) {
+			if (member(service, decision.instanceId())) {
+				Counter.builder("dualmap.decisions")
+					.tags("service", service, "instance", decision.instanceId(), "reason", decision.reason().value(),
+							"policy", DualMapMeters.this.registry.policyName())
+					.description("Requests dispatched, by the reason of the choice")
+					.register(this.meters)
+					.increment();
+			}
+		}
+
+		@Override
+		public void onFirstToken(String service, String instanceId, long ttftNanos, long sloTtftNanos) {
+			if (member(service, instanceId)) {
+				Timer.builder("dualmap.ttft")
+					.tags("service", service, "instance", instanceId)
+					.description("Observed time to first token (first response body byte)")
+					.publishPercentileHistogram()
+					.minimumExpectedValue(Duration.ofMillis(1))
+					.maximumExpectedValue(Duration.ofMinutes(2))
+					.register(this.meters)
+					.record(Duration.ofNanos(ttftNanos));
+			}
+			sloCounter(service, ttftNanos <= sloTtftNanos ? "within" : "over").increment();
+		}
+
+		@Override
+		public void onMembershipChanged(String service, List<ServiceInstance> instances) {
+			ServicePool pool = DualMapMeters.this.registry.pool(service);
+			if (pool != null) {
+				reconcile(pool);
+			}
+		}
+
+		private boolean member(String service, String instanceId) {
+			ServicePool pool = DualMapMeters.this.registry.pool(service);
+			// A late event for an instance that already left would re-create its meters.
+			return pool != null && pool.pool().instance(instanceId) != null;
+		}
+
+		private Counter sloCounter(String service, String outcome) {
+			return Counter.builder("dualmap.slo")
+				.tags("service", service, "outcome", outcome)
+				.description("Requests whose first token came within or over their TTFT SLO")
+				.register(this.meters);
+		}
+
+		/**
+		 * Registers meters of instances that joined and removes every meter of instances
+		 * that left. Reads the pool's current membership rather than the event's, so
+		 * events delivered out of order still end in the right state.
+		 */
+		private synchronized void reconcile(ServicePool service) {
+			String id = service.serviceId();
+			Set<String> current = new HashSet<>();
+			for (InstanceState s : service.pool().instances()) {
+				current.add(s.id());
+			}
+			Set<String> known = this.bound.computeIfAbsent(id, k -> new HashSet<>());
+			for (String gone : Set.copyOf(known)) {
+				if (!current.contains(gone)) {
+					removeInstance(id, gone);
+					known.remove(gone);
+				}
+			}
+			for (String joined : current) {
+				if (known.add(joined)) {
+					bindInstance(service, joined);
+				}
+			}
+		}
+
+		private void bindInstance(ServicePool service, String instanceId) {
+			Tags tags = Tags.of("service", service.serviceId(), "instance", instanceId);
+			InstancePool pool = service.pool();
+			gauge("dualmap.pending.tokens", tags, service, instanceId, "Pending uncached tokens as policies see them",
+					s -> pool.pendingTokens(s));
+			gauge("dualmap.inflight", tags, service, instanceId, "Requests sent and not finished", s -> s.inFlight());
+			gauge("dualmap.estimated.hit.rate", tags, service, instanceId,
+					"Share of routed prompt tokens the router's shadow index expected cached",
+					InstanceState::estimatedHitRate);
+			gauge("dualmap.engine.prefix.hit.rate", tags, service, instanceId,
+					"Engine-reported prefix cache hit rate over the engine's lifetime (NaN when unknown or stale)",
+					s -> {
+						EngineSnapshot e = s.freshEngine(pool.now(), pool.settings().staleAfterNanos());
+						return e == null ? Double.NaN : e.prefixHitRate();
+					});
+			// The engine's own monotonic counters, so hit rates over any window are
+			// rate(hits) / rate(queries); the last good scrape holds while scraping
+			// fails.
+			FunctionCounter.builder("dualmap.engine.prefix.queries", service, p -> engineCounter(p, instanceId, true))
+				.tags(tags)
+				.baseUnit("tokens")
+				.description("Engine-reported prefix cache queries")
+				.register(this.meters);
+			FunctionCounter.builder("dualmap.engine.prefix.hits", service, p -> engineCounter(p, instanceId, false))
+				.tags(tags)
+				.baseUnit("tokens")
+				.description("Engine-reported prefix cache hits")
+				.register(this.meters);
+			FunctionCounter.builder("dualmap.scrape.errors", service, p -> p.scrapeFailures(instanceId))
+				.tags(tags)
+				.description("Failed or unparsable scrapes of the instance's metrics endpoint")
+				.register(this.meters);
+		}
+
+		private void gauge(String name, Tags tags, ServicePool service, String instanceId, String description,
+				ToDoubleFunction<InstanceState> value) {
+			Gauge.builder(name, service, p -> {
+				InstanceState s = p.pool().instance(instanceId);
+				return s == null ? Double.NaN : value.applyAsDouble(s);
+			}).tags(tags).description(description).strongReference(true).register(this.meters);
+		}
+
+		private static double engineCounter(ServicePool service, String instanceId, boolean queries) {
+			InstanceState s = service.pool().instance(instanceId);
+			@Nullable EngineSnapshot e = s == null ? null : s.engine();
+			double v = e == null ? 0 : queries ? e.prefixQueriesTokens() : e.prefixHitsTokens();
+			return Double.isFinite(v) ? v : 0;
+		}
+
+		private void removeInstance(String service, String instanceId) {
+			for (Meter m : this.meters.getMeters()) {
+				Meter.Id mid = m.getId();
+				if (INSTANCE_METERS.contains(mid.getName()) && service.equals(mid.getTag("service"))
+						&& instanceId.equals(mid.getTag("instance"))) {
+					this.meters.remove(m);
+				}
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,187 @@
+package io.github.dualmap.actuate;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+
+import io.github.dualmap.core.Candidates;
+import io.github.dualmap.core.DualHashRing;
+import io.github.dualmap.core.EngineSnapshot;
+import io.github.dualmap.core.HotPrefixTable;
+import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.gateway.ServicePool;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.cloud.client.ServiceInstance;
+
+/**
+ * Reads one {@link ServicePool} into a {@link DualMapDescriptor.Pool}, warnings included.
+ * Read-only: it creates no breaker and touches no LRU order.
+ */
+final class PoolInspection {
+
+	/**
+	 * Below this many instances dual mapping buys little: with two, both candidates of
+	 * every key are the same two instances.
+	 */
+	static final int MIN_USEFUL_INSTANCES = 3;
+
+	/**
+	 * Keys sampled to estimate each instance's candidate shares; 4096 keys put the
+	 * standard error of a 1/3 share near 0.7 percentage points.
+	 */
+	static final int SHARE_SAMPLE_KEYS = 4096;
+
+	private static final HexFormat HEX = HexFormat.of();
+
+	private PoolInspection() {
+	}
+
+	static DualMapDescriptor.Pool inspect(ServicePool service) {
+		InstancePool pool = service.pool();
+		SchedulerSettings settings = pool.settings();
+		long now = pool.now();
+		List<InstanceState> states = pool.instances();
+		DualHashRing rings = pool.rings();
+		Map<String, double[]> shares = candidateShares(rings);
+		Map<String, CircuitBreaker.State> breakers = new HashMap<>();
+		for (CircuitBreaker b : service.breakers().all()) {
+			breakers.put(b.getName(), b.getState());
+		}
+		List<String> warnings = new ArrayList<>();
+		List<DualMapDescriptor.Instance> instances = new ArrayList<>(states.size());
+		int accepting = 0;
+		for (InstanceState s : states) {
+			if (s.acceptsNewWork()) {
+				accepting++;
+			}
+			// A breaker is created closed on first use: none yet means closed.
+			CircuitBreaker.State breaker = breakers.getOrDefault(s.id(), CircuitBreaker.State.CLOSED);
+			DualMapDescriptor.Instance instance = instance(service, s, rings, shares, breaker, now);
+			instances.add(instance);
+			instanceWarnings(service.serviceId(), instance, warnings);
+		}
+		poolWarnings(service.serviceId(), states.size(), accepting, warnings);
+		List<DualMapDescriptor.HotPrefix> hot = new ArrayList<>();
+		for (HotPrefixTable.HotPrefix h : pool.hotPrefixes().hotPrefixes()) {
+			hot.add(new DualMapDescriptor.HotPrefix(hex(h.hash()), h.share()));
+		}
+		DualMapDescriptor.TtftModel model = new DualMapDescriptor.TtftModel(pool.estimator().nanosPerToken() / 1e6,
+				settings.prefillNanosPerToken() / 1e6, DualMapDescriptor.millis(pool.estimator().baseNanos()));
+		return new DualMapDescriptor.Pool(service.serviceId(), states.size(), accepting, pool.ringRebuilds(),
+				pool.loadCv(), pool.meanPendingTokens(), model, List.copyOf(instances), List.copyOf(hot),
+				List.copyOf(warnings));
+	}
+
+	/** Whether nothing is in flight on or queued for {@code s}. */
+	static boolean idle(InstanceState s) {
+		return s.inFlight() == 0 && s.queuedRequests() == 0;
+	}
+
+	static String hex(long hash) {
+		return HEX.toHexDigits(hash);
+	}
+
+	static DualMapDescriptor.Instance instance(ServicePool service, InstanceState s) {
+		InstancePool pool = service.pool();
+		CircuitBreaker.State breaker = service.breakers()
+			.all()
+			.stream()
+			.filter(b -> b.getName().equals(s.id()))
+			.map(CircuitBreaker::getState)
+			.findFirst()
+			.orElse(CircuitBreaker.State.CLOSED);
+		return instance(service, s, pool.rings(), candidateShares(pool.rings()), breaker, pool.now());
+	}
+
+	private static DualMapDescriptor.Instance instance(ServicePool service, InstanceState s, DualHashRing rings,
+			Map<String, double[]> shares, CircuitBreaker.State breaker, long now) {
+		InstancePool pool = service.pool();
+		ServiceInstance discovered = service.serviceInstance(s.id());
+		double[] share = shares.getOrDefault(s.id(), new double[2]);
+		return new DualMapDescriptor.Instance(s.id(), discovered == null ? null : discovered.getUri().toString(),
+				s.weight(), rings.virtualNodesOf(s.id()), share[0], share[1], s.healthy(), breaker.name(), s.draining(),
+				idle(s), pool.isHotspot(s), s.queuedTokens(), s.prefillTokens(), s.localPendingTokens(),
+				pool.pendingTokens(s), s.inFlight(), s.queuedRequests(), s.prefillRequests(), s.dispatched(),
+				finite(s.estimatedHitRate()), s.shadow().size(), s.shadow().capacityBlocks(),
+				service.scrapeFailures(s.id()), DualMapDescriptor.millis(now - s.addedAtNanos()),
+				engine(s, now, pool.settings().staleAfterNanos()));
+	}
+
+	private static DualMapDescriptor.@Nullable Engine engine(InstanceState s, long now, long staleAfterNanos) {
+		EngineSnapshot e = s.engine();
+		if (e == null) {
+			return null;
+		}
+		boolean stale = s.freshEngine(now, staleAfterNanos) == null;
+		return new DualMapDescriptor.Engine(e.waiting() < 0 ? null : e.waiting(), e.running() < 0 ? null : e.running(),
+				finite(e.kvUsage()), finite(e.prefixHitRate()), e.kvCapacityTokens() <= 0 ? null : e.kvCapacityTokens(),
+				DualMapDescriptor.millis(e.ageNanos(now)), stale, s.engineFailed());
+	}
+
+	private static @Nullable Double finite(double v) {
+		// JSON has no NaN: an unknown ratio is null.
+		return Double.isFinite(v) ? v : null;
+	}
+
+	/**
+	 * Share of sampled keys for which each instance is the first and the second
+	 * candidate. Keys are consecutive longs: the rings hash them before placing them, so
+	 * they spread like real routing keys.
+	 */
+	private static Map<String, double[]> candidateShares(DualHashRing rings) {
+		Map<String, double[]> shares = new HashMap<>();
+		if (rings.isEmpty()) {
+			return shares;
+		}
+		double unit = 1.0 / SHARE_SAMPLE_KEYS;
+		for (long key = 0; key < SHARE_SAMPLE_KEYS; key++) {
+			Candidates c = rings.candidates(key);
+			shares.computeIfAbsent(c.first(), id -> new double[2])[0] += unit;
+			shares.computeIfAbsent(c.second(), id -> new double[2])[1] += unit;
+		}
+		return shares;
+	}
+
+	private static void poolWarnings(String service, int size, int accepting, List<String> warnings) {
+		if (size == 0) {
+			warnings.add("service '" + service
+					+ "' has no known instances yet; membership is read from discovery on its first routed request");
+			return;
+		}
+		if (size < MIN_USEFUL_INSTANCES) {
+			warnings.add("service '" + service + "' has " + size + " instance" + (size == 1 ? "" : "s")
+					+ "; dual mapping buys little below " + MIN_USEFUL_INSTANCES
+					+ " (every key's two candidates are the same instances)");
+		}
+		if (accepting == 0) {
+			warnings
+				.add("service '" + service + "' has no instance accepting new requests (breakers open or draining)");
+		}
+	}
+
+	private static void instanceWarnings(String service, DualMapDescriptor.Instance i, List<String> warnings) {
+		String name = "instance '" + i.id() + "' of service '" + service + "'";
+		if (!i.healthy()) {
+			warnings.add(name + " has its circuit breaker " + i.breaker() + " and gets no new requests");
+		}
+		DualMapDescriptor.Engine e = i.engine();
+		if (e != null && e.lastScrapeFailed()) {
+			warnings.add(name + ": scraping its metrics fails (" + i.scrapeFailures()
+					+ " failures so far); its engine state is unknown");
+		}
+		else if (e != null && e.stale()) {
+			warnings.add(name + ": its engine state is " + e.ageMs() + " ms old and ignored as stale");
+		}
+		else if (e == null && i.scrapeFailures() > 0) {
+			warnings
+				.add(name + ": scraping its metrics has failed " + i.scrapeFailures() + " times and never succeeded");
+		}
+	}
+
+}

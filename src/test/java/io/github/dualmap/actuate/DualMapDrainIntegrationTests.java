@@ -1,0 +1,200 @@
+package io.github.dualmap.actuate;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.github.dualmap.gateway.DispatchAccountingFilter;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Draining through {@code POST /actuator/dualmap/{service}/{instance}} with
+ * {@code management.endpoint.dualmap.access=unrestricted}, on three stub engines: a
+ * drained instance gets no new requests, keeps the one it holds, reports idle once that
+ * finishes, and takes requests again when undrained.
+ */
+@SpringBootTest(classes = DualMapDrainIntegrationTests.App.class,
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
+				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
+				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
+				"management.endpoints.web.exposure.include=dualmap", "management.endpoint.dualmap.access=unrestricted",
+				"spring.cloud.gateway.server.webflux.httpclient.response-timeout=30s",
+				"spring.web.error.include-message=always" })
+@AutoConfigureWebTestClient(timeout = "30s")
+class DualMapDrainIntegrationTests {
+
+	static final List<StubEngine> ENGINES = List.of(new StubEngine(), new StubEngine(), new StubEngine());
+
+	static final String SYSTEM_PROMPT = "You answer questions about drains and pipes. ".repeat(10);
+
+	@Autowired
+	WebTestClient client;
+
+	@LocalServerPort
+	int port;
+
+	@DynamicPropertySource
+	static void engines(DynamicPropertyRegistry properties) {
+		for (int i = 0; i < ENGINES.size(); i++) {
+			properties.add("spring.cloud.discovery.client.simple.instances.llm[" + i + "].uri", ENGINES.get(i)::uri);
+		}
+	}
+
+	@AfterAll
+	static void stopEngines() {
+		ENGINES.forEach(StubEngine::stop);
+	}
+
+	static String body(String user) {
+		return """
+				{"model":"m","messages":[{"role":"system","content":"%s"},{"role":"user","content":"%s"}]}"""
+			.formatted(SYSTEM_PROMPT, user);
+	}
+
+	String chat(String user) {
+		return this.client.post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body(user))
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.returnResult(byte[].class)
+			.getResponseHeaders()
+			.getFirst(DispatchAccountingFilter.INSTANCE_HEADER);
+	}
+
+	WebTestClient.BodyContentSpec drain(String instance, boolean draining) {
+		return this.client.post()
+			.uri("/actuator/dualmap/llm/{instance}", instance)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"draining\":" + draining + "}")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody();
+	}
+
+	@Test
+	void aDrainedInstanceGetsNoNewRequestsAndReportsIdleOnceItsRequestEnds() throws Exception {
+		String home = chat("first");
+		StubEngine engine = ENGINES.stream().filter(e -> e.instanceId().equals(home)).findFirst().orElseThrow();
+		engine.close();
+		int servedBefore = engine.served.get();
+		// A request held by the engine: in flight on the instance while it drains.
+		HttpClient http = HttpClient.newHttpClient();
+		CompletableFuture<HttpResponse<String>> held = http
+			.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/v1/chat/completions"))
+				.header("content-type", "application/json")
+				.POST(HttpRequest.BodyPublishers.ofString(body("held")))
+				.build(), HttpResponse.BodyHandlers.ofString());
+		await().atMost(Duration.ofSeconds(10)).until(() -> engine.served.get() == servedBefore + 1);
+
+		drain(home, true).jsonPath("$.id")
+			.isEqualTo(home)
+			.jsonPath("$.draining")
+			.isEqualTo(true)
+			.jsonPath("$.idle")
+			.isEqualTo(false)
+			.jsonPath("$.inFlight")
+			.isEqualTo(1);
+		for (int i = 0; i < 6; i++) {
+			assertThat(chat("while draining " + i)).isNotEqualTo(home);
+		}
+		assertThat(engine.served.get()).isEqualTo(servedBefore + 1);
+		this.client.get()
+			.uri("/actuator/dualmap/llm")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.accepting")
+			.isEqualTo(2)
+			// Three instances: no warning about a small pool.
+			.jsonPath("$.warnings.length()")
+			.isEqualTo(0);
+
+		engine.open();
+		assertThat(held.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> this.client.get()
+				.uri("/actuator/dualmap/llm/{instance}", home)
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.idle")
+				.isEqualTo(true)
+				.jsonPath("$.draining")
+				.isEqualTo(true));
+
+		drain(home, false).jsonPath("$.draining").isEqualTo(false).jsonPath("$.idle").isEqualTo(true);
+		// Undrained, it is a candidate again: some of many fresh prefixes land there.
+		boolean servedAgain = false;
+		for (int i = 0; i < 60 && !servedAgain; i++) {
+			String system = "Tenant " + i + " has its own assistant. ";
+			servedAgain = home.equals(this.client.post()
+				.uri("/v1/completions")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue("{\"model\":\"m\",\"prompt\":\"" + system.repeat(30) + "\"}")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.returnResult(byte[].class)
+				.getResponseHeaders()
+				.getFirst(DispatchAccountingFilter.INSTANCE_HEADER));
+		}
+		assertThat(servedAgain).isTrue();
+	}
+
+	@Test
+	void drainingAnUnknownInstanceOrServiceIsABadRequestNamingIt() {
+		this.client.post()
+			.uri("/actuator/dualmap/llm/{instance}", "10.9.9.9:1")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"draining\":true}")
+			.exchange()
+			.expectStatus()
+			.isBadRequest()
+			.expectBody(String.class)
+			.value(b -> assertThat(b).contains("service 'llm' has no instance '10.9.9.9:1'"));
+		this.client.post()
+			.uri("/actuator/dualmap/nope/{instance}", "10.9.9.9:1")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"draining\":true}")
+			.exchange()
+			.expectStatus()
+			.isBadRequest()
+			.expectBody(String.class)
+			.value(b -> assertThat(b).contains("no service 'nope'"));
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+}

@@ -1,0 +1,218 @@
+package io.github.dualmap.actuate;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.core.PromptBlocks;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.EngineScraping;
+import io.github.dualmap.gateway.RoutedAttempt;
+import io.github.dualmap.gateway.ServicePool;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.http.HttpStatus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The {@code dualmap.*} meters without Spring: tags, SLO outcomes, removal of a departed
+ * instance's meters, and no prompt-derived tag values.
+ */
+class DualMapMetersTests {
+
+	private final AtomicLong now = new AtomicLong(1_000_000_000L);
+
+	private final NanoClock clock = this.now::get;
+
+	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
+			List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock);
+
+	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+	private final PrefixHasher hasher = PrefixHasher.ofDefaults();
+
+	private final ServicePool pool = this.registry.pool("llm");
+
+	private static ServiceInstance instance(String id) {
+		return new DefaultServiceInstance(id, "llm", "10.0.0." + id.charAt(id.length() - 1), 8000, false, Map.of());
+	}
+
+	/** Routes one request, lets its first byte arrive after {@code ttft} and ends it. */
+	private RoutedAttempt serve(PromptBlocks blocks, Duration ttft, Duration slo) {
+		RoutedAttempt attempt = this.pool
+			.choose(new RoutingRequest("r" + this.now.get(), blocks, slo.toNanos(), this.now.get()), Set.of());
+		assertThat(attempt).isNotNull();
+		this.now.addAndGet(ttft.toNanos());
+		attempt.firstByte();
+		attempt.complete(HttpStatus.OK);
+		return attempt;
+	}
+
+	@Test
+	void decisionsTtftAndSloAreRecordedWithServiceInstanceReasonAndPolicyTags() {
+		new DualMapMeters(this.registry).bindTo(this.meters);
+		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
+		PromptBlocks blocks = this.hasher.ofText("m", "system prompt ".repeat(100));
+		RoutedAttempt first = serve(blocks, Duration.ofMillis(200), Duration.ofSeconds(5));
+		serve(blocks, Duration.ofMillis(300), Duration.ofSeconds(5));
+		serve(blocks, Duration.ofSeconds(2), Duration.ofSeconds(1));
+		String home = first.instanceId();
+
+		assertThat(this.meters.get("dualmap.decisions")
+			.tags("service", "llm", "instance", home, "reason", "affinity", "policy", "dualmap")
+			.counter()
+			.count()).isEqualTo(3);
+		assertThat(this.meters.get("dualmap.ttft").tags("service", "llm", "instance", home).timer().count())
+			.isEqualTo(3);
+		assertThat(this.meters.get("dualmap.slo").tags("service", "llm", "outcome", "within").counter().count())
+			.isEqualTo(2);
+		assertThat(this.meters.get("dualmap.slo").tags("service", "llm", "outcome", "over").counter().count())
+			.isEqualTo(1);
+		assertThat(this.meters.get("dualmap.ring.rebuilds").tags("service", "llm").functionCounter().count())
+			.isEqualTo(1);
+		assertThat(this.meters.get("dualmap.instances").tags("service", "llm").gauge().value()).isEqualTo(3);
+		assertThat(this.meters.get("dualmap.inflight").tags("service", "llm", "instance", home).gauge().value())
+			.isZero();
+		assertThat(this.meters.get("dualmap.pending.tokens").tags("service", "llm", "instance", home).gauge().value())
+			.isZero();
+		// The second and third requests found the first one's prefix in the shadow index.
+		assertThat(
+				this.meters.get("dualmap.estimated.hit.rate").tags("service", "llm", "instance", home).gauge().value())
+			.isGreaterThan(0.5);
+		assertThat(this.meters.get("dualmap.engine.prefix.hit.rate")
+			.tags("service", "llm", "instance", home)
+			.gauge()
+			.value()).isNaN();
+	}
+
+	@Test
+	void inFlightAndLoadSpreadFollowOpenRequests() {
+		new DualMapMeters(this.registry).bindTo(this.meters);
+		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
+		RoutedAttempt open = this.pool.choose(new RoutingRequest("open", this.hasher.ofText("m", "held ".repeat(200)),
+				Duration.ofSeconds(5).toNanos(), this.now.get()), Set.of());
+		assertThat(this.meters.get("dualmap.inflight")
+			.tags("service", "llm", "instance", open.instanceId())
+			.gauge()
+			.value()).isEqualTo(1);
+		assertThat(this.meters.get("dualmap.pending.tokens")
+			.tags("service", "llm", "instance", open.instanceId())
+			.gauge()
+			.value()).isPositive();
+		// One busy instance of three: mean 1/3, standard deviation sqrt(2)/3.
+		assertThat(this.meters.get("dualmap.load.cv").tags("service", "llm").gauge().value()).isCloseTo(Math.sqrt(2),
+				org.assertj.core.data.Offset.offset(1e-9));
+		open.complete(HttpStatus.OK);
+		assertThat(this.meters.get("dualmap.load.cv").tags("service", "llm").gauge().value()).isZero();
+	}
+
+	@Test
+	void metersOfAnInstanceThatLeavesAreRemovedAndThoseOfANewOneAdded() {
+		new DualMapMeters(this.registry).bindTo(this.meters);
+		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
+		for (int i = 0; i < 30; i++) {
+			serve(this.hasher.ofText("m", "tenant " + i + " ".repeat(300)), Duration.ofMillis(50),
+					Duration.ofSeconds(5));
+		}
+		assertThat(instanceTagValues()).containsExactlyInAnyOrder("i1", "i2", "i3");
+		assertThat(this.meters.find("dualmap.decisions").tag("instance", "i3").counters()).isNotEmpty();
+
+		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i4")));
+
+		assertThat(instanceTagValues()).containsExactlyInAnyOrder("i1", "i2", "i4");
+		for (String name : DualMapMeters.INSTANCE_METERS) {
+			assertThat(this.meters.find(name).tag("instance", "i4").meters()).as(name + " of the new instance")
+				.hasSize(name.equals("dualmap.decisions") || name.equals("dualmap.ttft") ? 0 : 1);
+		}
+		assertThat(this.meters.get("dualmap.ring.rebuilds").functionCounter().count()).isEqualTo(2);
+		// Service-level meters stay.
+		assertThat(this.meters.find("dualmap.slo").counters()).hasSize(2);
+		assertThat(this.meters.find("dualmap.load.cv").gauges()).hasSize(1);
+	}
+
+	@Test
+	void scrapeFailuresAreCountedPerInstance() {
+		new DualMapMeters(this.registry).bindTo(this.meters);
+		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
+		EngineScraping scraping = new EngineScraping(this.registry, listener -> {
+			throw new IllegalStateException("not started in this test");
+		}, service -> "/metrics", "dualmap.metrics-path");
+		scraping.onFailure("llm", "i2", new java.net.ConnectException("refused"));
+		scraping.onFailure("llm", "i2", new java.net.ConnectException("refused"));
+		assertThat(this.meters.get("dualmap.scrape.errors")
+			.tags("service", "llm", "instance", "i2")
+			.functionCounter()
+			.count()).isEqualTo(2);
+		assertThat(this.meters.get("dualmap.scrape.errors")
+			.tags("service", "llm", "instance", "i1")
+			.functionCounter()
+			.count()).isZero();
+	}
+
+	@Test
+	void instancesKnownBeforeBindingGetMetersToo() {
+		this.pool.updateMembership(List.of(instance("i1"), instance("i2")));
+		new DualMapMeters(this.registry).bindTo(this.meters);
+		assertThat(instanceTagValues()).containsExactlyInAnyOrder("i1", "i2");
+	}
+
+	@Test
+	void noTagValueIsPromptTextOrAPrefixHash() {
+		new DualMapMeters(this.registry).bindTo(this.meters);
+		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
+		List<String> prompts = new ArrayList<>();
+		List<PromptBlocks> chains = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			String prompt = "shared system prompt for everyone " + (i % 3) + " question " + i;
+			prompts.add(prompt);
+			PromptBlocks blocks = this.hasher.ofText("m", prompt.repeat(20));
+			chains.add(blocks);
+			serve(blocks, Duration.ofMillis(10), Duration.ofSeconds(5));
+		}
+		List<String> forbidden = new ArrayList<>(prompts);
+		for (PromptBlocks b : chains) {
+			for (long hash : b.chain()) {
+				forbidden.add(Long.toString(hash));
+				forbidden.add(Long.toUnsignedString(hash));
+				forbidden.add(HexFormat.of().toHexDigits(hash));
+				forbidden.add(Long.toHexString(hash));
+			}
+		}
+		List<String> tagValues = this.meters.getMeters()
+			.stream()
+			.flatMap(m -> m.getId().getTags().stream())
+			.map(Tag::getValue)
+			.toList();
+		assertThat(tagValues).isNotEmpty();
+		assertThat(tagValues).allSatisfy(v -> {
+			assertThat(v).isIn("llm", "i1", "i2", "i3", "affinity", "slo-switch", "hotspot", "fallback", "third-choice",
+					"load", "dualmap", "within", "over");
+			assertThat(forbidden).doesNotContain(v);
+		});
+	}
+
+	private Set<String> instanceTagValues() {
+		return this.meters.getMeters()
+			.stream()
+			.map(Meter::getId)
+			.map(id -> id.getTag("instance"))
+			.filter(java.util.Objects::nonNull)
+			.collect(java.util.stream.Collectors.toSet());
+	}
+
+}
