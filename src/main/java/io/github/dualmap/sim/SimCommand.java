@@ -15,7 +15,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.github.dualmap.core.NanoClock;
-import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.engine.EngineProfile;
 import io.github.dualmap.sim.report.Charts;
@@ -306,7 +305,7 @@ public final class SimCommand implements Callable<Integer> {
 	}
 
 	static List<PolicySpec> policySpecs(String list) {
-		List<String> names = list.strip().equals("all") ? RoutingPolicies.names()
+		List<String> names = list.strip().equals("all") ? PolicySpec.names()
 				: Arrays.stream(list.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
 		if (names.isEmpty()) {
 			throw new IllegalArgumentException("--policies names no policy: '" + list + "'");

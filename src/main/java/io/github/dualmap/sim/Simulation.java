@@ -8,8 +8,13 @@ import java.util.Map;
 import java.util.PriorityQueue;
 
 import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.DispatchListener;
+import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.QueueSettings;
+import io.github.dualmap.core.QueuedRequest;
+import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
@@ -23,6 +28,12 @@ import org.jspecify.annotations.Nullable;
  * ties are broken by insertion order, so a run is a pure function of its inputs (the real
  * time of {@code choose()} aside, which is only measured). Not thread-safe: one run per
  * object, independent runs may go on in parallel.
+ * <p>
+ * A policy with {@link PolicySpec#queue()} settings runs behind one
+ * {@link DispatchQueues} per router, as in the gateway: arrivals are submitted, a
+ * released request travels to its engine, its first token and end are reported to the
+ * queues, and {@link DispatchQueues#tick} runs at
+ * {@link DispatchQueues#nextDeadlineNanos()}. A rejection counts as a miss.
  */
 public final class Simulation {
 
@@ -41,7 +52,16 @@ public final class Simulation {
 
 	private static final int SCRAPE = 5;
 
-	private static final int MEMBERSHIP = 6;
+	private static final int QUEUE_TICK = 6;
+
+	private static final int MEMBERSHIP = 7;
+
+	/**
+	 * Earliest revisit of a queue deadline that is already due: a request waiting past
+	 * the hotspot bound keeps its deadline in the past until it leaves, and ticking at
+	 * the same instant again would not change anything.
+	 */
+	static final long QUEUE_RETICK_NANOS = 10_000_000L;
 
 	private final Workload workload;
 
@@ -62,6 +82,15 @@ public final class Simulation {
 	private final InstancePool[] pools;
 
 	private final RoutingPolicy[] policies;
+
+	private final @Nullable DispatchQueues[] queues;
+
+	private final QueuedRequest[] queued;
+
+	private final long[] tickAt;
+
+	// The arrival whose choose() is being timed; -1 outside a submission.
+	private int choosing = -1;
 
 	private final InstanceModel[] engines;
 
@@ -187,11 +216,19 @@ public final class Simulation {
 		List<RingMember> members = members();
 		this.pools = new InstancePool[config.routers()];
 		this.policies = new RoutingPolicy[config.routers()];
+		this.queues = new DispatchQueues[config.routers()];
+		this.queued = new QueuedRequest[n];
+		this.tickAt = new long[config.routers()];
+		Arrays.fill(tickAt, Long.MAX_VALUE);
+		QueueSettings queueSettings = policy.queue();
 		for (int r = 0; r < pools.length; r++) {
 			pools[r] = new InstancePool("router-" + r, config.settings(), () -> this.now);
 			pools[r].updateMembership(members);
 			policies[r] = policy.create(config.settings());
 			policies[r].onMembershipChanged(pools[r]);
+			if (queueSettings != null) {
+				queues[r] = new DispatchQueues(pools[r], new TimedPolicy(policies[r]), queueSettings);
+			}
 		}
 	}
 
@@ -236,8 +273,9 @@ public final class Simulation {
 
 	/**
 	 * Applies step {@code s} of the schedule. A removed instance (the newest member
-	 * first) leaves every router's rings at once and gets nothing new; its engine keeps
-	 * stepping through the requests it holds, which finish as they would.
+	 * first) leaves every router's rings at once and gets nothing new; requests the
+	 * routers still queue for it are re-routed, and its engine keeps stepping through the
+	 * requests it already holds, which finish as they would.
 	 */
 	private void changeMembership(int s) {
 		int delta = schedule.steps().get(s).delta();
@@ -254,6 +292,12 @@ public final class Simulation {
 		for (int r = 0; r < pools.length; r++) {
 			pools[r].updateMembership(members);
 			policies[r].onMembershipChanged(pools[r]);
+			DispatchQueues q = queues[r];
+			if (q != null) {
+				// Requests still queued for a removed instance are re-routed at once.
+				q.onMembershipChanged();
+				scheduleTick(r);
+			}
 		}
 		changeNanos.add(now);
 	}
@@ -277,6 +321,7 @@ public final class Simulation {
 				case FIRST_TOKEN_SEEN -> firstTokenSeen(e.index);
 				case FINISH_SEEN -> finishSeen(e.index);
 				case SCRAPE -> scrape();
+				case QUEUE_TICK -> queueTick(e.index);
 				case MEMBERSHIP -> changeMembership(e.index);
 				default -> throw new IllegalStateException("unknown event kind " + e.kind);
 			}
@@ -293,6 +338,14 @@ public final class Simulation {
 		routerOf[i] = r;
 		RoutingRequest request = new RoutingRequest("r" + i, workload.blocks(i), sloNanos, now);
 		routed[i] = request;
+		DispatchQueues q = queues[r];
+		if (q != null) {
+			choosing = i;
+			queued[i] = q.submit(request, true, new Listener(i));
+			choosing = -1;
+			scheduleTick(r);
+			return;
+		}
 		long start = config.decisionTimer().nanos();
 		Decision d = policies[r].choose(request, pools[r]);
 		long took = config.decisionTimer().nanos() - start;
@@ -318,6 +371,13 @@ public final class Simulation {
 	private void deliver(int i) {
 		int k = instanceOf[i];
 		if (!engines[k].submit(i, workload.trace().requests().get(i), now)) {
+			DispatchQueues q = queues[routerOf[i]];
+			if (q != null) {
+				q.finish(queued[i]);
+				scheduleTick(routerOf[i]);
+				reject(i);
+				return;
+			}
 			InstancePool.Dispatch d = dispatches[i];
 			if (d != null) {
 				d.finish();
@@ -384,9 +444,16 @@ public final class Simulation {
 			return;
 		}
 		ttft[i] = now - arrival[i];
-		InstancePool.Dispatch d = dispatches[i];
-		if (d != null) {
-			d.firstToken();
+		DispatchQueues q = queues[routerOf[i]];
+		if (q != null) {
+			q.firstToken(queued[i]);
+			scheduleTick(routerOf[i]);
+		}
+		else {
+			InstancePool.Dispatch d = dispatches[i];
+			if (d != null) {
+				d.firstToken();
+			}
 		}
 		if (i >= warmup && !resolved[i]) {
 			if (ttft[i] <= sloNanos) {
@@ -401,6 +468,12 @@ public final class Simulation {
 	}
 
 	private void finishSeen(int i) {
+		DispatchQueues q = queues[routerOf[i]];
+		if (q != null) {
+			q.finish(queued[i]);
+			scheduleTick(routerOf[i]);
+			return;
+		}
 		InstancePool.Dispatch d = dispatches[i];
 		if (d != null && !d.isFinished()) {
 			d.finish();
@@ -462,6 +535,46 @@ public final class Simulation {
 		schedule(now + scrapeNanos, SCRAPE, 0, null);
 	}
 
+	/** Makes sure router {@code r}'s queues are ticked at their next deadline. */
+	private void scheduleTick(int r) {
+		DispatchQueues q = queues[r];
+		if (q == null) {
+			return;
+		}
+		long next = q.nextDeadlineNanos();
+		if (next == Long.MAX_VALUE) {
+			return;
+		}
+		next = Math.max(next, now + (next <= now ? QUEUE_RETICK_NANOS : 0));
+		if (next < tickAt[r]) {
+			tickAt[r] = next;
+			schedule(next, QUEUE_TICK, r, null);
+		}
+	}
+
+	private void queueTick(int r) {
+		if (now != tickAt[r]) {
+			// Superseded by an earlier tick, which rescheduled what is still due.
+			return;
+		}
+		tickAt[r] = Long.MAX_VALUE;
+		DispatchQueues q = queues[r];
+		if (q != null) {
+			q.tick(now);
+			scheduleTick(r);
+		}
+	}
+
+	private long migrations() {
+		long sum = 0;
+		for (DispatchQueues q : queues) {
+			if (q != null) {
+				sum += q.migrations();
+			}
+		}
+		return sum;
+	}
+
 	static double coefficientOfVariation(double[] values) {
 		if (values.length < 2) {
 			return 0;
@@ -501,8 +614,8 @@ public final class Simulation {
 		}
 		return new RunResult(policy.name(), rate, measured, withinSlo, rejected, stoppedEarly,
 				percentile(seconds, 0.50), percentile(seconds, 0.90), percentile(seconds, 0.99),
-				promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, cvSamples == 0 ? 0 : cvSum / cvSamples, 0,
-				took.length == 0 ? 0 : percentile(took, 0.99), seconds, timeline);
+				promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, cvSamples == 0 ? 0 : cvSum / cvSamples,
+				migrations(), took.length == 0 ? 0 : percentile(took, 0.99), seconds, timeline);
 	}
 
 	/** Nearest-rank percentile of sorted values. */
@@ -517,6 +630,77 @@ public final class Simulation {
 	static long percentile(long[] sorted, double q) {
 		int rank = (int) Math.ceil(q * sorted.length);
 		return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
+	}
+
+	/** Hands a released request to the network, or records its rejection as a miss. */
+	private final class Listener implements DispatchListener {
+
+		private final int index;
+
+		Listener(int index) {
+			this.index = index;
+		}
+
+		@Override
+		public void released(QueuedRequest request, Decision decision, InstancePool.Dispatch dispatch) {
+			Integer target = instanceIndex.get(decision.instanceId());
+			if (target == null) {
+				throw new IllegalStateException("released to unknown instance " + decision.instanceId());
+			}
+			instanceOf[index] = target;
+			dispatches[index] = dispatch;
+			// Always through the event queue: the engine may start a step, and this runs
+			// inside a call into the queues.
+			schedule(now + delayNanos, DELIVER, index, null);
+		}
+
+		@Override
+		public void rejected(QueuedRequest request, Rejection rejection) {
+			reject(index);
+		}
+
+	}
+
+	/** Times {@code choose()} of the arrival being submitted, as the direct path does. */
+	private final class TimedPolicy implements RoutingPolicy {
+
+		private final RoutingPolicy delegate;
+
+		TimedPolicy(RoutingPolicy delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public String name() {
+			return delegate.name();
+		}
+
+		@Override
+		public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+			long start = config.decisionTimer().nanos();
+			Decision d = delegate.choose(request, pool);
+			long took = config.decisionTimer().nanos() - start;
+			if (choosing >= warmup) {
+				decisionNanos[decisions++] = took;
+			}
+			return d;
+		}
+
+		@Override
+		public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
+			delegate.onDispatched(request, decision, pool);
+		}
+
+		@Override
+		public void onFinished(RoutingRequest request, String instanceId, InstancePool pool) {
+			delegate.onFinished(request, instanceId, pool);
+		}
+
+		@Override
+		public void onMembershipChanged(InstancePool pool) {
+			delegate.onMembershipChanged(pool);
+		}
+
 	}
 
 	private static final class Event implements Comparable<Event> {
