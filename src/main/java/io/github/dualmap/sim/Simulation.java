@@ -55,6 +55,8 @@ public final class Simulation {
 
 	private static final int QUEUE_TICK = 6;
 
+	private static final int MEMBERSHIP = 7;
+
 	/**
 	 * Earliest revisit of a queue deadline that is already due: a request waiting past
 	 * the hotspot bound keeps its deadline in the past until it leaves, and ticking at
@@ -153,8 +155,27 @@ public final class Simulation {
 
 	private boolean stoppedEarly;
 
+	private final MembershipSchedule schedule;
+
+	// A scheduled run is watched over its whole length, so it never stops early.
+	private final boolean stopEarly;
+
+	private final int[] cachedOf;
+
+	// Engines created so far (slots beyond are for instances the schedule adds later).
+	private int joined;
+
+	private final boolean[] member;
+
+	private final List<Long> changeNanos = new ArrayList<>();
+
 	private Simulation(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
 			boolean recordTimeline) {
+		this(workload, policy, config, rate, recordTimeline, MembershipSchedule.NONE);
+	}
+
+	private Simulation(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
+			boolean recordTimeline, MembershipSchedule schedule) {
 		if (config.warmup() >= workload.size()) {
 			throw new IllegalArgumentException("the trace has " + workload.size()
 					+ " requests, not more than the warm-up of " + config.warmup() + "; nothing would be measured");
@@ -164,7 +185,11 @@ public final class Simulation {
 		this.config = config;
 		this.rate = rate;
 		this.recordTimeline = recordTimeline;
+		this.schedule = schedule;
+		this.stopEarly = schedule.isEmpty();
 		int n = workload.size();
+		this.cachedOf = new int[n];
+		Arrays.fill(cachedOf, -1);
 		this.arrival = workload.trace().arrivalNanos(rate);
 		this.routed = new RoutingRequest[n];
 		this.dispatches = new InstancePool.Dispatch[n];
@@ -172,6 +197,7 @@ public final class Simulation {
 		this.instanceOf = new int[n];
 		this.ttft = new long[n];
 		Arrays.fill(ttft, -1);
+		Arrays.fill(instanceOf, -1);
 		this.resolved = new boolean[n];
 		this.sloNanos = config.slo().toNanos();
 		this.delayNanos = config.networkDelay().toNanos();
@@ -180,18 +206,15 @@ public final class Simulation {
 		this.measured = n - warmup;
 		this.missBudget = (int) Math.floor(measured * (1 - TARGET_ATTAINMENT));
 		this.decisionNanos = new long[measured];
-		this.instanceIds = new String[config.instances()];
-		List<RingMember> members = new ArrayList<>();
-		for (int i = 0; i < instanceIds.length; i++) {
-			instanceIds[i] = String.format("engine-%03d", i);
-			instanceIndex.put(instanceIds[i], i);
-			members.add(new RingMember(instanceIds[i], 1.0));
+		int slots = schedule.slots(config.instances());
+		this.instanceIds = new String[slots];
+		this.engines = new InstanceModel[slots];
+		this.stepping = new boolean[slots];
+		this.member = new boolean[slots];
+		for (int i = 0; i < config.instances(); i++) {
+			join();
 		}
-		this.engines = new InstanceModel[config.instances()];
-		this.stepping = new boolean[engines.length];
-		for (int i = 0; i < engines.length; i++) {
-			engines[i] = config.instanceModels().create(i, config.seed() * 1_000_003L + i);
-		}
+		List<RingMember> members = members();
 		this.pools = new InstancePool[config.routers()];
 		this.policies = new RoutingPolicy[config.routers()];
 		this.queues = new DispatchQueues[config.routers()];
@@ -217,11 +240,79 @@ public final class Simulation {
 		return new Simulation(workload, policy, config, rate, recordTimeline).run();
 	}
 
+	/**
+	 * Runs {@code policy} at {@code rate} while instances join and leave as
+	 * {@code schedule} says, to the end of the trace (no early stop), and keeps every
+	 * request's outcome for a timeline.
+	 */
+	public static ScheduledRun run(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
+			MembershipSchedule schedule) {
+		Simulation sim = new Simulation(workload, policy, config, rate, true, schedule);
+		RunResult result = sim.run();
+		return new ScheduledRun(result, sim.arrival.clone(), sim.ttft.clone(), sim.cachedOf.clone(),
+				sim.instanceOf.clone(), List.of(Arrays.copyOf(sim.instanceIds, sim.joined)), config.instances(),
+				sim.changeNanos.stream().mapToLong(Long::longValue).toArray(), config.warmup());
+	}
+
+	/** Creates the engine of the next slot and marks it a member. */
+	private void join() {
+		int k = joined++;
+		instanceIds[k] = String.format("engine-%03d", k);
+		instanceIndex.put(instanceIds[k], k);
+		engines[k] = config.instanceModels().create(k, config.seed() * 1_000_003L + k);
+		member[k] = true;
+	}
+
+	private List<RingMember> members() {
+		List<RingMember> members = new ArrayList<>();
+		for (int k = 0; k < joined; k++) {
+			if (member[k]) {
+				members.add(new RingMember(instanceIds[k], 1.0));
+			}
+		}
+		return members;
+	}
+
+	/**
+	 * Applies step {@code s} of the schedule. A removed instance (the newest member
+	 * first) leaves every router's rings at once and gets nothing new; requests the
+	 * routers still queue for it are re-routed, and its engine keeps stepping through the
+	 * requests it already holds, which finish as they would.
+	 */
+	private void changeMembership(int s) {
+		int delta = schedule.steps().get(s).delta();
+		for (int d = 0; d < delta; d++) {
+			join();
+		}
+		for (int d = 0, k = joined - 1; d < -delta && k >= 0; k--) {
+			if (member[k]) {
+				member[k] = false;
+				d++;
+			}
+		}
+		List<RingMember> members = members();
+		for (int r = 0; r < pools.length; r++) {
+			pools[r].updateMembership(members);
+			policies[r].onMembershipChanged(pools[r]);
+			DispatchQueues q = queues[r];
+			if (q != null) {
+				// Requests still queued for a removed instance are re-routed at once.
+				q.onMembershipChanged();
+				scheduleTick(r);
+			}
+		}
+		changeNanos.add(now);
+	}
+
 	private RunResult run() {
 		for (int i = 0; i < arrival.length; i++) {
 			schedule(arrival[i], ARRIVAL, i, null);
 		}
 		schedule(0, SCRAPE, 0, null);
+		long span = arrival[arrival.length - 1] - arrival[0];
+		for (int s = 0; s < schedule.steps().size(); s++) {
+			schedule(arrival[0] + schedule.steps().get(s).nanos(span), MEMBERSHIP, s, null);
+		}
 		while (resolvedCount < measured && !stoppedEarly && !events.isEmpty()) {
 			Event e = events.poll();
 			now = e.time;
@@ -233,6 +324,7 @@ public final class Simulation {
 				case FINISH_SEEN -> finishSeen(e.index);
 				case SCRAPE -> scrape();
 				case QUEUE_TICK -> queueTick(e.index);
+				case MEMBERSHIP -> changeMembership(e.index);
 				default -> throw new IllegalStateException("unknown event kind " + e.kind);
 			}
 		}
@@ -318,6 +410,9 @@ public final class Simulation {
 		stepping[k] = false;
 		for (int j = 0; j < outcome.firstTokens().length; j++) {
 			int i = outcome.firstTokens()[j];
+			if (cachedOf[i] < 0) {
+				cachedOf[i] = outcome.cachedTokens()[j];
+			}
 			if (i >= warmup && ttft[i] < 0) {
 				cachedTokens += outcome.cachedTokens()[j];
 				promptTokens += workload.trace().requests().get(i).inputTokens();
@@ -395,7 +490,7 @@ public final class Simulation {
 		resolved[i] = true;
 		resolvedCount++;
 		missed++;
-		if (missed > missBudget && !stoppedEarly) {
+		if (stopEarly && missed > missBudget && !stoppedEarly) {
 			// It can no longer reach the target: the rest of the run would not change
 			// the verdict, only cost time.
 			stoppedEarly = resolvedCount < measured;
@@ -404,7 +499,8 @@ public final class Simulation {
 
 	private void scrape() {
 		double[] loads = new double[engines.length];
-		for (int k = 0; k < engines.length; k++) {
+		int members = 0;
+		for (int k = 0; k < joined; k++) {
 			EngineSnapshot snapshot = engines[k].scrape(now);
 			for (InstancePool pool : pools) {
 				var state = pool.instance(instanceIds[k]);
@@ -413,9 +509,17 @@ public final class Simulation {
 				}
 			}
 			loads[k] = engines[k].load();
+			members += member[k] ? 1 : 0;
 		}
 		if (now >= arrival[warmup]) {
-			cvSum += coefficientOfVariation(loads);
+			// Over current members: a slot not yet joined or already gone is no instance.
+			double[] memberLoads = new double[members];
+			for (int k = 0, m = 0; k < joined; k++) {
+				if (member[k]) {
+					memberLoads[m++] = loads[k];
+				}
+			}
+			cvSum += coefficientOfVariation(memberLoads);
 			cvSamples++;
 		}
 		if (recordTimeline) {
