@@ -3,6 +3,7 @@ package io.github.dualmap.sim;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
@@ -25,16 +26,29 @@ import org.jspecify.annotations.Nullable;
  * @param name the row name in reports
  * @param factory makes a new policy object from the run's scheduler settings
  * @param queue dispatch queue settings, or {@code null} for immediate dispatch
+ * @param tuning changes the run's scheduler settings for this row only (an ablation of a
+ * setting rather than of the policy), or {@code null}
  */
-public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy> factory,
-		@Nullable QueueSettings queue) {
+public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy> factory, @Nullable QueueSettings queue,
+		@Nullable UnaryOperator<SchedulerSettings> tuning) {
 
 	/** The row of the DualMap policy in pass-through mode. */
 	public static final String DUALMAP_PASS_THROUGH = "dualmap-pass-through";
 
+	/**
+	 * The row of the DualMap policy with the routing key fixed at the minimum prefix
+	 * depth: the adaptive depth of the hot-prefix table switched off.
+	 */
+	public static final String DUALMAP_FIXED_DEPTH = "dualmap-fixed-depth";
+
 	/** A policy dispatched immediately. */
 	public PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy> factory) {
-		this(name, factory, null);
+		this(name, factory, null, null);
+	}
+
+	/** A policy with its own dispatch queue settings and the run's scheduler settings. */
+	public PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy> factory, @Nullable QueueSettings queue) {
+		this(name, factory, queue, null);
 	}
 
 	/**
@@ -48,6 +62,11 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		if (name.equals(DUALMAP_PASS_THROUGH)) {
 			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
 					QueueSettings.custom().mode(DispatchMode.PASS_THROUGH).build());
+		}
+		if (name.equals(DUALMAP_FIXED_DEPTH)) {
+			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
+					QueueSettings.custom().mode(DispatchMode.QUEUE).build(),
+					settings -> settings.toBuilder().maxPrefixDepth(settings.minPrefixDepth()).build());
 		}
 		if (!RoutingPolicies.exists(name)) {
 			throw new IllegalArgumentException("unknown policy '" + name + "'; known: " + String.join(", ", names()));
@@ -69,6 +88,7 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	public static List<String> names() {
 		List<String> names = new ArrayList<>(RoutingPolicies.names());
 		names.add(names.indexOf("dualmap") + 1, DUALMAP_PASS_THROUGH);
+		names.add(names.indexOf(DUALMAP_PASS_THROUGH) + 1, DUALMAP_FIXED_DEPTH);
 		return names;
 	}
 
@@ -80,6 +100,11 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 
 	public RoutingPolicy create(SchedulerSettings settings) {
 		return factory.apply(settings);
+	}
+
+	/** The scheduler settings this row runs with, given the run's. */
+	public SchedulerSettings settingsFor(SchedulerSettings run) {
+		return tuning == null ? run : tuning.apply(run);
 	}
 
 	/** How this row's requests reach the engines, for reports. */

@@ -18,6 +18,7 @@ import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.sim.trace.TraceRequest;
 import org.jspecify.annotations.Nullable;
 
@@ -221,10 +222,11 @@ public final class Simulation {
 		this.tickAt = new long[config.routers()];
 		Arrays.fill(tickAt, Long.MAX_VALUE);
 		QueueSettings queueSettings = policy.queue();
+		SchedulerSettings settings = policy.settingsFor(config.settings());
 		for (int r = 0; r < pools.length; r++) {
-			pools[r] = new InstancePool("router-" + r, config.settings(), () -> this.now);
+			pools[r] = new InstancePool("router-" + r, settings, () -> this.now);
 			pools[r].updateMembership(members);
-			policies[r] = policy.create(config.settings());
+			policies[r] = policy.create(settings);
 			policies[r].onMembershipChanged(pools[r]);
 			if (queueSettings != null) {
 				queues[r] = new DispatchQueues(pools[r], new TimedPolicy(policies[r]), queueSettings);
