@@ -733,7 +733,7 @@ public final class DispatchQueues {
 		iq.byPriority.add(q);
 		iq.byArrival.add(q);
 		q.queue = iq;
-		s.queuedTokens.addAndGet(q.uncachedTokens);
+		s.addQueuedTokens(q.uncachedTokens);
 		s.queuedRequests.incrementAndGet();
 		s.oldestQueuedNanos(iq.byArrival.first().submittedAtNanos());
 		queuedTotal++;
@@ -748,7 +748,7 @@ public final class DispatchQueues {
 		iq.byArrival.remove(q);
 		q.queue = null;
 		InstanceState s = iq.state;
-		s.queuedTokens.addAndGet(-q.uncachedTokens);
+		s.addQueuedTokens(-q.uncachedTokens);
 		s.queuedRequests.decrementAndGet();
 		s.oldestQueuedNanos(iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
 		queuedTotal--;

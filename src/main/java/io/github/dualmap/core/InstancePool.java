@@ -36,8 +36,7 @@ public final class InstancePool {
 
 	private final AtomicLong ringRebuilds = new AtomicLong();
 
-	// EWMA of uncached tokens per request: turns a scraped queue length into tokens.
-	private volatile double meanRequestTokens;
+	private final PoolBacklog backlog;
 
 	public InstancePool(String name, SchedulerSettings settings, NanoClock clock) {
 		this.name = name;
@@ -46,7 +45,7 @@ public final class InstancePool {
 		this.estimator = new TtftEstimator(settings.prefillNanosPerToken(), settings.baseTtftNanos(),
 				settings.calibrationAlpha());
 		this.hotPrefixes = new HotPrefixTable(settings);
-		this.meanRequestTokens = settings.blockTokens() * 8.0;
+		this.backlog = new PoolBacklog(settings.blockTokens() * 8.0);
 	}
 
 	public String name() {
@@ -99,6 +98,7 @@ public final class InstancePool {
 			if (s == null) {
 				s = new InstanceState(m.id(), m.weight(), now, settings.blockTokens(), capacityBlocks);
 				states.put(m.id(), s);
+				s.join(backlog);
 			}
 			else {
 				// Keep the object: dispatch handles of requests on it still point here.
@@ -106,7 +106,13 @@ public final class InstancePool {
 			}
 			list.add(s);
 		}
-		states.keySet().retainAll(next.members().stream().map(RingMember::id).toList());
+		List<String> ids = next.members().stream().map(RingMember::id).toList();
+		for (InstanceState gone : states.values()) {
+			if (!ids.contains(gone.id())) {
+				gone.leave();
+			}
+		}
+		states.keySet().retainAll(ids);
 		this.ordered = List.copyOf(list);
 		this.rings = next;
 		ringRebuilds.incrementAndGet();
@@ -146,21 +152,17 @@ public final class InstancePool {
 		if (e == null || e.waiting() <= 0) {
 			return local;
 		}
-		long scraped = (long) (e.waiting() * meanRequestTokens) + s.prefillTokens();
+		long scraped = (long) (e.waiting() * backlog.meanRequestTokens()) + s.prefillTokens();
 		return Math.max(local, scraped);
 	}
 
-	/** Mean of {@link #pendingTokens} over instances that accept work (0 when none). */
+	/**
+	 * Mean pending tokens over instances that accept work (0 when none), in O(1) from
+	 * running totals: router-local W + P exactly, plus each instance's scraped queue
+	 * beyond that as of its last snapshot (a failed scrape clears it).
+	 */
 	public double meanPendingTokens() {
-		double sum = 0;
-		int n = 0;
-		for (InstanceState s : ordered) {
-			if (s.acceptsNewWork()) {
-				sum += pendingTokens(s);
-				n++;
-			}
-		}
-		return n == 0 ? 0 : sum / n;
+		return backlog.mean();
 	}
 
 	/**
@@ -226,7 +228,7 @@ public final class InstancePool {
 	 */
 	Dispatch dispatch(RoutingRequest request, Decision decision, InstanceState s, long ahead) {
 		int uncached = Math.max(0, decision.uncachedTokens());
-		s.prefillTokens.addAndGet(uncached);
+		s.addPrefillTokens(uncached);
 		s.prefillRequests.incrementAndGet();
 		s.inFlight.incrementAndGet();
 		s.dispatched.incrementAndGet();
@@ -236,7 +238,7 @@ public final class InstancePool {
 			s.estimatedPromptTokens.addAndGet(blocks.promptTokens());
 			s.shadow().record(blocks.chain());
 		}
-		meanRequestTokens = 0.95 * meanRequestTokens + 0.05 * Math.max(1, uncached);
+		backlog.observeRequestTokens(uncached);
 		return new Dispatch(s, uncached, ahead, clock.nanos());
 	}
 
@@ -328,7 +330,7 @@ public final class InstancePool {
 		}
 
 		private void releasePrefill() {
-			instance.prefillTokens.addAndGet(-uncached);
+			instance.addPrefillTokens(-uncached);
 			instance.prefillRequests.decrementAndGet();
 		}
 

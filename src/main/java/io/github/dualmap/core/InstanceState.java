@@ -49,6 +49,13 @@ public final class InstanceState {
 
 	private final int blockTokens;
 
+	// Guarded by this: the pool totals this instance is counted in while it accepts work.
+	private @Nullable PoolBacklog backlog;
+
+	private boolean counted;
+
+	private long countedExcess;
+
 	InstanceState(String id, double weight, long addedAtNanos, int blockTokens, int shadowCapacityBlocks) {
 		this.id = id;
 		this.blockTokens = blockTokens;
@@ -150,11 +157,13 @@ public final class InstanceState {
 	 */
 	public void markEngineUnknown() {
 		this.engineFailed = true;
+		scrapedExcess(0);
 	}
 
 	public void updateEngine(EngineSnapshot snapshot) {
 		this.engine = snapshot;
 		this.engineFailed = false;
+		updateScrapedExcess(snapshot);
 		if (snapshot.kvCapacityTokens() > 0) {
 			// The shadow index follows the engine's real KV capacity once it is known.
 			shadow.resize((int) Math.min(Integer.MAX_VALUE, Math.max(1, snapshot.kvCapacityTokens() / blockTokens)));
@@ -167,6 +176,7 @@ public final class InstanceState {
 
 	public void healthy(boolean healthy) {
 		this.healthy = healthy;
+		recount();
 	}
 
 	public boolean draining() {
@@ -175,6 +185,7 @@ public final class InstanceState {
 
 	public void draining(boolean draining) {
 		this.draining = draining;
+		recount();
 	}
 
 	/** Whether policies may give this instance new requests. */
@@ -192,6 +203,74 @@ public final class InstanceState {
 
 	public void oldestQueuedNanos(long nanos) {
 		this.oldestQueuedNanos = nanos;
+	}
+
+	// ---- the pool's running totals (see PoolBacklog) ----
+
+	synchronized void addQueuedTokens(long delta) {
+		queuedTokens.addAndGet(delta);
+		if (counted && backlog != null) {
+			backlog.add(delta, 0, 0);
+		}
+	}
+
+	synchronized void addPrefillTokens(long delta) {
+		prefillTokens.addAndGet(delta);
+		if (counted && backlog != null) {
+			backlog.add(delta, 0, 0);
+		}
+	}
+
+	/** Starts counting this instance in {@code totals} (it joined a pool). */
+	synchronized void join(PoolBacklog totals) {
+		this.backlog = totals;
+		recount();
+	}
+
+	/** Stops counting it (it left the pool). */
+	synchronized void leave() {
+		uncount();
+		this.backlog = null;
+	}
+
+	private synchronized void recount() {
+		PoolBacklog b = backlog;
+		if (b != null && acceptsNewWork() && !counted) {
+			b.add(localPendingTokens(), countedExcess, 1);
+			counted = true;
+		}
+		else if (counted && !acceptsNewWork()) {
+			uncount();
+		}
+	}
+
+	private synchronized void uncount() {
+		PoolBacklog b = backlog;
+		if (counted && b != null) {
+			b.add(-localPendingTokens(), -countedExcess, -1);
+		}
+		counted = false;
+	}
+
+	/**
+	 * The scraped queue in tokens beyond what this router already counts: other routers'
+	 * traffic. Taken at the snapshot and kept until the next one (or a failed scrape).
+	 */
+	private synchronized void updateScrapedExcess(EngineSnapshot snapshot) {
+		PoolBacklog b = backlog;
+		if (b == null || snapshot.waiting() <= 0) {
+			scrapedExcess(0);
+			return;
+		}
+		long scraped = (long) (snapshot.waiting() * b.meanRequestTokens()) + prefillTokens();
+		scrapedExcess(Math.max(0, scraped - localPendingTokens()));
+	}
+
+	private synchronized void scrapedExcess(long excess) {
+		if (counted && backlog != null) {
+			backlog.add(0, excess - countedExcess, 0);
+		}
+		countedExcess = excess;
 	}
 
 	@Override

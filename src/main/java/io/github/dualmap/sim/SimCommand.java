@@ -15,12 +15,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.github.dualmap.core.NanoClock;
-import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.engine.EngineProfile;
 import io.github.dualmap.sim.report.Charts;
 import io.github.dualmap.sim.report.MarkdownTable;
 import io.github.dualmap.sim.report.ResultsJson;
+import io.github.dualmap.sim.report.ScalingReport;
 import io.github.dualmap.sim.trace.AzureTraceReader;
 import io.github.dualmap.sim.trace.MooncakeTraceReader;
 import io.github.dualmap.sim.trace.SyntheticWorkload;
@@ -113,6 +113,19 @@ public final class SimCommand implements Callable<Integer> {
 	@Option(names = "--threads", defaultValue = "2", description = "parallel runs (default ${DEFAULT-VALUE})")
 	int threads;
 
+	@Option(names = "--scale", paramLabel = "WHEN:DELTA[,...]",
+			description = "membership changes during one run at --rate, e.g. 50%:+2 or 600s:-1; writes "
+					+ ScalingReport.TIMELINE_JSON + " and " + ScalingReport.CHART + " instead of a capacity search")
+	@Nullable String scale;
+
+	@Option(names = "--window", defaultValue = "30s", paramLabel = "DURATION",
+			description = "timeline window of a --scale run (default ${DEFAULT-VALUE})")
+	String window = "30s";
+
+	@Option(names = "--slow-start", defaultValue = "0s", paramLabel = "DURATION",
+			description = "a new instance's share ramps up over this period (default ${DEFAULT-VALUE}: off)")
+	String slowStart = "0s";
+
 	private PrintWriter stdout = new PrintWriter(System.out, true);
 
 	private PrintWriter stderr = new PrintWriter(System.err, true);
@@ -183,6 +196,16 @@ public final class SimCommand implements Callable<Integer> {
 		if (scrape != null && scrape.isZero()) {
 			throw new IllegalArgumentException("--scrape-interval must be > 0 but was " + scrapeInterval);
 		}
+		Duration rampUp = parseDuration("--slow-start", slowStart);
+		Duration windowLength = parseDuration("--window", window);
+		if (windowLength.isZero()) {
+			throw new IllegalArgumentException("--window must be > 0 but was " + window);
+		}
+		MembershipSchedule membership = scale == null ? MembershipSchedule.NONE
+				: MembershipSchedule.parse(scale, instances);
+		if (scale != null && rate == null) {
+			throw new IllegalArgumentException("--scale needs --rate: a membership change is watched at one rate");
+		}
 		EngineProfile engine = EngineProfile.named(profile);
 		List<PolicySpec> specs = policySpecs(policies);
 		Trace workloadTrace = loadTrace();
@@ -196,6 +219,7 @@ public final class SimCommand implements Callable<Integer> {
 			.blockTokens(workloadTrace.blockTokens())
 			.defaultSlo(slo)
 			.shadowCapacityTokens(engine.kvCapacityTokens())
+			.slowStart(rampUp)
 			.build();
 		SimulationConfig config = new SimulationConfig(instances, routers, slo, scrape, delay, warmup, seed, settings,
 				EngineInstance.factory(engine, workloadTrace.blockTokens()), decisionTimer);
@@ -203,6 +227,9 @@ public final class SimCommand implements Callable<Integer> {
 		if (warmup >= workload.size()) {
 			throw new IllegalArgumentException("the workload has " + workload.size()
 					+ " requests, not more than --warmup " + warmup + "; nothing would be measured");
+		}
+		if (rate != null && !membership.isEmpty()) {
+			return scaled(workload, specs, config, rate, membership, windowLength, dir);
 		}
 		CapacityBenchmark benchmark = new CapacityBenchmark(workload, config, threads);
 		CapacitySearch search = new CapacitySearch(START_RATE_PER_INSTANCE * instances, quick ? 0.1 : 0.02, 10);
@@ -219,6 +246,20 @@ public final class SimCommand implements Callable<Integer> {
 		ResultsJson.write(report, dir.resolve("results.json"));
 		Charts.writeAll(report, dir);
 		stdout.print(MarkdownTable.render(report));
+		stdout.flush();
+		return 0;
+	}
+
+	private int scaled(Workload workload, List<PolicySpec> specs, SimulationConfig config, double at,
+			MembershipSchedule membership, Duration windowLength, Path dir) throws IOException {
+		List<ScalingTimeline> timelines = ScaledRuns.run(workload, specs, config, at, membership,
+				windowLength.toNanos(), threads);
+		Trace t = workload.trace();
+		ScalingReport.write(ScalingReport.toJson(t.name(), instances, at, membership.toString(),
+				config.slo().toNanos() / 1e9, timelines), timelines, dir);
+		stdout.printf(Locale.ROOT, "Trace %s, %d instances, %.2f req/s, --scale %s, windows of %s%n%n", t.name(),
+				instances, at, membership, window);
+		stdout.print(ScalingReport.markdown(timelines));
 		stdout.flush();
 		return 0;
 	}
@@ -264,7 +305,7 @@ public final class SimCommand implements Callable<Integer> {
 	}
 
 	static List<PolicySpec> policySpecs(String list) {
-		List<String> names = list.strip().equals("all") ? RoutingPolicies.names()
+		List<String> names = list.strip().equals("all") ? PolicySpec.names()
 				: Arrays.stream(list.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
 		if (names.isEmpty()) {
 			throw new IllegalArgumentException("--policies names no policy: '" + list + "'");

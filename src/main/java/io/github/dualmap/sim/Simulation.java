@@ -8,11 +8,17 @@ import java.util.Map;
 import java.util.PriorityQueue;
 
 import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.DispatchListener;
+import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.QueueSettings;
+import io.github.dualmap.core.QueuedRequest;
+import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.sim.trace.TraceRequest;
 import org.jspecify.annotations.Nullable;
 
@@ -23,6 +29,12 @@ import org.jspecify.annotations.Nullable;
  * ties are broken by insertion order, so a run is a pure function of its inputs (the real
  * time of {@code choose()} aside, which is only measured). Not thread-safe: one run per
  * object, independent runs may go on in parallel.
+ * <p>
+ * A policy with {@link PolicySpec#queue()} settings runs behind one
+ * {@link DispatchQueues} per router, as in the gateway: arrivals are submitted, a
+ * released request travels to its engine, its first token and end are reported to the
+ * queues, and {@link DispatchQueues#tick} runs at
+ * {@link DispatchQueues#nextDeadlineNanos()}. A rejection counts as a miss.
  */
 public final class Simulation {
 
@@ -40,6 +52,17 @@ public final class Simulation {
 	private static final int FINISH_SEEN = 4;
 
 	private static final int SCRAPE = 5;
+
+	private static final int QUEUE_TICK = 6;
+
+	private static final int MEMBERSHIP = 7;
+
+	/**
+	 * Earliest revisit of a queue deadline that is already due: a request waiting past
+	 * the hotspot bound keeps its deadline in the past until it leaves, and ticking at
+	 * the same instant again would not change anything.
+	 */
+	static final long QUEUE_RETICK_NANOS = 10_000_000L;
 
 	private final Workload workload;
 
@@ -60,6 +83,15 @@ public final class Simulation {
 	private final InstancePool[] pools;
 
 	private final RoutingPolicy[] policies;
+
+	private final @Nullable DispatchQueues[] queues;
+
+	private final QueuedRequest[] queued;
+
+	private final long[] tickAt;
+
+	// The arrival whose choose() is being timed; -1 outside a submission.
+	private int choosing = -1;
 
 	private final InstanceModel[] engines;
 
@@ -123,8 +155,27 @@ public final class Simulation {
 
 	private boolean stoppedEarly;
 
+	private final MembershipSchedule schedule;
+
+	// A scheduled run is watched over its whole length, so it never stops early.
+	private final boolean stopEarly;
+
+	private final int[] cachedOf;
+
+	// Engines created so far (slots beyond are for instances the schedule adds later).
+	private int joined;
+
+	private final boolean[] member;
+
+	private final List<Long> changeNanos = new ArrayList<>();
+
 	private Simulation(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
 			boolean recordTimeline) {
+		this(workload, policy, config, rate, recordTimeline, MembershipSchedule.NONE);
+	}
+
+	private Simulation(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
+			boolean recordTimeline, MembershipSchedule schedule) {
 		if (config.warmup() >= workload.size()) {
 			throw new IllegalArgumentException("the trace has " + workload.size()
 					+ " requests, not more than the warm-up of " + config.warmup() + "; nothing would be measured");
@@ -134,7 +185,11 @@ public final class Simulation {
 		this.config = config;
 		this.rate = rate;
 		this.recordTimeline = recordTimeline;
+		this.schedule = schedule;
+		this.stopEarly = schedule.isEmpty();
 		int n = workload.size();
+		this.cachedOf = new int[n];
+		Arrays.fill(cachedOf, -1);
 		this.arrival = workload.trace().arrivalNanos(rate);
 		this.routed = new RoutingRequest[n];
 		this.dispatches = new InstancePool.Dispatch[n];
@@ -142,6 +197,7 @@ public final class Simulation {
 		this.instanceOf = new int[n];
 		this.ttft = new long[n];
 		Arrays.fill(ttft, -1);
+		Arrays.fill(instanceOf, -1);
 		this.resolved = new boolean[n];
 		this.sloNanos = config.slo().toNanos();
 		this.delayNanos = config.networkDelay().toNanos();
@@ -150,25 +206,31 @@ public final class Simulation {
 		this.measured = n - warmup;
 		this.missBudget = (int) Math.floor(measured * (1 - TARGET_ATTAINMENT));
 		this.decisionNanos = new long[measured];
-		this.instanceIds = new String[config.instances()];
-		List<RingMember> members = new ArrayList<>();
-		for (int i = 0; i < instanceIds.length; i++) {
-			instanceIds[i] = String.format("engine-%03d", i);
-			instanceIndex.put(instanceIds[i], i);
-			members.add(new RingMember(instanceIds[i], 1.0));
+		int slots = schedule.slots(config.instances());
+		this.instanceIds = new String[slots];
+		this.engines = new InstanceModel[slots];
+		this.stepping = new boolean[slots];
+		this.member = new boolean[slots];
+		for (int i = 0; i < config.instances(); i++) {
+			join();
 		}
-		this.engines = new InstanceModel[config.instances()];
-		this.stepping = new boolean[engines.length];
-		for (int i = 0; i < engines.length; i++) {
-			engines[i] = config.instanceModels().create(i, config.seed() * 1_000_003L + i);
-		}
+		List<RingMember> members = members();
 		this.pools = new InstancePool[config.routers()];
 		this.policies = new RoutingPolicy[config.routers()];
+		this.queues = new DispatchQueues[config.routers()];
+		this.queued = new QueuedRequest[n];
+		this.tickAt = new long[config.routers()];
+		Arrays.fill(tickAt, Long.MAX_VALUE);
+		QueueSettings queueSettings = policy.queue();
+		SchedulerSettings settings = policy.settingsFor(config.settings());
 		for (int r = 0; r < pools.length; r++) {
-			pools[r] = new InstancePool("router-" + r, config.settings(), () -> this.now);
+			pools[r] = new InstancePool("router-" + r, settings, () -> this.now);
 			pools[r].updateMembership(members);
-			policies[r] = policy.create(config.settings());
+			policies[r] = policy.create(settings);
 			policies[r].onMembershipChanged(pools[r]);
+			if (queueSettings != null) {
+				queues[r] = new DispatchQueues(pools[r], new TimedPolicy(policies[r]), queueSettings);
+			}
 		}
 	}
 
@@ -178,11 +240,79 @@ public final class Simulation {
 		return new Simulation(workload, policy, config, rate, recordTimeline).run();
 	}
 
+	/**
+	 * Runs {@code policy} at {@code rate} while instances join and leave as
+	 * {@code schedule} says, to the end of the trace (no early stop), and keeps every
+	 * request's outcome for a timeline.
+	 */
+	public static ScheduledRun run(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
+			MembershipSchedule schedule) {
+		Simulation sim = new Simulation(workload, policy, config, rate, true, schedule);
+		RunResult result = sim.run();
+		return new ScheduledRun(result, sim.arrival.clone(), sim.ttft.clone(), sim.cachedOf.clone(),
+				sim.instanceOf.clone(), List.of(Arrays.copyOf(sim.instanceIds, sim.joined)), config.instances(),
+				sim.changeNanos.stream().mapToLong(Long::longValue).toArray(), config.warmup());
+	}
+
+	/** Creates the engine of the next slot and marks it a member. */
+	private void join() {
+		int k = joined++;
+		instanceIds[k] = String.format("engine-%03d", k);
+		instanceIndex.put(instanceIds[k], k);
+		engines[k] = config.instanceModels().create(k, config.seed() * 1_000_003L + k);
+		member[k] = true;
+	}
+
+	private List<RingMember> members() {
+		List<RingMember> members = new ArrayList<>();
+		for (int k = 0; k < joined; k++) {
+			if (member[k]) {
+				members.add(new RingMember(instanceIds[k], 1.0));
+			}
+		}
+		return members;
+	}
+
+	/**
+	 * Applies step {@code s} of the schedule. A removed instance (the newest member
+	 * first) leaves every router's rings at once and gets nothing new; requests the
+	 * routers still queue for it are re-routed, and its engine keeps stepping through the
+	 * requests it already holds, which finish as they would.
+	 */
+	private void changeMembership(int s) {
+		int delta = schedule.steps().get(s).delta();
+		for (int d = 0; d < delta; d++) {
+			join();
+		}
+		for (int d = 0, k = joined - 1; d < -delta && k >= 0; k--) {
+			if (member[k]) {
+				member[k] = false;
+				d++;
+			}
+		}
+		List<RingMember> members = members();
+		for (int r = 0; r < pools.length; r++) {
+			pools[r].updateMembership(members);
+			policies[r].onMembershipChanged(pools[r]);
+			DispatchQueues q = queues[r];
+			if (q != null) {
+				// Requests still queued for a removed instance are re-routed at once.
+				q.onMembershipChanged();
+				scheduleTick(r);
+			}
+		}
+		changeNanos.add(now);
+	}
+
 	private RunResult run() {
 		for (int i = 0; i < arrival.length; i++) {
 			schedule(arrival[i], ARRIVAL, i, null);
 		}
 		schedule(0, SCRAPE, 0, null);
+		long span = arrival[arrival.length - 1] - arrival[0];
+		for (int s = 0; s < schedule.steps().size(); s++) {
+			schedule(arrival[0] + schedule.steps().get(s).nanos(span), MEMBERSHIP, s, null);
+		}
 		while (resolvedCount < measured && !stoppedEarly && !events.isEmpty()) {
 			Event e = events.poll();
 			now = e.time;
@@ -193,6 +323,8 @@ public final class Simulation {
 				case FIRST_TOKEN_SEEN -> firstTokenSeen(e.index);
 				case FINISH_SEEN -> finishSeen(e.index);
 				case SCRAPE -> scrape();
+				case QUEUE_TICK -> queueTick(e.index);
+				case MEMBERSHIP -> changeMembership(e.index);
 				default -> throw new IllegalStateException("unknown event kind " + e.kind);
 			}
 		}
@@ -208,6 +340,14 @@ public final class Simulation {
 		routerOf[i] = r;
 		RoutingRequest request = new RoutingRequest("r" + i, workload.blocks(i), sloNanos, now);
 		routed[i] = request;
+		DispatchQueues q = queues[r];
+		if (q != null) {
+			choosing = i;
+			queued[i] = q.submit(request, true, new Listener(i));
+			choosing = -1;
+			scheduleTick(r);
+			return;
+		}
 		long start = config.decisionTimer().nanos();
 		Decision d = policies[r].choose(request, pools[r]);
 		long took = config.decisionTimer().nanos() - start;
@@ -233,6 +373,13 @@ public final class Simulation {
 	private void deliver(int i) {
 		int k = instanceOf[i];
 		if (!engines[k].submit(i, workload.trace().requests().get(i), now)) {
+			DispatchQueues q = queues[routerOf[i]];
+			if (q != null) {
+				q.finish(queued[i]);
+				scheduleTick(routerOf[i]);
+				reject(i);
+				return;
+			}
 			InstancePool.Dispatch d = dispatches[i];
 			if (d != null) {
 				d.finish();
@@ -263,6 +410,9 @@ public final class Simulation {
 		stepping[k] = false;
 		for (int j = 0; j < outcome.firstTokens().length; j++) {
 			int i = outcome.firstTokens()[j];
+			if (cachedOf[i] < 0) {
+				cachedOf[i] = outcome.cachedTokens()[j];
+			}
 			if (i >= warmup && ttft[i] < 0) {
 				cachedTokens += outcome.cachedTokens()[j];
 				promptTokens += workload.trace().requests().get(i).inputTokens();
@@ -296,9 +446,16 @@ public final class Simulation {
 			return;
 		}
 		ttft[i] = now - arrival[i];
-		InstancePool.Dispatch d = dispatches[i];
-		if (d != null) {
-			d.firstToken();
+		DispatchQueues q = queues[routerOf[i]];
+		if (q != null) {
+			q.firstToken(queued[i]);
+			scheduleTick(routerOf[i]);
+		}
+		else {
+			InstancePool.Dispatch d = dispatches[i];
+			if (d != null) {
+				d.firstToken();
+			}
 		}
 		if (i >= warmup && !resolved[i]) {
 			if (ttft[i] <= sloNanos) {
@@ -313,6 +470,12 @@ public final class Simulation {
 	}
 
 	private void finishSeen(int i) {
+		DispatchQueues q = queues[routerOf[i]];
+		if (q != null) {
+			q.finish(queued[i]);
+			scheduleTick(routerOf[i]);
+			return;
+		}
 		InstancePool.Dispatch d = dispatches[i];
 		if (d != null && !d.isFinished()) {
 			d.finish();
@@ -327,7 +490,7 @@ public final class Simulation {
 		resolved[i] = true;
 		resolvedCount++;
 		missed++;
-		if (missed > missBudget && !stoppedEarly) {
+		if (stopEarly && missed > missBudget && !stoppedEarly) {
 			// It can no longer reach the target: the rest of the run would not change
 			// the verdict, only cost time.
 			stoppedEarly = resolvedCount < measured;
@@ -336,7 +499,8 @@ public final class Simulation {
 
 	private void scrape() {
 		double[] loads = new double[engines.length];
-		for (int k = 0; k < engines.length; k++) {
+		int members = 0;
+		for (int k = 0; k < joined; k++) {
 			EngineSnapshot snapshot = engines[k].scrape(now);
 			for (InstancePool pool : pools) {
 				var state = pool.instance(instanceIds[k]);
@@ -345,9 +509,17 @@ public final class Simulation {
 				}
 			}
 			loads[k] = engines[k].load();
+			members += member[k] ? 1 : 0;
 		}
 		if (now >= arrival[warmup]) {
-			cvSum += coefficientOfVariation(loads);
+			// Over current members: a slot not yet joined or already gone is no instance.
+			double[] memberLoads = new double[members];
+			for (int k = 0, m = 0; k < joined; k++) {
+				if (member[k]) {
+					memberLoads[m++] = loads[k];
+				}
+			}
+			cvSum += coefficientOfVariation(memberLoads);
 			cvSamples++;
 		}
 		if (recordTimeline) {
@@ -363,6 +535,46 @@ public final class Simulation {
 			}
 		}
 		schedule(now + scrapeNanos, SCRAPE, 0, null);
+	}
+
+	/** Makes sure router {@code r}'s queues are ticked at their next deadline. */
+	private void scheduleTick(int r) {
+		DispatchQueues q = queues[r];
+		if (q == null) {
+			return;
+		}
+		long next = q.nextDeadlineNanos();
+		if (next == Long.MAX_VALUE) {
+			return;
+		}
+		next = Math.max(next, now + (next <= now ? QUEUE_RETICK_NANOS : 0));
+		if (next < tickAt[r]) {
+			tickAt[r] = next;
+			schedule(next, QUEUE_TICK, r, null);
+		}
+	}
+
+	private void queueTick(int r) {
+		if (now != tickAt[r]) {
+			// Superseded by an earlier tick, which rescheduled what is still due.
+			return;
+		}
+		tickAt[r] = Long.MAX_VALUE;
+		DispatchQueues q = queues[r];
+		if (q != null) {
+			q.tick(now);
+			scheduleTick(r);
+		}
+	}
+
+	private long migrations() {
+		long sum = 0;
+		for (DispatchQueues q : queues) {
+			if (q != null) {
+				sum += q.migrations();
+			}
+		}
+		return sum;
 	}
 
 	static double coefficientOfVariation(double[] values) {
@@ -404,8 +616,8 @@ public final class Simulation {
 		}
 		return new RunResult(policy.name(), rate, measured, withinSlo, rejected, stoppedEarly,
 				percentile(seconds, 0.50), percentile(seconds, 0.90), percentile(seconds, 0.99),
-				promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, cvSamples == 0 ? 0 : cvSum / cvSamples, 0,
-				took.length == 0 ? 0 : percentile(took, 0.99), seconds, timeline);
+				promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, cvSamples == 0 ? 0 : cvSum / cvSamples,
+				migrations(), took.length == 0 ? 0 : percentile(took, 0.99), seconds, timeline);
 	}
 
 	/** Nearest-rank percentile of sorted values. */
@@ -420,6 +632,77 @@ public final class Simulation {
 	static long percentile(long[] sorted, double q) {
 		int rank = (int) Math.ceil(q * sorted.length);
 		return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
+	}
+
+	/** Hands a released request to the network, or records its rejection as a miss. */
+	private final class Listener implements DispatchListener {
+
+		private final int index;
+
+		Listener(int index) {
+			this.index = index;
+		}
+
+		@Override
+		public void released(QueuedRequest request, Decision decision, InstancePool.Dispatch dispatch) {
+			Integer target = instanceIndex.get(decision.instanceId());
+			if (target == null) {
+				throw new IllegalStateException("released to unknown instance " + decision.instanceId());
+			}
+			instanceOf[index] = target;
+			dispatches[index] = dispatch;
+			// Always through the event queue: the engine may start a step, and this runs
+			// inside a call into the queues.
+			schedule(now + delayNanos, DELIVER, index, null);
+		}
+
+		@Override
+		public void rejected(QueuedRequest request, Rejection rejection) {
+			reject(index);
+		}
+
+	}
+
+	/** Times {@code choose()} of the arrival being submitted, as the direct path does. */
+	private final class TimedPolicy implements RoutingPolicy {
+
+		private final RoutingPolicy delegate;
+
+		TimedPolicy(RoutingPolicy delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public String name() {
+			return delegate.name();
+		}
+
+		@Override
+		public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+			long start = config.decisionTimer().nanos();
+			Decision d = delegate.choose(request, pool);
+			long took = config.decisionTimer().nanos() - start;
+			if (choosing >= warmup) {
+				decisionNanos[decisions++] = took;
+			}
+			return d;
+		}
+
+		@Override
+		public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
+			delegate.onDispatched(request, decision, pool);
+		}
+
+		@Override
+		public void onFinished(RoutingRequest request, String instanceId, InstancePool pool) {
+			delegate.onFinished(request, instanceId, pool);
+		}
+
+		@Override
+		public void onMembershipChanged(InstancePool pool) {
+			delegate.onMembershipChanged(pool);
+		}
+
 	}
 
 	private static final class Event implements Comparable<Event> {

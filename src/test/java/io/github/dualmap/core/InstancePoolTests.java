@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.within;
 
 class InstancePoolTests {
 
@@ -197,6 +198,95 @@ class InstancePoolTests {
 		assertThat(pool.loadCv()).isEqualTo(1.0);
 		send("b", 1);
 		assertThat(pool.loadCv()).isZero();
+	}
+
+	/**
+	 * The scan the running totals replace: mean of pendingTokens over accepting members.
+	 */
+	private static double scannedMean(InstancePool p) {
+		double sum = 0;
+		int n = 0;
+		for (InstanceState s : p.instances()) {
+			if (s.acceptsNewWork()) {
+				sum += p.pendingTokens(s);
+				n++;
+			}
+		}
+		return n == 0 ? 0 : sum / n;
+	}
+
+	@Property(tries = 100)
+	void meanPendingTokensFromRunningTotalsEqualsTheScan(@ForAll long seed) {
+		Random random = new Random(seed);
+		ManualClock c = new ManualClock();
+		InstancePool p = new InstancePool("llm", SchedulerSettings.ofDefaults(), c);
+		List<String> ids = List.of("a", "b", "c", "d");
+		p.updateMembership(ids.stream().map(id -> new RingMember(id, 1)).toList());
+		List<InstancePool.Dispatch> open = new ArrayList<>();
+		for (int step = 0; step < 200; step++) {
+			String id = ids.get(random.nextInt(ids.size()));
+			switch (random.nextInt(7)) {
+				case 0, 1 -> {
+					if (p.instance(id) != null) {
+						int uncached = random.nextInt(5000);
+						open.add(p.dispatch(request(uncached), new Decision(id, Reason.AFFINITY, 0, uncached, -1)));
+					}
+				}
+				case 2 -> {
+					if (!open.isEmpty()) {
+						open.get(random.nextInt(open.size())).firstToken();
+					}
+				}
+				case 3 -> {
+					if (!open.isEmpty()) {
+						open.remove(random.nextInt(open.size())).finish();
+					}
+				}
+				case 4 -> {
+					InstanceState s = p.instance(id);
+					if (s != null) {
+						s.healthy(random.nextBoolean());
+						s.draining(random.nextInt(4) == 0);
+					}
+				}
+				case 5 -> {
+					// Membership change: one instance leaves or comes back.
+					List<RingMember> members = ids.stream()
+						.filter(m -> !m.equals(id) || p.instance(id) == null)
+						.map(m -> new RingMember(m, 1))
+						.toList();
+					p.updateMembership(members);
+				}
+				default -> {
+					InstanceState s = p.instance(id);
+					if (s != null) {
+						s.updateEngine(new EngineSnapshot(c.nanos(), random.nextInt(3) == 0 ? 0 : random.nextInt(20),
+								random.nextInt(8), 0.5, 0, 0, 0));
+					}
+				}
+			}
+			// Scraped excess is taken at the snapshot: compare right after scrapes of
+			// every member, and without any snapshot in between.
+			if (random.nextInt(10) == 0) {
+				for (InstanceState s : p.instances()) {
+					s.updateEngine(new EngineSnapshot(c.nanos(), random.nextInt(20), 1, 0.5, 0, 0, 0));
+				}
+				assertThat(p.meanPendingTokens()).isCloseTo(scannedMean(p), within(1e-6));
+			}
+			boolean scrapedSinceChange = p.instances().stream().allMatch(s -> s.engine() == null);
+			if (scrapedSinceChange) {
+				assertThat(p.meanPendingTokens()).isCloseTo(scannedMean(p), within(1e-6));
+			}
+		}
+		for (InstanceState s : p.instances()) {
+			s.updateEngine(new EngineSnapshot(c.nanos(), random.nextInt(20), 1, 0.5, 0, 0, 0));
+		}
+		assertThat(p.meanPendingTokens()).isCloseTo(scannedMean(p), within(1e-6));
+		for (InstanceState s : p.instances()) {
+			s.updateEngine(new EngineSnapshot(c.nanos(), 0, 1, 0.5, 0, 0, 0));
+		}
+		open.forEach(InstancePool.Dispatch::finish);
+		assertThat(p.meanPendingTokens()).isZero();
 	}
 
 }

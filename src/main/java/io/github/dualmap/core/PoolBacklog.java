@@ -1,0 +1,47 @@
+package io.github.dualmap.core;
+
+/**
+ * Running totals of one pool's pending uncached tokens over the members that accept work,
+ * so the hotspot test's pool mean costs O(1) instead of a scan of every instance. Each
+ * {@link InstanceState} adds its own changes: router-local tokens (W + P) as they change,
+ * and the excess of its scraped queue over them when a snapshot arrives.
+ */
+final class PoolBacklog {
+
+	private long localTokens;
+
+	private long scrapedExcessTokens;
+
+	private int accepting;
+
+	// EWMA of uncached tokens per request: turns a scraped queue length into tokens.
+	private volatile double meanRequestTokens;
+
+	PoolBacklog(double initialRequestTokens) {
+		this.meanRequestTokens = initialRequestTokens;
+	}
+
+	synchronized void add(long local, long scrapedExcess, int members) {
+		localTokens += local;
+		scrapedExcessTokens += scrapedExcess;
+		accepting += members;
+	}
+
+	/** Mean pending tokens per accepting member, 0 when none accepts. */
+	synchronized double mean() {
+		return accepting == 0 ? 0 : (double) (localTokens + scrapedExcessTokens) / accepting;
+	}
+
+	synchronized int accepting() {
+		return accepting;
+	}
+
+	double meanRequestTokens() {
+		return meanRequestTokens;
+	}
+
+	void observeRequestTokens(int uncached) {
+		meanRequestTokens = 0.95 * meanRequestTokens + 0.05 * Math.max(1, uncached);
+	}
+
+}

@@ -1,0 +1,84 @@
+package io.github.dualmap.sim;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.github.dualmap.core.DispatchMode;
+import io.github.dualmap.core.QueueSettings;
+import io.github.dualmap.core.RoutingPolicies;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.engine.EngineProfile;
+import io.github.dualmap.sim.trace.SyntheticWorkload;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The simulator driving {@link io.github.dualmap.core.DispatchQueues} like the gateway.
+ */
+class LateBindingSimulationTests {
+
+	private static final SchedulerSettings SETTINGS = SchedulerSettings.custom().blockTokens(512).build();
+
+	private static SimulationConfig config(int instances) {
+		return new SimulationConfig(instances, 1, Duration.ofSeconds(5), null, Duration.ofMillis(1), 200, 3, SETTINGS,
+				EngineInstance.factory(EngineProfile.h100_8b(), 512), () -> 0L);
+	}
+
+	@Test
+	void dualMapRowsRunBehindTheQueuesAndPeersDispatchAtOnce() {
+		assertThat(PolicySpec.named("dualmap").queue().mode()).isEqualTo(DispatchMode.QUEUE);
+		assertThat(PolicySpec.named("dualmap").queue().maxMigrations()).isPositive();
+		assertThat(PolicySpec.named("dualmap-no-rebalance").queue().maxMigrations()).isZero();
+		assertThat(PolicySpec.named(PolicySpec.DUALMAP_PASS_THROUGH).queue().mode())
+			.isEqualTo(DispatchMode.PASS_THROUGH);
+		assertThat(PolicySpec.named("sglang-cache-aware").queue()).isNull();
+		SchedulerSettings fixed = PolicySpec.named(PolicySpec.DUALMAP_FIXED_DEPTH).settingsFor(SETTINGS);
+		assertThat(fixed.maxPrefixDepth()).isEqualTo(SETTINGS.minPrefixDepth());
+		assertThat(PolicySpec.named("dualmap").settingsFor(SETTINGS)).isSameAs(SETTINGS);
+		assertThat(PolicySpec.names()).contains(PolicySpec.DUALMAP_PASS_THROUGH).containsAll(RoutingPolicies.names());
+	}
+
+	@Test
+	void passThroughQueuesDecideExactlyLikeDirectDispatch() {
+		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(900, 4));
+		PolicySpec direct = new PolicySpec("dualmap", s -> RoutingPolicies.create("dualmap", s));
+		RunResult a = Simulation.run(w, direct, config(4), 12, false);
+		RunResult b = Simulation.run(w, PolicySpec.named(PolicySpec.DUALMAP_PASS_THROUGH), config(4), 12, false);
+		assertThat(b.ttftSeconds()).containsExactly(a.ttftSeconds());
+		assertThat(b.hitRate()).isEqualTo(a.hitRate());
+		assertThat(b.migrations()).isZero();
+	}
+
+	@Test
+	void overloadedQueueMigratesOffHotspots() {
+		// Near this workload's capacity on four instances: queues build and hotspots
+		// form.
+		Workload w = Workload.of(SyntheticWorkload.RAG.generate(1500, 7));
+		RunResult r = Simulation.run(w, PolicySpec.named("dualmap"), config(4), 130, false);
+		assertThat(r.migrations()).isPositive();
+		RunResult none = Simulation.run(w, PolicySpec.named("dualmap-no-rebalance"), config(4), 130, false);
+		assertThat(none.migrations()).isZero();
+	}
+
+	@Test
+	void queueRejectionsAreMisses() {
+		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(900, 4));
+		QueueSettings tiny = QueueSettings.custom().maxQueuedPerPool(1).maxPrefillRequests(1).build();
+		PolicySpec spec = new PolicySpec("dualmap-tiny-queue", s -> RoutingPolicies.create("dualmap", s), tiny);
+		RunResult r = Simulation.run(w, spec, config(2), 40, false);
+		assertThat(r.rejected()).isPositive();
+		assertThat(r.withinSlo()).isLessThanOrEqualTo(r.measured() - r.rejected());
+	}
+
+	@Test
+	void everyMeasuredRequestOfALightRunIsServedThroughTheQueue() {
+		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(700, 5));
+		RunResult r = Simulation.run(w, PolicySpec.named("dualmap"), config(4), 2, false);
+		assertThat(r.rejected()).isZero();
+		assertThat(r.attainment()).isEqualTo(1.0);
+		assertThat(r.decisionNanosP99()).isZero();
+		assertThat(r.hitRate()).isGreaterThan(0.2);
+	}
+
+}

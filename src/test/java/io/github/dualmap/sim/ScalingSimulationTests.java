@@ -1,0 +1,204 @@
+package io.github.dualmap.sim;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.engine.EngineProfile;
+import io.github.dualmap.sim.trace.SyntheticWorkload;
+import io.github.dualmap.sim.trace.Trace;
+import io.github.dualmap.sim.trace.TraceRequest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ScalingSimulationTests {
+
+	private static final SchedulerSettings SETTINGS = SchedulerSettings.custom().blockTokens(512).build();
+
+	private static final long SECOND = 1_000_000_000L;
+
+	/** One request a second, each with a prompt of its own. */
+	private static Workload distinctPrompts(int n) {
+		List<TraceRequest> requests = new ArrayList<>();
+		for (int i = 0; i < n; i++) {
+			requests.add(new TraceRequest(i * 1000.0, 600, 1, new long[] { 2L * i, 2L * i + 1 }));
+		}
+		return Workload.of(new Trace("distinct", 512, requests));
+	}
+
+	private static SimulationConfig fifo(int instances, Duration service) {
+		return new SimulationConfig(instances, 1, Duration.ofSeconds(1), null, Duration.ofMillis(1), 100, 1, SETTINGS,
+				(index, seed) -> new FifoInstance(service.toNanos()), () -> 0L);
+	}
+
+	@Test
+	void newInstancesReceiveRequestsOnlyAfterTheChangeAndNothingIsLost() {
+		Workload w = distinctPrompts(800);
+		// 4 instances of 10 req/s at 20 req/s: half loaded before, less after.
+		ScheduledRun run = Simulation.run(w, PolicySpec.named("consistent-hash"), fifo(4, Duration.ofMillis(100)), 20,
+				MembershipSchedule.parse("50%:+2", 4));
+		assertThat(run.changeNanos()).hasSize(1);
+		long change = run.changeNanos()[0];
+		// 50 % of the arrival span: request 399.5 of 800 at 20 req/s.
+		assertThat(change).isEqualTo(Math.round(0.5 * 799 * SECOND / 20));
+		assertThat(run.instanceIds()).containsExactly("engine-000", "engine-001", "engine-002", "engine-003",
+				"engine-004", "engine-005");
+		int toNewBefore = 0;
+		int toNewAfter = 0;
+		for (int i = 0; i < w.size(); i++) {
+			// Nothing lost: every request was placed and got its first token.
+			assertThat(run.instance()[i]).as("request %d", i).isNotNegative();
+			assertThat(run.ttftNanos()[i]).as("request %d", i).isNotNegative();
+			if (run.sentToNewInstance(i)) {
+				if (run.arrivalNanos()[i] < change) {
+					toNewBefore++;
+				}
+				else {
+					toNewAfter++;
+				}
+			}
+		}
+		assertThat(toNewBefore).isZero();
+		// Two of six instances own about a third of the ring.
+		assertThat(toNewAfter).isBetween(60, 250);
+		assertThat(run.result().measured()).isEqualTo(700);
+		assertThat(run.result().attainment()).isEqualTo(1.0);
+		assertThat(run.result().timeline().load()).hasNumberOfRows(6);
+	}
+
+	@Test
+	void removedInstanceTakesNothingNewAndFinishesWhatItHolds() {
+		Workload w = distinctPrompts(800);
+		// Round-robin over 4 instances of 10 req/s at 44 req/s: each backlog grows by
+		// about one request a second, so the leaving instance holds a queue, and the 3
+		// left are overloaded, so later requests miss but none disappear.
+		SimulationConfig config = fifo(4, Duration.ofMillis(100));
+		ScheduledRun run = Simulation.run(w, PolicySpec.named("round-robin"), config, 44,
+				MembershipSchedule.parse("50%:-1", 4));
+		long change = run.changeNanos()[0];
+		int heldByRemoved = 0;
+		int servedAfterLeaving = 0;
+		for (int i = 0; i < w.size(); i++) {
+			if (run.instance()[i] == 3) {
+				assertThat(run.arrivalNanos()[i]).as("request %d", i).isLessThan(change);
+				heldByRemoved++;
+				// What the removed engine held when it left still got its first token.
+				assertThat(run.ttftNanos()[i]).as("request %d", i).isNotNegative();
+				if (run.arrivalNanos()[i] + run.ttftNanos()[i] > change) {
+					servedAfterLeaving++;
+				}
+			}
+		}
+		// Every fourth of the 400 requests before the change.
+		assertThat(heldByRemoved).isEqualTo(100);
+		assertThat(servedAfterLeaving).isGreaterThan(3);
+		// No early stop: every measured request is resolved, within the SLO or a miss.
+		assertThat(run.result().stoppedEarly()).isFalse();
+		assertThat(run.result().attainment()).isLessThan(0.9).isGreaterThan(0.2);
+		ScalingTimeline t = ScalingTimeline.of(run, w.trace(), 2 * SECOND, SECOND);
+		assertThat(t.windows().stream().mapToInt(ScalingTimeline.Window::requests).sum()).isEqualTo(700);
+		assertThat(t.windows().get(0).attainment()).isEqualTo(1.0);
+		assertThat(t.windows().get(t.windows().size() - 1).attainment()).isLessThan(0.5);
+		// The change starts a window.
+		assertThat(t.windows()).anySatisfy(win -> assertThat(win.startSeconds()).isEqualTo(change / 1e9));
+	}
+
+	@Test
+	void sameScheduleAndSeedGiveTheSameRun() {
+		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(700, 4));
+		SimulationConfig config = new SimulationConfig(3, 2, Duration.ofSeconds(5), null, Duration.ofMillis(1), 200, 9,
+				SETTINGS, EngineInstance.factory(EngineProfile.h100_8b(), 512), () -> 0L);
+		MembershipSchedule schedule = MembershipSchedule.parse("40%:+1,70%:-2", 3);
+		ScheduledRun a = Simulation.run(w, PolicySpec.named("dualmap"), config, 5, schedule);
+		ScheduledRun b = Simulation.run(w, PolicySpec.named("dualmap"), config, 5, schedule);
+		assertThat(a.ttftNanos()).containsExactly(b.ttftNanos());
+		assertThat(a.instance()).containsExactly(b.instance());
+		assertThat(a.cachedTokens()).containsExactly(b.cachedTokens());
+		assertThat(a.changeNanos()).hasSize(2).containsExactly(b.changeNanos());
+		assertThat(a.result().hitRate()).isGreaterThan(0.2);
+		// After the second change only engine-000 and engine-001 are members.
+		for (int i = 0; i < w.size(); i++) {
+			if (a.arrivalNanos()[i] > a.changeNanos()[1]) {
+				assertThat(a.instance()[i]).isIn(0, 1);
+			}
+		}
+	}
+
+	@Test
+	void scheduleParsing() {
+		MembershipSchedule s = MembershipSchedule.parse("600s:+2, 15m:-1", 8);
+		assertThat(s.steps()).extracting(MembershipSchedule.Step::delta).containsExactly(2, -1);
+		assertThat(s.steps().get(0).nanos(1)).isEqualTo(600 * SECOND);
+		assertThat(s.steps().get(1).nanos(1)).isEqualTo(900 * SECOND);
+		assertThat(s.slots(8)).isEqualTo(10);
+		MembershipSchedule share = MembershipSchedule.parse("50%:+2", 8);
+		assertThat(share.steps().get(0).nanos(1000)).isEqualTo(500);
+		assertThat(share).hasToString("50%:+2");
+		assertThat(MembershipSchedule.parse("90000ms:-1", 2).steps().get(0).nanos(0)).isEqualTo(90 * SECOND);
+	}
+
+	@Test
+	void badSchedulesAreRejectedWithTheBadStep() {
+		assertThatThrownBy(() -> MembershipSchedule.parse("50%+2", 8)).hasMessageContaining("'50%+2'")
+			.hasMessageContaining("WHEN:DELTA");
+		assertThatThrownBy(() -> MembershipSchedule.parse("120%:+1", 8)).hasMessageContaining("'120%:+1'");
+		assertThatThrownBy(() -> MembershipSchedule.parse("10s:+0", 8)).hasMessageContaining("delta 0");
+		assertThatThrownBy(() -> MembershipSchedule.parse("10s:-2", 2)).hasMessageContaining("'10s:-2'")
+			.hasMessageContaining("would leave 0 instances");
+		assertThatThrownBy(() -> MembershipSchedule.parse("10s:+1,50%:-1", 2)).hasMessageContaining("mixes");
+		assertThatThrownBy(() -> MembershipSchedule.parse(" ", 2)).hasMessageContaining("empty");
+	}
+
+	@Test
+	void commandWritesTimelineAndChart(@TempDir Path dir) throws Exception {
+		StringWriter out = new StringWriter();
+		StringWriter err = new StringWriter();
+		int code = SimCommand.run(
+				new SimCommand().redirect(new PrintWriter(out, true), new PrintWriter(err, true), () -> 0L),
+				"--synthetic", "tenants", "--requests", "600", "--warmup", "100", "--instances", "2", "--policies",
+				"dualmap,consistent-hash", "--rate", "4", "--scale", "50%:+1", "--window", "20s", "--slow-start", "10s",
+				"--out", dir.toString());
+		assertThat(code).as(err.toString()).isZero();
+		assertThat(out.toString()).contains("dualmap hit", "consistent-hash SLO", "--scale 50%:+1");
+		assertThat(dir.resolve("scaleout.png")).isNotEmptyFile();
+		JsonNode json = JsonMapper.builder().build().readTree(Files.readString(dir.resolve("timeline.json")));
+		assertThat(json.get("scale").asString()).isEqualTo("50%:+1");
+		assertThat(json.get("changes_s")).hasSize(1);
+		assertThat(json.get("window_s").asDouble()).isEqualTo(20.0);
+		assertThat(json.get("policies")).hasSize(2);
+		JsonNode windows = json.get("policies").get(0).get("windows");
+		assertThat(windows.size()).isGreaterThan(3);
+		assertThat(windows.get(0).get("new_instance_share").asDouble()).isZero();
+		assertThat(windows.get(windows.size() - 1).get("new_instance_share").asDouble()).isPositive();
+	}
+
+	@Test
+	void commandRejectsBadScaleInputWithExitCodeTwo() {
+		assertThat(runExpectingError("--scale", "50%:+2")).contains("--scale needs --rate");
+		assertThat(runExpectingError("--scale", "half:+2", "--rate", "3")).contains("'half:+2'");
+		assertThat(runExpectingError("--scale", "50%:-4", "--rate", "3")).contains("would leave 0 instances");
+		assertThat(runExpectingError("--scale", "50%:+1", "--rate", "3", "--window", "0s")).contains("--window");
+	}
+
+	private static String runExpectingError(String... extra) {
+		StringWriter err = new StringWriter();
+		List<String> args = new ArrayList<>(List.of("--synthetic", "tenants", "--requests", "300", "--warmup", "100",
+				"--instances", "4", "--out", System.getProperty("java.io.tmpdir")));
+		args.addAll(List.of(extra));
+		int code = SimCommand.run(new SimCommand().redirect(new PrintWriter(new StringWriter(), true),
+				new PrintWriter(err, true), () -> 0L), args.toArray(String[]::new));
+		assertThat(code).as(err.toString()).isEqualTo(2);
+		return err.toString();
+	}
+
+}
