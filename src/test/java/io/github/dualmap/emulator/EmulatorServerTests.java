@@ -1,8 +1,5 @@
 package io.github.dualmap.emulator;
 
-import io.github.dualmap.core.EngineSnapshot;
-import io.github.dualmap.stats.EngineFlavour;
-import io.github.dualmap.stats.EngineMetricsParser;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,7 +8,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.engine.EngineProfile;
+import io.github.dualmap.stats.EngineFlavour;
+import io.github.dualmap.stats.EngineMetricsParser;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -173,6 +173,52 @@ class EmulatorServerTests {
 			assertThat(snapshot.prefixQueriesTokens()).isEqualTo(prompt);
 			assertThat(snapshot.prefixHitsTokens()).isEqualTo(metrics.value("vllm:prefix_cache_hits_total", model));
 			assertThat(snapshot.kvCapacityTokens()).isEqualTo(56_250L * 16);
+		}
+	}
+
+	@Test
+	void nonStreamingHeadersArriveOnlyAfterGeneration() throws Exception {
+		// Real time: 64 decode steps of several ms each, so headers sent before the end
+		// of
+		// generation would arrive while the engine still counts the request as
+		// unfinished.
+		try (EmulatorServer own = EmulatorServer.start(EmulatorSettings.of(EngineProfile.h100_8b()), 0)) {
+			HttpResponse<java.io.InputStream> res = http
+				.send(HttpRequest.newBuilder(URI.create(own.baseUrl() + "/v1/completions"))
+					.timeout(Duration.ofSeconds(30))
+					.header("Content-Type", "application/json")
+					.POST(HttpRequest.BodyPublishers
+						.ofString("{\"prompt\":\"Tell me a long story.\",\"max_tokens\":64,\"ignore_eos\":true}"))
+					.build(), HttpResponse.BodyHandlers.ofInputStream());
+			long finishedAtHeaders = own.stats().finished();
+			try (var body = res.body()) {
+				body.readAllBytes();
+			}
+			assertThat(res.statusCode()).isEqualTo(200);
+			assertThat(finishedAtHeaders).isEqualTo(1);
+		}
+	}
+
+	@Test
+	void streamingHeadersArriveBeforeGenerationEnds() throws Exception {
+		// The counterpart: with stream=true the headers (and the first chunk) come at the
+		// first
+		// token, long before 256 decode steps in real time are over.
+		try (EmulatorServer own = EmulatorServer.start(EmulatorSettings.of(EngineProfile.h100_8b()), 0)) {
+			HttpResponse<java.io.InputStream> res = http.send(HttpRequest
+				.newBuilder(URI.create(own.baseUrl() + "/v1/completions"))
+				.timeout(Duration.ofSeconds(30))
+				.header("Content-Type", "application/json")
+				.POST(HttpRequest.BodyPublishers.ofString(
+						"{\"prompt\":\"Tell me a long story.\",\"max_tokens\":256,\"stream\":true,\"ignore_eos\":true}"))
+				.build(), HttpResponse.BodyHandlers.ofInputStream());
+			long finishedAtHeaders = own.stats().finished();
+			try (var body = res.body()) {
+				body.readAllBytes();
+			}
+			assertThat(res.statusCode()).isEqualTo(200);
+			assertThat(finishedAtHeaders).isZero();
+			assertThat(own.stats().finished()).isEqualTo(1);
 		}
 	}
 
