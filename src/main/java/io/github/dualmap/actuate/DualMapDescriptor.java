@@ -1,22 +1,79 @@
 package io.github.dualmap.actuate;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
+import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The JSON body of {@code GET /actuator/dualmap}: the routing policy, the scheduler
- * settings, one {@link Pool} per routed service and every warning. Durations are in
- * milliseconds, hashes are 16-digit hex strings, unknown values are {@code null}.
+ * The JSON body of {@code GET /actuator/dualmap}: the routing policy, the dispatch mode,
+ * the scheduler and queue settings, one {@link Pool} per routed service and every
+ * warning. Durations are in milliseconds, hashes are 16-digit hex strings, unknown values
+ * are {@code null}.
  *
  * @param policy the configured {@code dualmap.policy}
+ * @param dispatchMode the configured {@code dualmap.dispatch.mode} ({@code queue} or
+ * {@code pass-through})
  * @param settings the scheduler settings every pool runs with
+ * @param dispatch the dispatch queue settings every pool runs with
  * @param pools the routed services by service id
  * @param warnings every pool's warnings, each naming its service
  */
-public record DualMapDescriptor(String policy, Settings settings, Map<String, Pool> pools, List<String> warnings) {
+public record DualMapDescriptor(String policy, String dispatchMode, Settings settings, Dispatch dispatch,
+		Map<String, Pool> pools, List<String> warnings) {
+
+	/**
+	 * The fields of {@link QueueSettings} but the mode, durations in milliseconds.
+	 *
+	 * @param maxPrefillRequests release while fewer requests are in prefill on the
+	 * instance
+	 * @param maxPrefillTokens and while its uncached tokens in prefill plus the next
+	 * request's stay within this
+	 * @param agingMs a request queued longer is served in arrival order
+	 * @param maxQueuedPerInstance queued requests one instance may hold
+	 * @param maxQueuedPerPool queued requests the pool may hold
+	 * @param maxWaitMs a request queued this long expires
+	 * @param expiry what happens to an expired request ({@code reject} or
+	 * {@code dispatch})
+	 * @param maxMigrations times the rebalancer may move one queued request
+	 * @param migrationMargin improvement of a move as a fraction of the SLO
+	 * @param maxMovesPerEvent moves per rebalancing pass
+	 * @param unavailableRetryAfterSeconds {@code Retry-After} of a 503 when no instance
+	 * accepts requests
+	 */
+	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
+			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
+			int maxMovesPerEvent, long unavailableRetryAfterSeconds) {
+
+		static Dispatch of(QueueSettings q) {
+			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
+					q.maxQueuedPerInstance(), q.maxQueuedPerPool(), millis(q.maxWaitNanos()),
+					q.expiry().name().toLowerCase(Locale.ROOT), q.maxMigrations(), q.migrationMargin(),
+					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds());
+		}
+
+	}
+
+	/**
+	 * What a pool's dispatch queues hold now and did since startup. In pass-through mode
+	 * nothing is queued and nothing moves, but releases and rejections still count.
+	 *
+	 * @param queued requests waiting in the gateway now
+	 * @param migrations queued requests the rebalancer moved off a hotspot
+	 * @param rerouted queued requests moved because their instance left, was drained or
+	 * became unhealthy
+	 * @param rejections requests the queues rejected (429 and 503)
+	 * @param releases requests sent to an instance
+	 * @param rejectionsByStatus requests answered 429 or 503 instead of being sent, by
+	 * status: the queues' rejections plus requests every candidate refused
+	 */
+	public record Queue(int queued, long migrations, long rerouted, long rejections, long releases,
+			Map<Integer, Long> rejectionsByStatus) {
+
+	}
 
 	/**
 	 * The fields of {@link SchedulerSettings}, durations in milliseconds.
@@ -71,13 +128,14 @@ public record DualMapDescriptor(String policy, Settings settings, Map<String, Po
 	 * instances
 	 * @param meanPendingTokens mean pending uncached tokens over accepting instances
 	 * @param ttftModel the TTFT model as calibrated now
+	 * @param queue the pool's dispatch queues
 	 * @param instances the instances in ring (id) order
 	 * @param hotPrefixes expanded prefixes, hottest first
 	 * @param warnings what an operator should look at, each naming the service
 	 */
 	public record Pool(String service, int size, int accepting, long ringRebuilds, double loadCv,
-			double meanPendingTokens, TtftModel ttftModel, List<Instance> instances, List<HotPrefix> hotPrefixes,
-			List<String> warnings) {
+			double meanPendingTokens, TtftModel ttftModel, Queue queue, List<Instance> instances,
+			List<HotPrefix> hotPrefixes, List<String> warnings) {
 
 	}
 
@@ -104,8 +162,10 @@ public record DualMapDescriptor(String policy, Settings settings, Map<String, Po
 	 * @param secondCandidateShare estimated share of keys whose second candidate it is
 	 * @param healthy whether its circuit breaker lets requests through
 	 * @param breaker circuit breaker state (CLOSED, OPEN, HALF_OPEN, ...)
-	 * @param draining whether it was drained through this endpoint
-	 * @param idle no request in flight and none queued for it
+	 * @param draining whether it was drained (through this endpoint or
+	 * {@code DualMapRegistry.drain})
+	 * @param idle no request in flight and none queued for it: a drained instance may be
+	 * removed
 	 * @param hotspot whether it counts as a hotspot now
 	 * @param queuedTokens uncached tokens the router holds for it (W)
 	 * @param prefillTokens uncached tokens sent and still in prefill (P)
@@ -113,7 +173,7 @@ public record DualMapDescriptor(String policy, Settings settings, Map<String, Po
 	 * @param pendingTokens what policies see: W + P, or the scraped queue in tokens when
 	 * larger
 	 * @param inFlight requests sent and not finished
-	 * @param queuedRequests requests the router holds for it
+	 * @param queuedRequests requests waiting for it in the pool's dispatch queues
 	 * @param prefillRequests requests sent whose first token has not come back
 	 * @param dispatched requests sent since it joined
 	 * @param estimatedHitRate share of routed prompt tokens the shadow index expected to

@@ -47,8 +47,9 @@ public class DualMapEndpoint {
 			pools.put(service.serviceId(), PoolInspection.inspect(service));
 		}
 		pools.values().forEach(p -> warnings.addAll(p.warnings()));
-		return new DualMapDescriptor(this.registry.policyName(),
-				DualMapDescriptor.Settings.of(this.registry.settings()), pools, warnings);
+		return new DualMapDescriptor(this.registry.policyName(), this.registry.queueSettings().mode().value(),
+				DualMapDescriptor.Settings.of(this.registry.settings()),
+				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings);
 	}
 
 	/** One pool; {@code null} (404) when DualMap does not route {@code service}. */
@@ -67,8 +68,10 @@ public class DualMapEndpoint {
 	}
 
 	/**
-	 * Drains ({@code draining = true}) or undrains an instance. A draining instance gets
-	 * no new requests; those in flight finish normally, and the returned state's
+	 * Drains ({@code draining = true}) or undrains an instance of one service, through
+	 * {@link ServicePool#drain} and {@link ServicePool#undrain}. A draining instance gets
+	 * no new requests and the requests queued for it move to their other candidate before
+	 * this returns; those in flight finish normally, and the returned state's
 	 * {@code idle} turns true once none is left (poll the read operation to wait for it).
 	 * Draining is router-local state: a membership change that removes the instance
 	 * forgets it.
@@ -87,7 +90,14 @@ public class DualMapEndpoint {
 			throw invalid("service '" + service + "' has no instance '" + instance + "'; its instances: "
 					+ pool.pool().instances().stream().map(InstanceState::id).toList());
 		}
-		state.draining(draining);
+		// Through the pool, not the state's flag: the pool also settles its queues, so
+		// what was queued for a drained instance moves now instead of on the next event.
+		if (draining) {
+			pool.drain(instance);
+		}
+		else {
+			pool.undrain(instance);
+		}
 		return PoolInspection.instance(pool, state);
 	}
 

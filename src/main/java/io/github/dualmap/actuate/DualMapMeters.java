@@ -10,6 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.ToDoubleFunction;
 
 import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
@@ -31,8 +32,9 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * The {@code dualmap.*} Micrometer meters: decisions by reason, TTFT, SLO attainment,
- * load spread, pending tokens, engine-reported prefix cache hits, scrape errors and ring
+ * The {@code dualmap.*} Micrometer meters: decisions by reason, TTFT and SLO attainment
+ * of streamed requests, load spread, pending tokens, queue depth, migrations, re-routes,
+ * releases and rejections, engine-reported prefix cache hits, scrape errors and ring
  * rebuilds; enough to compare {@code dualmap.policy} values side by side. Tags are
  * service ids, instance ids, reasons, the policy name and SLO outcomes only: never
  * anything derived from a prompt. Per-instance meters are removed when their instance
@@ -42,8 +44,9 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 
 	/** Names of every meter tagged with an instance, removed when it leaves. */
 	static final Set<String> INSTANCE_METERS = Set.of("dualmap.decisions", "dualmap.ttft", "dualmap.pending.tokens",
-			"dualmap.inflight", "dualmap.engine.prefix.hit.rate", "dualmap.engine.prefix.queries",
-			"dualmap.engine.prefix.hits", "dualmap.estimated.hit.rate", "dualmap.scrape.errors");
+			"dualmap.inflight", "dualmap.queue.depth", "dualmap.engine.prefix.hit.rate",
+			"dualmap.engine.prefix.queries", "dualmap.engine.prefix.hits", "dualmap.estimated.hit.rate",
+			"dualmap.scrape.errors");
 
 	private final DualMapRegistry registry;
 
@@ -56,11 +59,14 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 	@Override
 	public void bindTo(MeterRegistry meters) {
 		Recorder recorder = new Recorder(meters);
+		this.recorders.add(recorder);
+		// Listen first: membership is loaded from discovery at startup, and a change
+		// between binding and listening would otherwise leave meters of the old set.
+		// Reconciling twice is harmless.
+		this.registry.addListener(recorder);
 		for (ServicePool service : this.registry.pools().values()) {
 			recorder.bindService(service);
 		}
-		this.recorders.add(recorder);
-		this.registry.addListener(recorder);
 	}
 
 	@Override
@@ -103,6 +109,25 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 				.tags(tags)
 				.description("Rebuilds of the dual hash rings after membership or weight changes")
 				.register(this.meters);
+			DispatchQueues queues = service.queues();
+			FunctionCounter.builder("dualmap.migrations", queues, DispatchQueues::migrations)
+				.tags(tags)
+				.description("Queued requests the rebalancer moved off a hotspot")
+				.register(this.meters);
+			FunctionCounter.builder("dualmap.reroutes", queues, DispatchQueues::rerouted)
+				.tags(tags)
+				.description("Queued requests moved because their instance left, was drained or became unhealthy")
+				.register(this.meters);
+			FunctionCounter.builder("dualmap.queue.releases", queues, DispatchQueues::releases)
+				.tags(tags)
+				.description("Requests released from the dispatch queues to an instance")
+				.register(this.meters);
+			for (int status : PoolInspection.REJECTION_STATUSES) {
+				FunctionCounter.builder("dualmap.rejections", service, p -> p.rejections(status))
+					.tags(tags.and("status", Integer.toString(status)))
+					.description("Requests answered 429 or 503 instead of being sent to an instance")
+					.register(this.meters);
+			}
 			// Both outcomes from the start, so attainment ratios exist before the first
 			// miss.
 			sloCounter(id, "within");
@@ -189,6 +214,9 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			gauge("dualmap.pending.tokens", tags, service, instanceId, "Pending uncached tokens as policies see them",
 					s -> pool.pendingTokens(s));
 			gauge("dualmap.inflight", tags, service, instanceId, "Requests sent and not finished", s -> s.inFlight());
+			gauge("dualmap.queue.depth", tags, service, instanceId,
+					"Requests waiting in the gateway's dispatch queue for the instance",
+					s -> service.queues().queued(instanceId));
 			gauge("dualmap.estimated.hit.rate", tags, service, instanceId,
 					"Share of routed prompt tokens the router's shadow index expected cached",
 					InstanceState::estimatedHitRate);

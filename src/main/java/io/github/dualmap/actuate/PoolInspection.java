@@ -1,17 +1,21 @@
 package io.github.dualmap.actuate;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 import io.github.dualmap.core.Candidates;
+import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.DualHashRing;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.HotPrefixTable;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.ServicePool;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -36,6 +40,9 @@ final class PoolInspection {
 	 * standard error of a 1/3 share near 0.7 percentage points.
 	 */
 	static final int SHARE_SAMPLE_KEYS = 4096;
+
+	/** The statuses a rejected request is answered with. */
+	static final List<Integer> REJECTION_STATUSES = List.of(Rejection.TOO_MANY_REQUESTS, Rejection.SERVICE_UNAVAILABLE);
 
 	private static final HexFormat HEX = HexFormat.of();
 
@@ -74,13 +81,18 @@ final class PoolInspection {
 		DualMapDescriptor.TtftModel model = new DualMapDescriptor.TtftModel(pool.estimator().nanosPerToken() / 1e6,
 				settings.prefillNanosPerToken() / 1e6, DualMapDescriptor.millis(pool.estimator().baseNanos()));
 		return new DualMapDescriptor.Pool(service.serviceId(), states.size(), accepting, pool.ringRebuilds(),
-				pool.loadCv(), pool.meanPendingTokens(), model, List.copyOf(instances), List.copyOf(hot),
-				List.copyOf(warnings));
+				pool.loadCv(), pool.meanPendingTokens(), model, queue(service), List.copyOf(instances),
+				List.copyOf(hot), List.copyOf(warnings));
 	}
 
-	/** Whether nothing is in flight on or queued for {@code s}. */
-	static boolean idle(InstanceState s) {
-		return s.inFlight() == 0 && s.queuedRequests() == 0;
+	static DualMapDescriptor.Queue queue(ServicePool service) {
+		DispatchQueues q = service.queues();
+		Map<Integer, Long> byStatus = new TreeMap<>();
+		for (int status : REJECTION_STATUSES) {
+			byStatus.put(status, service.rejections(status));
+		}
+		return new DualMapDescriptor.Queue(q.queued(), q.migrations(), q.rerouted(), q.rejections(), q.releases(),
+				Collections.unmodifiableMap(byStatus));
 	}
 
 	static String hex(long hash) {
@@ -106,9 +118,9 @@ final class PoolInspection {
 		double[] share = shares.getOrDefault(s.id(), new double[2]);
 		return new DualMapDescriptor.Instance(s.id(), discovered == null ? null : discovered.getUri().toString(),
 				s.weight(), rings.virtualNodesOf(s.id()), share[0], share[1], s.healthy(), breaker.name(), s.draining(),
-				idle(s), pool.isHotspot(s), s.queuedTokens(), s.prefillTokens(), s.localPendingTokens(),
-				pool.pendingTokens(s), s.inFlight(), s.queuedRequests(), s.prefillRequests(), s.dispatched(),
-				finite(s.estimatedHitRate()), s.shadow().size(), s.shadow().capacityBlocks(),
+				service.isIdle(s.id()), pool.isHotspot(s), s.queuedTokens(), s.prefillTokens(), s.localPendingTokens(),
+				pool.pendingTokens(s), s.inFlight(), service.queues().queued(s.id()), s.prefillRequests(),
+				s.dispatched(), finite(s.estimatedHitRate()), s.shadow().size(), s.shadow().capacityBlocks(),
 				service.scrapeFailures(s.id()), DualMapDescriptor.millis(now - s.addedAtNanos()),
 				engine(s, now, pool.settings().staleAfterNanos()));
 	}
@@ -151,7 +163,7 @@ final class PoolInspection {
 	private static void poolWarnings(String service, int size, int accepting, List<String> warnings) {
 		if (size == 0) {
 			warnings.add("service '" + service
-					+ "' has no known instances yet; membership is read from discovery on its first routed request");
+					+ "' has no known instances: discovery reports none, so its requests are answered 503");
 			return;
 		}
 		if (size < MIN_USEFUL_INSTANCES) {

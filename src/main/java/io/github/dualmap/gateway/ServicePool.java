@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 
 import io.github.dualmap.core.Candidates;
 import io.github.dualmap.core.Decision;
@@ -65,6 +66,10 @@ public final class ServicePool {
 
 	private final Map<String, AtomicLong> scrapeFailures = new ConcurrentHashMap<>();
 
+	private final LongAdder tooManyRequests = new LongAdder();
+
+	private final LongAdder unavailable = new LongAdder();
+
 	ServicePool(String serviceId, InstancePool pool, RoutingPolicy policy, QueueSettings queueSettings,
 			InstanceBreakers breakers, String weightMetadataKey, List<DualMapListener> listeners) {
 		this.serviceId = serviceId;
@@ -106,6 +111,9 @@ public final class ServicePool {
 			}
 			this.pool.updateMembership(members.stream().map(m -> new RingMember(m.id(), m.weight())).toList());
 			this.breakers.retain(byId.keySet());
+			// A departed instance's count would otherwise stay forever; one that comes
+			// back starts from zero, like its meters.
+			this.scrapeFailures.keySet().retainAll(byId.keySet());
 			this.membership = new Membership(members, Map.copyOf(byId));
 		}
 		this.policy.onMembershipChanged(this.pool);
@@ -153,37 +161,6 @@ public final class ServicePool {
 	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, Set<String> excluded,
 			boolean repeated) {
 		return Mono.create(sink -> new Submission(sink, request, streaming, excluded).start(repeated));
-	}
-
-	/**
-	 * Chooses an instance for {@code request}, avoiding {@code excluded} and instances
-	 * whose breaker refuses a call, and dispatches the request there at once, outside the
-	 * dispatch queues. The gateway itself goes through {@link #submit}. With a non-empty
-	 * {@code excluded} the request is taken for a retry and not counted again in the
-	 * hot-prefix table.
-	 * @return the attempt, or {@code null} when no instance can take the request
-	 */
-	public @Nullable RoutedAttempt choose(RoutingRequest request, Set<String> excluded) {
-		Set<String> refused = new HashSet<>(excluded);
-		Decision decision = excluded.isEmpty() ? this.policy.choose(request, this.pool) : alternative(request, refused);
-		for (int tries = 0; tries <= this.pool.size() && decision != null; tries++) {
-			String id = decision.instanceId();
-			if (!refused.contains(id) && this.membership.byId().containsKey(id)) {
-				CircuitBreaker breaker = this.breakers.breaker(id);
-				if (breaker.tryAcquirePermission()) {
-					InstancePool.Dispatch dispatch = this.pool.dispatch(request, decision);
-					this.policy.onDispatched(request, decision, this.pool);
-					for (DualMapListener l : this.listeners) {
-						l.onDecision(this.serviceId, request, decision);
-					}
-					return new RoutedAttempt(this, request, decision, dispatch, breaker, this.membership.byId().get(id),
-							null);
-				}
-			}
-			refused.add(id);
-			decision = alternative(request, refused);
-		}
-		return null;
 	}
 
 	/**
@@ -295,7 +272,10 @@ public final class ServicePool {
 		return new ArrayList<>(this.membership.byId().values());
 	}
 
-	/** Scrape failures of {@code instanceId} since it was first seen. */
+	/**
+	 * Scrape failures of {@code instanceId} since it last joined the pool; 0 for a
+	 * non-member.
+	 */
 	public long scrapeFailures(String instanceId) {
 		AtomicLong n = this.scrapeFailures.get(instanceId);
 		return n == null ? 0 : n.get();
@@ -309,7 +289,32 @@ public final class ServicePool {
 	}
 
 	void countScrapeFailure(String instanceId) {
-		this.scrapeFailures.computeIfAbsent(instanceId, id -> new AtomicLong()).incrementAndGet();
+		// Under the membership lock: a scrape that fails while its instance is being
+		// removed must not re-create the count updateMembership just dropped.
+		synchronized (this) {
+			if (this.membership.byId().containsKey(instanceId)) {
+				this.scrapeFailures.computeIfAbsent(instanceId, id -> new AtomicLong()).incrementAndGet();
+			}
+		}
+	}
+
+	/**
+	 * Requests of this pool answered with {@code status} instead of being sent: the
+	 * dispatch queues' rejections plus requests no instance accepted after every
+	 * candidate refused them.
+	 * @param status {@link Rejection#TOO_MANY_REQUESTS} or
+	 * {@link Rejection#SERVICE_UNAVAILABLE}
+	 */
+	public long rejections(int status) {
+		return switch (status) {
+			case Rejection.TOO_MANY_REQUESTS -> this.tooManyRequests.sum();
+			case Rejection.SERVICE_UNAVAILABLE -> this.unavailable.sum();
+			default -> throw new IllegalArgumentException("rejection status must be 429 or 503 but was " + status);
+		};
+	}
+
+	private void countRejection(Rejection rejection) {
+		(rejection.status() == Rejection.TOO_MANY_REQUESTS ? this.tooManyRequests : this.unavailable).increment();
 	}
 
 	List<DualMapListener> listeners() {
@@ -395,11 +400,12 @@ public final class ServicePool {
 					return;
 				}
 				if (this.refusals > ServicePool.this.pool.size() + 1) {
-					this.sink.error(new DispatchRejectedException(
-							new Rejection(Rejection.SERVICE_UNAVAILABLE,
-									"no instance of '" + ServicePool.this.serviceId + "' accepts requests",
-									ServicePool.this.queues.settings().unavailableRetryAfterSeconds()),
-							DispatchRejectedException.NO_INSTANCE_AVAILABLE));
+					Rejection none = new Rejection(Rejection.SERVICE_UNAVAILABLE,
+							"no instance of '" + ServicePool.this.serviceId + "' accepts requests",
+							ServicePool.this.queues.settings().unavailableRetryAfterSeconds());
+					countRejection(none);
+					this.sink
+						.error(new DispatchRejectedException(none, DispatchRejectedException.NO_INSTANCE_AVAILABLE));
 					return;
 				}
 				place(true);
@@ -420,6 +426,7 @@ public final class ServicePool {
 
 		@Override
 		public void rejected(QueuedRequest q, Rejection rejection) {
+			countRejection(rejection);
 			this.sink.error(new DispatchRejectedException(rejection, rejectionCode(q, rejection)));
 		}
 

@@ -5,11 +5,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.github.dualmap.gateway.DispatchAccountingFilter;
+import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.ServicePool;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -30,8 +33,9 @@ import static org.awaitility.Awaitility.await;
 /**
  * Draining through {@code POST /actuator/dualmap/{service}/{instance}} with
  * {@code management.endpoint.dualmap.access=unrestricted}, on three stub engines: a
- * drained instance gets no new requests, keeps the one it holds, reports idle once that
- * finishes, and takes requests again when undrained.
+ * drained instance gets no new requests, keeps the one it holds, hands the requests
+ * queued for it to other instances at once, reports idle once its own request finishes,
+ * and takes requests again when undrained.
  */
 @SpringBootTest(classes = DualMapDrainIntegrationTests.App.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -41,7 +45,10 @@ import static org.awaitility.Awaitility.await;
 				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
 				"management.endpoints.web.exposure.include=dualmap", "management.endpoint.dualmap.access=unrestricted",
 				"spring.cloud.gateway.server.webflux.httpclient.response-timeout=30s",
-				"spring.web.error.include-message=always" })
+				"spring.web.error.include-message=always",
+				// One request in prefill per instance, so a held stream makes the next
+				// ones queue.
+				"dualmap.dispatch.max-prefill-requests=1" })
 @AutoConfigureWebTestClient(timeout = "30s")
 class DualMapDrainIntegrationTests {
 
@@ -54,6 +61,9 @@ class DualMapDrainIntegrationTests {
 
 	@LocalServerPort
 	int port;
+
+	@Autowired
+	DualMapRegistry registry;
 
 	@DynamicPropertySource
 	static void engines(DynamicPropertyRegistry properties) {
@@ -167,6 +177,85 @@ class DualMapDrainIntegrationTests {
 				.getFirst(DispatchAccountingFilter.INSTANCE_HEADER));
 		}
 		assertThat(servedAgain).isTrue();
+	}
+
+	static String streamed(String system, String user) {
+		return """
+				{"model":"m","stream":true,"messages":[{"role":"system","content":"%s"},{"role":"user","content":"%s"}]}"""
+			.formatted(system, user);
+	}
+
+	CompletableFuture<HttpResponse<String>> sendAsync(HttpClient http, String body) {
+		return http
+			.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/v1/chat/completions"))
+				.header("content-type", "application/json")
+				.POST(HttpRequest.BodyPublishers.ofString(body))
+				.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	@Test
+	void drainingMovesTheRequestsQueuedForTheInstanceElsewhereAtOnce() throws Exception {
+		String system = "You answer questions about queues and waiting lines. ".repeat(10);
+		HttpClient http = HttpClient.newHttpClient();
+		HttpResponse<String> warm = sendAsync(http, streamed(system, "warm up")).get(10, TimeUnit.SECONDS);
+		assertThat(warm.statusCode()).isEqualTo(200);
+		String home = warm.headers().firstValue(DispatchAccountingFilter.INSTANCE_HEADER).orElseThrow();
+		StubEngine engine = ENGINES.stream().filter(e -> e.instanceId().equals(home)).findFirst().orElseThrow();
+		ServicePool pool = this.registry.pool("llm");
+		engine.close();
+		int servedBefore = engine.served.get();
+		// A stream whose first byte the engine holds: in prefill on its home, which then
+		// has no prefill capacity left (max-prefill-requests=1).
+		CompletableFuture<HttpResponse<String>> held = sendAsync(http, streamed(system, "held"));
+		await().atMost(Duration.ofSeconds(10)).until(() -> engine.served.get() == servedBefore + 1);
+		// Same prefix, cached only on the home: they wait in the gateway for it.
+		List<CompletableFuture<HttpResponse<String>>> waiting = new ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			waiting.add(sendAsync(http, streamed(system, "waiting " + i)));
+		}
+		await().atMost(Duration.ofSeconds(10)).until(() -> pool.queues().queued(home) == 3);
+		long reroutedBefore = pool.queues().rerouted();
+
+		drain(home, true).jsonPath("$.draining")
+			.isEqualTo(true)
+			.jsonPath("$.queuedRequests")
+			.isEqualTo(0)
+			.jsonPath("$.inFlight")
+			.isEqualTo(1)
+			.jsonPath("$.idle")
+			.isEqualTo(false);
+		assertThat(pool.queues().rerouted() - reroutedBefore).isEqualTo(3);
+		for (CompletableFuture<HttpResponse<String>> w : waiting) {
+			HttpResponse<String> r = w.get(10, TimeUnit.SECONDS);
+			assertThat(r.statusCode()).isEqualTo(200);
+			assertThat(r.headers().firstValue(DispatchAccountingFilter.INSTANCE_HEADER)).get().isNotEqualTo(home);
+		}
+		assertThat(engine.served.get()).isEqualTo(servedBefore + 1);
+
+		engine.open();
+		assertThat(held.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+		await().atMost(Duration.ofSeconds(10)).until(() -> pool.isIdle(home));
+		this.client.get()
+			.uri("/actuator/dualmap/llm/{instance}", home)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.idle")
+			.isEqualTo(true)
+			.jsonPath("$.draining")
+			.isEqualTo(true);
+		this.client.get()
+			.uri("/actuator/dualmap/llm")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.queue.queued")
+			.isEqualTo(0)
+			.jsonPath("$.queue.rerouted")
+			.value(Integer.class, n -> assertThat(n).isGreaterThanOrEqualTo(3));
+		drain(home, false).jsonPath("$.draining").isEqualTo(false);
 	}
 
 	@Test

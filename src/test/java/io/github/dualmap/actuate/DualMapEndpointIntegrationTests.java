@@ -29,8 +29,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * {@code /actuator/dualmap} and {@code /actuator/prometheus} with the endpoint at its
- * default (read-only) access, in front of two stub engines: the JSON shape, the warning
- * about a pool below three instances, a refused drain, and the meters with their tags. No
+ * default (read-only) access, in front of two stub engines: the pool known from discovery
+ * before any request, the JSON shape with queue settings and counters, the warning about
+ * a pool below three instances, a refused drain, and the meters with their tags. No
  * prompt text appears in either answer.
  */
 @SpringBootTest(classes = DualMapEndpointIntegrationTests.App.class,
@@ -70,9 +71,13 @@ class DualMapEndpointIntegrationTests {
 		ENGINES.forEach(StubEngine::stop);
 	}
 
+	/**
+	 * A streamed chat completion, read to its end: only a streamed first byte is a real
+	 * TTFT, so only streamed requests feed {@code dualmap.ttft} and {@code dualmap.slo}.
+	 */
 	String chat(String user) {
 		String body = """
-				{"model":"m","messages":[{"role":"system","content":"%s"},{"role":"user","content":"%s"}]}"""
+				{"model":"m","stream":true,"messages":[{"role":"system","content":"%s"},{"role":"user","content":"%s"}]}"""
 			.formatted(SYSTEM_PROMPT, user);
 		return this.client.post()
 			.uri("/v1/chat/completions")
@@ -81,7 +86,8 @@ class DualMapEndpointIntegrationTests {
 			.exchange()
 			.expectStatus()
 			.isOk()
-			.returnResult(byte[].class)
+			.expectBody()
+			.returnResult()
 			.getResponseHeaders()
 			.getFirst(DispatchAccountingFilter.INSTANCE_HEADER);
 	}
@@ -100,19 +106,40 @@ class DualMapEndpointIntegrationTests {
 
 	@Test
 	@Order(1)
-	void beforeTheFirstRequestThePoolIsEmptyAndSaysSo() {
-		this.client.get()
-			.uri("/actuator/dualmap")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody()
-			.jsonPath("$.policy")
-			.isEqualTo("dualmap")
-			.jsonPath("$.pools.llm.size")
-			.isEqualTo(0)
-			.jsonPath("$.warnings[0]")
-			.value(String.class, w -> assertThat(w).contains("'llm'").contains("no known instances"));
+	void beforeTheFirstRequestThePoolIsKnownFromDiscoveryWithItsQueues() {
+		// Membership is read from discovery at startup, not on the first request.
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.registry.pool("llm").pool().size() == 2);
+		String body = get("/actuator/dualmap");
+		JsonNode root = JSON.readTree(body);
+		assertThat(root.get("policy").asString()).isEqualTo("dualmap");
+		assertThat(root.get("dispatchMode").asString()).isEqualTo("queue");
+		JsonNode dispatch = root.get("dispatch");
+		assertThat(dispatch.get("maxPrefillRequests").asInt()).isEqualTo(8);
+		assertThat(dispatch.get("maxPrefillTokens").asLong()).isEqualTo(16384);
+		assertThat(dispatch.get("maxWaitMs").asLong()).isEqualTo(30_000);
+		assertThat(dispatch.get("agingMs").asLong()).isEqualTo(2000);
+		assertThat(dispatch.get("expiry").asString()).isEqualTo("reject");
+		JsonNode pool = root.get("pools").get("llm");
+		assertThat(pool.get("size").asInt()).isEqualTo(2);
+		assertThat(pool.get("accepting").asInt()).isEqualTo(2);
+		assertThat(pool.get("instances")).hasSize(2);
+		for (JsonNode i : pool.get("instances")) {
+			assertThat(i.get("dispatched").asLong()).isZero();
+			assertThat(i.get("queuedRequests").asInt()).isZero();
+			assertThat(i.get("idle").asBoolean()).isTrue();
+		}
+		JsonNode queue = pool.get("queue");
+		assertThat(queue.get("queued").asInt()).isZero();
+		assertThat(queue.get("releases").asLong()).isZero();
+		assertThat(queue.get("migrations").asLong()).isZero();
+		assertThat(queue.get("rerouted").asLong()).isZero();
+		assertThat(queue.get("rejections").asLong()).isZero();
+		assertThat(queue.get("rejectionsByStatus").get("429").asLong()).isZero();
+		assertThat(queue.get("rejectionsByStatus").get("503").asLong()).isZero();
+		// The only warning is about the small pool; none says the pool is unknown.
+		assertThat(root.get("warnings")).hasSize(1);
+		assertThat(root.get("warnings").get(0).asString()).contains("service 'llm' has 2 instances");
+		assertThat(body).doesNotContain("no known instances");
 	}
 
 	@Test
@@ -247,6 +274,12 @@ class DualMapEndpointIntegrationTests {
 			.containsPattern(
 					"dualmap_engine_prefix_queries_tokens_total\\{instance=\"" + home + "\",service=\"llm\"} 1000\\.0")
 			.containsPattern("dualmap_scrape_errors_total\\{instance=\"" + home + "\",service=\"llm\"} \\d+\\.0")
+			.containsPattern("dualmap_queue_depth\\{instance=\"" + home + "\",service=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_queue_releases_total\\{service=\"llm\"} 13\\.0")
+			.containsPattern("dualmap_migrations_total\\{service=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_reroutes_total\\{service=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"429\"} 0\\.0")
+			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"503\"} 0\\.0")
 			.doesNotContain("Zebra")
 			.doesNotContain("one more");
 	}

@@ -11,8 +11,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
+import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.gateway.DispatchRejectedException;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.EngineScraping;
 import io.github.dualmap.gateway.RoutedAttempt;
@@ -22,16 +24,19 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.http.HttpStatus;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The {@code dualmap.*} meters without Spring: tags, SLO outcomes, removal of a departed
- * instance's meters, and no prompt-derived tag values.
+ * The {@code dualmap.*} meters without Spring: tags, SLO outcomes of streamed requests,
+ * queue meters, removal of a departed instance's meters, and no prompt-derived tag
+ * values.
  */
 class DualMapMetersTests {
 
@@ -48,15 +53,30 @@ class DualMapMetersTests {
 
 	private final ServicePool pool = this.registry.pool("llm");
 
+	private int ids;
+
 	private static ServiceInstance instance(String id) {
 		return new DefaultServiceInstance(id, "llm", "10.0.0." + id.charAt(id.length() - 1), 8000, false, Map.of());
 	}
 
-	/** Routes one request, lets its first byte arrive after {@code ttft} and ends it. */
-	private RoutedAttempt serve(PromptBlocks blocks, Duration ttft, Duration slo) {
+	/**
+	 * Places one request through the pool's dispatch queues and waits for its release.
+	 */
+	private RoutedAttempt submit(PromptBlocks blocks, Duration slo, boolean streaming) {
 		RoutedAttempt attempt = this.pool
-			.choose(new RoutingRequest("r" + this.now.get(), blocks, slo.toNanos(), this.now.get()), Set.of());
+			.submit(new RoutingRequest("r" + this.ids++, blocks, slo.toNanos(), this.now.get()), streaming, Set.of(),
+					false)
+			.block(Duration.ofSeconds(5));
 		assertThat(attempt).isNotNull();
+		return attempt;
+	}
+
+	/**
+	 * Routes one streaming request, lets its first byte arrive after {@code ttft} and
+	 * ends it.
+	 */
+	private RoutedAttempt serve(PromptBlocks blocks, Duration ttft, Duration slo) {
+		RoutedAttempt attempt = submit(blocks, slo, true);
 		this.now.addAndGet(ttft.toNanos());
 		attempt.firstByte();
 		attempt.complete(HttpStatus.OK);
@@ -101,11 +121,87 @@ class DualMapMetersTests {
 	}
 
 	@Test
+	void theFirstByteOfANonStreamingResponseIsNoTtftAndCountsForNoSlo() {
+		new DualMapMeters(this.registry).bindTo(this.meters);
+		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
+		RoutedAttempt attempt = submit(this.hasher.ofText("m", "whole answer ".repeat(100)), Duration.ofSeconds(5),
+				false);
+		// The first byte of a non-streaming response comes when generation ended.
+		this.now.addAndGet(Duration.ofSeconds(8).toNanos());
+		attempt.firstByte();
+		attempt.complete(HttpStatus.OK);
+		assertThat(this.meters.get("dualmap.decisions")
+			.tags("service", "llm", "instance", attempt.instanceId())
+			.counter()
+			.count()).isEqualTo(1);
+		assertThat(this.meters.find("dualmap.ttft").timers()).isEmpty();
+		assertThat(this.meters.get("dualmap.slo").tags("outcome", "over").counter().count()).isZero();
+		assertThat(this.meters.get("dualmap.slo").tags("outcome", "within").counter().count()).isZero();
+	}
+
+	@Test
+	void queueDepthReleasesReroutesAndRejectionsFollowTheDispatchQueues() {
+		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(2).build(), "dualmap", List.of("llm"),
+				"dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock);
+		ServicePool pool = registry.pool("llm");
+		new DualMapMeters(registry).bindTo(this.meters);
+		pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
+		PromptBlocks blocks = this.hasher.ofText("m", "one tenant ".repeat(100));
+		RoutedAttempt first = pool.submit(request(blocks), true, Set.of(), false).block(Duration.ofSeconds(5));
+		String home = first.instanceId();
+		Disposable second = pool.submit(request(blocks), true, Set.of(), false).subscribe();
+		Disposable third = pool.submit(request(blocks), true, Set.of(), false).subscribe();
+		assertThat(this.meters.get("dualmap.queue.depth").tags("instance", home).gauge().value()).isEqualTo(2);
+		assertThatThrownBy(() -> pool.submit(request(blocks), true, Set.of(), false).block(Duration.ofSeconds(5)))
+			.isInstanceOf(DispatchRejectedException.class);
+		assertThat(
+				this.meters.get("dualmap.rejections").tags("service", "llm", "status", "429").functionCounter().count())
+			.isEqualTo(1);
+		assertThat(
+				this.meters.get("dualmap.rejections").tags("service", "llm", "status", "503").functionCounter().count())
+			.isZero();
+		assertThat(this.meters.get("dualmap.queue.releases").tags("service", "llm").functionCounter().count())
+			.isEqualTo(1);
+
+		// Draining the home moves both queued requests to other instances at once.
+		pool.drain(home);
+		assertThat(this.meters.get("dualmap.queue.depth").tags("instance", home).gauge().value()).isZero();
+		assertThat(this.meters.get("dualmap.reroutes").tags("service", "llm").functionCounter().count()).isEqualTo(2);
+		// Each moved request is released where it went, or waits there behind the other.
+		double stillQueued = this.meters.find("dualmap.queue.depth")
+			.gauges()
+			.stream()
+			.mapToDouble(io.micrometer.core.instrument.Gauge::value)
+			.sum();
+		assertThat(this.meters.get("dualmap.queue.releases").tags("service", "llm").functionCounter().count())
+			.isEqualTo(3 - stillQueued);
+		assertThat(this.meters.get("dualmap.migrations").tags("service", "llm").functionCounter().count()).isZero();
+
+		// The depth gauge leaves with its instance.
+		List<ServiceInstance> rest = new ArrayList<>();
+		for (String id : List.of("i1", "i2", "i3")) {
+			if (!id.equals(home)) {
+				rest.add(instance(id));
+			}
+		}
+		pool.updateMembership(rest);
+		assertThat(this.meters.find("dualmap.queue.depth").tag("instance", home).gauges()).isEmpty();
+		assertThat(this.meters.find("dualmap.queue.depth").gauges()).hasSize(2);
+		second.dispose();
+		third.dispose();
+		first.complete(HttpStatus.OK);
+	}
+
+	private RoutingRequest request(PromptBlocks blocks) {
+		return new RoutingRequest("q" + this.ids++, blocks, Duration.ofSeconds(5).toNanos(), this.now.get());
+	}
+
+	@Test
 	void inFlightAndLoadSpreadFollowOpenRequests() {
 		new DualMapMeters(this.registry).bindTo(this.meters);
 		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
-		RoutedAttempt open = this.pool.choose(new RoutingRequest("open", this.hasher.ofText("m", "held ".repeat(200)),
-				Duration.ofSeconds(5).toNanos(), this.now.get()), Set.of());
+		RoutedAttempt open = submit(this.hasher.ofText("m", "held ".repeat(200)), Duration.ofSeconds(5), true);
 		assertThat(this.meters.get("dualmap.inflight")
 			.tags("service", "llm", "instance", open.instanceId())
 			.gauge()
@@ -201,7 +297,7 @@ class DualMapMetersTests {
 		assertThat(tagValues).isNotEmpty();
 		assertThat(tagValues).allSatisfy(v -> {
 			assertThat(v).isIn("llm", "i1", "i2", "i3", "affinity", "slo-switch", "hotspot", "fallback", "third-choice",
-					"load", "dualmap", "within", "over");
+					"load", "dualmap", "within", "over", "429", "503");
 			assertThat(forbidden).doesNotContain(v);
 		});
 	}

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.netty.DisposableServer;
@@ -12,9 +13,9 @@ import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
 /**
- * A vLLM-like backend on loopback: JSON completions and chat completions, a vLLM V1
- * {@code /metrics} with prefix cache counters, and a gate that holds responses until the
- * test opens it (to keep requests in flight).
+ * A vLLM-like backend on loopback: JSON or SSE ({@code "stream": true}) completions and
+ * chat completions, a vLLM V1 {@code /metrics} with prefix cache counters, and a gate
+ * that holds responses until the test opens it (to keep requests in flight).
  */
 final class StubEngine {
 
@@ -67,6 +68,14 @@ final class StubEngine {
 		Mono<Void> wait = held == null ? Mono.empty() : held.asMono();
 		return req.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("").flatMap(body -> {
 			this.served.incrementAndGet();
+			if (body.replace(" ", "").contains("\"stream\":true")) {
+				// Nothing, not even the first event, before the gate opens: the request
+				// stays in prefill as far as the gateway can tell.
+				return wait.then(res.header("content-type", "text/event-stream")
+					.sendString(Flux.just("data: {\"choices\":[{\"text\":\"ok\"}]}\n\n", "data: [DONE]\n\n"),
+							StandardCharsets.UTF_8)
+					.then());
+			}
 			return wait.then(res.header("content-type", "application/json")
 				.sendString(Mono.just("{\"id\":\"cmpl\",\"choices\":[{\"text\":\"ok\"}]}"))
 				.then());

@@ -168,6 +168,39 @@ class ServicePoolTests {
 		assertThat(warm).isGreaterThan(0.2);
 	}
 
+	@Test
+	void scrapeFailuresOfADepartedInstanceAreDroppedAndNotCountedAfterItLeft() {
+		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(), "a", "b");
+		pool.countScrapeFailure("a");
+		pool.countScrapeFailure("b");
+		pool.countScrapeFailure("b");
+		members(pool, "a");
+		assertThat(pool.scrapeFailures()).containsOnlyKeys("a");
+		assertThat(pool.scrapeFailures("b")).isZero();
+		// A late failure of the departed instance does not bring its count back.
+		pool.countScrapeFailure("b");
+		assertThat(pool.scrapeFailures()).containsOnlyKeys("a");
+		// Back in discovery, it starts from zero.
+		members(pool, "a", "b");
+		assertThat(pool.scrapeFailures("b")).isZero();
+		assertThat(pool.scrapeFailures("a")).isEqualTo(1);
+	}
+
+	@Test
+	void rejectionsAreCountedByStatusAndOtherStatusesAreRefused() {
+		ServicePool pool = pool(SchedulerSettings.ofDefaults(),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(1).build(), "a");
+		RoutedAttempt first = now(pool, request("x"));
+		Disposable queued = pool.submit(request("x"), true, Set.of(), false).subscribe();
+		assertThatThrownBy(() -> now(pool, request("x"))).isInstanceOf(DispatchRejectedException.class);
+		assertThat(pool.rejections(429)).isEqualTo(1);
+		assertThat(pool.rejections(503)).isZero();
+		assertThatThrownBy(() -> pool.rejections(500)).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("500");
+		queued.dispose();
+		first.complete(HttpStatus.OK);
+	}
+
 	/**
 	 * Share of 90 distinct prompts, held in flight together so load builds up, that go to
 	 * instance c.
