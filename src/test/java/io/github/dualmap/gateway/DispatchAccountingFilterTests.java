@@ -1,0 +1,97 @@
+package io.github.dualmap.gateway;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.core.QueueSettings;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.route.Route;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.HttpStatus;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The accounting filter without Spring: routing headers on or off, and the attempt ended
+ * exactly once whatever way the exchange ends.
+ */
+class DispatchAccountingFilterTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(5);
+
+	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(),
+			QueueSettings.ofDefaults(), "dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(),
+			NanoClock.SYSTEM);
+
+	private final ServicePool pool = pool(this.registry);
+
+	private static ServicePool pool(DualMapRegistry registry) {
+		ServicePool pool = registry.pool("llm");
+		List<ServiceInstance> members = List.of(
+				new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
+				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of()),
+				new DefaultServiceInstance("c", "llm", "10.0.0.3", 8000, false, Map.of()));
+		pool.updateMembership(members);
+		return pool;
+	}
+
+	private MockServerWebExchange routedExchange() {
+		MockServerWebExchange exchange = MockServerWebExchange
+			.from(MockServerHttpRequest.post("/v1/completions").build());
+		Route route = Route.async().id("llm").uri(URI.create("lb://llm")).predicate(e -> true).build();
+		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR, route);
+		RoutingRequest request = new RoutingRequest("r1", PrefixHasher.ofDefaults().ofText("m", "hello ".repeat(100)),
+				Duration.ofSeconds(5).toNanos(), System.nanoTime());
+		RoutedAttempt attempt = this.pool.submit(request, true, Set.of(), false).block(WAIT);
+		exchange.getAttributes().put(DualMapExchangeAttributes.ATTEMPT_ATTR, attempt);
+		return exchange;
+	}
+
+	private static GatewayFilterChain writing(String body) {
+		return exchange -> {
+			exchange.getResponse().setStatusCode(HttpStatus.OK);
+			return exchange.getResponse()
+				.writeWith(Mono.just(DefaultDataBufferFactory.sharedInstance.wrap(body.getBytes())));
+		};
+	}
+
+	@Test
+	void routingHeadersAreAddedWhenEnabled() {
+		MockServerWebExchange exchange = routedExchange();
+		new DispatchAccountingFilter(this.registry, true).filter(exchange, writing("data: x\n\n")).block(WAIT);
+		RoutedAttempt attempt = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+		assertThat(exchange.getResponse().getHeaders().getFirst(DispatchAccountingFilter.INSTANCE_HEADER))
+			.isEqualTo(attempt.instanceId());
+		assertThat(exchange.getResponse().getHeaders().getFirst(DispatchAccountingFilter.REASON_HEADER))
+			.isEqualTo(attempt.decision().reason().value());
+	}
+
+	@Test
+	void routingHeadersCanBeSwitchedOff() {
+		MockServerWebExchange exchange = routedExchange();
+		new DispatchAccountingFilter(this.registry, false).filter(exchange, writing("data: x\n\n")).block(WAIT);
+		assertThat(exchange.getResponse().getHeaders().containsHeader(DispatchAccountingFilter.INSTANCE_HEADER))
+			.isFalse();
+		assertThat(exchange.getResponse().getHeaders().containsHeader(DispatchAccountingFilter.REASON_HEADER))
+			.isFalse();
+		// Accounting still runs: the request is over and nothing stays in flight.
+		assertThat(this.pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+	}
+
+}
