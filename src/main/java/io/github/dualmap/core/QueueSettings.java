@@ -32,10 +32,13 @@ import java.time.Duration;
  * @param maxMovesPerTrigger bound on moves per rebalancing pass, so one event does
  * bounded work
  * @param unavailableRetryAfterSeconds {@code Retry-After} when no instance accepts work
+ * @param idlePull an instance with prefill capacity and an empty queue pulls queued
+ * requests whose other candidate it is (work stealing between the two candidates), when
+ * the move gains more than the migration margin; counted as migrations
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
-		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds) {
+		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 8;
@@ -105,6 +108,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.migrationMargin = migrationMargin;
 		b.maxMovesPerTrigger = maxMovesPerTrigger;
 		b.unavailableRetryAfterSeconds = unavailableRetryAfterSeconds;
+		b.idlePull = idlePull;
 		return b;
 	}
 
@@ -144,6 +148,10 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 
 		// About one discovery refresh or circuit-breaker half-open probe.
 		private long unavailableRetryAfterSeconds = 5;
+
+		// Measured in docs/benchmarks.md: an idle candidate taking over queued work is
+		// what late binding is for.
+		private boolean idlePull = true;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -205,10 +213,15 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder idlePull(boolean v) {
+			this.idlePull = v;
+			return this;
+		}
+
 		public QueueSettings build() {
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
-					unavailableRetryAfterSeconds);
+					unavailableRetryAfterSeconds, idlePull);
 		}
 
 	}
