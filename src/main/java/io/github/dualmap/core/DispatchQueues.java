@@ -65,6 +65,9 @@ public final class DispatchQueues {
 
 	private final TreeSet<QueuedRequest> prefillEstimates = new TreeSet<>(PREFILL_DEADLINE);
 
+	// Idle pull: queued requests by the candidate that may take them over, oldest first.
+	private final Map<InstanceState, TreeSet<QueuedRequest>> byAlternative = new LinkedHashMap<>();
+
 	private DualHashRing seenRings;
 
 	private long sequence;
@@ -78,6 +81,8 @@ public final class DispatchQueues {
 	private long rejections;
 
 	private long releases;
+
+	private long pulls;
 
 	public DispatchQueues(InstancePool pool, RoutingPolicy policy, QueueSettings settings) {
 		this.pool = pool;
@@ -333,7 +338,10 @@ public final class DispatchQueues {
 		}
 	}
 
-	/** Queued requests moved off a hotspot by the rebalancer. */
+	/**
+	 * Queued requests moved by the rebalancer: off a hotspot, or pulled by an idle
+	 * candidate.
+	 */
 	public long migrations() {
 		return locked(() -> migrations);
 	}
@@ -349,6 +357,14 @@ public final class DispatchQueues {
 	/** Requests rejected (429 and 503). */
 	public long rejections() {
 		return locked(() -> rejections);
+	}
+
+	/**
+	 * Queued requests taken over by their idle other candidate (also counted in
+	 * {@link #migrations()}).
+	 */
+	public long pulls() {
+		return locked(() -> pulls);
 	}
 
 	/** Requests sent to an instance. */
@@ -525,6 +541,9 @@ public final class DispatchQueues {
 		endEstimatedPrefills(pool.now());
 		pumpAll(out);
 		rebalance(out);
+		if (settings.idlePull() && settings.mode() == DispatchMode.QUEUE) {
+			pullToIdle(out);
+		}
 	}
 
 	// ---- membership, draining and hotspot rebalancing (all under the lock) ----
@@ -535,6 +554,14 @@ public final class DispatchQueues {
 			return;
 		}
 		seenRings = rings;
+		// Candidates follow the rings: every queued request's alternative is recomputed.
+		for (InstanceQueue iq : queues.values()) {
+			for (QueuedRequest q : iq.byArrival) {
+				unindex(q);
+				index(q, iq.state);
+			}
+		}
+		byAlternative.values().removeIf(TreeSet::isEmpty);
 		for (InstanceQueue iq : List.copyOf(queues.values())) {
 			if (pool.instance(iq.state.id()) == iq.state) {
 				continue;
@@ -601,6 +628,81 @@ public final class DispatchQueues {
 	}
 
 	private record Move(QueuedRequest request, InstanceState target, long estimateThereNanos) {
+	}
+
+	/**
+	 * Work stealing between the two candidates: every instance that accepts work and
+	 * still has prefill capacity after the release pass (so its own queue is empty) takes
+	 * over queued requests whose other candidate it is, best gain first, while the gain
+	 * beats the migration margin. At most {@link QueueSettings#maxMovesPerTrigger()}
+	 * pulls per call, each looking at no more than {@value #PULL_SCAN} requests.
+	 */
+	private void pullToIdle(List<Runnable> out) {
+		if (pool.size() < 2 || byAlternative.isEmpty()) {
+			return;
+		}
+		int budget = settings.maxMovesPerTrigger();
+		for (Map.Entry<InstanceState, TreeSet<QueuedRequest>> e : List.copyOf(byAlternative.entrySet())) {
+			InstanceState idle = e.getKey();
+			if (pool.instance(idle.id()) != idle || !idle.acceptsNewWork()) {
+				continue;
+			}
+			while (budget > 0 && !e.getValue().isEmpty() && queueOf(idle).byArrival.isEmpty()) {
+				Move m = bestPull(idle, e.getValue());
+				if (m == null) {
+					break;
+				}
+				move(m.request(), idle, Reason.IDLE_PULL, m.estimateThereNanos());
+				m.request().migrations++;
+				migrations++;
+				pulls++;
+				budget--;
+				pump(queueOf(idle), out);
+			}
+		}
+		byAlternative.values().removeIf(TreeSet::isEmpty);
+	}
+
+	/** Requests one idle instance looks at per pull, oldest first. */
+	static final int PULL_SCAN = 32;
+
+	/**
+	 * Of the first {@value #PULL_SCAN} requests {@code idle} may pull, the one whose TTFT
+	 * estimate improves most by moving (its estimate where it waits minus its estimate on
+	 * {@code idle} with the prefix {@code idle} has cached for it), when that beats the
+	 * migration margin and {@code idle} has prefill capacity for it.
+	 */
+	private @Nullable Move bestPull(InstanceState idle, TreeSet<QueuedRequest> pullable) {
+		int inPrefill = idle.prefillRequests();
+		if (inPrefill >= settings.maxPrefillRequests() || idle.prefillTokens() >= settings.maxPrefillTokens()) {
+			return null;
+		}
+		Move best = null;
+		long bestGain = 0;
+		int scanned = 0;
+		for (QueuedRequest q : pullable) {
+			if (scanned++ >= PULL_SCAN) {
+				break;
+			}
+			InstanceQueue from = q.queue;
+			if (from == null || q.migrations >= settings.maxMigrations()) {
+				continue;
+			}
+			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedTokens(q, idle));
+			if (inPrefill > 0 && idle.prefillTokens() + uncachedThere > settings.maxPrefillTokens()) {
+				continue;
+			}
+			long pendingHere = pool.pendingTokens(from.state);
+			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
+			long estThere = pool.estimateTtft(idle, uncachedThere);
+			long slo = q.request().sloTtftNanos() > 0 ? q.request().sloTtftNanos() : pool.settings().defaultSloNanos();
+			long gain = estHere - estThere;
+			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
+				best = new Move(q, idle, estThere);
+				bestGain = gain;
+			}
+		}
+		return best;
 	}
 
 	/**
@@ -737,6 +839,7 @@ public final class DispatchQueues {
 		s.queuedRequests.incrementAndGet();
 		s.oldestQueuedNanos(iq.byArrival.first().submittedAtNanos());
 		queuedTotal++;
+		index(q, s);
 	}
 
 	private void dequeue(QueuedRequest q) {
@@ -752,6 +855,39 @@ public final class DispatchQueues {
 		s.queuedRequests.decrementAndGet();
 		s.oldestQueuedNanos(iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
 		queuedTotal--;
+		unindex(q);
+	}
+
+	/**
+	 * Files {@code q}, queued on {@code s}, under the candidate of its key that is not
+	 * {@code s} (the first candidate when it waits on neither, as after a move to a
+	 * neighbour), so an idle instance finds what it may pull without scanning every
+	 * queue.
+	 */
+	private void index(QueuedRequest q, InstanceState s) {
+		DualHashRing rings = pool.rings();
+		if (!settings.idlePull() || settings.mode() != DispatchMode.QUEUE || rings.members().size() < 2) {
+			return;
+		}
+		Candidates c = rings.candidates(q.key());
+		InstanceState alt = pool.instance(c.first().equals(s.id()) ? c.second() : c.first());
+		if (alt == null || alt == s) {
+			return;
+		}
+		q.alternative = alt;
+		byAlternative.computeIfAbsent(alt, k -> new TreeSet<>(ARRIVAL)).add(q);
+	}
+
+	private void unindex(QueuedRequest q) {
+		InstanceState alt = q.alternative;
+		if (alt == null) {
+			return;
+		}
+		q.alternative = null;
+		TreeSet<QueuedRequest> set = byAlternative.get(alt);
+		if (set != null) {
+			set.remove(q);
+		}
 	}
 
 	private static void run(List<Runnable> callbacks) {

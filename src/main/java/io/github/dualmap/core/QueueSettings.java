@@ -12,8 +12,13 @@ import java.time.Duration;
  * where it can still be moved. With good cache hits a request may bring only a few
  * uncached tokens, so the token bound alone would release everything; the request bound
  * ({@value #DEFAULT_MAX_PREFILL_REQUESTS}) keeps the engine's own waiting queue short in
- * that case. A request with more uncached tokens than the token bound is still released
- * when nothing else is in prefill, so it is never stuck.
+ * that case. It is that high because a slot turns over only after a round trip (release,
+ * the engine's next step, first token back, next release joins the step after), and a
+ * busy decoding engine's steps are long: with 8 slots, cheap cached requests queued in
+ * the router, where the longest-cached-first order starved requests of other prefixes up
+ * to the aging bound (measured in docs/benchmarks.md, synthetic tenants). A request with
+ * more uncached tokens than the token bound is still released when nothing else is in
+ * prefill, so it is never stuck.
  *
  * @param mode late binding or pass-through
  * @param maxPrefillRequests release while fewer requests than this are in prefill on the
@@ -32,13 +37,16 @@ import java.time.Duration;
  * @param maxMovesPerTrigger bound on moves per rebalancing pass, so one event does
  * bounded work
  * @param unavailableRetryAfterSeconds {@code Retry-After} when no instance accepts work
+ * @param idlePull an instance with prefill capacity and an empty queue pulls queued
+ * requests whose other candidate it is (work stealing between the two candidates), when
+ * the move gains more than the migration margin; counted as migrations
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
-		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds) {
+		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull) {
 
 	/** Default prefill request bound per instance. */
-	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 8;
+	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
 
 	/** Default prefill token bound per instance: two vLLM H100 chunked-prefill steps. */
 	public static final long DEFAULT_MAX_PREFILL_TOKENS = 2 * 8192;
@@ -105,6 +113,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.migrationMargin = migrationMargin;
 		b.maxMovesPerTrigger = maxMovesPerTrigger;
 		b.unavailableRetryAfterSeconds = unavailableRetryAfterSeconds;
+		b.idlePull = idlePull;
 		return b;
 	}
 
@@ -144,6 +153,10 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 
 		// About one discovery refresh or circuit-breaker half-open probe.
 		private long unavailableRetryAfterSeconds = 5;
+
+		// Measured in docs/benchmarks.md: an idle candidate taking over queued work is
+		// what late binding is for.
+		private boolean idlePull = true;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -205,10 +218,15 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder idlePull(boolean v) {
+			this.idlePull = v;
+			return this;
+		}
+
 		public QueueSettings build() {
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
-					unavailableRetryAfterSeconds);
+					unavailableRetryAfterSeconds, idlePull);
 		}
 
 	}

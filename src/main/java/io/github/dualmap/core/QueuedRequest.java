@@ -45,6 +45,9 @@ public final class QueuedRequest {
 	// The queue the request waits in; its uncached tokens count there.
 	DispatchQueues.@Nullable InstanceQueue queue;
 
+	// The candidate that may pull it while it waits (idle pull); null when none.
+	@Nullable InstanceState alternative;
+
 	int cachedTokens;
 
 	int uncachedTokens;

@@ -22,6 +22,11 @@ public enum Reason {
 	 * on the ring.
 	 */
 	FALLBACK("fallback"),
+	/**
+	 * A queued request taken over by its other candidate, which had prefill capacity and
+	 * nothing queued (late binding's work stealing).
+	 */
+	IDLE_PULL("idle-pull"),
 	/** A bounded third choice beyond the two candidates, when both would miss the SLO. */
 	THIRD_CHOICE("third-choice"),
 	/**

@@ -41,6 +41,12 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 */
 	public static final String DUALMAP_FIXED_DEPTH = "dualmap-fixed-depth";
 
+	/**
+	 * The row of the DualMap policy behind the queue without idle pull: queued requests
+	 * move only off hotspots, as before work stealing between the candidates.
+	 */
+	public static final String DUALMAP_NO_PULL = "dualmap-no-pull";
+
 	/** A policy dispatched immediately. */
 	public PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy> factory) {
 		this(name, factory, null, null);
@@ -52,11 +58,11 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	}
 
 	/**
-	 * The row called {@code name}: a registered policy, or
-	 * {@value #DUALMAP_PASS_THROUGH}. The DualMap family runs behind the dispatch queues
-	 * as the gateway default ({@code dispatch: queue}); ablations that have no hotspot
-	 * step run the queue without migration, so they ablate the rebalancer as a whole.
-	 * Peers dispatch immediately.
+	 * The row called {@code name}: a registered policy, {@value #DUALMAP_PASS_THROUGH},
+	 * {@value #DUALMAP_FIXED_DEPTH} or {@value #DUALMAP_NO_PULL}. The DualMap family runs
+	 * behind the dispatch queues as the gateway default ({@code dispatch: queue});
+	 * ablations that have no hotspot step run the queue without migration, so they ablate
+	 * the rebalancer as a whole. Peers dispatch immediately.
 	 */
 	public static PolicySpec named(String name) {
 		if (name.equals(DUALMAP_PASS_THROUGH)) {
@@ -67,6 +73,10 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
 					QueueSettings.custom().mode(DispatchMode.QUEUE).build(),
 					settings -> settings.toBuilder().maxPrefixDepth(settings.minPrefixDepth()).build());
+		}
+		if (name.equals(DUALMAP_NO_PULL)) {
+			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
+					QueueSettings.custom().mode(DispatchMode.QUEUE).idlePull(false).build());
 		}
 		if (!RoutingPolicies.exists(name)) {
 			throw new IllegalArgumentException("unknown policy '" + name + "'; known: " + String.join(", ", names()));
@@ -89,6 +99,7 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		List<String> names = new ArrayList<>(RoutingPolicies.names());
 		names.add(names.indexOf("dualmap") + 1, DUALMAP_PASS_THROUGH);
 		names.add(names.indexOf(DUALMAP_PASS_THROUGH) + 1, DUALMAP_FIXED_DEPTH);
+		names.add(names.indexOf(DUALMAP_FIXED_DEPTH) + 1, DUALMAP_NO_PULL);
 		return names;
 	}
 

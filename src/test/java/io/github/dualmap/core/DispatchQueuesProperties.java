@@ -15,8 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Random sequences of submit, cancel, first token, finish, tick, membership changes and
- * draining: every request ends exactly once, nothing is sent twice, counters never go
- * negative and all return to zero once everything finished.
+ * draining, with and without idle pull: every request ends exactly once, nothing is sent
+ * twice, counters never go negative and all return to zero once everything finished.
  */
 class DispatchQueuesProperties {
 
@@ -24,8 +24,8 @@ class DispatchQueuesProperties {
 
 	@Property(tries = 200)
 	void everyRequestEndsExactlyOnceAndCountersReturnToZero(
-			@ForAll @Size(max = 120) List<@IntRange(min = 0, max = 9_999) Integer> actions,
-			@ForAll boolean passThrough) {
+			@ForAll @Size(max = 120) List<@IntRange(min = 0, max = 9_999) Integer> actions, @ForAll boolean passThrough,
+			@ForAll boolean idlePull) {
 		ManualClock clock = new ManualClock();
 		SchedulerSettings scheduler = SchedulerSettings.custom()
 			.prefillNanosPerToken(1_000_000)
@@ -44,6 +44,7 @@ class DispatchQueuesProperties {
 			.maxQueuedPerInstance(6)
 			.maxQueuedPerPool(15)
 			.maxWait(Duration.ofSeconds(8))
+			.idlePull(idlePull)
 			.expiry(actions.size() % 2 == 0 ? QueueSettings.Expiry.REJECT : QueueSettings.Expiry.DISPATCH)
 			.build();
 		DispatchQueues queues = new DispatchQueues(pool, policy, settings);
@@ -98,6 +99,10 @@ class DispatchQueuesProperties {
 			everSeen.keySet().forEach(DispatchQueuesProperties::assertNonNegative);
 			assertThat(outcomes.calls.values()).allMatch(n -> n == 1);
 			assertThat(all).allMatch(q -> q.migrations() <= settings.maxMigrations());
+			assertThat(queues.pulls()).isLessThanOrEqualTo(queues.migrations());
+			if (!idlePull || passThrough) {
+				assertThat(queues.pulls()).isZero();
+			}
 		}
 
 		// Wind down: finish everything sent until nothing is queued; cancel nothing.

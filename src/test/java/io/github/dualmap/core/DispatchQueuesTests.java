@@ -342,6 +342,70 @@ class DispatchQueuesTests {
 		assertThat(small.migrations()).isZero();
 	}
 
+	/**
+	 * Two instances where only idle pull moves work: no pool-mean hotspot (floor and wait
+	 * bound out of reach), one request in prefill at a time.
+	 */
+	private DispatchQueues pullOnly(boolean idlePull) {
+		SchedulerSettings noHotspot = scheduler.toBuilder()
+			.hotspotFloorTokens(Long.MAX_VALUE / 4)
+			.hotspotMaxWait(Duration.ofHours(1))
+			.build();
+		InstancePool p = new InstancePool("pull", noHotspot, clock);
+		p.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+		return new DispatchQueues(p, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(idlePull).build());
+	}
+
+	@Test
+	void anIdleCandidatePullsQueuedWorkWhileItHasCapacity() {
+		DispatchQueues q = pullOnly(true);
+		List<QueuedRequest> all = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
+		}
+		InstanceState b = q.pool().instance("b");
+
+		// b took one request (its one prefill slot), then stopped: it is no longer idle.
+		assertThat(q.pulls()).isEqualTo(1);
+		assertThat(q.migrations()).isEqualTo(1);
+		assertThat(b.prefillRequests()).isEqualTo(1);
+		assertThat(q.queued("b")).isZero();
+		QueuedRequest pulled = all.stream().filter(r -> "b".equals(r.instanceId())).findFirst().orElseThrow();
+		assertThat(pulled.decision().reason()).isEqualTo(Reason.IDLE_PULL);
+		assertThat(pulled.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(pulled.migrations()).isEqualTo(1);
+
+		// Its first token frees the slot: b pulls the next queued request of a.
+		clock.advance(Duration.ofMillis(100));
+		q.firstToken(pulled);
+		assertThat(q.pulls()).isEqualTo(2);
+		assertThat(all.stream().filter(r -> "b".equals(r.instanceId()))).hasSize(2);
+	}
+
+	@Test
+	void withoutIdlePullTheQueueWaitsForItsOwnInstance() {
+		DispatchQueues q = pullOnly(false);
+		for (int i = 0; i < 6; i++) {
+			q.submit(request("r" + i, i, 1_000), true, outcomes);
+		}
+		assertThat(q.pulls()).isZero();
+		assertThat(q.migrations()).isZero();
+		assertThat(q.queued("a")).isEqualTo(5);
+	}
+
+	@Test
+	void anIdleCandidatePullsOnlyWhenTheGainBeatsTheMargin() {
+		DispatchQueues q = pullOnly(true);
+		// Two 100-token requests: the queued one waits behind 100 tokens (0.1 s), far
+		// below the 0.5 s margin of a 5 s SLO, so b leaves it where its cache is.
+		q.submit(request("r0", 0, 100), true, outcomes);
+		QueuedRequest second = q.submit(request("r1", 1, 100), true, outcomes);
+		assertThat(q.pulls()).isZero();
+		assertThat(second.instanceId()).isEqualTo("a");
+		assertThat(second.state()).isEqualTo(QueuedRequest.State.QUEUED);
+	}
+
 	@Test
 	void passThroughDispatchesAtOnceThroughTheSameCallbacks() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),

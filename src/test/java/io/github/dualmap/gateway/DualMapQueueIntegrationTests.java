@@ -163,7 +163,8 @@ class DualMapQueueIntegrationTests {
 		assertThat(queues.migrations()).isGreaterThan(migrationsBefore);
 		assertThat(results).anySatisfy(r -> {
 			assertThat(r.instance()).isNotEqualTo(home);
-			assertThat(r.reason()).isEqualTo("hotspot");
+			// The idle other candidate pulls before the slow one counts as a hotspot.
+			assertThat(r.reason()).isIn("hotspot", "idle-pull");
 		});
 	}
 
