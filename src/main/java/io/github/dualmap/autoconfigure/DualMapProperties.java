@@ -171,6 +171,7 @@ public class DualMapProperties {
 			.migrationMargin(d.migrationMargin)
 			.maxMovesPerTrigger(d.maxMovesPerEvent)
 			.unavailableRetryAfter(d.unavailableRetryAfter)
+			.idlePull(d.idlePull)
 			.build();
 	}
 
@@ -907,6 +908,20 @@ public class DualMapProperties {
 		/** Times the rebalancer may move one queued request. */
 		@Min(value = 0, message = "dualmap.dispatch.max-migrations must be >= 0")
 		private int maxMigrations = 2;
+
+		/**
+		 * Whether an instance with spare prefill capacity pulls queued requests whose
+		 * other candidate it is.
+		 */
+		private boolean idlePull = true;
+
+		public boolean isIdlePull() {
+			return this.idlePull;
+		}
+
+		public void setIdlePull(boolean idlePull) {
+			this.idlePull = idlePull;
+		}
 
 		/**
 		 * A move must improve the request's TTFT estimate by more than this fraction of
