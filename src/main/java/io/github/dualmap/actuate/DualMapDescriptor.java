@@ -46,13 +46,13 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
-			int maxMovesPerEvent, long unavailableRetryAfterSeconds) {
+			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
 					q.maxQueuedPerInstance(), q.maxQueuedPerPool(), millis(q.maxWaitNanos()),
 					q.expiry().name().toLowerCase(Locale.ROOT), q.maxMigrations(), q.migrationMargin(),
-					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds());
+					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull());
 		}
 
 	}

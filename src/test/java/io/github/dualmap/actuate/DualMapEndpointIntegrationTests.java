@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.gateway.DispatchAccountingFilter;
 import io.github.dualmap.gateway.DualMapRegistry;
 import org.junit.jupiter.api.AfterAll;
@@ -114,7 +115,8 @@ class DualMapEndpointIntegrationTests {
 		assertThat(root.get("policy").asString()).isEqualTo("dualmap");
 		assertThat(root.get("dispatchMode").asString()).isEqualTo("queue");
 		JsonNode dispatch = root.get("dispatch");
-		assertThat(dispatch.get("maxPrefillRequests").asInt()).isEqualTo(8);
+		assertThat(dispatch.get("maxPrefillRequests").asInt()).isEqualTo(QueueSettings.DEFAULT_MAX_PREFILL_REQUESTS);
+		assertThat(dispatch.get("idlePull").asBoolean()).isTrue();
 		assertThat(dispatch.get("maxPrefillTokens").asLong()).isEqualTo(16384);
 		assertThat(dispatch.get("maxWaitMs").asLong()).isEqualTo(30_000);
 		assertThat(dispatch.get("agingMs").asLong()).isEqualTo(2000);
