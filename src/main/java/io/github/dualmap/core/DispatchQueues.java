@@ -667,10 +667,11 @@ public final class DispatchQueues {
 	static final int PULL_SCAN = 32;
 
 	/**
-	 * Of the first {@value #PULL_SCAN} requests {@code idle} may pull, the one whose TTFT
-	 * estimate improves most by moving (its estimate where it waits minus its estimate on
-	 * {@code idle} with the prefix {@code idle} has cached for it), when that beats the
-	 * migration margin and {@code idle} has prefill capacity for it.
+	 * Of the first {@value #PULL_SCAN} requests {@code idle} may pull, the one with the
+	 * best {@link #netGain net gain} from moving (its estimate where it waits minus its
+	 * estimate on {@code idle} with the prefix {@code idle} has cached for it, less the
+	 * cached prefix it gives up), when that beats the migration margin and {@code idle}
+	 * has prefill capacity for it.
 	 */
 	private @Nullable Move bestPull(InstanceState idle, TreeSet<QueuedRequest> pullable) {
 		int inPrefill = idle.prefillRequests();
@@ -696,7 +697,7 @@ public final class DispatchQueues {
 			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
 			long estThere = pool.estimateTtft(idle, uncachedThere);
 			long slo = q.request().sloTtftNanos() > 0 ? q.request().sloTtftNanos() : pool.settings().defaultSloNanos();
-			long gain = estHere - estThere;
+			long gain = netGain(q, estHere, estThere, uncachedThere);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, idle, estThere);
 				bestGain = gain;
@@ -706,8 +707,22 @@ public final class DispatchQueues {
 	}
 
 	/**
-	 * The queued request of hotspot {@code iq} whose move improves its TTFT estimate
-	 * most, by more than the hysteresis margin; {@code null} when no move helps.
+	 * What moving {@code q} gains: its own estimate improvement, less the prefill time of
+	 * the cached prefix it gives up ({@code uncachedThere} beyond its uncached tokens
+	 * where it waits). That lost hit is work the pool did not have to do, and it delays
+	 * every request behind it on the target; without charging it, moves of well-cached
+	 * requests win on their own estimate and cost capacity in hit rate. So requests with
+	 * little cached prefix where they wait are the ones that move.
+	 */
+	private long netGain(QueuedRequest q, long estHere, long estThere, int uncachedThere) {
+		long lostHitTokens = Math.max(0, uncachedThere - q.uncachedTokens);
+		return estHere - estThere - (long) (lostHitTokens * pool.estimator().nanosPerToken());
+	}
+
+	/**
+	 * The queued request of hotspot {@code iq} with the best {@link #netGain net gain}
+	 * from moving, when that beats the hysteresis margin; {@code null} when no move
+	 * helps.
 	 */
 	private @Nullable Move bestMove(InstanceQueue iq) {
 		InstanceState here = iq.state;
@@ -732,7 +747,7 @@ public final class DispatchQueues {
 			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
 			long estThere = pool.estimateTtft(there, uncachedThere);
 			long slo = q.request().sloTtftNanos() > 0 ? q.request().sloTtftNanos() : pool.settings().defaultSloNanos();
-			long gain = estHere - estThere;
+			long gain = netGain(q, estHere, estThere, uncachedThere);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, there, estThere);
 				bestGain = gain;

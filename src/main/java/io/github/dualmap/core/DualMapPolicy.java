@@ -6,11 +6,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The DualMap choice between the two ring candidates of a request's routing key: cache
- * affinity first, steered away from a hotspot, switched to the faster candidate when the
- * affinity choice would eat more than {@code switchFactor} of the SLO, and optionally a
- * bounded third choice when both would miss it. Each decision looks at two candidates (at
- * most four with the third choice), so it costs O(log n) ring lookups plus the pool's
- * load view.
+ * affinity first, switched to the faster candidate when the affinity choice would eat
+ * more than {@code switchFactor} of the SLO (reported as a hotspot step when the affinity
+ * choice is a hotspot of the pool), and optionally a bounded third choice when both would
+ * miss it. Each decision looks at two candidates (at most four with the third choice), so
+ * it costs O(log n) ring lookups plus the pool's load view.
  * <p>
  * <b>Slow start</b> ({@link SchedulerSettings#slowStartNanos()} &gt; 0): an instance
  * younger than the period looks proportionally more loaded in the choice: its TTFT
@@ -86,16 +86,14 @@ public final class DualMapPolicy implements RoutingPolicy {
 		Placement chosen = affinity(pa, pb);
 		Placement other = chosen == pa ? pb : pa;
 		Reason reason = Reason.AFFINITY;
-		if (variant.rebalances() && pool.isHotspot(chosen.instance()) && !pool.isHotspot(other.instance())) {
+		// The hotspot step is relative to the two candidates: leaving the cache only pays
+		// when the affinity choice would eat the switch budget and the other candidate is
+		// faster. Steering off a pool-mean hotspot whose estimate is still within budget
+		// gives up the cached prefix for nothing (and under late binding the queue's
+		// migration and idle pull shed a hotspot per request, with the measured gain).
+		if (variant.switchesOnSlo() && chosen.rank() > settings.switchFactor() * slo && other.rank() < chosen.rank()) {
+			reason = variant.rebalances() && pool.isHotspot(chosen.instance()) ? Reason.HOTSPOT : Reason.SLO_SWITCH;
 			chosen = other;
-			reason = Reason.HOTSPOT;
-		}
-		// After a hotspot step the other candidate is the hotspot: switching back on SLO
-		// would undo the rebalancing, so the switch only revisits an affinity choice.
-		else if (variant.switchesOnSlo() && chosen.rank() > settings.switchFactor() * slo
-				&& other.rank() < chosen.rank()) {
-			chosen = other;
-			reason = Reason.SLO_SWITCH;
 		}
 		if (thirdChoiceEnabled() && pa.rank() > slo && pb.rank() > slo) {
 			Placement third = thirdChoice(pool, rings, key, cands, blocks, Math.min(pa.rank(), pb.rank()));
@@ -173,9 +171,15 @@ public final class DualMapPolicy implements RoutingPolicy {
 	/** The DualMap ablations, each a registered policy. */
 	public enum Variant {
 
-		/** Affinity, hotspot rebalancing, SLO switch; third choice if configured. */
+		/**
+		 * Affinity, SLO switch with hotspot steps, queue rebalancing; third choice if
+		 * configured.
+		 */
 		FULL("dualmap"),
-		/** No hotspot step. */
+		/**
+		 * No hotspot step: the SLO switch alone (the simulator also turns migration and
+		 * idle pull off for it).
+		 */
 		NO_REBALANCE("dualmap-no-rebalance"),
 		/** Cache affinity only: no SLO switch, no hotspot step. */
 		CACHE_AFFINITY("dualmap-cache-affinity"),

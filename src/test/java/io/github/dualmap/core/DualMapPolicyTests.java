@@ -118,24 +118,40 @@ class DualMapPolicyTests {
 	}
 
 	@Test
-	void hotspotAvoidance() {
+	void hotspotStepLeavesTheCacheOnlyWhenTheAffinityChoiceEatsTheSwitchBudget() {
 		InstancePool pool = pool(settings().build(), 6);
+		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
 		RoutingRequest r = request(51, 52);
 		Candidates c = candidates(pool, r);
 		cache(pool, c.second(), r);
-		// The affinity choice has a request queued for longer than the 3 s bound.
+		// 80k tokens at 25 us each is 2 s: a hotspot of the pool (the mean is 80k / 6),
+		// but within half the 5 s SLO, so the request keeps its cached prefix.
+		InstancePool.Dispatch within = load(pool, c.second(), 80_000);
+		assertThat(pool.isHotspot(pool.instance(c.second()))).isTrue();
+		Decision kept = policy.choose(r, pool);
+		assertThat(kept.instanceId()).isEqualTo(c.second());
+		assertThat(kept.reason()).isEqualTo(Reason.AFFINITY);
+		// A request queued past the 3 s bound makes it hot too, still not over budget.
 		pool.instance(c.second()).oldestQueuedNanos(clock.nanos());
 		clock.advance(Duration.ofSeconds(4));
-		Decision d = DualMapPolicy.of(pool.settings()).choose(r, pool);
-		assertThat(d.instanceId()).isEqualTo(c.first());
-		assertThat(d.reason()).isEqualTo(Reason.HOTSPOT);
+		assertThat(policy.choose(r, pool).reason()).isEqualTo(Reason.AFFINITY);
+		// 40k more: 3 s, over the budget, and the other candidate is faster.
+		load(pool, c.second(), 40_000);
+		Decision stepped = policy.choose(r, pool);
+		assertThat(stepped.instanceId()).isEqualTo(c.first());
+		assertThat(stepped.reason()).isEqualTo(Reason.HOTSPOT);
+		assertThat(stepped.cachedTokens()).isZero();
+		// Without the hotspot step the same move is a plain SLO switch.
 		assertThat(new DualMapPolicy(Variant.NO_REBALANCE, pool.settings()).choose(r, pool).reason())
-			.isEqualTo(Reason.AFFINITY);
-		// Both hot: nowhere better to steer to.
-		pool.instance(c.first()).oldestQueuedNanos(clock.nanos() - Duration.ofSeconds(4).toNanos());
-		Decision both = DualMapPolicy.of(pool.settings()).choose(r, pool);
+			.isEqualTo(Reason.SLO_SWITCH);
+		// The other candidate is no faster: nowhere better to steer to.
+		InstancePool.Dispatch slower = load(pool, c.first(), 130_000);
+		Decision both = policy.choose(r, pool);
 		assertThat(both.instanceId()).isEqualTo(c.second());
 		assertThat(both.reason()).isEqualTo(Reason.AFFINITY);
+		slower.finish();
+		within.finish();
+		assertThat(policy.choose(r, pool).reason()).isEqualTo(Reason.AFFINITY);
 	}
 
 	@Test
