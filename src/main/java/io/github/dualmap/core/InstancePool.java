@@ -124,6 +124,11 @@ public final class InstancePool {
 		return ordered;
 	}
 
+	/** Current members that accept new work (healthy, not draining), in ring order. */
+	public List<InstanceState> acceptingInstances() {
+		return ordered.stream().filter(InstanceState::acceptsNewWork).toList();
+	}
+
 	public @Nullable InstanceState instance(String id) {
 		return states.get(id);
 	}

@@ -69,7 +69,7 @@ public final class PreblePolicy implements RoutingPolicy {
 
 	@Override
 	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
-		List<InstanceState> accepting = pool.instances().stream().filter(InstanceState::acceptsNewWork).toList();
+		List<InstanceState> accepting = pool.acceptingInstances();
 		if (accepting.isEmpty()) {
 			return null;
 		}

@@ -97,7 +97,7 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 
 	@Override
 	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
-		List<InstanceState> accepting = pool.instances().stream().filter(InstanceState::acceptsNewWork).toList();
+		List<InstanceState> accepting = pool.acceptingInstances();
 		if (accepting.isEmpty()) {
 			return null;
 		}

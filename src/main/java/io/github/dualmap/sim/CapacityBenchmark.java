@@ -91,6 +91,15 @@ public final class CapacityBenchmark {
 	}
 
 	private <T> List<T> parallel(List<PolicySpec> policies, java.util.function.Function<PolicySpec, T> task) {
+		return parallel(policies, threads, task);
+	}
+
+	/**
+	 * Applies {@code task} to every policy on a fixed pool of at most {@code threads}
+	 * threads and returns the results in the order of {@code policies}.
+	 */
+	static <T> List<T> parallel(List<PolicySpec> policies, int threads,
+			java.util.function.Function<PolicySpec, T> task) {
 		ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, Math.max(1, policies.size())));
 		try {
 			List<Future<T>> futures = new ArrayList<>();

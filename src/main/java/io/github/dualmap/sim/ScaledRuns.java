@@ -1,11 +1,6 @@
 package io.github.dualmap.sim;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 /**
  * Runs every policy once on the same workload, rate and {@link MembershipSchedule}, in
@@ -27,32 +22,9 @@ public final class ScaledRuns {
 		if (threads <= 0) {
 			throw new IllegalArgumentException("threads must be > 0 but was " + threads);
 		}
-		ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, Math.max(1, policies.size())));
-		try {
-			List<Future<ScalingTimeline>> futures = new ArrayList<>();
-			for (PolicySpec p : policies) {
-				futures.add(pool.submit(() -> ScalingTimeline.of(Simulation.run(workload, p, config, rate, schedule),
-						workload.trace(), windowNanos, config.slo().toNanos())));
-			}
-			List<ScalingTimeline> out = new ArrayList<>();
-			for (Future<ScalingTimeline> f : futures) {
-				out.add(f.get());
-			}
-			return out;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("simulation interrupted", ex);
-		}
-		catch (ExecutionException ex) {
-			if (ex.getCause() instanceof RuntimeException re) {
-				throw re;
-			}
-			throw new IllegalStateException(ex.getCause());
-		}
-		finally {
-			pool.shutdownNow();
-		}
+		return CapacityBenchmark.parallel(policies, threads,
+				p -> ScalingTimeline.of(Simulation.run(workload, p, config, rate, schedule), workload.trace(),
+						windowNanos, config.slo().toNanos()));
 	}
 
 }
