@@ -92,6 +92,16 @@ public final class EngineInstance implements InstanceModel {
 	}
 
 	@Override
+	public long preemptions() {
+		return engine.stats().preemptions();
+	}
+
+	@Override
+	public long evictedBlocks() {
+		return engine.stats().evictedBlocks();
+	}
+
+	@Override
 	public int load() {
 		return engine.running() + engine.waiting();
 	}

@@ -33,6 +33,19 @@ public interface InstanceModel {
 	/** Requests running or waiting (the load the simulator reports). */
 	int load();
 
+	/** Requests preempted so far (monotonic); 0 for models without preemption. */
+	default long preemptions() {
+		return 0;
+	}
+
+	/**
+	 * Cached KV blocks evicted for reuse so far (monotonic); 0 for models without a
+	 * cache.
+	 */
+	default long evictedBlocks() {
+		return 0;
+	}
+
 	/**
 	 * What one iteration produced.
 	 *

@@ -24,10 +24,11 @@ import org.jspecify.annotations.Nullable;
  * @param decisionNanosP99 99th percentile of the real time one {@code choose()} took
  * @param ttftSeconds sorted TTFTs of measured requests (for the CDF chart)
  * @param timeline per-instance load at each scrape tick, when recorded
+ * @param engines what the engines went through while measured requests arrived and ran
  */
 public record RunResult(String policy, double rate, int measured, int withinSlo, int rejected, boolean stoppedEarly,
 		double ttftP50Seconds, double ttftP90Seconds, double ttftP99Seconds, double hitRate, double loadCv,
-		long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline) {
+		long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline, EngineLoad engines) {
 
 	/** Share of measured requests within the SLO. */
 	public double attainment() {
@@ -42,6 +43,23 @@ public record RunResult(String policy, double rate, int measured, int withinSlo,
 	/** Requests within the SLO per second of arrivals: rate x attainment. */
 	public double goodput() {
 		return rate * attainment();
+	}
+
+	/**
+	 * Engine-side state from the first measured arrival to the end of the run: why a
+	 * capacity is where it is (a congested engine runs many sequences, fills its KV
+	 * cache, preempts and evicts cached prefixes).
+	 *
+	 * @param runningPerInstance mean over scrape ticks and member instances of requests
+	 * running (prefill or decode)
+	 * @param kvUsageMean mean over the same samples of the fraction of KV blocks held by
+	 * requests
+	 * @param kvUsagePeak highest sampled KV usage of any instance
+	 * @param preemptions requests preempted by the engines
+	 * @param evictedBlocks cached KV blocks evicted for reuse
+	 */
+	public record EngineLoad(double runningPerInstance, double kvUsageMean, double kvUsagePeak, long preemptions,
+			long evictedBlocks) {
 	}
 
 	/**

@@ -149,6 +149,20 @@ public final class Simulation {
 
 	private int cvSamples;
 
+	// Engine state while measured: sums over (tick, member) samples, and the engines'
+	// monotonic counters at the first measured tick.
+	private double runningSum;
+
+	private double kvSum;
+
+	private double kvPeak;
+
+	private long engineSamples;
+
+	private long @Nullable [] preemptedAtStart;
+
+	private long @Nullable [] evictedAtStart;
+
 	private final List<Double> tickSeconds = new ArrayList<>();
 
 	private final List<double[]> tickLoads = new ArrayList<>();
@@ -500,8 +514,10 @@ public final class Simulation {
 	private void scrape() {
 		double[] loads = new double[engines.length];
 		int members = 0;
+		EngineSnapshot[] snapshots = new EngineSnapshot[joined];
 		for (int k = 0; k < joined; k++) {
 			EngineSnapshot snapshot = engines[k].scrape(now);
+			snapshots[k] = snapshot;
 			for (InstancePool pool : pools) {
 				var state = pool.instance(instanceIds[k]);
 				if (state != null) {
@@ -512,6 +528,7 @@ public final class Simulation {
 			members += member[k] ? 1 : 0;
 		}
 		if (now >= arrival[warmup]) {
+			sampleEngines(snapshots);
 			// Over current members: a slot not yet joined or already gone is no instance.
 			double[] memberLoads = new double[members];
 			for (int k = 0, m = 0; k < joined; k++) {
@@ -594,6 +611,37 @@ public final class Simulation {
 		return Math.sqrt(Math.max(0, sq / values.length - mean * mean)) / mean;
 	}
 
+	private void sampleEngines(EngineSnapshot[] snapshots) {
+		if (preemptedAtStart == null || evictedAtStart == null) {
+			preemptedAtStart = new long[engines.length];
+			evictedAtStart = new long[engines.length];
+			for (int k = 0; k < joined; k++) {
+				preemptedAtStart[k] = engines[k].preemptions();
+				evictedAtStart[k] = engines[k].evictedBlocks();
+			}
+		}
+		for (int k = 0; k < snapshots.length; k++) {
+			if (member[k]) {
+				runningSum += snapshots[k].running();
+				kvSum += snapshots[k].kvUsage();
+				kvPeak = Math.max(kvPeak, snapshots[k].kvUsage());
+				engineSamples++;
+			}
+		}
+	}
+
+	private RunResult.EngineLoad engineLoad() {
+		long preempted = 0;
+		long evicted = 0;
+		for (int k = 0; k < joined; k++) {
+			// An engine that joined after the first measured tick started from zero.
+			preempted += engines[k].preemptions() - (preemptedAtStart == null ? 0 : preemptedAtStart[k]);
+			evicted += engines[k].evictedBlocks() - (evictedAtStart == null ? 0 : evictedAtStart[k]);
+		}
+		return new RunResult.EngineLoad(engineSamples == 0 ? 0 : runningSum / engineSamples,
+				engineSamples == 0 ? 0 : kvSum / engineSamples, kvPeak, preempted, evicted);
+	}
+
 	private RunResult result() {
 		double[] seconds = new double[measured];
 		for (int j = 0; j < measured; j++) {
@@ -617,7 +665,7 @@ public final class Simulation {
 		return new RunResult(policy.name(), rate, measured, withinSlo, rejected, stoppedEarly,
 				percentile(seconds, 0.50), percentile(seconds, 0.90), percentile(seconds, 0.99),
 				promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, cvSamples == 0 ? 0 : cvSum / cvSamples,
-				migrations(), took.length == 0 ? 0 : percentile(took, 0.99), seconds, timeline);
+				migrations(), took.length == 0 ? 0 : percentile(took, 0.99), seconds, timeline, engineLoad());
 	}
 
 	/** Nearest-rank percentile of sorted values. */

@@ -83,6 +83,10 @@ class SimCommandTests {
 			assertThat(new String(head, 1, 3, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("PNG");
 		}
 		assertThat(out.toString()).contains("| policy | capacity (req/s)").contains("| dualmap |");
+		// The engine-state table follows, one row per policy; results.json keeps its
+		// shape.
+		String engines = out.toString().substring(out.toString().indexOf("| policy | rate (req/s) | running"));
+		assertThat(engines.lines().filter(l -> l.startsWith("| dualmap |"))).hasSize(1);
 	}
 
 	@Test

@@ -122,6 +122,37 @@ class SimulationTests {
 	}
 
 	@Test
+	void engineStateShowsCongestionOnlyWhenTheCacheIsTooSmall() {
+		Workload w = Workload.of(SyntheticWorkload.SESSIONS.generate(700, 3));
+		List<PolicySpec> policy = List.of(PolicySpec.named("least-loaded"));
+		EngineProfile roomy = EngineProfile.h100_8b();
+		EngineProfile cramped = roomy.withKvCapacityTokens(48_000);
+		RunResult light = new CapacityBenchmark(w, engineConfig(2, 1, 3, roomy), 1).atRate(policy, 12, () -> {
+		}).policies().get(0).atFixedRate();
+		RunResult squeezed = new CapacityBenchmark(w, engineConfig(2, 1, 3, cramped), 1).atRate(policy, 12, () -> {
+		}).policies().get(0).atFixedRate();
+
+		RunResult.EngineLoad roomyLoad = light.engines();
+		assertThat(roomyLoad.runningPerInstance()).isGreaterThan(0);
+		assertThat(roomyLoad.kvUsageMean()).isGreaterThan(0).isLessThanOrEqualTo(roomyLoad.kvUsagePeak());
+		assertThat(roomyLoad.preemptions()).isZero();
+
+		RunResult.EngineLoad crampedLoad = squeezed.engines();
+		assertThat(crampedLoad.kvUsagePeak()).isLessThanOrEqualTo(1.0).isGreaterThan(roomyLoad.kvUsagePeak());
+		assertThat(crampedLoad.preemptions()).isPositive();
+		assertThat(crampedLoad.evictedBlocks()).isGreaterThan(roomyLoad.evictedBlocks());
+		assertThat(squeezed.hitRate()).isLessThan(light.hitRate());
+	}
+
+	@Test
+	void modelsWithoutACacheReportNoEngineEvents() {
+		RunResult r = Simulation.run(Workload.of(evenlySpaced(400)), PolicySpec.named("round-robin"),
+				fifoConfig(2, 1, Duration.ofMillis(100), Duration.ofSeconds(1)), 5, false);
+		assertThat(r.engines().preemptions()).isZero();
+		assertThat(r.engines().evictedBlocks()).isZero();
+	}
+
+	@Test
 	void warmupMustLeaveSomethingToMeasure() {
 		Workload w = Workload.of(evenlySpaced(100));
 		assertThatThrownBy(() -> Simulation.run(w, PolicySpec.named("round-robin"),
@@ -138,7 +169,10 @@ class SimulationTests {
 	}
 
 	private static SimulationConfig engineConfig(int instances, int routers, long seed) {
-		EngineProfile profile = EngineProfile.h100_8b();
+		return engineConfig(instances, routers, seed, EngineProfile.h100_8b());
+	}
+
+	private static SimulationConfig engineConfig(int instances, int routers, long seed, EngineProfile profile) {
 		return new SimulationConfig(instances, routers, Duration.ofSeconds(5), null, Duration.ofMillis(1), 200, seed,
 				SETTINGS, EngineInstance.factory(profile, 512), () -> 0L);
 	}

@@ -6,7 +6,8 @@ import io.github.dualmap.sim.BenchmarkReport;
 import io.github.dualmap.sim.RunResult;
 
 /**
- * The results as a markdown table, one row per policy, metrics at each policy's capacity.
+ * The results as markdown: the headline table, one row per policy with metrics at each
+ * policy's capacity, then the engine state in the same runs.
  */
 public final class MarkdownTable {
 
@@ -27,6 +28,17 @@ public final class MarkdownTable {
 					"| %s | %.2f | %.2f | %.3f | %.3f | %.3f | %.1f %% | %.3f | %d | %.1f |%n", p.name(),
 					p.search().capacity(), goodput, r.ttftP50Seconds(), r.ttftP90Seconds(), r.ttftP99Seconds(),
 					100 * r.hitRate(), r.loadCv(), r.migrations(), r.decisionNanosP99() / 1000.0));
+		}
+		out.append(String.format(Locale.ROOT, "%nEngine state in the same runs (from the first measured arrival)%n%n"));
+		out.append("| policy | rate (req/s) | running / instance | KV usage mean | KV usage peak | preemptions "
+				+ "| evicted blocks | rejected |\n");
+		out.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (BenchmarkReport.PolicyReport p : report.policies()) {
+			RunResult r = p.headline();
+			RunResult.EngineLoad e = r.engines();
+			out.append(String.format(Locale.ROOT, "| %s | %.2f | %.1f | %.3f | %.3f | %d | %d | %d |%n", p.name(),
+					r.rate(), e.runningPerInstance(), e.kvUsageMean(), e.kvUsagePeak(), e.preemptions(),
+					e.evictedBlocks(), r.rejected()));
 		}
 		return out.toString();
 	}
