@@ -88,6 +88,8 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param hotMinSamples requests needed before anything is expanded
 	 * @param maxHotPrefixes bound on expanded prefixes
 	 * @param switchFactor SLO switch threshold as a factor of the request's SLO
+	 * @param switchHitCharge factor of the given-up cached prefix's prefill time a switch
+	 * must gain
 	 * @param hotspotFactor hotspot threshold as a factor of the mean pending tokens
 	 * @param hotspotFloorTokens absolute hotspot floor in pending tokens
 	 * @param hotspotMaxWaitMs queue wait that makes an instance a hotspot
@@ -102,17 +104,17 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 */
 	public record Settings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth, int hotWindow,
 			double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
-			double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitMs, boolean thirdChoice,
-			double prefillMsPerToken, long baseTtftMs, double calibrationAlpha, long defaultSloMs,
+			double switchHitCharge, double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitMs,
+			boolean thirdChoice, double prefillMsPerToken, long baseTtftMs, double calibrationAlpha, long defaultSloMs,
 			long shadowCapacityTokens, long staleAfterMs, long slowStartMs) {
 
 		static Settings of(SchedulerSettings s) {
 			return new Settings(s.virtualNodes(), s.blockTokens(), s.minPrefixDepth(), s.maxPrefixDepth(),
 					s.hotWindow(), s.hotRatio(), s.hotDropRatio(), s.hotMinSamples(), s.maxHotPrefixes(),
-					s.switchFactor(), s.hotspotFactor(), s.hotspotFloorTokens(), millis(s.hotspotMaxWaitNanos()),
-					s.thirdChoice(), s.prefillNanosPerToken() / 1e6, millis(s.baseTtftNanos()), s.calibrationAlpha(),
-					millis(s.defaultSloNanos()), s.shadowCapacityTokens(), millis(s.staleAfterNanos()),
-					millis(s.slowStartNanos()));
+					s.switchFactor(), s.switchHitCharge(), s.hotspotFactor(), s.hotspotFloorTokens(),
+					millis(s.hotspotMaxWaitNanos()), s.thirdChoice(), s.prefillNanosPerToken() / 1e6,
+					millis(s.baseTtftNanos()), s.calibrationAlpha(), millis(s.defaultSloNanos()),
+					s.shadowCapacityTokens(), millis(s.staleAfterNanos()), millis(s.slowStartNanos()));
 		}
 
 	}

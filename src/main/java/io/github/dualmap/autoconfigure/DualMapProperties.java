@@ -56,6 +56,14 @@ public class DualMapProperties {
 	private double switchFactor = 0.5;
 
 	/**
+	 * The SLO switch also needs the other candidate's estimate lower by more than this
+	 * factor times the prefill time of the cached prefix it gives up (0: whenever lower).
+	 */
+	@DecimalMin(value = "0", message = "dualmap.switch-hit-charge must be >= 0")
+	@DecimalMax(value = "1000", message = "dualmap.switch-hit-charge must be <= 1000")
+	private double switchHitCharge = 1.0;
+
+	/**
 	 * When both candidates would miss the SLO, also consider a bounded third instance.
 	 */
 	private boolean thirdChoice = false;
@@ -138,6 +146,7 @@ public class DualMapProperties {
 			.hotMinSamples(this.hotPrefix.minSamples)
 			.maxHotPrefixes(this.hotPrefix.maxEntries)
 			.switchFactor(this.switchFactor)
+			.switchHitCharge(this.switchHitCharge)
 			.hotspotFactor(this.hotspot.factor)
 			.hotspotFloorTokens(this.hotspot.floorTokens)
 			.hotspotMaxWait(this.hotspot.maxQueueWait)
@@ -213,6 +222,14 @@ public class DualMapProperties {
 
 	public void setSwitchFactor(double switchFactor) {
 		this.switchFactor = switchFactor;
+	}
+
+	public double getSwitchHitCharge() {
+		return this.switchHitCharge;
+	}
+
+	public void setSwitchHitCharge(double switchHitCharge) {
+		this.switchHitCharge = switchHitCharge;
 	}
 
 	public boolean isThirdChoice() {

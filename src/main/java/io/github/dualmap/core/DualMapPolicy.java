@@ -7,10 +7,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * The DualMap choice between the two ring candidates of a request's routing key: cache
  * affinity first, switched to the faster candidate when the affinity choice would eat
- * more than {@code switchFactor} of the SLO (reported as a hotspot step when the affinity
- * choice is a hotspot of the pool), and optionally a bounded third choice when both would
- * miss it. Each decision looks at two candidates (at most four with the third choice), so
- * it costs O(log n) ring lookups plus the pool's load view.
+ * more than {@code switchFactor} of the SLO and the other is faster by more than
+ * {@code switchHitCharge} x the prefill time of the cached prefix it gives up (reported
+ * as a hotspot step when the affinity choice is a hotspot of the pool), and optionally a
+ * bounded third choice when both would miss it. Each decision looks at two candidates (at
+ * most four with the third choice), so it costs O(log n) ring lookups plus the pool's
+ * load view.
  * <p>
  * <b>Slow start</b> ({@link SchedulerSettings#slowStartNanos()} &gt; 0): an instance
  * younger than the period looks proportionally more loaded in the choice: its TTFT
@@ -91,7 +93,11 @@ public final class DualMapPolicy implements RoutingPolicy {
 		// faster. Steering off a pool-mean hotspot whose estimate is still within budget
 		// gives up the cached prefix for nothing (and under late binding the queue's
 		// migration and idle pull shed a hotspot per request, with the measured gain).
-		if (variant.switchesOnSlo() && chosen.rank() > settings.switchFactor() * slo && other.rank() < chosen.rank()) {
+		// "Faster" is net of the cached prefix given up: the other candidate's estimate
+		// already counts this request's longer prefill, but not the delay that prefill
+		// adds for every request queued behind it there.
+		if (variant.switchesOnSlo() && chosen.rank() > settings.switchFactor() * slo
+				&& other.rank() + lostHitNanos(pool, chosen, other) < chosen.rank()) {
 			reason = variant.rebalances() && pool.isHotspot(chosen.instance()) ? Reason.HOTSPOT : Reason.SLO_SWITCH;
 			chosen = other;
 		}
@@ -102,6 +108,16 @@ public final class DualMapPolicy implements RoutingPolicy {
 			}
 		}
 		return chosen.decide(reason);
+	}
+
+	/**
+	 * The charge for switching from {@code chosen} to {@code other}:
+	 * {@link SchedulerSettings#switchHitCharge()} x the prefill time of the tokens
+	 * {@code chosen} has cached and {@code other} has not.
+	 */
+	private long lostHitNanos(InstancePool pool, Placement chosen, Placement other) {
+		long lost = Math.max(0, other.uncachedTokens() - chosen.uncachedTokens());
+		return (long) (settings.switchHitCharge() * lost * pool.estimator().nanosPerToken());
 	}
 
 	/** More cached tokens wins; then the lower estimate; then the ring-0 candidate. */

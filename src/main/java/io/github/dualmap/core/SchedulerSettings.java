@@ -18,6 +18,10 @@ import java.time.Duration;
  * @param maxHotPrefixes bound on expanded prefixes held at once
  * @param switchFactor the SLO switch fires when the affinity choice's estimate exceeds
  * this x SLO
+ * @param switchHitCharge and only when the other candidate's estimate is lower by more
+ * than this x the prefill time of the cached prefix the switch gives up (0 = whenever it
+ * is lower): that prefix is prefilled again on the other candidate, capacity every
+ * request queued there pays for, not only the switched one
  * @param hotspotFactor an instance is a hotspot above this x the pool's mean pending
  * tokens
  * @param hotspotFloorTokens and above this absolute number of pending tokens
@@ -35,9 +39,9 @@ import java.time.Duration;
  */
 public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth,
 		int hotWindow, double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
-		double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitNanos, boolean thirdChoice,
-		double prefillNanosPerToken, long baseTtftNanos, double calibrationAlpha, long defaultSloNanos,
-		long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
+		double switchHitCharge, double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitNanos,
+		boolean thirdChoice, double prefillNanosPerToken, long baseTtftNanos, double calibrationAlpha,
+		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
 
 	public SchedulerSettings {
 		positive("virtualNodes", virtualNodes);
@@ -64,6 +68,9 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		positive("maxHotPrefixes", maxHotPrefixes);
 		if (!(switchFactor > 0)) {
 			throw new IllegalArgumentException("switchFactor must be > 0 but was " + switchFactor);
+		}
+		if (!(switchHitCharge >= 0) || Double.isInfinite(switchHitCharge)) {
+			throw new IllegalArgumentException("switchHitCharge must be >= 0 and finite but was " + switchHitCharge);
 		}
 		if (!(hotspotFactor >= 1)) {
 			throw new IllegalArgumentException("hotspotFactor must be >= 1 but was " + hotspotFactor);
@@ -122,6 +129,7 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		b.hotMinSamples = hotMinSamples;
 		b.maxHotPrefixes = maxHotPrefixes;
 		b.switchFactor = switchFactor;
+		b.switchHitCharge = switchHitCharge;
 		b.hotspotFactor = hotspotFactor;
 		b.hotspotFloorTokens = hotspotFloorTokens;
 		b.hotspotMaxWaitNanos = hotspotMaxWaitNanos;
@@ -158,6 +166,8 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		private int maxHotPrefixes = 256;
 
 		private double switchFactor = 0.5;
+
+		private double switchHitCharge = 1.0;
 
 		private double hotspotFactor = 1.5;
 
@@ -231,6 +241,11 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 			return this;
 		}
 
+		public Builder switchHitCharge(double v) {
+			this.switchHitCharge = v;
+			return this;
+		}
+
 		public Builder hotspotFactor(double v) {
 			this.hotspotFactor = v;
 			return this;
@@ -288,9 +303,9 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 
 		public SchedulerSettings build() {
 			return new SchedulerSettings(virtualNodes, blockTokens, minPrefixDepth, maxPrefixDepth, hotWindow, hotRatio,
-					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, hotspotFactor, hotspotFloorTokens,
-					hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken, baseTtftNanos, calibrationAlpha,
-					defaultSloNanos, shadowCapacityTokens, staleAfterNanos, slowStartNanos);
+					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, switchHitCharge, hotspotFactor,
+					hotspotFloorTokens, hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken, baseTtftNanos,
+					calibrationAlpha, defaultSloNanos, shadowCapacityTokens, staleAfterNanos, slowStartNanos);
 		}
 
 	}

@@ -36,11 +36,13 @@ class DualMapPropertiesTests {
 	@Test
 	void propertiesReachTheSchedulerSettings() {
 		this.runner
-			.withPropertyValues("dualmap.switch-factor=0.7", "dualmap.ttft.prefill-per-token=40us",
-					"dualmap.hot-prefix.window=300", "dualmap.ring.virtual-nodes=80", "dualmap.slo.ttft=2s")
+			.withPropertyValues("dualmap.switch-factor=0.7", "dualmap.switch-hit-charge=0.5",
+					"dualmap.ttft.prefill-per-token=40us", "dualmap.hot-prefix.window=300",
+					"dualmap.ring.virtual-nodes=80", "dualmap.slo.ttft=2s")
 			.run(context -> {
 				SchedulerSettings s = context.getBean(DualMapRegistry.class).settings();
 				assertThat(s.switchFactor()).isEqualTo(0.7);
+				assertThat(s.switchHitCharge()).isEqualTo(0.5);
 				assertThat(s.prefillNanosPerToken()).isEqualTo(40_000);
 				assertThat(s.hotWindow()).isEqualTo(300);
 				assertThat(s.virtualNodes()).isEqualTo(80);
@@ -89,6 +91,7 @@ class DualMapPropertiesTests {
 	@Test
 	void badValuesFailStartupNamingTheProperty() {
 		expectFailure("dualmap.switch-factor=0", "dualmap.switch-factor must be > 0");
+		expectFailure("dualmap.switch-hit-charge=-1", "dualmap.switch-hit-charge must be >= 0");
 		expectFailure("dualmap.policy=no-such-policy", "dualmap.policy names no known routing policy");
 		expectFailure("dualmap.hot-prefix.max-depth=0", "dualmap.hot-prefix.max-depth must be >= 1");
 		expectFailure("dualmap.hot-prefix.drop-ratio=0.5",

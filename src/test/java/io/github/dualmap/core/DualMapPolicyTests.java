@@ -104,6 +104,34 @@ class DualMapPolicyTests {
 	}
 
 	@Test
+	void sloSwitchMustGainMoreThanThePrefillOfTheCachedPrefixItGivesUp() {
+		long[] chain = new long[100];
+		for (int i = 0; i < chain.length; i++) {
+			chain[i] = 51 + i;
+		}
+		RoutingRequest r = request(chain);
+		for (double charge : new double[] { 1.0, 0.0 }) {
+			InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).switchHitCharge(charge).build(), 6);
+			DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+			Candidates c = candidates(pool, r);
+			cache(pool, c.second(), r);
+			// Staying: 150,001 tokens ahead and its own. Switching: 140,000 + all 6,400
+			// prompt tokens, 3,601 fewer, but the 6,399 cached tokens given up are more.
+			load(pool, c.second(), 150_000);
+			load(pool, c.first(), 140_000);
+			Decision d = policy.choose(r, pool);
+			if (charge > 0) {
+				assertThat(d.instanceId()).isEqualTo(c.second());
+				assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+			}
+			else {
+				assertThat(d.instanceId()).isEqualTo(c.first());
+				assertThat(d.reason()).isEqualTo(Reason.SLO_SWITCH);
+			}
+		}
+	}
+
+	@Test
 	void noSloSwitchWhenTheOtherCandidateIsNoFaster() {
 		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
 		DualMapPolicy policy = DualMapPolicy.of(pool.settings());

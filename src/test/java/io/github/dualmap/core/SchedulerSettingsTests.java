@@ -14,7 +14,9 @@ class SchedulerSettingsTests {
 		assertThat(s.hotRatio()).isEqualTo(0.0612);
 		assertThat(s.hotMinSamples()).isEqualTo(20);
 		assertThat(s.switchFactor()).isEqualTo(0.5);
+		assertThat(s.switchHitCharge()).isEqualTo(1.0);
 		assertThat(s.toBuilder().build()).isEqualTo(s);
+		assertThat(s.toBuilder().switchHitCharge(0).build().switchHitCharge()).isZero();
 	}
 
 	@Test
@@ -25,6 +27,11 @@ class SchedulerSettingsTests {
 			.withMessageContaining("20");
 		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().hotRatio(1.5).build())
 			.withMessageContaining("hotRatio");
+		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().switchHitCharge(-0.5).build())
+			.withMessageContaining("switchHitCharge");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SchedulerSettings.custom().switchHitCharge(Double.NaN).build())
+			.withMessageContaining("switchHitCharge");
 	}
 
 }
