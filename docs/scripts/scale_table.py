@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""The scaling table of docs/benchmarks.md from three `sim --scale` outputs.
+
+Usage: scale_table.py SCALEOUT_DIR SCALEIN_DIR REFERENCE_DIR
+
+Each directory holds the timeline.json that `sim --scale` writes. Windows are aligned to the
+change, so the first window starting at the change is "0-30 s after". Differences are in
+percentage points, scaled run minus reference, window by window; "rest of run" averages are
+weighted by requests per window; "worst" is the scaled run's lowest window attainment from the
+change on. Python 3 standard library only.
+"""
+import json
+import sys
+
+
+def load(directory):
+    with open(directory + '/timeline.json') as f:
+        return json.load(f)
+
+
+def policy(run, name):
+    return next(p for p in run['policies'] if p['name'] == name)
+
+
+def weighted(windows, key):
+    known = [w for w in windows if w.get(key) is not None]
+    return 100 * sum(w['requests'] * w[key] for w in known) / sum(w['requests'] for w in known)
+
+
+def rows(label, scaled, reference):
+    change = scaled['changes_s'][0]
+    out = []
+    for name in [p['name'] for p in scaled['policies']]:
+        after = [w for w in policy(scaled, name)['windows'] if w['start_s'] >= change - 1e-6]
+        ref_by_start = {round(w['start_s'], 3): w for w in policy(reference, name)['windows']}
+        ref = [ref_by_start[round(w['start_s'], 3)] for w in after]
+        diff = [100 * (a['hit_rate'] - b['hit_rate']) for a, b in zip(after[:2], ref[:2])]
+        worst = min(w['attainment'] for w in after if w.get('attainment') is not None)
+        out.append(f"| {label} | {name} | {diff[0]:+.1f} | {diff[1]:+.1f} | "
+                   f"{weighted(after, 'hit_rate'):.1f} % vs {weighted(ref, 'hit_rate'):.1f} % | "
+                   f"{weighted(after, 'attainment'):.1f} % vs {weighted(ref, 'attainment'):.1f} % | "
+                   f"{100 * worst:.0f} % |")
+    return out
+
+
+def main(argv):
+    if len(argv) != 4:
+        sys.exit(__doc__)
+    reference = load(argv[3])
+    print('| run | policy | hit rate, 0-30 s after | 30-60 s after | hit rate, rest of run '
+          '| SLO attainment, rest of run | worst window after |')
+    print('|---|---|---:|---:|---:|---:|---:|')
+    for label, directory in (('+2', argv[1]), ('−1', argv[2])):
+        print('\n'.join(rows(label, load(directory), reference)))
+
+
+if __name__ == '__main__':
+    main(sys.argv)
