@@ -159,6 +159,7 @@ class DualMapEndpointIntegrationTests {
 		JsonNode settings = root.get("settings");
 		assertThat(settings.get("virtualNodes").asInt()).isEqualTo(160);
 		assertThat(settings.get("defaultSloMs").asLong()).isEqualTo(5000);
+		assertThat(settings.get("switchHitCharge").asDouble()).isEqualTo(1.0);
 		assertThat(settings.get("staleAfterMs").asLong()).isEqualTo(2000);
 		assertThat(settings.get("hotWindow").asInt()).isEqualTo(20);
 		assertThat(settings.get("prefillMsPerToken").asDouble()).isEqualTo(0.025);
