@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
@@ -29,7 +28,7 @@ public final class DynamoCostPolicy implements RoutingPolicy {
 
 	private final double overlapWeight;
 
-	private final Map<String, ActiveBlocks> activeByInstance = new ConcurrentHashMap<>();
+	private final PerInstance<ActiveBlocks> activeByInstance = new PerInstance<>(ActiveBlocks::new);
 
 	private final Map<String, ActiveRequest> activeRequests = new ConcurrentHashMap<>();
 
@@ -111,26 +110,25 @@ public final class DynamoCostPolicy implements RoutingPolicy {
 
 	@Override
 	public void onMembershipChanged(InstancePool pool) {
-		Set<String> members = pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet());
-		activeByInstance.keySet().retainAll(members);
+		Set<String> members = activeByInstance.retainMembers(pool);
 		activeRequests.values().removeIf(r -> !members.contains(r.instanceId()));
 	}
 
 	/** Distinct blocks of the requests active on {@code instanceId}. */
 	public int activeBlocks(String instanceId) {
-		ActiveBlocks a = activeByInstance.get(instanceId);
+		ActiveBlocks a = activeByInstance.find(instanceId);
 		return a == null ? 0 : a.distinct();
 	}
 
 	private void release(ActiveRequest r) {
-		ActiveBlocks a = activeByInstance.get(r.instanceId());
+		ActiveBlocks a = activeByInstance.find(r.instanceId());
 		if (a != null) {
 			a.remove(r.chain());
 		}
 	}
 
 	private ActiveBlocks active(String instanceId) {
-		return activeByInstance.computeIfAbsent(instanceId, id -> new ActiveBlocks());
+		return activeByInstance.get(instanceId);
 	}
 
 	private record ActiveRequest(String instanceId, long[] chain) {

@@ -4,9 +4,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
@@ -60,7 +57,7 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 
 	private final int indexCapacityBlocks;
 
-	private final Map<String, ShadowKvIndex> indexes = new ConcurrentHashMap<>();
+	private final PerInstance<ShadowKvIndex> indexes;
 
 	private final TieBreaker ties = new TieBreaker();
 
@@ -101,6 +98,7 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 		this.maxPrefixTokens = maxPrefixTokens;
 		this.blockTokens = blockTokens;
 		this.indexCapacityBlocks = capacityBlocks(indexCapacityTokens, blockTokens);
+		this.indexes = new PerInstance<>(() -> new ShadowKvIndex(this.indexCapacityBlocks));
 	}
 
 	private static void weight(String name, double w) {
@@ -206,20 +204,19 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 
 	@Override
 	public void onMembershipChanged(InstancePool pool) {
-		Set<String> members = pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet());
-		indexes.keySet().retainAll(members);
+		indexes.retainMembers(pool);
 	}
 
 	/**
 	 * Blocks held in the prefix index of {@code instanceId} (0 for an unknown instance).
 	 */
 	public int indexBlocks(String instanceId) {
-		ShadowKvIndex index = indexes.get(instanceId);
+		ShadowKvIndex index = indexes.find(instanceId);
 		return index == null ? 0 : index.size();
 	}
 
 	private ShadowKvIndex index(String instanceId) {
-		return indexes.computeIfAbsent(instanceId, id -> new ShadowKvIndex(indexCapacityBlocks));
+		return indexes.get(instanceId);
 	}
 
 	private static int capacityBlocks(long tokens, int blockTokens) {

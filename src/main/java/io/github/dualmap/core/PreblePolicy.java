@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
@@ -37,7 +36,7 @@ public final class PreblePolicy implements RoutingPolicy {
 
 	private final int maxWindowRequests;
 
-	private final Map<String, LoadWindow> windows = new ConcurrentHashMap<>();
+	private final PerInstance<LoadWindow> windows = new PerInstance<>(LoadWindow::new);
 
 	private final Map<String, WindowEntry> running = new ConcurrentHashMap<>();
 
@@ -128,8 +127,7 @@ public final class PreblePolicy implements RoutingPolicy {
 
 	@Override
 	public void onMembershipChanged(InstancePool pool) {
-		Set<String> members = pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet());
-		windows.keySet().retainAll(members);
+		Set<String> members = windows.retainMembers(pool);
 		running.values().removeIf(e -> !members.contains(e.instanceId()));
 	}
 
@@ -138,12 +136,12 @@ public final class PreblePolicy implements RoutingPolicy {
 	 * time after prefill of every request it received, in nanoseconds.
 	 */
 	public double loadNanos(String instanceId, long nowNanos) {
-		LoadWindow w = windows.get(instanceId);
+		LoadWindow w = windows.find(instanceId);
 		return w == null ? 0 : w.loadNanos(nowNanos);
 	}
 
 	private LoadWindow window(String instanceId) {
-		return windows.computeIfAbsent(instanceId, id -> new LoadWindow());
+		return windows.get(instanceId);
 	}
 
 	/** One request as the load window sees it. */

@@ -3,9 +3,6 @@ package io.github.dualmap.core;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
@@ -46,7 +43,7 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 
 	private final int maxTreeBlocks;
 
-	private final Map<String, ShadowKvIndex> trees = new ConcurrentHashMap<>();
+	private final PerInstance<ShadowKvIndex> trees;
 
 	private final TieBreaker ties = new TieBreaker();
 
@@ -88,6 +85,7 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		this.balanceAbsThreshold = balanceAbsThreshold;
 		this.balanceRelThreshold = balanceRelThreshold;
 		this.maxTreeBlocks = (int) Math.min(Integer.MAX_VALUE, maxTreeTokens / blockTokens);
+		this.trees = new PerInstance<>(() -> new ShadowKvIndex(this.maxTreeBlocks));
 	}
 
 	@Override
@@ -159,18 +157,17 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 	/** A removed instance's tree goes with it, as the router removes its tenant. */
 	@Override
 	public void onMembershipChanged(InstancePool pool) {
-		Set<String> members = pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet());
-		trees.keySet().retainAll(members);
+		trees.retainMembers(pool);
 	}
 
 	/** Blocks held in the tree of {@code instanceId} (0 for an unknown instance). */
 	public int treeBlocks(String instanceId) {
-		ShadowKvIndex t = trees.get(instanceId);
+		ShadowKvIndex t = trees.find(instanceId);
 		return t == null ? 0 : t.size();
 	}
 
 	private ShadowKvIndex tree(String instanceId) {
-		return trees.computeIfAbsent(instanceId, id -> new ShadowKvIndex(maxTreeBlocks));
+		return trees.get(instanceId);
 	}
 
 }
