@@ -27,9 +27,12 @@ import org.springframework.validation.annotation.Validated;
  * The {@code dualmap.*} configuration, validated at startup with messages that name the
  * bad property; {@link #toSchedulerSettings()} is the one place it maps to the core.
  */
-@ConfigurationProperties("dualmap")
+@ConfigurationProperties(DualMapProperties.PREFIX)
 @Validated
 public class DualMapProperties {
+
+	/** The prefix of every property. */
+	public static final String PREFIX = "dualmap";
 
 	/** Whether the DualMap routing is active. */
 	private boolean enabled = true;

@@ -65,18 +65,27 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 * the rebalancer as a whole. Peers dispatch immediately.
 	 */
 	public static PolicySpec named(String name) {
+		return named(name, QueueSettings.ofDefaults());
+	}
+
+	/**
+	 * The row called {@code name}, its DualMap queue starting from {@code queue} (the
+	 * gateway's {@code dualmap.dispatch.*}); each row still sets its own dispatch mode,
+	 * idle pull and migration as its name says.
+	 */
+	public static PolicySpec named(String name, QueueSettings queue) {
 		if (name.equals(DUALMAP_PASS_THROUGH)) {
 			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
-					QueueSettings.custom().mode(DispatchMode.PASS_THROUGH).build());
+					queue.toBuilder().mode(DispatchMode.PASS_THROUGH).build());
 		}
 		if (name.equals(DUALMAP_FIXED_DEPTH)) {
 			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
-					QueueSettings.custom().mode(DispatchMode.QUEUE).build(),
+					queue.toBuilder().mode(DispatchMode.QUEUE).build(),
 					settings -> settings.toBuilder().maxPrefixDepth(settings.minPrefixDepth()).build());
 		}
 		if (name.equals(DUALMAP_NO_PULL)) {
 			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
-					QueueSettings.custom().mode(DispatchMode.QUEUE).idlePull(false).build());
+					queue.toBuilder().mode(DispatchMode.QUEUE).idlePull(false).build());
 		}
 		if (!RoutingPolicies.exists(name)) {
 			throw new IllegalArgumentException("unknown policy '" + name + "'; known: " + String.join(", ", names()));
@@ -85,11 +94,11 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		if (!name.startsWith("dualmap")) {
 			return new PolicySpec(name, factory);
 		}
-		QueueSettings.Builder queue = QueueSettings.custom().mode(DispatchMode.QUEUE);
+		QueueSettings.Builder rowQueue = queue.toBuilder().mode(DispatchMode.QUEUE);
 		if (!migrates(name)) {
-			queue.maxMigrations(0);
+			rowQueue.maxMigrations(0);
 		}
-		return new PolicySpec(name, factory, queue.build());
+		return new PolicySpec(name, factory, rowQueue.build());
 	}
 
 	/**

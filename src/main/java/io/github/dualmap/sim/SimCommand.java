@@ -14,7 +14,9 @@ import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.github.dualmap.autoconfigure.DualMapProperties;
 import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.engine.EngineProfile;
 import io.github.dualmap.sim.report.Charts;
@@ -126,6 +128,12 @@ public final class SimCommand implements Callable<Integer> {
 			description = "a new instance's share ramps up over this period (default ${DEFAULT-VALUE}: off)")
 	String slowStart = "0s";
 
+	@Option(names = "--set", paramLabel = "PROPERTY=VALUE",
+			description = "a gateway property for the run, repeatable, e.g. dualmap.switch-hit-charge=2 or "
+					+ "dualmap.dispatch.max-queued-per-pool=4096; scheduler properties apply to every row, "
+					+ "dispatch properties to the DualMap rows")
+	List<String> set = new ArrayList<>();
+
 	private PrintWriter stdout = new PrintWriter(System.out, true);
 
 	private PrintWriter stderr = new PrintWriter(System.err, true);
@@ -207,7 +215,8 @@ public final class SimCommand implements Callable<Integer> {
 			throw new IllegalArgumentException("--scale needs --rate: a membership change is watched at one rate");
 		}
 		EngineProfile engine = EngineProfile.named(profile);
-		List<PolicySpec> specs = policySpecs(policies);
+		DualMapProperties gateway = GatewayProperties.bind(set);
+		List<PolicySpec> specs = policySpecs(policies, gateway.toQueueSettings());
 		Trace workloadTrace = loadTrace();
 		Path dir = out;
 		if (dir == null) {
@@ -215,7 +224,8 @@ public final class SimCommand implements Callable<Integer> {
 		}
 		Files.createDirectories(dir);
 
-		SchedulerSettings settings = SchedulerSettings.custom()
+		SchedulerSettings settings = gateway.toSchedulerSettings()
+			.toBuilder()
 			.blockTokens(workloadTrace.blockTokens())
 			.defaultSlo(slo)
 			.shadowCapacityTokens(engine.kvCapacityTokens())
@@ -305,6 +315,11 @@ public final class SimCommand implements Callable<Integer> {
 	}
 
 	static List<PolicySpec> policySpecs(String list) {
+		return policySpecs(list, QueueSettings.ofDefaults());
+	}
+
+	/** The rows named in {@code list}; DualMap rows start from {@code queue}. */
+	static List<PolicySpec> policySpecs(String list, QueueSettings queue) {
 		List<String> names = list.strip().equals("all") ? PolicySpec.names()
 				: Arrays.stream(list.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
 		if (names.isEmpty()) {
@@ -315,7 +330,7 @@ public final class SimCommand implements Callable<Integer> {
 			if (out.stream().anyMatch(p -> p.name().equals(name))) {
 				throw new IllegalArgumentException("--policies names '" + name + "' twice");
 			}
-			out.add(PolicySpec.named(name));
+			out.add(PolicySpec.named(name, queue));
 		}
 		return out;
 	}

@@ -99,6 +99,21 @@ class SimCommandTests {
 	}
 
 	@Test
+	void gatewayPropertiesSetForTheRunAndBadOnesRefused() {
+		String outDir = dir.resolve("set").toString();
+		int code = run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--rate", "2",
+				"--policies", "dualmap", "--set", "dualmap.switch-hit-charge=0", "--set",
+				"dualmap.dispatch.max-queued-per-pool=4096", "--out", outDir);
+		assertThat(code).as(err.toString()).isZero();
+		assertThat(run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--rate", "2", "--set",
+				"dualmap.switch-hit-charge=-1", "--out", outDir))
+			.isEqualTo(2);
+		assertThat(err.toString()).contains("sim: --set: dualmap.switch-hit-charge must be >= 0")
+			.doesNotContain("at io.")
+			.doesNotContain("HV000001");
+	}
+
+	@Test
 	void malformedLineExitsWithTwoAndNamesTheLine() throws IOException {
 		Path trace = dir.resolve("bad.jsonl");
 		Files.writeString(trace, """

@@ -1,0 +1,71 @@
+package io.github.dualmap.sim;
+
+import java.util.List;
+
+import io.github.dualmap.autoconfigure.DualMapProperties;
+import io.github.dualmap.core.DispatchMode;
+import io.github.dualmap.core.QueueSettings;
+import io.github.dualmap.core.SchedulerSettings;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class GatewayPropertiesTests {
+
+	@Test
+	void withoutAssignmentsTheGatewayDefaultsAreTheCoreDefaults() {
+		DualMapProperties p = GatewayProperties.bind(List.of());
+		assertThat(p.toSchedulerSettings()).isEqualTo(SchedulerSettings.ofDefaults());
+		assertThat(p.toQueueSettings()).isEqualTo(QueueSettings.ofDefaults());
+	}
+
+	@Test
+	void assignmentsBindAsTheGatewayBindsThem() {
+		DualMapProperties p = GatewayProperties
+			.bind(List.of("dualmap.switch-hit-charge=2", "dualmap.dispatch.max-queued-per-pool = 4096",
+					"dualmap.hot-prefix.max-depth=32", "dualmap.dispatch.aging=500ms"));
+		assertThat(p.toSchedulerSettings().switchHitCharge()).isEqualTo(2.0);
+		assertThat(p.toSchedulerSettings().maxPrefixDepth()).isEqualTo(32);
+		assertThat(p.toQueueSettings().maxQueuedPerPool()).isEqualTo(4096);
+		assertThat(p.toQueueSettings().agingNanos()).isEqualTo(500_000_000L);
+	}
+
+	@Test
+	void badAssignmentsAreRefusedNamingWhatIsWrong() {
+		assertThatIllegalArgumentException().isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.switch-factor")))
+			.withMessage("--set needs PROPERTY=VALUE but got 'dualmap.switch-factor'");
+		assertThatIllegalArgumentException().isThrownBy(() -> GatewayProperties.bind(List.of("server.port=1")))
+			.withMessageContaining("takes dualmap.* properties but got 'server.port'");
+		assertThatIllegalArgumentException().isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.slo.ttft=2s")))
+			.withMessage("--set dualmap.slo.ttft is decided by --slo-ttft in sim");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.dispatch.mode=pass-through")))
+			.withMessageContaining("--policies");
+		assertThatIllegalArgumentException().isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.no-such=1")))
+			.withMessageContaining("dualmap.no-such");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.switch-hit-charge=-1")))
+			.withMessage("--set: dualmap.switch-hit-charge must be >= 0");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.dispatch.max-queued-per-pool=many")))
+			.withMessageContaining("dualmap.dispatch.max-queued-per-pool")
+			.withMessageContaining("many");
+	}
+
+	@Test
+	void rowsStartFromTheGatewayQueueAndKeepTheirOwnMode() {
+		QueueSettings base = QueueSettings.custom().maxQueuedPerPool(4096).idlePull(true).build();
+		assertThat(PolicySpec.named("dualmap", base).queue()).satisfies(q -> {
+			assertThat(q.mode()).isEqualTo(DispatchMode.QUEUE);
+			assertThat(q.maxQueuedPerPool()).isEqualTo(4096);
+		});
+		assertThat(PolicySpec.named(PolicySpec.DUALMAP_PASS_THROUGH, base).queue().mode())
+			.isEqualTo(DispatchMode.PASS_THROUGH);
+		assertThat(PolicySpec.named(PolicySpec.DUALMAP_NO_PULL, base).queue().idlePull()).isFalse();
+		assertThat(PolicySpec.named("dualmap-no-rebalance", base).queue().maxMigrations()).isZero();
+		assertThat(PolicySpec.named("dualmap-no-rebalance", base).queue().maxQueuedPerPool()).isEqualTo(4096);
+		assertThat(PolicySpec.named("sglang-cache-aware", base).queue()).isNull();
+	}
+
+}
