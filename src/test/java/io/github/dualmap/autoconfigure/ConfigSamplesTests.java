@@ -82,6 +82,7 @@ class ConfigSamplesTests {
 			assertThat(p.getSlo().getClasses()).containsOnlyKeys("interactive", "standard", "batch");
 			assertThat(p.getSlo().getClasses().get("interactive").getTtft()).isEqualTo(Duration.ofMillis(800));
 			assertThat(p.getHotspot().getMaxQueueWait()).isEqualTo(Duration.ofSeconds(2));
+			assertThat(p.toSchedulerSettings().switchHitCharge()).isEqualTo(1.0);
 			SloResolver slos = context.getBean(SloResolver.class);
 			HttpHeaders headers = new HttpHeaders();
 			headers.add("x-slo-class", "batch");
