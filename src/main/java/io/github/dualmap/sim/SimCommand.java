@@ -128,6 +128,11 @@ public final class SimCommand implements Callable<Integer> {
 			description = "a new instance's share ramps up over this period (default ${DEFAULT-VALUE}: off)")
 	String slowStart = "0s";
 
+	@Option(names = "--shared-prefix-view",
+			description = "router replicas share what is cached where, as a subscription to the engines' KV-cache "
+					+ "events would give them (with --routers > 1)")
+	boolean sharedPrefixView;
+
 	@Option(names = "--set", paramLabel = "PROPERTY=VALUE",
 			description = "a gateway property for the run, repeatable, e.g. dualmap.switch-hit-charge=2 or "
 					+ "dualmap.dispatch.max-queued-per-pool=4096; scheduler properties apply to every row, "
@@ -232,7 +237,7 @@ public final class SimCommand implements Callable<Integer> {
 			.slowStart(rampUp)
 			.build();
 		SimulationConfig config = new SimulationConfig(instances, routers, slo, scrape, delay, warmup, seed, settings,
-				EngineInstance.factory(engine, workloadTrace.blockTokens()), decisionTimer);
+				EngineInstance.factory(engine, workloadTrace.blockTokens()), decisionTimer, sharedPrefixView);
 		Workload workload = Workload.of(workloadTrace);
 		if (warmup >= workload.size()) {
 			throw new IllegalArgumentException("the workload has " + workload.size()

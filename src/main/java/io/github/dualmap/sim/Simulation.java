@@ -12,6 +12,8 @@ import io.github.dualmap.core.DispatchListener;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.QueuedRequest;
 import io.github.dualmap.core.Rejection;
@@ -375,12 +377,30 @@ public final class Simulation {
 		}
 		instanceOf[i] = target;
 		dispatches[i] = pools[r].dispatch(request, d);
+		shareRelease(i, d.instanceId());
 		policies[r].onDispatched(request, d, pools[r]);
 		if (delayNanos == 0) {
 			deliver(i);
 		}
 		else {
 			schedule(now + delayNanos, DELIVER, i, null);
+		}
+	}
+
+	/**
+	 * With a shared prefix view, request {@code i}'s blocks, just released to
+	 * {@code instanceId} by its router, enter the other routers' shadow indexes too.
+	 */
+	private void shareRelease(int i, String instanceId) {
+		PromptBlocks blocks = routed[i].blocks();
+		if (!config.sharedPrefixView() || pools.length < 2 || blocks == null) {
+			return;
+		}
+		for (int r = 0; r < pools.length; r++) {
+			InstanceState state = r == routerOf[i] ? null : pools[r].instance(instanceId);
+			if (state != null) {
+				state.shadow().record(blocks.chain());
+			}
 		}
 	}
 
@@ -699,6 +719,7 @@ public final class Simulation {
 			}
 			instanceOf[index] = target;
 			dispatches[index] = dispatch;
+			shareRelease(index, decision.instanceId());
 			// Always through the event queue: the engine may start a step, and this runs
 			// inside a call into the queues.
 			schedule(now + delayNanos, DELIVER, index, null);

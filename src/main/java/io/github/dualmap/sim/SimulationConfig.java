@@ -22,10 +22,21 @@ import org.jspecify.annotations.Nullable;
  * @param instanceModels creates the engine instances
  * @param decisionTimer real-time clock that times {@code choose()}; tests pass a constant
  * one to make the whole result reproducible
+ * @param sharedPrefixView whether router replicas share what they know is cached: every
+ * release also enters the other replicas' shadow indexes, as a subscription to the
+ * engines' KV-cache events would let them know (no effect with one router)
  */
 public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
-		NanoClock decisionTimer) {
+		NanoClock decisionTimer, boolean sharedPrefixView) {
+
+	/** A configuration whose replicas learn only from their own routing. */
+	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
+			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
+			InstanceModel.Factory instanceModels, NanoClock decisionTimer) {
+		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
+				decisionTimer, false);
+	}
 
 	public SimulationConfig {
 		if (instances <= 0) {
@@ -55,7 +66,12 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 
 	public SimulationConfig withDecisionTimer(NanoClock timer) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, timer);
+				instanceModels, timer, sharedPrefixView);
+	}
+
+	public SimulationConfig withSharedPrefixView(boolean shared) {
+		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
+				instanceModels, decisionTimer, shared);
 	}
 
 }

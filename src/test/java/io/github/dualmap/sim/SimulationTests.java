@@ -7,6 +7,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
@@ -153,6 +155,28 @@ class SimulationTests {
 	}
 
 	@Test
+	void aSharedPrefixViewShowsEveryReplicaWhatTheOthersSent() {
+		// Every request carries the same first block; two replicas take turns.
+		List<TraceRequest> requests = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			requests.add(new TraceRequest(i * 1000.0, 1024, 1, new long[] { 7L, 1000L + i }));
+		}
+		Workload w = Workload.of(new Trace("shared-first-block", 512, requests));
+		for (boolean shared : new boolean[] { false, true }) {
+			List<Integer> seen = new ArrayList<>();
+			PolicySpec firstInstance = new PolicySpec("first-instance", settings -> new SeenBlocksPolicy(seen));
+			SimulationConfig config = new SimulationConfig(2, 2, Duration.ofSeconds(1), null, Duration.ZERO, 10, 1,
+					SETTINGS, (index, seed) -> new FifoInstance(1_000_000L), () -> 0L, shared);
+			Simulation.run(w, firstInstance, config, 1, false);
+			// The first request of each replica finds nothing; the second replica's first
+			// request finds the shared block only when replicas share what they sent.
+			assertThat(seen.get(0)).isZero();
+			assertThat(seen.get(1)).as("shared view %s", shared).isEqualTo(shared ? 1 : 0);
+			assertThat(seen.subList(2, seen.size())).allMatch(n -> n == 1);
+		}
+	}
+
+	@Test
 	void warmupMustLeaveSomethingToMeasure() {
 		Workload w = Workload.of(evenlySpaced(100));
 		assertThatThrownBy(() -> Simulation.run(w, PolicySpec.named("round-robin"),
@@ -175,6 +199,26 @@ class SimulationTests {
 	private static SimulationConfig engineConfig(int instances, int routers, long seed, EngineProfile profile) {
 		return new SimulationConfig(instances, routers, Duration.ofSeconds(5), null, Duration.ofMillis(1), 200, seed,
 				SETTINGS, EngineInstance.factory(profile, 512), () -> 0L);
+	}
+
+	/**
+	 * Sends every request to the first instance and notes how many of its blocks the
+	 * router's shadow index already holds there.
+	 */
+	private record SeenBlocksPolicy(List<Integer> seen) implements RoutingPolicy {
+
+		@Override
+		public String name() {
+			return "first-instance";
+		}
+
+		@Override
+		public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+			InstanceState first = pool.instances().iterator().next();
+			this.seen.add(first.shadow().peekMatchedBlocks(request.blocks().chain()));
+			return Decision.of(first.id(), Reason.AFFINITY, request);
+		}
+
 	}
 
 	private record CountingPolicy(RoutingPolicy delegate, AtomicInteger count) implements RoutingPolicy {
