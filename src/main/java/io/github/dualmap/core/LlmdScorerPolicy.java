@@ -55,8 +55,6 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 
 	private final int blockTokens;
 
-	private final int indexCapacityBlocks;
-
 	private final PerInstance<ShadowKvIndex> indexes;
 
 	private final TieBreaker ties = new TieBreaker();
@@ -97,8 +95,8 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 		this.prefixWeight = prefixWeight;
 		this.maxPrefixTokens = maxPrefixTokens;
 		this.blockTokens = blockTokens;
-		this.indexCapacityBlocks = capacityBlocks(indexCapacityTokens, blockTokens);
-		this.indexes = new PerInstance<>(() -> new ShadowKvIndex(this.indexCapacityBlocks));
+		int indexCapacityBlocks = capacityBlocks(indexCapacityTokens, blockTokens);
+		this.indexes = new PerInstance<>(() -> new ShadowKvIndex(indexCapacityBlocks));
 	}
 
 	private static void weight(String name, double w) {

@@ -41,8 +41,6 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 
 	private final double balanceRelThreshold;
 
-	private final int maxTreeBlocks;
-
 	private final PerInstance<ShadowKvIndex> trees;
 
 	private final TieBreaker ties = new TieBreaker();
@@ -84,8 +82,8 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		this.cacheThreshold = cacheThreshold;
 		this.balanceAbsThreshold = balanceAbsThreshold;
 		this.balanceRelThreshold = balanceRelThreshold;
-		this.maxTreeBlocks = (int) Math.min(Integer.MAX_VALUE, maxTreeTokens / blockTokens);
-		this.trees = new PerInstance<>(() -> new ShadowKvIndex(this.maxTreeBlocks));
+		int maxTreeBlocks = (int) Math.min(Integer.MAX_VALUE, maxTreeTokens / blockTokens);
+		this.trees = new PerInstance<>(() -> new ShadowKvIndex(maxTreeBlocks));
 	}
 
 	@Override
