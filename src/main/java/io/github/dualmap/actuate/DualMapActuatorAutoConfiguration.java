@@ -2,9 +2,12 @@ package io.github.dualmap.actuate;
 
 import io.github.dualmap.autoconfigure.DualMapAutoConfiguration;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.replica.ReplicaPublisher;
+import io.github.dualmap.replica.ReplicaSync;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -24,8 +27,9 @@ public class DualMapActuatorAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
-	DualMapEndpoint dualMapEndpoint(DualMapRegistry registry) {
-		return new DualMapEndpoint(registry);
+	DualMapEndpoint dualMapEndpoint(DualMapRegistry registry, ObjectProvider<ReplicaSync> replicaSync,
+			ObjectProvider<ReplicaPublisher> replicaPublisher) {
+		return new DualMapEndpoint(registry, replicaSync.getIfAvailable(), replicaPublisher.getIfAvailable());
 	}
 
 	/** Meters only where Micrometer is on the classpath. */
@@ -37,6 +41,13 @@ public class DualMapActuatorAutoConfiguration {
 		@ConditionalOnMissingBean
 		DualMapMeters dualMapMeters(DualMapRegistry registry) {
 			return new DualMapMeters(registry);
+		}
+
+		@Bean
+		@ConditionalOnBean(ReplicaSync.class)
+		@ConditionalOnMissingBean
+		ReplicaSyncMeters dualMapReplicaSyncMeters(ReplicaSync sync, ReplicaPublisher publisher) {
+			return new ReplicaSyncMeters(sync, publisher);
 		}
 
 	}

@@ -6,6 +6,8 @@ import java.util.Map;
 
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.replica.ReplicaPublisher;
+import io.github.dualmap.replica.ReplicaSync;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,9 +23,35 @@ import org.jspecify.annotations.Nullable;
  * @param dispatch the dispatch queue settings every pool runs with
  * @param pools the routed services by service id
  * @param warnings every pool's warnings, each naming its service
+ * @param replicas replica sync, or {@code null} when it is off
  */
 public record DualMapDescriptor(String policy, String dispatchMode, Settings settings, Dispatch dispatch,
-		Map<String, Pool> pools, List<String> warnings) {
+		Map<String, Pool> pools, List<String> warnings, @Nullable Replicas replicas) {
+
+	/**
+	 * Replica sync ({@code dualmap.replicas.*}), counted since this replica started.
+	 *
+	 * @param replica this replica's id, as its peers see it
+	 * @param hashing the prompt hashing every peer must share
+	 * @param peers the replicas the next publication goes to
+	 * @param buffered releases waiting to be published
+	 * @param sent releases delivered, once per peer
+	 * @param dropped releases not published because the buffer was full
+	 * @param failedPublications publications to one peer that failed
+	 * @param applied peers' releases that entered a shadow index here
+	 * @param ignored peers' releases for an instance or service unknown here
+	 * @param refusedBatches peers' batches refused for other prompt hashing
+	 */
+	public record Replicas(String replica, String hashing, List<String> peers, int buffered, long sent, long dropped,
+			long failedPublications, long applied, long ignored, long refusedBatches) {
+
+		public static Replicas of(ReplicaSync sync, ReplicaPublisher publisher) {
+			return new Replicas(sync.replicaId(), sync.hashing(),
+					publisher.peers().stream().map(Object::toString).toList(), sync.buffered(), sync.sent(),
+					sync.dropped(), sync.failedPublications(), sync.applied(), sync.ignored(), sync.refusedBatches());
+		}
+
+	}
 
 	/**
 	 * The fields of {@link QueueSettings} but the mode, durations in milliseconds.

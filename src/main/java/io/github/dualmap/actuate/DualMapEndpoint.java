@@ -8,6 +8,8 @@ import java.util.TreeMap;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.ServicePool;
+import io.github.dualmap.replica.ReplicaPublisher;
+import io.github.dualmap.replica.ReplicaSync;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.Access;
@@ -22,7 +24,8 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * and instance, and draining. Reads are open by default; the drain operation needs
  * {@code management.endpoint.dualmap.access=unrestricted}.
  * <ul>
- * <li>{@code GET /actuator/dualmap}: everything ({@link DualMapDescriptor})</li>
+ * <li>{@code GET /actuator/dualmap}: everything ({@link DualMapDescriptor}), replica sync
+ * included when it is on</li>
  * <li>{@code GET /actuator/dualmap/{service}}: one pool</li>
  * <li>{@code GET /actuator/dualmap/{service}/{instance}}: one instance</li>
  * <li>{@code POST /actuator/dualmap/{service}/{instance}} with {@code {"draining":
@@ -34,8 +37,20 @@ public class DualMapEndpoint {
 
 	private final DualMapRegistry registry;
 
+	private final @Nullable ReplicaSync replicaSync;
+
+	private final @Nullable ReplicaPublisher replicaPublisher;
+
 	public DualMapEndpoint(DualMapRegistry registry) {
+		this(registry, null, null);
+	}
+
+	/** With the replica sync view, when replica sync is on. */
+	public DualMapEndpoint(DualMapRegistry registry, @Nullable ReplicaSync replicaSync,
+			@Nullable ReplicaPublisher replicaPublisher) {
 		this.registry = registry;
+		this.replicaSync = replicaSync;
+		this.replicaPublisher = replicaPublisher;
 	}
 
 	/** The whole view: policy, settings, every pool and every warning. */
@@ -49,7 +64,9 @@ public class DualMapEndpoint {
 		pools.values().forEach(p -> warnings.addAll(p.warnings()));
 		return new DualMapDescriptor(this.registry.policyName(), this.registry.queueSettings().mode().value(),
 				DualMapDescriptor.Settings.of(this.registry.settings()),
-				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings);
+				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings,
+				this.replicaSync == null || this.replicaPublisher == null ? null
+						: DualMapDescriptor.Replicas.of(this.replicaSync, this.replicaPublisher));
 	}
 
 	/** One pool; {@code null} (404) when DualMap does not route {@code service}. */

@@ -15,9 +15,14 @@ import io.github.dualmap.gateway.EngineScraping;
 import io.github.dualmap.gateway.PromptRoutingFilter;
 import io.github.dualmap.gateway.SloResolver;
 import io.github.dualmap.prompt.PromptParser;
+import io.github.dualmap.replica.ReplicaPeers;
+import io.github.dualmap.replica.ReplicaPublisher;
+import io.github.dualmap.replica.ReplicaSync;
+import io.github.dualmap.replica.ReplicaSyncHandler;
 import io.github.dualmap.stats.MetricsScraper;
 import io.github.dualmap.stats.ScrapeSettings;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import reactor.netty.http.client.HttpClient;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -26,6 +31,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.cloud.client.discovery.ReactiveDiscoveryClient;
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
 import org.springframework.cloud.gateway.config.GatewayReactiveLoadBalancerClientAutoConfiguration;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
@@ -33,7 +39,14 @@ import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfigurati
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.reactive.function.server.RequestPredicates;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerResponse;
 
 /**
  * Plugs DualMap into Spring Cloud Gateway: the registry of pools, the body, failover and
@@ -129,6 +142,46 @@ public class DualMapAutoConfiguration {
 				(int) Math.min(Integer.MAX_VALUE, s.getMaxBodySize().toBytes()));
 		return new EngineScraping(registry, listener -> new MetricsScraper(settings, NanoClock.SYSTEM, listener),
 				s::pathFor, s.getPathMetadataKey());
+	}
+
+	/** Replica sync, when dualmap.replicas.enabled=true. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnProperty(prefix = "dualmap.replicas", name = "enabled", havingValue = "true")
+	static class ReplicaSyncConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		ReplicaSync dualMapReplicaSync(DualMapRegistry registry, DualMapProperties properties) {
+			DualMapProperties.Prompt p = properties.getPrompt();
+			ReplicaSync sync = new ReplicaSync(registry,
+					ReplicaSync.hashingFingerprint(p.getBlockChars(), p.getCharsPerToken(), p.getBlockTokens()),
+					properties.getReplicas().getMaxBufferedReleases());
+			registry.addListener(sync);
+			return sync;
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		ReplicaPublisher dualMapReplicaPublisher(ReplicaSync sync, DualMapProperties properties,
+				ObjectProvider<ReactiveDiscoveryClient> discovery) {
+			DualMapProperties.Replicas r = properties.getReplicas();
+			ReplicaPeers peers = new ReplicaPeers(r.getPeers(), r.getServiceId(),
+					r.getServiceId() == null ? null : discovery.getIfAvailable());
+			WebClient client = WebClient.builder()
+				.clientConnector(new ReactorClientHttpConnector(HttpClient.create().responseTimeout(r.getTimeout())))
+				.build();
+			return new ReplicaPublisher(sync, peers, client, r.getPath(), r.getToken(), r.getFlushInterval(),
+					r.getPeerRefreshInterval(), r.getTimeout(), r.getMaxBatchReleases());
+		}
+
+		@Bean
+		RouterFunction<ServerResponse> dualMapReplicaSyncRoute(ReplicaSync sync, DualMapProperties properties) {
+			DualMapProperties.Replicas r = properties.getReplicas();
+			ReplicaSyncHandler handler = new ReplicaSyncHandler(sync, r.getToken(),
+					(int) Math.min(Integer.MAX_VALUE, r.getMaxBodySize().toBytes()));
+			return RouterFunctions.route(RequestPredicates.POST(r.getPath()), handler);
+		}
+
 	}
 
 }

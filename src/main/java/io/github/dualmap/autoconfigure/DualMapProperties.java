@@ -1,5 +1,6 @@
 package io.github.dualmap.autoconfigure;
 
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -17,6 +18,7 @@ import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -109,6 +111,9 @@ public class DualMapProperties {
 
 	@Valid
 	private final Discovery discovery = new Discovery();
+
+	@Valid
+	private final Replicas replicas = new Replicas();
 
 	@AssertTrue(message = "dualmap.policy names no known routing policy")
 	private boolean isPolicyKnown() {
@@ -297,6 +302,10 @@ public class DualMapProperties {
 
 	public Discovery getDiscovery() {
 		return this.discovery;
+	}
+
+	public Replicas getReplicas() {
+		return this.replicas;
 	}
 
 	/** Time-to-first-token objectives. */
@@ -1115,6 +1124,176 @@ public class DualMapProperties {
 
 		public void setRefreshInterval(Duration refreshInterval) {
 			this.refreshInterval = refreshInterval;
+		}
+
+	}
+
+	/**
+	 * Replica sync: gateway replicas tell each other which prompt blocks they sent to
+	 * which instance, so every replica's shadow index knows which of a prompt's two
+	 * candidates holds it, whichever replica routed it before.
+	 */
+	public static class Replicas {
+
+		/** Whether this replica publishes its releases and accepts its peers'. */
+		private boolean enabled = false;
+
+		/**
+		 * Shared secret: sent as a bearer token and required on the receiving endpoint.
+		 * Required when enabled (the endpoint writes routing state).
+		 */
+		private @Nullable String token;
+
+		/** Base URLs of the other replicas, e.g. http://gateway-1:8080. */
+		private List<URI> peers = new ArrayList<>();
+
+		/**
+		 * Discovery service id of the gateway itself: its instances are peers too (this
+		 * replica recognises and skips itself).
+		 */
+		private @Nullable String serviceId;
+
+		/** How often the peer list is read from discovery (with service-id). */
+		@NotNull(message = "dualmap.replicas.peer-refresh-interval must be set")
+		private Duration peerRefreshInterval = Duration.ofSeconds(10);
+
+		/** Path of the receiving endpoint on every replica's server port. */
+		@NotBlank(message = "dualmap.replicas.path must not be blank")
+		@Pattern(regexp = "/[^?#\\s]*", message = "dualmap.replicas.path must be a path starting with /")
+		private String path = "/dualmap/replicas/releases";
+
+		/** Time between two publications to the peers. */
+		@NotNull(message = "dualmap.replicas.flush-interval must be set")
+		private Duration flushInterval = Duration.ofMillis(50);
+
+		/** Timeout of one publication to one peer. */
+		@NotNull(message = "dualmap.replicas.timeout must be set")
+		private Duration timeout = Duration.ofSeconds(1);
+
+		/** Most releases in one publication (the rest wait for the next). */
+		@Min(value = 1, message = "dualmap.replicas.max-batch-releases must be >= 1")
+		private int maxBatchReleases = 2048;
+
+		/**
+		 * Most releases waiting to be published; beyond it new ones are dropped (and
+		 * counted): peers learn less, nothing else is lost.
+		 */
+		@Min(value = 1, message = "dualmap.replicas.max-buffered-releases must be >= 1")
+		private int maxBufferedReleases = 16384;
+
+		/** Largest publication body accepted from a peer; a larger one gets 413. */
+		@NotNull(message = "dualmap.replicas.max-body-size must be set")
+		private DataSize maxBodySize = DataSize.ofMegabytes(16);
+
+		@AssertTrue(message = "dualmap.replicas.token must be set when dualmap.replicas.enabled=true")
+		private boolean isTokenSetWhenEnabled() {
+			return !this.enabled || (this.token != null && !this.token.isBlank());
+		}
+
+		@AssertTrue(message = "dualmap.replicas.flush-interval, timeout and peer-refresh-interval must be >= 1ms")
+		private boolean isDurationsPositive() {
+			return this.flushInterval.toMillis() >= 1 && this.timeout.toMillis() >= 1
+					&& this.peerRefreshInterval.toMillis() >= 1;
+		}
+
+		@AssertTrue(message = "dualmap.replicas.peers must be absolute http or https URLs")
+		private boolean isPeersHttp() {
+			return this.peers.stream()
+				.allMatch(u -> u != null && u.getHost() != null
+						&& ("http".equalsIgnoreCase(u.getScheme()) || "https".equalsIgnoreCase(u.getScheme())));
+		}
+
+		@AssertTrue(message = "dualmap.replicas.max-body-size must be > 0")
+		private boolean isMaxBodySizePositive() {
+			return this.maxBodySize.toBytes() > 0;
+		}
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public @Nullable String getToken() {
+			return this.token;
+		}
+
+		public void setToken(@Nullable String token) {
+			this.token = token;
+		}
+
+		public List<URI> getPeers() {
+			return this.peers;
+		}
+
+		public void setPeers(List<URI> peers) {
+			this.peers = peers;
+		}
+
+		public @Nullable String getServiceId() {
+			return this.serviceId;
+		}
+
+		public void setServiceId(@Nullable String serviceId) {
+			this.serviceId = serviceId;
+		}
+
+		public Duration getPeerRefreshInterval() {
+			return this.peerRefreshInterval;
+		}
+
+		public void setPeerRefreshInterval(Duration peerRefreshInterval) {
+			this.peerRefreshInterval = peerRefreshInterval;
+		}
+
+		public String getPath() {
+			return this.path;
+		}
+
+		public void setPath(String path) {
+			this.path = path;
+		}
+
+		public Duration getFlushInterval() {
+			return this.flushInterval;
+		}
+
+		public void setFlushInterval(Duration flushInterval) {
+			this.flushInterval = flushInterval;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public int getMaxBatchReleases() {
+			return this.maxBatchReleases;
+		}
+
+		public void setMaxBatchReleases(int maxBatchReleases) {
+			this.maxBatchReleases = maxBatchReleases;
+		}
+
+		public int getMaxBufferedReleases() {
+			return this.maxBufferedReleases;
+		}
+
+		public void setMaxBufferedReleases(int maxBufferedReleases) {
+			this.maxBufferedReleases = maxBufferedReleases;
+		}
+
+		public DataSize getMaxBodySize() {
+			return this.maxBodySize;
+		}
+
+		public void setMaxBodySize(DataSize maxBodySize) {
+			this.maxBodySize = maxBodySize;
 		}
 
 	}

@@ -6,6 +6,8 @@ import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.replica.ReplicaPublisher;
+import io.github.dualmap.replica.ReplicaSync;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -106,6 +108,30 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.dispatch.max-wait=0s", "dualmap.dispatch.max-wait must be > 0");
 		expectFailure("dualmap.dispatch.tick-interval=0s", "dualmap.dispatch.tick-interval must be >= 1ms");
 		expectFailure("dualmap.dispatch.mode=later", "dualmap.dispatch.mode");
+		expectFailure("dualmap.replicas.enabled=true",
+				"dualmap.replicas.token must be set when dualmap.replicas.enabled=true");
+		expectFailure("dualmap.replicas.peers=ftp://gateway-1",
+				"dualmap.replicas.peers must be absolute http or https");
+		expectFailure("dualmap.replicas.flush-interval=0s", "dualmap.replicas.flush-interval, timeout");
+		expectFailure("dualmap.replicas.path=releases", "dualmap.replicas.path must be a path starting with /");
+		expectFailure("dualmap.replicas.max-batch-releases=0", "dualmap.replicas.max-batch-releases must be >= 1");
+	}
+
+	@Test
+	void replicaSyncBeansOnlyWhenEnabled() {
+		this.runner.run(context -> assertThat(context).hasNotFailed()
+			.doesNotHaveBean(ReplicaSync.class)
+			.doesNotHaveBean(ReplicaPublisher.class));
+		this.runner
+			.withPropertyValues("dualmap.replicas.enabled=true", "dualmap.replicas.token=s3cret",
+					"dualmap.replicas.peers=http://127.0.0.1:1")
+			.run(context -> {
+				assertThat(context).hasNotFailed()
+					.hasSingleBean(ReplicaSync.class)
+					.hasSingleBean(ReplicaPublisher.class);
+				assertThat(context.getBean(ReplicaSync.class).hashing())
+					.isEqualTo("xxh3-chain;block-chars=256;chars-per-token=4.0;block-tokens=64");
+			});
 	}
 
 	private void expectFailure(String property, String message) {

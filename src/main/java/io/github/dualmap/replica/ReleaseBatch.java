@@ -1,0 +1,94 @@
+package io.github.dualmap.replica;
+
+import java.util.List;
+
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.cfg.CoercionAction;
+import tools.jackson.databind.cfg.CoercionInputShape;
+import tools.jackson.databind.type.LogicalType;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * One publication from a replica to its peers, as JSON:
+ * {@code {"replica":"<id>","hashing":"<fingerprint>","releases":[{"service":"llm",
+ * "instance":"10.0.0.5:8000","chain":[<block hash>, ...]}]}}. The hashing fingerprint
+ * names the prompt hashing parameters: chains hashed differently cannot be matched, so a
+ * batch from a replica configured differently is refused, not applied.
+ *
+ * @param replica the sending replica's id (random per process start)
+ * @param hashing the sender's {@link ReplicaSync#hashingFingerprint fingerprint}
+ * @param releases what was sent where, oldest first
+ */
+public record ReleaseBatch(String replica, String hashing, List<Release> releases) {
+
+	/** Longest replica id or fingerprint accepted. */
+	static final int MAX_ID_LENGTH = 256;
+
+	private static final JsonMapper MAPPER = JsonMapper.builder()
+		.enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+		.enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
+		// A block hash is a JSON integer: no "12" or 1.5 made into one.
+		.withCoercionConfig(LogicalType.Integer,
+				c -> c.setCoercion(CoercionInputShape.String, CoercionAction.Fail)
+					.setCoercion(CoercionInputShape.Float, CoercionAction.Fail))
+		.build();
+
+	/**
+	 * One release: a prompt whose block-hash chain was sent to {@code instance} of
+	 * {@code service}.
+	 */
+	public record Release(String service, String instance, long[] chain) {
+
+	}
+
+	public byte[] toJson() {
+		return MAPPER.writeValueAsBytes(this);
+	}
+
+	/**
+	 * Reads and checks a batch.
+	 * @throws IllegalArgumentException with a message naming what is wrong
+	 */
+	public static ReleaseBatch parse(byte[] json) {
+		ReleaseBatch batch;
+		try {
+			batch = MAPPER.readValue(json, ReleaseBatch.class);
+		}
+		catch (JacksonException ex) {
+			throw new IllegalArgumentException("not a release batch: " + ex.getOriginalMessage(), ex);
+		}
+		if (batch == null) {
+			throw new IllegalArgumentException("not a release batch: the body is empty or null");
+		}
+		requireId("replica", batch.replica());
+		requireId("hashing", batch.hashing());
+		if (batch.releases() == null) {
+			throw new IllegalArgumentException("releases must be an array");
+		}
+		for (int i = 0; i < batch.releases().size(); i++) {
+			Release r = batch.releases().get(i);
+			if (r == null) {
+				throw new IllegalArgumentException("releases[" + i + "] must be an object");
+			}
+			if (r.service() == null || r.service().isBlank()) {
+				throw new IllegalArgumentException("releases[" + i + "].service must be a non-empty string");
+			}
+			if (r.instance() == null || r.instance().isBlank()) {
+				throw new IllegalArgumentException("releases[" + i + "].instance must be a non-empty string");
+			}
+			if (r.chain() == null || r.chain().length == 0) {
+				throw new IllegalArgumentException("releases[" + i + "].chain must be a non-empty array of integers");
+			}
+		}
+		return batch;
+	}
+
+	private static void requireId(String field, String value) {
+		if (value == null || value.isBlank() || value.length() > MAX_ID_LENGTH) {
+			throw new IllegalArgumentException(
+					field + " must be a non-empty string of at most " + MAX_ID_LENGTH + " characters");
+		}
+	}
+
+}

@@ -1,0 +1,209 @@
+package io.github.dualmap.replica;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.PromptBlocks;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.gateway.DualMapListener;
+import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.ServicePool;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * This replica's side of replica sync: buffers every release (a decision's prompt chain
+ * and instance) for the {@link ReplicaPublisher}, and applies the batches its peers
+ * publish to the shadow indexes of its own pools. Receiving only adds to what a shadow
+ * index believes is cached; load accounting stays local (engine load reaches every
+ * replica through scraping). Thread-safe; {@link #onDecision} is on the request path and
+ * never blocks.
+ */
+public final class ReplicaSync implements DualMapListener {
+
+	private final DualMapRegistry registry;
+
+	private final String replicaId;
+
+	private final String hashing;
+
+	private final int maxBuffered;
+
+	private final ConcurrentLinkedQueue<ReleaseBatch.Release> buffer = new ConcurrentLinkedQueue<>();
+
+	private final AtomicInteger buffered = new AtomicInteger();
+
+	private final LongAdder dropped = new LongAdder();
+
+	private final LongAdder sent = new LongAdder();
+
+	private final LongAdder applied = new LongAdder();
+
+	private final LongAdder ignored = new LongAdder();
+
+	private final LongAdder refusedBatches = new LongAdder();
+
+	private final LongAdder failedPublications = new LongAdder();
+
+	/**
+	 * @param registry the pools whose shadow indexes peers' releases enter
+	 * @param hashing this replica's {@link #hashingFingerprint}
+	 * @param maxBuffered most releases waiting to be published
+	 */
+	public ReplicaSync(DualMapRegistry registry, String hashing, int maxBuffered) {
+		this(registry, UUID.randomUUID().toString(), hashing, maxBuffered);
+	}
+
+	ReplicaSync(DualMapRegistry registry, String replicaId, String hashing, int maxBuffered) {
+		if (maxBuffered <= 0) {
+			throw new IllegalArgumentException("maxBuffered must be > 0 but was " + maxBuffered);
+		}
+		this.registry = registry;
+		this.replicaId = replicaId;
+		this.hashing = hashing;
+		this.maxBuffered = maxBuffered;
+	}
+
+	/**
+	 * Names the prompt hashing parameters: replicas match each other's chains only when
+	 * they hash prompts alike.
+	 */
+	public static String hashingFingerprint(int blockChars, double charsPerToken, int blockTokens) {
+		return String.format(Locale.ROOT, "xxh3-chain;block-chars=%d;chars-per-token=%s;block-tokens=%d", blockChars,
+				Double.toString(charsPerToken), blockTokens);
+	}
+
+	@Override
+	public void onDecision(String service, RoutingRequest request, Decision decision) {
+		PromptBlocks blocks = request.blocks();
+		if (blocks == null) {
+			return;
+		}
+		if (this.buffered.incrementAndGet() > this.maxBuffered) {
+			this.buffered.decrementAndGet();
+			this.dropped.increment();
+			return;
+		}
+		this.buffer.add(new ReleaseBatch.Release(service, decision.instanceId(), blocks.chain()));
+	}
+
+	/** Takes up to {@code max} buffered releases, oldest first. */
+	List<ReleaseBatch.Release> take(int max) {
+		List<ReleaseBatch.Release> out = new ArrayList<>(Math.min(max, Math.max(0, this.buffered.get())));
+		ReleaseBatch.Release r;
+		while (out.size() < max && (r = this.buffer.poll()) != null) {
+			this.buffered.decrementAndGet();
+			out.add(r);
+		}
+		return out;
+	}
+
+	/** A batch of this replica's next releases, or {@code null} when none are waiting. */
+	@Nullable ReleaseBatch nextBatch(int max) {
+		List<ReleaseBatch.Release> releases = take(max);
+		return releases.isEmpty() ? null : new ReleaseBatch(this.replicaId, this.hashing, releases);
+	}
+
+	/**
+	 * Applies a peer's batch: every release of a known service and instance enters that
+	 * instance's shadow index; the others (an instance this replica has not discovered
+	 * yet, or has seen leave) are ignored. A batch from this replica itself is ignored
+	 * whole.
+	 * @throws HashingMismatchException when the peer hashes prompts differently
+	 */
+	public Applied apply(ReleaseBatch batch) {
+		if (this.replicaId.equals(batch.replica())) {
+			return new Applied(0, batch.releases().size());
+		}
+		if (!this.hashing.equals(batch.hashing())) {
+			this.refusedBatches.increment();
+			throw new HashingMismatchException("replica " + batch.replica() + " hashes prompts as '" + batch.hashing()
+					+ "' but this replica as '" + this.hashing + "'; replicas must share dualmap.prompt.*");
+		}
+		int ok = 0;
+		for (ReleaseBatch.Release r : batch.releases()) {
+			ServicePool pool = this.registry.pool(r.service());
+			InstanceState state = pool == null ? null : pool.pool().instance(r.instance());
+			if (state != null) {
+				state.shadow().record(r.chain());
+				ok++;
+			}
+		}
+		int skipped = batch.releases().size() - ok;
+		this.applied.add(ok);
+		this.ignored.add(skipped);
+		return new Applied(ok, skipped);
+	}
+
+	public String replicaId() {
+		return this.replicaId;
+	}
+
+	public String hashing() {
+		return this.hashing;
+	}
+
+	/** Releases waiting to be published. */
+	public int buffered() {
+		return Math.max(0, this.buffered.get());
+	}
+
+	/** Releases not buffered because the buffer was full. */
+	public long dropped() {
+		return this.dropped.sum();
+	}
+
+	/** Releases delivered to a peer, counted once per peer. */
+	public long sent() {
+		return this.sent.sum();
+	}
+
+	/** Peers' releases that entered a shadow index here. */
+	public long applied() {
+		return this.applied.sum();
+	}
+
+	/** Peers' releases for a service or instance unknown here. */
+	public long ignored() {
+		return this.ignored.sum();
+	}
+
+	/** Peers' batches refused for different prompt hashing. */
+	public long refusedBatches() {
+		return this.refusedBatches.sum();
+	}
+
+	/** Publications to one peer that failed (error status, I/O error or timeout). */
+	public long failedPublications() {
+		return this.failedPublications.sum();
+	}
+
+	void countSent(int releases) {
+		this.sent.add(releases);
+	}
+
+	void countFailedPublication() {
+		this.failedPublications.increment();
+	}
+
+	/** What {@link #apply} did with a batch. */
+	public record Applied(int applied, int ignored) {
+
+	}
+
+	/** A peer's batch whose chains were hashed with other parameters. */
+	public static final class HashingMismatchException extends RuntimeException {
+
+		HashingMismatchException(String message) {
+			super(message);
+		}
+
+	}
+
+}

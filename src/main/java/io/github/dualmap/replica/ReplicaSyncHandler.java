@@ -1,0 +1,130 @@
+package io.github.dualmap.replica;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.github.dualmap.prompt.OpenAiError;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.BodyExtractors;
+import org.springframework.web.reactive.function.server.HandlerFunction;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+
+/**
+ * The receiving endpoint of replica sync ({@code POST dualmap.replicas.path}): checks the
+ * bearer token, reads at most the configured body size, parses and applies the batch.
+ * Answers {@code 200 {"applied":n,"ignored":m}} with the {@value #REPLICA_HEADER} header,
+ * or an OpenAI-style error: 401 without the token, 415 for a body that is not JSON, 413
+ * beyond the size limit, 400 for a malformed batch, 409 when the peer hashes prompts
+ * differently. A bad batch changes nothing.
+ */
+public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse> {
+
+	/** Response header naming the replica that answered. */
+	public static final String REPLICA_HEADER = "X-DualMap-Replica";
+
+	private static final JsonMapper MAPPER = JsonMapper.builder().build();
+
+	private final ReplicaSync sync;
+
+	private final byte[] expectedAuthorization;
+
+	private final int maxBodyBytes;
+
+	public ReplicaSyncHandler(ReplicaSync sync, String token, int maxBodyBytes) {
+		if (token.isBlank()) {
+			throw new IllegalArgumentException("token must not be blank");
+		}
+		if (maxBodyBytes <= 0) {
+			throw new IllegalArgumentException("maxBodyBytes must be > 0 but was " + maxBodyBytes);
+		}
+		this.sync = sync;
+		this.expectedAuthorization = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+		this.maxBodyBytes = maxBodyBytes;
+	}
+
+	@Override
+	public Mono<ServerResponse> handle(ServerRequest request) {
+		if (!authorized(request.headers().firstHeader(HttpHeaders.AUTHORIZATION))) {
+			return error(HttpStatus.UNAUTHORIZED, "authentication_error", "invalid_replica_token",
+					"replica sync needs 'Authorization: Bearer <dualmap.replicas.token>'");
+		}
+		MediaType type = request.headers().contentType().orElse(null);
+		if (type == null || !MediaType.APPLICATION_JSON.isCompatibleWith(type)) {
+			return error(HttpStatus.UNSUPPORTED_MEDIA_TYPE, OpenAiError.INVALID_REQUEST, "unsupported_media_type",
+					"a release batch is sent as application/json");
+		}
+		long declared = request.headers().contentLength().orElse(-1);
+		if (declared > this.maxBodyBytes) {
+			return tooLarge();
+		}
+		return DataBufferUtils.join(request.body(BodyExtractors.toDataBuffers()), this.maxBodyBytes)
+			.map(ReplicaSyncHandler::bytes)
+			.defaultIfEmpty(new byte[0])
+			// Off the event loop: a large batch takes the shadow indexes' locks many
+			// times.
+			.publishOn(Schedulers.boundedElastic())
+			.flatMap(this::apply)
+			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge());
+	}
+
+	private Mono<ServerResponse> apply(byte[] body) {
+		ReplicaSync.Applied applied;
+		try {
+			applied = this.sync.apply(ReleaseBatch.parse(body));
+		}
+		catch (ReplicaSync.HashingMismatchException ex) {
+			return error(HttpStatus.CONFLICT, OpenAiError.INVALID_REQUEST, "hashing_mismatch", ex.getMessage());
+		}
+		catch (IllegalArgumentException ex) {
+			return error(HttpStatus.BAD_REQUEST, OpenAiError.INVALID_REQUEST, "invalid_release_batch", ex.getMessage());
+		}
+		Map<String, Integer> out = new LinkedHashMap<>();
+		out.put("applied", applied.applied());
+		out.put("ignored", applied.ignored());
+		return ServerResponse.ok()
+			.header(REPLICA_HEADER, this.sync.replicaId())
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(MAPPER.writeValueAsBytes(out));
+	}
+
+	private boolean authorized(@Nullable String authorization) {
+		return authorization != null
+				&& MessageDigest.isEqual(authorization.getBytes(StandardCharsets.UTF_8), this.expectedAuthorization);
+	}
+
+	private Mono<ServerResponse> tooLarge() {
+		return error(HttpStatus.PAYLOAD_TOO_LARGE, OpenAiError.INVALID_REQUEST, "body_too_large",
+				"a release batch may be at most " + this.maxBodyBytes + " bytes (dualmap.replicas.max-body-size)");
+	}
+
+	private static Mono<ServerResponse> error(HttpStatus status, String type, String code, String message) {
+		return ServerResponse.status(status)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(new OpenAiError(message, type, null, code).toJson());
+	}
+
+	private static byte[] bytes(DataBuffer buffer) {
+		try {
+			byte[] out = new byte[buffer.readableByteCount()];
+			buffer.read(out);
+			return out;
+		}
+		finally {
+			DataBufferUtils.release(buffer);
+		}
+	}
+
+}

@@ -1,0 +1,261 @@
+package io.github.dualmap.gateway;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.replica.ReplicaPublisher;
+import io.github.dualmap.replica.ReplicaSync;
+import io.github.dualmap.replica.ReplicaSyncHandler;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Two gateway replicas in front of two stub engines, syncing on loopback: replica A finds
+ * its peers through discovery (its own entry included, which it recognises and skips),
+ * replica B has A as a static peer. What one replica sends to an instance, the other then
+ * knows is cached there. The receiving endpoint wins over a catch-all gateway route and
+ * refuses bad input with OpenAI-style errors.
+ */
+class ReplicaSyncIntegrationTests {
+
+	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"));
+
+	static final String TOKEN = "s3cret-for-tests";
+
+	static ConfigurableApplicationContext a;
+
+	static ConfigurableApplicationContext b;
+
+	static int portA;
+
+	static int portB;
+
+	static final List<Decision> decisionsA = new CopyOnWriteArrayList<>();
+
+	static final List<Decision> decisionsB = new CopyOnWriteArrayList<>();
+
+	@BeforeAll
+	static void start() throws IOException {
+		portA = freePort();
+		portB = freePort();
+		a = replica(portA, "dualmap.replicas.service-id=gateway",
+				"spring.cloud.discovery.client.simple.instances.gateway[0].uri=http://127.0.0.1:" + portA,
+				"spring.cloud.discovery.client.simple.instances.gateway[1].uri=http://127.0.0.1:" + portB);
+		b = replica(portB, "dualmap.replicas.peers=http://127.0.0.1:" + portA);
+		record(a, decisionsA);
+		record(b, decisionsB);
+	}
+
+	@AfterAll
+	static void stop() {
+		for (ConfigurableApplicationContext c : new ConfigurableApplicationContext[] { a, b }) {
+			if (c != null) {
+				c.close();
+			}
+		}
+		ENGINES.forEach(StubEngine::stop);
+	}
+
+	private static ConfigurableApplicationContext replica(int port, String... extra) {
+		List<String> properties = new ArrayList<>(List.of("server.port=" + port, "server.address=127.0.0.1",
+				"dualmap.services=llm", "dualmap.scrape.enabled=false", "spring.cloud.loadbalancer.cache.enabled=false",
+				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
+				"spring.cloud.gateway.server.webflux.routes[0].id=everything",
+				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
+				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/**", "dualmap.replicas.enabled=true",
+				"dualmap.replicas.token=" + TOKEN, "dualmap.replicas.flush-interval=20ms",
+				"dualmap.replicas.peer-refresh-interval=100ms", "dualmap.replicas.max-body-size=64KB",
+				"management.endpoints.web.exposure.include=dualmap,prometheus"));
+		for (int i = 0; i < ENGINES.size(); i++) {
+			properties.add("spring.cloud.discovery.client.simple.instances.llm[" + i + "].uri=" + ENGINES.get(i).uri());
+		}
+		properties.addAll(List.of(extra));
+		return new SpringApplicationBuilder(App.class).web(WebApplicationType.REACTIVE)
+			.properties(properties.toArray(String[]::new))
+			.run();
+	}
+
+	private static void record(ConfigurableApplicationContext context, List<Decision> decisions) {
+		context.getBean(DualMapRegistry.class).addListener(new DualMapListener() {
+			@Override
+			public void onDecision(String service, RoutingRequest request, Decision decision) {
+				decisions.add(decision);
+			}
+		});
+	}
+
+	private static int freePort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+	}
+
+	private static WebTestClient client(int port) {
+		return WebTestClient.bindToServer()
+			.baseUrl("http://127.0.0.1:" + port)
+			.responseTimeout(Duration.ofSeconds(30))
+			.build();
+	}
+
+	private static Decision chat(int port, List<Decision> decisions, String topic) {
+		int before = decisions.size();
+		String system = ("You are the assistant for " + topic + ". ").repeat(20);
+		client(port).post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("""
+					{"model":"m","messages":[{"role":"system","content":"%s"},{"role":"user","content":"hi"}]}"""
+				.formatted(system))
+			.exchange()
+			.expectStatus()
+			.isOk();
+		assertThat(decisions).hasSizeGreaterThan(before);
+		return decisions.get(decisions.size() - 1);
+	}
+
+	@Test
+	void whatOneReplicaSentTheOtherKnowsIsCachedInBothDirections() {
+		Decision first = chat(portA, decisionsA, "billing");
+		assertThat(first.cachedTokens()).isZero();
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(b.getBean(ReplicaSync.class).applied()).isPositive());
+		Decision fromB = chat(portB, decisionsB, "billing");
+		assertThat(fromB.instanceId()).isEqualTo(first.instanceId());
+		assertThat(fromB.cachedTokens()).as("B never routed this prompt; only A's release tells it").isPositive();
+
+		Decision second = chat(portB, decisionsB, "shipping");
+		assertThat(second.cachedTokens()).isZero();
+		long appliedBefore = a.getBean(ReplicaSync.class).applied();
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(a.getBean(ReplicaSync.class).applied()).isGreaterThan(appliedBefore));
+		Decision fromA = chat(portA, decisionsA, "shipping");
+		assertThat(fromA.instanceId()).isEqualTo(second.instanceId());
+		assertThat(fromA.cachedTokens()).isPositive();
+
+		// A found itself in discovery and publishes to B only.
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(a.getBean(ReplicaPublisher.class).peers())
+				.containsExactly(URI.create("http://127.0.0.1:" + portB)));
+		assertThat(b.getBean(ReplicaPublisher.class).peers()).containsExactly(URI.create("http://127.0.0.1:" + portA));
+		assertThat(a.getBean(ReplicaSync.class).failedPublications()).isZero();
+		assertThat(a.getBean(ReplicaSync.class).sent()).isPositive();
+
+		// Operators see it in the actuator view and in Prometheus.
+		client(portA).get()
+			.uri("/actuator/dualmap")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.replicas.replica")
+			.isEqualTo(a.getBean(ReplicaSync.class).replicaId())
+			.jsonPath("$.replicas.peers[0]")
+			.isEqualTo("http://127.0.0.1:" + portB)
+			.jsonPath("$.replicas.applied")
+			.value(n -> assertThat(((Number) n).longValue()).isPositive());
+		String prometheus = client(portA).get()
+			.uri("/actuator/prometheus")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+		assertThat(prometheus).containsPattern("dualmap_replicas_releases_total\\{.*outcome=\"applied\".*\\} [1-9]")
+			.contains("dualmap_replicas_peers ")
+			.contains("dualmap_replicas_publish_failures_total");
+	}
+
+	@Test
+	void theEndpointRefusesBadInputWithOpenAiErrorsAndChangesNothing() {
+		ReplicaSync sync = a.getBean(ReplicaSync.class);
+		String instance = ENGINES.get(0).instanceId();
+		String good = "{\"replica\":\"peer-x\",\"hashing\":\"" + sync.hashing()
+				+ "\",\"releases\":[{\"service\":\"llm\",\"instance\":\"" + instance + "\",\"chain\":[11,22,33]}]}";
+		long applied = sync.applied();
+
+		post(null, MediaType.APPLICATION_JSON, good).expectStatus()
+			.isUnauthorized()
+			.expectBody()
+			.jsonPath("$.error.code")
+			.isEqualTo("invalid_replica_token")
+			.jsonPath("$.error.type")
+			.isEqualTo("authentication_error");
+		post("Bearer wrong", MediaType.APPLICATION_JSON, good).expectStatus().isUnauthorized();
+		post("Bearer " + TOKEN, MediaType.TEXT_PLAIN, good).expectStatus()
+			.isEqualTo(415)
+			.expectBody()
+			.jsonPath("$.error.code")
+			.isEqualTo("unsupported_media_type");
+		post("Bearer " + TOKEN, MediaType.APPLICATION_JSON, "{\"replica\":").expectStatus()
+			.isBadRequest()
+			.expectBody()
+			.jsonPath("$.error.code")
+			.isEqualTo("invalid_release_batch")
+			.jsonPath("$.error.message")
+			.value(m -> assertThat((String) m).startsWith("not a release batch"));
+		post("Bearer " + TOKEN, MediaType.APPLICATION_JSON, good.replace(sync.hashing(), "xxh3-chain;other"))
+			.expectStatus()
+			.isEqualTo(409)
+			.expectBody()
+			.jsonPath("$.error.code")
+			.isEqualTo("hashing_mismatch");
+		String huge = good.replace("[11,22,33]", "[" + "1234567890,".repeat(7000) + "1]");
+		post("Bearer " + TOKEN, MediaType.APPLICATION_JSON, huge).expectStatus()
+			.isEqualTo(413)
+			.expectBody()
+			.jsonPath("$.error.code")
+			.isEqualTo("body_too_large");
+		assertThat(sync.applied()).isEqualTo(applied);
+
+		post("Bearer " + TOKEN, MediaType.APPLICATION_JSON, good).expectStatus()
+			.isOk()
+			.expectHeader()
+			.valueEquals(ReplicaSyncHandler.REPLICA_HEADER, sync.replicaId())
+			.expectBody()
+			.json("{\"applied\":1,\"ignored\":0}");
+		assertThat(a.getBean(DualMapRegistry.class)
+			.pool("llm")
+			.pool()
+			.instance(instance)
+			.shadow()
+			.peekMatchedBlocks(new long[] { 11, 22, 33 })).isEqualTo(3);
+		// The gateway still serves everything else on the same port.
+		assertThat(chat(portA, decisionsA, "after bad input").instanceId())
+			.isIn(ENGINES.stream().map(StubEngine::instanceId).toList().toArray(String[]::new));
+	}
+
+	private static WebTestClient.ResponseSpec post(String authorization, MediaType type, String body) {
+		return client(portA).post().uri("/dualmap/replicas/releases").headers(h -> {
+			if (authorization != null) {
+				h.set("Authorization", authorization);
+			}
+		}).contentType(type).bodyValue(body).exchange();
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+}

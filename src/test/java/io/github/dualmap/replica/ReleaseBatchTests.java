@@ -1,0 +1,58 @@
+package io.github.dualmap.replica;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/** The wire format of replica sync: round trip and clear errors for bad batches. */
+class ReleaseBatchTests {
+
+	@Test
+	void roundTripKeepsEveryReleaseInOrderWithFullSixtyFourBitHashes() {
+		ReleaseBatch batch = new ReleaseBatch("r1", "h",
+				List.of(new ReleaseBatch.Release("llm", "a", new long[] { Long.MIN_VALUE, -1, 0, Long.MAX_VALUE }),
+						new ReleaseBatch.Release("llm", "10.0.0.2:8000", new long[] { 42 })));
+		String json = new String(batch.toJson(), StandardCharsets.UTF_8);
+		assertThat(json).startsWith("{\"replica\":\"r1\",\"hashing\":\"h\",\"releases\":[{\"service\":\"llm\"");
+		ReleaseBatch back = ReleaseBatch.parse(batch.toJson());
+		assertThat(back.replica()).isEqualTo("r1");
+		assertThat(back.releases()).hasSize(2);
+		assertThat(back.releases().get(0).chain()).containsExactly(Long.MIN_VALUE, -1, 0, Long.MAX_VALUE);
+		assertThat(back.releases().get(1).instance()).isEqualTo("10.0.0.2:8000");
+	}
+
+	@Test
+	void badBatchesAreRefusedNamingWhatIsWrong() {
+		bad("", "not a release batch");
+		bad("null", "not a release batch");
+		bad("{\"replica\":\"r\",\"hashing\":\"h\",\"releases\":[", "not a release batch");
+		bad("[1,2]", "not a release batch");
+		bad("{\"hashing\":\"h\",\"releases\":[]}", "replica");
+		bad("{\"replica\":\" \",\"hashing\":\"h\",\"releases\":[]}", "replica must be a non-empty string");
+		bad("{\"replica\":\"" + "x".repeat(300) + "\",\"hashing\":\"h\",\"releases\":[]}", "at most 256");
+		bad("{\"replica\":\"r\",\"hashing\":\"h\",\"releases\":null}", "releases must be an array");
+		bad("{\"replica\":\"r\",\"hashing\":\"h\",\"releases\":[null]}", "releases[0] must be an object");
+		bad(release("\"service\":\"\",\"instance\":\"a\",\"chain\":[1]"), "releases[0].service");
+		bad(release("\"service\":\"llm\",\"chain\":[1]"), "instance");
+		bad(release("\"service\":\"llm\",\"instance\":\"a\",\"chain\":[]"), "releases[0].chain must be a non-empty");
+		bad(release("\"service\":\"llm\",\"instance\":\"a\",\"chain\":[\"x\"]"), "not a release batch");
+		bad(release("\"service\":\"llm\",\"instance\":\"a\",\"chain\":[1.5]"), "not a release batch");
+		bad(release("\"service\":\"llm\",\"instance\":\"a\",\"chain\":[\"12\"]"), "not a release batch");
+		bad(release("\"service\":\"llm\",\"instance\":\"a\",\"chain\":[18446744073709551616]"), "not a release batch");
+	}
+
+	private static String release(String fields) {
+		return "{\"replica\":\"r\",\"hashing\":\"h\",\"releases\":[{" + fields + "}]}";
+	}
+
+	private static void bad(String json, String message) {
+		assertThatIllegalArgumentException().as(json)
+			.isThrownBy(() -> ReleaseBatch.parse(json.getBytes(StandardCharsets.UTF_8)))
+			.withMessageContaining(message);
+	}
+
+}

@@ -1,0 +1,159 @@
+package io.github.dualmap.replica;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.core.PromptBlocks;
+import io.github.dualmap.core.Reason;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The publisher against stub peers on loopback: what it sends, that a failing or slow
+ * peer costs the others nothing, and that it stops publishing to itself.
+ */
+class ReplicaPublisherTests {
+
+	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
+			List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
+
+	private final ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 1024);
+
+	private final List<DisposableServer> servers = new CopyOnWriteArrayList<>();
+
+	@AfterEach
+	void stop() {
+		this.servers.forEach(DisposableServer::disposeNow);
+	}
+
+	/** A peer recording what it receives and answering as {@code answerAs}. */
+	private Peer peer(String answerAs, Duration delay) {
+		Peer peer = new Peer(new CopyOnWriteArrayList<>(), new AtomicReference<>());
+		DisposableServer server = HttpServer.create()
+			.host("127.0.0.1")
+			.port(0)
+			.route(routes -> routes.post("/dualmap/replicas/releases",
+					(req, res) -> req.receive()
+						.aggregate()
+						.asString(StandardCharsets.UTF_8)
+						.delayElement(delay)
+						.flatMap(body -> {
+							peer.bodies().add(body);
+							peer.authorization().set(req.requestHeaders().get("Authorization"));
+							return res.header(ReplicaSyncHandler.REPLICA_HEADER, answerAs)
+								.sendString(Mono.just("{}"))
+								.then();
+						})))
+			.bindNow();
+		this.servers.add(server);
+		return new Peer(peer.bodies(), peer.authorization(), URI.create("http://127.0.0.1:" + server.port()));
+	}
+
+	private ReplicaPublisher publisher(List<URI> peers, Duration timeout) {
+		return new ReplicaPublisher(this.sync, new ReplicaPeers(peers, null, null), WebClient.create(),
+				"/dualmap/replicas/releases", "s3cret", Duration.ofHours(1), Duration.ofHours(1), timeout, 2);
+	}
+
+	private void release(String instance, String topic) {
+		PromptBlocks blocks = PrefixHasher.ofDefaults().ofText("m", ("Prompt of " + topic + ". ").repeat(40));
+		RoutingRequest request = new RoutingRequest(topic, blocks, 1, 0);
+		this.sync.onDecision("llm", request, Decision.of(instance, Reason.AFFINITY, request));
+	}
+
+	@Test
+	void aFlushSendsOneBatchToEveryPeerWithTheTokenAndABrokenOrSlowPeerCostsTheOthersNothing() {
+		Peer one = peer("peer-1", Duration.ZERO);
+		Peer two = peer("peer-2", Duration.ZERO);
+		Peer slow = peer("peer-3", Duration.ofSeconds(5));
+		URI refused = URI.create("http://127.0.0.1:1");
+		ReplicaPublisher publisher = publisher(List.of(one.uri(), refused, slow.uri(), two.uri()),
+				Duration.ofMillis(500));
+		release("a", "one");
+		release("b", "two");
+		release("a", "three");
+		publisher.flush().block(Duration.ofSeconds(10));
+		for (Peer p : List.of(one, two)) {
+			assertThat(p.bodies()).singleElement().satisfies(body -> {
+				ReleaseBatch batch = ReleaseBatch.parse(body.getBytes(StandardCharsets.UTF_8));
+				assertThat(batch.replica()).isEqualTo("me");
+				assertThat(batch.releases()).extracting(ReleaseBatch.Release::instance).containsExactly("a", "b");
+			});
+			assertThat(p.authorization().get()).isEqualTo("Bearer s3cret");
+		}
+		// Two peers answered in time; the refused one and the slow one count as failed.
+		assertThat(this.sync.sent()).isEqualTo(4);
+		assertThat(this.sync.failedPublications()).isEqualTo(2);
+		// The third release is the next flush's.
+		assertThat(this.sync.buffered()).isEqualTo(1);
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(one.bodies()).hasSize(2);
+		assertThat(this.sync.sent()).isEqualTo(6);
+		// Nothing buffered: nothing sent.
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(one.bodies()).hasSize(2);
+	}
+
+	@Test
+	void aPeerThatAnswersAsThisReplicaIsDroppedFromThePeers() {
+		Peer self = peer("me", Duration.ZERO);
+		Peer other = peer("peer-1", Duration.ZERO);
+		ReplicaPublisher publisher = publisher(List.of(self.uri(), other.uri()), Duration.ofSeconds(2));
+		release("a", "one");
+		publisher.flush().block(Duration.ofSeconds(10));
+		release("a", "two");
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(self.bodies()).hasSize(1);
+		assertThat(other.bodies()).hasSize(2);
+		assertThat(this.sync.sent()).isEqualTo(2);
+	}
+
+	@Test
+	void startedItPublishesEveryFlushIntervalUntilStopped() {
+		Peer one = peer("peer-1", Duration.ZERO);
+		ReplicaPublisher publisher = new ReplicaPublisher(this.sync, new ReplicaPeers(List.of(one.uri()), null, null),
+				WebClient.create(), "/dualmap/replicas/releases", "s3cret", Duration.ofMillis(20), Duration.ofHours(1),
+				Duration.ofSeconds(2), 100);
+		publisher.start();
+		try {
+			assertThat(publisher.isRunning()).isTrue();
+			release("a", "one");
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(one.bodies()).hasSize(1));
+			release("b", "two");
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(one.bodies()).hasSize(2));
+		}
+		finally {
+			publisher.stop();
+		}
+		assertThat(publisher.isRunning()).isFalse();
+		release("a", "three");
+		assertThat(this.sync.buffered()).isEqualTo(1);
+	}
+
+	private record Peer(List<String> bodies, AtomicReference<String> authorization, URI uri) {
+
+		Peer(List<String> bodies, AtomicReference<String> authorization) {
+			this(bodies, authorization, URI.create("http://unused"));
+		}
+
+	}
+
+}

@@ -1,0 +1,113 @@
+package io.github.dualmap.replica;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.core.PromptBlocks;
+import io.github.dualmap.core.Reason;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.ServicePool;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.client.DefaultServiceInstance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Buffering this replica's releases and applying its peers' batches. */
+class ReplicaSyncTests {
+
+	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
+			List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
+
+	private final PrefixHasher hasher = PrefixHasher.ofDefaults();
+
+	ReplicaSyncTests() {
+		ServicePool pool = this.registry.pool("llm");
+		pool.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
+				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of())));
+	}
+
+	private PromptBlocks blocks(String topic) {
+		return this.hasher.ofText("m", ("System prompt of " + topic + ". ").repeat(40));
+	}
+
+	private void decide(ReplicaSync sync, String instance, PromptBlocks blocks) {
+		RoutingRequest request = new RoutingRequest("r", blocks, Duration.ofSeconds(5).toNanos(), 0);
+		sync.onDecision("llm", request, Decision.of(instance, Reason.AFFINITY, request));
+	}
+
+	private int matched(String instance, PromptBlocks blocks) {
+		return this.registry.pool("llm").pool().instance(instance).shadow().peekMatchedBlocks(blocks.chain());
+	}
+
+	@Test
+	void releasesAreBufferedInOrderUpToTheBoundAndTheRestDroppedAndCounted() {
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 2);
+		decide(sync, "a", blocks("one"));
+		decide(sync, "b", blocks("two"));
+		decide(sync, "a", blocks("three"));
+		RoutingRequest noPrompt = new RoutingRequest("r", null, 1, 0);
+		sync.onDecision("llm", noPrompt, Decision.of("a", Reason.FALLBACK, noPrompt));
+		assertThat(sync.buffered()).isEqualTo(2);
+		assertThat(sync.dropped()).isEqualTo(1);
+		ReleaseBatch batch = sync.nextBatch(1);
+		assertThat(batch.replica()).isEqualTo("me");
+		assertThat(batch.hashing()).isEqualTo("h");
+		assertThat(batch.releases()).singleElement().satisfies(r -> {
+			assertThat(r.service()).isEqualTo("llm");
+			assertThat(r.instance()).isEqualTo("a");
+			assertThat(r.chain()).containsExactly(blocks("one").chain());
+		});
+		assertThat(sync.nextBatch(10).releases()).extracting(ReleaseBatch.Release::instance).containsExactly("b");
+		assertThat(sync.nextBatch(10)).isNull();
+		assertThat(sync.buffered()).isZero();
+	}
+
+	@Test
+	void aPeersReleaseEntersTheShadowIndexOfItsInstanceOnly() {
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
+		PromptBlocks billing = blocks("billing");
+		assertThat(matched("b", billing)).isZero();
+		ReplicaSync.Applied applied = sync.apply(new ReleaseBatch("peer", "h",
+				List.of(new ReleaseBatch.Release("llm", "b", billing.chain()),
+						new ReleaseBatch.Release("llm", "gone", billing.chain()),
+						new ReleaseBatch.Release("other-service", "a", billing.chain()))));
+		assertThat(applied).isEqualTo(new ReplicaSync.Applied(1, 2));
+		assertThat(matched("b", billing)).isEqualTo(billing.chain().length);
+		assertThat(matched("a", billing)).isZero();
+		assertThat(sync.applied()).isEqualTo(1);
+		assertThat(sync.ignored()).isEqualTo(2);
+		// Nothing about load: only the shadow index learns.
+		assertThat(this.registry.pool("llm").pool().instance("b").inFlight()).isZero();
+	}
+
+	@Test
+	void ownBatchesAreIgnoredAndOtherHashingRefused() {
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
+		PromptBlocks billing = blocks("billing");
+		List<ReleaseBatch.Release> releases = List.of(new ReleaseBatch.Release("llm", "a", billing.chain()));
+		assertThat(sync.apply(new ReleaseBatch("me", "h", releases))).isEqualTo(new ReplicaSync.Applied(0, 1));
+		assertThat(matched("a", billing)).isZero();
+		assertThatThrownBy(() -> sync.apply(new ReleaseBatch("peer", "other", releases)))
+			.isInstanceOf(ReplicaSync.HashingMismatchException.class)
+			.hasMessageContaining("replicas must share dualmap.prompt.*");
+		assertThat(matched("a", billing)).isZero();
+		assertThat(sync.refusedBatches()).isEqualTo(1);
+	}
+
+	@Test
+	void hashingFingerprintNamesEveryParameter() {
+		assertThat(ReplicaSync.hashingFingerprint(256, 4.0, 64))
+			.isEqualTo("xxh3-chain;block-chars=256;chars-per-token=4.0;block-tokens=64");
+		assertThat(ReplicaSync.hashingFingerprint(256, 3.5, 64))
+			.isNotEqualTo(ReplicaSync.hashingFingerprint(256, 4.0, 64));
+	}
+
+}
