@@ -32,7 +32,8 @@ final class GatewayProperties {
 	private static final Map<String, String> DECIDED_BY_SIM = Map.of("dualmap.slo.ttft", "--slo-ttft",
 			"dualmap.prompt.block-tokens", "the trace's block size", "dualmap.shadow.capacity-tokens",
 			"--profile (the engine's KV capacity)", "dualmap.slow-start", "--slow-start", "dualmap.dispatch.mode",
-			"--policies (each row has its dispatch mode)", "dualmap.policy", "--policies");
+			"--policies (each row has its dispatch mode)", "dualmap.policy", "--policies", "dualmap.replicas.enabled",
+			"--replica-sync");
 
 	private GatewayProperties() {
 	}

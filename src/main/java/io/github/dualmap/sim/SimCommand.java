@@ -128,10 +128,11 @@ public final class SimCommand implements Callable<Integer> {
 			description = "a new instance's share ramps up over this period (default ${DEFAULT-VALUE}: off)")
 	String slowStart = "0s";
 
-	@Option(names = "--shared-prefix-view",
-			description = "router replicas share what is cached where, as a subscription to the engines' KV-cache "
-					+ "events would give them (with --routers > 1)")
-	boolean sharedPrefixView;
+	@Option(names = { "--replica-sync", "--shared-prefix-view" },
+			description = "router replicas publish their releases to each other as the gateway's replica sync "
+					+ "does (dualmap.replicas.*): every dualmap.replicas.flush-interval, arriving after "
+					+ "--network-delay (with --routers > 1)")
+	boolean replicaSync;
 
 	@Option(names = "--set", paramLabel = "PROPERTY=VALUE",
 			description = "a gateway property for the run, repeatable, e.g. dualmap.switch-hit-charge=2 or "
@@ -237,7 +238,8 @@ public final class SimCommand implements Callable<Integer> {
 			.slowStart(rampUp)
 			.build();
 		SimulationConfig config = new SimulationConfig(instances, routers, slo, scrape, delay, warmup, seed, settings,
-				EngineInstance.factory(engine, workloadTrace.blockTokens()), decisionTimer, sharedPrefixView);
+				EngineInstance.factory(engine, workloadTrace.blockTokens()), decisionTimer,
+				replicaSync ? gateway.getReplicas().getFlushInterval() : null);
 		Workload workload = Workload.of(workloadTrace);
 		if (warmup >= workload.size()) {
 			throw new IllegalArgumentException("the workload has " + workload.size()

@@ -59,6 +59,8 @@ public final class Simulation {
 
 	private static final int MEMBERSHIP = 7;
 
+	private static final int SHARE = 8;
+
 	/**
 	 * Earliest revisit of a queue deadline that is already due: a request waiting past
 	 * the hotspot bound keeps its deadline in the past until it leaves, and ticking at
@@ -120,6 +122,9 @@ public final class Simulation {
 	private final long sloNanos;
 
 	private final long delayNanos;
+
+	/** Replica sync interval; 0 when replicas share nothing. */
+	private final long shareNanos;
 
 	private final long scrapeNanos;
 
@@ -217,6 +222,7 @@ public final class Simulation {
 		this.resolved = new boolean[n];
 		this.sloNanos = config.slo().toNanos();
 		this.delayNanos = config.networkDelay().toNanos();
+		this.shareNanos = config.prefixShareInterval() == null ? 0 : config.prefixShareInterval().toNanos();
 		this.scrapeNanos = config.scrapeIntervalOf(policy.name()).toNanos();
 		this.warmup = config.warmup();
 		this.measured = n - warmup;
@@ -341,6 +347,7 @@ public final class Simulation {
 				case SCRAPE -> scrape();
 				case QUEUE_TICK -> queueTick(e.index);
 				case MEMBERSHIP -> changeMembership(e.index);
+				case SHARE -> shared(e.index, (String) e.payload);
 				default -> throw new IllegalStateException("unknown event kind " + e.kind);
 			}
 		}
@@ -388,18 +395,26 @@ public final class Simulation {
 	}
 
 	/**
-	 * With a shared prefix view, request {@code i}'s blocks, just released to
-	 * {@code instanceId} by its router, enter the other routers' shadow indexes too.
+	 * With replica sync, request {@code i}'s blocks, just released to {@code instanceId}
+	 * by its router, reach the other routers with the router's next flush: at the next
+	 * multiple of the sync interval, plus the network delay.
 	 */
 	private void shareRelease(int i, String instanceId) {
-		PromptBlocks blocks = routed[i].blocks();
-		if (!config.sharedPrefixView() || pools.length < 2 || blocks == null) {
+		if (shareNanos == 0 || pools.length < 2 || routed[i].blocks() == null) {
 			return;
 		}
+		schedule((now / shareNanos + 1) * shareNanos + delayNanos, SHARE, i, instanceId);
+	}
+
+	/**
+	 * Request {@code i}'s release to {@code instanceId} enters the other replicas' view.
+	 */
+	private void shared(int i, String instanceId) {
+		long[] chain = routed[i].blocks().chain();
 		for (int r = 0; r < pools.length; r++) {
 			InstanceState state = r == routerOf[i] ? null : pools[r].instance(instanceId);
 			if (state != null) {
-				state.shadow().record(blocks.chain());
+				state.shadow().record(chain);
 			}
 		}
 	}

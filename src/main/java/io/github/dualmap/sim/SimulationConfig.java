@@ -22,20 +22,22 @@ import org.jspecify.annotations.Nullable;
  * @param instanceModels creates the engine instances
  * @param decisionTimer real-time clock that times {@code choose()}; tests pass a constant
  * one to make the whole result reproducible
- * @param sharedPrefixView whether router replicas share what they know is cached: every
- * release also enters the other replicas' shadow indexes, as a subscription to the
- * engines' KV-cache events would let them know (no effect with one router)
+ * @param prefixShareInterval how often router replicas publish their releases to each
+ * other, as the gateway's replica sync ({@code dualmap.replicas.*}) does: a release
+ * enters the other replicas' shadow indexes at the next multiple of this interval plus
+ * {@code networkDelay}; {@code null} when replicas share nothing and each learns only
+ * from its own routing (no effect with one router)
  */
 public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
-		NanoClock decisionTimer, boolean sharedPrefixView) {
+		NanoClock decisionTimer, @Nullable Duration prefixShareInterval) {
 
 	/** A configuration whose replicas learn only from their own routing. */
 	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
 			InstanceModel.Factory instanceModels, NanoClock decisionTimer) {
 		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
-				decisionTimer, false);
+				decisionTimer, null);
 	}
 
 	public SimulationConfig {
@@ -57,6 +59,9 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 		if (warmup < 0) {
 			throw new IllegalArgumentException("warmup must be >= 0 but was " + warmup);
 		}
+		if (prefixShareInterval != null && (prefixShareInterval.isNegative() || prefixShareInterval.isZero())) {
+			throw new IllegalArgumentException("prefixShareInterval must be > 0 but was " + prefixShareInterval);
+		}
 	}
 
 	/** The scrape interval {@code policy} runs with. */
@@ -66,12 +71,12 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 
 	public SimulationConfig withDecisionTimer(NanoClock timer) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, timer, sharedPrefixView);
+				instanceModels, timer, prefixShareInterval);
 	}
 
-	public SimulationConfig withSharedPrefixView(boolean shared) {
+	public SimulationConfig withPrefixShareInterval(@Nullable Duration interval) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, shared);
+				instanceModels, decisionTimer, interval);
 	}
 
 }

@@ -93,8 +93,8 @@ class SimCommandTests {
 	void syntheticWorkloadAtOneRateWithRouterReplicas() {
 		Path outDir = dir.resolve("syn");
 		int code = run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--routers",
-				"2", "--rate", "2", "--policies", "least-loaded", "--network-delay", "2ms", "--shared-prefix-view",
-				"--out", outDir.toString());
+				"2", "--rate", "2", "--policies", "least-loaded", "--network-delay", "2ms", "--replica-sync", "--out",
+				outDir.toString());
 		assertThat(code).as(err.toString()).isZero();
 		assertThat(outDir.resolve("results.json")).content().contains("\"routers\" : 2").contains("synthetic-rag");
 	}

@@ -155,25 +155,33 @@ class SimulationTests {
 	}
 
 	@Test
-	void aSharedPrefixViewShowsEveryReplicaWhatTheOthersSent() {
-		// Every request carries the same first block; two replicas take turns.
+	void replicaSyncShowsEveryReplicaWhatTheOthersSentOnceTheirNextFlushArrives() {
+		// Every request carries the same first block; two replicas take turns, one
+		// request a second.
 		List<TraceRequest> requests = new ArrayList<>();
 		for (int i = 0; i < 40; i++) {
 			requests.add(new TraceRequest(i * 1000.0, 1024, 1, new long[] { 7L, 1000L + i }));
 		}
 		Workload w = Workload.of(new Trace("shared-first-block", 512, requests));
-		for (boolean shared : new boolean[] { false, true }) {
+		// No sync; a flush well inside the gap; a flush interval longer than the gap.
+		Duration[] intervals = { null, Duration.ofMillis(50), Duration.ofSeconds(10) };
+		int[] secondSees = { 0, 1, 0 };
+		for (int c = 0; c < intervals.length; c++) {
 			List<Integer> seen = new ArrayList<>();
 			PolicySpec firstInstance = new PolicySpec("first-instance", settings -> new SeenBlocksPolicy(seen));
-			SimulationConfig config = new SimulationConfig(2, 2, Duration.ofSeconds(1), null, Duration.ZERO, 10, 1,
-					SETTINGS, (index, seed) -> new FifoInstance(1_000_000L), () -> 0L, shared);
+			SimulationConfig config = new SimulationConfig(2, 2, Duration.ofSeconds(1), null, Duration.ofMillis(5), 10,
+					1, SETTINGS, (index, seed) -> new FifoInstance(1_000_000L), () -> 0L, intervals[c]);
 			Simulation.run(w, firstInstance, config, 1, false);
-			// The first request of each replica finds nothing; the second replica's first
-			// request finds the shared block only when replicas share what they sent.
+			// The first request of each replica finds nothing of its own; the second
+			// replica's first request finds the first replica's block only when that
+			// replica's flush reached it in time.
 			assertThat(seen.get(0)).isZero();
-			assertThat(seen.get(1)).as("shared view %s", shared).isEqualTo(shared ? 1 : 0);
+			assertThat(seen.get(1)).as("sync interval %s", intervals[c]).isEqualTo(secondSees[c]);
 			assertThat(seen.subList(2, seen.size())).allMatch(n -> n == 1);
 		}
+		assertThatThrownBy(() -> new SimulationConfig(2, 2, Duration.ofSeconds(1), null, Duration.ZERO, 10, 1, SETTINGS,
+				(index, seed) -> new FifoInstance(1_000_000L), () -> 0L, Duration.ZERO))
+			.hasMessageContaining("prefixShareInterval must be > 0");
 	}
 
 	@Test
