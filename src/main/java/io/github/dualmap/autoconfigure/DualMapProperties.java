@@ -1190,6 +1190,12 @@ public class DualMapProperties {
 			return !this.enabled || (this.token != null && !this.token.isBlank());
 		}
 
+		@AssertTrue(
+				message = "dualmap.replicas.token is an unresolved ${...} placeholder; " + "set the variable it names")
+		private boolean isTokenResolved() {
+			return this.token == null || !this.token.contains("${");
+		}
+
 		@AssertTrue(message = "dualmap.replicas.flush-interval, timeout and peer-refresh-interval must be >= 1ms")
 		private boolean isDurationsPositive() {
 			return this.flushInterval.toMillis() >= 1 && this.timeout.toMillis() >= 1

@@ -8,6 +8,8 @@ import java.util.List;
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.replica.ReplicaPublisher;
+import io.github.dualmap.replica.ReplicaSync;
 import io.github.dualmap.gateway.SloResolver;
 import org.junit.jupiter.api.Test;
 
@@ -107,6 +109,22 @@ class ConfigSamplesTests {
 			assertThat(q.expiry()).isEqualTo(QueueSettings.Expiry.REJECT);
 			assertThat(context.getBean(DualMapRegistry.class).settings().slowStartNanos())
 				.isEqualTo(Duration.ofSeconds(30).toNanos());
+		});
+	}
+
+	@Test
+	void replicas() {
+		withSample("replicas.yml").run(context -> assertThat(context).hasFailed()
+			.getFailure()
+			.rootCause()
+			.hasMessageContaining("dualmap.replicas.token is an unresolved ${...} placeholder"));
+		withSample("replicas.yml").withPropertyValues("DUALMAP_REPLICA_TOKEN=from-a-secret").run(context -> {
+			assertThat(context).hasNotFailed().hasSingleBean(ReplicaSync.class);
+			DualMapProperties.Replicas r = context.getBean(DualMapProperties.class).getReplicas();
+			assertThat(r.getToken()).isEqualTo("from-a-secret");
+			assertThat(r.getFlushInterval()).isEqualTo(Duration.ofMillis(50));
+			assertThat(context.getBean(ReplicaPublisher.class).peers()).hasSize(3)
+				.allMatch(u -> u.getHost().startsWith("gateway-"));
 		});
 	}
 

@@ -49,9 +49,9 @@ class ReplicaSyncIntegrationTests {
 
 	static int portB;
 
-	static final List<Decision> decisionsA = new CopyOnWriteArrayList<>();
+	static final List<Routed> decisionsA = new CopyOnWriteArrayList<>();
 
-	static final List<Decision> decisionsB = new CopyOnWriteArrayList<>();
+	static final List<Routed> decisionsB = new CopyOnWriteArrayList<>();
 
 	@BeforeAll
 	static void start() throws IOException {
@@ -94,13 +94,27 @@ class ReplicaSyncIntegrationTests {
 			.run();
 	}
 
-	private static void record(ConfigurableApplicationContext context, List<Decision> decisions) {
+	private static void record(ConfigurableApplicationContext context, List<Routed> decisions) {
 		context.getBean(DualMapRegistry.class).addListener(new DualMapListener() {
 			@Override
 			public void onDecision(String service, RoutingRequest request, Decision decision) {
-				decisions.add(decision);
+				decisions.add(new Routed(request, decision));
 			}
 		});
+	}
+
+	/**
+	 * Whether {@code replica}'s shadow index has all of {@code routed}'s prompt on its
+	 * instance.
+	 */
+	private static boolean knows(ConfigurableApplicationContext replica, Routed routed) {
+		long[] chain = routed.request().blocks().chain();
+		return replica.getBean(DualMapRegistry.class)
+			.pool("llm")
+			.pool()
+			.instance(routed.decision().instanceId())
+			.shadow()
+			.peekMatchedBlocks(chain) == chain.length;
 	}
 
 	private static int freePort() throws IOException {
@@ -116,7 +130,7 @@ class ReplicaSyncIntegrationTests {
 			.build();
 	}
 
-	private static Decision chat(int port, List<Decision> decisions, String topic) {
+	private static Routed chat(int port, List<Routed> decisions, String topic) {
 		int before = decisions.size();
 		String system = ("You are the assistant for " + topic + ". ").repeat(20);
 		client(port).post()
@@ -134,22 +148,21 @@ class ReplicaSyncIntegrationTests {
 
 	@Test
 	void whatOneReplicaSentTheOtherKnowsIsCachedInBothDirections() {
-		Decision first = chat(portA, decisionsA, "billing");
-		assertThat(first.cachedTokens()).isZero();
-		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> assertThat(b.getBean(ReplicaSync.class).applied()).isPositive());
-		Decision fromB = chat(portB, decisionsB, "billing");
-		assertThat(fromB.instanceId()).isEqualTo(first.instanceId());
+		Routed first = chat(portA, decisionsA, "billing");
+		assertThat(first.decision().cachedTokens()).isZero();
+		await().atMost(Duration.ofSeconds(10)).until(() -> knows(b, first));
+		Decision fromB = chat(portB, decisionsB, "billing").decision();
+		assertThat(fromB.instanceId()).isEqualTo(first.decision().instanceId());
 		assertThat(fromB.cachedTokens()).as("B never routed this prompt; only A's release tells it").isPositive();
 
-		Decision second = chat(portB, decisionsB, "shipping");
-		assertThat(second.cachedTokens()).isZero();
-		long appliedBefore = a.getBean(ReplicaSync.class).applied();
-		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> assertThat(a.getBean(ReplicaSync.class).applied()).isGreaterThan(appliedBefore));
-		Decision fromA = chat(portA, decisionsA, "shipping");
-		assertThat(fromA.instanceId()).isEqualTo(second.instanceId());
+		Routed second = chat(portB, decisionsB, "shipping");
+		assertThat(second.decision().cachedTokens()).isZero();
+		await().atMost(Duration.ofSeconds(10)).until(() -> knows(a, second));
+		Decision fromA = chat(portA, decisionsA, "shipping").decision();
+		assertThat(fromA.instanceId()).isEqualTo(second.decision().instanceId());
 		assertThat(fromA.cachedTokens()).isPositive();
+		assertThat(a.getBean(ReplicaSync.class).applied()).isPositive();
+		assertThat(b.getBean(ReplicaSync.class).applied()).isPositive();
 
 		// A found itself in discovery and publishes to B only.
 		await().atMost(Duration.ofSeconds(10))
@@ -240,7 +253,7 @@ class ReplicaSyncIntegrationTests {
 			.shadow()
 			.peekMatchedBlocks(new long[] { 11, 22, 33 })).isEqualTo(3);
 		// The gateway still serves everything else on the same port.
-		assertThat(chat(portA, decisionsA, "after bad input").instanceId())
+		assertThat(chat(portA, decisionsA, "after bad input").decision().instanceId())
 			.isIn(ENGINES.stream().map(StubEngine::instanceId).toList().toArray(String[]::new));
 	}
 
@@ -250,6 +263,10 @@ class ReplicaSyncIntegrationTests {
 				h.set("Authorization", authorization);
 			}
 		}).contentType(type).bodyValue(body).exchange();
+	}
+
+	record Routed(RoutingRequest request, Decision decision) {
+
 	}
 
 	@SpringBootConfiguration
