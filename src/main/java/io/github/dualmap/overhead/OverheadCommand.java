@@ -1,0 +1,317 @@
+package io.github.dualmap.overhead;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import io.github.dualmap.sim.SimCommand;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * The {@code overhead} command of the exec jar: starts instant backends, a stock Spring
+ * Cloud Gateway (Spring's round-robin load balancer) and a DualMap gateway in one process
+ * on loopback, and drives the same chat requests through a direct call, the stock gateway
+ * and the DualMap gateway, in turn, round after round; prints a markdown table of
+ * throughput and latency with the DualMap/stock ratios and writes {@code overhead.json}.
+ * Everything shares the machine's cores, so the figures are what each path costs in CPU
+ * and latency relative to the others, not absolute capacities. Bad input ends with exit
+ * code 2.
+ */
+@Command(name = "overhead", mixinStandardHelpOptions = true, sortOptions = false,
+		description = "What the gateway adds per request: a direct call, the stock Spring Cloud Gateway "
+				+ "and the DualMap gateway side by side on loopback.")
+public final class OverheadCommand implements Callable<Integer> {
+
+	/** File written into {@code --out}. */
+	public static final String JSON_FILE = "overhead.json";
+
+	private static final JsonMapper JSON = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
+
+	@Option(names = "--requests", defaultValue = "2000",
+			description = "requests per path and round (default ${DEFAULT-VALUE})")
+	int requests;
+
+	@Option(names = "--rounds", defaultValue = "5",
+			description = "measured rounds, each path once per round in rotating order, after one "
+					+ "unmeasured warm-up round (default ${DEFAULT-VALUE})")
+	int rounds;
+
+	@Option(names = "--concurrency", defaultValue = "16", description = "requests in flight (default ${DEFAULT-VALUE})")
+	int concurrency;
+
+	@Option(names = "--backends", defaultValue = "4", description = "backend instances (default ${DEFAULT-VALUE})")
+	int backends;
+
+	@Option(names = "--prompt-chars", defaultValue = "4000",
+			description = "characters of each request's system prompt (default ${DEFAULT-VALUE})")
+	int promptChars;
+
+	@Option(names = "--prompts", defaultValue = "64",
+			description = "distinct system prompts the requests cycle through (default ${DEFAULT-VALUE})")
+	int prompts;
+
+	@Option(names = "--stream", description = "streamed requests (SSE) instead of plain JSON responses")
+	boolean stream;
+
+	@Option(names = "--dispatch-mode", defaultValue = "queue",
+			description = "the DualMap gateway's dualmap.dispatch.mode (default ${DEFAULT-VALUE})")
+	String dispatchMode;
+
+	@Option(names = "--out", paramLabel = "DIR", description = "write " + JSON_FILE + " here")
+	@Nullable Path out;
+
+	private PrintWriter stdout = new PrintWriter(System.out, true);
+
+	private PrintWriter stderr = new PrintWriter(System.err, true);
+
+	/** Runs the command with {@code args}; returns the exit code. */
+	public static int run(String... args) {
+		return run(new OverheadCommand(), args);
+	}
+
+	static int run(OverheadCommand command, String... args) {
+		CommandLine cli = new CommandLine(command);
+		cli.setOut(command.stdout);
+		cli.setErr(command.stderr);
+		cli.setExecutionExceptionHandler((ex, line, parsed) -> {
+			command.stderr.println("overhead: " + ex.getMessage());
+			return SimCommand.USAGE;
+		});
+		return cli.execute(args);
+	}
+
+	OverheadCommand redirect(PrintWriter out, PrintWriter err) {
+		this.stdout = out;
+		this.stderr = err;
+		return this;
+	}
+
+	@Override
+	public Integer call() {
+		try {
+			validate();
+		}
+		catch (IllegalArgumentException ex) {
+			this.stderr.println("overhead: " + ex.getMessage());
+			return SimCommand.USAGE;
+		}
+		List<InstantBackend> pool = new ArrayList<>();
+		List<ConfigurableApplicationContext> gateways = new ArrayList<>();
+		try {
+			for (int i = 0; i < this.backends; i++) {
+				pool.add(new InstantBackend());
+			}
+			ConfigurableApplicationContext stock = gateway(pool, false);
+			gateways.add(stock);
+			ConfigurableApplicationContext dualMap = gateway(pool, true);
+			gateways.add(dualMap);
+			List<LoadDriver.Target> targets = List.of(
+					new LoadDriver.Target("direct", pool.stream().map(InstantBackend::baseUrl).toList()),
+					new LoadDriver.Target("stock-gateway", List.of("http://127.0.0.1:" + port(stock))),
+					new LoadDriver.Target("dualmap-gateway", List.of("http://127.0.0.1:" + port(dualMap))));
+			LoadDriver driver = new LoadDriver(bodies(), this.concurrency);
+			try {
+				Map<String, List<LoadDriver.Round>> results = driver.measure(targets, this.requests, this.rounds);
+				Report report = Report.of(results);
+				this.stdout.print(report.markdown(this));
+				this.stdout.flush();
+				if (this.out != null) {
+					Files.createDirectories(this.out);
+					Files.writeString(this.out.resolve(JSON_FILE),
+							JSON.writeValueAsString(report.json(this, results)) + "\n");
+				}
+				return report.errors() == 0 ? 0 : 1;
+			}
+			finally {
+				driver.close();
+			}
+		}
+		catch (IOException ex) {
+			this.stderr.println("overhead: cannot write " + JSON_FILE + ": " + ex.getMessage());
+			return SimCommand.USAGE;
+		}
+		finally {
+			gateways.forEach(ConfigurableApplicationContext::close);
+			pool.forEach(InstantBackend::close);
+		}
+	}
+
+	private void validate() {
+		positive("--requests", this.requests);
+		positive("--rounds", this.rounds);
+		positive("--concurrency", this.concurrency);
+		positive("--backends", this.backends);
+		positive("--prompt-chars", this.promptChars);
+		positive("--prompts", this.prompts);
+		if (!List.of("queue", "pass-through").contains(this.dispatchMode)) {
+			throw new IllegalArgumentException(
+					"--dispatch-mode must be queue or pass-through but was '" + this.dispatchMode + "'");
+		}
+	}
+
+	private static void positive(String option, int value) {
+		if (value <= 0) {
+			throw new IllegalArgumentException(option + " must be > 0 but was " + value);
+		}
+	}
+
+	/**
+	 * The request bodies: {@code --prompts} system prompts, each with its own questions.
+	 */
+	private List<byte[]> bodies() {
+		List<byte[]> out = new ArrayList<>();
+		int distinct = Math.max(this.prompts, Math.min(this.requests, 4096));
+		for (int i = 0; i < distinct; i++) {
+			String topic = "topic " + (i % this.prompts) + ". ";
+			String system = topic.repeat(this.promptChars / topic.length() + 1).substring(0, this.promptChars);
+			String body = "{\"model\":\"m\",\"stream\":" + this.stream + ",\"max_tokens\":2,\"messages\":["
+					+ "{\"role\":\"system\",\"content\":\"" + system + "\"},"
+					+ "{\"role\":\"user\",\"content\":\"question " + i + "\"}]}";
+			out.add(body.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+		}
+		return out;
+	}
+
+	private ConfigurableApplicationContext gateway(List<InstantBackend> pool, boolean dualMap) {
+		List<String> properties = new ArrayList<>(
+				List.of("server.port=0", "server.address=127.0.0.1", "spring.main.banner-mode=off",
+						"logging.level.root=WARN", "spring.cloud.gateway.server.webflux.routes[0].id=llm",
+						"spring.cloud.gateway.server.webflux.routes[0].uri=lb://pool",
+						"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+						"management.endpoints.web.exposure.include=health"));
+		for (int i = 0; i < pool.size(); i++) {
+			properties
+				.add("spring.cloud.discovery.client.simple.instances.pool[" + i + "].uri=" + pool.get(i).baseUrl());
+		}
+		if (dualMap) {
+			properties.addAll(List.of("dualmap.services=pool", "dualmap.dispatch.mode=" + this.dispatchMode));
+		}
+		else {
+			properties.add("dualmap.enabled=false");
+		}
+		return new SpringApplicationBuilder(Gateway.class).web(WebApplicationType.REACTIVE)
+			.logStartupInfo(false)
+			.properties(properties.toArray(String[]::new))
+			.run();
+	}
+
+	private static int port(ConfigurableApplicationContext context) {
+		return ((WebServerApplicationContext) context).getWebServer().getPort();
+	}
+
+	/** What was measured, per path: medians over the rounds. */
+	record Report(List<Row> rows, long errors) {
+
+		static Report of(Map<String, List<LoadDriver.Round>> results) {
+			List<Row> rows = new ArrayList<>();
+			long errors = 0;
+			for (Map.Entry<String, List<LoadDriver.Round>> e : results.entrySet()) {
+				List<LoadDriver.Round> r = e.getValue();
+				rows.add(new Row(e.getKey(), median(r, LoadDriver.Round::throughput),
+						median(r, LoadDriver.Round::p50Micros), median(r, LoadDriver.Round::p90Micros),
+						median(r, LoadDriver.Round::p99Micros), r.stream().mapToLong(LoadDriver.Round::errors).sum()));
+				errors += rows.get(rows.size() - 1).errors();
+			}
+			return new Report(rows, errors);
+		}
+
+		private static double median(List<LoadDriver.Round> rounds,
+				java.util.function.ToDoubleFunction<LoadDriver.Round> f) {
+			double[] v = rounds.stream().mapToDouble(f).sorted().toArray();
+			int n = v.length;
+			return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+		}
+
+		Row row(String name) {
+			return this.rows.stream().filter(r -> r.name().equals(name)).findFirst().orElseThrow();
+		}
+
+		String markdown(OverheadCommand c) {
+			StringBuilder sb = new StringBuilder();
+			sb.append(String.format(Locale.ROOT,
+					"%d backends, %d requests x %d rounds per path, %d in flight, %d-char prompts, %s, "
+							+ "DualMap dispatch %s (medians over rounds)%n%n",
+					c.backends, c.requests, c.rounds, c.concurrency, c.promptChars, c.stream ? "streamed" : "JSON",
+					c.dispatchMode));
+			sb.append("| path | throughput (req/s) | p50 (ms) | p90 (ms) | p99 (ms) | errors |\n");
+			sb.append("|---|---:|---:|---:|---:|---:|\n");
+			for (Row r : this.rows) {
+				sb.append(String.format(Locale.ROOT, "| %s | %.0f | %.3f | %.3f | %.3f | %d |%n", r.name(),
+						r.throughput(), r.p50Micros() / 1000, r.p90Micros() / 1000, r.p99Micros() / 1000, r.errors()));
+			}
+			Row d = row("dualmap-gateway");
+			Row s = row("stock-gateway");
+			Row direct = row("direct");
+			sb.append(String.format(Locale.ROOT,
+					"%nDualMap / stock gateway: throughput %.2fx, p50 %.2fx, p99 %.2fx; added p50 over a direct "
+							+ "call: stock %.3f ms, DualMap %.3f ms%n",
+					d.throughput() / s.throughput(), d.p50Micros() / s.p50Micros(), d.p99Micros() / s.p99Micros(),
+					(s.p50Micros() - direct.p50Micros()) / 1000, (d.p50Micros() - direct.p50Micros()) / 1000));
+			return sb.toString();
+		}
+
+		Map<String, Object> json(OverheadCommand c, Map<String, List<LoadDriver.Round>> results) {
+			Map<String, Object> out = new LinkedHashMap<>();
+			out.put("backends", c.backends);
+			out.put("requests_per_round", c.requests);
+			out.put("rounds", c.rounds);
+			out.put("concurrency", c.concurrency);
+			out.put("prompt_chars", c.promptChars);
+			out.put("stream", c.stream);
+			out.put("dispatch_mode", c.dispatchMode);
+			List<Map<String, Object>> paths = new ArrayList<>();
+			for (Row r : this.rows) {
+				Map<String, Object> p = new LinkedHashMap<>();
+				p.put("name", r.name());
+				p.put("throughput_rps", r.throughput());
+				p.put("p50_ms", r.p50Micros() / 1000);
+				p.put("p90_ms", r.p90Micros() / 1000);
+				p.put("p99_ms", r.p99Micros() / 1000);
+				p.put("errors", r.errors());
+				p.put("rounds", results.get(r.name()));
+				paths.add(p);
+			}
+			out.put("paths", paths);
+			Row d = row("dualmap-gateway");
+			Row s = row("stock-gateway");
+			Map<String, Object> ratios = new LinkedHashMap<>();
+			ratios.put("throughput", d.throughput() / s.throughput());
+			ratios.put("p50", d.p50Micros() / s.p50Micros());
+			ratios.put("p99", d.p99Micros() / s.p99Micros());
+			out.put("dualmap_over_stock", ratios);
+			return out;
+		}
+
+	}
+
+	record Row(String name, double throughput, double p50Micros, double p90Micros, double p99Micros, long errors) {
+
+	}
+
+	/** A gateway application with auto-configuration only: what a user's gateway is. */
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class Gateway {
+
+	}
+
+}

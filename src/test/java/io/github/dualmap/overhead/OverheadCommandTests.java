@@ -1,0 +1,73 @@
+package io.github.dualmap.overhead;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The overhead command end to end on loopback, at a size that proves the plumbing (every
+ * path answers, the report and JSON have their shape), not performance.
+ */
+class OverheadCommandTests {
+
+	@TempDir
+	Path dir;
+
+	private final StringWriter out = new StringWriter();
+
+	private final StringWriter err = new StringWriter();
+
+	private int run(String... args) {
+		return OverheadCommand.run(new OverheadCommand().redirect(new PrintWriter(this.out), new PrintWriter(this.err)),
+				args);
+	}
+
+	@Test
+	void everyPathAnswersEveryRequestAndTheReportHasItsShape() {
+		int code = run("--requests", "40", "--rounds", "2", "--concurrency", "4", "--backends", "2", "--prompt-chars",
+				"600", "--prompts", "4", "--stream", "--out", this.dir.toString());
+		assertThat(code).as(this.err.toString()).isZero();
+		String table = this.out.toString();
+		assertThat(table).contains("| path | throughput (req/s) | p50 (ms)")
+			.contains("| direct |")
+			.contains("| stock-gateway |")
+			.contains("| dualmap-gateway |")
+			.contains("DualMap / stock gateway: throughput");
+		JsonNode json = JsonMapper.builder().build().readTree(this.dir.resolve(OverheadCommand.JSON_FILE).toFile());
+		assertThat(json.get("rounds").asInt()).isEqualTo(2);
+		assertThat(json.get("stream").asBoolean()).isTrue();
+		assertThat(json.get("paths")).hasSize(3);
+		for (JsonNode p : json.get("paths")) {
+			assertThat(p.get("errors").asLong()).as(p.get("name").asString()).isZero();
+			assertThat(p.get("throughput_rps").asDouble()).isPositive();
+			assertThat(p.get("p99_ms").asDouble()).isGreaterThanOrEqualTo(p.get("p50_ms").asDouble());
+			assertThat(p.get("rounds")).hasSize(2);
+			assertThat(p.get("rounds").get(0).get("requests").asInt()).isEqualTo(40);
+		}
+		assertThat(json.get("dualmap_over_stock").get("throughput").asDouble()).isPositive();
+	}
+
+	@Test
+	void badOptionsEndWithExitCodeTwoNamingTheOption() {
+		assertThat(run("--requests", "0")).isEqualTo(2);
+		assertThat(this.err.toString()).contains("--requests must be > 0 but was 0");
+		assertThat(run("--dispatch-mode", "later")).isEqualTo(2);
+		assertThat(this.err.toString()).contains("--dispatch-mode must be queue or pass-through");
+	}
+
+	@Test
+	void percentilesAreNearestRank() {
+		long[] nanos = { 1_000, 2_000, 3_000, 4_000 };
+		assertThat(LoadDriver.percentile(nanos, 0.5)).isEqualTo(2.0);
+		assertThat(LoadDriver.percentile(nanos, 0.99)).isEqualTo(4.0);
+		assertThat(LoadDriver.percentile(new long[0], 0.5)).isZero();
+	}
+
+}
