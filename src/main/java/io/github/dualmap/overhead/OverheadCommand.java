@@ -76,6 +76,11 @@ public final class OverheadCommand implements Callable<Integer> {
 			description = "the DualMap gateway's dualmap.dispatch.mode (default ${DEFAULT-VALUE})")
 	String dispatchMode;
 
+	@Option(names = "--set", paramLabel = "PROPERTY=VALUE",
+			description = "a dualmap.* property of the DualMap gateway, repeatable, e.g. "
+					+ "dualmap.dispatch.max-prefill-tokens=65536")
+	List<String> set = new ArrayList<>();
+
 	@Option(names = "--out", paramLabel = "DIR", description = "write " + JSON_FILE + " here")
 	@Nullable Path out;
 
@@ -162,6 +167,11 @@ public final class OverheadCommand implements Callable<Integer> {
 		positive("--backends", this.backends);
 		positive("--prompt-chars", this.promptChars);
 		positive("--prompts", this.prompts);
+		for (String a : this.set) {
+			if (!a.startsWith("dualmap.") || a.indexOf('=') < 0) {
+				throw new IllegalArgumentException("--set takes dualmap.PROPERTY=VALUE but got '" + a + "'");
+			}
+		}
 		if (!List.of("queue", "pass-through").contains(this.dispatchMode)) {
 			throw new IllegalArgumentException(
 					"--dispatch-mode must be queue or pass-through but was '" + this.dispatchMode + "'");
@@ -204,6 +214,7 @@ public final class OverheadCommand implements Callable<Integer> {
 		}
 		if (dualMap) {
 			properties.addAll(List.of("dualmap.services=pool", "dualmap.dispatch.mode=" + this.dispatchMode));
+			properties.addAll(this.set);
 		}
 		else {
 			properties.add("dualmap.enabled=false");

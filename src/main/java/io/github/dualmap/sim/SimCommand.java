@@ -51,8 +51,13 @@ public final class SimCommand implements Callable<Integer> {
 	/** Requests of a --quick run (warm-up included). */
 	public static final int QUICK_REQUESTS = 2000;
 
-	/** Requests generated for a synthetic workload in a full run. */
-	public static final int SYNTHETIC_REQUESTS = 10_000;
+	/**
+	 * Requests generated for a synthetic workload in a full run: enough for minutes of
+	 * traffic at the rates these workloads reach, so capacity is a steady state. At
+	 * 10,000 (15-30 s of traffic) backlogs had no time to build, and capacities were up
+	 * to twice what a pool sustains.
+	 */
+	public static final int SYNTHETIC_REQUESTS = 50_000;
 
 	/** First rate of the search, per instance. */
 	public static final double START_RATE_PER_INSTANCE = 1.0;
