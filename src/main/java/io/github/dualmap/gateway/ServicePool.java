@@ -64,6 +64,13 @@ public final class ServicePool {
 
 	private volatile Membership membership = new Membership(Set.of(), Map.of());
 
+	/**
+	 * The instance objects of the last list {@link #updateMembership} saw, in order: a
+	 * list of the same objects is the same membership (suppliers cache their lists), so
+	 * the common case costs N reference comparisons instead of N ids, weights and URIs.
+	 */
+	private volatile List<ServiceInstance> lastSeen = List.of();
+
 	private final Map<String, AtomicLong> scrapeFailures = new ConcurrentHashMap<>();
 
 	private final LongAdder tooManyRequests = new LongAdder();
@@ -94,6 +101,26 @@ public final class ServicePool {
 	 * @return whether the membership changed
 	 */
 	public boolean updateMembership(List<ServiceInstance> instances) {
+		if (sameObjects(instances, this.lastSeen)) {
+			return false;
+		}
+		return applyMembership(instances);
+	}
+
+	private static boolean sameObjects(List<ServiceInstance> a, List<ServiceInstance> b) {
+		if (a.size() != b.size()) {
+			return false;
+		}
+		for (int i = 0; i < a.size(); i++) {
+			if (a.get(i) != b.get(i)) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private boolean applyMembership(List<ServiceInstance> instances) {
+		List<ServiceInstance> seen = List.copyOf(instances);
 		Set<Member> members = new HashSet<>();
 		Map<String, ServiceInstance> byId = new LinkedHashMap<>();
 		for (ServiceInstance i : instances) {
@@ -102,10 +129,10 @@ public final class ServicePool {
 				members.add(new Member(id, weight(id, i), i.getUri()));
 			}
 		}
-		if (members.equals(this.membership.members())) {
-			return false;
-		}
 		synchronized (this) {
+			// With the membership it stands for, so a fast-path hit always means the
+			// membership of exactly these objects.
+			this.lastSeen = seen;
 			if (members.equals(this.membership.members())) {
 				return false;
 			}

@@ -215,4 +215,30 @@ class ServicePoolTests {
 		return toC / 90.0;
 	}
 
+	@Test
+	void membershipFollowsTheInstancesAndASupplierRepeatingItsListCostsNoRebuild() {
+		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults());
+		List<ServiceInstance> first = List.of(instance("a", "1"), instance("b", "1"));
+		assertThat(pool.updateMembership(first)).isTrue();
+		long rebuilds = pool.pool().ringRebuilds();
+		// The same objects, in the list or in a new one: nothing to do.
+		assertThat(pool.updateMembership(first)).isFalse();
+		assertThat(pool.updateMembership(new ArrayList<>(first))).isFalse();
+		// New but equal objects: compared, still the same membership.
+		assertThat(pool.updateMembership(List.of(instance("a", "1"), instance("b", "1")))).isFalse();
+		assertThat(pool.pool().ringRebuilds()).isEqualTo(rebuilds);
+		// A changed weight is a change, and so is going back to the first objects.
+		assertThat(pool.updateMembership(List.of(instance("a", "2"), instance("b", "1")))).isTrue();
+		assertThat(pool.pool().instance("a").weight()).isEqualTo(2.0);
+		assertThat(pool.updateMembership(first)).isTrue();
+		assertThat(pool.pool().instance("a").weight()).isEqualTo(1.0);
+		assertThat(pool.updateMembership(List.of(instance("a", "1")))).isTrue();
+		assertThat(pool.pool().size()).isEqualTo(1);
+	}
+
+	private static ServiceInstance instance(String id, String weight) {
+		return new DefaultServiceInstance(id, "llm", "10.0.0." + (id.charAt(0) - 'a' + 1), 8000, false,
+				Map.of("dualmap.weight", weight));
+	}
+
 }
