@@ -171,7 +171,7 @@ public class DualMapAutoConfiguration {
 				.clientConnector(new ReactorClientHttpConnector(HttpClient.create().responseTimeout(r.getTimeout())))
 				.build();
 			return new ReplicaPublisher(sync, peers, client, r.getPath(), r.getToken(), r.getFlushInterval(),
-					r.getPeerRefreshInterval(), r.getTimeout(), r.getMaxBatchReleases());
+					r.getPeerRefreshInterval(), r.getTimeout(), r.getMaxBatchReleases(), r.getMaxBufferedReleases());
 		}
 
 		@Bean

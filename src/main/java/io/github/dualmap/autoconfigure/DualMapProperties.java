@@ -1175,7 +1175,8 @@ public class DualMapProperties {
 		private int maxBatchReleases = 2048;
 
 		/**
-		 * Most releases waiting to be published; beyond it new ones are dropped (and
+		 * Most releases waiting to be published, between two flushes and in each peer's
+		 * pending list while its publication is open; beyond it releases are dropped (and
 		 * counted): peers learn less, nothing else is lost.
 		 */
 		@Min(value = 1, message = "dualmap.replicas.max-buffered-releases must be >= 1")

@@ -2,9 +2,12 @@ package io.github.dualmap.replica;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -22,11 +25,14 @@ import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.util.UriComponentsBuilder;
 
 /**
- * Publishes this replica's buffered releases to every peer once per flush interval, one
- * batch per interval and peer, at most once: a failed publication is counted and not
- * retried (what it carried is soon stale, and a missed release only costs a peer a cache
- * hit). Peers are published to in parallel, each under its own timeout, so a slow peer
- * delays no other.
+ * Publishes this replica's releases to every peer. Every flush interval the releases
+ * buffered since the last flush join each peer's own pending list, and every peer without
+ * a publication in flight gets one batch of up to {@code max-batch-releases} from its
+ * list. So a slow or unreachable peer delays no other, never has more than one
+ * publication open, and catches up when it answers again; its pending list is bounded by
+ * {@code max-buffered-releases} (oldest dropped first, counted). A publication is sent at
+ * most once: a failed one is counted and not retried (what it carried is soon stale, and
+ * a missed release only costs a peer a cache hit).
  */
 public final class ReplicaPublisher implements SmartLifecycle {
 
@@ -53,12 +59,17 @@ public final class ReplicaPublisher implements SmartLifecycle {
 	/** Whether the last publication to a peer succeeded, to log changes only. */
 	private final Map<URI, Boolean> healthy = new ConcurrentHashMap<>();
 
+	/** Per peer: its pending releases and whether a publication is in flight. */
+	private final Map<URI, Peer> states = new ConcurrentHashMap<>();
+
+	private final int maxPending;
+
 	private @Nullable Scheduler scheduler;
 
 	private @Nullable Disposable running;
 
 	public ReplicaPublisher(ReplicaSync sync, ReplicaPeers peers, WebClient client, String path, String token,
-			Duration flushInterval, Duration peerRefreshInterval, Duration timeout, int maxBatch) {
+			Duration flushInterval, Duration peerRefreshInterval, Duration timeout, int maxBatch, int maxPending) {
 		this.sync = sync;
 		this.peers = peers;
 		this.client = client;
@@ -68,6 +79,7 @@ public final class ReplicaPublisher implements SmartLifecycle {
 		this.peerRefreshInterval = peerRefreshInterval;
 		this.timeout = timeout;
 		this.maxBatch = maxBatch;
+		this.maxPending = maxPending;
 	}
 
 	@Override
@@ -77,13 +89,11 @@ public final class ReplicaPublisher implements SmartLifecycle {
 		}
 		Scheduler s = Schedulers.newSingle("dualmap-replica-sync", true);
 		this.scheduler = s;
+		// Each tick starts a flush without waiting for the previous one's answers.
 		Disposable flushes = Flux.interval(this.flushInterval, s)
 			.onBackpressureDrop()
-			.concatMap(tick -> flush().onErrorResume(ex -> {
-				logger.warn("Replica sync: a publication failed unexpectedly", ex);
-				return Mono.empty();
-			}), 1)
-			.subscribe();
+			.subscribe(tick -> flush().subscribe(null,
+					ex -> logger.warn("Replica sync: a publication failed unexpectedly", ex)));
 		Disposable refreshes = this.peers.discovers() ? Flux.interval(Duration.ZERO, this.peerRefreshInterval, s)
 			.onBackpressureDrop()
 			.concatMap(tick -> this.peers.refresh(), 1)
@@ -108,25 +118,78 @@ public final class ReplicaPublisher implements SmartLifecycle {
 		return this.running != null;
 	}
 
+	/**
+	 * Whether a publication to {@code peer} is in flight (its batches wait meanwhile).
+	 */
+	boolean inFlight(URI peer) {
+		Peer p = this.states.get(peer);
+		return p != null && p.inFlight.get();
+	}
+
 	/** The peers the next publication goes to. */
 	public List<URI> peers() {
 		return this.peers.current();
 	}
 
 	/**
-	 * Publishes the next batch to every current peer; completes when every peer answered
-	 * or timed out. Releases taken while there is no peer are discarded.
+	 * Adds the releases buffered since the last flush to every current peer's pending
+	 * list and starts a publication to every peer that has none in flight; the returned
+	 * {@code Mono} (already running) completes when those answered or timed out. Releases
+	 * taken while there is no peer are discarded.
 	 */
 	Mono<Void> flush() {
-		ReleaseBatch batch = this.sync.nextBatch(this.maxBatch);
+		List<ReleaseBatch.Release> fresh = this.sync.take(this.maxPending);
 		List<URI> targets = this.peers.current();
 		this.healthy.keySet().retainAll(targets);
-		if (batch == null || targets.isEmpty()) {
-			return Mono.empty();
+		this.states.keySet().retainAll(targets);
+		List<Mono<Void>> sends = new ArrayList<>();
+		for (URI peer : targets) {
+			Peer state = this.states.computeIfAbsent(peer, p -> new Peer());
+			state.add(fresh, this.maxPending, this.sync);
+			if (!state.inFlight.compareAndSet(false, true)) {
+				continue;
+			}
+			List<ReleaseBatch.Release> batch = state.take(this.maxBatch);
+			if (batch.isEmpty()) {
+				state.inFlight.set(false);
+				continue;
+			}
+			byte[] body = new ReleaseBatch(this.sync.replicaId(), this.sync.hashing(), batch).toJson();
+			// Free before the completion propagates, so whoever waits on this flush can
+			// publish to the peer again at once.
+			sends.add(publish(peer, body, batch.size()).doOnTerminate(() -> state.inFlight.set(false))
+				.doOnCancel(() -> state.inFlight.set(false))
+				.cache());
 		}
-		byte[] body = batch.toJson();
-		int n = batch.releases().size();
-		return Flux.fromIterable(targets).flatMap(peer -> publish(peer, body, n)).then();
+		// Started here, not on subscription: a caller that never subscribes still
+		// publishes.
+		sends.forEach(Mono::subscribe);
+		return Flux.merge(sends).then();
+	}
+
+	/** One peer's releases not yet published to it. */
+	private static final class Peer {
+
+		final AtomicBoolean inFlight = new AtomicBoolean();
+
+		private final ArrayDeque<ReleaseBatch.Release> pending = new ArrayDeque<>();
+
+		synchronized void add(List<ReleaseBatch.Release> releases, int max, ReplicaSync sync) {
+			this.pending.addAll(releases);
+			while (this.pending.size() > max) {
+				this.pending.pollFirst();
+				sync.countDropped();
+			}
+		}
+
+		synchronized List<ReleaseBatch.Release> take(int max) {
+			List<ReleaseBatch.Release> out = new ArrayList<>(Math.min(max, this.pending.size()));
+			while (out.size() < max && !this.pending.isEmpty()) {
+				out.add(this.pending.pollFirst());
+			}
+			return out;
+		}
+
 	}
 
 	private Mono<Void> publish(URI peer, byte[] body, int releases) {

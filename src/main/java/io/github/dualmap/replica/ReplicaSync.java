@@ -104,12 +104,6 @@ public final class ReplicaSync implements DualMapListener {
 		return out;
 	}
 
-	/** A batch of this replica's next releases, or {@code null} when none are waiting. */
-	@Nullable ReleaseBatch nextBatch(int max) {
-		List<ReleaseBatch.Release> releases = take(max);
-		return releases.isEmpty() ? null : new ReleaseBatch(this.replicaId, this.hashing, releases);
-	}
-
 	/**
 	 * Applies a peer's batch: every release of a known service and instance enters that
 	 * instance's shadow index; the others (an instance this replica has not discovered
@@ -154,7 +148,10 @@ public final class ReplicaSync implements DualMapListener {
 		return Math.max(0, this.buffered.get());
 	}
 
-	/** Releases not buffered because the buffer was full. */
+	/**
+	 * Releases not published: the buffer was full, or a peer's pending list overflowed
+	 * while it did not answer (counted once per peer).
+	 */
 	public long dropped() {
 		return this.dropped.sum();
 	}
@@ -186,6 +183,10 @@ public final class ReplicaSync implements DualMapListener {
 
 	void countSent(int releases) {
 		this.sent.add(releases);
+	}
+
+	void countDropped() {
+		this.dropped.increment();
 	}
 
 	void countFailedPublication() {

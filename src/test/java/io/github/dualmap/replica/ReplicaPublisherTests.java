@@ -70,11 +70,15 @@ class ReplicaPublisherTests {
 
 	private ReplicaPublisher publisher(List<URI> peers, Duration timeout) {
 		return new ReplicaPublisher(this.sync, new ReplicaPeers(peers, null, null), WebClient.create(),
-				"/dualmap/replicas/releases", "s3cret", Duration.ofHours(1), Duration.ofHours(1), timeout, 2);
+				"/dualmap/replicas/releases", "s3cret", Duration.ofHours(1), Duration.ofHours(1), timeout, 2, 100);
+	}
+
+	private static PromptBlocks blocks(String topic) {
+		return PrefixHasher.ofDefaults().ofText("m", ("Prompt of " + topic + ". ").repeat(40));
 	}
 
 	private void release(String instance, String topic) {
-		PromptBlocks blocks = PrefixHasher.ofDefaults().ofText("m", ("Prompt of " + topic + ". ").repeat(40));
+		PromptBlocks blocks = blocks(topic);
 		RoutingRequest request = new RoutingRequest(topic, blocks, 1, 0);
 		this.sync.onDecision("llm", request, Decision.of(instance, Reason.AFFINITY, request));
 	}
@@ -102,14 +106,68 @@ class ReplicaPublisherTests {
 		// Two peers answered in time; the refused one and the slow one count as failed.
 		assertThat(this.sync.sent()).isEqualTo(4);
 		assertThat(this.sync.failedPublications()).isEqualTo(2);
-		// The third release is the next flush's.
-		assertThat(this.sync.buffered()).isEqualTo(1);
+		// The third release waits for the next flush, in every peer's pending list.
+		assertThat(this.sync.buffered()).isZero();
 		publisher.flush().block(Duration.ofSeconds(10));
 		assertThat(one.bodies()).hasSize(2);
+		assertThat(ReleaseBatch.parse(one.bodies().get(1).getBytes(StandardCharsets.UTF_8)).releases())
+			.extracting(ReleaseBatch.Release::instance)
+			.containsExactly("a");
 		assertThat(this.sync.sent()).isEqualTo(6);
 		// Nothing buffered: nothing sent.
 		publisher.flush().block(Duration.ofSeconds(10));
 		assertThat(one.bodies()).hasSize(2);
+	}
+
+	@Test
+	void aSlowPeerGetsWhatItMissedWhenItAnswersAndTheOthersAreNotDelayed() {
+		Peer fast = peer("peer-1", Duration.ZERO);
+		Peer slow = peer("peer-2", Duration.ofSeconds(3));
+		ReplicaPublisher publisher = publisher(List.of(fast.uri(), slow.uri()), Duration.ofSeconds(10));
+		release("a", "one");
+		Mono<Void> first = publisher.flush();
+		await().atMost(Duration.ofSeconds(5)).until(() -> fast.bodies().size() == 1 && !publisher.inFlight(fast.uri()));
+		assertThat(publisher.inFlight(slow.uri())).isTrue();
+		// The slow peer has not answered: the next batch reaches the fast one at once and
+		// waits for the slow one.
+		release("b", "two");
+		publisher.flush().block(Duration.ofSeconds(2));
+		assertThat(fast.bodies()).hasSize(2);
+		first.block(Duration.ofSeconds(10));
+		assertThat(slow.bodies()).hasSize(1);
+		// Answered: it gets what it missed with what is new, in order.
+		release("a", "three");
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(slow.bodies()).hasSize(2);
+		assertThat(ReleaseBatch.parse(slow.bodies().get(1).getBytes(StandardCharsets.UTF_8)).releases())
+			.extracting(ReleaseBatch.Release::instance)
+			.containsExactly("b", "a");
+		assertThat(fast.bodies()).hasSize(3);
+		assertThat(this.sync.sent()).isEqualTo(6);
+		assertThat(this.sync.failedPublications()).isZero();
+	}
+
+	@Test
+	void aPeerThatDoesNotAnswerKeepsOnlyTheNewestReleasesUpToTheBound() {
+		Peer slow = peer("peer-2", Duration.ofMillis(500));
+		ReplicaPublisher publisher = new ReplicaPublisher(this.sync, new ReplicaPeers(List.of(slow.uri()), null, null),
+				WebClient.create(), "/dualmap/replicas/releases", "s3cret", Duration.ofHours(1), Duration.ofHours(1),
+				Duration.ofSeconds(10), 1, 2);
+		release("a", "one");
+		Mono<Void> first = publisher.flush();
+		for (String topic : List.of("two", "three", "four")) {
+			release("a", topic);
+			publisher.flush();
+		}
+		// "two" fell out of the bound of 2 while the first publication was open.
+		assertThat(this.sync.dropped()).isEqualTo(1);
+		first.block(Duration.ofSeconds(10));
+		publisher.flush().block(Duration.ofSeconds(10));
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(slow.bodies()).hasSize(3);
+		assertThat(this.sync.sent()).isEqualTo(3);
+		assertThat(slow.bodies().get(2)).contains(String.valueOf(blocks("four").chain()[0]))
+			.doesNotContain(String.valueOf(blocks("two").chain()[0]));
 	}
 
 	@Test
@@ -131,7 +189,7 @@ class ReplicaPublisherTests {
 		Peer one = peer("peer-1", Duration.ZERO);
 		ReplicaPublisher publisher = new ReplicaPublisher(this.sync, new ReplicaPeers(List.of(one.uri()), null, null),
 				WebClient.create(), "/dualmap/replicas/releases", "s3cret", Duration.ofMillis(20), Duration.ofHours(1),
-				Duration.ofSeconds(2), 100);
+				Duration.ofSeconds(2), 100, 100);
 		publisher.start();
 		try {
 			assertThat(publisher.isRunning()).isTrue();

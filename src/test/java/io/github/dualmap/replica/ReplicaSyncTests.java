@@ -57,16 +57,13 @@ class ReplicaSyncTests {
 		sync.onDecision("llm", noPrompt, Decision.of("a", Reason.FALLBACK, noPrompt));
 		assertThat(sync.buffered()).isEqualTo(2);
 		assertThat(sync.dropped()).isEqualTo(1);
-		ReleaseBatch batch = sync.nextBatch(1);
-		assertThat(batch.replica()).isEqualTo("me");
-		assertThat(batch.hashing()).isEqualTo("h");
-		assertThat(batch.releases()).singleElement().satisfies(r -> {
+		assertThat(sync.take(1)).singleElement().satisfies(r -> {
 			assertThat(r.service()).isEqualTo("llm");
 			assertThat(r.instance()).isEqualTo("a");
 			assertThat(r.chain()).containsExactly(blocks("one").chain());
 		});
-		assertThat(sync.nextBatch(10).releases()).extracting(ReleaseBatch.Release::instance).containsExactly("b");
-		assertThat(sync.nextBatch(10)).isNull();
+		assertThat(sync.take(10)).extracting(ReleaseBatch.Release::instance).containsExactly("b");
+		assertThat(sync.take(10)).isEmpty();
 		assertThat(sync.buffered()).isZero();
 	}
 
