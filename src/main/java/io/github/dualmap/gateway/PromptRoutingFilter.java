@@ -17,7 +17,6 @@ import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
-import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -38,8 +37,6 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 	 * filter (10150).
 	 */
 	public static final int ORDER = ReactiveLoadBalancerClientFilter.LOAD_BALANCER_CLIENT_FILTER_ORDER - 400;
-
-	private static final byte[] EMPTY = new byte[0];
 
 	private final DualMapRegistry registry;
 
@@ -80,22 +77,9 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		if (exchange.getRequest().getHeaders().getContentLength() > this.maxBodyBytes) {
 			return tooLarge(exchange);
 		}
-		return DataBufferUtils.join(exchange.getRequest().getBody(), this.maxBodyBytes)
-			.map(PromptRoutingFilter::drain)
-			.defaultIfEmpty(EMPTY)
+		return RequestBodies.read(exchange.getRequest().getBody(), this.maxBodyBytes)
 			.flatMap(body -> route(exchange, chain, service, body, slo))
 			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge(exchange));
-	}
-
-	private static byte[] drain(DataBuffer buffer) {
-		try {
-			byte[] bytes = new byte[buffer.readableByteCount()];
-			buffer.read(bytes);
-			return bytes;
-		}
-		finally {
-			DataBufferUtils.release(buffer);
-		}
 	}
 
 	private Mono<Void> route(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service, byte[] body,

@@ -13,7 +13,6 @@ import java.util.concurrent.Callable;
 
 import io.github.dualmap.sim.SimCommand;
 import org.jspecify.annotations.Nullable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import tools.jackson.databind.SerializationFeature;
@@ -94,14 +93,7 @@ public final class OverheadCommand implements Callable<Integer> {
 	}
 
 	static int run(OverheadCommand command, String... args) {
-		CommandLine cli = new CommandLine(command);
-		cli.setOut(command.stdout);
-		cli.setErr(command.stderr);
-		cli.setExecutionExceptionHandler((ex, line, parsed) -> {
-			command.stderr.println("overhead: " + ex.getMessage());
-			return SimCommand.USAGE;
-		});
-		return cli.execute(args);
+		return SimCommand.execute(command, "overhead", command.stdout, command.stderr, args);
 	}
 
 	OverheadCommand redirect(PrintWriter out, PrintWriter err) {

@@ -5,15 +5,14 @@ import java.security.MessageDigest;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.github.dualmap.gateway.RequestBodies;
 import io.github.dualmap.prompt.OpenAiError;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
-import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -70,9 +69,7 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 		if (declared > this.maxBodyBytes) {
 			return tooLarge();
 		}
-		return DataBufferUtils.join(request.body(BodyExtractors.toDataBuffers()), this.maxBodyBytes)
-			.map(ReplicaSyncHandler::bytes)
-			.defaultIfEmpty(new byte[0])
+		return RequestBodies.read(request.body(BodyExtractors.toDataBuffers()), this.maxBodyBytes)
 			// Off the event loop: a large batch takes the shadow indexes' locks many
 			// times.
 			.publishOn(Schedulers.boundedElastic())
@@ -114,17 +111,6 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 		return ServerResponse.status(status)
 			.contentType(MediaType.APPLICATION_JSON)
 			.bodyValue(new OpenAiError(message, type, null, code).toJson());
-	}
-
-	private static byte[] bytes(DataBuffer buffer) {
-		try {
-			byte[] out = new byte[buffer.readableByteCount()];
-			buffer.read(out);
-			return out;
-		}
-		finally {
-			DataBufferUtils.release(buffer);
-		}
 	}
 
 }

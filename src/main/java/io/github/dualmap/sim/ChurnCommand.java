@@ -10,7 +10,6 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 
 import org.jspecify.annotations.Nullable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import tools.jackson.databind.SerializationFeature;
@@ -64,14 +63,7 @@ public final class ChurnCommand implements Callable<Integer> {
 	}
 
 	static int run(ChurnCommand command, String... args) {
-		CommandLine cli = new CommandLine(command);
-		cli.setOut(command.stdout);
-		cli.setErr(command.stderr);
-		cli.setExecutionExceptionHandler((ex, line, parsed) -> {
-			command.stderr.println("churn: " + ex.getMessage());
-			return SimCommand.USAGE;
-		});
-		return cli.execute(args);
+		return SimCommand.execute(command, "churn", command.stdout, command.stderr, args);
 	}
 
 	ChurnCommand redirect(PrintWriter out, PrintWriter err) {

@@ -157,12 +157,20 @@ public final class SimCommand implements Callable<Integer> {
 	}
 
 	static int run(SimCommand command, String... args) {
+		return execute(command, "sim", command.stdout, command.stderr, args);
+	}
+
+	/**
+	 * Runs a picocli {@code command} of the exec jar on these streams. Bad input is the
+	 * user's to fix: an exception ends the command with one line on {@code err}, prefixed
+	 * with {@code name}, and exit code {@link #USAGE}; never a stack trace.
+	 */
+	public static int execute(Object command, String name, PrintWriter out, PrintWriter err, String... args) {
 		CommandLine cli = new CommandLine(command);
-		cli.setOut(command.stdout);
-		cli.setErr(command.stderr);
-		// Bad input is the user's to fix: a message, never a stack trace.
+		cli.setOut(out);
+		cli.setErr(err);
 		cli.setExecutionExceptionHandler((ex, line, parsed) -> {
-			command.stderr.println("sim: " + ex.getMessage());
+			err.println(name + ": " + ex.getMessage());
 			return USAGE;
 		});
 		return cli.execute(args);
