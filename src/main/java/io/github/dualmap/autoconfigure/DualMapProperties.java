@@ -1159,7 +1159,8 @@ public class DualMapProperties {
 
 		/** Path of the receiving endpoint on every replica's server port. */
 		@NotBlank(message = "dualmap.replicas.path must not be blank")
-		@Pattern(regexp = "/[^?#\\s]*", message = "dualmap.replicas.path must be a path starting with /")
+		@Pattern(regexp = "/[A-Za-z0-9._~/-]*",
+				message = "dualmap.replicas.path must be a path starting with / of letters, digits and ._~/-")
 		private String path = "/dualmap/replicas/releases";
 
 		/** Time between two publications to the peers. */

@@ -90,10 +90,15 @@ public final class ReplicaPublisher implements SmartLifecycle {
 		Scheduler s = Schedulers.newSingle("dualmap-replica-sync", true);
 		this.scheduler = s;
 		// Each tick starts a flush without waiting for the previous one's answers.
-		Disposable flushes = Flux.interval(this.flushInterval, s)
-			.onBackpressureDrop()
-			.subscribe(tick -> flush().subscribe(null,
-					ex -> logger.warn("Replica sync: a publication failed unexpectedly", ex)));
+		Disposable flushes = Flux.interval(this.flushInterval, s).onBackpressureDrop().subscribe(tick -> {
+			// A failure must not end the interval: the next tick tries again.
+			try {
+				flush().subscribe(null, ex -> logger.warn("Replica sync: a publication failed unexpectedly", ex));
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Replica sync: a flush failed unexpectedly", ex);
+			}
+		});
 		Disposable refreshes = this.peers.discovers() ? Flux.interval(Duration.ZERO, this.peerRefreshInterval, s)
 			.onBackpressureDrop()
 			.concatMap(tick -> this.peers.refresh(), 1)

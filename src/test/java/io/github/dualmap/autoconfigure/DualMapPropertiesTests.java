@@ -114,6 +114,7 @@ class DualMapPropertiesTests {
 				"dualmap.replicas.peers must be absolute http or https");
 		expectFailure("dualmap.replicas.flush-interval=0s", "dualmap.replicas.flush-interval, timeout");
 		expectFailure("dualmap.replicas.path=releases", "dualmap.replicas.path must be a path starting with /");
+		expectFailure("dualmap.replicas.path=/bad%zz", "dualmap.replicas.path must be a path starting with /");
 		expectFailure("dualmap.replicas.max-batch-releases=0", "dualmap.replicas.max-batch-releases must be >= 1");
 	}
 

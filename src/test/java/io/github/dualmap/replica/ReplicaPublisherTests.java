@@ -171,6 +171,28 @@ class ReplicaPublisherTests {
 	}
 
 	@Test
+	void aFlushThatFailsDoesNotStopTheNextOnes() {
+		Peer one = peer("peer-1", Duration.ZERO);
+		// A path that is not validly encoded makes every flush throw (properties refuse
+		// it; the constructor does not).
+		ReplicaPublisher publisher = new ReplicaPublisher(this.sync, new ReplicaPeers(List.of(one.uri()), null, null),
+				WebClient.create(), "/bad%zz", "s3cret", Duration.ofMillis(20), Duration.ofHours(1),
+				Duration.ofSeconds(2), 100, 100);
+		publisher.start();
+		try {
+			release("a", "one");
+			await().atMost(Duration.ofSeconds(10)).until(() -> this.sync.buffered() == 0);
+			release("a", "two");
+			await().atMost(Duration.ofSeconds(10)).until(() -> this.sync.buffered() == 0);
+			assertThat(publisher.isRunning()).isTrue();
+			assertThat(one.bodies()).isEmpty();
+		}
+		finally {
+			publisher.stop();
+		}
+	}
+
+	@Test
 	void aPeerThatAnswersAsThisReplicaIsDroppedFromThePeers() {
 		Peer self = peer("me", Duration.ZERO);
 		Peer other = peer("peer-1", Duration.ZERO);
