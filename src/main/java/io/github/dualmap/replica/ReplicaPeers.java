@@ -1,6 +1,7 @@
 package io.github.dualmap.replica;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -56,14 +57,19 @@ public final class ReplicaPeers {
 		return new ArrayList<>(all);
 	}
 
-	/** Reads the gateway's instances from discovery; keeps the last list on failure. */
-	Mono<Void> refresh() {
+	/**
+	 * Reads the gateway's instances from discovery; keeps the last list on failure or
+	 * when discovery takes longer than {@code timeout} (a hung read must not stop later
+	 * refreshes).
+	 */
+	Mono<Void> refresh(Duration timeout) {
 		if (this.serviceId == null || this.discovery == null) {
 			return Mono.empty();
 		}
 		return this.discovery.getInstances(this.serviceId)
 			.map(ServiceInstance::getUri)
 			.collectList()
+			.timeout(timeout)
 			.doOnNext(uris -> this.discovered = List.copyOf(uris))
 			.onErrorResume(ex -> {
 				logger.warn("Reading the replicas of '" + this.serviceId + "' from discovery failed; keeping "

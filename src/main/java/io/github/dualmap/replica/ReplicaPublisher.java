@@ -101,7 +101,7 @@ public final class ReplicaPublisher implements SmartLifecycle {
 		});
 		Disposable refreshes = this.peers.discovers() ? Flux.interval(Duration.ZERO, this.peerRefreshInterval, s)
 			.onBackpressureDrop()
-			.concatMap(tick -> this.peers.refresh(), 1)
+			.concatMap(tick -> this.peers.refresh(this.peerRefreshInterval), 1)
 			.subscribe() : Disposables.disposed();
 		this.running = Disposables.composite(flushes, refreshes);
 	}
