@@ -62,11 +62,15 @@ public class DualMapEndpoint {
 			pools.put(service.serviceId(), PoolInspection.inspect(service));
 		}
 		pools.values().forEach(p -> warnings.addAll(p.warnings()));
+		DualMapDescriptor.Replicas replicas = this.replicaSync == null || this.replicaPublisher == null ? null
+				: DualMapDescriptor.Replicas.of(this.replicaSync, this.replicaPublisher);
+		if (replicas != null && replicas.peers().isEmpty()) {
+			warnings.add("replica sync is on but has no peer to publish to (dualmap.replicas.peers, "
+					+ "or dualmap.replicas.service-id listing no other replica)");
+		}
 		return new DualMapDescriptor(this.registry.policyName(), this.registry.queueSettings().mode().value(),
 				DualMapDescriptor.Settings.of(this.registry.settings()),
-				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings,
-				this.replicaSync == null || this.replicaPublisher == null ? null
-						: DualMapDescriptor.Replicas.of(this.replicaSync, this.replicaPublisher));
+				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings, replicas);
 	}
 
 	/** One pool; {@code null} (404) when DualMap does not route {@code service}. */

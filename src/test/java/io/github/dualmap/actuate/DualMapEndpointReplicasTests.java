@@ -1,0 +1,54 @@
+package io.github.dualmap.actuate;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.replica.ReplicaPeers;
+import io.github.dualmap.replica.ReplicaPublisher;
+import io.github.dualmap.replica.ReplicaSync;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The endpoint's replica-sync view and its warning when sync has nobody to talk to. */
+class DualMapEndpointReplicasTests {
+
+	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
+			List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
+
+	private final ReplicaSync sync = new ReplicaSync(this.registry, "h", 16);
+
+	private ReplicaPublisher publisher(List<URI> peers) {
+		return new ReplicaPublisher(this.sync, new ReplicaPeers(peers, null, null), WebClient.create(),
+				"/dualmap/replicas/releases", "t", Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(1),
+				10, 10);
+	}
+
+	private static boolean warnsOfNoPeer(DualMapDescriptor d) {
+		return d.warnings().stream().anyMatch(w -> w.startsWith("replica sync is on but has no peer"));
+	}
+
+	@Test
+	void replicaSyncWithoutPeersIsAWarningAndWithPeersItIsShown() {
+		DualMapDescriptor lonely = new DualMapEndpoint(this.registry, this.sync, publisher(List.of())).dualMap();
+		assertThat(warnsOfNoPeer(lonely)).isTrue();
+		assertThat(lonely.replicas().replica()).isEqualTo(this.sync.replicaId());
+
+		DualMapDescriptor paired = new DualMapEndpoint(this.registry, this.sync,
+				publisher(List.of(URI.create("http://gateway-1:8080"))))
+			.dualMap();
+		assertThat(warnsOfNoPeer(paired)).isFalse();
+		assertThat(paired.replicas().peers()).containsExactly("http://gateway-1:8080");
+
+		DualMapDescriptor off = new DualMapEndpoint(this.registry).dualMap();
+		assertThat(off.replicas()).isNull();
+		assertThat(warnsOfNoPeer(off)).isFalse();
+	}
+
+}
