@@ -244,6 +244,14 @@ public final class OverheadCommand implements Callable<Integer> {
 			return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 		}
 
+		/** DualMap gateway over stock gateway. */
+		Ratios ratios() {
+			Row d = row("dualmap-gateway");
+			Row s = row("stock-gateway");
+			return new Ratios(d.throughput() / s.throughput(), d.p50Micros() / s.p50Micros(),
+					d.p99Micros() / s.p99Micros());
+		}
+
 		Row row(String name) {
 			return this.rows.stream().filter(r -> r.name().equals(name)).findFirst().orElseThrow();
 		}
@@ -264,11 +272,12 @@ public final class OverheadCommand implements Callable<Integer> {
 			Row d = row("dualmap-gateway");
 			Row s = row("stock-gateway");
 			Row direct = row("direct");
+			Ratios r = ratios();
 			sb.append(String.format(Locale.ROOT,
 					"%nDualMap / stock gateway: throughput %.2fx, p50 %.2fx, p99 %.2fx; added p50 over a direct "
 							+ "call: stock %.3f ms, DualMap %.3f ms%n",
-					d.throughput() / s.throughput(), d.p50Micros() / s.p50Micros(), d.p99Micros() / s.p99Micros(),
-					(s.p50Micros() - direct.p50Micros()) / 1000, (d.p50Micros() - direct.p50Micros()) / 1000));
+					r.throughput(), r.p50(), r.p99(), (s.p50Micros() - direct.p50Micros()) / 1000,
+					(d.p50Micros() - direct.p50Micros()) / 1000));
 			return sb.toString();
 		}
 
@@ -294,15 +303,18 @@ public final class OverheadCommand implements Callable<Integer> {
 				paths.add(p);
 			}
 			out.put("paths", paths);
-			Row d = row("dualmap-gateway");
-			Row s = row("stock-gateway");
+			Ratios r = ratios();
 			Map<String, Object> ratios = new LinkedHashMap<>();
-			ratios.put("throughput", d.throughput() / s.throughput());
-			ratios.put("p50", d.p50Micros() / s.p50Micros());
-			ratios.put("p99", d.p99Micros() / s.p99Micros());
+			ratios.put("throughput", r.throughput());
+			ratios.put("p50", r.p50());
+			ratios.put("p99", r.p99());
 			out.put("dualmap_over_stock", ratios);
 			return out;
 		}
+
+	}
+
+	record Ratios(double throughput, double p50, double p99) {
 
 	}
 
