@@ -4,10 +4,12 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -56,10 +58,10 @@ public final class ReplicaPublisher implements SmartLifecycle {
 
 	private final int maxBatch;
 
-	/** Whether the last publication to a peer succeeded, to log changes only. */
-	private final Map<URI, Boolean> healthy = new ConcurrentHashMap<>();
-
-	/** Per peer: its pending releases and whether a publication is in flight. */
+	/**
+	 * Per peer: its pending releases, whether a publication is in flight and whether the
+	 * last one succeeded.
+	 */
 	private final Map<URI, Peer> states = new ConcurrentHashMap<>();
 
 	private final int maxPending;
@@ -145,9 +147,10 @@ public final class ReplicaPublisher implements SmartLifecycle {
 	Mono<Void> flush() {
 		List<ReleaseBatch.Release> fresh = this.sync.take(this.maxPending);
 		List<URI> targets = this.peers.current();
-		this.healthy.keySet().retainAll(targets);
 		this.states.keySet().retainAll(targets);
 		List<Mono<Void>> sends = new ArrayList<>();
+		// Peers that kept up get the same batch: serialize it once.
+		Map<List<ReleaseBatch.Release>, byte[]> bodies = new HashMap<>();
 		for (URI peer : targets) {
 			Peer state = this.states.computeIfAbsent(peer, p -> new Peer());
 			state.add(fresh, this.maxPending, this.sync);
@@ -159,10 +162,11 @@ public final class ReplicaPublisher implements SmartLifecycle {
 				state.inFlight.set(false);
 				continue;
 			}
-			byte[] body = new ReleaseBatch(this.sync.replicaId(), this.sync.hashing(), batch).toJson();
+			byte[] body = bodies.computeIfAbsent(batch,
+					b -> new ReleaseBatch(this.sync.replicaId(), this.sync.hashing(), b).toJson());
 			// Free before the completion propagates, so whoever waits on this flush can
 			// publish to the peer again at once.
-			sends.add(publish(peer, body, batch.size()).doOnTerminate(() -> state.inFlight.set(false))
+			sends.add(publish(peer, state, body, batch.size()).doOnTerminate(() -> state.inFlight.set(false))
 				.doOnCancel(() -> state.inFlight.set(false))
 				.cache());
 		}
@@ -176,6 +180,9 @@ public final class ReplicaPublisher implements SmartLifecycle {
 	private static final class Peer {
 
 		final AtomicBoolean inFlight = new AtomicBoolean();
+
+		/** Whether the last publication succeeded, to log changes only. */
+		final AtomicReference<@Nullable Boolean> healthy = new AtomicReference<>();
 
 		private final ArrayDeque<ReleaseBatch.Release> pending = new ArrayDeque<>();
 
@@ -197,7 +204,7 @@ public final class ReplicaPublisher implements SmartLifecycle {
 
 	}
 
-	private Mono<Void> publish(URI peer, byte[] body, int releases) {
+	private Mono<Void> publish(URI peer, Peer state, byte[] body, int releases) {
 		URI target = UriComponentsBuilder.fromUri(peer).replacePath(this.path).replaceQuery(null).build(true).toUri();
 		return this.client.post()
 			.uri(target)
@@ -211,27 +218,27 @@ public final class ReplicaPublisher implements SmartLifecycle {
 				}
 				else if (response.statusCode().is2xxSuccessful()) {
 					this.sync.countSent(releases);
-					healthy(peer, null);
+					healthy(peer, state, null);
 				}
 				else {
-					failed(peer, "status " + response.statusCode().value());
+					failed(peer, state, "status " + response.statusCode().value());
 				}
 				return response.releaseBody();
 			})
 			.timeout(this.timeout)
 			.onErrorResume(ex -> {
-				failed(peer, ex.toString());
+				failed(peer, state, ex.toString());
 				return Mono.empty();
 			});
 	}
 
-	private void failed(URI peer, String why) {
+	private void failed(URI peer, Peer state, String why) {
 		this.sync.countFailedPublication();
-		healthy(peer, why);
+		healthy(peer, state, why);
 	}
 
-	private void healthy(URI peer, @Nullable String failure) {
-		Boolean before = this.healthy.put(peer, failure == null);
+	private static void healthy(URI peer, Peer state, @Nullable String failure) {
+		Boolean before = state.healthy.getAndSet(failure == null);
 		if (failure != null && !Boolean.FALSE.equals(before)) {
 			logger.warn("Replica sync: publishing to " + peer + " failed (" + failure
 					+ "); its shadow indexes miss this replica's releases until it answers again");
