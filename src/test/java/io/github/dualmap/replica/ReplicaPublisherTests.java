@@ -33,6 +33,8 @@ import static org.awaitility.Awaitility.await;
  */
 class ReplicaPublisherTests {
 
+	private static final String PATH = "/dualmap/replicas/releases";
+
 	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
 			List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
 
@@ -69,8 +71,14 @@ class ReplicaPublisherTests {
 	}
 
 	private ReplicaPublisher publisher(List<URI> peers, Duration timeout) {
-		return new ReplicaPublisher(this.sync, new ReplicaPeers(peers, null, null), WebClient.create(),
-				"/dualmap/replicas/releases", "s3cret", Duration.ofHours(1), Duration.ofHours(1), timeout, 2, 100);
+		return publisher(peers, PATH, Duration.ofHours(1), timeout, 2, 100);
+	}
+
+	/** A publisher to static {@code peers} that refreshes nothing. */
+	private ReplicaPublisher publisher(List<URI> peers, String path, Duration flushInterval, Duration timeout,
+			int maxBatch, int maxPending) {
+		return new ReplicaPublisher(this.sync, new ReplicaPeers(peers, null, null), WebClient.create(), path, "s3cret",
+				flushInterval, Duration.ofHours(1), timeout, maxBatch, maxPending);
 	}
 
 	private static PromptBlocks blocks(String topic) {
@@ -150,9 +158,8 @@ class ReplicaPublisherTests {
 	@Test
 	void aPeerThatDoesNotAnswerKeepsOnlyTheNewestReleasesUpToTheBound() {
 		Peer slow = peer("peer-2", Duration.ofMillis(500));
-		ReplicaPublisher publisher = new ReplicaPublisher(this.sync, new ReplicaPeers(List.of(slow.uri()), null, null),
-				WebClient.create(), "/dualmap/replicas/releases", "s3cret", Duration.ofHours(1), Duration.ofHours(1),
-				Duration.ofSeconds(10), 1, 2);
+		ReplicaPublisher publisher = publisher(List.of(slow.uri()), PATH, Duration.ofHours(1), Duration.ofSeconds(10),
+				1, 2);
 		release("a", "one");
 		Mono<Void> first = publisher.flush();
 		for (String topic : List.of("two", "three", "four")) {
@@ -175,8 +182,7 @@ class ReplicaPublisherTests {
 		Peer one = peer("peer-1", Duration.ZERO);
 		// A path that is not validly encoded makes every flush throw (properties refuse
 		// it; the constructor does not).
-		ReplicaPublisher publisher = new ReplicaPublisher(this.sync, new ReplicaPeers(List.of(one.uri()), null, null),
-				WebClient.create(), "/bad%zz", "s3cret", Duration.ofMillis(20), Duration.ofHours(1),
+		ReplicaPublisher publisher = publisher(List.of(one.uri()), "/bad%zz", Duration.ofMillis(20),
 				Duration.ofSeconds(2), 100, 100);
 		publisher.start();
 		try {
@@ -209,9 +215,8 @@ class ReplicaPublisherTests {
 	@Test
 	void startedItPublishesEveryFlushIntervalUntilStopped() {
 		Peer one = peer("peer-1", Duration.ZERO);
-		ReplicaPublisher publisher = new ReplicaPublisher(this.sync, new ReplicaPeers(List.of(one.uri()), null, null),
-				WebClient.create(), "/dualmap/replicas/releases", "s3cret", Duration.ofMillis(20), Duration.ofHours(1),
-				Duration.ofSeconds(2), 100, 100);
+		ReplicaPublisher publisher = publisher(List.of(one.uri()), PATH, Duration.ofMillis(20), Duration.ofSeconds(2),
+				100, 100);
 		publisher.start();
 		try {
 			assertThat(publisher.isRunning()).isTrue();
