@@ -92,4 +92,9 @@ public class DiscoveryMembership implements SmartLifecycle {
 		return this.running;
 	}
 
+	@Override
+	public int getPhase() {
+		return DualMapLifecycle.PHASE;
+	}
+
 }

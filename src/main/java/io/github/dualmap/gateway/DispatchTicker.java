@@ -71,4 +71,9 @@ public class DispatchTicker implements SmartLifecycle {
 		return this.task != null;
 	}
 
+	@Override
+	public int getPhase() {
+		return DualMapLifecycle.PHASE;
+	}
+
 }

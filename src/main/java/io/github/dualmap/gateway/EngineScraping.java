@@ -80,6 +80,11 @@ public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapLi
 	}
 
 	@Override
+	public int getPhase() {
+		return DualMapLifecycle.PHASE;
+	}
+
+	@Override
 	public void onMembershipChanged(String service, List<ServiceInstance> instances) {
 		MetricsScraper running = this.scraper;
 		if (running != null) {

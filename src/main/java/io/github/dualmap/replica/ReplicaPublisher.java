@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.github.dualmap.gateway.DualMapLifecycle;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -123,6 +124,11 @@ public final class ReplicaPublisher implements SmartLifecycle {
 	@Override
 	public synchronized boolean isRunning() {
 		return this.running != null;
+	}
+
+	@Override
+	public int getPhase() {
+		return DualMapLifecycle.PHASE;
 	}
 
 	/**
