@@ -1,5 +1,6 @@
 package io.github.dualmap.overhead;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -9,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import com.sun.management.OperatingSystemMXBean;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
@@ -48,9 +50,14 @@ final class LoadDriver implements AutoCloseable {
 
 	}
 
-	/** One round of one path. */
+	/**
+	 * One round of one path. {@code cpuMicrosPerRequest} is the whole process's CPU time
+	 * (user and system, every thread: client, gateways, backends, GC, JIT) during the
+	 * round divided by its requests; {@code NaN} where the JVM does not report process
+	 * CPU time.
+	 */
 	record Round(int round, int requests, double seconds, double throughput, double p50Micros, double p90Micros,
-			double p99Micros, long errors) {
+			double p99Micros, long errors, double cpuMicrosPerRequest) {
 
 	}
 
@@ -77,6 +84,7 @@ final class LoadDriver implements AutoCloseable {
 		long[] latencies = new long[requests];
 		AtomicInteger done = new AtomicInteger();
 		AtomicLong errors = new AtomicLong();
+		long cpuStart = processCpuNanos();
 		long start = System.nanoTime();
 		Flux.range(0, requests)
 			.flatMap(i -> one(target.baseUrls().get(i % target.baseUrls().size()) + "/v1/chat/completions",
@@ -89,10 +97,21 @@ final class LoadDriver implements AutoCloseable {
 				}), this.concurrency)
 			.blockLast(TIMEOUT.multipliedBy(Math.max(1, requests / this.concurrency)));
 		double seconds = (System.nanoTime() - start) / 1e9;
+		long cpuEnd = processCpuNanos();
+		double cpuPerRequest = (cpuStart < 0 || cpuEnd < 0) ? Double.NaN : (cpuEnd - cpuStart) / 1000.0 / requests;
 		long[] sorted = Arrays.copyOf(latencies, done.get());
 		Arrays.sort(sorted);
 		return new Round(round, sorted.length, seconds, sorted.length / seconds, percentile(sorted, 0.50),
-				percentile(sorted, 0.90), percentile(sorted, 0.99), errors.get() + (requests - sorted.length));
+				percentile(sorted, 0.90), percentile(sorted, 0.99), errors.get() + (requests - sorted.length),
+				cpuPerRequest);
+	}
+
+	/** CPU time of this process in nanoseconds, or -1 where the JVM does not tell. */
+	static long processCpuNanos() {
+		if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
+			return os.getProcessCpuTime();
+		}
+		return -1;
 	}
 
 	/**

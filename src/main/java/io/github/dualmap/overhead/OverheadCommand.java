@@ -231,7 +231,8 @@ public final class OverheadCommand implements Callable<Integer> {
 				List<LoadDriver.Round> r = e.getValue();
 				rows.add(new Row(e.getKey(), median(r, LoadDriver.Round::throughput),
 						median(r, LoadDriver.Round::p50Micros), median(r, LoadDriver.Round::p90Micros),
-						median(r, LoadDriver.Round::p99Micros), r.stream().mapToLong(LoadDriver.Round::errors).sum()));
+						median(r, LoadDriver.Round::p99Micros), r.stream().mapToLong(LoadDriver.Round::errors).sum(),
+						median(r, LoadDriver.Round::cpuMicrosPerRequest)));
 				errors += rows.get(rows.size() - 1).errors();
 			}
 			return new Report(rows, errors);
@@ -249,7 +250,15 @@ public final class OverheadCommand implements Callable<Integer> {
 			Row d = row("dualmap-gateway");
 			Row s = row("stock-gateway");
 			return new Ratios(d.throughput() / s.throughput(), d.p50Micros() / s.p50Micros(),
-					d.p99Micros() / s.p99Micros());
+					d.p99Micros() / s.p99Micros(), gatewayCpuMicros(d) / gatewayCpuMicros(s));
+		}
+
+		/**
+		 * CPU per request a gateway adds: its path's process CPU per request less the
+		 * direct path's (the client and the backends do the same work on every path).
+		 */
+		double gatewayCpuMicros(Row gateway) {
+			return gateway.cpuMicros() - row("direct").cpuMicros();
 		}
 
 		Row row(String name) {
@@ -263,21 +272,23 @@ public final class OverheadCommand implements Callable<Integer> {
 							+ "DualMap dispatch %s (medians over rounds)%n%n",
 					c.backends, c.requests, c.rounds, c.concurrency, c.promptChars, c.stream ? "streamed" : "JSON",
 					c.dispatchMode));
-			sb.append("| path | throughput (req/s) | p50 (ms) | p90 (ms) | p99 (ms) | errors |\n");
-			sb.append("|---|---:|---:|---:|---:|---:|\n");
+			sb.append("| path | throughput (req/s) | p50 (ms) | p90 (ms) | p99 (ms) | CPU / request (us) | errors |\n");
+			sb.append("|---|---:|---:|---:|---:|---:|---:|\n");
 			for (Row r : this.rows) {
-				sb.append(String.format(Locale.ROOT, "| %s | %.0f | %.3f | %.3f | %.3f | %d |%n", r.name(),
-						r.throughput(), r.p50Micros() / 1000, r.p90Micros() / 1000, r.p99Micros() / 1000, r.errors()));
+				sb.append(String.format(Locale.ROOT, "| %s | %.0f | %.3f | %.3f | %.3f | %.0f | %d |%n", r.name(),
+						r.throughput(), r.p50Micros() / 1000, r.p90Micros() / 1000, r.p99Micros() / 1000, r.cpuMicros(),
+						r.errors()));
 			}
 			Row d = row("dualmap-gateway");
 			Row s = row("stock-gateway");
 			Row direct = row("direct");
 			Ratios r = ratios();
 			sb.append(String.format(Locale.ROOT,
-					"%nDualMap / stock gateway: throughput %.2fx, p50 %.2fx, p99 %.2fx; added p50 over a direct "
-							+ "call: stock %.3f ms, DualMap %.3f ms%n",
-					r.throughput(), r.p50(), r.p99(), (s.p50Micros() - direct.p50Micros()) / 1000,
-					(d.p50Micros() - direct.p50Micros()) / 1000));
+					"%nDualMap / stock gateway: throughput %.2fx, p50 %.2fx, p99 %.2fx, gateway CPU per request "
+							+ "%.2fx; added over a direct call: p50 stock %.3f ms, DualMap %.3f ms; CPU per request "
+							+ "stock %.0f us, DualMap %.0f us%n",
+					r.throughput(), r.p50(), r.p99(), r.cpu(), (s.p50Micros() - direct.p50Micros()) / 1000,
+					(d.p50Micros() - direct.p50Micros()) / 1000, gatewayCpuMicros(s), gatewayCpuMicros(d)));
 			return sb.toString();
 		}
 
@@ -299,6 +310,10 @@ public final class OverheadCommand implements Callable<Integer> {
 				p.put("p90_ms", r.p90Micros() / 1000);
 				p.put("p99_ms", r.p99Micros() / 1000);
 				p.put("errors", r.errors());
+				p.put("cpu_us_per_request", r.cpuMicros());
+				if (!r.name().equals("direct")) {
+					p.put("gateway_cpu_us_per_request", gatewayCpuMicros(r));
+				}
 				p.put("rounds", results.get(r.name()));
 				paths.add(p);
 			}
@@ -308,17 +323,19 @@ public final class OverheadCommand implements Callable<Integer> {
 			ratios.put("throughput", r.throughput());
 			ratios.put("p50", r.p50());
 			ratios.put("p99", r.p99());
+			ratios.put("gateway_cpu", r.cpu());
 			out.put("dualmap_over_stock", ratios);
 			return out;
 		}
 
 	}
 
-	record Ratios(double throughput, double p50, double p99) {
+	record Ratios(double throughput, double p50, double p99, double cpu) {
 
 	}
 
-	record Row(String name, double throughput, double p50Micros, double p90Micros, double p99Micros, long errors) {
+	record Row(String name, double throughput, double p50Micros, double p90Micros, double p99Micros, long errors,
+			double cpuMicros) {
 
 	}
 

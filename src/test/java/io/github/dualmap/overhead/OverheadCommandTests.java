@@ -52,6 +52,16 @@ class OverheadCommandTests {
 			assertThat(p.get("rounds").get(0).get("requests").asInt()).isEqualTo(40);
 		}
 		assertThat(json.get("dualmap_over_stock").get("throughput").asDouble()).isPositive();
+		// Process CPU per request: a gateway path costs more than the direct call.
+		assertThat(table).contains("| CPU / request (us) |").contains("gateway CPU per request");
+		double direct = json.get("paths").get(0).get("cpu_us_per_request").asDouble();
+		assertThat(direct).isPositive();
+		for (int i = 1; i < 3; i++) {
+			JsonNode p = json.get("paths").get(i);
+			assertThat(p.get("cpu_us_per_request").asDouble()).as(p.get("name").asString()).isGreaterThan(direct);
+			assertThat(p.get("gateway_cpu_us_per_request").asDouble()).isPositive();
+		}
+		assertThat(json.get("dualmap_over_stock").get("gateway_cpu").asDouble()).isPositive();
 	}
 
 	@Test
