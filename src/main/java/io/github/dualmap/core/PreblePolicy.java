@@ -2,53 +2,113 @@ package io.github.dualmap.core;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * Preble's E2 global scheduling (Srivatsa et al., ICLR 2025, the E2 algorithm): exploit
- * when an instance holds more cached tokens of the prompt than the prompt has new ones
- * (take the longest match, the lighter instance among equals); otherwise explore: take
- * the instance with the lowest {@code load + prefill cost of this request there}, where
- * load is the prefill and decode time of the requests it received in a recent window.
- * Cached tokens come from the pool's shadow index (this router's own routing, sized by
- * the engine's KV capacity) as Preble's global prefix tree mirrors what it sent to each
- * GPU.
+ * Preble's global scheduler (Srivatsa et al., ICLR 2025) as its published code runs it
+ * ({@code preble/global_scheduler_with_time.py} of WukLab/preble), in prompt blocks.
+ * <p>
+ * Prompts form a tree of <em>important nodes</em>: a request whose new part (the tokens
+ * past the longest prefix seen before) is at least as long as that prefix starts a node
+ * of its own; a request with a shorter new part belongs to the deepest node its prompt
+ * extends. Every node carries an <em>allocation</em>, the instances it was sent to.
+ * <ul>
+ * <li><b>Exploit</b> (new part shorter than the seen prefix): the least loaded instance
+ * of the node's allocation.</li>
+ * <li><b>Explore</b> (otherwise): the least loaded instance of the pool; the request's
+ * node is allocated there.</li>
+ * <li><b>Load</b> of an instance: the sum over nodes allocated to it of the node's window
+ * prefill cost ({@code miss rate x requests in the window x prefill time of its
+ * own tokens / instances allocated}) and decode cost ({@code its requests running there
+ * x decode time per request there}). The window is 3 minutes; a node without requests in
+ * the window is forgotten.</li>
+ * <li><b>Rebalancing</b> once {@value #REBALANCE_AFTER_PER_INSTANCE} x N requests were
+ * routed, after every decision: while the most loaded instance carries at least
+ * {@value #HIGH_LOAD_THRESHOLD} x the least loaded one's load (counting nodes with at
+ * least two requests in the window), its cheapest nodes move (with their subtrees) to the
+ * least loaded one until the two are within the threshold or a move would invert them; a
+ * single node that makes an instance heavy is replicated to the lightest instead; then
+ * the next heaviest against the (updated) lightest.</li>
+ * </ul>
+ * Simplified: the seen prefix is the longest of the pool's shadow-index matches (this
+ * router's routing) and the deepest node still in the window (Preble's tree keeps every
+ * prompt); prefill time is the pool's linear TTFT model; decode time per request is an
+ * average of observed times after prefill (Preble: profiled TPOT x output length); a
+ * single-node replication does not wait for Preble's TTFT overload detector. One lock
+ * guards the whole state, as Preble's scheduler holds one.
  */
 public final class PreblePolicy implements RoutingPolicy {
 
 	/** The registry name. */
 	public static final String NAME = "preble";
 
-	/** The load window H. */
+	/** Preble's histogram window. */
 	public static final Duration DEFAULT_WINDOW = Duration.ofMinutes(3);
 
-	/** Requests remembered per instance at most, whatever the window. */
-	public static final int DEFAULT_MAX_WINDOW_REQUESTS = 16_384;
+	/** Requests remembered in the window at most, whatever its length. */
+	public static final int DEFAULT_MAX_WINDOW_REQUESTS = 65_536;
+
+	/** Preble's {@code HIGH_LOAD_THRESHOLD}. */
+	public static final double HIGH_LOAD_THRESHOLD = 1.5;
+
+	/** Rebalancing starts after this many routed requests per instance (Preble: 50). */
+	public static final int REBALANCE_AFTER_PER_INSTANCE = 50;
+
+	/**
+	 * Nodes with fewer requests in the window do not count in rebalancing (Preble: 2).
+	 */
+	static final int MIN_COUNT = 2;
+
+	private static final int MAX_PENDING_PLACEMENTS = 65_536;
+
+	/** Weight of one observation in the per-instance decode time (about 200 requests). */
+	private static final double DECODE_ALPHA = 1.0 / 200;
 
 	private final long windowNanos;
 
 	private final int maxWindowRequests;
 
-	private final PerInstance<LoadWindow> windows = new PerInstance<>(LoadWindow::new);
-
-	private final Map<String, WindowEntry> running = new ConcurrentHashMap<>();
-
 	private final TieBreaker ties = new TieBreaker();
+
+	// Everything below is guarded by this.
+	private final Map<Long, Node> nodes = new HashMap<>();
+
+	private final Deque<WindowEntry> window = new ArrayDeque<>();
+
+	private final Map<String, Running> running = new HashMap<>();
+
+	private final Map<String, Double> decodeNanos = new HashMap<>();
+
+	// Placements decided and not yet dispatched (a rejected request never is): bounded.
+	private final Map<String, Placement> placements = new LinkedHashMap<>(16, 0.75f, false) {
+
+		@Override
+		protected boolean removeEldestEntry(Map.Entry<String, Placement> eldest) {
+			return size() > MAX_PENDING_PLACEMENTS;
+		}
+
+	};
+
+	private long routed;
 
 	public PreblePolicy() {
 		this(DEFAULT_WINDOW, DEFAULT_MAX_WINDOW_REQUESTS);
 	}
 
 	/**
-	 * @param window load history H, > 0
-	 * @param maxWindowRequests bound on remembered requests per instance, > 0
+	 * @param window load history, > 0
+	 * @param maxWindowRequests bound on the requests the window remembers, > 0
 	 */
 	public PreblePolicy(Duration window, int maxWindowRequests) {
 		if (window.isNegative() || window.isZero()) {
@@ -67,142 +127,340 @@ public final class PreblePolicy implements RoutingPolicy {
 	}
 
 	@Override
-	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+	public synchronized @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
 		List<InstanceState> accepting = pool.acceptingInstances();
 		if (accepting.isEmpty()) {
 			return null;
 		}
-		long now = pool.now();
-		Map<InstanceState, Double> loads = new HashMap<>();
-		for (InstanceState s : accepting) {
-			loads.put(s, window(s.id()).loadNanos(now));
-		}
+		expire(pool.now());
+		double perToken = pool.estimator().nanosPerToken();
+		Map<String, Double> loads = loads(accepting, perToken, 1);
 		PromptBlocks blocks = request.blocks();
 		if (blocks == null) {
-			return Decision.of(ties.lowest(accepting, loads::get).id(), Reason.LOAD, request);
+			return Decision.of(lightest(accepting, loads).id(), Reason.LOAD, request);
 		}
-		Map<InstanceState, Integer> cached = new HashMap<>();
-		int best = 0;
-		for (InstanceState s : accepting) {
-			int c = blocks.tokensFor(s.shadow().peekMatchedBlocks(blocks.chain()));
-			cached.put(s, c);
-			best = Math.max(best, c);
+		Placement p = place(blocks, accepting);
+		// The shadow index learns the prompt on dispatch: remember where it stood now.
+		this.placements.put(request.id(), p);
+		List<InstanceState> choices = accepting;
+		if (p.exploit() && p.node() != null) {
+			Set<String> allocation = p.node().allocation;
+			List<InstanceState> allocated = accepting.stream().filter(s -> allocation.contains(s.id())).toList();
+			if (!allocated.isEmpty()) {
+				choices = allocated;
+			}
 		}
-		if (best > blocks.promptTokens() - best) {
-			int longest = best;
-			List<InstanceState> holders = accepting.stream().filter(s -> cached.get(s) == longest).toList();
-			InstanceState chosen = ties.lowest(holders, loads::get);
-			return new Decision(chosen.id(), Reason.AFFINITY, best, blocks.promptTokens() - best, -1);
-		}
-		double nanosPerToken = pool.estimator().nanosPerToken();
-		InstanceState chosen = ties.lowest(accepting,
-				s -> loads.get(s) + nanosPerToken * (blocks.promptTokens() - cached.get(s)));
-		int c = cached.get(chosen);
-		return new Decision(chosen.id(), Reason.LOAD, c, blocks.promptTokens() - c, -1);
+		InstanceState chosen = lightest(choices, loads);
+		int cached = blocks.tokensFor(chosen.shadow().peekMatchedBlocks(blocks.chain()));
+		return new Decision(chosen.id(), p.exploit() ? Reason.AFFINITY : Reason.LOAD, cached,
+				blocks.promptTokens() - cached, -1);
 	}
 
 	@Override
-	public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
+	public synchronized void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
 		if (pool.instance(decision.instanceId()) == null) {
 			return;
 		}
 		long now = pool.now();
-		long prefillNanos = (long) (pool.estimator().nanosPerToken() * Math.max(0, decision.uncachedTokens()));
-		WindowEntry entry = new WindowEntry(decision.instanceId(), now, prefillNanos);
-		window(decision.instanceId()).add(entry);
-		WindowEntry previous = running.put(request.id(), entry);
+		expire(now);
+		Running previous = this.running.remove(request.id());
 		if (previous != null) {
 			// A retry re-dispatched the request: its first attempt ends here.
-			previous.finish(now);
+			previous.end();
+		}
+		String instance = decision.instanceId();
+		long prefillNanos = (long) (pool.estimator().nanosPerToken() * Math.max(0, decision.uncachedTokens()));
+		PromptBlocks blocks = request.blocks();
+		List<Node> path = new ArrayList<>();
+		if (blocks != null) {
+			Placement chosen = this.placements.remove(request.id());
+			Placement p = chosen != null ? chosen : place(blocks, pool.acceptingInstances());
+			Node node = p.exploit() && p.node() != null ? p.node() : node(blocks, p);
+			for (Node n = node; n != null; n = n.parent) {
+				// Preble allocates the instance to the leaf and every ancestor.
+				n.allocation.add(instance);
+				n.active.merge(instance, 1, Integer::sum);
+				path.add(n);
+			}
+			node.count++;
+			node.promptTokens += blocks.promptTokens();
+			node.hitTokens += p.contextTokens();
+			this.window.addLast(new WindowEntry(now, node, blocks.promptTokens(), p.contextTokens()));
+			if (this.window.size() > this.maxWindowRequests) {
+				forget(this.window.removeFirst());
+			}
+		}
+		this.running.put(request.id(), new Running(instance, now, prefillNanos, path));
+		this.routed++;
+		List<InstanceState> accepting = pool.acceptingInstances();
+		if (this.routed >= (long) REBALANCE_AFTER_PER_INSTANCE * accepting.size() && accepting.size() > 1) {
+			rebalance(accepting, pool.estimator().nanosPerToken());
 		}
 	}
 
 	@Override
-	public void onFinished(RoutingRequest request, String instanceId, InstancePool pool) {
-		WindowEntry entry = running.remove(request.id());
-		if (entry != null) {
-			entry.finish(pool.now());
+	public synchronized void onFinished(RoutingRequest request, String instanceId, InstancePool pool) {
+		Running r = this.running.remove(request.id());
+		if (r == null) {
+			return;
 		}
+		r.end();
+		double observed = Math.max(0, pool.now() - r.dispatchedAt - r.prefillNanos);
+		this.decodeNanos.merge(r.instance, observed, (old, x) -> old + DECODE_ALPHA * (x - old));
 	}
 
 	@Override
-	public void onMembershipChanged(InstancePool pool) {
-		Set<String> members = windows.retainMembers(pool);
-		running.values().removeIf(e -> !members.contains(e.instanceId()));
+	public synchronized void onMembershipChanged(InstancePool pool) {
+		Set<String> members = pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet());
+		for (Node n : this.nodes.values()) {
+			n.allocation.retainAll(members);
+			n.active.keySet().retainAll(members);
+		}
+		this.decodeNanos.keySet().retainAll(members);
+		this.running.values().removeIf(r -> !members.contains(r.instance));
 	}
 
 	/**
-	 * Load of {@code instanceId} over the window: estimated prefill time plus observed
-	 * time after prefill of every request it received, in nanoseconds.
+	 * Load of {@code instanceId} as Preble's {@code current_allocation_per_gpu} computes
+	 * it, in nanoseconds.
 	 */
-	public double loadNanos(String instanceId, long nowNanos) {
-		LoadWindow w = windows.find(instanceId);
-		return w == null ? 0 : w.loadNanos(nowNanos);
+	public synchronized double loadNanos(String instanceId, InstancePool pool) {
+		expire(pool.now());
+		return loads(pool.instances(), pool.estimator().nanosPerToken(), 1).getOrDefault(instanceId, 0.0);
 	}
 
-	private LoadWindow window(String instanceId) {
-		return windows.get(instanceId);
+	/** The instances the node of {@code blocks} is allocated to (empty if none). */
+	public synchronized Set<String> allocationOf(PromptBlocks blocks) {
+		Node n = this.nodes.get(blocks.chain()[fullBlocks(blocks) - 1]);
+		return n == null ? Set.of() : Set.copyOf(n.allocation);
 	}
 
-	/** One request as the load window sees it. */
-	private static final class WindowEntry {
+	/** Blocks of the prompt that are full, at least one. */
+	private static int fullBlocks(PromptBlocks blocks) {
+		return Math.max(1, Math.min(blocks.depth(), blocks.promptTokens() / blocks.blockTokens()));
+	}
 
-		private final String instanceId;
+	/** Where a prompt stands in the tree: its seen prefix and the node it extends. */
+	private record Placement(boolean exploit, @Nullable Node node, int contextTokens, int contextBlocks) {
 
-		private final long dispatchedAt;
+	}
 
-		private final long prefillNanos;
+	private Placement place(PromptBlocks blocks, List<InstanceState> accepting) {
+		long[] chain = blocks.chain();
+		int seen = 0;
+		for (InstanceState s : accepting) {
+			seen = Math.max(seen, s.shadow().peekMatchedBlocks(chain));
+		}
+		Node deepest = null;
+		for (int d = chain.length - 1; d >= 0 && deepest == null; d--) {
+			deepest = this.nodes.get(chain[d]);
+		}
+		if (deepest != null) {
+			seen = Math.max(seen, deepest.endBlocks);
+		}
+		int context = blocks.tokensFor(seen);
+		boolean exploit = blocks.promptTokens() - context < context;
+		return new Placement(exploit, deepest, context, seen);
+	}
 
-		private volatile long finishedAt = -1;
+	/**
+	 * The node a prompt starts (created on first use), keyed by its last full block: a
+	 * partial last block changes when the conversation continues, so the next turn's
+	 * prompt would not contain its hash.
+	 */
+	private Node node(PromptBlocks blocks, Placement p) {
+		int end = fullBlocks(blocks);
+		long key = blocks.chain()[end - 1];
+		Node existing = this.nodes.get(key);
+		if (existing != null) {
+			return existing;
+		}
+		Node parent = p.node() != null && p.node().endBlocks < end ? p.node() : null;
+		Node created = new Node(key, end, blocks.promptTokens() - p.contextTokens(), parent);
+		if (parent != null) {
+			parent.children.add(created);
+		}
+		this.nodes.put(key, created);
+		return created;
+	}
 
-		WindowEntry(String instanceId, long dispatchedAt, long prefillNanos) {
-			this.instanceId = instanceId;
+	private InstanceState lightest(List<InstanceState> among, Map<String, Double> loads) {
+		return this.ties.lowest(among, s -> loads.getOrDefault(s.id(), 0.0));
+	}
+
+	/** Every accepting instance's load over nodes with at least {@code minCount}. */
+	private Map<String, Double> loads(List<InstanceState> instances, double perToken, int minCount) {
+		Map<String, Double> loads = new HashMap<>();
+		for (InstanceState s : instances) {
+			loads.put(s.id(), 0.0);
+		}
+		for (Node n : this.nodes.values()) {
+			if (n.count < minCount) {
+				continue;
+			}
+			for (String id : n.allocation) {
+				loads.computeIfPresent(id, (k, v) -> v + cost(n, id, perToken));
+			}
+		}
+		return loads;
+	}
+
+	/** Preble's {@code get_node_cost}: window prefill share plus running decodes. */
+	private double cost(Node n, String instance, double perToken) {
+		double missRate = n.promptTokens == 0 ? 1 : 1 - (double) n.hitTokens / n.promptTokens;
+		double prefill = missRate * n.count * perToken * n.ownTokens / Math.max(1, n.allocation.size());
+		double decode = n.active.getOrDefault(instance, 0) * this.decodeNanos.getOrDefault(instance, 0.0);
+		return prefill + decode;
+	}
+
+	/** Preble's {@code handle_important_node_stealing}. */
+	private void rebalance(List<InstanceState> accepting, double perToken) {
+		Map<String, Double> loads = loads(accepting, perToken, MIN_COUNT);
+		List<Map.Entry<String, Double>> order = new ArrayList<>(loads.entrySet());
+		order.sort(Map.Entry.<String, Double>comparingByValue().reversed());
+		List<String> ids = new ArrayList<>(order.stream().map(Map.Entry::getKey).toList());
+		// The nodes of each instance, once: an instance that receives nodes below is the
+		// lightest and is never the heaviest of a later step.
+		Map<String, List<Node>> byInstance = new HashMap<>();
+		for (Node n : this.nodes.values()) {
+			if (n.count >= MIN_COUNT) {
+				for (String id : n.allocation) {
+					byInstance.computeIfAbsent(id, k -> new ArrayList<>()).add(n);
+				}
+			}
+		}
+		while (ids.size() > 1) {
+			String heavy = ids.get(0);
+			String light = ids.get(ids.size() - 1);
+			double heavyLoad = loads.get(heavy);
+			double lightLoad = loads.get(light);
+			if (heavyLoad < HIGH_LOAD_THRESHOLD * lightLoad || heavyLoad == 0) {
+				return;
+			}
+			List<Node> onHeavy = byInstance.getOrDefault(heavy, List.of());
+			if (onHeavy.size() == 1) {
+				Node only = onHeavy.get(0);
+				double half = cost(only, heavy, perToken) / 2;
+				if (!only.allocation.contains(light)) {
+					only.allocation.add(light);
+					heavyLoad -= half;
+					lightLoad += half;
+				}
+			}
+			else {
+				onHeavy.sort(Comparator.comparingDouble(n -> cost(n, heavy, perToken)));
+				for (Node n : onHeavy) {
+					double c = cost(n, heavy, perToken);
+					if (heavyLoad - c < lightLoad + c) {
+						break;
+					}
+					heavyLoad -= c;
+					lightLoad += c;
+					moveSubtree(n, light);
+					if (heavyLoad < HIGH_LOAD_THRESHOLD * lightLoad) {
+						break;
+					}
+				}
+			}
+			loads.put(heavy, heavyLoad);
+			loads.put(light, lightLoad);
+			ids.remove(0);
+		}
+	}
+
+	private static void moveSubtree(Node n, String instance) {
+		n.allocation.clear();
+		n.allocation.add(instance);
+		for (Node c : n.children) {
+			moveSubtree(c, instance);
+		}
+	}
+
+	private void expire(long now) {
+		while (!this.window.isEmpty() && now - this.window.peekFirst().at > this.windowNanos) {
+			forget(this.window.removeFirst());
+		}
+	}
+
+	private void forget(WindowEntry e) {
+		Node n = e.node;
+		n.count--;
+		n.promptTokens -= e.promptTokens;
+		n.hitTokens -= e.hitTokens;
+		if (n.count <= 0 && this.nodes.get(n.key) == n) {
+			// Preble resets the allocation of a node without requests in the window.
+			this.nodes.remove(n.key);
+			if (n.parent != null) {
+				n.parent.children.remove(n);
+			}
+			for (Node c : n.children) {
+				c.parent = n.parent;
+				if (n.parent != null) {
+					n.parent.children.add(c);
+				}
+			}
+			n.children.clear();
+		}
+	}
+
+	/** An important node: a prompt whose own part is at least its seen prefix. */
+	private static final class Node {
+
+		final long key;
+
+		final int endBlocks;
+
+		final int ownTokens;
+
+		@Nullable Node parent;
+
+		final List<Node> children = new ArrayList<>();
+
+		final Set<String> allocation = new LinkedHashSet<>();
+
+		final Map<String, Integer> active = new HashMap<>();
+
+		int count;
+
+		long promptTokens;
+
+		long hitTokens;
+
+		Node(long key, int endBlocks, int ownTokens, @Nullable Node parent) {
+			this.key = key;
+			this.endBlocks = endBlocks;
+			this.ownTokens = Math.max(1, ownTokens);
+			this.parent = parent;
+		}
+
+	}
+
+	private record WindowEntry(long at, Node node, int promptTokens, int hitTokens) {
+
+	}
+
+	/** A dispatched request until it finishes. */
+	private static final class Running {
+
+		final String instance;
+
+		final long dispatchedAt;
+
+		final long prefillNanos;
+
+		final List<Node> path;
+
+		Running(String instance, long dispatchedAt, long prefillNanos, List<Node> path) {
+			this.instance = instance;
 			this.dispatchedAt = dispatchedAt;
 			this.prefillNanos = prefillNanos;
+			this.path = path;
 		}
 
-		String instanceId() {
-			return instanceId;
-		}
-
-		void finish(long now) {
-			if (finishedAt < 0) {
-				finishedAt = now;
+		void end() {
+			for (Node n : this.path) {
+				n.active.computeIfPresent(this.instance, (k, v) -> v > 1 ? v - 1 : null);
 			}
-		}
-
-		/**
-		 * Prefill (estimated) plus decode: the rest of its time on the instance so far,
-		 * which is what Preble's decode-time term measures with its profiled model.
-		 */
-		double costNanos(long now) {
-			long end = finishedAt < 0 ? now : finishedAt;
-			return prefillNanos + Math.max(0, end - dispatchedAt - prefillNanos);
-		}
-
-	}
-
-	/** Requests an instance received within the window, oldest first. */
-	private final class LoadWindow {
-
-		private final Deque<WindowEntry> entries = new ArrayDeque<>();
-
-		synchronized void add(WindowEntry e) {
-			entries.addLast(e);
-			if (entries.size() > maxWindowRequests) {
-				entries.removeFirst();
-			}
-		}
-
-		synchronized double loadNanos(long now) {
-			while (!entries.isEmpty() && now - entries.peekFirst().dispatchedAt > windowNanos) {
-				entries.removeFirst();
-			}
-			double sum = 0;
-			for (WindowEntry e : entries) {
-				sum += e.costNanos(now);
-			}
-			return sum;
 		}
 
 	}

@@ -1,6 +1,8 @@
 package io.github.dualmap.core;
 
 import java.time.Duration;
+import java.util.Set;
+import java.util.stream.LongStream;
 
 import org.junit.jupiter.api.Test;
 
@@ -12,45 +14,135 @@ class PreblePolicyTests {
 
 	private final PreblePolicy policy = new PreblePolicy(Duration.ofSeconds(10), 1000);
 
-	private final PromptBlocks prompt = PeerFixture.prompt(1, 2, 3, 4);
+	/**
+	 * Decides {@code prompt} (so the policy places it in its tree) and sends it to
+	 * {@code id}.
+	 */
+	private PeerFixture.Routed pin(PromptBlocks prompt, String id) {
+		RoutingRequest request = f.request(prompt);
+		policy.choose(request, f.pool);
+		return f.place(policy, request, id, prompt.promptTokens());
+	}
 
-	@Test
-	void exploitsAnInstanceHoldingMoreCachedThanNewTokensEvenWhenBusier() {
-		f.place(policy, f.request(prompt), "a", prompt.promptTokens());
-		f.busy(policy, "a", 3);
-		f.now.addAndGet(Duration.ofSeconds(1).toNanos());
-		Decision d = policy.choose(f.request(prompt), f.pool);
-		assertThat(d.instanceId()).isEqualTo("a");
-		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
-		assertThat(d.cachedTokens()).isEqualTo(prompt.tokensFor(4));
+	private static PromptBlocks chain(long first, int blocks) {
+		return PeerFixture.prompt(LongStream.range(first, first + blocks).toArray());
 	}
 
 	@Test
-	void exploresTheLightestInstanceWhenTheMatchIsShort() {
-		f.place(policy, f.request(prompt), "a", prompt.promptTokens());
-		f.now.addAndGet(Duration.ofSeconds(1).toNanos());
-		// One block of four shared: 16 cached < 48 new.
+	void aConversationsNextTurnGoesToItsNodesInstanceEvenWhenBusier() {
+		PromptBlocks turn1 = chain(1, 8);
+		pin(turn1, "a");
+		assertThat(policy.allocationOf(turn1)).containsExactly("a");
+		pin(chain(100, 8), "a");
+		// Two new blocks after eight seen: exploit the node's allocation, whatever the
+		// load.
+		PromptBlocks turn2 = chain(1, 10);
+		Decision d = policy.choose(f.request(turn2), f.pool);
+		assertThat(d.instanceId()).isEqualTo("a");
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+		assertThat(d.cachedTokens()).isEqualTo(turn1.promptTokens());
+		assertThat(policy.loadNanos("a", f.pool)).isGreaterThan(policy.loadNanos("b", f.pool));
+	}
+
+	@Test
+	void theNextTurnFindsItsNodeThoughThePartialLastBlockChanged() {
+		// Turn 1 ends in a partial block (blocks 1-7 full, 8 partial); in turn 2 that
+		// block
+		// carries more tokens, so its hash differs: the node is keyed by block 7.
+		PromptBlocks turn1 = new PromptBlocks(LongStream.rangeClosed(1, 8).toArray(), PeerFixture.BLOCK,
+				7 * PeerFixture.BLOCK + 5);
+		pin(turn1, "a");
+		pin(chain(100, 8), "a");
+		PromptBlocks turn2 = PeerFixture.prompt(1, 2, 3, 4, 5, 6, 7, 80, 81);
+		Decision d = policy.choose(f.request(turn2), f.pool);
+		assertThat(d.instanceId()).isEqualTo("a");
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+		assertThat(policy.allocationOf(turn1)).containsExactly("a");
+	}
+
+	@Test
+	void aPromptWhoseNewPartIsLongerThanWhatWasSeenExploresTheLeastLoaded() {
+		pin(chain(1, 4), "a");
+		// One block of four shared: 16 seen < 48 new.
 		Decision d = policy.choose(f.request(PeerFixture.prompt(1, 7, 8, 9)), f.pool);
 		assertThat(d.instanceId()).isEqualTo("b");
 		assertThat(d.reason()).isEqualTo(Reason.LOAD);
-		assertThat(policy.loadNanos("a", f.now.get())).isEqualTo(Duration.ofSeconds(1).toNanos());
 	}
 
 	@Test
-	void loadOutsideTheWindowIsForgotten() {
-		f.finish(policy, f.place(policy, f.request(prompt), "a", prompt.promptTokens()));
-		f.place(policy, f.unparsed(), "a", 0);
+	void loadIsTheWindowsPrefillAndTheRunningRequestsDecode() {
+		PromptBlocks prompt = chain(1, 4);
+		double perToken = f.pool.estimator().nanosPerToken();
+		PeerFixture.Routed first = pin(prompt, "a");
+		// Miss rate 1, one request, 64 own tokens; nothing decoded yet.
+		assertThat(policy.loadNanos("a", f.pool)).isCloseTo(64 * perToken, org.assertj.core.data.Offset.offset(1.0));
 		f.now.addAndGet(Duration.ofSeconds(2).toNanos());
-		assertThat(policy.loadNanos("a", f.now.get())).isPositive();
-		assertThat(policy.choose(f.unparsed(), f.pool).instanceId()).isEqualTo("b");
+		f.finish(policy, first);
+		pin(prompt, "a");
+		// Second request: its 64 tokens were seen, so the node's miss rate halves over
+		// two
+		// requests, and one decode runs at the observed decode time (2 s, less prefill).
+		double decode = policy.loadNanos("a", f.pool) - 64 * perToken;
+		assertThat(decode).isPositive().isLessThan(Duration.ofSeconds(2).toNanos());
+		assertThat(policy.loadNanos("b", f.pool)).isZero();
+	}
+
+	@Test
+	void nodesWithoutRequestsInTheWindowAreForgotten() {
+		PromptBlocks prompt = chain(1, 4);
+		pin(prompt, "a");
 		f.now.addAndGet(Duration.ofSeconds(11).toNanos());
-		assertThat(policy.loadNanos("a", f.now.get())).isZero();
+		assertThat(policy.loadNanos("a", f.pool)).isZero();
+		assertThat(policy.allocationOf(prompt)).isEmpty();
+	}
+
+	@Test
+	void rebalancingMovesTheCheapestNodesFromTheHeaviestInstanceToTheLightest() {
+		// Four prompts of equal cost on "a", 25 requests each: the 100th request (50 x 2
+		// instances) starts rebalancing; two nodes move to "b", which evens the load.
+		PromptBlocks[] prompts = { chain(100, 4), chain(200, 4), chain(300, 4), chain(400, 4) };
+		for (int i = 0; i < 99; i++) {
+			pin(prompts[i % 4], "a");
+		}
+		for (PromptBlocks p : prompts) {
+			assertThat(policy.allocationOf(p)).containsExactly("a");
+		}
+		pin(prompts[3], "a");
+		long moved = java.util.Arrays.stream(prompts).filter(p -> policy.allocationOf(p).equals(Set.of("b"))).count();
+		assertThat(moved).isEqualTo(2);
+		// A next turn of a moved prompt follows its node.
+		PromptBlocks next = java.util.Arrays.stream(prompts)
+			.filter(p -> policy.allocationOf(p).equals(Set.of("b")))
+			.findFirst()
+			.orElseThrow();
+		long[] longer = LongStream.concat(LongStream.of(next.chain()), LongStream.of(9_999)).toArray();
+		assertThat(policy.choose(f.request(PeerFixture.prompt(longer)), f.pool).instanceId()).isEqualTo("b");
+	}
+
+	@Test
+	void aSingleNodeThatMakesAnInstanceHeavyIsReplicatedToTheLightest() {
+		PromptBlocks hot = chain(1, 4);
+		for (int i = 0; i < 99; i++) {
+			pin(hot, "a");
+		}
+		assertThat(policy.allocationOf(hot)).containsExactly("a");
+		pin(hot, "a");
+		assertThat(policy.allocationOf(hot)).containsExactlyInAnyOrder("a", "b");
+	}
+
+	@Test
+	void noRebalancingBeforeFiftyRequestsPerInstance() {
+		PromptBlocks[] prompts = { chain(100, 4), chain(200, 4) };
+		for (int i = 0; i < 98; i++) {
+			pin(prompts[i % 2], "a");
+		}
+		assertThat(policy.allocationOf(prompts[0])).containsExactly("a");
+		assertThat(policy.allocationOf(prompts[1])).containsExactly("a");
 	}
 
 	@Test
 	void anUnparsedBodyGoesToTheLeastLoad() {
-		f.place(policy, f.unparsed(), "b", 0);
-		f.now.addAndGet(Duration.ofSeconds(1).toNanos());
+		pin(chain(1, 4), "b");
 		Decision d = policy.choose(f.unparsed(), f.pool);
 		assertThat(d.instanceId()).isEqualTo("a");
 		assertThat(d.reason()).isEqualTo(Reason.LOAD);
@@ -58,13 +150,14 @@ class PreblePolicyTests {
 
 	@Test
 	void skipsInstancesThatDoNotAcceptWorkAndForgetsRemovedOnes() {
-		f.place(policy, f.request(prompt), "a", prompt.promptTokens());
-		f.now.addAndGet(Duration.ofSeconds(1).toNanos());
+		PromptBlocks prompt = chain(1, 8);
+		pin(prompt, "a");
 		f.instance("a").healthy(false);
-		assertThat(policy.choose(f.request(prompt), f.pool).instanceId()).isEqualTo("b");
+		assertThat(policy.choose(f.request(chain(1, 9)), f.pool).instanceId()).isEqualTo("b");
 		f.members("b");
 		policy.onMembershipChanged(f.pool);
-		assertThat(policy.loadNanos("a", f.now.get())).isZero();
+		assertThat(policy.allocationOf(prompt)).isEmpty();
+		assertThat(policy.choose(f.request(chain(1, 9)), f.pool).instanceId()).isEqualTo("b");
 	}
 
 }
