@@ -72,6 +72,9 @@ public final class PreblePolicy implements RoutingPolicy {
 
 	private static final int MAX_PENDING_PLACEMENTS = 65_536;
 
+	/** Dispatches between two fresh computations of the per-instance sums. */
+	private static final int RESUM_EVERY = 4096;
+
 	/** Weight of one observation in the per-instance decode time (about 200 requests). */
 	private static final double DECODE_ALPHA = 1.0 / 200;
 
@@ -89,6 +92,12 @@ public final class PreblePolicy implements RoutingPolicy {
 	private final Map<String, Running> running = new HashMap<>();
 
 	private final Map<String, Double> decodeNanos = new HashMap<>();
+
+	// Per instance, sums over the nodes allocated to it, kept by attach/detach around
+	// every change of a node, so a decision reads N sums instead of every node.
+	private final Map<String, Sums> sums = new HashMap<>();
+
+	private final Map<String, Set<Node>> byInstance = new HashMap<>();
 
 	// Placements decided and not yet dispatched (a rejected request never is): bounded.
 	private final Map<String, Placement> placements = new LinkedHashMap<>(16, 0.75f, false) {
@@ -134,7 +143,7 @@ public final class PreblePolicy implements RoutingPolicy {
 		}
 		expire(pool.now());
 		double perToken = pool.estimator().nanosPerToken();
-		Map<String, Double> loads = loads(accepting, perToken, 1);
+		Map<String, Double> loads = loads(accepting, perToken, false);
 		PromptBlocks blocks = request.blocks();
 		if (blocks == null) {
 			return Decision.of(lightest(accepting, loads).id(), Reason.LOAD, request);
@@ -166,7 +175,7 @@ public final class PreblePolicy implements RoutingPolicy {
 		Running previous = this.running.remove(request.id());
 		if (previous != null) {
 			// A retry re-dispatched the request: its first attempt ends here.
-			previous.end();
+			end(previous);
 		}
 		String instance = decision.instanceId();
 		long prefillNanos = (long) (pool.estimator().nanosPerToken() * Math.max(0, decision.uncachedTokens()));
@@ -175,16 +184,22 @@ public final class PreblePolicy implements RoutingPolicy {
 		if (blocks != null) {
 			Placement chosen = this.placements.remove(request.id());
 			Placement p = chosen != null ? chosen : place(blocks, pool.acceptingInstances());
-			Node node = p.exploit() && p.node() != null ? p.node() : node(blocks, p);
+			// A node the window forgot since the decision no longer counts.
+			Node found = p.node() != null && this.nodes.get(p.node().key) == p.node() ? p.node() : null;
+			Node node = p.exploit() && found != null ? found : node(blocks, p);
 			for (Node n = node; n != null; n = n.parent) {
+				detach(n);
 				// Preble allocates the instance to the leaf and every ancestor.
 				n.allocation.add(instance);
 				n.active.merge(instance, 1, Integer::sum);
+				if (n == node) {
+					n.count++;
+					n.promptTokens += blocks.promptTokens();
+					n.hitTokens += p.contextTokens();
+				}
+				attach(n);
 				path.add(n);
 			}
-			node.count++;
-			node.promptTokens += blocks.promptTokens();
-			node.hitTokens += p.contextTokens();
 			this.window.addLast(new WindowEntry(now, node, blocks.promptTokens(), p.contextTokens()));
 			if (this.window.size() > this.maxWindowRequests) {
 				forget(this.window.removeFirst());
@@ -192,6 +207,10 @@ public final class PreblePolicy implements RoutingPolicy {
 		}
 		this.running.put(request.id(), new Running(instance, now, prefillNanos, path));
 		this.routed++;
+		if (this.routed % RESUM_EVERY == 0) {
+			// Incremental floating-point sums drift; start them afresh now and then.
+			resum();
+		}
 		List<InstanceState> accepting = pool.acceptingInstances();
 		if (this.routed >= (long) REBALANCE_AFTER_PER_INSTANCE * accepting.size() && accepting.size() > 1) {
 			rebalance(accepting, pool.estimator().nanosPerToken());
@@ -204,7 +223,7 @@ public final class PreblePolicy implements RoutingPolicy {
 		if (r == null) {
 			return;
 		}
-		r.end();
+		end(r);
 		double observed = Math.max(0, pool.now() - r.dispatchedAt - r.prefillNanos);
 		this.decodeNanos.merge(r.instance, observed, (old, x) -> old + DECODE_ALPHA * (x - old));
 	}
@@ -216,6 +235,7 @@ public final class PreblePolicy implements RoutingPolicy {
 			n.allocation.retainAll(members);
 			n.active.keySet().retainAll(members);
 		}
+		resum();
 		this.decodeNanos.keySet().retainAll(members);
 		this.running.values().removeIf(r -> !members.contains(r.instance));
 	}
@@ -226,7 +246,22 @@ public final class PreblePolicy implements RoutingPolicy {
 	 */
 	public synchronized double loadNanos(String instanceId, InstancePool pool) {
 		expire(pool.now());
-		return loads(pool.instances(), pool.estimator().nanosPerToken(), 1).getOrDefault(instanceId, 0.0);
+		return loads(pool.instances(), pool.estimator().nanosPerToken(), false).getOrDefault(instanceId, 0.0);
+	}
+
+	/**
+	 * Load as rebalancing sees it: nodes with at least {@value #MIN_COUNT} requests only.
+	 */
+	synchronized double rebalancingLoadNanos(String instanceId, InstancePool pool) {
+		expire(pool.now());
+		return loads(pool.instances(), pool.estimator().nanosPerToken(), true).getOrDefault(instanceId, 0.0);
+	}
+
+	/**
+	 * Recomputes the per-instance sums from the nodes; for tests of the incremental sums.
+	 */
+	synchronized void recomputeSums() {
+		resum();
 	}
 
 	/** The instances the node of {@code blocks} is allocated to (empty if none). */
@@ -275,7 +310,8 @@ public final class PreblePolicy implements RoutingPolicy {
 		if (existing != null) {
 			return existing;
 		}
-		Node parent = p.node() != null && p.node().endBlocks < end ? p.node() : null;
+		Node parent = p.node() != null && p.node().endBlocks < end && this.nodes.get(p.node().key) == p.node()
+				? p.node() : null;
 		Node created = new Node(key, end, blocks.promptTokens() - p.contextTokens(), parent);
 		if (parent != null) {
 			parent.children.add(created);
@@ -288,47 +324,98 @@ public final class PreblePolicy implements RoutingPolicy {
 		return this.ties.lowest(among, s -> loads.getOrDefault(s.id(), 0.0));
 	}
 
-	/** Every accepting instance's load over nodes with at least {@code minCount}. */
-	private Map<String, Double> loads(List<InstanceState> instances, double perToken, int minCount) {
+	/**
+	 * Every instance's load: over all nodes allocated to it, or ({@code counted}) over
+	 * those with at least {@value #MIN_COUNT} requests in the window.
+	 */
+	private Map<String, Double> loads(List<InstanceState> instances, double perToken, boolean counted) {
 		Map<String, Double> loads = new HashMap<>();
-		for (InstanceState s : instances) {
-			loads.put(s.id(), 0.0);
-		}
-		for (Node n : this.nodes.values()) {
-			if (n.count < minCount) {
-				continue;
+		for (InstanceState i : instances) {
+			Sums x = this.sums.get(i.id());
+			double load = 0;
+			if (x != null) {
+				double decode = this.decodeNanos.getOrDefault(i.id(), 0.0);
+				load = counted ? perToken * x.unitsCounted + decode * x.activeCounted
+						: perToken * x.units + decode * x.active;
 			}
-			for (String id : n.allocation) {
-				loads.computeIfPresent(id, (k, v) -> v + cost(n, id, perToken));
-			}
+			loads.put(i.id(), Math.max(0, load));
 		}
 		return loads;
 	}
 
+	/** Prefill cost of a node on each instance of its allocation, in token units. */
+	private static double units(Node n) {
+		double missRate = n.promptTokens == 0 ? 1 : 1 - (double) n.hitTokens / n.promptTokens;
+		return missRate * n.count * n.ownTokens / Math.max(1, n.allocation.size());
+	}
+
+	/** Adds a node to the sums of the instances it is allocated to. */
+	private void attach(Node n) {
+		add(n, 1);
+		for (String id : n.allocation) {
+			this.byInstance.computeIfAbsent(id, k -> new LinkedHashSet<>()).add(n);
+		}
+	}
+
+	/** Takes a node out of the sums: before any change to it. */
+	private void detach(Node n) {
+		add(n, -1);
+		for (String id : n.allocation) {
+			Set<Node> of = this.byInstance.get(id);
+			if (of != null) {
+				of.remove(n);
+			}
+		}
+	}
+
+	private void add(Node n, int sign) {
+		double u = sign * units(n);
+		boolean counted = n.count >= MIN_COUNT;
+		for (String id : n.allocation) {
+			Sums x = this.sums.computeIfAbsent(id, k -> new Sums());
+			int a = sign * n.active.getOrDefault(id, 0);
+			x.units += u;
+			x.active += a;
+			if (counted) {
+				x.unitsCounted += u;
+				x.activeCounted += a;
+			}
+		}
+	}
+
+	private void resum() {
+		this.sums.clear();
+		this.byInstance.clear();
+		for (Node n : this.nodes.values()) {
+			attach(n);
+		}
+	}
+
+	/** A request leaves the nodes it ran under. */
+	private void end(Running r) {
+		for (Node n : r.path) {
+			boolean attached = this.nodes.get(n.key) == n;
+			if (attached) {
+				detach(n);
+			}
+			n.active.computeIfPresent(r.instance, (k, v) -> v > 1 ? v - 1 : null);
+			if (attached) {
+				attach(n);
+			}
+		}
+	}
+
 	/** Preble's {@code get_node_cost}: window prefill share plus running decodes. */
 	private double cost(Node n, String instance, double perToken) {
-		double missRate = n.promptTokens == 0 ? 1 : 1 - (double) n.hitTokens / n.promptTokens;
-		double prefill = missRate * n.count * perToken * n.ownTokens / Math.max(1, n.allocation.size());
-		double decode = n.active.getOrDefault(instance, 0) * this.decodeNanos.getOrDefault(instance, 0.0);
-		return prefill + decode;
+		return perToken * units(n) + n.active.getOrDefault(instance, 0) * this.decodeNanos.getOrDefault(instance, 0.0);
 	}
 
 	/** Preble's {@code handle_important_node_stealing}. */
 	private void rebalance(List<InstanceState> accepting, double perToken) {
-		Map<String, Double> loads = loads(accepting, perToken, MIN_COUNT);
+		Map<String, Double> loads = loads(accepting, perToken, true);
 		List<Map.Entry<String, Double>> order = new ArrayList<>(loads.entrySet());
 		order.sort(Map.Entry.<String, Double>comparingByValue().reversed());
 		List<String> ids = new ArrayList<>(order.stream().map(Map.Entry::getKey).toList());
-		// The nodes of each instance, once: an instance that receives nodes below is the
-		// lightest and is never the heaviest of a later step.
-		Map<String, List<Node>> byInstance = new HashMap<>();
-		for (Node n : this.nodes.values()) {
-			if (n.count >= MIN_COUNT) {
-				for (String id : n.allocation) {
-					byInstance.computeIfAbsent(id, k -> new ArrayList<>()).add(n);
-				}
-			}
-		}
 		while (ids.size() > 1) {
 			String heavy = ids.get(0);
 			String light = ids.get(ids.size() - 1);
@@ -337,12 +424,19 @@ public final class PreblePolicy implements RoutingPolicy {
 			if (heavyLoad < HIGH_LOAD_THRESHOLD * lightLoad || heavyLoad == 0) {
 				return;
 			}
-			List<Node> onHeavy = byInstance.getOrDefault(heavy, List.of());
+			List<Node> onHeavy = new ArrayList<>();
+			for (Node n : this.byInstance.getOrDefault(heavy, Set.of())) {
+				if (n.count >= MIN_COUNT) {
+					onHeavy.add(n);
+				}
+			}
 			if (onHeavy.size() == 1) {
 				Node only = onHeavy.get(0);
 				double half = cost(only, heavy, perToken) / 2;
 				if (!only.allocation.contains(light)) {
+					detach(only);
 					only.allocation.add(light);
+					attach(only);
 					heavyLoad -= half;
 					lightLoad += half;
 				}
@@ -368,9 +462,11 @@ public final class PreblePolicy implements RoutingPolicy {
 		}
 	}
 
-	private static void moveSubtree(Node n, String instance) {
+	private void moveSubtree(Node n, String instance) {
+		detach(n);
 		n.allocation.clear();
 		n.allocation.add(instance);
+		attach(n);
 		for (Node c : n.children) {
 			moveSubtree(c, instance);
 		}
@@ -384,10 +480,17 @@ public final class PreblePolicy implements RoutingPolicy {
 
 	private void forget(WindowEntry e) {
 		Node n = e.node;
+		boolean attached = this.nodes.get(n.key) == n;
+		if (attached) {
+			detach(n);
+		}
 		n.count--;
 		n.promptTokens -= e.promptTokens;
 		n.hitTokens -= e.hitTokens;
-		if (n.count <= 0 && this.nodes.get(n.key) == n) {
+		if (attached && n.count > 0) {
+			attach(n);
+		}
+		if (n.count <= 0 && attached) {
 			// Preble resets the allocation of a node without requests in the window.
 			this.nodes.remove(n.key);
 			if (n.parent != null) {
@@ -401,6 +504,19 @@ public final class PreblePolicy implements RoutingPolicy {
 			}
 			n.children.clear();
 		}
+	}
+
+	/** Per-instance sums of {@link #units} and running requests of its nodes. */
+	private static final class Sums {
+
+		double units;
+
+		double active;
+
+		double unitsCounted;
+
+		double activeCounted;
+
 	}
 
 	/** An important node: a prompt whose own part is at least its seen prefix. */
@@ -455,12 +571,6 @@ public final class PreblePolicy implements RoutingPolicy {
 			this.dispatchedAt = dispatchedAt;
 			this.prefillNanos = prefillNanos;
 			this.path = path;
-		}
-
-		void end() {
-			for (Node n : this.path) {
-				n.active.computeIfPresent(this.instance, (k, v) -> v > 1 ? v - 1 : null);
-			}
 		}
 
 	}

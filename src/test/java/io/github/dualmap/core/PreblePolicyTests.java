@@ -98,9 +98,10 @@ class PreblePolicyTests {
 
 	@Test
 	void rebalancingMovesTheCheapestNodesFromTheHeaviestInstanceToTheLightest() {
-		// Four prompts of equal cost on "a", 25 requests each: the 100th request (50 x 2
-		// instances) starts rebalancing; two nodes move to "b", which evens the load.
-		PromptBlocks[] prompts = { chain(100, 4), chain(200, 4), chain(300, 4), chain(400, 4) };
+		// Four prompts on "a", 25 requests each, costing 2, 3, 4 and 5 units (their own
+		// blocks). The 100th request (50 x 2 instances) starts rebalancing: 14 against 0;
+		// moving 2 leaves 12 / 2, moving 3 leaves 9 / 5, moving 4 would invert the two.
+		PromptBlocks[] prompts = { chain(100, 2), chain(200, 3), chain(300, 4), chain(400, 5) };
 		for (int i = 0; i < 99; i++) {
 			pin(prompts[i % 4], "a");
 		}
@@ -108,14 +109,12 @@ class PreblePolicyTests {
 			assertThat(policy.allocationOf(p)).containsExactly("a");
 		}
 		pin(prompts[3], "a");
-		long moved = java.util.Arrays.stream(prompts).filter(p -> policy.allocationOf(p).equals(Set.of("b"))).count();
-		assertThat(moved).isEqualTo(2);
+		assertThat(policy.allocationOf(prompts[0])).containsExactly("b");
+		assertThat(policy.allocationOf(prompts[1])).containsExactly("b");
+		assertThat(policy.allocationOf(prompts[2])).containsExactly("a");
+		assertThat(policy.allocationOf(prompts[3])).containsExactly("a");
 		// A next turn of a moved prompt follows its node.
-		PromptBlocks next = java.util.Arrays.stream(prompts)
-			.filter(p -> policy.allocationOf(p).equals(Set.of("b")))
-			.findFirst()
-			.orElseThrow();
-		long[] longer = LongStream.concat(LongStream.of(next.chain()), LongStream.of(9_999)).toArray();
+		long[] longer = LongStream.concat(LongStream.of(prompts[1].chain()), LongStream.of(9_999)).toArray();
 		assertThat(policy.choose(f.request(PeerFixture.prompt(longer)), f.pool).instanceId()).isEqualTo("b");
 	}
 
@@ -138,6 +137,47 @@ class PreblePolicyTests {
 		}
 		assertThat(policy.allocationOf(prompts[0])).containsExactly("a");
 		assertThat(policy.allocationOf(prompts[1])).containsExactly("a");
+	}
+
+	@Test
+	void theIncrementalLoadsEqualLoadsComputedAfresh() {
+		java.util.Random random = new java.util.Random(7);
+		PeerFixture g = new PeerFixture("a", "b", "c");
+		PreblePolicy p = new PreblePolicy(Duration.ofSeconds(10), 500);
+		java.util.List<PeerFixture.Routed> running = new java.util.ArrayList<>();
+		for (int op = 0; op < 3000; op++) {
+			int what = random.nextInt(10);
+			if (what < 6) {
+				// Conversations of 1-12 blocks over 40 roots: later turns extend earlier
+				// ones.
+				long root = 1000L * random.nextInt(40);
+				int blocks = 1 + random.nextInt(12);
+				PromptBlocks prompt = new PromptBlocks(LongStream.range(root, root + blocks).toArray(),
+						PeerFixture.BLOCK, blocks * PeerFixture.BLOCK - random.nextInt(PeerFixture.BLOCK));
+				running.add(g.route(p, g.request(prompt)));
+			}
+			else if (what < 9 && !running.isEmpty()) {
+				g.finish(p, running.remove(random.nextInt(running.size())));
+			}
+			else {
+				g.now.addAndGet(random.nextInt(2_000_000_000));
+			}
+			if (op == 1500) {
+				g.members("a", "c", "d");
+				p.onMembershipChanged(g.pool);
+			}
+			if (op % 50 == 0) {
+				double[] incremental = { p.loadNanos("a", g.pool), p.loadNanos("c", g.pool), p.loadNanos("d", g.pool),
+						p.rebalancingLoadNanos("a", g.pool), p.rebalancingLoadNanos("c", g.pool) };
+				p.recomputeSums();
+				double[] fresh = { p.loadNanos("a", g.pool), p.loadNanos("c", g.pool), p.loadNanos("d", g.pool),
+						p.rebalancingLoadNanos("a", g.pool), p.rebalancingLoadNanos("c", g.pool) };
+				for (int i = 0; i < fresh.length; i++) {
+					assertThat(incremental[i]).as("op %d instance %d", op, i)
+						.isCloseTo(fresh[i], org.assertj.core.data.Offset.offset(1e-6 * Math.max(1, fresh[i])));
+				}
+			}
+		}
 	}
 
 	@Test
