@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -592,7 +593,8 @@ public final class DispatchQueues {
 		if (pool.size() < 2) {
 			return;
 		}
-		Set<InstanceQueue> touched = new HashSet<>();
+		// Insertion order: identity hashes would make the pump order differ between runs.
+		Set<InstanceQueue> touched = new LinkedHashSet<>();
 		for (InstanceQueue iq : List.copyOf(queues.values())) {
 			if (iq.byArrival.isEmpty() || iq.state.acceptsNewWork()) {
 				continue;
