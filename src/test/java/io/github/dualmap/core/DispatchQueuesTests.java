@@ -306,6 +306,41 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void queuesARebalanceTouchedReleaseInTheOrderOfTheMoves() {
+		List<RingMember> members = new ArrayList<>();
+		for (char c = 'a'; c <= 'h'; c++) {
+			members.add(new RingMember(String.valueOf(c), 1));
+		}
+		pool.updateMembership(members);
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1).idlePull(false));
+		q.submit(request("first", 0, 100), true, outcomes);
+		List<QueuedRequest> waiting = new ArrayList<>();
+		for (int i = 1; i <= 24; i++) {
+			// 24 x 30 tokens stay below the hotspot floor: nothing moves before the
+			// drain.
+			waiting.add(q.submit(request("w" + i, i, 30), true, outcomes));
+		}
+		assertThat(waiting).allSatisfy(w -> assertThat(w.state()).isEqualTo(QueuedRequest.State.QUEUED));
+		outcomes.released.clear();
+		a().draining(true);
+		q.tick(clock.nanos());
+
+		// The drain moves a's queue in arrival order; each target then releases its first
+		// arrival, target by target in the order the moves first reached them. (A set
+		// ordered by identity hashes released them in an order that changed run to run.)
+		List<String> expected = new ArrayList<>();
+		List<String> targets = new ArrayList<>();
+		for (QueuedRequest w : waiting) {
+			if (!targets.contains(w.instanceId())) {
+				targets.add(w.instanceId());
+				expected.add(w.request().id());
+			}
+		}
+		assertThat(targets).hasSizeGreaterThan(3).doesNotContain("a");
+		assertThat(outcomes.releasedIds()).containsExactlyElementsOf(expected);
+	}
+
+	@Test
 	void migratesQueuedWorkOffAHotspotUntilBalanced() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
 		List<QueuedRequest> all = new ArrayList<>();
