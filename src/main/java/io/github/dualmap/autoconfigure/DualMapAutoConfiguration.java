@@ -170,8 +170,12 @@ public class DualMapAutoConfiguration {
 			WebClient client = WebClient.builder()
 				.clientConnector(new ReactorClientHttpConnector(HttpClient.create().responseTimeout(r.getTimeout())))
 				.build();
-			return new ReplicaPublisher(sync, peers, client, r.getPath(), r.getToken(), r.getFlushInterval(),
-					r.getPeerRefreshInterval(), r.getTimeout(), r.getMaxBatchReleases(), r.getMaxBufferedReleases());
+			ReplicaPublisher publisher = new ReplicaPublisher(sync, peers, client, r.getPath(), r.getToken(),
+					r.getFlushInterval(), r.getPeerRefreshInterval(), r.getTimeout(), r.getMaxBatchReleases(),
+					r.getMaxBufferedReleases());
+			return r.isBootstrap()
+					? publisher.bootstrapFromPeers((int) Math.min(Integer.MAX_VALUE, r.getMaxBodySize().toBytes()))
+					: publisher;
 		}
 
 		@Bean
@@ -179,7 +183,8 @@ public class DualMapAutoConfiguration {
 			DualMapProperties.Replicas r = properties.getReplicas();
 			ReplicaSyncHandler handler = new ReplicaSyncHandler(sync, r.getToken(),
 					(int) Math.min(Integer.MAX_VALUE, r.getMaxBodySize().toBytes()));
-			return RouterFunctions.route(RequestPredicates.POST(r.getPath()), handler);
+			return RouterFunctions.route(RequestPredicates.POST(r.getPath()), handler)
+				.andRoute(RequestPredicates.GET(r.getPath()), handler::snapshot);
 		}
 
 	}

@@ -1183,9 +1183,18 @@ public class DualMapProperties {
 		@Min(value = 1, message = "dualmap.replicas.max-buffered-releases must be >= 1")
 		private int maxBufferedReleases = 16384;
 
-		/** Largest publication body accepted from a peer; a larger one gets 413. */
+		/**
+		 * Largest publication body accepted from a peer (a larger one gets 413); also the
+		 * size of the snapshot a starting peer is given and accepts.
+		 */
 		@NotNull(message = "dualmap.replicas.max-body-size must be set")
 		private DataSize maxBodySize = DataSize.ofMegabytes(16);
+
+		/**
+		 * Whether a starting replica asks its peers for what they know (their shadow
+		 * indexes) before it learns from their new releases.
+		 */
+		private boolean bootstrap = true;
 
 		@AssertTrue(message = "dualmap.replicas.token must be set when dualmap.replicas.enabled=true")
 		private boolean isTokenSetWhenEnabled() {
@@ -1294,6 +1303,14 @@ public class DualMapProperties {
 
 		public void setMaxBufferedReleases(int maxBufferedReleases) {
 			this.maxBufferedReleases = maxBufferedReleases;
+		}
+
+		public boolean isBootstrap() {
+			return this.bootstrap;
+		}
+
+		public void setBootstrap(boolean bootstrap) {
+			this.bootstrap = bootstrap;
 		}
 
 		public DataSize getMaxBodySize() {

@@ -83,6 +83,27 @@ public final class ShadowKvIndex {
 		}
 	}
 
+	/**
+	 * Up to {@code max} block hashes, most recently used first: recording them as one
+	 * chain into another index ({@link #record} touches the last first) reproduces their
+	 * LRU order there.
+	 */
+	public synchronized long[] recent(int max) {
+		int n = Math.max(0, Math.min(max, blocks.size()));
+		long[] out = new long[n];
+		int skip = blocks.size() - n;
+		int i = 0;
+		for (Long block : blocks.keySet()) {
+			// Iteration runs least recently used first.
+			if (skip > 0) {
+				skip--;
+				continue;
+			}
+			out[n - 1 - i++] = block;
+		}
+		return out;
+	}
+
 	public synchronized int size() {
 		return blocks.size();
 	}

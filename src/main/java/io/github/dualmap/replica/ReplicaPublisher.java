@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.gateway.DualMapLifecycle;
+import io.github.dualmap.gateway.RequestBodies;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -23,6 +24,7 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.util.UriComponentsBuilder;
@@ -69,6 +71,11 @@ public final class ReplicaPublisher implements SmartLifecycle {
 
 	private @Nullable Scheduler scheduler;
 
+	/** Largest snapshot read from a peer at start; 0 when this replica does not ask. */
+	private volatile int bootstrapMaxBytes;
+
+	private final AtomicReference<@Nullable Bootstrap> bootstrapped = new AtomicReference<>();
+
 	private @Nullable Disposable running;
 
 	public ReplicaPublisher(ReplicaSync sync, ReplicaPeers peers, WebClient client, String path, String token,
@@ -106,7 +113,98 @@ public final class ReplicaPublisher implements SmartLifecycle {
 			.onBackpressureDrop()
 			.concatMap(tick -> this.peers.refresh(this.peerRefreshInterval), 1)
 			.subscribe() : Disposables.disposed();
-		this.running = Disposables.composite(flushes, refreshes);
+		Disposable bootstrap = this.bootstrapMaxBytes > 0 ? bootstrapWhenPeersAreKnown(s) : Disposables.disposed();
+		this.running = Disposables.composite(flushes, refreshes, bootstrap);
+	}
+
+	/**
+	 * Asks the peers at start for what they know ({@code GET} on the sync path, answered
+	 * with their shadow indexes) and applies the first answer, so that a replica that
+	 * (re)starts routes with its peers' knowledge at once instead of learning it only
+	 * from releases made after it started.
+	 * @param maxBodyBytes largest snapshot accepted (the peers size theirs to
+	 * {@code dualmap.replicas.max-body-size})
+	 * @return this
+	 */
+	public ReplicaPublisher bootstrapFromPeers(int maxBodyBytes) {
+		if (maxBodyBytes <= 0) {
+			throw new IllegalArgumentException("maxBodyBytes must be > 0 but was " + maxBodyBytes);
+		}
+		this.bootstrapMaxBytes = maxBodyBytes;
+		return this;
+	}
+
+	/** Whether this replica asks its peers for a snapshot at start. */
+	public boolean bootstraps() {
+		return this.bootstrapMaxBytes > 0;
+	}
+
+	/** The peer this replica learned from at start and how much, or {@code null}. */
+	public @Nullable Bootstrap bootstrapped() {
+		return this.bootstrapped.get();
+	}
+
+	/** A snapshot applied at start. */
+	public record Bootstrap(URI peer, int instances, int blocks) {
+
+	}
+
+	private Disposable bootstrapWhenPeersAreKnown(Scheduler s) {
+		// Discovered peers arrive with the first refresh, and the pools' instances with
+		// discovery too (releases for unknown instances are ignored): wait for both, not
+		// forever.
+		Duration wait = this.peerRefreshInterval.plus(this.timeout).multipliedBy(2);
+		return Flux.interval(Duration.ZERO, this.flushInterval, s)
+			.filter(tick -> this.sync.membershipKnown())
+			.map(tick -> this.peers.current())
+			.filter(list -> !list.isEmpty())
+			.next()
+			.timeout(wait, Mono.empty(), s)
+			.flatMap(this::bootstrap)
+			.subscribe(null, ex -> logger.warn("Replica sync: learning from peers at start failed", ex));
+	}
+
+	/** Tries {@code candidates} in turn; completes after the first snapshot applied. */
+	Mono<Bootstrap> bootstrap(List<URI> candidates) {
+		return Flux.fromIterable(candidates).concatMap(peer -> snapshotOf(peer).onErrorResume(ex -> {
+			logger.info("Replica sync: no snapshot from " + peer + " (" + ex + ")");
+			return Mono.empty();
+		}), 1).next().doOnNext(b -> {
+			this.bootstrapped.set(b);
+			logger.info("Replica sync: learned " + b.blocks() + " cached blocks of " + b.instances()
+					+ " instances from " + b.peer());
+		})
+			.switchIfEmpty(Mono.fromRunnable(() -> logger
+				.info("Replica sync: no peer answered with a snapshot; learning from new releases only")));
+	}
+
+	private Mono<Bootstrap> snapshotOf(URI peer) {
+		URI target = UriComponentsBuilder.fromUri(peer).replacePath(this.path).replaceQuery(null).build(true).toUri();
+		int max = this.bootstrapMaxBytes;
+		return this.client.get()
+			.uri(target)
+			.headers(h -> h.setBearerAuth(this.token))
+			.accept(MediaType.APPLICATION_JSON)
+			.exchangeToMono(response -> {
+				String answeredAs = response.headers().asHttpHeaders().getFirst(ReplicaSyncHandler.REPLICA_HEADER);
+				if (this.sync.replicaId().equals(answeredAs)) {
+					this.peers.markSelf(peer);
+					return response.releaseBody().then(Mono.<byte[]>empty());
+				}
+				if (!response.statusCode().is2xxSuccessful()) {
+					return response.releaseBody()
+						.then(Mono.<byte[]>error(new IllegalStateException("status " + response.statusCode().value())));
+				}
+				return RequestBodies.read(response.bodyToFlux(DataBuffer.class), max);
+			})
+			// A snapshot is larger than a publication: allow it more time.
+			.timeout(this.timeout.multipliedBy(10))
+			.map(body -> {
+				ReleaseBatch batch = ReleaseBatch.parse(body);
+				ReplicaSync.Applied applied = this.sync.apply(batch);
+				int blocks = batch.releases().stream().mapToInt(r -> r.chain().length).sum();
+				return new Bootstrap(peer, applied.applied(), blocks);
+			});
 	}
 
 	@Override

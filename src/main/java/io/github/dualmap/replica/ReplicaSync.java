@@ -135,6 +135,37 @@ public final class ReplicaSync implements DualMapListener {
 		return new Applied(ok, skipped);
 	}
 
+	/**
+	 * What this replica believes every instance holds, as a batch a peer can
+	 * {@link #apply}: one release per instance whose chain is its shadow index's most
+	 * recently used blocks, at most {@code maxBlocks} in all (shared evenly among the
+	 * instances). A replica that starts asks a peer for this.
+	 */
+	public ReleaseBatch snapshot(int maxBlocks) {
+		List<InstanceState> all = new ArrayList<>();
+		List<String> services = new ArrayList<>();
+		for (ServicePool pool : this.registry.pools().values()) {
+			for (InstanceState s : pool.pool().instances()) {
+				all.add(s);
+				services.add(pool.serviceId());
+			}
+		}
+		List<ReleaseBatch.Release> releases = new ArrayList<>();
+		int each = all.isEmpty() ? 0 : Math.max(1, maxBlocks / all.size());
+		for (int i = 0; i < all.size(); i++) {
+			long[] blocks = all.get(i).shadow().recent(each);
+			if (blocks.length > 0) {
+				releases.add(new ReleaseBatch.Release(services.get(i), all.get(i).id(), blocks));
+			}
+		}
+		return new ReleaseBatch(this.replicaId, this.hashing, releases);
+	}
+
+	/** Whether every pool knows its instances (a snapshot applied before is lost). */
+	public boolean membershipKnown() {
+		return this.registry.pools().values().stream().allMatch(p -> p.pool().size() > 0);
+	}
+
 	public String replicaId() {
 		return this.replicaId;
 	}

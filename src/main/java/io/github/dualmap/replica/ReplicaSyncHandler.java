@@ -77,6 +77,34 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge());
 	}
 
+	/**
+	 * {@code GET dualmap.replicas.path}: this replica's {@link ReplicaSync#snapshot} for
+	 * a peer that starts, sized to fit the peers' {@code max-body-size}, or 401 without
+	 * the token.
+	 */
+	public Mono<ServerResponse> snapshot(ServerRequest request) {
+		if (!authorized(request.headers().firstHeader(HttpHeaders.AUTHORIZATION))) {
+			return error(HttpStatus.UNAUTHORIZED, "authentication_error", "invalid_replica_token",
+					"replica sync needs 'Authorization: Bearer <dualmap.replicas.token>'");
+		}
+		return Mono.fromCallable(() -> this.sync.snapshot(snapshotBlocks(this.maxBodyBytes)).toJson())
+			// Off the event loop: it takes every shadow index's lock.
+			.subscribeOn(Schedulers.boundedElastic())
+			.flatMap(body -> ServerResponse.ok()
+				.header(REPLICA_HEADER, this.sync.replicaId())
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(body));
+	}
+
+	/**
+	 * Blocks a snapshot may carry so that its JSON stays within {@code maxBodyBytes}: a
+	 * block hash takes at most 21 bytes (20 characters and a comma), and a release's
+	 * other fields are budgeted at one block's worth per instance.
+	 */
+	static int snapshotBlocks(int maxBodyBytes) {
+		return Math.max(1, maxBodyBytes / 24);
+	}
+
 	private Mono<ServerResponse> apply(byte[] body) {
 		ReplicaSync.Applied applied;
 		try {

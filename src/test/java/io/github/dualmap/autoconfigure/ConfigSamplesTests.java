@@ -123,9 +123,11 @@ class ConfigSamplesTests {
 			DualMapProperties.Replicas r = context.getBean(DualMapProperties.class).getReplicas();
 			assertThat(r.getToken()).isEqualTo("from-a-secret");
 			assertThat(r.getFlushInterval()).isEqualTo(Duration.ofMillis(50));
+			assertThat(r.isBootstrap()).isTrue();
 			assertThat(context.getBean(ReplicaPublisher.class).peers()).hasSize(3)
 				.allMatch(u -> u.getHost().startsWith("gateway-"));
 		});
+
 	}
 
 }

@@ -132,7 +132,12 @@ class DualMapPropertiesTests {
 					.hasSingleBean(ReplicaPublisher.class);
 				assertThat(context.getBean(ReplicaSync.class).hashing())
 					.isEqualTo("xxh3-chain;block-chars=256;chars-per-token=4.0;block-tokens=64");
+				assertThat(context.getBean(ReplicaPublisher.class).bootstraps()).isTrue();
 			});
+		this.runner
+			.withPropertyValues("dualmap.replicas.enabled=true", "dualmap.replicas.token=s3cret",
+					"dualmap.replicas.peers=http://127.0.0.1:1", "dualmap.replicas.bootstrap=false")
+			.run(context -> assertThat(context.getBean(ReplicaPublisher.class).bootstraps()).isFalse());
 	}
 
 	private void expectFailure(String property, String message) {

@@ -50,6 +50,26 @@ class ShadowKvIndexTests {
 	}
 
 	@Test
+	void recentBlocksRecordedElsewhereReproduceTheLruOrder() {
+		ShadowKvIndex source = new ShadowKvIndex(100);
+		source.record(new long[] { 1, 2, 3 });
+		source.record(new long[] { 7, 8 });
+		source.matchedBlocks(new long[] { 1 });
+		// Most recent first: 1 was touched last, then 7 (head of the last record), 8, ...
+		assertThat(source.recent(10)).containsExactly(1, 7, 8, 2, 3);
+		assertThat(source.recent(2)).containsExactly(1, 7);
+		assertThat(source.recent(0)).isEmpty();
+
+		// A copy of capacity 3 keeps the three most recent, and evicts as the source
+		// would.
+		ShadowKvIndex copy = new ShadowKvIndex(3);
+		copy.record(source.recent(10));
+		assertThat(copy.recent(10)).containsExactly(1, 7, 8);
+		copy.record(new long[] { 9 });
+		assertThat(copy.recent(10)).containsExactly(9, 1, 7);
+	}
+
+	@Test
 	void resizeEvictsDownAndRejectsNonsense() {
 		ShadowKvIndex index = new ShadowKvIndex(10);
 		index.record(new long[] { 1, 2, 3, 4, 5, 6 });

@@ -45,6 +45,8 @@ class ReplicaSyncIntegrationTests {
 
 	static ConfigurableApplicationContext b;
 
+	static ConfigurableApplicationContext c;
+
 	static int portA;
 
 	static int portB;
@@ -67,9 +69,9 @@ class ReplicaSyncIntegrationTests {
 
 	@AfterAll
 	static void stop() {
-		for (ConfigurableApplicationContext c : new ConfigurableApplicationContext[] { a, b }) {
-			if (c != null) {
-				c.close();
+		for (ConfigurableApplicationContext context : new ConfigurableApplicationContext[] { c, a, b }) {
+			if (context != null) {
+				context.close();
 			}
 		}
 		ENGINES.forEach(StubEngine::stop);
@@ -196,6 +198,30 @@ class ReplicaSyncIntegrationTests {
 		assertThat(prometheus).containsPattern("dualmap_replicas_releases_total\\{.*outcome=\"applied\".*\\} [1-9]")
 			.contains("dualmap_replicas_peers ")
 			.contains("dualmap_replicas_publish_failures_total");
+	}
+
+	@Test
+	void aReplicaThatStartsLaterLearnsWhatItsPeerKnowsAtOnce() throws IOException {
+		Routed routed = chat(portA, decisionsA, "returns");
+		// A does not publish to C (C is not in A's discovery): only C's start-up snapshot
+		// can tell it what A sent where. C stays up until all tests are done: closing a
+		// context disposes Reactor Netty's shared loops, which A and B use too.
+		c = replica(freePort(), "dualmap.replicas.peers=http://127.0.0.1:" + portA);
+		await().atMost(Duration.ofSeconds(10)).until(() -> knows(c, routed));
+		ReplicaPublisher.Bootstrap learned = c.getBean(ReplicaPublisher.class).bootstrapped();
+		assertThat(learned).isNotNull();
+		assertThat(learned.peer()).isEqualTo(URI.create("http://127.0.0.1:" + portA));
+		assertThat(learned.instances()).isPositive();
+		assertThat(learned.blocks()).isPositive();
+		// The snapshot is the peers' only: without the token, 401.
+		client(portA).get()
+			.uri("/dualmap/replicas/releases")
+			.exchange()
+			.expectStatus()
+			.isUnauthorized()
+			.expectBody()
+			.jsonPath("$.error.code")
+			.isEqualTo("invalid_replica_token");
 	}
 
 	@Test

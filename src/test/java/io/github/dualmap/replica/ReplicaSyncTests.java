@@ -68,6 +68,37 @@ class ReplicaSyncTests {
 	}
 
 	@Test
+	void aSnapshotCarriesEveryInstancesRecentBlocksWithinTheBudgetAndAnotherReplicaLearnsThem() {
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
+		PromptBlocks billing = blocks("billing");
+		PromptBlocks shipping = blocks("shipping");
+		this.registry.pool("llm").pool().instance("a").shadow().record(billing.chain());
+		this.registry.pool("llm").pool().instance("b").shadow().record(shipping.chain());
+		ReleaseBatch all = sync.snapshot(1_000);
+		assertThat(all.replica()).isEqualTo("me");
+		assertThat(all.hashing()).isEqualTo("h");
+		assertThat(all.releases()).extracting(ReleaseBatch.Release::instance).containsExactlyInAnyOrder("a", "b");
+		// A budget of 4 blocks: 2 per instance, the most recently used (a chain's head).
+		ReleaseBatch small = sync.snapshot(4);
+		assertThat(small.releases()).allSatisfy(r -> assertThat(r.chain()).hasSize(2));
+		assertThat(small.releases()).filteredOn(r -> r.instance().equals("a"))
+			.singleElement()
+			.satisfies(r -> assertThat(r.chain()).containsExactly(billing.chain()[0], billing.chain()[1]));
+
+		// A second replica with the same instances learns the whole snapshot.
+		DualMapRegistry other = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap", List.of("llm"),
+				"dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
+		other.pool("llm").updateMembership(this.registry.pool("llm").serviceInstances());
+		ReplicaSync starting = new ReplicaSync(other, "new", "h", 16);
+		assertThat(starting.membershipKnown()).isTrue();
+		starting.apply(ReleaseBatch.parse(all.toJson()));
+		assertThat(other.pool("llm").pool().instance("a").shadow().peekMatchedBlocks(billing.chain()))
+			.isEqualTo(billing.chain().length);
+		assertThat(other.pool("llm").pool().instance("b").shadow().peekMatchedBlocks(shipping.chain()))
+			.isEqualTo(shipping.chain().length);
+	}
+
+	@Test
 	void aPeersReleaseEntersTheShadowIndexOfItsInstanceOnly() {
 		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
 		PromptBlocks billing = blocks("billing");
