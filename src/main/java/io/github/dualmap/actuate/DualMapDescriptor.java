@@ -41,15 +41,30 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param applied peers' releases that entered a shadow index here
 	 * @param ignored peers' releases for an instance or service unknown here
 	 * @param refusedBatches peers' batches refused for other prompt hashing
+	 * @param bootstrap the snapshot learned from a peer at start, or {@code null} (none
+	 * asked for, none answered yet, or bootstrap off)
 	 */
 	public record Replicas(String replica, String hashing, List<String> peers, int buffered, long sent, long dropped,
-			long failedPublications, long applied, long ignored, long refusedBatches) {
+			long failedPublications, long applied, long ignored, long refusedBatches, @Nullable Bootstrap bootstrap) {
 
 		public static Replicas of(ReplicaSync sync, ReplicaPublisher publisher) {
+			ReplicaPublisher.Bootstrap b = publisher.bootstrapped();
 			return new Replicas(sync.replicaId(), sync.hashing(),
 					publisher.peers().stream().map(Object::toString).toList(), sync.buffered(), sync.sent(),
-					sync.dropped(), sync.failedPublications(), sync.applied(), sync.ignored(), sync.refusedBatches());
+					sync.dropped(), sync.failedPublications(), sync.applied(), sync.ignored(), sync.refusedBatches(),
+					b == null ? null : new Bootstrap(b.peer().toString(), b.instances(), b.blocks()));
 		}
+
+	}
+
+	/**
+	 * What a replica learned from a peer at start.
+	 *
+	 * @param peer the peer that answered
+	 * @param instances instances of this replica's pools the snapshot covered
+	 * @param blocks cached blocks the snapshot carried
+	 */
+	public record Bootstrap(String peer, int instances, int blocks) {
 
 	}
 

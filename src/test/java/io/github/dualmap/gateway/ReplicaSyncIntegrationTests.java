@@ -213,6 +213,18 @@ class ReplicaSyncIntegrationTests {
 		assertThat(learned.peer()).isEqualTo(URI.create("http://127.0.0.1:" + portA));
 		assertThat(learned.instances()).isPositive();
 		assertThat(learned.blocks()).isPositive();
+		// Operators see it in the actuator view.
+		client(((org.springframework.boot.web.server.context.WebServerApplicationContext) c).getWebServer().getPort())
+			.get()
+			.uri("/actuator/dualmap")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.replicas.bootstrap.peer")
+			.isEqualTo("http://127.0.0.1:" + portA)
+			.jsonPath("$.replicas.bootstrap.blocks")
+			.value(n -> assertThat(((Number) n).intValue()).isPositive());
 		// The snapshot is the peers' only: without the token, 401.
 		client(portA).get()
 			.uri("/dualmap/replicas/releases")
