@@ -16,6 +16,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerGracefulShutdownLifecycle;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.context.annotation.Bean;
+import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
 
@@ -112,6 +114,18 @@ class GracefulShutdownIntegrationTests {
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
 	static class App {
+
+		/**
+		 * Reactor Netty resources of this context alone: closing a context that uses the
+		 * global ones disposes them, and with them the servers of every other context
+		 * alive in this JVM (the test framework caches other tests' contexts).
+		 */
+		@Bean
+		ReactorResourceFactory reactorResourceFactory() {
+			ReactorResourceFactory factory = new ReactorResourceFactory();
+			factory.setUseGlobalResources(false);
+			return factory;
+		}
 
 	}
 

@@ -22,6 +22,8 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -204,8 +206,7 @@ class ReplicaSyncIntegrationTests {
 	void aReplicaThatStartsLaterLearnsWhatItsPeerKnowsAtOnce() throws IOException {
 		Routed routed = chat(portA, decisionsA, "returns");
 		// A does not publish to C (C is not in A's discovery): only C's start-up snapshot
-		// can tell it what A sent where. C stays up until all tests are done: closing a
-		// context disposes Reactor Netty's shared loops, which A and B use too.
+		// can tell it what A sent where.
 		c = replica(freePort(), "dualmap.replicas.peers=http://127.0.0.1:" + portA);
 		await().atMost(Duration.ofSeconds(10)).until(() -> knows(c, routed));
 		ReplicaPublisher.Bootstrap learned = c.getBean(ReplicaPublisher.class).bootstrapped();
@@ -225,6 +226,9 @@ class ReplicaSyncIntegrationTests {
 			.isEqualTo("http://127.0.0.1:" + portA)
 			.jsonPath("$.replicas.bootstrap.blocks")
 			.value(n -> assertThat(((Number) n).intValue()).isPositive());
+		// C leaves; A and B, on loops of their own, serve on.
+		c.close();
+		c = null;
 		// The snapshot is the peers' only: without the token, 401.
 		client(portA).get()
 			.uri("/dualmap/replicas/releases")
@@ -310,6 +314,16 @@ class ReplicaSyncIntegrationTests {
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
 	static class App {
+
+		/**
+		 * Each replica its own Reactor Netty loops, so closing one leaves the others up.
+		 */
+		@Bean
+		ReactorResourceFactory reactorResourceFactory() {
+			ReactorResourceFactory factory = new ReactorResourceFactory();
+			factory.setUseGlobalResources(false);
+			return factory;
+		}
 
 	}
 
