@@ -16,8 +16,7 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerGracefulShutdownLifecycle;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.SmartLifecycle;
-import org.springframework.context.annotation.Bean;
-import org.springframework.http.client.ReactorResourceFactory;
+import org.springframework.context.annotation.Import;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
 
@@ -113,19 +112,9 @@ class GracefulShutdownIntegrationTests {
 
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
+	// Loops of its own: closing this context must not take other servers down.
+	@Import(OwnReactorResources.class)
 	static class App {
-
-		/**
-		 * Reactor Netty resources of this context alone: closing a context that uses the
-		 * global ones disposes them, and with them the servers of every other context
-		 * alive in this JVM (the test framework caches other tests' contexts).
-		 */
-		@Bean
-		ReactorResourceFactory reactorResourceFactory() {
-			ReactorResourceFactory factory = new ReactorResourceFactory();
-			factory.setUseGlobalResources(false);
-			return factory;
-		}
 
 	}
 

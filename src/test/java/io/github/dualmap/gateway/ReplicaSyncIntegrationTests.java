@@ -22,8 +22,7 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Bean;
-import org.springframework.http.client.ReactorResourceFactory;
+import org.springframework.context.annotation.Import;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -313,17 +312,9 @@ class ReplicaSyncIntegrationTests {
 
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
+	// Each replica loops of its own: closing one leaves the others up.
+	@Import(OwnReactorResources.class)
 	static class App {
-
-		/**
-		 * Each replica its own Reactor Netty loops, so closing one leaves the others up.
-		 */
-		@Bean
-		ReactorResourceFactory reactorResourceFactory() {
-			ReactorResourceFactory factory = new ReactorResourceFactory();
-			factory.setUseGlobalResources(false);
-			return factory;
-		}
 
 	}
 
