@@ -1,7 +1,6 @@
 package io.github.dualmap.overhead;
 
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -9,9 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
-import io.github.dualmap.sim.SimCommand;
+import io.github.dualmap.sim.ConsoleCommand;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -38,7 +36,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 @Command(name = "overhead", mixinStandardHelpOptions = true, sortOptions = false,
 		description = "What the gateway adds per request: a direct call, the stock Spring Cloud Gateway "
 				+ "and the DualMap gateway side by side on loopback.")
-public final class OverheadCommand implements Callable<Integer> {
+public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 
 	/** File written into {@code --out}. */
 	public static final String JSON_FILE = "overhead.json";
@@ -83,23 +81,13 @@ public final class OverheadCommand implements Callable<Integer> {
 	@Option(names = "--out", paramLabel = "DIR", description = "write " + JSON_FILE + " here")
 	@Nullable Path out;
 
-	private PrintWriter stdout = new PrintWriter(System.out, true);
-
-	private PrintWriter stderr = new PrintWriter(System.err, true);
+	public OverheadCommand() {
+		super("overhead");
+	}
 
 	/** Runs the command with {@code args}; returns the exit code. */
 	public static int run(String... args) {
-		return run(new OverheadCommand(), args);
-	}
-
-	static int run(OverheadCommand command, String... args) {
-		return SimCommand.execute(command, "overhead", command.stdout, command.stderr, args);
-	}
-
-	OverheadCommand redirect(PrintWriter out, PrintWriter err) {
-		this.stdout = out;
-		this.stderr = err;
-		return this;
+		return new OverheadCommand().runWith(args);
 	}
 
 	@Override
@@ -109,7 +97,7 @@ public final class OverheadCommand implements Callable<Integer> {
 		}
 		catch (IllegalArgumentException ex) {
 			this.stderr.println("overhead: " + ex.getMessage());
-			return SimCommand.USAGE;
+			return USAGE;
 		}
 		List<InstantBackend> pool = new ArrayList<>();
 		List<ConfigurableApplicationContext> gateways = new ArrayList<>();
@@ -144,7 +132,7 @@ public final class OverheadCommand implements Callable<Integer> {
 		}
 		catch (IOException ex) {
 			this.stderr.println("overhead: cannot write " + JSON_FILE + ": " + ex.getMessage());
-			return SimCommand.USAGE;
+			return USAGE;
 		}
 		finally {
 			gateways.forEach(ConfigurableApplicationContext::close);

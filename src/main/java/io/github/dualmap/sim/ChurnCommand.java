@@ -1,13 +1,11 @@
 package io.github.dualmap.sim;
 
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.Callable;
 
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
@@ -25,7 +23,7 @@ import tools.jackson.databind.node.ObjectNode;
  */
 @Command(name = "churn", mixinStandardHelpOptions = true, sortOptions = false,
 		description = "Share of routing keys that move when one instance joins or leaves.")
-public final class ChurnCommand implements Callable<Integer> {
+public final class ChurnCommand extends ConsoleCommand<ChurnCommand> {
 
 	/** File written into {@code --out}. */
 	public static final String JSON_FILE = "churn.json";
@@ -53,23 +51,13 @@ public final class ChurnCommand implements Callable<Integer> {
 	@Option(names = "--out", paramLabel = "DIR", description = "write " + JSON_FILE + " here")
 	@Nullable Path out;
 
-	private PrintWriter stdout = new PrintWriter(System.out, true);
-
-	private PrintWriter stderr = new PrintWriter(System.err, true);
+	public ChurnCommand() {
+		super("churn");
+	}
 
 	/** Runs the command with {@code args}; returns the exit code. */
 	public static int run(String... args) {
-		return run(new ChurnCommand(), args);
-	}
-
-	static int run(ChurnCommand command, String... args) {
-		return SimCommand.execute(command, "churn", command.stdout, command.stderr, args);
-	}
-
-	ChurnCommand redirect(PrintWriter out, PrintWriter err) {
-		this.stdout = out;
-		this.stderr = err;
-		return this;
+		return new ChurnCommand().runWith(args);
 	}
 
 	@Override
@@ -87,11 +75,11 @@ public final class ChurnCommand implements Callable<Integer> {
 		}
 		catch (IllegalArgumentException ex) {
 			stderr.println("churn: " + ex.getMessage());
-			return SimCommand.USAGE;
+			return USAGE;
 		}
 		catch (IOException ex) {
 			stderr.println("churn: cannot write " + JSON_FILE + ": " + ex.getMessage());
-			return SimCommand.USAGE;
+			return USAGE;
 		}
 	}
 

@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -32,7 +31,6 @@ import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import org.jspecify.annotations.Nullable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -43,10 +41,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "sim", mixinStandardHelpOptions = true, sortOptions = false,
 		description = "Discrete-event capacity benchmark of routing policies on a trace.")
-public final class SimCommand implements Callable<Integer> {
-
-	/** Exit code of bad input. */
-	public static final int USAGE = 2;
+public final class SimCommand extends ConsoleCommand<SimCommand> {
 
 	/** Requests of a --quick run (warm-up included). */
 	public static final int QUICK_REQUESTS = 2000;
@@ -121,7 +116,7 @@ public final class SimCommand implements Callable<Integer> {
 	int threads;
 
 	@Option(names = "--scale", paramLabel = "WHEN:DELTA[,...]",
-			description = "membership changes during one run at --rate, e.g. 50%:+2 or 600s:-1; writes "
+			description = "membership changes during one run at --rate, e.g. 50%%:+2 or 600s:-1; writes "
 					+ ScalingReport.TIMELINE_JSON + " and " + ScalingReport.CHART + " instead of a capacity search")
 	@Nullable String scale;
 
@@ -145,45 +140,23 @@ public final class SimCommand implements Callable<Integer> {
 					+ "dispatch properties to the DualMap rows")
 	List<String> set = new ArrayList<>();
 
-	private PrintWriter stdout = new PrintWriter(System.out, true);
-
-	private PrintWriter stderr = new PrintWriter(System.err, true);
-
 	private NanoClock decisionTimer = NanoClock.SYSTEM;
+
+	public SimCommand() {
+		super("sim");
+	}
 
 	/** Runs the command with {@code args}; returns the exit code. */
 	public static int run(String... args) {
-		return run(new SimCommand(), args);
-	}
-
-	static int run(SimCommand command, String... args) {
-		return execute(command, "sim", command.stdout, command.stderr, args);
-	}
-
-	/**
-	 * Runs a picocli {@code command} of the exec jar on these streams. Bad input is the
-	 * user's to fix: an exception ends the command with one line on {@code err}, prefixed
-	 * with {@code name}, and exit code {@link #USAGE}; never a stack trace.
-	 */
-	public static int execute(Object command, String name, PrintWriter out, PrintWriter err, String... args) {
-		CommandLine cli = new CommandLine(command);
-		cli.setOut(out);
-		cli.setErr(err);
-		cli.setExecutionExceptionHandler((ex, line, parsed) -> {
-			err.println(name + ": " + ex.getMessage());
-			return USAGE;
-		});
-		return cli.execute(args);
+		return new SimCommand().runWith(args);
 	}
 
 	/**
 	 * Sends output to {@code out} and {@code err} and times decisions with {@code timer}.
 	 */
 	SimCommand redirect(PrintWriter out, PrintWriter err, NanoClock timer) {
-		this.stdout = out;
-		this.stderr = err;
 		this.decisionTimer = timer;
-		return this;
+		return redirect(out, err);
 	}
 
 	@Override

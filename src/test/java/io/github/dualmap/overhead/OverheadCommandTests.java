@@ -25,8 +25,7 @@ class OverheadCommandTests {
 	private final StringWriter err = new StringWriter();
 
 	private int run(String... args) {
-		return OverheadCommand.run(new OverheadCommand().redirect(new PrintWriter(this.out), new PrintWriter(this.err)),
-				args);
+		return new OverheadCommand().redirect(new PrintWriter(this.out), new PrintWriter(this.err)).runWith(args);
 	}
 
 	@Test

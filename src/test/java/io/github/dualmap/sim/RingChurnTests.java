@@ -76,8 +76,8 @@ class RingChurnTests {
 	void commandPrintsTableAndWritesJson(@TempDir Path dir) throws Exception {
 		StringWriter out = new StringWriter();
 		StringWriter err = new StringWriter();
-		int code = ChurnCommand.run(new ChurnCommand().redirect(new PrintWriter(out), new PrintWriter(err)),
-				"--instances", "8,16", "--keys", "20000", "--removals", "4", "--out", dir.toString());
+		int code = new ChurnCommand().redirect(new PrintWriter(out), new PrintWriter(err))
+			.runWith("--instances", "8,16", "--keys", "20000", "--removals", "4", "--out", dir.toString());
 		assertThat(code).as(err.toString()).isZero();
 		assertThat(out.toString()).contains("| 8 → 9 |", "| 8 → 7 |", "| 16 → 17 |", "| 16 → 15 |",
 				"hash-mod-N: home moved");
@@ -94,15 +94,13 @@ class RingChurnTests {
 	@Test
 	void commandRejectsBadInputWithExitCodeTwo() {
 		StringWriter err = new StringWriter();
-		int code = ChurnCommand.run(
-				new ChurnCommand().redirect(new PrintWriter(new StringWriter()), new PrintWriter(err)), "--instances",
-				"8,1");
+		int code = new ChurnCommand().redirect(new PrintWriter(new StringWriter()), new PrintWriter(err))
+			.runWith("--instances", "8,1");
 		assertThat(code).isEqualTo(2);
 		assertThat(err.toString()).contains("--instances must all be >= 2 but one was 1");
 		StringWriter err2 = new StringWriter();
-		assertThat(ChurnCommand.run(
-				new ChurnCommand().redirect(new PrintWriter(new StringWriter()), new PrintWriter(err2)), "--keys", "x"))
-			.isEqualTo(2);
+		assertThat(new ChurnCommand().redirect(new PrintWriter(new StringWriter()), new PrintWriter(err2))
+			.runWith("--keys", "x")).isEqualTo(2);
 		assertThat(err2.toString()).contains("'x'");
 	}
 

@@ -163,11 +163,10 @@ class ScalingSimulationTests {
 	void commandWritesTimelineAndChart(@TempDir Path dir) throws Exception {
 		StringWriter out = new StringWriter();
 		StringWriter err = new StringWriter();
-		int code = SimCommand.run(
-				new SimCommand().redirect(new PrintWriter(out, true), new PrintWriter(err, true), () -> 0L),
-				"--synthetic", "tenants", "--requests", "600", "--warmup", "100", "--instances", "2", "--policies",
-				"dualmap,consistent-hash", "--rate", "4", "--scale", "50%:+1", "--window", "20s", "--slow-start", "10s",
-				"--out", dir.toString());
+		int code = new SimCommand().redirect(new PrintWriter(out, true), new PrintWriter(err, true), () -> 0L)
+			.runWith("--synthetic", "tenants", "--requests", "600", "--warmup", "100", "--instances", "2", "--policies",
+					"dualmap,consistent-hash", "--rate", "4", "--scale", "50%:+1", "--window", "20s", "--slow-start",
+					"10s", "--out", dir.toString());
 		assertThat(code).as(err.toString()).isZero();
 		assertThat(out.toString()).contains("dualmap hit", "consistent-hash SLO", "--scale 50%:+1");
 		assertThat(dir.resolve("scaleout.png")).isNotEmptyFile();
@@ -195,8 +194,9 @@ class ScalingSimulationTests {
 		List<String> args = new ArrayList<>(List.of("--synthetic", "tenants", "--requests", "300", "--warmup", "100",
 				"--instances", "4", "--out", System.getProperty("java.io.tmpdir")));
 		args.addAll(List.of(extra));
-		int code = SimCommand.run(new SimCommand().redirect(new PrintWriter(new StringWriter(), true),
-				new PrintWriter(err, true), () -> 0L), args.toArray(String[]::new));
+		int code = new SimCommand()
+			.redirect(new PrintWriter(new StringWriter(), true), new PrintWriter(err, true), () -> 0L)
+			.runWith(args.toArray(String[]::new));
 		assertThat(code).as(err.toString()).isEqualTo(2);
 		return err.toString();
 	}
