@@ -185,8 +185,8 @@ public final class PreblePolicy implements RoutingPolicy {
 			Placement chosen = this.placements.remove(request.id());
 			Placement p = chosen != null ? chosen : place(blocks, pool.acceptingInstances());
 			// A node the window forgot since the decision no longer counts.
-			Node found = p.node() != null && this.nodes.get(p.node().key) == p.node() ? p.node() : null;
-			Node node = p.exploit() && found != null ? found : node(blocks, p);
+			Node found = live(p.node());
+			Node node = p.exploit() && found != null ? found : node(blocks, p.contextTokens(), found);
 			for (Node n = node; n != null; n = n.parent) {
 				detach(n);
 				// Preble allocates the instance to the leaf and every ancestor.
@@ -245,16 +245,19 @@ public final class PreblePolicy implements RoutingPolicy {
 	 * it, in nanoseconds.
 	 */
 	public synchronized double loadNanos(String instanceId, InstancePool pool) {
-		expire(pool.now());
-		return loads(pool.instances(), pool.estimator().nanosPerToken(), false).getOrDefault(instanceId, 0.0);
+		return load(instanceId, pool, false);
 	}
 
 	/**
 	 * Load as rebalancing sees it: nodes with at least {@value #MIN_COUNT} requests only.
 	 */
 	synchronized double rebalancingLoadNanos(String instanceId, InstancePool pool) {
+		return load(instanceId, pool, true);
+	}
+
+	private double load(String instanceId, InstancePool pool, boolean counted) {
 		expire(pool.now());
-		return loads(pool.instances(), pool.estimator().nanosPerToken(), true).getOrDefault(instanceId, 0.0);
+		return loads(pool.instances(), pool.estimator().nanosPerToken(), counted).getOrDefault(instanceId, 0.0);
 	}
 
 	/**
@@ -276,7 +279,7 @@ public final class PreblePolicy implements RoutingPolicy {
 	}
 
 	/** Where a prompt stands in the tree: its seen prefix and the node it extends. */
-	private record Placement(boolean exploit, @Nullable Node node, int contextTokens, int contextBlocks) {
+	private record Placement(boolean exploit, @Nullable Node node, int contextTokens) {
 
 	}
 
@@ -295,7 +298,7 @@ public final class PreblePolicy implements RoutingPolicy {
 		}
 		int context = blocks.tokensFor(seen);
 		boolean exploit = blocks.promptTokens() - context < context;
-		return new Placement(exploit, deepest, context, seen);
+		return new Placement(exploit, deepest, context);
 	}
 
 	/**
@@ -303,16 +306,15 @@ public final class PreblePolicy implements RoutingPolicy {
 	 * partial last block changes when the conversation continues, so the next turn's
 	 * prompt would not contain its hash.
 	 */
-	private Node node(PromptBlocks blocks, Placement p) {
+	private Node node(PromptBlocks blocks, int contextTokens, @Nullable Node deepest) {
 		int end = fullBlocks(blocks);
 		long key = blocks.chain()[end - 1];
 		Node existing = this.nodes.get(key);
 		if (existing != null) {
 			return existing;
 		}
-		Node parent = p.node() != null && p.node().endBlocks < end && this.nodes.get(p.node().key) == p.node()
-				? p.node() : null;
-		Node created = new Node(key, end, blocks.promptTokens() - p.contextTokens(), parent);
+		Node parent = deepest != null && deepest.endBlocks < end ? deepest : null;
+		Node created = new Node(key, end, blocks.promptTokens() - contextTokens, parent);
 		if (parent != null) {
 			parent.children.add(created);
 		}
@@ -391,10 +393,18 @@ public final class PreblePolicy implements RoutingPolicy {
 		}
 	}
 
+	/**
+	 * {@code n} if it is still in the tree, {@code null} if the window forgot it (a
+	 * forgotten node is out of the per-instance sums and must stay out).
+	 */
+	private @Nullable Node live(@Nullable Node n) {
+		return n != null && this.nodes.get(n.key) == n ? n : null;
+	}
+
 	/** A request leaves the nodes it ran under. */
 	private void end(Running r) {
 		for (Node n : r.path) {
-			boolean attached = this.nodes.get(n.key) == n;
+			boolean attached = live(n) != null;
 			if (attached) {
 				detach(n);
 			}
@@ -480,7 +490,7 @@ public final class PreblePolicy implements RoutingPolicy {
 
 	private void forget(WindowEntry e) {
 		Node n = e.node;
-		boolean attached = this.nodes.get(n.key) == n;
+		boolean attached = live(n) != null;
 		if (attached) {
 			detach(n);
 		}
