@@ -45,26 +45,15 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * asked for, none answered yet, or bootstrap off)
 	 */
 	public record Replicas(String replica, String hashing, List<String> peers, int buffered, long sent, long dropped,
-			long failedPublications, long applied, long ignored, long refusedBatches, @Nullable Bootstrap bootstrap) {
+			long failedPublications, long applied, long ignored, long refusedBatches,
+			ReplicaPublisher.@Nullable Bootstrap bootstrap) {
 
 		public static Replicas of(ReplicaSync sync, ReplicaPublisher publisher) {
-			ReplicaPublisher.Bootstrap b = publisher.bootstrapped();
 			return new Replicas(sync.replicaId(), sync.hashing(),
 					publisher.peers().stream().map(Object::toString).toList(), sync.buffered(), sync.sent(),
 					sync.dropped(), sync.failedPublications(), sync.applied(), sync.ignored(), sync.refusedBatches(),
-					b == null ? null : new Bootstrap(b.peer().toString(), b.instances(), b.blocks()));
+					publisher.bootstrapped());
 		}
-
-	}
-
-	/**
-	 * What a replica learned from a peer at start.
-	 *
-	 * @param peer the peer that answered
-	 * @param instances instances of this replica's pools the snapshot covered
-	 * @param blocks cached blocks the snapshot carried
-	 */
-	public record Bootstrap(String peer, int instances, int blocks) {
 
 	}
 

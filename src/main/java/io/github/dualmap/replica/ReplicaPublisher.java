@@ -26,6 +26,7 @@ import reactor.core.scheduler.Schedulers;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.util.UriComponentsBuilder;
 
@@ -179,16 +180,13 @@ public final class ReplicaPublisher implements SmartLifecycle {
 	}
 
 	private Mono<Bootstrap> snapshotOf(URI peer) {
-		URI target = UriComponentsBuilder.fromUri(peer).replacePath(this.path).replaceQuery(null).build(true).toUri();
 		int max = this.bootstrapMaxBytes;
 		return this.client.get()
-			.uri(target)
+			.uri(syncUri(peer))
 			.headers(h -> h.setBearerAuth(this.token))
 			.accept(MediaType.APPLICATION_JSON)
 			.exchangeToMono(response -> {
-				String answeredAs = response.headers().asHttpHeaders().getFirst(ReplicaSyncHandler.REPLICA_HEADER);
-				if (this.sync.replicaId().equals(answeredAs)) {
-					this.peers.markSelf(peer);
+				if (answeredBySelf(peer, response)) {
 					return response.releaseBody().then(Mono.<byte[]>empty());
 				}
 				if (!response.statusCode().is2xxSuccessful()) {
@@ -309,18 +307,17 @@ public final class ReplicaPublisher implements SmartLifecycle {
 	}
 
 	private Mono<Void> publish(URI peer, Peer state, byte[] body, int releases) {
-		URI target = UriComponentsBuilder.fromUri(peer).replacePath(this.path).replaceQuery(null).build(true).toUri();
 		return this.client.post()
-			.uri(target)
+			.uri(syncUri(peer))
 			.headers(h -> h.setBearerAuth(this.token))
 			.contentType(MediaType.APPLICATION_JSON)
 			.bodyValue(body)
 			.exchangeToMono(response -> {
-				String answeredAs = response.headers().asHttpHeaders().getFirst(ReplicaSyncHandler.REPLICA_HEADER);
-				if (this.sync.replicaId().equals(answeredAs)) {
-					this.peers.markSelf(peer);
+				if (answeredBySelf(peer, response)) {
+					// Nothing to count: this replica stops publishing to itself.
+					return response.releaseBody();
 				}
-				else if (response.statusCode().is2xxSuccessful()) {
+				if (response.statusCode().is2xxSuccessful()) {
 					this.sync.countSent(releases);
 					healthy(peer, state, null);
 				}
@@ -334,6 +331,24 @@ public final class ReplicaPublisher implements SmartLifecycle {
 				failed(peer, state, ex.toString());
 				return Mono.empty();
 			});
+	}
+
+	/** The sync endpoint on {@code peer}. */
+	private URI syncUri(URI peer) {
+		return UriComponentsBuilder.fromUri(peer).replacePath(this.path).replaceQuery(null).build(true).toUri();
+	}
+
+	/**
+	 * Whether {@code peer} is this replica (it answered with this replica's id); if so,
+	 * it is left out of the peers from now on.
+	 */
+	private boolean answeredBySelf(URI peer, ClientResponse response) {
+		String answeredAs = response.headers().asHttpHeaders().getFirst(ReplicaSyncHandler.REPLICA_HEADER);
+		if (this.sync.replicaId().equals(answeredAs)) {
+			this.peers.markSelf(peer);
+			return true;
+		}
+		return false;
 	}
 
 	private void failed(URI peer, Peer state, String why) {

@@ -142,20 +142,15 @@ public final class ReplicaSync implements DualMapListener {
 	 * instances). A replica that starts asks a peer for this.
 	 */
 	public ReleaseBatch snapshot(int maxBlocks) {
-		List<InstanceState> all = new ArrayList<>();
-		List<String> services = new ArrayList<>();
+		int instances = this.registry.pools().values().stream().mapToInt(p -> p.pool().size()).sum();
+		int each = Math.max(1, maxBlocks / Math.max(1, instances));
+		List<ReleaseBatch.Release> releases = new ArrayList<>();
 		for (ServicePool pool : this.registry.pools().values()) {
 			for (InstanceState s : pool.pool().instances()) {
-				all.add(s);
-				services.add(pool.serviceId());
-			}
-		}
-		List<ReleaseBatch.Release> releases = new ArrayList<>();
-		int each = all.isEmpty() ? 0 : Math.max(1, maxBlocks / all.size());
-		for (int i = 0; i < all.size(); i++) {
-			long[] blocks = all.get(i).shadow().recent(each);
-			if (blocks.length > 0) {
-				releases.add(new ReleaseBatch.Release(services.get(i), all.get(i).id(), blocks));
+				long[] blocks = s.shadow().recent(each);
+				if (blocks.length > 0) {
+					releases.add(new ReleaseBatch.Release(pool.serviceId(), s.id(), blocks));
+				}
 			}
 		}
 		return new ReleaseBatch(this.replicaId, this.hashing, releases);

@@ -7,7 +7,6 @@ import java.util.Map;
 
 import io.github.dualmap.gateway.RequestBodies;
 import io.github.dualmap.prompt.OpenAiError;
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
@@ -56,9 +55,8 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 
 	@Override
 	public Mono<ServerResponse> handle(ServerRequest request) {
-		if (!authorized(request.headers().firstHeader(HttpHeaders.AUTHORIZATION))) {
-			return error(HttpStatus.UNAUTHORIZED, "authentication_error", "invalid_replica_token",
-					"replica sync needs 'Authorization: Bearer <dualmap.replicas.token>'");
+		if (!authorized(request)) {
+			return unauthorized();
 		}
 		MediaType type = request.headers().contentType().orElse(null);
 		if (type == null || !MediaType.APPLICATION_JSON.isCompatibleWith(type)) {
@@ -83,23 +81,20 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 	 * the token.
 	 */
 	public Mono<ServerResponse> snapshot(ServerRequest request) {
-		if (!authorized(request.headers().firstHeader(HttpHeaders.AUTHORIZATION))) {
-			return error(HttpStatus.UNAUTHORIZED, "authentication_error", "invalid_replica_token",
-					"replica sync needs 'Authorization: Bearer <dualmap.replicas.token>'");
+		if (!authorized(request)) {
+			return unauthorized();
 		}
 		return Mono.fromCallable(() -> this.sync.snapshot(snapshotBlocks(this.maxBodyBytes)).toJson())
 			// Off the event loop: it takes every shadow index's lock.
 			.subscribeOn(Schedulers.boundedElastic())
-			.flatMap(body -> ServerResponse.ok()
-				.header(REPLICA_HEADER, this.sync.replicaId())
-				.contentType(MediaType.APPLICATION_JSON)
-				.bodyValue(body));
+			.flatMap(this::ok);
 	}
 
 	/**
 	 * Blocks a snapshot may carry so that its JSON stays within {@code maxBodyBytes}: a
-	 * block hash takes at most 21 bytes (20 characters and a comma), and a release's
-	 * other fields are budgeted at one block's worth per instance.
+	 * block hash takes at most 21 bytes (20 characters and a comma); the 3 bytes per
+	 * block left over cover each release's other fields (service, instance: about a
+	 * hundred bytes) once an instance carries a few dozen blocks.
 	 */
 	static int snapshotBlocks(int maxBodyBytes) {
 		return Math.max(1, maxBodyBytes / 24);
@@ -119,15 +114,26 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 		Map<String, Integer> out = new LinkedHashMap<>();
 		out.put("applied", applied.applied());
 		out.put("ignored", applied.ignored());
+		return ok(MAPPER.writeValueAsBytes(out));
+	}
+
+	/** 200 with a JSON body, naming this replica. */
+	private Mono<ServerResponse> ok(byte[] json) {
 		return ServerResponse.ok()
 			.header(REPLICA_HEADER, this.sync.replicaId())
 			.contentType(MediaType.APPLICATION_JSON)
-			.bodyValue(MAPPER.writeValueAsBytes(out));
+			.bodyValue(json);
 	}
 
-	private boolean authorized(@Nullable String authorization) {
+	private boolean authorized(ServerRequest request) {
+		String authorization = request.headers().firstHeader(HttpHeaders.AUTHORIZATION);
 		return authorization != null
 				&& MessageDigest.isEqual(authorization.getBytes(StandardCharsets.UTF_8), this.expectedAuthorization);
+	}
+
+	private static Mono<ServerResponse> unauthorized() {
+		return error(HttpStatus.UNAUTHORIZED, "authentication_error", "invalid_replica_token",
+				"replica sync needs 'Authorization: Bearer <dualmap.replicas.token>'");
 	}
 
 	private Mono<ServerResponse> tooLarge() {
