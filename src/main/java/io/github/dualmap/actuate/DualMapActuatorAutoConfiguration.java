@@ -12,6 +12,8 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -48,6 +50,25 @@ public class DualMapActuatorAutoConfiguration {
 		@ConditionalOnMissingBean
 		ReplicaSyncMeters dualMapReplicaSyncMeters(ReplicaSync sync, ReplicaPublisher publisher) {
 			return new ReplicaSyncMeters(sync, publisher);
+		}
+
+	}
+
+	/**
+	 * Replica sync's health ({@code dualMapReplicas}) where Spring Boot's health support
+	 * is on the classpath; off with
+	 * {@code management.health.dualmap-replicas.enabled=false}.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(HealthIndicator.class)
+	@ConditionalOnBean(ReplicaSync.class)
+	@ConditionalOnEnabledHealthIndicator("dualmap-replicas")
+	static class Health {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "dualMapReplicasHealthIndicator")
+		ReplicaSyncHealthIndicator dualMapReplicasHealthIndicator(ReplicaSync sync, ReplicaPublisher publisher) {
+			return new ReplicaSyncHealthIndicator(sync, publisher);
 		}
 
 	}

@@ -77,6 +77,9 @@ public final class ReplicaPublisher implements SmartLifecycle {
 
 	private final AtomicReference<@Nullable Bootstrap> bootstrapped = new AtomicReference<>();
 
+	/** Whether the start-up snapshot was applied, found nowhere or given up on. */
+	private volatile boolean bootstrapConcluded;
+
 	private @Nullable Disposable running;
 
 	public ReplicaPublisher(ReplicaSync sync, ReplicaPeers peers, WebClient client, String path, String token,
@@ -140,6 +143,14 @@ public final class ReplicaPublisher implements SmartLifecycle {
 		return this.bootstrapMaxBytes > 0;
 	}
 
+	/**
+	 * Whether this replica still waits for a peer's start-up snapshot: it asks for one
+	 * and has neither applied one nor given up (no peer known in time, none answered).
+	 */
+	public boolean bootstrapPending() {
+		return bootstraps() && !this.bootstrapConcluded;
+	}
+
 	/** The peer this replica learned from at start and how much, or {@code null}. */
 	public @Nullable Bootstrap bootstrapped() {
 		return this.bootstrapped.get();
@@ -161,7 +172,16 @@ public final class ReplicaPublisher implements SmartLifecycle {
 			.filter(list -> !list.isEmpty())
 			.next()
 			.timeout(wait, Mono.empty(), s)
+			.doOnSuccess(peers -> {
+				if (peers == null) {
+					logger.info("Replica sync: no peer known after " + wait.toMillis()
+							+ " ms; learning from new releases only");
+				}
+			})
 			.flatMap(this::bootstrap)
+			// Concluded however it ends, so readiness never waits for more than the
+			// bounds.
+			.doFinally(signal -> this.bootstrapConcluded = true)
 			.subscribe(null, ex -> logger.warn("Replica sync: learning from peers at start failed", ex));
 	}
 

@@ -124,6 +124,8 @@ class ConfigSamplesTests {
 			assertThat(r.getToken()).isEqualTo("from-a-secret");
 			assertThat(r.getFlushInterval()).isEqualTo(Duration.ofMillis(50));
 			assertThat(r.isBootstrap()).isTrue();
+			assertThat(context.getEnvironment().getProperty("management.endpoint.health.group.readiness.include"))
+				.contains("dualMapReplicas");
 			assertThat(context.getBean(ReplicaPublisher.class).peers()).hasSize(3)
 				.allMatch(u -> u.getHost().startsWith("gateway-"));
 		});
