@@ -2,6 +2,8 @@ package io.github.dualmap.gateway;
 
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.github.dualmap.prompt.ParsedRequest;
+import io.github.dualmap.prompt.RequestKind;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -19,10 +21,12 @@ import org.springframework.web.server.ServerWebExchange;
 /**
  * Ends every {@link RoutedAttempt} exactly once, whether the exchange completes, fails or
  * is cancelled (a client that disconnects mid-stream), observes the first response body
- * byte as the time to first token, and adds the {@code x-dualmap-instance} and
- * {@code x-dualmap-reason} headers. It sits just outside the gateway's
- * {@link NettyWriteResponseFilter}, the only place that sees all three endings: load
- * balancer lifecycle callbacks fire at response headers and never on cancel.
+ * byte as the time to first token (for a streamed Responses API answer, the first event
+ * past its opening ones: {@link ResponsesStreamWatcher}), and adds the
+ * {@code x-dualmap-instance} and {@code x-dualmap-reason} headers. It sits just outside
+ * the gateway's {@link NettyWriteResponseFilter}, the only place that sees all three
+ * endings: load balancer lifecycle callbacks fire at response headers and never on
+ * cancel.
  */
 public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
@@ -91,6 +95,15 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
 		private final ServerWebExchange exchange;
 
+		/**
+		 * For a streamed Responses API answer, whose first bytes precede the first token;
+		 * made at the first body chunk, when the request has long been parsed (this
+		 * decorator is made before the prompt is).
+		 */
+		private @Nullable ResponsesStreamWatcher responses;
+
+		private boolean started;
+
 		private volatile boolean seen;
 
 		FirstByteObserver(ServerHttpResponse delegate, ServerWebExchange exchange) {
@@ -110,6 +123,16 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
 		private void observe(DataBuffer buffer) {
 			if (this.seen || buffer.readableByteCount() == 0) {
+				return;
+			}
+			if (!this.started) {
+				this.started = true;
+				ParsedRequest parsed = this.exchange.getAttribute(DualMapExchangeAttributes.PARSED_REQUEST_ATTR);
+				if (parsed != null && parsed.kind() == RequestKind.RESPONSES && parsed.stream()) {
+					this.responses = new ResponsesStreamWatcher();
+				}
+			}
+			if (this.responses != null && !this.responses.firstTokenIn(buffer)) {
 				return;
 			}
 			this.seen = true;

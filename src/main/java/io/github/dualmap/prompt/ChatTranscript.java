@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import net.openhft.hashing.LongHashFunction;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -32,16 +33,7 @@ final class ChatTranscript {
 	}
 
 	String render(JsonNode body) {
-		JsonNode tools = body.get("tools");
-		if (tools != null && !tools.isNull()) {
-			if (!tools.isArray()) {
-				throw new InvalidRequestException("'tools' must be an array", "tools");
-			}
-			if (!tools.isEmpty()) {
-				field('X', canonicalJson(tools));
-				text.append('\n');
-			}
-		}
+		tools(body);
 		JsonNode messages = body.get("messages");
 		if (messages == null || messages.isNull()) {
 			throw new InvalidRequestException("'messages' is required", "messages");
@@ -56,6 +48,79 @@ final class ChatTranscript {
 			message(messages.get(i), "messages[" + i + "]");
 		}
 		return text.toString();
+	}
+
+	/**
+	 * Canonical text of a responses request ({@code /v1/responses}): the tools, then
+	 * {@code instructions} as a system message (where the engines put them), then the
+	 * input. A string input is one user message; an input array holds messages (items
+	 * with a role, rendered as chat messages) and other items (function calls and their
+	 * outputs, reasoning, item references), each rendered as its type and canonical JSON.
+	 * Every item renders on its own, so a conversation that sends its history back with
+	 * one more turn renders to a prefix extension, as chat does.
+	 * @return the text, or {@code null} when the request has neither input nor
+	 * instructions
+	 */
+	@Nullable String renderResponses(JsonNode body) {
+		tools(body);
+		JsonNode instructions = body.get("instructions");
+		if (instructions != null && !instructions.isNull()) {
+			if (!instructions.isString()) {
+				throw new InvalidRequestException("'instructions' must be a string but was " + kindOf(instructions),
+						"instructions");
+			}
+			field('M', "system");
+			field('T', instructions.stringValue());
+			text.append('\n');
+		}
+		JsonNode input = body.get("input");
+		if (input != null && input.isString()) {
+			field('M', "user");
+			field('T', input.stringValue());
+			text.append('\n');
+		}
+		else if (input != null && input.isArray()) {
+			for (int i = 0; i < input.size(); i++) {
+				item(input.get(i), "input[" + i + "]");
+			}
+		}
+		else if (input != null && !input.isNull()) {
+			throw new InvalidRequestException(
+					"'input' must be a string or an array of input items but was " + kindOf(input), "input");
+		}
+		return text.isEmpty() ? null : text.toString();
+	}
+
+	private void tools(JsonNode body) {
+		JsonNode tools = body.get("tools");
+		if (tools != null && !tools.isNull()) {
+			if (!tools.isArray()) {
+				throw new InvalidRequestException("'tools' must be an array", "tools");
+			}
+			if (!tools.isEmpty()) {
+				field('X', canonicalJson(tools));
+				text.append('\n');
+			}
+		}
+	}
+
+	private void item(JsonNode item, String at) {
+		if (!item.isObject()) {
+			throw new InvalidRequestException("'" + at + "' must be an input item object", at);
+		}
+		JsonNode type = item.get("type");
+		boolean typed = type != null && !type.isNull();
+		if (typed && !type.isString()) {
+			throw new InvalidRequestException("'" + at + ".type' must be a string", at + ".type");
+		}
+		if (!typed || type.stringValue().equals("message")) {
+			// An easy input message ({"role", "content"}) or a full message item.
+			message(item, at);
+			return;
+		}
+		field('R', type.stringValue());
+		field('J', canonicalJson(item));
+		text.append('\n');
 	}
 
 	private void message(JsonNode message, String at) {
@@ -125,14 +190,17 @@ final class ChatTranscript {
 			throw new InvalidRequestException("'" + at + ".type' must be a string", at + ".type");
 		}
 		switch (type.stringValue()) {
-			case "text", "input_text" -> {
-				JsonNode value = part.get("text");
-				if (value == null || !value.isString()) {
-					throw new InvalidRequestException("'" + at + ".text' must be a string", at + ".text");
-				}
-				field('T', value.stringValue());
-			}
+			// input_text and output_text are the Responses API's parts.
+			case "text", "input_text", "output_text" -> field('T', requiredString(part, "text", at));
+			case "refusal" -> field('T', requiredString(part, "refusal", at));
 			case "image_url" -> field('I', mediaRef(urlOf(part.get("image_url"), at + ".image_url")));
+			case "input_image" -> {
+				// {"image_url": "<url or data URL>"} or {"file_id": "..."} of an uploaded
+				// file.
+				JsonNode fileId = part.get("file_id");
+				field('I', fileId != null && fileId.isString() && part.get("image_url") == null
+						? "file:" + fileId.stringValue() : mediaRef(urlOf(part.get("image_url"), at + ".image_url")));
+			}
 			case "input_audio" -> {
 				JsonNode audio = part.get("input_audio");
 				JsonNode data = audio == null ? null : audio.get("data");
@@ -148,6 +216,14 @@ final class ChatTranscript {
 			// differ in it: its canonical JSON, hashed, stands in for it.
 			default -> field('U', type.stringValue() + ":" + hash(canonicalJson(part)));
 		}
+	}
+
+	private static String requiredString(JsonNode part, String name, String at) {
+		JsonNode value = part.get(name);
+		if (value == null || !value.isString()) {
+			throw new InvalidRequestException("'" + at + "." + name + "' must be a string", at + "." + name);
+		}
+		return value.stringValue();
 	}
 
 	private static String urlOf(JsonNode holder, String at) {

@@ -12,10 +12,10 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Turns an OpenAI-compatible request body into the prompt blocks the router keys on.
- * Completions hash the prompt text or token ids; chat completions hash the canonical
- * {@link ChatTranscript}; other endpoints carry no prompt. The body is read under
- * explicit Jackson stream constraints (nesting depth, token count, string length) so a
- * hostile body is refused with a 400 instead of exhausting the gateway. Thread-safe.
+ * Completions hash the prompt text or token ids; chat completions and responses hash the
+ * canonical {@link ChatTranscript}; other endpoints carry no prompt. The body is read
+ * under explicit Jackson stream constraints (nesting depth, token count, string length)
+ * so a hostile body is refused with a 400 instead of exhausting the gateway. Thread-safe.
  */
 public final class PromptParser {
 
@@ -31,6 +31,8 @@ public final class PromptParser {
 	private static final String COMPLETIONS = "/v1/completions";
 
 	private static final String CHAT_COMPLETIONS = "/v1/chat/completions";
+
+	private static final String RESPONSES = "/v1/responses";
 
 	private final PrefixHasher hasher;
 
@@ -90,8 +92,11 @@ public final class PromptParser {
 		String model = model(root);
 		boolean stream = stream(root);
 		String seed = model == null ? "" : model;
-		PromptBlocks blocks = (kind == RequestKind.CHAT) ? hasher.ofText(seed, new ChatTranscript(mapper).render(root))
-				: completionPrompt(seed, root);
+		PromptBlocks blocks = switch (kind) {
+			case CHAT -> hasher.ofText(seed, new ChatTranscript(mapper).render(root));
+			case RESPONSES -> responsesPrompt(seed, root);
+			default -> completionPrompt(seed, root);
+		};
 		return new ParsedRequest(model, stream, blocks, kind);
 	}
 
@@ -102,6 +107,9 @@ public final class PromptParser {
 		}
 		if (p.endsWith(COMPLETIONS)) {
 			return RequestKind.COMPLETION;
+		}
+		if (p.endsWith(RESPONSES)) {
+			return RequestKind.RESPONSES;
 		}
 		return RequestKind.OTHER;
 	}
@@ -165,6 +173,16 @@ public final class PromptParser {
 					"stream");
 		}
 		return stream.booleanValue();
+	}
+
+	/**
+	 * A responses request without {@code input} (a stored prompt template, or a turn that
+	 * only continues {@code previous_response_id}) carries nothing to key on here: it is
+	 * routed by load, and the engine answers for what it lacks.
+	 */
+	private @Nullable PromptBlocks responsesPrompt(String model, JsonNode root) {
+		String transcript = new ChatTranscript(mapper).renderResponses(root);
+		return transcript == null ? null : hasher.ofText(model, transcript);
 	}
 
 	/**

@@ -1,8 +1,8 @@
 package io.github.dualmap.prompt;
 
 /**
- * Which OpenAI endpoint a request targets; only completions and chat completions carry a
- * prompt to route on.
+ * Which OpenAI endpoint a request targets; completions, chat completions and responses
+ * carry a prompt to route on.
  */
 public enum RequestKind {
 
@@ -11,6 +11,9 @@ public enum RequestKind {
 
 	/** {@code /v1/chat/completions}. */
 	CHAT,
+
+	/** {@code /v1/responses} (the OpenAI Responses API, served by vLLM and SGLang). */
+	RESPONSES,
 
 	/**
 	 * Anything else ({@code /v1/embeddings}, {@code /v1/models}, ...): routed by load.

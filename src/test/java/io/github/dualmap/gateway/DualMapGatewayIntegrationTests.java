@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.AfterAll;
@@ -219,6 +220,42 @@ class DualMapGatewayIntegrationTests {
 			.untilAsserted(
 					() -> assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.engineFailed()).isFalse()));
 		assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.engine()).isNotNull());
+	}
+
+	@Test
+	@Order(8)
+	void aStreamedResponsesAnswerKeepsItsPrefixAndItsFirstTokenIsNotItsOpeningEvents() {
+		List<Long> ttfts = new CopyOnWriteArrayList<>();
+		DualMapListener listener = new DualMapListener() {
+			@Override
+			public void onFirstToken(String service, String instance, long ttftNanos, long sloNanos) {
+				ttfts.add(ttftNanos);
+			}
+		};
+		this.registry.addListener(listener);
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(600)));
+		try {
+			String body = """
+					{"model":"m","stream":true,"instructions":"%s","input":"%s"}""";
+			Set<String> instances = new HashSet<>();
+			for (int i = 0; i < 2; i++) {
+				EntityExchangeResult<byte[]> r = post("/v1/responses",
+						body.formatted(systemPrompt("responses"), "question " + i));
+				assertThat(r.getStatus().value()).isEqualTo(200);
+				assertThat(reason(r)).isEqualTo("affinity");
+				assertThat(new String(r.getResponseBodyContent(), StandardCharsets.UTF_8)).isEqualTo(
+						String.join("", StubEngine.RESPONSES_OPENING) + String.join("", StubEngine.RESPONSES_EVENTS));
+				instances.add(instance(r));
+			}
+			assertThat(instances).hasSize(1);
+			// The opening events come at once; the first token after the 600 ms prefill.
+			await().atMost(Duration.ofSeconds(5)).until(() -> ttfts.size() == 2);
+			assertThat(ttfts).allSatisfy(t -> assertThat(t).isGreaterThanOrEqualTo(Duration.ofMillis(500).toNanos()));
+		}
+		finally {
+			ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
+			this.registry.removeListener(listener);
+		}
 	}
 
 	@Test

@@ -17,8 +17,9 @@ import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
 /**
- * A vLLM-like backend on loopback: OpenAI completions and chat completions (SSE or JSON)
- * and a vLLM V1 {@code /metrics} whose waiting-queue gauge the test controls.
+ * A vLLM-like backend on loopback: OpenAI completions and chat completions (SSE or JSON),
+ * streamed responses (SSE) and a vLLM V1 {@code /metrics} whose waiting-queue gauge the
+ * test controls.
  */
 final class StubEngine {
 
@@ -26,6 +27,19 @@ final class StubEngine {
 	static final List<String> EVENTS = List.of("data: {\"choices\":[{\"delta\":{\"content\":\"one\"}}]}\n\n",
 			"data: {\"choices\":[{\"delta\":{\"content\":\"two\"}}]}\n\n",
 			"data: {\"choices\":[{\"delta\":{\"content\":\"three\"}}]}\n\n", "data: [DONE]\n\n");
+
+	/**
+	 * A streamed Responses API answer: two opening events at once, the rest after the
+	 * prefill delay, as vLLM sends them.
+	 */
+	static final List<String> RESPONSES_OPENING = List.of(
+			"event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0}\n\n",
+			"event: response.in_progress\r\ndata: {\"type\":\"response.in_progress\",\"sequence_number\":1}\r\n\r\n");
+
+	static final List<String> RESPONSES_EVENTS = List.of(
+			"event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\"}\n\n",
+			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"one\"}\n\n",
+			"event: response.completed\ndata: {\"type\":\"response.completed\"}\n\n");
 
 	final String name;
 
@@ -50,6 +64,7 @@ final class StubEngine {
 			.channelGroup(this.connections)
 			.route(routes -> routes.post("/v1/chat/completions", this::complete)
 				.post("/v1/completions", this::complete)
+				.post("/v1/responses", this::respond)
 				.get("/metrics",
 						(req, res) -> res.header("content-type", "text/plain; version=0.0.4")
 							.sendString(Mono.fromSupplier(this::metrics))))
@@ -84,6 +99,16 @@ final class StubEngine {
 			return res.header("content-type", "application/json")
 				.sendString(prefill.thenReturn("{\"id\":\"cmpl\",\"served_by\":\"" + this.name + "\",\"echo_bytes\":"
 						+ body.getBytes(StandardCharsets.UTF_8).length + "}"))
+				.then();
+		});
+	}
+
+	private Mono<Void> respond(HttpServerRequest req, HttpServerResponse res) {
+		return req.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("").flatMap(body -> {
+			this.served.incrementAndGet();
+			Flux<String> rest = Mono.delay(this.firstByteDelay.get()).thenMany(Flux.fromIterable(RESPONSES_EVENTS));
+			return res.header("content-type", "text/event-stream")
+				.sendString(Flux.fromIterable(RESPONSES_OPENING).concatWith(rest), StandardCharsets.UTF_8)
 				.then();
 		});
 	}

@@ -196,7 +196,72 @@ class PromptParserTests {
 		assertThat(parser.parse("/v1/models", new byte[0])).isEqualTo(ParsedRequest.other(null, false));
 		assertThat(parse("/anything", "not json")).isEqualTo(ParsedRequest.other(null, false));
 		assertThat(parse("/anything", "[1,2]")).isEqualTo(ParsedRequest.other(null, false));
-		assertThat(parse("/v1/responses", q("{'model':7,'stream':true}"))).isEqualTo(ParsedRequest.other(null, true));
+		assertThat(parse("/v1/rerank", q("{'model':7,'stream':true}"))).isEqualTo(ParsedRequest.other(null, true));
+	}
+
+	@Test
+	void responsesKeyOnInstructionsAndInputAndReadTheStreamFlag() {
+		ParsedRequest r = parse("/v1/responses",
+				q("{'model':'m','stream':true,'instructions':'" + SYSTEM + "','input':'What is 2+2?'}"));
+		assertThat(r.kind()).isEqualTo(RequestKind.RESPONSES);
+		assertThat(r.model()).isEqualTo("m");
+		assertThat(r.stream()).isTrue();
+		ParsedRequest other = parse("/openai/v1/responses",
+				q("{'model':'m','instructions':'" + SYSTEM + "','input':'Name a prime.'}"));
+		assertThat(other.kind()).isEqualTo(RequestKind.RESPONSES);
+		assertThat(other.stream()).isFalse();
+		// One system prompt, two questions: the same leading blocks, different last ones.
+		long[] a = r.blocks().chain();
+		long[] b = other.blocks().chain();
+		assertThat(a.length).isGreaterThan(2);
+		assertThat(Arrays.copyOf(a, a.length - 1)).isEqualTo(Arrays.copyOf(b, b.length - 1));
+		assertThat(a[a.length - 1]).isNotEqualTo(b[b.length - 1]);
+		// Other instructions, another prompt.
+		assertThat(parse("/v1/responses", q("{'model':'m','instructions':'Be terse.','input':'What is 2+2?'}")).blocks()
+			.chain()[0]).isNotEqualTo(a[0]);
+	}
+
+	@Test
+	void aResponsesConversationSentBackWithOneMoreTurnExtendsItsPrefix() {
+		String first = "{'model':'m','instructions':'" + SYSTEM + "','tools':[{'type':'function','name':'weather'}],"
+				+ "'input':[{'role':'user','content':'Weather in Paris?'}]}";
+		String second = "{'model':'m','instructions':'" + SYSTEM + "','tools':[{'name':'weather','type':'function'}],"
+				+ "'input':[{'role':'user','content':[{'type':'input_text','text':'Weather in Paris?'}]},"
+				+ "{'type':'function_call','call_id':'c1','name':'weather','arguments':'{}'},"
+				+ "{'type':'function_call_output','call_id':'c1','output':'" + "sunny, 21 degrees. ".repeat(60) + "'},"
+				+ "{'type':'message','role':'assistant','id':'msg_1','content':[{'type':'output_text','text':'Sunny.'}]},"
+				+ "{'role':'user','content':'And tomorrow?'}]}";
+		PromptBlocks one = parse("/v1/responses", q(first)).blocks();
+		PromptBlocks two = parse("/v1/responses", q(second)).blocks();
+		// Key order in tools and a string against a single text part do not matter.
+		int full = one.chain().length - 1;
+		assertThat(full).isPositive();
+		assertThat(Arrays.copyOf(two.chain(), full)).isEqualTo(Arrays.copyOf(one.chain(), full));
+		// The function output counts by its length, not by a hash of it.
+		assertThat(two.promptTokens()).isGreaterThan(one.promptTokens() + 200);
+	}
+
+	@Test
+	void aResponsesImageByUrlAndByFileDifferAndItemsOfOtherTypesStillSeparatePrompts() {
+		String byUrl = "{'input':[{'role':'user','content':[{'type':'input_image','image_url':'https://x/cat.png'}]}]}";
+		String byFile = "{'input':[{'role':'user','content':[{'type':'input_image','file_id':'file-1'}]}]}";
+		assertThat(parse("/v1/responses", q(byUrl)).blocks()).isNotEqualTo(parse("/v1/responses", q(byFile)).blocks());
+		String a = "{'input':[{'type':'reasoning','id':'rs_1','summary':[]},{'role':'user','content':'x'}]}";
+		String b = "{'input':[{'type':'reasoning','id':'rs_2','summary':[]},{'role':'user','content':'x'}]}";
+		assertThat(parse("/v1/responses", q(a)).blocks()).isNotEqualTo(parse("/v1/responses", q(b)).blocks());
+	}
+
+	@Test
+	void aResponsesRequestWithoutInputOrInstructionsIsRoutedByLoad() {
+		// A stored prompt template continuing an earlier response: nothing to key on
+		// here.
+		ParsedRequest r = parse("/v1/responses",
+				q("{'model':'m','previous_response_id':'resp_1','prompt':{'id':'p'}}"));
+		assertThat(r.kind()).isEqualTo(RequestKind.RESPONSES);
+		assertThat(r.blocks()).isNull();
+		assertThat(parse("/v1/responses", q("{'instructions':'" + SYSTEM + "'}")).blocks()).isNotNull();
+		// Other paths under /v1/responses (cancel, input items) are not prompts.
+		assertThat(parse("/v1/responses/resp_1/cancel", "").kind()).isEqualTo(RequestKind.OTHER);
 	}
 
 	@ParameterizedTest
@@ -230,6 +295,15 @@ class PromptParserTests {
 					/v1/completions      | {'prompt':['a',[1]]}                     | 'prompt[1]' must be a string like the other prompts | prompt
 					/v1/completions      | {'prompt':[true]}                        | 'prompt[0]' must be a string, a token id or an array of token ids but was a boolean | prompt
 					/v1/completions      | {'prompt':'x','stream':1}                | 'stream' must be a boolean but was a number | stream
+					/v1/responses        | {'input':42}                             | 'input' must be a string or an array of input items but was a number | input
+					/v1/responses        | {'input':'x','instructions':['a']}       | 'instructions' must be a string but was an array | instructions
+					/v1/responses        | {'input':['hi']}                         | 'input[0]' must be an input item object | input[0]
+					/v1/responses        | {'input':[{'type':7}]}                   | 'input[0].type' must be a string      | input[0].type
+					/v1/responses        | {'input':[{'type':'message','content':'x'}]} | 'input[0].role' is required       | input[0].role
+					/v1/responses        | {'input':[{'role':'user','content':[{'type':'input_text'}]}]} | 'input[0].content[0].text' must be a string | input[0].content[0].text
+					/v1/responses        | {'input':[{'role':'user','content':[{'type':'input_image'}]}]} | 'input[0].content[0].image_url.url' must be a string | input[0].content[0].image_url.url
+					/v1/responses        | {'input':'x','tools':'none'}             | 'tools' must be an array              | tools
+					/v1/responses        | {'input':'x','stream':'yes'}             | 'stream' must be a boolean but was a string | stream
 					""")
 	void malformedBodiesAreRefusedWith400(String path, String body, String message, String param) {
 		assertThatExceptionOfType(InvalidRequestException.class).isThrownBy(() -> parse(path, q(body)))
