@@ -6,6 +6,7 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dualmap.emulator.EngineDriver.TokenEvent;
+import io.github.dualmap.emulator.GenerationRequest.Endpoint;
 import io.github.dualmap.engine.BlockChains;
 import io.github.dualmap.engine.Engine;
 import io.github.dualmap.engine.EngineRequest;
@@ -47,8 +48,9 @@ public final class EmulatorServer implements AutoCloseable {
 			this.server = HttpServer.create()
 				.host(settings.host())
 				.port(port)
-				.route(routes -> routes.post("/v1/completions", (req, res) -> generate(req, res, false))
-					.post("/v1/chat/completions", (req, res) -> generate(req, res, true))
+				.route(routes -> routes.post("/v1/completions", (req, res) -> generate(req, res, Endpoint.COMPLETIONS))
+					.post("/v1/chat/completions", (req, res) -> generate(req, res, Endpoint.CHAT))
+					.post("/v1/responses", (req, res) -> generate(req, res, Endpoint.RESPONSES))
 					.get("/v1/models", (req, res) -> json(res, 200, models()))
 					.get("/health", (req, res) -> res.status(200).send())
 					.get("/metrics",
@@ -88,20 +90,30 @@ public final class EmulatorServer implements AutoCloseable {
 		return driver.stats();
 	}
 
-	private Publisher<Void> generate(HttpServerRequest req, HttpServerResponse res, boolean chat) {
+	private Publisher<Void> generate(HttpServerRequest req, HttpServerResponse res, Endpoint endpoint) {
 		return req.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("").flatMap(body -> {
 			GenerationRequest g;
 			try {
-				g = GenerationRequest.parse(JSON, body, chat, settings.model(), settings.profile().maxModelLen());
+				g = GenerationRequest.parse(JSON, body, endpoint, settings.model(), settings.profile().maxModelLen());
 			}
 			catch (ApiException ex) {
 				return json(res, ex.status(), error(ex));
 			}
-			String id = (chat ? "chatcmpl-" : "cmpl-") + UUID.randomUUID().toString().replace("-", "");
+			String prefix = switch (endpoint) {
+				case CHAT -> "chatcmpl-";
+				case RESPONSES -> "resp_";
+				case COMPLETIONS -> "cmpl-";
+			};
+			String id = prefix + UUID.randomUUID().toString().replace("-", "");
 			EngineRequest request = new EngineRequest(id + "-" + sequence.incrementAndGet(),
 					BlockChains.ofTokens(g.promptTokens(), settings.profile().blockTokens()), g.promptTokens().length,
 					g.maxTokens());
 			Flux<TokenEvent> tokens = driver.generate(request);
+			if (endpoint == Endpoint.RESPONSES) {
+				ResponsesApi api = new ResponsesApi(JSON, g, id, System.currentTimeMillis() / 1000);
+				return g.stream() ? sendEvents(res, api.events(tokens)) : tokens.last()
+					.flatMap(t -> json(res, 200, api.response("completed", FillerText.tokens(t.index()), t)));
+			}
 			return g.stream() ? stream(res, g, id, tokens) : whole(res, g, id, tokens);
 		});
 	}
@@ -122,6 +134,10 @@ public final class EmulatorServer implements AutoCloseable {
 			}
 			return out;
 		}).concatWith(Flux.just("data: [DONE]\n\n")).onErrorResume(ApiException.class, ex -> Flux.just(sse(error(ex))));
+		return sendEvents(res, events);
+	}
+
+	private static Mono<Void> sendEvents(HttpServerResponse res, Flux<String> events) {
 		return res.header("Content-Type", "text/event-stream; charset=utf-8")
 			.header("Cache-Control", "no-cache")
 			.sendString(events)

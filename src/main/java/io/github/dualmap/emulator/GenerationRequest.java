@@ -1,25 +1,54 @@
 package io.github.dualmap.emulator;
 
+import java.util.Set;
+
 import io.github.dualmap.engine.TextTokenizer;
+
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * A validated {@code /v1/completions} or {@code /v1/chat/completions} body: the prompt as
- * token ids (text through {@link TextTokenizer}, chat messages through a fixed chat
+ * A validated {@code /v1/completions}, {@code /v1/chat/completions} or
+ * {@code /v1/responses} body: the prompt as token ids (text through
+ * {@link TextTokenizer}, chat messages and responses input through a fixed chat
  * template), the output length and the streaming options. Validation follows vLLM's
  * OpenAI server: its error types and messages.
  *
- * @param chat whether it came from the chat endpoint
+ * @param endpoint the endpoint it came from
  * @param model the requested model
  * @param promptTokens the prompt's token ids
  * @param maxTokens tokens to generate
  * @param stream whether to answer with server-sent events
  * @param includeUsage whether a stream ends with a usage chunk
  */
-public record GenerationRequest(boolean chat, String model, int[] promptTokens, int maxTokens, boolean stream,
+public record GenerationRequest(Endpoint endpoint, String model, int[] promptTokens, int maxTokens, boolean stream,
 		boolean includeUsage) {
+
+	/** The OpenAI endpoints the emulator serves. */
+	public enum Endpoint {
+
+		/** {@code /v1/completions}. */
+		COMPLETIONS("prompt"),
+
+		/** {@code /v1/chat/completions}. */
+		CHAT("messages"),
+
+		/** {@code /v1/responses}. */
+		RESPONSES("input");
+
+		private final String promptField;
+
+		Endpoint(String promptField) {
+			this.promptField = promptField;
+		}
+
+	}
+
+	/** Whether it came from the chat endpoint. */
+	public boolean chat() {
+		return this.endpoint == Endpoint.CHAT;
+	}
 
 	/** vLLM's default {@code max_tokens} for completions (the OpenAI default). */
 	static final int DEFAULT_COMPLETION_MAX_TOKENS = 16;
@@ -29,8 +58,9 @@ public record GenerationRequest(boolean chat, String model, int[] promptTokens, 
 	 * {@code maxModelLen} tokens.
 	 * @throws ApiException with vLLM's status and message when the request is invalid
 	 */
-	public static GenerationRequest parse(JsonMapper json, String body, boolean chat, String servedModel,
+	public static GenerationRequest parse(JsonMapper json, String body, Endpoint endpoint, String servedModel,
 			int maxModelLen) {
+		boolean chat = endpoint == Endpoint.CHAT;
 		JsonNode root;
 		try {
 			root = json.readTree(body);
@@ -46,9 +76,13 @@ public record GenerationRequest(boolean chat, String model, int[] promptTokens, 
 		if (!model.equals(servedModel)) {
 			throw new ApiException(404, "NotFoundError", "The model `" + model + "` does not exist.", "model");
 		}
-		int[] tokens = chat ? chatPrompt(root.path("messages")) : completionPrompt(root.path("prompt"));
+		int[] tokens = switch (endpoint) {
+			case CHAT -> chatPrompt(root.path("messages"));
+			case RESPONSES -> responsesPrompt(root.path("instructions"), root.path("input"));
+			case COMPLETIONS -> completionPrompt(root.path("prompt"));
+		};
 		if (tokens.length == 0) {
-			throw ApiException.badRequest("The prompt cannot be empty.", chat ? "messages" : "prompt");
+			throw ApiException.badRequest("The prompt cannot be empty.", endpoint.promptField);
 		}
 		if (tokens.length >= maxModelLen) {
 			throw ApiException
@@ -57,21 +91,26 @@ public record GenerationRequest(boolean chat, String model, int[] promptTokens, 
 								+ tokens.length + " input tokens. Please reduce the length of the input messages.",
 						null);
 		}
-		JsonNode maxNode = root
-			.path(chat && !root.path("max_completion_tokens").isMissingNode() ? "max_completion_tokens" : "max_tokens");
+		String maxField = switch (endpoint) {
+			case CHAT -> root.path("max_completion_tokens").isMissingNode() ? "max_tokens" : "max_completion_tokens";
+			case RESPONSES -> "max_output_tokens";
+			case COMPLETIONS -> "max_tokens";
+		};
+		JsonNode maxNode = root.path(maxField);
 		int maxTokens;
 		if (maxNode.isMissingNode() || maxNode.isNull()) {
-			// vLLM: completions default to 16, chat to the rest of the context.
-			maxTokens = chat ? maxModelLen - tokens.length
+			// vLLM: completions default to 16, chat and responses to the rest of the
+			// context.
+			maxTokens = endpoint != Endpoint.COMPLETIONS ? maxModelLen - tokens.length
 					: Math.min(DEFAULT_COMPLETION_MAX_TOKENS, maxModelLen - tokens.length);
 		}
 		else if (!maxNode.isIntegralNumber() || !maxNode.canConvertToInt()) {
-			throw ApiException.badRequest("max_tokens: Input should be a valid integer, got " + maxNode, "max_tokens");
+			throw ApiException.badRequest(maxField + ": Input should be a valid integer, got " + maxNode, maxField);
 		}
 		else {
 			maxTokens = maxNode.intValue();
 			if (maxTokens < 1) {
-				throw ApiException.badRequest("max_tokens must be at least 1, got " + maxTokens + ".", "max_tokens");
+				throw ApiException.badRequest(maxField + " must be at least 1, got " + maxTokens + ".", maxField);
 			}
 			if ((long) maxTokens + tokens.length > maxModelLen) {
 				throw ApiException.badRequest("'max_tokens' or 'max_completion_tokens' is too large: " + maxTokens
@@ -86,7 +125,7 @@ public record GenerationRequest(boolean chat, String model, int[] promptTokens, 
 		}
 		boolean stream = streamNode.isBoolean() && streamNode.booleanValue();
 		boolean includeUsage = root.path("stream_options").path("include_usage").booleanValue(false);
-		return new GenerationRequest(chat, model, tokens, maxTokens, stream, includeUsage);
+		return new GenerationRequest(endpoint, model, tokens, maxTokens, stream, includeUsage);
 	}
 
 	private static int[] completionPrompt(JsonNode prompt) {
@@ -126,14 +165,68 @@ public record GenerationRequest(boolean chat, String model, int[] promptTokens, 
 			if (!role.isString()) {
 				throw ApiException.badRequest("messages: each message needs a string 'role', got " + m, "messages");
 			}
-			text.append("<|im_start|>").append(role.stringValue()).append('\n');
-			appendContent(text, m.path("content"));
-			text.append("<|im_end|>\n");
+			turn(text, role.stringValue(), m.path("content"));
 		}
 		// The generation prompt: a conversation continued by one more turn renders this
 		// rendering as its prefix.
 		text.append("<|im_start|>assistant\n");
 		return TextTokenizer.encode(text);
+	}
+
+	/**
+	 * The Responses API's prompt through the same template as chat: {@code instructions}
+	 * as a system message, a string input as a user message, and input items: messages,
+	 * function calls (as the assistant's call) and their outputs (as tool messages).
+	 */
+	private static int[] responsesPrompt(JsonNode instructions, JsonNode input) {
+		StringBuilder text = new StringBuilder();
+		if (instructions.isString()) {
+			turn(text, "system", instructions);
+		}
+		else if (!instructions.isMissingNode() && !instructions.isNull()) {
+			throw ApiException.badRequest("instructions: Input should be a valid string, got " + instructions,
+					"instructions");
+		}
+		if (input.isString()) {
+			turn(text, "user", input);
+		}
+		else if (input.isArray() && !input.isEmpty()) {
+			for (JsonNode item : input.values()) {
+				String type = item.path("type").asString("message");
+				switch (type) {
+					case "message" -> {
+						if (!item.path("role").isString()) {
+							throw ApiException.badRequest("input: each message needs a string 'role', got " + item,
+									"input");
+						}
+						turn(text, item.path("role").stringValue(), item.path("content"));
+					}
+					case "function_call" -> turn(text, "assistant",
+							item.path("name").asString("") + "(" + item.path("arguments").asString("") + ")");
+					case "function_call_output" -> turn(text, "tool", item.path("output"));
+					default -> throw ApiException.badRequest(
+							"input: only message, function_call and function_call_output items are supported, got "
+									+ type,
+							"input");
+				}
+			}
+		}
+		else {
+			throw ApiException.badRequest("input: Input should be a valid string or a non-empty list of items, got "
+					+ (input.isMissingNode() ? "nothing" : input), "input");
+		}
+		text.append("<|im_start|>assistant\n");
+		return TextTokenizer.encode(text);
+	}
+
+	private static void turn(StringBuilder text, String role, JsonNode content) {
+		text.append("<|im_start|>").append(role).append('\n');
+		appendContent(text, content);
+		text.append("<|im_end|>\n");
+	}
+
+	private static void turn(StringBuilder text, String role, String content) {
+		text.append("<|im_start|>").append(role).append('\n').append(content).append("<|im_end|>\n");
 	}
 
 	private static void appendContent(StringBuilder text, JsonNode content) {
@@ -142,7 +235,8 @@ public record GenerationRequest(boolean chat, String model, int[] promptTokens, 
 		}
 		else if (content.isArray()) {
 			for (JsonNode part : content.values()) {
-				if (!"text".equals(part.path("type").asString(""))) {
+				// "input_text" and "output_text" are the Responses API's text parts.
+				if (!Set.of("text", "input_text", "output_text").contains(part.path("type").asString(""))) {
 					throw ApiException.badRequest("Only text content parts are supported, got " + part, "messages");
 				}
 				text.append(part.path("text").asString(""));

@@ -118,7 +118,64 @@ class EmulatorServerTests {
 	}
 
 	@Test
+	void responsesAnswerWithTheResponseObjectAndCachedTokensOnRepeat() throws Exception {
+		String body = "{\"model\":\"" + MODEL + "\",\"instructions\":"
+				+ JSON.writeValueAsString("You review contracts. ".repeat(30)) + ",\"input\":[{\"role\":\"user\","
+				+ "\"content\":[{\"type\":\"input_text\",\"text\":\"Clause 4?\"}]}],\"max_output_tokens\":4}";
+		JsonNode first = JSON.readTree(post("/v1/responses", body).body());
+		assertThat(first.path("id").stringValue()).startsWith("resp_");
+		assertThat(first.path("object").stringValue()).isEqualTo("response");
+		assertThat(first.path("status").stringValue()).isEqualTo("completed");
+		JsonNode message = first.path("output").get(0);
+		assertThat(message.path("type").stringValue()).isEqualTo("message");
+		assertThat(message.path("content").get(0).path("type").stringValue()).isEqualTo("output_text");
+		assertThat(message.path("content").get(0).path("text").stringValue()).isEqualTo(FillerText.tokens(4));
+		assertThat(first.path("usage").path("output_tokens").intValue()).isEqualTo(4);
+		assertThat(first.path("usage").path("input_tokens_details").path("cached_tokens").intValue()).isZero();
+		JsonNode second = JSON.readTree(post("/v1/responses", body).body());
+		assertThat(second.path("usage").path("input_tokens_details").path("cached_tokens").intValue()).isPositive();
+	}
+
+	@Test
+	void responsesStreamOpensAtOnceThenStreamsTheAnswerAndCompletes() throws Exception {
+		HttpResponse<String> res = post("/v1/responses",
+				"{\"input\":\"Hello there\",\"max_output_tokens\":3,\"stream\":true}");
+		assertThat(res.headers().firstValue("content-type").orElse("")).startsWith("text/event-stream");
+		List<String> types = new ArrayList<>();
+		List<Integer> sequence = new ArrayList<>();
+		StringBuilder deltas = new StringBuilder();
+		JsonNode completed = null;
+		for (String event : res.body().split("\n\n")) {
+			String[] lines = event.split("\n");
+			assertThat(lines[0]).startsWith("event: ");
+			JsonNode data = JSON.readTree(lines[1].substring("data: ".length()));
+			assertThat(data.path("type").stringValue()).isEqualTo(lines[0].substring("event: ".length()));
+			types.add(data.path("type").stringValue());
+			sequence.add(data.path("sequence_number").intValue());
+			if (data.path("type").stringValue().equals("response.output_text.delta")) {
+				deltas.append(data.path("delta").stringValue());
+			}
+			if (data.path("type").stringValue().equals("response.completed")) {
+				completed = data.path("response");
+			}
+		}
+		assertThat(types).containsExactly("response.created", "response.in_progress", "response.output_item.added",
+				"response.content_part.added", "response.output_text.delta", "response.output_text.delta",
+				"response.output_text.delta", "response.output_text.done", "response.content_part.done",
+				"response.output_item.done", "response.completed");
+		assertThat(sequence).containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
+		assertThat(deltas.toString()).isEqualTo(FillerText.tokens(3));
+		assertThat(completed.path("status").stringValue()).isEqualTo("completed");
+		assertThat(completed.path("usage").path("output_tokens").intValue()).isEqualTo(3);
+	}
+
+	@Test
 	void badRequestsGetVllmErrors() throws Exception {
+		assertError(post("/v1/responses", "{\"model\":\"" + MODEL + "\"}"), 400, "BadRequestError", "input");
+		assertError(post("/v1/responses", "{\"input\":[{\"type\":\"web_search_call\"}]}"), 400, "BadRequestError",
+				"only message, function_call and function_call_output items are supported");
+		assertError(post("/v1/responses", "{\"input\":\"hi\",\"max_output_tokens\":0}"), 400, "BadRequestError",
+				"max_output_tokens must be at least 1, got 0.");
 		assertError(post("/v1/completions", "{not json"), 400, "BadRequestError", "JSON decode error");
 		assertError(post("/v1/completions", "{\"prompt\":\"hi\",\"max_tokens\":0}"), 400, "BadRequestError",
 				"max_tokens must be at least 1, got 0.");
