@@ -97,26 +97,14 @@ class ReplicaBootstrapReadinessIntegrationTests {
 		this.context = start("management.endpoint.health.group.readiness.include=readinessState,dualMapReplicas");
 		WebTestClient client = client();
 		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> client.get()
-				.uri("/actuator/health/readiness")
-				.exchange()
-				.expectStatus()
-				.isEqualTo(503)
-				.expectBody()
-				.jsonPath("$.status")
+			.untilAsserted(() -> readiness(client, 503).jsonPath("$.status")
 				.isEqualTo("OUT_OF_SERVICE")
 				.jsonPath("$.components.dualMapReplicas.details.bootstrap")
 				.isEqualTo("waiting for a peer's snapshot"));
 		client.get().uri("/actuator/health/liveness").exchange().expectStatus().isOk();
 		this.snapshot.tryEmitValue(peerKnowledge());
 		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> client.get()
-				.uri("/actuator/health/readiness")
-				.exchange()
-				.expectStatus()
-				.isOk()
-				.expectBody()
-				.jsonPath("$.status")
+			.untilAsserted(() -> readiness(client, 200).jsonPath("$.status")
 				.isEqualTo("UP")
 				.jsonPath("$.components.dualMapReplicas.details.bootstrap.peer")
 				.isEqualTo("http://127.0.0.1:" + this.peer.port())
@@ -131,13 +119,7 @@ class ReplicaBootstrapReadinessIntegrationTests {
 				"dualmap.replicas.timeout=200ms");
 		WebTestClient client = client();
 		await().atMost(Duration.ofSeconds(15))
-			.untilAsserted(() -> client.get()
-				.uri("/actuator/health/readiness")
-				.exchange()
-				.expectStatus()
-				.isOk()
-				.expectBody()
-				.jsonPath("$.components.dualMapReplicas.details.bootstrap")
+			.untilAsserted(() -> readiness(client, 200).jsonPath("$.components.dualMapReplicas.details.bootstrap")
 				.isEqualTo("no peer answered"));
 	}
 
