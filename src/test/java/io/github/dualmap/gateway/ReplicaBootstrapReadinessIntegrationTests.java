@@ -81,6 +81,10 @@ class ReplicaBootstrapReadinessIntegrationTests {
 			.build();
 	}
 
+	private static WebTestClient.BodyContentSpec readiness(WebTestClient client, int status) {
+		return client.get().uri("/actuator/health/readiness").exchange().expectStatus().isEqualTo(status).expectBody();
+	}
+
 	/**
 	 * What the peer knows: one prompt on the one instance, hashed as the replica does.
 	 */
