@@ -402,7 +402,8 @@ public final class DispatchQueues {
 			return;
 		}
 		if (queueOf(target).byArrival.size() >= settings.maxQueuedPerInstance()) {
-			InstanceState alt = otherWithRoom(q, target);
+			// A pinned request has nowhere else to go.
+			InstanceState alt = q.pinned ? null : otherWithRoom(q, target);
 			if (alt == null) {
 				reject(q, Rejection.TOO_MANY_REQUESTS, "instance '" + target.id() + "' has "
 						+ settings.maxQueuedPerInstance() + " queued requests, the limit",
@@ -688,7 +689,7 @@ public final class DispatchQueues {
 				break;
 			}
 			InstanceQueue from = q.queue;
-			if (from == null || q.migrations >= settings.maxMigrations()) {
+			if (from == null || !movable(q)) {
 				continue;
 			}
 			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedTokens(q, idle));
@@ -738,7 +739,7 @@ public final class DispatchQueues {
 		Move best = null;
 		long bestGain = 0;
 		for (QueuedRequest q : iq.byArrival) {
-			if (q.migrations >= settings.maxMigrations()) {
+			if (!movable(q)) {
 				continue;
 			}
 			InstanceState there = migrationTarget(q, here, hot);
@@ -883,7 +884,7 @@ public final class DispatchQueues {
 	 */
 	private void index(QueuedRequest q, InstanceState s) {
 		DualHashRing rings = pool.rings();
-		if (!settings.idlePull() || settings.mode() != DispatchMode.QUEUE || rings.members().size() < 2) {
+		if (q.pinned || !settings.idlePull() || settings.mode() != DispatchMode.QUEUE || rings.members().size() < 2) {
 			return;
 		}
 		Candidates c = rings.candidates(q.key());
@@ -893,6 +894,11 @@ public final class DispatchQueues {
 		}
 		q.alternative = alt;
 		byAlternative.computeIfAbsent(alt, k -> new TreeSet<>(ARRIVAL)).add(q);
+	}
+
+	/** Whether rebalancing may still move {@code q} (or an idle instance pull it). */
+	private boolean movable(QueuedRequest q) {
+		return !q.pinned && q.migrations < settings.maxMigrations();
 	}
 
 	private void unindex(QueuedRequest q) {

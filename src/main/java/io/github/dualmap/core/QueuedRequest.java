@@ -54,6 +54,10 @@ public final class QueuedRequest {
 
 	int migrations;
 
+	// Placed where the state it continues lives (Reason.PINNED): never migrated or
+	// pulled.
+	final boolean pinned;
+
 	@Nullable InstancePool.Dispatch dispatch;
 
 	// Non-streaming: when prefill is estimated to be over (first byte comes only at the
@@ -70,6 +74,7 @@ public final class QueuedRequest {
 		this.sequence = sequence;
 		this.submittedAtNanos = submittedAtNanos;
 		this.decision = decision;
+		this.pinned = decision != null && decision.reason() == Reason.PINNED;
 		this.cachedTokens = decision == null ? 0 : Math.max(0, decision.cachedTokens());
 		this.uncachedTokens = decision == null ? request.promptTokens() : Math.max(0, decision.uncachedTokens());
 		this.listener = listener;
@@ -121,6 +126,14 @@ public final class QueuedRequest {
 	}
 
 	/** Times the rebalancer moved it. */
+	/**
+	 * Whether it was placed on the instance holding the state it continues; such a
+	 * request is never moved by rebalancing or pulled by an idle instance.
+	 */
+	public boolean pinned() {
+		return pinned;
+	}
+
 	public int migrations() {
 		return migrations;
 	}

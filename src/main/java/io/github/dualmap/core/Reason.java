@@ -32,7 +32,12 @@ public enum Reason {
 	/**
 	 * A load-only decision of a baseline policy, or of any policy for an unparsed body.
 	 */
-	LOAD("load");
+	LOAD("load"),
+	/**
+	 * The instance that holds state the request continues (a stored response it names);
+	 * never moved while it waits, since another instance could not answer it.
+	 */
+	PINNED("pinned");
 
 	private final String value;
 

@@ -359,6 +359,41 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void requestsPinnedToTheStateTheyContinueAreNeverMovedOrPulled() {
+		// The hotspot of the test above, every request pinned: none moves.
+		DispatchQueues q = queues(PinnedPolicy.holding("a"), QueueSettings.custom().maxPrefillRequests(1));
+		List<QueuedRequest> all = new ArrayList<>();
+		for (int i = 0; i < 10; i++) {
+			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
+		}
+		assertThat(pool.isHotspot(a())).isTrue();
+		assertThat(q.migrations()).isZero();
+		assertThat(all).allSatisfy(r -> {
+			assertThat(r.pinned()).isTrue();
+			assertThat(r.instanceId()).isEqualTo("a");
+		});
+		// Nor does an idle other candidate pull them.
+		DispatchQueues pulling = new DispatchQueues(pullOnly(true).pool(), PinnedPolicy.holding("a"),
+				QueueSettings.custom().maxPrefillRequests(1).build());
+		for (int i = 0; i < 6; i++) {
+			pulling.submit(request("p" + i, i, 1_000), true, outcomes);
+		}
+		assertThat(pulling.pulls()).isZero();
+		assertThat(pulling.queued("a")).isEqualTo(5);
+		// A full queue does not send a pinned request to the other candidate: 429.
+		InstancePool fresh = new InstancePool("full", scheduler, clock);
+		fresh.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+		DispatchQueues full = new DispatchQueues(fresh, PinnedPolicy.holding("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(2).build());
+		List<QueuedRequest> some = new ArrayList<>();
+		for (int i = 0; i < 4; i++) {
+			some.add(full.submit(request("f" + i, i, 1_000), true, outcomes));
+		}
+		assertThat(some.get(3).state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(some).noneMatch(r -> "b".equals(r.instanceId()));
+	}
+
+	@Test
 	void movesStayWithinTheMarginAndTheBoundSoWorkDoesNotPingPong() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1).maxMigrations(0));
 		for (int i = 0; i < 10; i++) {

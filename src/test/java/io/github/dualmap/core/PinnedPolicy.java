@@ -17,12 +17,27 @@ final class PinnedPolicy implements RoutingPolicy {
 
 	int finished;
 
+	private final Reason reason;
+
 	PinnedPolicy(Function<RoutingRequest, String> target) {
+		this(target, Reason.AFFINITY);
+	}
+
+	private PinnedPolicy(Function<RoutingRequest, String> target, Reason reason) {
 		this.target = target;
+		this.reason = reason;
 	}
 
 	static PinnedPolicy to(String id) {
 		return new PinnedPolicy(r -> id);
+	}
+
+	/**
+	 * Like {@link #to}, with the gateway's reason for a request continuing stored state
+	 * there.
+	 */
+	static PinnedPolicy holding(String id) {
+		return new PinnedPolicy(r -> id, Reason.PINNED);
 	}
 
 	@Override
@@ -46,7 +61,7 @@ final class PinnedPolicy implements RoutingPolicy {
 				.orElse(null);
 		}
 		int cached = blocks == null ? 0 : blocks.tokensFor(s.shadow().peekMatchedBlocks(blocks.chain()));
-		return new Decision(s.id(), Reason.AFFINITY, cached, request.promptTokens() - cached, -1);
+		return new Decision(s.id(), this.reason, cached, request.promptTokens() - cached, -1);
 	}
 
 	@Override
