@@ -13,6 +13,7 @@ import io.github.dualmap.gateway.DispatchTicker;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.EngineScraping;
 import io.github.dualmap.gateway.PromptRoutingFilter;
+import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.gateway.SloResolver;
 import io.github.dualmap.prompt.PromptParser;
 import io.github.dualmap.replica.ReplicaPeers;
@@ -119,9 +120,18 @@ public class DualMapAutoConfiguration {
 	}
 
 	@Bean
+	@ConditionalOnProperty(prefix = "dualmap.stored-responses", name = "enabled", havingValue = "true",
+			matchIfMissing = true)
+	StoredResponses dualMapStoredResponses(DualMapProperties properties) {
+		DualMapProperties.StoredResponses s = properties.getStoredResponses();
+		return new StoredResponses(s.getMaxEntries(), s.getTtl());
+	}
+
+	@Bean
 	PromptRoutingFilter dualMapPromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos,
-			DualMapProperties properties) {
-		return new PromptRoutingFilter(registry, parser, slos, (int) properties.getMaxBodySize().toBytes());
+			DualMapProperties properties, ObjectProvider<StoredResponses> stored) {
+		return new PromptRoutingFilter(registry, parser, slos, (int) properties.getMaxBodySize().toBytes(),
+				stored.getIfAvailable());
 	}
 
 	@Bean
@@ -130,8 +140,9 @@ public class DualMapAutoConfiguration {
 	}
 
 	@Bean
-	DispatchAccountingFilter dualMapDispatchAccountingFilter(DualMapRegistry registry, DualMapProperties properties) {
-		return new DispatchAccountingFilter(registry, properties.getHeaders().isEnabled());
+	DispatchAccountingFilter dualMapDispatchAccountingFilter(DualMapRegistry registry, DualMapProperties properties,
+			ObjectProvider<StoredResponses> stored) {
+		return new DispatchAccountingFilter(registry, properties.getHeaders().isEnabled(), stored.getIfAvailable());
 	}
 
 	@Bean

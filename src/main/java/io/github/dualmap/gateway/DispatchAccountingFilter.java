@@ -14,6 +14,7 @@ import org.springframework.cloud.gateway.filter.GlobalFilter;
 import org.springframework.cloud.gateway.filter.NettyWriteResponseFilter;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.web.server.ServerWebExchange;
@@ -43,9 +44,20 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
 	private final boolean headers;
 
+	private final @Nullable StoredResponses stored;
+
 	public DispatchAccountingFilter(DualMapRegistry registry, boolean headers) {
+		this(registry, headers, null);
+	}
+
+	/**
+	 * @param stored where to remember which instance answered a Responses API response
+	 * (read from the start of its body), or {@code null}
+	 */
+	public DispatchAccountingFilter(DualMapRegistry registry, boolean headers, @Nullable StoredResponses stored) {
 		this.registry = registry;
 		this.headers = headers;
+		this.stored = stored;
 	}
 
 	@Override
@@ -70,7 +82,7 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 			});
 		}
 		AtomicReference<@Nullable Throwable> failure = new AtomicReference<>();
-		return chain.filter(exchange.mutate().response(new FirstByteObserver(response, exchange)).build())
+		return chain.filter(exchange.mutate().response(new FirstByteObserver(response, exchange, this.stored)).build())
 			.doOnError(failure::set)
 			.doFinally(signal -> {
 				RoutedAttempt attempt = attempt(exchange);
@@ -95,20 +107,26 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
 		private final ServerWebExchange exchange;
 
-		/**
-		 * For a streamed Responses API answer, whose first bytes precede the first token;
-		 * made at the first body chunk, when the request has long been parsed (this
-		 * decorator is made before the prompt is).
+		private final @Nullable StoredResponses stored;
+
+		/*
+		 * Made at the first body chunk, when the request has long been parsed (this
+		 * decorator is made before the prompt is): for a streamed Responses API answer,
+		 * whose first bytes precede the first token, the event watcher; for any
+		 * successful Responses API answer, the reader of its id.
 		 */
 		private @Nullable ResponsesStreamWatcher responses;
+
+		private @Nullable ResponseIdReader responseId;
 
 		private boolean started;
 
 		private volatile boolean seen;
 
-		FirstByteObserver(ServerHttpResponse delegate, ServerWebExchange exchange) {
+		FirstByteObserver(ServerHttpResponse delegate, ServerWebExchange exchange, @Nullable StoredResponses stored) {
 			super(delegate);
 			this.exchange = exchange;
+			this.stored = stored;
 		}
 
 		@Override
@@ -122,15 +140,19 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 		}
 
 		private void observe(DataBuffer buffer) {
-			if (this.seen || buffer.readableByteCount() == 0) {
+			if (buffer.readableByteCount() == 0) {
 				return;
 			}
 			if (!this.started) {
-				this.started = true;
-				ParsedRequest parsed = this.exchange.getAttribute(DualMapExchangeAttributes.PARSED_REQUEST_ATTR);
-				if (parsed != null && parsed.kind() == RequestKind.RESPONSES && parsed.stream()) {
-					this.responses = new ResponsesStreamWatcher();
-				}
+				start();
+			}
+			ResponseIdReader reader = this.responseId;
+			if (reader != null && reader.read(buffer)) {
+				this.responseId = null;
+				remember(reader.id());
+			}
+			if (this.seen) {
+				return;
 			}
 			if (this.responses != null && !this.responses.firstTokenIn(buffer)) {
 				return;
@@ -139,6 +161,28 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 			RoutedAttempt attempt = attempt(this.exchange);
 			if (attempt != null) {
 				attempt.firstByte();
+			}
+		}
+
+		private void start() {
+			this.started = true;
+			ParsedRequest parsed = this.exchange.getAttribute(DualMapExchangeAttributes.PARSED_REQUEST_ATTR);
+			if (parsed == null || parsed.kind() != RequestKind.RESPONSES) {
+				return;
+			}
+			if (parsed.stream()) {
+				this.responses = new ResponsesStreamWatcher();
+			}
+			HttpStatusCode status = getStatusCode();
+			if (this.stored != null && status != null && status.is2xxSuccessful()) {
+				this.responseId = new ResponseIdReader();
+			}
+		}
+
+		private void remember(@Nullable String responseId) {
+			RoutedAttempt attempt = attempt(this.exchange);
+			if (responseId != null && attempt != null && this.stored != null) {
+				this.stored.record(attempt.serviceId(), responseId, attempt.instanceId());
 			}
 		}
 

@@ -30,6 +30,12 @@ public final class DualMapExchangeAttributes {
 	 */
 	public static final String PLACED_ATTR = PREFIX + "placed";
 
+	/**
+	 * The id of the instance holding the stored response the request continues
+	 * ({@code previous_response_id}), when this gateway saw that instance answer it.
+	 */
+	public static final String PINNED_INSTANCE_ATTR = PREFIX + "pinnedInstance";
+
 	private DualMapExchangeAttributes() {
 	}
 

@@ -68,7 +68,8 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		@SuppressWarnings("unchecked")
 		Set<String> avoid = excluded instanceof Set<?> s ? Set.copyOf((Set<String>) s) : Set.of();
 		boolean repeated = attributes.putIfAbsent(DualMapExchangeAttributes.PLACED_ATTR, Boolean.TRUE) != null;
-		return this.service.submit(request, streaming, avoid, repeated).map(attempt -> {
+		String pinned = attributes.get(DualMapExchangeAttributes.PINNED_INSTANCE_ATTR) instanceof String id ? id : null;
+		return this.service.submit(request, streaming, avoid, repeated, pinned).map(attempt -> {
 			RoutedAttempt previous = (RoutedAttempt) attributes.put(DualMapExchangeAttributes.ATTEMPT_ATTR, attempt);
 			if (previous != null && previous != attempt) {
 				// A retry filter of the route chose again without telling us how the last

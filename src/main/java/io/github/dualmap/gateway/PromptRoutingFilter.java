@@ -8,6 +8,7 @@ import io.github.dualmap.prompt.OpenAiError;
 import io.github.dualmap.prompt.ParsedRequest;
 import io.github.dualmap.prompt.PromptParser;
 import io.github.dualmap.prompt.RequestKind;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -46,7 +47,18 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 
 	private final int maxBodyBytes;
 
+	private final @Nullable StoredResponses stored;
+
 	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, int maxBodyBytes) {
+		this(registry, parser, slos, maxBodyBytes, null);
+	}
+
+	/**
+	 * @param stored where the instances that answered stored responses are remembered;
+	 * {@code null}: continuations are routed like any request
+	 */
+	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, int maxBodyBytes,
+			@Nullable StoredResponses stored) {
 		if (maxBodyBytes <= 0) {
 			throw new IllegalArgumentException("maxBodyBytes must be > 0 but was " + maxBodyBytes);
 		}
@@ -54,6 +66,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		this.parser = parser;
 		this.slos = slos;
 		this.maxBodyBytes = maxBodyBytes;
+		this.stored = stored;
 	}
 
 	@Override
@@ -97,6 +110,12 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 				service.pool().now());
 		exchange.getAttributes().put(DualMapExchangeAttributes.PARSED_REQUEST_ATTR, parsed);
 		exchange.getAttributes().put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR, routing);
+		String previous = parsed.previousResponseId();
+		String holder = previous == null || this.stored == null ? null
+				: this.stored.instanceOf(service.serviceId(), previous);
+		if (holder != null) {
+			exchange.getAttributes().put(DualMapExchangeAttributes.PINNED_INSTANCE_ATTR, holder);
+		}
 		ServerHttpRequest replaying = new ServerHttpRequestDecorator(request) {
 			@Override
 			public Flux<DataBuffer> getBody() {

@@ -52,7 +52,7 @@ public final class ServicePool {
 
 	private final RoutingPolicy policy;
 
-	private final RetryPlacementPolicy placement;
+	private final PlacementOverrides placement;
 
 	private final DispatchQueues queues;
 
@@ -82,7 +82,7 @@ public final class ServicePool {
 		this.serviceId = serviceId;
 		this.pool = pool;
 		this.policy = policy;
-		this.placement = new RetryPlacementPolicy(policy, this::alternative);
+		this.placement = new PlacementOverrides(policy, this::alternative);
 		this.queues = new DispatchQueues(pool, this.placement, queueSettings);
 		this.breakers = breakers;
 		this.weightMetadataKey = weightMetadataKey;
@@ -187,7 +187,17 @@ public final class ServicePool {
 	 */
 	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, Set<String> excluded,
 			boolean repeated) {
-		return Mono.create(sink -> new Submission(sink, request, streaming, excluded).start(repeated));
+		return submit(request, streaming, excluded, repeated, null);
+	}
+
+	/**
+	 * As {@link #submit(RoutingRequest, boolean, Set, boolean)}, sent to {@code pinned}
+	 * (the instance holding the stored response the request continues) while that
+	 * instance accepts work and has not failed for it; the policy decides otherwise.
+	 */
+	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, Set<String> excluded, boolean repeated,
+			@Nullable String pinned) {
+		return Mono.create(sink -> new Submission(sink, request, streaming, excluded, pinned).start(repeated));
 	}
 
 	/**
@@ -381,11 +391,15 @@ public final class ServicePool {
 
 		private volatile int refusals;
 
-		Submission(MonoSink<RoutedAttempt> sink, RoutingRequest request, boolean streaming, Set<String> excluded) {
+		private final @Nullable String pinned;
+
+		Submission(MonoSink<RoutedAttempt> sink, RoutingRequest request, boolean streaming, Set<String> excluded,
+				@Nullable String pinned) {
 			this.sink = sink;
 			this.request = request;
 			this.streaming = streaming;
 			this.excluded.addAll(excluded);
+			this.pinned = pinned;
 		}
 
 		void start(boolean repeated) {
@@ -395,6 +409,10 @@ public final class ServicePool {
 
 		private void place(boolean repeated) {
 			boolean repeat = repeated || !this.excluded.isEmpty();
+			boolean pin = this.pinned != null && !this.excluded.contains(this.pinned);
+			if (pin) {
+				ServicePool.this.placement.pin(this.request.id(), this.pinned);
+			}
 			if (repeat) {
 				ServicePool.this.placement.repeat(this.request.id(), this.excluded);
 			}
@@ -403,7 +421,7 @@ public final class ServicePool {
 				q = ServicePool.this.queues.submit(this.request, this.streaming, this);
 			}
 			finally {
-				if (repeat) {
+				if (repeat || pin) {
 					ServicePool.this.placement.forget(this.request.id());
 				}
 			}

@@ -12,8 +12,15 @@ import org.jspecify.annotations.Nullable;
  * @param blocks the canonical prompt's block chain, {@code null} for
  * {@link RequestKind#OTHER}
  * @param kind which endpoint the request targets
+ * @param previousResponseId the stored response a {@link RequestKind#RESPONSES} request
+ * continues ({@code previous_response_id}), else {@code null}
  */
-public record ParsedRequest(@Nullable String model, boolean stream, @Nullable PromptBlocks blocks, RequestKind kind) {
+public record ParsedRequest(@Nullable String model, boolean stream, @Nullable PromptBlocks blocks, RequestKind kind,
+		@Nullable String previousResponseId) {
+
+	public ParsedRequest(@Nullable String model, boolean stream, @Nullable PromptBlocks blocks, RequestKind kind) {
+		this(model, stream, blocks, kind, null);
+	}
 
 	/** A request without a prompt, routed by load alone. */
 	public static ParsedRequest other(@Nullable String model, boolean stream) {

@@ -97,7 +97,8 @@ public final class PromptParser {
 			case RESPONSES -> responsesPrompt(seed, root);
 			default -> completionPrompt(seed, root);
 		};
-		return new ParsedRequest(model, stream, blocks, kind);
+		return new ParsedRequest(model, stream, blocks, kind,
+				kind == RequestKind.RESPONSES ? previousResponseId(root) : null);
 	}
 
 	static RequestKind kindOf(String path) {
@@ -161,6 +162,19 @@ public final class PromptParser {
 					"model");
 		}
 		return model.stringValue();
+	}
+
+	private static @Nullable String previousResponseId(JsonNode root) {
+		JsonNode id = root.get("previous_response_id");
+		if (id == null || id.isNull()) {
+			return null;
+		}
+		if (!id.isString()) {
+			throw new InvalidRequestException(
+					"'previous_response_id' must be a string but was " + ChatTranscript.kindOf(id),
+					"previous_response_id");
+		}
+		return id.stringValue();
 	}
 
 	private static boolean stream(JsonNode root) {

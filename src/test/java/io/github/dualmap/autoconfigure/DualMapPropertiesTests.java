@@ -6,6 +6,7 @@ import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
 import org.junit.jupiter.api.Test;
@@ -150,6 +151,20 @@ class DualMapPropertiesTests {
 			}
 			assertThat(all.toString()).as(property).contains(message);
 		});
+	}
+
+	@Test
+	void storedResponsesAreRememberedByDefaultWithinBoundsAndCanBeSwitchedOff() {
+		this.runner.run(context -> {
+			DualMapProperties.StoredResponses p = context.getBean(DualMapProperties.class).getStoredResponses();
+			assertThat(p.getMaxEntries()).isEqualTo(100_000);
+			assertThat(p.getTtl()).isEqualTo(Duration.ofHours(1));
+			assertThat(context).hasSingleBean(StoredResponses.class);
+		});
+		this.runner.withPropertyValues("dualmap.stored-responses.enabled=false")
+			.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(StoredResponses.class));
+		expectFailure("dualmap.stored-responses.max-entries=0", "dualmap.stored-responses.max-entries must be >= 1");
+		expectFailure("dualmap.stored-responses.ttl=0s", "dualmap.stored-responses.ttl must be > 0");
 	}
 
 	@Test

@@ -7,6 +7,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.AfterAll;
@@ -243,8 +245,9 @@ class DualMapGatewayIntegrationTests {
 						body.formatted(systemPrompt("responses"), "question " + i));
 				assertThat(r.getStatus().value()).isEqualTo(200);
 				assertThat(reason(r)).isEqualTo("affinity");
-				assertThat(new String(r.getResponseBodyContent(), StandardCharsets.UTF_8)).isEqualTo(
-						String.join("", StubEngine.RESPONSES_OPENING) + String.join("", StubEngine.RESPONSES_EVENTS));
+				String events = new String(r.getResponseBodyContent(), StandardCharsets.UTF_8);
+				assertThat(events).startsWith("event: response.created\n")
+					.endsWith(StubEngine.RESPONSES_OPENING.get(1) + String.join("", StubEngine.RESPONSES_EVENTS));
 				instances.add(instance(r));
 			}
 			assertThat(instances).hasSize(1);
@@ -256,6 +259,45 @@ class DualMapGatewayIntegrationTests {
 			ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
 			this.registry.removeListener(listener);
 		}
+	}
+
+	static String responseId(EntityExchangeResult<byte[]> result) {
+		Matcher id = Pattern.compile("\"id\":\"(resp_[^\"]+)\"")
+			.matcher(new String(result.getResponseBodyContent(), StandardCharsets.UTF_8));
+		assertThat(id.find()).as("a response id in the body").isTrue();
+		return id.group(1);
+	}
+
+	@Test
+	@Order(9)
+	void aContinuationOfAStoredResponseGoesBackToTheInstanceThatHoldsIt() {
+		String request = """
+				{"model":"m","stream":%s,"instructions":"%s","input":"%s"%s}""";
+		EntityExchangeResult<byte[]> first = post("/v1/responses",
+				request.formatted(false, systemPrompt("stored responses"), "start", ""));
+		assertThat(first.getStatus().value()).isEqualTo(200);
+		String holder = instance(first);
+		String previous = responseId(first);
+		// Each continuation carries other instructions, so its prompt alone would send it
+		// anywhere; it must reach the instance that stored the response it continues (the
+		// stub answers 404 elsewhere, as vLLM does), streamed or not.
+		for (int i = 0; i < 6; i++) {
+			boolean stream = i % 2 == 1;
+			EntityExchangeResult<byte[]> next = post("/v1/responses", request.formatted(stream,
+					systemPrompt("turn " + i), "more " + i, ",\"previous_response_id\":\"" + previous + "\""));
+			assertThat(next.getStatus().value()).isEqualTo(200);
+			assertThat(instance(next)).isEqualTo(holder);
+			assertThat(reason(next)).isEqualTo("pinned");
+			previous = responseId(next);
+		}
+		// A response this gateway never saw is routed by its prompt; the engine decides.
+		EntityExchangeResult<byte[]> unknown = post("/v1/responses",
+				request.formatted(false, systemPrompt("unknown"), "x", ",\"previous_response_id\":\"resp_elsewhere\""));
+		assertThat(unknown.getStatus().value()).isEqualTo(404);
+		assertThat(reason(unknown)).isNotEqualTo("pinned");
+		EntityExchangeResult<byte[]> bad = post("/v1/responses", "{\"input\":\"x\",\"previous_response_id\":7}");
+		assertThat(bad.getStatus().value()).isEqualTo(400);
+		assertThat(new String(bad.getResponseBodyContent(), StandardCharsets.UTF_8)).contains("previous_response_id");
 	}
 
 	@Test

@@ -3,8 +3,12 @@ package io.github.dualmap.gateway;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
@@ -29,17 +33,22 @@ final class StubEngine {
 			"data: {\"choices\":[{\"delta\":{\"content\":\"three\"}}]}\n\n", "data: [DONE]\n\n");
 
 	/**
-	 * A streamed Responses API answer: two opening events at once, the rest after the
-	 * prefill delay, as vLLM sends them.
+	 * A streamed Responses API answer: two opening events at once (the first carries the
+	 * response, {@code %s} its id), the rest after the prefill delay, as vLLM sends them.
 	 */
 	static final List<String> RESPONSES_OPENING = List.of(
-			"event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0}\n\n",
+			"event: response.created\ndata: {\"response\":{\"id\":\"%s\"},\"sequence_number\":0,\"type\":\"response.created\"}\n\n",
 			"event: response.in_progress\r\ndata: {\"type\":\"response.in_progress\",\"sequence_number\":1}\r\n\r\n");
 
 	static final List<String> RESPONSES_EVENTS = List.of(
 			"event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\"}\n\n",
 			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"one\"}\n\n",
 			"event: response.completed\ndata: {\"type\":\"response.completed\"}\n\n");
+
+	private static final Pattern PREVIOUS_RESPONSE = Pattern.compile("\"previous_response_id\"\\s*:\\s*\"([^\"]+)\"");
+
+	/** Ids of the responses this stub answered (vLLM's in-memory store). */
+	final Set<String> stored = ConcurrentHashMap.newKeySet();
 
 	final String name;
 
@@ -103,12 +112,34 @@ final class StubEngine {
 		});
 	}
 
+	/**
+	 * The Responses API with vLLM's stored responses: every answer gets an id this stub
+	 * remembers, and a request continuing a response it does not hold gets vLLM's 404.
+	 */
 	private Mono<Void> respond(HttpServerRequest req, HttpServerResponse res) {
 		return req.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("").flatMap(body -> {
 			this.served.incrementAndGet();
-			Flux<String> rest = Mono.delay(this.firstByteDelay.get()).thenMany(Flux.fromIterable(RESPONSES_EVENTS));
+			Matcher previous = PREVIOUS_RESPONSE.matcher(body);
+			if (previous.find() && !this.stored.contains(previous.group(1))) {
+				return res.status(404)
+					.header("content-type", "application/json")
+					.sendString(Mono.just("{\"error\":{\"message\":\"Response with id '" + previous.group(1)
+							+ "' not found.\",\"type\":\"invalid_request_error\",\"code\":404}}"))
+					.then();
+			}
+			String id = "resp_" + this.name + "_" + this.stored.size();
+			this.stored.add(id);
+			Mono<Long> prefill = Mono.delay(this.firstByteDelay.get());
+			if (!body.replace(" ", "").contains("\"stream\":true")) {
+				return res.header("content-type", "application/json")
+					.sendString(prefill
+						.thenReturn("{\"id\":\"" + id + "\",\"object\":\"response\",\"status\":\"completed\"}"))
+					.then();
+			}
+			Flux<String> opening = Flux.fromIterable(RESPONSES_OPENING).map(e -> e.formatted(id));
 			return res.header("content-type", "text/event-stream")
-				.sendString(Flux.fromIterable(RESPONSES_OPENING).concatWith(rest), StandardCharsets.UTF_8)
+				.sendString(opening.concatWith(prefill.thenMany(Flux.fromIterable(RESPONSES_EVENTS))),
+						StandardCharsets.UTF_8)
 				.then();
 		});
 	}

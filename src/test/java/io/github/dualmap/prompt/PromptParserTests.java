@@ -259,6 +259,12 @@ class PromptParserTests {
 				q("{'model':'m','previous_response_id':'resp_1','prompt':{'id':'p'}}"));
 		assertThat(r.kind()).isEqualTo(RequestKind.RESPONSES);
 		assertThat(r.blocks()).isNull();
+		assertThat(r.previousResponseId()).isEqualTo("resp_1");
+		assertThat(parse("/v1/responses", q("{'input':'x'}")).previousResponseId()).isNull();
+		// Only the Responses API continues stored responses.
+		assertThat(parse("/v1/chat/completions",
+				q("{'messages':[{'role':'user','content':'x'}],'previous_response_id':'resp_1'}"))
+			.previousResponseId()).isNull();
 		assertThat(parse("/v1/responses", q("{'instructions':'" + SYSTEM + "'}")).blocks()).isNotNull();
 		// Other paths under /v1/responses (cancel, input items) are not prompts.
 		assertThat(parse("/v1/responses/resp_1/cancel", "").kind()).isEqualTo(RequestKind.OTHER);
@@ -304,6 +310,7 @@ class PromptParserTests {
 					/v1/responses        | {'input':[{'role':'user','content':[{'type':'input_image'}]}]} | 'input[0].content[0].image_url.url' must be a string | input[0].content[0].image_url.url
 					/v1/responses        | {'input':'x','tools':'none'}             | 'tools' must be an array              | tools
 					/v1/responses        | {'input':'x','stream':'yes'}             | 'stream' must be a boolean but was a string | stream
+					/v1/responses        | {'input':'x','previous_response_id':7}   | 'previous_response_id' must be a string but was a number | previous_response_id
 					""")
 	void malformedBodiesAreRefusedWith400(String path, String body, String message, String param) {
 		assertThatExceptionOfType(InvalidRequestException.class).isThrownBy(() -> parse(path, q(body)))

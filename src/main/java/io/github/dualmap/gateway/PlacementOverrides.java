@@ -7,18 +7,22 @@ import java.util.function.BiFunction;
 
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The policy the dispatch queues of a {@link ServicePool} call: the configured policy for
- * a request's first placement, and for a repeated one (connect-failure retry, a breaker
- * that refused, a route's retry filter) a choice that avoids the instances already tried
- * and does not record the request in the hot-prefix table again, so each request counts
- * once in the hot-prefix statistics.
+ * a request's first placement, with two overrides while a request is being submitted. A
+ * repeated placement (connect-failure retry, a breaker that refused, a route's retry
+ * filter) gets a choice that avoids the instances already tried and does not record the
+ * request in the hot-prefix table again, so each request counts once in the hot-prefix
+ * statistics. A pinned request (it continues a stored response) goes to the instance that
+ * holds that response while it accepts work ({@link Reason#PINNED}).
  */
-final class RetryPlacementPolicy implements RoutingPolicy {
+final class PlacementOverrides implements RoutingPolicy {
 
 	private final RoutingPolicy delegate;
 
@@ -28,7 +32,10 @@ final class RetryPlacementPolicy implements RoutingPolicy {
 	// the queues call choose synchronously from submit.
 	private final Map<String, Set<String>> repeats = new ConcurrentHashMap<>();
 
-	RetryPlacementPolicy(RoutingPolicy delegate,
+	// Request id -> the instance it must go to, likewise only while it is submitted.
+	private final Map<String, String> pins = new ConcurrentHashMap<>();
+
+	PlacementOverrides(RoutingPolicy delegate,
 			BiFunction<RoutingRequest, Set<String>, @Nullable Decision> alternative) {
 		this.delegate = delegate;
 		this.alternative = alternative;
@@ -39,8 +46,14 @@ final class RetryPlacementPolicy implements RoutingPolicy {
 		this.repeats.put(requestId, Set.copyOf(excluded));
 	}
 
+	/** Sends {@code requestId} to {@code instanceId} until {@link #forget}. */
+	void pin(String requestId, String instanceId) {
+		this.pins.put(requestId, instanceId);
+	}
+
 	void forget(String requestId) {
 		this.repeats.remove(requestId);
+		this.pins.remove(requestId);
 	}
 
 	@Override
@@ -50,6 +63,11 @@ final class RetryPlacementPolicy implements RoutingPolicy {
 
 	@Override
 	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+		String pinned = this.pins.get(request.id());
+		InstanceState holder = pinned == null ? null : pool.instance(pinned);
+		if (holder != null && holder.acceptsNewWork()) {
+			return Decision.of(holder.id(), Reason.PINNED, request);
+		}
 		Set<String> excluded = this.repeats.get(request.id());
 		return excluded == null ? this.delegate.choose(request, pool) : this.alternative.apply(request, excluded);
 	}
@@ -71,7 +89,7 @@ final class RetryPlacementPolicy implements RoutingPolicy {
 
 	@Override
 	public String toString() {
-		return "RetryPlacementPolicy[" + this.delegate + "]";
+		return "PlacementOverrides[" + this.delegate + "]";
 	}
 
 }

@@ -1,0 +1,69 @@
+package io.github.dualmap.gateway;
+
+import java.time.Duration;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Ticker;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Which instance answered which Responses API response ({@code /v1/responses}), so that a
+ * request continuing it ({@code previous_response_id}) goes back there: vLLM and SGLang
+ * keep stored responses in the memory of the server that made them, and another instance
+ * would answer 404. Bounded in entries and age; per gateway replica.
+ */
+public final class StoredResponses {
+
+	/** Longest response id remembered. */
+	static final int MAX_ID_LENGTH = 256;
+
+	private final Cache<String, String> instances;
+
+	/**
+	 * @param maxEntries most responses remembered (the least recently written go first)
+	 * @param ttl how long a response is remembered after it was answered
+	 */
+	public StoredResponses(long maxEntries, Duration ttl) {
+		this(maxEntries, ttl, Ticker.systemTicker());
+	}
+
+	StoredResponses(long maxEntries, Duration ttl, Ticker ticker) {
+		if (maxEntries <= 0) {
+			throw new IllegalArgumentException("maxEntries must be > 0 but was " + maxEntries);
+		}
+		if (ttl.isNegative() || ttl.isZero()) {
+			throw new IllegalArgumentException("ttl must be > 0 but was " + ttl);
+		}
+		// Maintenance (eviction) on the writing thread: a small map, and bounds that hold
+		// when a write returns.
+		this.instances = Caffeine.newBuilder()
+			.maximumSize(maxEntries)
+			.expireAfterWrite(ttl)
+			.ticker(ticker)
+			.executor(Runnable::run)
+			.build();
+	}
+
+	/** {@code instanceId} of {@code service} answered {@code responseId}. */
+	public void record(String service, String responseId, String instanceId) {
+		if (!responseId.isEmpty() && responseId.length() <= MAX_ID_LENGTH) {
+			this.instances.put(key(service, responseId), instanceId);
+		}
+	}
+
+	/** The instance of {@code service} that answered {@code responseId}, if known. */
+	public @Nullable String instanceOf(String service, String responseId) {
+		return this.instances.getIfPresent(key(service, responseId));
+	}
+
+	/** Responses remembered now (an estimate, as Caffeine's). */
+	public long size() {
+		return this.instances.estimatedSize();
+	}
+
+	private static String key(String service, String responseId) {
+		return service + '\u0000' + responseId;
+	}
+
+}
