@@ -2,6 +2,7 @@ package io.github.dualmap.actuate;
 
 import io.github.dualmap.autoconfigure.DualMapAutoConfiguration;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -50,6 +51,13 @@ public class DualMapActuatorAutoConfiguration {
 		@ConditionalOnMissingBean
 		ReplicaSyncMeters dualMapReplicaSyncMeters(ReplicaSync sync, ReplicaPublisher publisher) {
 			return new ReplicaSyncMeters(sync, publisher);
+		}
+
+		@Bean
+		@ConditionalOnBean(StoredResponses.class)
+		@ConditionalOnMissingBean
+		StoredResponsesMeters dualMapStoredResponsesMeters(StoredResponses stored) {
+			return new StoredResponsesMeters(stored);
 		}
 
 	}
