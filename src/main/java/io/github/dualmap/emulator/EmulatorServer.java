@@ -5,6 +5,8 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.dualmap.emulator.EngineDriver.TokenEvent;
 import io.github.dualmap.emulator.GenerationRequest.Endpoint;
 import io.github.dualmap.engine.BlockChains;
@@ -38,6 +40,18 @@ public final class EmulatorServer implements AutoCloseable {
 	private final DisposableServer server;
 
 	private final AtomicLong sequence = new AtomicLong();
+
+	/**
+	 * Transcripts of stored Responses API responses by id (vLLM's in-memory store),
+	 * bounded by their total length.
+	 */
+	private final Cache<String, String> storedResponses = Caffeine.newBuilder()
+		.maximumWeight(STORED_RESPONSE_CHARS)
+		.weigher((String id, String transcript) -> transcript.length())
+		.build();
+
+	/** Most characters of stored transcripts kept (the least recently used go first). */
+	static final long STORED_RESPONSE_CHARS = 16L * 1024 * 1024;
 
 	private final long createdEpochSeconds = System.currentTimeMillis() / 1000;
 
@@ -94,7 +108,8 @@ public final class EmulatorServer implements AutoCloseable {
 		return req.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("").flatMap(body -> {
 			GenerationRequest g;
 			try {
-				g = GenerationRequest.parse(JSON, body, endpoint, settings.model(), settings.profile().maxModelLen());
+				g = GenerationRequest.parse(JSON, body, endpoint, settings.model(), settings.profile().maxModelLen(),
+						this.storedResponses::getIfPresent);
 			}
 			catch (ApiException ex) {
 				return json(res, ex.status(), error(ex));
@@ -111,6 +126,16 @@ public final class EmulatorServer implements AutoCloseable {
 			Flux<TokenEvent> tokens = driver.generate(request);
 			if (endpoint == Endpoint.RESPONSES) {
 				ResponsesApi api = new ResponsesApi(JSON, g, id, System.currentTimeMillis() / 1000);
+				if (g.store() && g.transcript() != null) {
+					// Kept once answered: the transcript with the answer, for
+					// continuations.
+					String transcript = g.transcript();
+					tokens = tokens.doOnNext(t -> {
+						if (t.last()) {
+							this.storedResponses.put(id, transcript + FillerText.tokens(t.index()) + "<|im_end|>\n");
+						}
+					});
+				}
 				return g.stream() ? sendEvents(res, api.events(tokens)) : tokens.last()
 					.flatMap(t -> json(res, 200, api.response("completed", FillerText.tokens(t.index()), t)));
 			}

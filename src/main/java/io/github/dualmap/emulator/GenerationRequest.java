@@ -1,8 +1,10 @@
 package io.github.dualmap.emulator;
 
 import java.util.Set;
+import java.util.function.Function;
 
 import io.github.dualmap.engine.TextTokenizer;
+import org.jspecify.annotations.Nullable;
 
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -21,9 +23,13 @@ import tools.jackson.databind.json.JsonMapper;
  * @param maxTokens tokens to generate
  * @param stream whether to answer with server-sent events
  * @param includeUsage whether a stream ends with a usage chunk
+ * @param transcript for {@link Endpoint#RESPONSES}: the prompt's text, which a stored
+ * response keeps (with its answer) for requests that continue it; else {@code null}
+ * @param store for {@link Endpoint#RESPONSES}: whether to store the response
+ * ({@code store}, default true as in OpenAI's API)
  */
 public record GenerationRequest(Endpoint endpoint, String model, int[] promptTokens, int maxTokens, boolean stream,
-		boolean includeUsage) {
+		boolean includeUsage, @Nullable String transcript, boolean store) {
 
 	/** The OpenAI endpoints the emulator serves. */
 	public enum Endpoint {
@@ -60,6 +66,17 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 	 */
 	public static GenerationRequest parse(JsonMapper json, String body, Endpoint endpoint, String servedModel,
 			int maxModelLen) {
+		return parse(json, body, endpoint, servedModel, maxModelLen, id -> null);
+	}
+
+	/**
+	 * As {@link #parse(JsonMapper, String, Endpoint, String, int)}, with the transcripts
+	 * of stored responses: a responses request naming one in {@code previous_response_id}
+	 * continues its transcript (its own {@code instructions} are then not added: the
+	 * conversation already has its system message), an unknown one is vLLM's 404.
+	 */
+	public static GenerationRequest parse(JsonMapper json, String body, Endpoint endpoint, String servedModel,
+			int maxModelLen, Function<String, @Nullable String> storedTranscripts) {
 		boolean chat = endpoint == Endpoint.CHAT;
 		JsonNode root;
 		try {
@@ -76,9 +93,10 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 		if (!model.equals(servedModel)) {
 			throw new ApiException(404, "NotFoundError", "The model `" + model + "` does not exist.", "model");
 		}
+		String transcript = endpoint == Endpoint.RESPONSES ? responsesPrompt(root, storedTranscripts) : null;
 		int[] tokens = switch (endpoint) {
 			case CHAT -> chatPrompt(root.path("messages"));
-			case RESPONSES -> responsesPrompt(root.path("instructions"), root.path("input"));
+			case RESPONSES -> TextTokenizer.encode(transcript);
 			case COMPLETIONS -> completionPrompt(root.path("prompt"));
 		};
 		if (tokens.length == 0) {
@@ -125,7 +143,12 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 		}
 		boolean stream = streamNode.isBoolean() && streamNode.booleanValue();
 		boolean includeUsage = root.path("stream_options").path("include_usage").booleanValue(false);
-		return new GenerationRequest(endpoint, model, tokens, maxTokens, stream, includeUsage);
+		JsonNode storeNode = root.path("store");
+		if (!storeNode.isMissingNode() && !storeNode.isNull() && !storeNode.isBoolean()) {
+			throw ApiException.badRequest("store: Input should be a valid boolean, got " + storeNode, "store");
+		}
+		return new GenerationRequest(endpoint, model, tokens, maxTokens, stream, includeUsage, transcript,
+				!storeNode.isBoolean() || storeNode.booleanValue());
 	}
 
 	private static int[] completionPrompt(JsonNode prompt) {
@@ -174,13 +197,29 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 	}
 
 	/**
-	 * The Responses API's prompt through the same template as chat: {@code instructions}
-	 * as a system message, a string input as a user message, and input items: messages,
-	 * function calls (as the assistant's call) and their outputs (as tool messages).
+	 * The Responses API's prompt through the same template as chat: the transcript of the
+	 * response it continues, else {@code instructions} as a system message; then a string
+	 * input as a user message, or input items: messages, function calls (as the
+	 * assistant's call) and their outputs (as tool messages).
 	 */
-	private static int[] responsesPrompt(JsonNode instructions, JsonNode input) {
+	private static String responsesPrompt(JsonNode root, Function<String, @Nullable String> storedTranscripts) {
 		StringBuilder text = new StringBuilder();
-		if (instructions.isString()) {
+		JsonNode instructions = root.path("instructions");
+		JsonNode input = root.path("input");
+		JsonNode previous = root.path("previous_response_id");
+		if (!previous.isMissingNode() && !previous.isNull()) {
+			if (!previous.isString()) {
+				throw ApiException.badRequest("previous_response_id: Input should be a valid string, got " + previous,
+						"previous_response_id");
+			}
+			String transcript = storedTranscripts.apply(previous.stringValue());
+			if (transcript == null) {
+				throw new ApiException(404, "NotFoundError",
+						"Response with id '" + previous.stringValue() + "' not found.", "previous_response_id");
+			}
+			text.append(transcript);
+		}
+		else if (instructions.isString()) {
 			turn(text, "system", instructions);
 		}
 		else if (!instructions.isMissingNode() && !instructions.isNull()) {
@@ -216,7 +255,7 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 					+ (input.isMissingNode() ? "nothing" : input), "input");
 		}
 		text.append("<|im_start|>assistant\n");
-		return TextTokenizer.encode(text);
+		return text.toString();
 	}
 
 	private static void turn(StringBuilder text, String role, JsonNode content) {

@@ -137,6 +137,30 @@ class EmulatorServerTests {
 	}
 
 	@Test
+	void aStoredResponseIsContinuedOnItsCachedTranscriptAndAnUnknownOneIs404() throws Exception {
+		String first = "{\"instructions\":" + JSON.writeValueAsString("You plan trips. ".repeat(40))
+				+ ",\"input\":\"Three days in Rome?\",\"max_output_tokens\":8}";
+		JsonNode one = JSON.readTree(post("/v1/responses", first).body());
+		int firstPrompt = one.path("usage").path("input_tokens").intValue();
+		JsonNode two = JSON.readTree(post("/v1/responses", "{\"previous_response_id\":\"" + one.path("id").stringValue()
+				+ "\",\"input\":\"And Florence?\",\"max_output_tokens\":4}")
+			.body());
+		assertThat(two.path("status").stringValue()).isEqualTo("completed");
+		// The whole first exchange is the prefix of the second prompt, and cached.
+		assertThat(two.path("usage").path("input_tokens").intValue()).isGreaterThan(firstPrompt + 8);
+		assertThat(two.path("usage").path("input_tokens_details").path("cached_tokens").intValue())
+			.isGreaterThanOrEqualTo(firstPrompt - 16);
+		assertError(post("/v1/responses", "{\"previous_response_id\":\"resp_unknown\",\"input\":\"x\"}"), 404,
+				"NotFoundError", "Response with id 'resp_unknown' not found.");
+		JsonNode unstored = JSON
+			.readTree(post("/v1/responses", "{\"input\":\"x\",\"store\":false,\"max_output_tokens\":1}").body());
+		assertError(
+				post("/v1/responses",
+						"{\"previous_response_id\":\"" + unstored.path("id").stringValue() + "\",\"input\":\"y\"}"),
+				404, "NotFoundError", "not found");
+	}
+
+	@Test
 	void responsesStreamOpensAtOnceThenStreamsTheAnswerAndCompletes() throws Exception {
 		HttpResponse<String> res = post("/v1/responses",
 				"{\"input\":\"Hello there\",\"max_output_tokens\":3,\"stream\":true}");
