@@ -55,6 +55,7 @@ public class ReplicaSyncHealthIndicator implements HealthIndicator {
 		details.put("peer", learned.peer().toString());
 		details.put("instances", learned.instances());
 		details.put("blocks", learned.blocks());
+		details.put("responses", learned.responses());
 		return details;
 	}
 

@@ -122,9 +122,11 @@ public class DualMapAutoConfiguration {
 	@Bean
 	@ConditionalOnProperty(prefix = "dualmap.stored-responses", name = "enabled", havingValue = "true",
 			matchIfMissing = true)
-	StoredResponses dualMapStoredResponses(DualMapProperties properties) {
+	StoredResponses dualMapStoredResponses(DualMapRegistry registry, DualMapProperties properties) {
 		DualMapProperties.StoredResponses s = properties.getStoredResponses();
-		return new StoredResponses(s.getMaxEntries(), s.getTtl());
+		StoredResponses stored = new StoredResponses(s.getMaxEntries(), s.getTtl());
+		registry.addListener(stored);
+		return stored;
 	}
 
 	@Bean
@@ -140,9 +142,8 @@ public class DualMapAutoConfiguration {
 	}
 
 	@Bean
-	DispatchAccountingFilter dualMapDispatchAccountingFilter(DualMapRegistry registry, DualMapProperties properties,
-			ObjectProvider<StoredResponses> stored) {
-		return new DispatchAccountingFilter(registry, properties.getHeaders().isEnabled(), stored.getIfAvailable());
+	DispatchAccountingFilter dualMapDispatchAccountingFilter(DualMapRegistry registry, DualMapProperties properties) {
+		return new DispatchAccountingFilter(registry, properties.getHeaders().isEnabled());
 	}
 
 	@Bean
@@ -162,11 +163,13 @@ public class DualMapAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		ReplicaSync dualMapReplicaSync(DualMapRegistry registry, DualMapProperties properties) {
+		ReplicaSync dualMapReplicaSync(DualMapRegistry registry, DualMapProperties properties,
+				ObjectProvider<StoredResponses> storedResponses) {
 			DualMapProperties.Prompt p = properties.getPrompt();
 			ReplicaSync sync = new ReplicaSync(registry,
 					ReplicaSync.hashingFingerprint(p.getBlockChars(), p.getCharsPerToken(), p.getBlockTokens()),
 					properties.getReplicas().getMaxBufferedReleases());
+			storedResponses.ifAvailable(sync::shareStoredResponses);
 			registry.addListener(sync);
 			return sync;
 		}

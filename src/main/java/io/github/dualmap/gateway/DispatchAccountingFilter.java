@@ -44,20 +44,9 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
 	private final boolean headers;
 
-	private final @Nullable StoredResponses stored;
-
 	public DispatchAccountingFilter(DualMapRegistry registry, boolean headers) {
-		this(registry, headers, null);
-	}
-
-	/**
-	 * @param stored where to remember which instance answered a Responses API response
-	 * (read from the start of its body), or {@code null}
-	 */
-	public DispatchAccountingFilter(DualMapRegistry registry, boolean headers, @Nullable StoredResponses stored) {
 		this.registry = registry;
 		this.headers = headers;
-		this.stored = stored;
 	}
 
 	@Override
@@ -82,7 +71,7 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 			});
 		}
 		AtomicReference<@Nullable Throwable> failure = new AtomicReference<>();
-		return chain.filter(exchange.mutate().response(new FirstByteObserver(response, exchange, this.stored)).build())
+		return chain.filter(exchange.mutate().response(new FirstByteObserver(response, exchange)).build())
 			.doOnError(failure::set)
 			.doFinally(signal -> {
 				RoutedAttempt attempt = attempt(exchange);
@@ -107,13 +96,12 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
 		private final ServerWebExchange exchange;
 
-		private final @Nullable StoredResponses stored;
-
 		/*
 		 * Made at the first body chunk, when the request has long been parsed (this
 		 * decorator is made before the prompt is): for a streamed Responses API answer,
 		 * whose first bytes precede the first token, the event watcher; for any
-		 * successful Responses API answer, the reader of its id.
+		 * successful Responses API answer, the reader of its id (told to listeners:
+		 * RoutedAttempt.responseStored).
 		 */
 		private @Nullable ResponsesStreamWatcher responses;
 
@@ -123,10 +111,9 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
 		private volatile boolean seen;
 
-		FirstByteObserver(ServerHttpResponse delegate, ServerWebExchange exchange, @Nullable StoredResponses stored) {
+		FirstByteObserver(ServerHttpResponse delegate, ServerWebExchange exchange) {
 			super(delegate);
 			this.exchange = exchange;
-			this.stored = stored;
 		}
 
 		@Override
@@ -174,15 +161,15 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 				this.responses = new ResponsesStreamWatcher();
 			}
 			HttpStatusCode status = getStatusCode();
-			if (this.stored != null && status != null && status.is2xxSuccessful()) {
+			if (status != null && status.is2xxSuccessful()) {
 				this.responseId = new ResponseIdReader();
 			}
 		}
 
 		private void remember(@Nullable String responseId) {
 			RoutedAttempt attempt = attempt(this.exchange);
-			if (responseId != null && attempt != null && this.stored != null) {
-				this.stored.record(attempt.serviceId(), responseId, attempt.instanceId());
+			if (responseId != null && attempt != null) {
+				attempt.responseStored(responseId);
 			}
 		}
 

@@ -35,6 +35,14 @@ public interface DualMapListener {
 	default void onFinished(String service, String instanceId, Outcome outcome) {
 	}
 
+	/**
+	 * {@code instanceId} answered a Responses API request with the response
+	 * {@code responseId}, which it may keep (vLLM's and SGLang's stored responses) for
+	 * requests that continue it.
+	 */
+	default void onResponseStored(String service, String instanceId, String responseId) {
+	}
+
 	/** The instances of {@code service} changed (discovery). */
 	default void onMembershipChanged(String service, List<ServiceInstance> instances) {
 	}

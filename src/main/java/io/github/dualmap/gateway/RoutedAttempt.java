@@ -96,6 +96,16 @@ public final class RoutedAttempt {
 		}
 	}
 
+	/**
+	 * The instance answered with the stored response {@code responseId} (read from the
+	 * answer of a Responses API request); listeners are told.
+	 */
+	public void responseStored(String responseId) {
+		for (DualMapListener l : this.service.listeners()) {
+			l.onResponseStored(serviceId(), instanceId(), responseId);
+		}
+	}
+
 	/** The exchange completed with the backend's {@code status}. */
 	public void complete(@Nullable HttpStatusCode status) {
 		if (status != null && status.is5xxServerError()) {

@@ -1,6 +1,8 @@
 package io.github.dualmap.gateway;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -13,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * keep stored responses in the memory of the server that made them, and another instance
  * would answer 404. Bounded in entries and age; per gateway replica.
  */
-public final class StoredResponses {
+public final class StoredResponses implements DualMapListener {
 
 	/** Longest response id remembered. */
 	static final int MAX_ID_LENGTH = 256;
@@ -45,6 +47,11 @@ public final class StoredResponses {
 			.build();
 	}
 
+	@Override
+	public void onResponseStored(String service, String instanceId, String responseId) {
+		record(service, responseId, instanceId);
+	}
+
 	/** {@code instanceId} of {@code service} answered {@code responseId}. */
 	public void record(String service, String responseId, String instanceId) {
 		if (!responseId.isEmpty() && responseId.length() <= MAX_ID_LENGTH) {
@@ -55,6 +62,24 @@ public final class StoredResponses {
 	/** The instance of {@code service} that answered {@code responseId}, if known. */
 	public @Nullable String instanceOf(String service, String responseId) {
 		return this.instances.getIfPresent(key(service, responseId));
+	}
+
+	/**
+	 * The most recently remembered responses of every service, newest first, at most
+	 * {@code max} (a starting gateway replica asks its peers for them).
+	 */
+	public List<Stored> recent(int max) {
+		List<Stored> out = new ArrayList<>();
+		this.instances.policy().eviction().ifPresent(e -> e.hottest(max).forEach((key, instance) -> {
+			int cut = key.indexOf('\u0000');
+			out.add(new Stored(key.substring(0, cut), key.substring(cut + 1), instance));
+		}));
+		return out;
+	}
+
+	/** One remembered response. */
+	public record Stored(String service, String responseId, String instanceId) {
+
 	}
 
 	/** Responses remembered now (an estimate, as Caffeine's). */

@@ -2,6 +2,9 @@ package io.github.dualmap.replica;
 
 import java.util.List;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import org.jspecify.annotations.Nullable;
+
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.cfg.CoercionAction;
@@ -12,9 +15,11 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * One publication from a replica to its peers, as JSON:
  * {@code {"replica":"<id>","hashing":"<fingerprint>","releases":[{"service":"llm",
- * "instance":"10.0.0.5:8000","chain":[<block hash>, ...]}]}}. The hashing fingerprint
- * names the prompt hashing parameters: chains hashed differently cannot be matched, so a
- * batch from a replica configured differently is refused, not applied.
+ * "instance":"10.0.0.5:8000","chain":[<block hash>, ...]}]}}, a stored response as
+ * {@code {"service":"llm","instance":"...","chain":[],"response":"resp_..."}}. The
+ * hashing fingerprint names the prompt hashing parameters: chains hashed differently
+ * cannot be matched, so a batch from a replica configured differently is refused, not
+ * applied.
  *
  * @param replica the sending replica's id (random per process start)
  * @param hashing the sender's {@link ReplicaSync#hashingFingerprint fingerprint}
@@ -25,20 +30,33 @@ public record ReleaseBatch(String replica, String hashing, List<Release> release
 	/** Longest replica id or fingerprint accepted. */
 	static final int MAX_ID_LENGTH = 256;
 
+	// Missing members read as null and are refused by parse, by name, except the optional
+	// "response".
 	private static final JsonMapper MAPPER = JsonMapper.builder()
 		.enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-		.enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
 		// A block hash is a JSON integer: no "12" or 1.5 made into one.
 		.withCoercionConfig(LogicalType.Integer,
 				c -> c.setCoercion(CoercionInputShape.String, CoercionAction.Fail)
 					.setCoercion(CoercionInputShape.Float, CoercionAction.Fail))
+		// Nor a string (a service, an instance, a response id) made from a number.
+		.withCoercionConfig(LogicalType.Textual,
+				c -> c.setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+					.setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+					.setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
 		.build();
 
 	/**
 	 * One release: a prompt whose block-hash chain was sent to {@code instance} of
-	 * {@code service}.
+	 * {@code service}, or a stored Responses API response that instance answered (its id
+	 * in {@code response}, the chain then empty). The member is left out when absent, so
+	 * prompt releases read as before.
 	 */
-	public record Release(String service, String instance, long[] chain) {
+	public record Release(String service, String instance, long[] chain,
+			@JsonInclude(JsonInclude.Include.NON_NULL) @Nullable String response) {
+
+		public Release(String service, String instance, long[] chain) {
+			this(service, instance, chain, null);
+		}
 
 	}
 
@@ -77,7 +95,16 @@ public record ReleaseBatch(String replica, String hashing, List<Release> release
 			if (r.instance() == null || r.instance().isBlank()) {
 				throw new IllegalArgumentException("releases[" + i + "].instance must be a non-empty string");
 			}
-			if (r.chain() == null || r.chain().length == 0) {
+			if (r.response() != null) {
+				if (r.response().isEmpty() || r.response().length() > MAX_ID_LENGTH) {
+					throw new IllegalArgumentException("releases[" + i
+							+ "].response must be a non-empty string of at most " + MAX_ID_LENGTH + " characters");
+				}
+				if (r.chain() == null) {
+					throw new IllegalArgumentException("releases[" + i + "].chain must be an array of integers");
+				}
+			}
+			else if (r.chain() == null || r.chain().length == 0) {
 				throw new IllegalArgumentException("releases[" + i + "].chain must be a non-empty array of integers");
 			}
 		}

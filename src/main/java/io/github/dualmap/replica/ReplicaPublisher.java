@@ -156,8 +156,11 @@ public final class ReplicaPublisher implements SmartLifecycle {
 		return this.bootstrapped.get();
 	}
 
-	/** A snapshot applied at start. */
-	public record Bootstrap(URI peer, int instances, int blocks) {
+	/**
+	 * A snapshot applied at start: from {@code peer}, the cached blocks of
+	 * {@code instances} instances and {@code responses} stored responses.
+	 */
+	public record Bootstrap(URI peer, int instances, int blocks, int responses) {
 
 	}
 
@@ -192,8 +195,8 @@ public final class ReplicaPublisher implements SmartLifecycle {
 			return Mono.empty();
 		}), 1).next().doOnNext(b -> {
 			this.bootstrapped.set(b);
-			logger.info("Replica sync: learned " + b.blocks() + " cached blocks of " + b.instances()
-					+ " instances from " + b.peer());
+			logger.info("Replica sync: learned " + b.blocks() + " cached blocks of " + b.instances() + " instances and "
+					+ b.responses() + " stored responses from " + b.peer());
 		})
 			.switchIfEmpty(Mono.fromRunnable(() -> logger
 				.info("Replica sync: no peer answered with a snapshot; learning from new releases only")));
@@ -221,7 +224,7 @@ public final class ReplicaPublisher implements SmartLifecycle {
 				ReleaseBatch batch = ReleaseBatch.parse(body);
 				ReplicaSync.Applied applied = this.sync.apply(batch);
 				int blocks = batch.releases().stream().mapToInt(r -> r.chain().length).sum();
-				return new Bootstrap(peer, applied.applied(), blocks);
+				return new Bootstrap(peer, applied.applied() - applied.responses(), blocks, applied.responses());
 			});
 	}
 

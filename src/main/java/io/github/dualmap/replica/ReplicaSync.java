@@ -15,6 +15,7 @@ import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.gateway.DualMapListener;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.ServicePool;
+import io.github.dualmap.gateway.StoredResponses;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -51,6 +52,9 @@ public final class ReplicaSync implements DualMapListener {
 
 	private final LongAdder failedPublications = new LongAdder();
 
+	/** Where peers' stored responses go; null: they are ignored. */
+	private volatile @Nullable StoredResponses storedResponses;
+
 	/**
 	 * @param registry the pools whose shadow indexes peers' releases enter
 	 * @param hashing this replica's {@link #hashingFingerprint}
@@ -79,18 +83,41 @@ public final class ReplicaSync implements DualMapListener {
 				Double.toString(charsPerToken), blockTokens);
 	}
 
+	/**
+	 * Shares stored responses too: which instance answered which Responses API response
+	 * is published with the releases, and peers' ones enter {@code stored}, so a
+	 * continuation reaching any replica is pinned to the instance holding its response.
+	 * @return this
+	 */
+	public ReplicaSync shareStoredResponses(StoredResponses stored) {
+		this.storedResponses = stored;
+		return this;
+	}
+
 	@Override
 	public void onDecision(String service, RoutingRequest request, Decision decision) {
 		PromptBlocks blocks = request.blocks();
-		if (blocks == null) {
-			return;
+		if (blocks != null) {
+			buffer(new ReleaseBatch.Release(service, decision.instanceId(), blocks.chain()));
 		}
+	}
+
+	@Override
+	public void onResponseStored(String service, String instanceId, String responseId) {
+		if (this.storedResponses != null) {
+			buffer(new ReleaseBatch.Release(service, instanceId, NO_BLOCKS, responseId));
+		}
+	}
+
+	private static final long[] NO_BLOCKS = new long[0];
+
+	private void buffer(ReleaseBatch.Release release) {
 		if (this.buffered.incrementAndGet() > this.maxBuffered) {
 			this.buffered.decrementAndGet();
 			this.dropped.increment();
 			return;
 		}
-		this.buffer.add(new ReleaseBatch.Release(service, decision.instanceId(), blocks.chain()));
+		this.buffer.add(release);
 	}
 
 	/** Takes up to {@code max} buffered releases, oldest first. */
@@ -113,7 +140,7 @@ public final class ReplicaSync implements DualMapListener {
 	 */
 	public Applied apply(ReleaseBatch batch) {
 		if (this.replicaId.equals(batch.replica())) {
-			return new Applied(0, batch.releases().size());
+			return new Applied(0, batch.releases().size(), 0);
 		}
 		if (!this.hashing.equals(batch.hashing())) {
 			this.refusedBatches.increment();
@@ -121,18 +148,27 @@ public final class ReplicaSync implements DualMapListener {
 					+ "' but this replica as '" + this.hashing + "'; replicas must share dualmap.prompt.*");
 		}
 		int ok = 0;
+		int responses = 0;
+		StoredResponses stored = this.storedResponses;
 		for (ReleaseBatch.Release r : batch.releases()) {
 			ServicePool pool = this.registry.pool(r.service());
 			InstanceState state = pool == null ? null : pool.pool().instance(r.instance());
-			if (state != null) {
-				state.shadow().record(r.chain());
-				ok++;
+			if (state == null || (r.response() != null && stored == null)) {
+				continue;
 			}
+			if (r.chain().length > 0) {
+				state.shadow().record(r.chain());
+			}
+			if (r.response() != null) {
+				stored.record(r.service(), r.response(), r.instance());
+				responses++;
+			}
+			ok++;
 		}
 		int skipped = batch.releases().size() - ok;
 		this.applied.add(ok);
 		this.ignored.add(skipped);
-		return new Applied(ok, skipped);
+		return new Applied(ok, skipped, responses);
 	}
 
 	/**
@@ -142,6 +178,17 @@ public final class ReplicaSync implements DualMapListener {
 	 * instances). A replica that starts asks a peer for this.
 	 */
 	public ReleaseBatch snapshot(int maxBlocks) {
+		StoredResponses stored = this.storedResponses;
+		List<ReleaseBatch.Release> responses = new ArrayList<>();
+		if (stored != null) {
+			// The most recent stored responses, oldest first so they apply in order, in
+			// an
+			// eighth of the budget (a response weighs about as much as eight blocks).
+			for (StoredResponses.Stored r : stored.recent(maxBlocks / 64)) {
+				responses.add(0, new ReleaseBatch.Release(r.service(), r.instanceId(), NO_BLOCKS, r.responseId()));
+			}
+			maxBlocks -= responses.size() * 8;
+		}
 		int instances = this.registry.pools().values().stream().mapToInt(p -> p.pool().size()).sum();
 		int each = Math.max(1, maxBlocks / Math.max(1, instances));
 		List<ReleaseBatch.Release> releases = new ArrayList<>();
@@ -153,6 +200,7 @@ public final class ReplicaSync implements DualMapListener {
 				}
 			}
 		}
+		releases.addAll(responses);
 		return new ReleaseBatch(this.replicaId, this.hashing, releases);
 	}
 
@@ -187,7 +235,7 @@ public final class ReplicaSync implements DualMapListener {
 		return this.sent.sum();
 	}
 
-	/** Peers' releases that entered a shadow index here. */
+	/** Peers' releases that entered a shadow index (or the stored responses) here. */
 	public long applied() {
 		return this.applied.sum();
 	}
@@ -219,8 +267,15 @@ public final class ReplicaSync implements DualMapListener {
 		this.failedPublications.increment();
 	}
 
-	/** What {@link #apply} did with a batch. */
-	public record Applied(int applied, int ignored) {
+	/**
+	 * What {@link #apply} did with a batch.
+	 *
+	 * @param applied releases entered here
+	 * @param ignored releases for a service or instance unknown here (or stored responses
+	 * when this replica does not share them)
+	 * @param responses of the applied ones, stored responses
+	 */
+	public record Applied(int applied, int ignored, int responses) {
 
 	}
 

@@ -150,6 +150,40 @@ class ReplicaSyncIntegrationTests {
 	}
 
 	@Test
+	void aContinuationReachingTheOtherReplicaIsPinnedToTheInstanceHoldingItsResponse() {
+		String body = """
+				{"model":"m","instructions":"%s","input":"go"%s}""";
+		WebTestClient.ResponseSpec first = client(portA).post()
+			.uri("/v1/responses")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body.formatted(("You plan trips. ").repeat(20), ""))
+			.exchange()
+			.expectStatus()
+			.isOk();
+		String holder = first.returnResult(String.class).getResponseHeaders().getFirst("x-dualmap-instance");
+		String id = a.getBean(StoredResponses.class).recent(1).get(0).responseId();
+		// B learns from A's publication where the response lives; the continuation, with
+		// a
+		// prompt of its own, goes there (the stub answers 404 elsewhere).
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> holder.equals(b.getBean(StoredResponses.class).instanceOf("llm", id)));
+		for (String topic : List.of("museums", "food", "trains")) {
+			client(portB).post()
+				.uri("/v1/responses")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(body.formatted(("You plan " + topic + ". ").repeat(20),
+						",\"previous_response_id\":\"" + id + "\""))
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectHeader()
+				.valueEquals("x-dualmap-instance", holder)
+				.expectHeader()
+				.valueEquals("x-dualmap-reason", "pinned");
+		}
+	}
+
+	@Test
 	void whatOneReplicaSentTheOtherKnowsIsCachedInBothDirections() {
 		Routed first = chat(portA, decisionsA, "billing");
 		assertThat(first.decision().cachedTokens()).isZero();

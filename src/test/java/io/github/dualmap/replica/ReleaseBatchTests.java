@@ -26,6 +26,19 @@ class ReleaseBatchTests {
 	}
 
 	@Test
+	void aStoredResponseTravelsAsAReleaseWithoutBlocksAndPromptReleasesReadAsBefore() {
+		ReleaseBatch batch = new ReleaseBatch("r", "h", List.of(new ReleaseBatch.Release("llm", "a", new long[] { 7 }),
+				new ReleaseBatch.Release("llm", "b", new long[0], "resp_1")));
+		String json = new String(batch.toJson(), StandardCharsets.UTF_8);
+		assertThat(json).contains("{\"service\":\"llm\",\"instance\":\"a\",\"chain\":[7]}")
+			.contains("\"response\":\"resp_1\"");
+		ReleaseBatch back = ReleaseBatch.parse(batch.toJson());
+		assertThat(back.releases().get(0).response()).isNull();
+		assertThat(back.releases().get(1).response()).isEqualTo("resp_1");
+		assertThat(back.releases().get(1).chain()).isEmpty();
+	}
+
+	@Test
 	void badBatchesAreRefusedNamingWhatIsWrong() {
 		bad("", "not a release batch");
 		bad("null", "not a release batch");
@@ -43,6 +56,11 @@ class ReleaseBatchTests {
 		bad(release("\"service\":\"llm\",\"instance\":\"a\",\"chain\":[1.5]"), "not a release batch");
 		bad(release("\"service\":\"llm\",\"instance\":\"a\",\"chain\":[\"12\"]"), "not a release batch");
 		bad(release("\"service\":\"llm\",\"instance\":\"a\",\"chain\":[18446744073709551616]"), "not a release batch");
+		bad(release("\"service\":\"llm\",\"instance\":\"a\",\"chain\":[],\"response\":\"\""),
+				"releases[0].response must be a non-empty string");
+		bad(release("\"service\":\"llm\",\"instance\":\"a\",\"response\":\"resp_1\""),
+				"releases[0].chain must be an array");
+		bad(release("\"service\":\"llm\",\"instance\":\"a\",\"chain\":[],\"response\":7"), "not a release batch");
 	}
 
 	private static String release(String fields) {

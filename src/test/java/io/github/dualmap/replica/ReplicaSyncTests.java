@@ -12,6 +12,7 @@ import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.ServicePool;
+import io.github.dualmap.gateway.StoredResponses;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 
@@ -107,7 +108,7 @@ class ReplicaSyncTests {
 				List.of(new ReleaseBatch.Release("llm", "b", billing.chain()),
 						new ReleaseBatch.Release("llm", "gone", billing.chain()),
 						new ReleaseBatch.Release("other-service", "a", billing.chain()))));
-		assertThat(applied).isEqualTo(new ReplicaSync.Applied(1, 2));
+		assertThat(applied).isEqualTo(new ReplicaSync.Applied(1, 2, 0));
 		assertThat(matched("b", billing)).isEqualTo(billing.chain().length);
 		assertThat(matched("a", billing)).isZero();
 		assertThat(sync.applied()).isEqualTo(1);
@@ -117,11 +118,52 @@ class ReplicaSyncTests {
 	}
 
 	@Test
+	void storedResponsesTravelWithTheReleasesWhenShared() {
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
+		sync.onResponseStored("llm", "a", "resp_0");
+		assertThat(sync.buffered()).as("not shared: nothing to publish").isZero();
+		StoredResponses mine = new StoredResponses(100, Duration.ofHours(1));
+		sync.shareStoredResponses(mine);
+		sync.onResponseStored("llm", "a", "resp_1");
+		assertThat(sync.take(10)).singleElement().satisfies(r -> {
+			assertThat(r.instance()).isEqualTo("a");
+			assertThat(r.response()).isEqualTo("resp_1");
+			assertThat(r.chain()).isEmpty();
+		});
+
+		// A peer sharing them learns where each is, for instances it knows.
+		DualMapRegistry other = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap", List.of("llm"),
+				"dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
+		other.pool("llm").updateMembership(this.registry.pool("llm").serviceInstances());
+		StoredResponses theirs = new StoredResponses(100, Duration.ofHours(1));
+		ReplicaSync peer = new ReplicaSync(other, "peer", "h", 16).shareStoredResponses(theirs);
+		ReleaseBatch batch = new ReleaseBatch("me", "h",
+				List.of(new ReleaseBatch.Release("llm", "a", new long[0], "resp_1"),
+						new ReleaseBatch.Release("llm", "gone", new long[0], "resp_2")));
+		assertThat(peer.apply(ReleaseBatch.parse(batch.toJson()))).isEqualTo(new ReplicaSync.Applied(1, 1, 1));
+		assertThat(theirs.instanceOf("llm", "resp_1")).isEqualTo("a");
+		assertThat(theirs.instanceOf("llm", "resp_2")).isNull();
+		// One that does not share them ignores them.
+		assertThat(new ReplicaSync(other, "x", "h", 16).apply(batch)).isEqualTo(new ReplicaSync.Applied(0, 2, 0));
+
+		// The start-up snapshot carries the most recent ones.
+		mine.record("llm", "resp_1", "a");
+		mine.record("llm", "resp_2", "b");
+		ReleaseBatch snapshot = sync.snapshot(1_000);
+		assertThat(snapshot.releases()).filteredOn(r -> r.response() != null)
+			.extracting(ReleaseBatch.Release::response)
+			.containsExactlyInAnyOrder("resp_1", "resp_2");
+		StoredResponses starting = new StoredResponses(100, Duration.ofHours(1));
+		new ReplicaSync(other, "new", "h", 16).shareStoredResponses(starting).apply(snapshot);
+		assertThat(starting.instanceOf("llm", "resp_2")).isEqualTo("b");
+	}
+
+	@Test
 	void ownBatchesAreIgnoredAndOtherHashingRefused() {
 		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
 		PromptBlocks billing = blocks("billing");
 		List<ReleaseBatch.Release> releases = List.of(new ReleaseBatch.Release("llm", "a", billing.chain()));
-		assertThat(sync.apply(new ReleaseBatch("me", "h", releases))).isEqualTo(new ReplicaSync.Applied(0, 1));
+		assertThat(sync.apply(new ReleaseBatch("me", "h", releases))).isEqualTo(new ReplicaSync.Applied(0, 1, 0));
 		assertThat(matched("a", billing)).isZero();
 		assertThatThrownBy(() -> sync.apply(new ReleaseBatch("peer", "other", releases)))
 			.isInstanceOf(ReplicaSync.HashingMismatchException.class)
