@@ -47,6 +47,17 @@ class ResponsesStreamWatcherTests {
 	}
 
 	@Test
+	void withoutEventLinesTheThirdEventIsTheFirstToken() {
+		ResponsesStreamWatcher watcher = new ResponsesStreamWatcher();
+		assertThat(watcher.firstTokenIn(buffer("data: {\"type\":\"response.created\"}\n\n"))).isFalse();
+		assertThat(watcher.firstTokenIn(buffer("data: {\"type\":\"response.in_progress\"}\r\n\r\n"))).isFalse();
+		// A comment-only block is not an event.
+		assertThat(watcher.firstTokenIn(buffer(": keep-alive\n\n"))).isFalse();
+		assertThat(watcher.firstTokenIn(buffer("data: {\"type\":\"response.output_item.added\"}\n"))).isFalse();
+		assertThat(watcher.firstTokenIn(buffer("\n"))).isTrue();
+	}
+
+	@Test
 	void readingDoesNotConsumeTheBuffer() {
 		DataBuffer b = buffer("event: response.created\n\n");
 		new ResponsesStreamWatcher().firstTokenIn(b);
