@@ -1,0 +1,125 @@
+package io.github.dualmap.gateway;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.Yaml;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Import;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code config-samples/prometheus-rules.yml} is well formed and every metric it queries
+ * is one a running gateway (scraping, queue mode, replica sync on) exports.
+ */
+class PrometheusRulesSampleTests {
+
+	private static final Pattern METRIC = Pattern.compile("\\bdualmap_[a-z_]+");
+
+	private final StubEngine engine = new StubEngine("only");
+
+	private ConfigurableApplicationContext context;
+
+	@AfterEach
+	void stop() {
+		if (this.context != null) {
+			this.context.close();
+		}
+		this.engine.stop();
+	}
+
+	@SuppressWarnings("unchecked")
+	private static List<Map<String, Object>> rules() throws IOException {
+		try (Reader in = Files.newBufferedReader(Path.of("config-samples", "prometheus-rules.yml"))) {
+			Map<String, Object> root = new Yaml().load(in);
+			List<Map<String, Object>> rules = new ArrayList<>();
+			for (Map<String, Object> group : (List<Map<String, Object>>) root.get("groups")) {
+				assertThat(group).containsKeys("name", "rules");
+				rules.addAll((List<Map<String, Object>>) group.get("rules"));
+			}
+			return rules;
+		}
+	}
+
+	@Test
+	void everyRuleIsWellFormedAndQueriesMetricsTheGatewayExports() throws IOException {
+		List<Map<String, Object>> rules = rules();
+		Set<String> names = new HashSet<>();
+		Set<String> queried = new TreeSet<>();
+		for (Map<String, Object> rule : rules) {
+			assertThat(rule.containsKey("record") ^ rule.containsKey("alert")).as("record or alert: %s", rule).isTrue();
+			assertThat(rule.get("expr")).as("expr of %s", rule).isInstanceOf(String.class);
+			assertThat(names.add(String.valueOf(rule.containsKey("record") ? rule.get("record") : rule.get("alert"))))
+				.as("unique name: %s", rule)
+				.isTrue();
+			if (rule.containsKey("alert")) {
+				assertThat(rule).containsKeys("labels", "annotations");
+			}
+			Matcher m = METRIC.matcher((String) rule.get("expr"));
+			while (m.find()) {
+				queried.add(m.group().replaceAll("_(bucket|count|sum)$", ""));
+			}
+		}
+		assertThat(queried).hasSizeGreaterThan(8);
+
+		this.context = new SpringApplicationBuilder(App.class)
+			.properties("server.port=0", "server.address=127.0.0.1",
+					"spring.cloud.gateway.server.webflux.routes[0].id=llm",
+					"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
+					"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+					"spring.cloud.discovery.client.simple.instances.llm[0].uri=" + this.engine.uri(),
+					"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm",
+					"dualmap.scrape.interval=50ms", "dualmap.replicas.enabled=true", "dualmap.replicas.token=t",
+					"management.endpoints.web.exposure.include=prometheus")
+			.run();
+		WebTestClient client = WebTestClient.bindToServer()
+			.baseUrl("http://127.0.0.1:" + this.context.getEnvironment().getProperty("local.server.port"))
+			.responseTimeout(Duration.ofSeconds(30))
+			.build();
+		// One streamed request: TTFT and SLO meters exist once a first token was seen.
+		client.post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}")
+			.exchange()
+			.expectStatus()
+			.isOk();
+		String exported = client.get()
+			.uri("/actuator/prometheus")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+		assertThat(queried).allSatisfy(metric -> assertThat(exported).as(metric).containsPattern("(?m)^" + metric));
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(OwnReactorResources.class)
+	static class App {
+
+	}
+
+}
