@@ -13,7 +13,9 @@ import org.jspecify.annotations.Nullable;
  * Which instance answered which Responses API response ({@code /v1/responses}), so that a
  * request continuing it ({@code previous_response_id}) goes back there: vLLM and SGLang
  * keep stored responses in the memory of the server that made them, and another instance
- * would answer 404. Bounded in entries and age; per gateway replica.
+ * would answer 404. Bounded in entries and age. A {@link DualMapListener}: the gateway
+ * tells it every response an instance answered; replica sync shares what it holds with
+ * the other gateway replicas.
  */
 public final class StoredResponses implements DualMapListener {
 
@@ -65,8 +67,9 @@ public final class StoredResponses implements DualMapListener {
 	}
 
 	/**
-	 * The most recently remembered responses of every service, newest first, at most
-	 * {@code max} (a starting gateway replica asks its peers for them).
+	 * At most {@code max} remembered responses of every service, those the bound would keep
+	 * longest first (as each is written once, the most recent), for a starting gateway
+	 * replica that asks its peers what they know.
 	 */
 	public List<Stored> recent(int max) {
 		List<Stored> out = new ArrayList<>();
