@@ -110,7 +110,8 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 				service.pool().now());
 		exchange.getAttributes().put(DualMapExchangeAttributes.PARSED_REQUEST_ATTR, parsed);
 		exchange.getAttributes().put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR, routing);
-		String previous = parsed.previousResponseId();
+		String previous = parsed.previousResponseId() != null ? parsed.previousResponseId()
+				: PromptParser.responseIdInPath(request.getPath().value());
 		String holder = previous == null || this.stored == null ? null
 				: this.stored.instanceOf(service.serviceId(), previous);
 		if (holder != null) {

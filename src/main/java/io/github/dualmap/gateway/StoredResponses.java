@@ -67,9 +67,9 @@ public final class StoredResponses implements DualMapListener {
 	}
 
 	/**
-	 * At most {@code max} remembered responses of every service, those the bound would keep
-	 * longest first (as each is written once, the most recent), for a starting gateway
-	 * replica that asks its peers what they know.
+	 * At most {@code max} remembered responses of every service, those the bound would
+	 * keep longest first (as each is written once, the most recent), for a starting
+	 * gateway replica that asks its peers what they know.
 	 */
 	public List<Stored> recent(int max) {
 		List<Stored> out = new ArrayList<>();

@@ -101,6 +101,26 @@ public final class PromptParser {
 				kind == RequestKind.RESPONSES ? previousResponseId(root) : null);
 	}
 
+	/**
+	 * The response id a path addresses under the Responses API
+	 * ({@code .../v1/responses/{id}}, {@code .../{id}/cancel},
+	 * {@code .../{id}/input_items}: retrieve, delete, cancel, list its input), else
+	 * {@code null}. Such a request can only be answered by the instance that stored the
+	 * response.
+	 */
+	public static @Nullable String responseIdInPath(String path) {
+		int at = path.lastIndexOf(RESPONSES + "/");
+		if (at < 0) {
+			return null;
+		}
+		String rest = path.substring(at + RESPONSES.length() + 1);
+		int slash = rest.indexOf('/');
+		String id = slash < 0 ? rest : rest.substring(0, slash);
+		String tail = slash < 0 ? "" : rest.substring(slash);
+		boolean known = tail.isEmpty() || tail.equals("/") || tail.equals("/cancel") || tail.equals("/input_items");
+		return known && !id.isEmpty() ? id : null;
+	}
+
 	static RequestKind kindOf(String path) {
 		String p = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
 		if (p.endsWith(CHAT_COMPLETIONS)) {

@@ -3,8 +3,10 @@ package io.github.dualmap.gateway;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Matcher;
@@ -290,6 +292,24 @@ class DualMapGatewayIntegrationTests {
 			assertThat(reason(next)).isEqualTo("pinned");
 			previous = responseId(next);
 		}
+		// Retrieving stored responses goes to their holders too, wherever each lives.
+		Map<String, String> holders = new HashMap<>();
+		for (int i = 0; i < 12 && new HashSet<>(holders.values()).size() < 2; i++) {
+			EntityExchangeResult<byte[]> r = post("/v1/responses",
+					request.formatted(false, systemPrompt("retrieval " + i), "x", ""));
+			holders.put(responseId(r), instance(r));
+		}
+		assertThat(new HashSet<>(holders.values())).hasSizeGreaterThan(1);
+		holders.forEach((id, instance) -> {
+			EntityExchangeResult<byte[]> got = this.client.get()
+				.uri("/v1/responses/" + id)
+				.exchange()
+				.expectBody(byte[].class)
+				.returnResult();
+			assertThat(got.getStatus().value()).isEqualTo(200);
+			assertThat(instance(got)).isEqualTo(instance);
+			assertThat(reason(got)).isEqualTo("pinned");
+		});
 		// A response this gateway never saw is routed by its prompt; the engine decides.
 		EntityExchangeResult<byte[]> unknown = post("/v1/responses",
 				request.formatted(false, systemPrompt("unknown"), "x", ",\"previous_response_id\":\"resp_elsewhere\""));

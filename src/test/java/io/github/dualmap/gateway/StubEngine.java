@@ -74,6 +74,10 @@ final class StubEngine {
 			.route(routes -> routes.post("/v1/chat/completions", this::complete)
 				.post("/v1/completions", this::complete)
 				.post("/v1/responses", this::respond)
+				.get("/v1/responses/{id}", (req, res) -> this.stored.contains(req.param("id"))
+						? res.header("content-type", "application/json")
+							.sendString(Mono.just("{\"id\":\"" + req.param("id") + "\",\"object\":\"response\"}"))
+						: res.status(404).send())
 				.get("/metrics",
 						(req, res) -> res.header("content-type", "text/plain; version=0.0.4")
 							.sendString(Mono.fromSupplier(this::metrics))))

@@ -251,6 +251,21 @@ class PromptParserTests {
 		assertThat(parse("/v1/responses", q(a)).blocks()).isNotEqualTo(parse("/v1/responses", q(b)).blocks());
 	}
 
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', nullValues = "none", textBlock = """
+			/v1/responses/resp_1                 | resp_1
+			/openai/v1/responses/resp_1/         | resp_1
+			/v1/responses/resp_1/cancel          | resp_1
+			/v1/responses/resp_1/input_items     | resp_1
+			/v1/responses                        | none
+			/v1/responses/                       | none
+			/v1/responses/resp_1/other           | none
+			/v1/chat/completions                 | none
+			""")
+	void theResponseAPathAddresses(String path, String id) {
+		assertThat(PromptParser.responseIdInPath(path)).isEqualTo(id);
+	}
+
 	@Test
 	void aResponsesRequestWithoutInputOrInstructionsIsRoutedByLoad() {
 		// A stored prompt template continuing an earlier response: nothing to key on
