@@ -17,6 +17,8 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -32,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code config-samples/prometheus-rules.yml} is well formed and every metric it queries
  * is one a running gateway (scraping, queue mode, replica sync on) exports.
  */
-class PrometheusRulesSampleTests {
+class MonitoringSamplesTests {
 
 	private static final Pattern METRIC = Pattern.compile("\\bdualmap_[a-z_]+");
 
@@ -61,11 +63,33 @@ class PrometheusRulesSampleTests {
 		}
 	}
 
+	/**
+	 * The queries of every dashboard panel, each panel checked for what Grafana needs.
+	 */
+	private static List<String> dashboardQueries() throws IOException {
+		JsonNode dashboard = JsonMapper.shared()
+			.readTree(Files.readString(Path.of("config-samples", "grafana-dashboard.json")));
+		assertThat(dashboard.path("uid").stringValue()).isNotBlank();
+		List<String> queries = new ArrayList<>();
+		Set<Integer> ids = new HashSet<>();
+		for (JsonNode panel : dashboard.path("panels")) {
+			assertThat(ids.add(panel.path("id").intValue())).as("unique panel id").isTrue();
+			assertThat(panel.path("title").stringValue()).isNotBlank();
+			assertThat(panel.path("gridPos").path("w").intValue()).isPositive();
+			assertThat(panel.path("targets")).as(panel.path("title").stringValue()).isNotEmpty();
+			for (JsonNode target : panel.path("targets")) {
+				queries.add(target.path("expr").stringValue());
+			}
+		}
+		return queries;
+	}
+
 	@Test
-	void everyRuleIsWellFormedAndQueriesMetricsTheGatewayExports() throws IOException {
+	void theRulesAndTheDashboardAreWellFormedAndQueryMetricsTheGatewayExports() throws IOException {
 		List<Map<String, Object>> rules = rules();
 		Set<String> names = new HashSet<>();
 		Set<String> queried = new TreeSet<>();
+		List<String> queries = new ArrayList<>(dashboardQueries());
 		for (Map<String, Object> rule : rules) {
 			assertThat(rule.containsKey("record") ^ rule.containsKey("alert")).as("record or alert: %s", rule).isTrue();
 			assertThat(rule.get("expr")).as("expr of %s", rule).isInstanceOf(String.class);
@@ -75,12 +99,15 @@ class PrometheusRulesSampleTests {
 			if (rule.containsKey("alert")) {
 				assertThat(rule).containsKeys("labels", "annotations");
 			}
-			Matcher m = METRIC.matcher((String) rule.get("expr"));
+			queries.add((String) rule.get("expr"));
+		}
+		for (String query : queries) {
+			Matcher m = METRIC.matcher(query);
 			while (m.find()) {
 				queried.add(m.group().replaceAll("_(bucket|count|sum)$", ""));
 			}
 		}
-		assertThat(queried).hasSizeGreaterThan(8);
+		assertThat(queried).hasSizeGreaterThan(15);
 
 		this.context = new SpringApplicationBuilder(App.class)
 			.properties("server.port=0", "server.address=127.0.0.1",
