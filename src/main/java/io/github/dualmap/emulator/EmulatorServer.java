@@ -42,13 +42,18 @@ public final class EmulatorServer implements AutoCloseable {
 	private final AtomicLong sequence = new AtomicLong();
 
 	/**
-	 * Transcripts of stored Responses API responses by id (vLLM's in-memory store),
-	 * bounded by their total length.
+	 * Stored Responses API responses by id (vLLM's in-memory store): the transcript a
+	 * continuation runs on and the response object a retrieval returns, bounded by the
+	 * transcripts' total length.
 	 */
-	private final Cache<String, String> storedResponses = Caffeine.newBuilder()
+	private final Cache<String, StoredResponse> storedResponses = Caffeine.newBuilder()
 		.maximumWeight(STORED_RESPONSE_CHARS)
-		.weigher((String id, String transcript) -> transcript.length())
+		.weigher((String id, StoredResponse r) -> r.transcript().length())
 		.build();
+
+	private record StoredResponse(String transcript, ObjectNode response) {
+
+	}
 
 	/** Most characters of stored transcripts kept (the least recently used go first). */
 	static final long STORED_RESPONSE_CHARS = 16L * 1024 * 1024;
@@ -65,6 +70,21 @@ public final class EmulatorServer implements AutoCloseable {
 				.route(routes -> routes.post("/v1/completions", (req, res) -> generate(req, res, Endpoint.COMPLETIONS))
 					.post("/v1/chat/completions", (req, res) -> generate(req, res, Endpoint.CHAT))
 					.post("/v1/responses", (req, res) -> generate(req, res, Endpoint.RESPONSES))
+					.get("/v1/responses/{id}", (req, res) -> {
+						StoredResponse r = this.storedResponses.getIfPresent(req.param("id"));
+						return r != null ? json(res, 200, r.response()) : responseNotFound(res, req.param("id"));
+					})
+					.delete("/v1/responses/{id}", (req, res) -> {
+						StoredResponse r = this.storedResponses.asMap().remove(req.param("id"));
+						if (r == null) {
+							return responseNotFound(res, req.param("id"));
+						}
+						ObjectNode deleted = JSON.createObjectNode();
+						deleted.put("id", req.param("id"));
+						deleted.put("object", "response");
+						deleted.put("deleted", true);
+						return json(res, 200, deleted);
+					})
 					.get("/v1/models", (req, res) -> json(res, 200, models()))
 					.get("/health", (req, res) -> res.status(200).send())
 					.get("/metrics",
@@ -109,7 +129,10 @@ public final class EmulatorServer implements AutoCloseable {
 			GenerationRequest g;
 			try {
 				g = GenerationRequest.parse(JSON, body, endpoint, settings.model(), settings.profile().maxModelLen(),
-						this.storedResponses::getIfPresent);
+						id -> {
+							StoredResponse r = this.storedResponses.getIfPresent(id);
+							return r == null ? null : r.transcript();
+						});
 			}
 			catch (ApiException ex) {
 				return json(res, ex.status(), error(ex));
@@ -132,7 +155,9 @@ public final class EmulatorServer implements AutoCloseable {
 					String transcript = g.transcript();
 					tokens = tokens.doOnNext(t -> {
 						if (t.last()) {
-							this.storedResponses.put(id, transcript + FillerText.tokens(t.index()) + "<|im_end|>\n");
+							String text = FillerText.tokens(t.index());
+							this.storedResponses.put(id, new StoredResponse(transcript + text + "<|im_end|>\n",
+									api.response("completed", text, t)));
 						}
 					});
 				}
@@ -267,6 +292,11 @@ public final class EmulatorServer implements AutoCloseable {
 		error.put("param", ex.param());
 		error.put("code", ex.status());
 		return body;
+	}
+
+	private static Mono<Void> responseNotFound(HttpServerResponse res, String id) {
+		return json(res, 404, error(
+				new ApiException(404, "NotFoundError", "Response with id '" + id + "' not found.", "response_id")));
 	}
 
 	private static String sse(ObjectNode node) {

@@ -152,6 +152,18 @@ class EmulatorServerTests {
 			.isGreaterThanOrEqualTo(firstPrompt - 16);
 		assertError(post("/v1/responses", "{\"previous_response_id\":\"resp_unknown\",\"input\":\"x\"}"), 404,
 				"NotFoundError", "Response with id 'resp_unknown' not found.");
+		// A stored response can be retrieved and deleted; then it is gone.
+		String id = one.path("id").stringValue();
+		JsonNode got = JSON.readTree(get("/v1/responses/" + id).body());
+		assertThat(got.path("id").stringValue()).isEqualTo(id);
+		assertThat(got.path("status").stringValue()).isEqualTo("completed");
+		assertThat(got.path("output").get(0).path("content").get(0).path("text").stringValue())
+			.isEqualTo(FillerText.tokens(8));
+		HttpResponse<String> deleted = http.send(
+				HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/responses/" + id)).DELETE().build(),
+				HttpResponse.BodyHandlers.ofString());
+		assertThat(JSON.readTree(deleted.body()).path("deleted").booleanValue()).isTrue();
+		assertError(get("/v1/responses/" + id), 404, "NotFoundError", "not found");
 		JsonNode unstored = JSON
 			.readTree(post("/v1/responses", "{\"input\":\"x\",\"store\":false,\"max_output_tokens\":1}").body());
 		assertError(
