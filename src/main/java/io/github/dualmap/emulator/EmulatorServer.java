@@ -155,14 +155,13 @@ public final class EmulatorServer implements AutoCloseable {
 					String transcript = g.transcript();
 					tokens = tokens.doOnNext(t -> {
 						if (t.last()) {
-							String text = FillerText.tokens(t.index());
-							this.storedResponses.put(id, new StoredResponse(transcript + text + "<|im_end|>\n",
-									api.response("completed", text, t)));
+							this.storedResponses.put(id, new StoredResponse(
+									transcript + FillerText.tokens(t.index()) + "<|im_end|>\n", api.completed(t)));
 						}
 					});
 				}
-				return g.stream() ? sendEvents(res, api.events(tokens)) : tokens.last()
-					.flatMap(t -> json(res, 200, api.response("completed", FillerText.tokens(t.index()), t)));
+				return g.stream() ? sendEvents(res, api.events(tokens))
+						: tokens.last().flatMap(t -> json(res, 200, api.completed(t)));
 			}
 			return g.stream() ? stream(res, g, id, tokens) : whole(res, g, id, tokens);
 		});

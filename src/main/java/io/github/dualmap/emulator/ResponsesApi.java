@@ -31,6 +31,9 @@ final class ResponsesApi {
 
 	private final AtomicInteger sequence = new AtomicInteger();
 
+	/** The completed response, built once for the stream, the answer and the store. */
+	private volatile @Nullable ObjectNode completed;
+
 	ResponsesApi(JsonMapper json, GenerationRequest request, String id, long createdAt) {
 		this.json = json;
 		this.request = request;
@@ -62,6 +65,16 @@ final class ResponsesApi {
 			node.putNull("usage");
 		}
 		return node;
+	}
+
+	/** The completed response after {@code last}, the last token event. */
+	ObjectNode completed(TokenEvent last) {
+		ObjectNode done = this.completed;
+		if (done == null) {
+			done = response("completed", FillerText.tokens(last.index()), last);
+			this.completed = done;
+		}
+		return done;
 	}
 
 	/** The server-sent events of a streamed answer of {@code tokens}. */
@@ -102,7 +115,7 @@ final class ResponsesApi {
 					e.put("output_index", 0);
 					e.set("item", message("completed", text));
 				}));
-				out.add(event("response.completed", e -> e.set("response", response("completed", text, t))));
+				out.add(event("response.completed", e -> e.set("response", completed(t))));
 			}
 			return Flux.fromIterable(out);
 		});
