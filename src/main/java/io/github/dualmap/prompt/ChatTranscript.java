@@ -69,15 +69,11 @@ final class ChatTranscript {
 				throw new InvalidRequestException("'instructions' must be a string but was " + kindOf(instructions),
 						"instructions");
 			}
-			field('M', "system");
-			field('T', instructions.stringValue());
-			text.append('\n');
+			textMessage("system", instructions.stringValue());
 		}
 		JsonNode input = body.get("input");
 		if (input != null && input.isString()) {
-			field('M', "user");
-			field('T', input.stringValue());
-			text.append('\n');
+			textMessage("user", input.stringValue());
 		}
 		else if (input != null && input.isArray()) {
 			for (int i = 0; i < input.size(); i++) {
@@ -89,6 +85,13 @@ final class ChatTranscript {
 					"'input' must be a string or an array of input items but was " + kindOf(input), "input");
 		}
 		return text.isEmpty() ? null : text.toString();
+	}
+
+	/** A message with text content, rendered as {@link #message} renders one. */
+	private void textMessage(String role, String content) {
+		field('M', role);
+		field('T', content);
+		text.append('\n');
 	}
 
 	private void tools(JsonNode body) {
