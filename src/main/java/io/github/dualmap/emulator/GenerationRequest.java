@@ -61,19 +61,11 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 
 	/**
 	 * Parses {@code body} for a server of {@code servedModel} with a context of
-	 * {@code maxModelLen} tokens.
+	 * {@code maxModelLen} tokens, given the transcripts of stored responses: a responses
+	 * request naming one in {@code previous_response_id} continues its transcript (its
+	 * own {@code instructions} are then not added: the conversation already has its
+	 * system message), an unknown one is vLLM's 404.
 	 * @throws ApiException with vLLM's status and message when the request is invalid
-	 */
-	public static GenerationRequest parse(JsonMapper json, String body, Endpoint endpoint, String servedModel,
-			int maxModelLen) {
-		return parse(json, body, endpoint, servedModel, maxModelLen, id -> null);
-	}
-
-	/**
-	 * As {@link #parse(JsonMapper, String, Endpoint, String, int)}, with the transcripts
-	 * of stored responses: a responses request naming one in {@code previous_response_id}
-	 * continues its transcript (its own {@code instructions} are then not added: the
-	 * conversation already has its system message), an unknown one is vLLM's 404.
 	 */
 	public static GenerationRequest parse(JsonMapper json, String body, Endpoint endpoint, String servedModel,
 			int maxModelLen, Function<String, @Nullable String> storedTranscripts) {
