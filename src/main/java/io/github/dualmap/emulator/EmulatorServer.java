@@ -144,8 +144,8 @@ public final class EmulatorServer implements AutoCloseable {
 			};
 			String id = prefix + UUID.randomUUID().toString().replace("-", "");
 			EngineRequest request = new EngineRequest(id + "-" + sequence.incrementAndGet(),
-					BlockChains.ofTokens(g.promptTokens(), settings.profile().blockTokens()), g.promptTokens().length,
-					g.maxTokens());
+					BlockChains.ofTokens(g.promptTokens(), settings.profile().blockTokens(), g.cacheSalt()),
+					g.promptTokens().length, g.maxTokens());
 			Flux<TokenEvent> tokens = driver.generate(request);
 			if (endpoint == Endpoint.RESPONSES) {
 				ResponsesApi api = new ResponsesApi(JSON, g, id, System.currentTimeMillis() / 1000);

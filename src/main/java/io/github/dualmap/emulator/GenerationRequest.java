@@ -27,9 +27,11 @@ import tools.jackson.databind.json.JsonMapper;
  * response keeps (with its answer) for requests that continue it; else {@code null}
  * @param store for {@link Endpoint#RESPONSES}: whether to store the response
  * ({@code store}, default true as in OpenAI's API)
+ * @param cacheSalt vLLM's {@code cache_salt}: prompts share cached blocks only under
+ * equal salts; {@code null} for none
  */
 public record GenerationRequest(Endpoint endpoint, String model, int[] promptTokens, int maxTokens, boolean stream,
-		boolean includeUsage, @Nullable String transcript, boolean store) {
+		boolean includeUsage, @Nullable String transcript, boolean store, @Nullable String cacheSalt) {
 
 	/** The OpenAI endpoints the emulator serves. */
 	public enum Endpoint {
@@ -139,8 +141,15 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 		if (!storeNode.isMissingNode() && !storeNode.isNull() && !storeNode.isBoolean()) {
 			throw ApiException.badRequest("store: Input should be a valid boolean, got " + storeNode, "store");
 		}
+		JsonNode saltNode = root.path("cache_salt");
+		if (!saltNode.isMissingNode() && !saltNode.isNull()
+				&& (!saltNode.isString() || saltNode.stringValue().isEmpty())) {
+			throw ApiException.badRequest("Parameter 'cache_salt' must be a non-empty string if provided.",
+					"cache_salt");
+		}
 		return new GenerationRequest(endpoint, model, tokens, maxTokens, stream, includeUsage, transcript,
-				!storeNode.isBoolean() || storeNode.booleanValue());
+				!storeNode.isBoolean() || storeNode.booleanValue(),
+				saltNode.isString() ? saltNode.stringValue() : null);
 	}
 
 	private static int[] completionPrompt(JsonNode prompt) {

@@ -1,6 +1,7 @@
 package io.github.dualmap.engine;
 
 import net.openhft.hashing.LongHashFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Chained hashes of full KV blocks, computed once per request: the hash of block
@@ -17,6 +18,15 @@ public final class BlockChains {
 
 	/** Chain of the full {@code blockTokens}-token blocks of {@code tokens}. */
 	public static long[] ofTokens(int[] tokens, int blockTokens) {
+		return ofTokens(tokens, blockTokens, null);
+	}
+
+	/**
+	 * Chain of the full {@code blockTokens}-token blocks of {@code tokens} under vLLM's
+	 * {@code cache_salt}: the salt enters the first block's hash (as in vLLM), so equal
+	 * prompts with different salts share no block. {@code null}: no salt.
+	 */
+	public static long[] ofTokens(int[] tokens, int blockTokens, @Nullable String cacheSalt) {
 		if (blockTokens <= 0) {
 			throw new IllegalArgumentException("blockTokens must be > 0 but was " + blockTokens);
 		}
@@ -25,7 +35,7 @@ public final class BlockChains {
 		// Parent hash (two ints) followed by the block's tokens: one scratch buffer per
 		// call, no allocation per block.
 		int[] scratch = new int[blockTokens + 2];
-		long parent = 0;
+		long parent = cacheSalt == null ? 0 : HASH.hashChars(cacheSalt);
 		for (int b = 0; b < blocks; b++) {
 			scratch[0] = (int) parent;
 			scratch[1] = (int) (parent >>> 32);

@@ -91,7 +91,7 @@ public final class PromptParser {
 		}
 		String model = model(root);
 		boolean stream = stream(root);
-		String seed = model == null ? "" : model;
+		String seed = seed(model, cacheSalt(root));
 		PromptBlocks blocks = switch (kind) {
 			case CHAT -> hasher.ofText(seed, new ChatTranscript(mapper).render(root));
 			case RESPONSES -> responsesPrompt(seed, root);
@@ -182,6 +182,34 @@ public final class PromptParser {
 					"model");
 		}
 		return model.stringValue();
+	}
+
+	/**
+	 * What a request's chain is hashed from before its text: the model (a LoRA adapter is
+	 * a model name of its own, and the engine never shares cache across adapters) and
+	 * vLLM's {@code cache_salt}, which keeps equal prompts with different salts apart in
+	 * the engine's prefix cache. Keying on the salt too sends such prompts where they can
+	 * hit, and keeps the router from counting a salted prompt as cached where only
+	 * another tenant's copy is.
+	 */
+	static String seed(@Nullable String model, @Nullable String cacheSalt) {
+		String m = model == null ? "" : model;
+		// NUL cannot occur in a model name that a server accepts: the pair is
+		// unambiguous.
+		return cacheSalt == null ? m : m + '\0' + cacheSalt;
+	}
+
+	/** vLLM refuses a salt that is not a non-empty string; so does the gateway. */
+	private static @Nullable String cacheSalt(JsonNode root) {
+		JsonNode salt = root.get("cache_salt");
+		if (salt == null || salt.isNull()) {
+			return null;
+		}
+		if (!salt.isString() || salt.stringValue().isEmpty()) {
+			throw new InvalidRequestException("'cache_salt' must be a non-empty string if provided but was "
+					+ (salt.isString() ? "empty" : ChatTranscript.kindOf(salt)), "cache_salt");
+		}
+		return salt.stringValue();
 	}
 
 	private static @Nullable String previousResponseId(JsonNode root) {

@@ -101,6 +101,22 @@ class EmulatorServerTests {
 	}
 
 	@Test
+	void promptsShareCachedBlocksOnlyUnderEqualCacheSalts() throws Exception {
+		String prompt = JSON.writeValueAsString("A salted report for one tenant only. ".repeat(40));
+		assertThat(cachedTokens(prompt, ",\"cache_salt\":\"tenant-a\"")).isZero();
+		assertThat(cachedTokens(prompt, ",\"cache_salt\":\"tenant-a\"")).isPositive();
+		assertThat(cachedTokens(prompt, ",\"cache_salt\":\"tenant-b\"")).isZero();
+		assertThat(cachedTokens(prompt, "")).isZero();
+		assertThat(cachedTokens(prompt, ",\"cache_salt\":null")).isPositive();
+		assertError(post("/v1/completions", "{\"prompt\":\"hi\",\"cache_salt\":\"\"}"), 400, "BadRequestError",
+				"Parameter 'cache_salt' must be a non-empty string if provided.");
+		assertError(
+				post("/v1/chat/completions",
+						"{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"cache_salt\":3}"),
+				400, "BadRequestError", "Parameter 'cache_salt' must be a non-empty string if provided.");
+	}
+
+	@Test
 	void nonStreamingChatAndStreamingCompletion() throws Exception {
 		JsonNode chat = JSON.readTree(post("/v1/chat/completions",
 				"{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Hi\"}]}],\"max_tokens\":2}")
@@ -345,6 +361,18 @@ class EmulatorServerTests {
 
 	private static HttpResponse<String> get(String path) throws Exception {
 		return get(server, path);
+	}
+
+	/**
+	 * Cached tokens of a one-token completion of {@code prompt} (JSON) with more members.
+	 */
+	private static int cachedTokens(String prompt, String members) throws Exception {
+		return JSON
+			.readTree(post("/v1/completions", "{\"prompt\":" + prompt + ",\"max_tokens\":1" + members + "}").body())
+			.path("usage")
+			.path("prompt_tokens_details")
+			.path("cached_tokens")
+			.intValue();
 	}
 
 	private static HttpResponse<String> post(String path, String body) throws Exception {

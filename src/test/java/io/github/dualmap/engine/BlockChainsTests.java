@@ -26,6 +26,22 @@ class BlockChainsTests {
 	}
 
 	@Test
+	void aCacheSaltChangesEveryBlockAndEqualSaltsAgree() {
+		int[] tokens = new int[64];
+		for (int i = 0; i < tokens.length; i++) {
+			tokens[i] = i * 7;
+		}
+		long[] plain = BlockChains.ofTokens(tokens, 16);
+		long[] a = BlockChains.ofTokens(tokens, 16, "tenant-a");
+		assertThat(BlockChains.ofTokens(tokens, 16, null)).isEqualTo(plain);
+		assertThat(BlockChains.ofTokens(tokens, 16, "tenant-a")).isEqualTo(a);
+		long[] b = BlockChains.ofTokens(tokens, 16, "tenant-b");
+		for (int i = 0; i < plain.length; i++) {
+			assertThat(a[i]).isNotEqualTo(plain[i]).isNotEqualTo(b[i]);
+		}
+	}
+
+	@Test
 	void hashIdsExpandIntoEngineBlocksDeterministically() {
 		HashIdExpander expander = new HashIdExpander(512, 16);
 		long[] x = expander.expand(new long[] { 7, 8, 9 }, 1100);

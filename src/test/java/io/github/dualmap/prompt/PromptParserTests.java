@@ -94,6 +94,31 @@ class PromptParserTests {
 	}
 
 	@Test
+	void cacheSaltSeparatesEqualPromptsOnEveryPromptEndpoint() {
+		for (String[] endpoint : new String[][] { { "/v1/completions", "'prompt':'" + SYSTEM + "'" },
+				{ "/v1/chat/completions", "'messages':[{'role':'user','content':'" + SYSTEM + "'}]" },
+				{ "/v1/responses", "'input':'" + SYSTEM + "'" } }) {
+			String path = endpoint[0];
+			String prompt = endpoint[1];
+			PromptBlocks plain = parse(path, q("{'model':'m'," + prompt + "}")).blocks();
+			PromptBlocks nullSalt = parse(path, q("{'model':'m','cache_salt':null," + prompt + "}")).blocks();
+			PromptBlocks a = parse(path, q("{'model':'m','cache_salt':'tenant-a'," + prompt + "}")).blocks();
+			PromptBlocks a2 = parse(path, q("{'model':'m','cache_salt':'tenant-a'," + prompt + "}")).blocks();
+			PromptBlocks b = parse(path, q("{'model':'m','cache_salt':'tenant-b'," + prompt + "}")).blocks();
+			assertThat(nullSalt).as(path).isEqualTo(plain);
+			assertThat(a2).as(path).isEqualTo(a);
+			// Like the engine's, the salt changes the first block, hence the whole chain.
+			assertThat(a.keyAt(1)).as(path).isNotEqualTo(plain.keyAt(1)).isNotEqualTo(b.keyAt(1));
+			assertThat(a.promptTokens()).as(path).isEqualTo(plain.promptTokens());
+		}
+		// The seed keeps model and salt apart.
+		assertThat(PromptParser.seed("m", "x")).isNotEqualTo(PromptParser.seed("m", null))
+			.isNotEqualTo(PromptParser.seed("mx", null))
+			.isNotEqualTo(PromptParser.seed("n", "x"));
+		assertThat(PromptParser.seed(null, null)).isEmpty();
+	}
+
+	@Test
 	void chatWithStringContent() {
 		ParsedRequest r = parse("/v1/chat/completions", q("{'model':'m','messages':[{'role':'system','content':'"
 				+ SYSTEM + "'},{'role':'user','content':'hi'}]}"));
@@ -326,6 +351,9 @@ class PromptParserTests {
 					/v1/responses        | {'input':'x','tools':'none'}             | 'tools' must be an array              | tools
 					/v1/responses        | {'input':'x','stream':'yes'}             | 'stream' must be a boolean but was a string | stream
 					/v1/responses        | {'input':'x','previous_response_id':7}   | 'previous_response_id' must be a string but was a number | previous_response_id
+					/v1/chat/completions | {'messages':[{'role':'user','content':'x'}],'cache_salt':''} | 'cache_salt' must be a non-empty string if provided but was empty | cache_salt
+					/v1/completions      | {'prompt':'x','cache_salt':42}           | 'cache_salt' must be a non-empty string if provided but was a number | cache_salt
+					/v1/responses        | {'input':'x','cache_salt':['a']}         | 'cache_salt' must be a non-empty string if provided but was an array | cache_salt
 					""")
 	void malformedBodiesAreRefusedWith400(String path, String body, String message, String param) {
 		assertThatExceptionOfType(InvalidRequestException.class).isThrownBy(() -> parse(path, q(body)))
