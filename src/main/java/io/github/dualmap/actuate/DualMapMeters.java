@@ -6,7 +6,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 import io.github.dualmap.core.Decision;
@@ -87,6 +89,15 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		// Instance ids with registered meters, per service; guarded by this.
 		private final Map<String, Set<String>> bound = new HashMap<>();
 
+		// The meters recorded on every request, looked up once: registering through a
+		// builder costs a tag sort and an id per call. Entries of an instance that leaves
+		// go with its meters.
+		private final Map<MeterKey, Counter> decisions = new ConcurrentHashMap<>();
+
+		private final Map<MeterKey, Timer> ttfts = new ConcurrentHashMap<>();
+
+		private final Map<MeterKey, Counter> slos = new ConcurrentHashMap<>();
+
 		Recorder(MeterRegistry meters) {
 			this.meters = meters;
 		}
@@ -138,11 +149,13 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		@Override
 		public void onDecision(String service, RoutingRequest request, Decision decision) {
 			if (member(service, decision.instanceId())) {
-				Counter.builder("dualmap.decisions")
-					.tags("service", service, "instance", decision.instanceId(), "reason", decision.reason().value(),
-							"policy", DualMapMeters.this.registry.policyName())
-					.description("Requests dispatched, by the reason of the choice")
-					.register(this.meters)
+				this.decisions
+					.computeIfAbsent(new MeterKey(service, decision.instanceId(), decision.reason().value()),
+							k -> Counter.builder("dualmap.decisions")
+								.tags("service", service, "instance", k.instance(), "reason", k.detail(), "policy",
+										DualMapMeters.this.registry.policyName())
+								.description("Requests dispatched, by the reason of the choice")
+								.register(this.meters))
 					.increment();
 			}
 		}
@@ -150,14 +163,16 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		@Override
 		public void onFirstToken(String service, String instanceId, long ttftNanos, long sloTtftNanos) {
 			if (member(service, instanceId)) {
-				Timer.builder("dualmap.ttft")
-					.tags("service", service, "instance", instanceId)
-					.description("Observed time to first token (first response body byte)")
-					.publishPercentileHistogram()
-					.minimumExpectedValue(Duration.ofMillis(1))
-					.maximumExpectedValue(Duration.ofMinutes(2))
-					.register(this.meters)
-					.record(Duration.ofNanos(ttftNanos));
+				this.ttfts
+					.computeIfAbsent(new MeterKey(service, instanceId, ""),
+							k -> Timer.builder("dualmap.ttft")
+								.tags("service", service, "instance", instanceId)
+								.description("Observed time to first token (first response body byte)")
+								.publishPercentileHistogram()
+								.minimumExpectedValue(Duration.ofMillis(1))
+								.maximumExpectedValue(Duration.ofMinutes(2))
+								.register(this.meters))
+					.record(ttftNanos, TimeUnit.NANOSECONDS);
 			}
 			sloCounter(service, ttftNanos <= sloTtftNanos ? "within" : "over").increment();
 		}
@@ -177,10 +192,11 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		}
 
 		private Counter sloCounter(String service, String outcome) {
-			return Counter.builder("dualmap.slo")
-				.tags("service", service, "outcome", outcome)
-				.description("Requests whose first token came within or over their TTFT SLO")
-				.register(this.meters);
+			return this.slos.computeIfAbsent(new MeterKey(service, "", outcome),
+					k -> Counter.builder("dualmap.slo")
+						.tags("service", service, "outcome", outcome)
+						.description("Requests whose first token came within or over their TTFT SLO")
+						.register(this.meters));
 		}
 
 		/**
@@ -261,6 +277,8 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		}
 
 		private void removeInstance(String service, String instanceId) {
+			MeterKey.removeInstance(this.decisions, service, instanceId);
+			MeterKey.removeInstance(this.ttfts, service, instanceId);
 			for (Meter m : this.meters.getMeters()) {
 				Meter.Id mid = m.getId();
 				if (INSTANCE_METERS.contains(mid.getName()) && service.equals(mid.getTag("service"))
@@ -268,6 +286,18 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 					this.meters.remove(m);
 				}
 			}
+		}
+
+	}
+
+	/**
+	 * A cached meter: its service, instance ({@code ""} for per-service meters) and one
+	 * more tag value (a reason, an outcome, or {@code ""}).
+	 */
+	private record MeterKey(String service, String instance, String detail) {
+
+		static void removeInstance(Map<MeterKey, ?> cache, String service, String instance) {
+			cache.keySet().removeIf(k -> k.service.equals(service) && k.instance.equals(instance));
 		}
 
 	}

@@ -239,6 +239,16 @@ class DualMapMetersTests {
 		// Service-level meters stay.
 		assertThat(this.meters.find("dualmap.slo").counters()).hasSize(2);
 		assertThat(this.meters.find("dualmap.load.cv").gauges()).hasSize(1);
+
+		// An instance that comes back records into new meters, not the removed ones.
+		this.pool.updateMembership(List.of(instance("i3")));
+		for (int i = 0; i < 3; i++) {
+			serve(this.hasher.ofText("m", "tenant " + i + " ".repeat(300)), Duration.ofMillis(50),
+					Duration.ofSeconds(5));
+		}
+		assertThat(this.meters.find("dualmap.decisions").tag("instance", "i3").counters()).singleElement()
+			.satisfies(c -> assertThat(c.count()).isEqualTo(3));
+		assertThat(this.meters.get("dualmap.ttft").tags("instance", "i3").timer().count()).isEqualTo(3);
 	}
 
 	@Test
