@@ -3,7 +3,6 @@ package io.github.dualmap.gateway;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.prompt.ParsedRequest;
@@ -59,9 +58,8 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	private Mono<Response<ServiceInstance>> submit(Map<String, Object> attributes) {
 		Object routing = attributes.get(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR);
 		// A route that did not go through the body filter is routed by load alone.
-		RoutingRequest request = routing instanceof RoutingRequest r ? r
-				: new RoutingRequest(UUID.randomUUID().toString(), null,
-						this.service.pool().settings().defaultSloNanos(), this.service.pool().now());
+		RoutingRequest request = routing instanceof RoutingRequest r ? r : new RoutingRequest(RequestIds.next(), null,
+				this.service.pool().settings().defaultSloNanos(), this.service.pool().now());
 		boolean streaming = attributes.get(DualMapExchangeAttributes.PARSED_REQUEST_ATTR) instanceof ParsedRequest p
 				&& p.stream();
 		Object excluded = attributes.get(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR);

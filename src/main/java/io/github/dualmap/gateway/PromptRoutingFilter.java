@@ -1,7 +1,5 @@
 package io.github.dualmap.gateway;
 
-import java.util.UUID;
-
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.prompt.InvalidRequestException;
 import io.github.dualmap.prompt.OpenAiError;
@@ -106,8 +104,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		catch (InvalidRequestException ex) {
 			return invalid(exchange, ex);
 		}
-		RoutingRequest routing = new RoutingRequest(UUID.randomUUID().toString(), parsed.blocks(), slo,
-				service.pool().now());
+		RoutingRequest routing = new RoutingRequest(RequestIds.next(), parsed.blocks(), slo, service.pool().now());
 		exchange.getAttributes().put(DualMapExchangeAttributes.PARSED_REQUEST_ATTR, parsed);
 		exchange.getAttributes().put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR, routing);
 		String previous = parsed.previousResponseId() != null ? parsed.previousResponseId()

@@ -1,0 +1,34 @@
+package io.github.dualmap.gateway;
+
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Ids of routed requests: unique within the process and across gateway replicas (a random
+ * per-process prefix, then a counter). They key the dispatch queues, the placement
+ * overrides and, for prompts without blocks, the ring position, and never leave the
+ * gateway. {@code UUID.randomUUID()} took a lock on the shared {@code SecureRandom} for
+ * every request.
+ */
+final class RequestIds {
+
+	private static final String PREFIX = HexFormat.of().formatHex(seed()) + "-";
+
+	private static final AtomicLong NEXT = new AtomicLong();
+
+	private RequestIds() {
+	}
+
+	/** A new id. */
+	static String next() {
+		return PREFIX + Long.toHexString(NEXT.incrementAndGet());
+	}
+
+	private static byte[] seed() {
+		byte[] bytes = new byte[8];
+		new SecureRandom().nextBytes(bytes);
+		return bytes;
+	}
+
+}
