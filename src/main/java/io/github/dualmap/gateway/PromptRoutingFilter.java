@@ -23,10 +23,11 @@ import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * Reads the body of requests on DualMap routes (up to a limit, 413 beyond), parses the
- * prompt into its block chain, resolves the request's SLO and leaves the
- * {@link RoutingRequest} in an exchange attribute for the load balancer. The backend gets
- * the body byte for byte, replayed on every subscription, so retries resend it.
+ * Reads the body of requests on DualMap routes (up to a limit, 413 beyond; a gzip or
+ * deflate body is read decoded, under the same limit), parses the prompt into its block
+ * chain, resolves the request's SLO and leaves the {@link RoutingRequest} in an exchange
+ * attribute for the load balancer. The backend gets the body byte for byte, as sent,
+ * replayed on every subscription, so retries resend it.
  */
 public class PromptRoutingFilter implements GlobalFilter, Ordered {
 
@@ -98,11 +99,16 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		ServerHttpRequest request = exchange.getRequest();
 		ParsedRequest parsed;
 		try {
-			parsed = HttpMethod.POST.equals(request.getMethod()) ? this.parser.parse(request.getPath().value(), body)
+			byte[] readable = HttpMethod.POST.equals(request.getMethod())
+					? BodyEncodings.decoded(request.getHeaders(), body, this.maxBodyBytes) : null;
+			parsed = readable != null ? this.parser.parse(request.getPath().value(), readable)
 					: new ParsedRequest(null, false, null, RequestKind.OTHER);
 		}
 		catch (InvalidRequestException ex) {
 			return invalid(exchange, ex);
+		}
+		catch (DataBufferLimitException ex) {
+			return tooLarge(exchange);
 		}
 		RoutingRequest routing = new RoutingRequest(RequestIds.next(), parsed.blocks(), slo, service.pool().now());
 		exchange.getAttributes().put(DualMapExchangeAttributes.PARSED_REQUEST_ATTR, parsed);

@@ -1,5 +1,11 @@
 package io.github.dualmap.gateway;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.zip.CRC32;
+import java.util.zip.DeflaterOutputStream;
+import java.util.zip.GZIPOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -208,6 +214,63 @@ class DualMapGatewayIntegrationTests {
 			.returnResult();
 		assertThat(badSlo.getStatus().value()).isEqualTo(400);
 		assertThat(new String(badSlo.getResponseBodyContent(), StandardCharsets.UTF_8)).contains("x-slo-ttft-ms");
+	}
+
+	@Test
+	@Order(6)
+	void aCompressedBodyIsRoutedOnItsPromptAndReachesTheBackendAsSent() throws Exception {
+		String body = chat(systemPrompt("compressed uploads"), "first", false);
+		String home = instance(post("/v1/chat/completions", body));
+		for (String coding : List.of("gzip", "deflate", "gzip, identity")) {
+			byte[] sent = compress(coding.startsWith("gzip") ? "gzip" : "deflate",
+					chat(systemPrompt("compressed uploads"), "again with " + coding, false)
+						.getBytes(StandardCharsets.UTF_8));
+			EntityExchangeResult<byte[]> r = postEncoded(coding, sent);
+			assertThat(r.getStatus().value()).as(coding).isEqualTo(200);
+			// Routed on the prompt inside: the same instance, for its cached prefix.
+			assertThat(instance(r)).as(coding).isEqualTo(home);
+			assertThat(reason(r)).as(coding).isEqualTo("affinity");
+			CRC32 crc = new CRC32();
+			crc.update(sent);
+			assertThat(new String(r.getResponseBodyContent(), StandardCharsets.UTF_8)).as(coding)
+				.contains("\"echo_bytes\":" + sent.length + ",\"echo_crc\":" + crc.getValue() + ",\"echo_encoding\":\""
+						+ coding + "\"");
+		}
+		// A coding the gateway does not read is routed by load and left to the backend.
+		EntityExchangeResult<byte[]> br = postEncoded("br", new byte[] { 1, 2, 3 });
+		assertThat(br.getStatus().value()).isEqualTo(200);
+		assertThat(reason(br)).isEqualTo("load");
+		// Not gzip at all: a 400 naming the coding, not a JSON error.
+		EntityExchangeResult<byte[]> corrupt = postEncoded("gzip", body.getBytes(StandardCharsets.UTF_8));
+		assertThat(corrupt.getStatus().value()).isEqualTo(400);
+		assertThat(new String(corrupt.getResponseBodyContent(), StandardCharsets.UTF_8))
+			.contains("request body is not valid gzip data");
+		// A small upload that decodes past dualmap.max-body-size (32 MB): 413.
+		byte[] bomb = compress("gzip", new byte[40 * 1024 * 1024]);
+		assertThat(bomb.length).isLessThan(100_000);
+		EntityExchangeResult<byte[]> big = postEncoded("gzip", bomb);
+		assertThat(big.getStatus().value()).isEqualTo(413);
+		assertThat(new String(big.getResponseBodyContent(), StandardCharsets.UTF_8))
+			.contains("\"code\":\"request_too_large\"");
+	}
+
+	private EntityExchangeResult<byte[]> postEncoded(String coding, byte[] body) {
+		return this.client.post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.header("Content-Encoding", coding)
+			.bodyValue(body)
+			.exchange()
+			.expectBody(byte[].class)
+			.returnResult();
+	}
+
+	private static byte[] compress(String coding, byte[] bytes) throws IOException {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		try (OutputStream z = coding.equals("gzip") ? new GZIPOutputStream(out) : new DeflaterOutputStream(out)) {
+			z.write(bytes);
+		}
+		return out.toByteArray();
 	}
 
 	@Test

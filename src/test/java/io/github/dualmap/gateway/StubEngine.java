@@ -1,5 +1,6 @@
 package io.github.dualmap.gateway;
 
+import java.util.zip.CRC32;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -100,7 +101,10 @@ final class StubEngine {
 	}
 
 	private Mono<Void> complete(HttpServerRequest req, HttpServerResponse res) {
-		return req.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("").flatMap(body -> {
+		return req.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap(bytes -> {
+			String body = new String(bytes, StandardCharsets.UTF_8);
+			CRC32 crc = new CRC32();
+			crc.update(bytes);
 			this.served.incrementAndGet();
 			Mono<Long> prefill = Mono.delay(this.firstByteDelay.get());
 			if (body.replace(" ", "").contains("\"stream\":true")) {
@@ -111,7 +115,8 @@ final class StubEngine {
 			}
 			return res.header("content-type", "application/json")
 				.sendString(prefill.thenReturn("{\"id\":\"cmpl\",\"served_by\":\"" + this.name + "\",\"echo_bytes\":"
-						+ body.getBytes(StandardCharsets.UTF_8).length + "}"))
+						+ bytes.length + ",\"echo_crc\":" + crc.getValue() + ",\"echo_encoding\":\""
+						+ req.requestHeaders().get("content-encoding", "") + "\"}"))
 				.then();
 		});
 	}
@@ -121,7 +126,10 @@ final class StubEngine {
 	 * remembers, and a request continuing a response it does not hold gets vLLM's 404.
 	 */
 	private Mono<Void> respond(HttpServerRequest req, HttpServerResponse res) {
-		return req.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("").flatMap(body -> {
+		return req.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap(bytes -> {
+			String body = new String(bytes, StandardCharsets.UTF_8);
+			CRC32 crc = new CRC32();
+			crc.update(bytes);
 			this.served.incrementAndGet();
 			Matcher previous = PREVIOUS_RESPONSE.matcher(body);
 			if (previous.find() && !this.stored.contains(previous.group(1))) {

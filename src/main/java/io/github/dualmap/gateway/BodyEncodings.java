@@ -1,0 +1,108 @@
+package io.github.dualmap.gateway;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.Inflater;
+import java.util.zip.InflaterInputStream;
+
+import io.github.dualmap.prompt.InvalidRequestException;
+import io.github.dualmap.prompt.OpenAiError;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.http.HttpHeaders;
+
+/**
+ * A request body as the prompt parser reads it: a body sent with
+ * {@code Content-Encoding: gzip} or {@code deflate} (or several codings of those) is
+ * decoded, under the same size limit as the body itself, so its prompt is routed like an
+ * uncompressed one. Only the gateway's reading is decoded: the backend still gets the
+ * bytes the client sent, with their header, and decides for itself.
+ */
+final class BodyEncodings {
+
+	private static final int CHUNK = 8192;
+
+	private BodyEncodings() {
+	}
+
+	/**
+	 * The decoded body: {@code body} itself when it has no coding (or {@code identity}),
+	 * {@code null} for a coding the gateway does not read ({@code br}, {@code zstd}):
+	 * such a request is routed by load.
+	 * @throws DataBufferLimitException when the decoded body exceeds {@code maxBytes}
+	 * @throws InvalidRequestException when the body is not valid data of its coding
+	 */
+	static byte @Nullable [] decoded(HttpHeaders headers, byte[] body, int maxBytes) {
+		List<String> codings = codings(headers);
+		if (codings.isEmpty() || body.length == 0) {
+			return body;
+		}
+		for (String coding : codings) {
+			if (!coding.equals("gzip") && !coding.equals("x-gzip") && !coding.equals("deflate")) {
+				return null;
+			}
+		}
+		byte[] bytes = body;
+		// Codings are listed in the order they were applied: undo the last first.
+		for (int i = codings.size() - 1; i >= 0; i--) {
+			bytes = decode(codings.get(i), bytes, maxBytes);
+		}
+		return bytes;
+	}
+
+	private static List<String> codings(HttpHeaders headers) {
+		List<String> codings = new ArrayList<>();
+		for (String header : headers.getOrEmpty(HttpHeaders.CONTENT_ENCODING)) {
+			for (String coding : header.split(",")) {
+				String c = coding.trim().toLowerCase(Locale.ROOT);
+				if (!c.isEmpty() && !c.equals("identity")) {
+					codings.add(c);
+				}
+			}
+		}
+		return codings;
+	}
+
+	private static byte[] decode(String coding, byte[] bytes, int maxBytes) {
+		try {
+			if (!coding.equals("deflate")) {
+				return readAll(new GZIPInputStream(new ByteArrayInputStream(bytes), CHUNK), maxBytes);
+			}
+			try {
+				return readAll(new InflaterInputStream(new ByteArrayInputStream(bytes)), maxBytes);
+			}
+			catch (IOException zlib) {
+				// "deflate" is meant to be zlib-wrapped, but some clients send raw
+				// DEFLATE.
+				return readAll(new InflaterInputStream(new ByteArrayInputStream(bytes), new Inflater(true)), maxBytes);
+			}
+		}
+		catch (IOException ex) {
+			throw new InvalidRequestException(400, OpenAiError.INVALID_REQUEST, "request body is not valid " + coding
+					+ " data (Content-Encoding: " + coding + "): " + ex.getMessage(), null, ex);
+		}
+	}
+
+	private static byte[] readAll(InputStream in, int maxBytes) throws IOException {
+		try (in) {
+			ByteArrayOutputStream out = new ByteArrayOutputStream(CHUNK);
+			byte[] chunk = new byte[CHUNK];
+			int n;
+			while ((n = in.read(chunk)) > 0) {
+				if (out.size() + n > maxBytes) {
+					throw new DataBufferLimitException("decoded request body exceeds " + maxBytes + " bytes");
+				}
+				out.write(chunk, 0, n);
+			}
+			return out.toByteArray();
+		}
+	}
+
+}

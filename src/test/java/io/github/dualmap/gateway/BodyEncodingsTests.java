@@ -1,0 +1,89 @@
+package io.github.dualmap.gateway;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.zip.Deflater;
+import java.util.zip.DeflaterOutputStream;
+import java.util.zip.GZIPOutputStream;
+
+import io.github.dualmap.prompt.InvalidRequestException;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.http.HttpHeaders;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+class BodyEncodingsTests {
+
+	private static final byte[] JSON = "{\"prompt\":\"hello\"}".getBytes(StandardCharsets.UTF_8);
+
+	private static HttpHeaders encoding(String... values) {
+		HttpHeaders headers = new HttpHeaders();
+		for (String v : values) {
+			headers.add(HttpHeaders.CONTENT_ENCODING, v);
+		}
+		return headers;
+	}
+
+	private static byte[] gzip(byte[] bytes) throws IOException {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		try (GZIPOutputStream z = new GZIPOutputStream(out)) {
+			z.write(bytes);
+		}
+		return out.toByteArray();
+	}
+
+	private static byte[] deflate(byte[] bytes, boolean raw) throws IOException {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		try (DeflaterOutputStream z = new DeflaterOutputStream(out, new Deflater(Deflater.DEFAULT_COMPRESSION, raw))) {
+			z.write(bytes);
+		}
+		return out.toByteArray();
+	}
+
+	@Test
+	void plainAndIdentityBodiesAreReadAsTheyAre() {
+		assertThat(BodyEncodings.decoded(new HttpHeaders(), JSON, 100)).isSameAs(JSON);
+		assertThat(BodyEncodings.decoded(encoding("identity"), JSON, 100)).isSameAs(JSON);
+	}
+
+	@Test
+	void gzipXGzipZlibAndRawDeflateAreDecodedCaseInsensitively() throws IOException {
+		assertThat(BodyEncodings.decoded(encoding("GZIP"), gzip(JSON), 100)).isEqualTo(JSON);
+		assertThat(BodyEncodings.decoded(encoding("x-gzip"), gzip(JSON), 100)).isEqualTo(JSON);
+		assertThat(BodyEncodings.decoded(encoding("deflate"), deflate(JSON, false), 100)).isEqualTo(JSON);
+		assertThat(BodyEncodings.decoded(encoding("deflate"), deflate(JSON, true), 100)).isEqualTo(JSON);
+	}
+
+	@Test
+	void severalCodingsAreUndoneLastFirst() throws IOException {
+		byte[] twice = gzip(deflate(JSON, false));
+		assertThat(BodyEncodings.decoded(encoding("deflate, gzip"), twice, 100)).isEqualTo(JSON);
+		assertThat(BodyEncodings.decoded(encoding("deflate", "gzip"), twice, 100)).isEqualTo(JSON);
+	}
+
+	@Test
+	void codingsItDoesNotReadAreLeftUnread() throws IOException {
+		assertThat(BodyEncodings.decoded(encoding("br"), JSON, 100)).isNull();
+		assertThat(BodyEncodings.decoded(encoding("gzip, zstd"), gzip(JSON), 100)).isNull();
+	}
+
+	@Test
+	void theDecodedSizeIsBoundedAndBadDataNamed() throws IOException {
+		byte[] zeros = gzip(new byte[10_000]);
+		assertThat(BodyEncodings.decoded(encoding("gzip"), zeros, 10_000)).hasSize(10_000);
+		assertThatExceptionOfType(DataBufferLimitException.class)
+			.isThrownBy(() -> BodyEncodings.decoded(encoding("gzip"), zeros, 9_999));
+		assertThatExceptionOfType(InvalidRequestException.class)
+			.isThrownBy(() -> BodyEncodings.decoded(encoding("gzip"), JSON, 100))
+			.satisfies(ex -> assertThat(ex.status()).isEqualTo(400))
+			.withMessageStartingWith("request body is not valid gzip data");
+		assertThatExceptionOfType(InvalidRequestException.class)
+			.isThrownBy(() -> BodyEncodings.decoded(encoding("deflate"), JSON, 100))
+			.withMessageStartingWith("request body is not valid deflate data");
+	}
+
+}
