@@ -12,7 +12,9 @@ import io.github.dualmap.gateway.DispatchAccountingFilter;
 import io.github.dualmap.gateway.DispatchTicker;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.EngineScraping;
+import io.github.dualmap.gateway.ModelRoutePredicateFactory;
 import io.github.dualmap.gateway.PromptRoutingFilter;
+import io.github.dualmap.gateway.RequestModelWebFilter;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.gateway.SloResolver;
 import io.github.dualmap.prompt.PromptParser;
@@ -134,6 +136,18 @@ public class DualMapAutoConfiguration {
 			DualMapProperties properties, ObjectProvider<StoredResponses> stored) {
 		return new PromptRoutingFilter(registry, parser, slos, (int) properties.getMaxBodySize().toBytes(),
 				stored.getIfAvailable());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ModelRoutePredicateFactory modelRoutePredicateFactory() {
+		return new ModelRoutePredicateFactory();
+	}
+
+	@Bean
+	RequestModelWebFilter dualMapRequestModelWebFilter(ModelRoutePredicateFactory predicates, PromptParser parser,
+			DualMapProperties properties) {
+		return new RequestModelWebFilter(predicates, parser, (int) properties.getMaxBodySize().toBytes());
 	}
 
 	@Bean

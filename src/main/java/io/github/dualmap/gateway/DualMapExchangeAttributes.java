@@ -36,6 +36,18 @@ public final class DualMapExchangeAttributes {
 	 */
 	public static final String PINNED_INSTANCE_ATTR = PREFIX + "pinnedInstance";
 
+	/**
+	 * The request body as sent ({@code byte[]}), when it was read before routing because
+	 * a route matches on the request's model.
+	 */
+	public static final String REQUEST_BODY_ATTR = PREFIX + "requestBody";
+
+	/**
+	 * The request's {@code model} ({@code String}), when the body was read before routing
+	 * and names one.
+	 */
+	public static final String REQUEST_MODEL_ATTR = PREFIX + "requestModel";
+
 	private DualMapExchangeAttributes() {
 	}
 

@@ -19,6 +19,13 @@ final class OpenAiErrorResponses {
 	private OpenAiErrorResponses() {
 	}
 
+	/** 413 for a body over {@code dualmap.max-body-size}. */
+	static Mono<Void> tooLarge(ServerWebExchange exchange, int maxBodyBytes) {
+		return write(exchange, HttpStatus.CONTENT_TOO_LARGE,
+				new OpenAiError("request body exceeds dualmap.max-body-size (" + maxBodyBytes + " bytes)",
+						"invalid_request_error", null, "request_too_large"));
+	}
+
 	static Mono<Void> write(ServerWebExchange exchange, HttpStatus status, OpenAiError error) {
 		return write(exchange, status, error, 0);
 	}

@@ -7,19 +7,16 @@ import io.github.dualmap.prompt.ParsedRequest;
 import io.github.dualmap.prompt.PromptParser;
 import io.github.dualmap.prompt.RequestKind;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
 import org.springframework.cloud.gateway.filter.ReactiveLoadBalancerClientFilter;
 import org.springframework.core.Ordered;
-import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.server.reactive.ServerHttpRequest;
-import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
@@ -86,6 +83,11 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		catch (InvalidRequestException ex) {
 			return invalid(exchange, ex);
 		}
+		byte[] read = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_BODY_ATTR);
+		if (read != null) {
+			// Read before routing, for a Model predicate.
+			return route(exchange, chain, service, read, slo);
+		}
 		if (exchange.getRequest().getHeaders().getContentLength() > this.maxBodyBytes) {
 			return tooLarge(exchange);
 		}
@@ -120,14 +122,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		if (holder != null) {
 			exchange.getAttributes().put(DualMapExchangeAttributes.PINNED_INSTANCE_ATTR, holder);
 		}
-		ServerHttpRequest replaying = new ServerHttpRequestDecorator(request) {
-			@Override
-			public Flux<DataBuffer> getBody() {
-				return body.length == 0 ? Flux.empty()
-						: Flux.defer(() -> Flux.just(exchange.getResponse().bufferFactory().wrap(body)));
-			}
-		};
-		return chain.filter(exchange.mutate().request(replaying).build());
+		return chain.filter(exchange.mutate().request(RequestBodies.replaying(exchange, body)).build());
 	}
 
 	private static Mono<Void> invalid(ServerWebExchange exchange, InvalidRequestException ex) {
@@ -137,9 +132,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 	}
 
 	private Mono<Void> tooLarge(ServerWebExchange exchange) {
-		return OpenAiErrorResponses.write(exchange, HttpStatus.CONTENT_TOO_LARGE,
-				new OpenAiError("request body exceeds dualmap.max-body-size (" + this.maxBodyBytes + " bytes)",
-						"invalid_request_error", null, "request_too_large"));
+		return OpenAiErrorResponses.tooLarge(exchange, this.maxBodyBytes);
 	}
 
 }

@@ -6,6 +6,9 @@ import reactor.core.publisher.Mono;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.web.server.ServerWebExchange;
 
 /** Reads a request body into memory under a size limit. */
 public final class RequestBodies {
@@ -21,6 +24,20 @@ public final class RequestBodies {
 	 */
 	public static Mono<byte[]> read(Flux<DataBuffer> body, int maxBytes) {
 		return DataBufferUtils.join(body, maxBytes).map(RequestBodies::drain).defaultIfEmpty(EMPTY);
+	}
+
+	/**
+	 * {@code exchange}'s request with {@code body} as its body, replayed on every
+	 * subscription (so a retry resends it).
+	 */
+	static ServerHttpRequest replaying(ServerWebExchange exchange, byte[] body) {
+		return new ServerHttpRequestDecorator(exchange.getRequest()) {
+			@Override
+			public Flux<DataBuffer> getBody() {
+				return body.length == 0 ? Flux.empty()
+						: Flux.defer(() -> Flux.just(exchange.getResponse().bufferFactory().wrap(body)));
+			}
+		};
 	}
 
 	private static byte[] drain(DataBuffer buffer) {

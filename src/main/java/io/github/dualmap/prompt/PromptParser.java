@@ -4,6 +4,8 @@ import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
 import tools.jackson.core.StreamReadConstraints;
 import tools.jackson.core.exc.StreamConstraintsException;
 import tools.jackson.core.json.JsonFactory;
@@ -99,6 +101,32 @@ public final class PromptParser {
 		};
 		return new ParsedRequest(model, stream, blocks, kind,
 				kind == RequestKind.RESPONSES ? previousResponseId(root) : null);
+	}
+
+	/**
+	 * The top-level {@code model} of a JSON object body, read without building the tree
+	 * and stopping once found; {@code null} when the body is not a JSON object (or is
+	 * beyond the parser's limits) or has no string {@code model}. For routing by model
+	 * before a route is chosen: never refuses.
+	 */
+	public @Nullable String modelOf(byte[] body) {
+		try (JsonParser json = this.mapper.createParser(body)) {
+			if (json.nextToken() != JsonToken.START_OBJECT) {
+				return null;
+			}
+			for (JsonToken t = json.nextToken(); t == JsonToken.PROPERTY_NAME; t = json.nextToken()) {
+				boolean model = "model".equals(json.currentName());
+				JsonToken value = json.nextToken();
+				if (model) {
+					return value == JsonToken.VALUE_STRING ? json.getString() : null;
+				}
+				json.skipChildren();
+			}
+			return null;
+		}
+		catch (JacksonException ex) {
+			return null;
+		}
 	}
 
 	/**

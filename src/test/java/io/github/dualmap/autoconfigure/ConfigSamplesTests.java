@@ -8,6 +8,8 @@ import java.util.List;
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.ModelRoutePredicateFactory;
+import io.github.dualmap.gateway.RequestModelWebFilter;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
 import io.github.dualmap.gateway.SloResolver;
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cloud.gateway.handler.predicate.PredicateDefinition;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.FileSystemResource;
@@ -59,6 +62,28 @@ class ConfigSamplesTests {
 			assertThat(context.getBeansOfType(LoadBalancerClientSpecification.class).values())
 				.extracting(LoadBalancerClientSpecification::getName)
 				.containsExactly("vllm");
+		});
+	}
+
+	@Test
+	void multiModel() {
+		withSample("multi-model.yml").run(context -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(DualMapProperties.class).getServices()).containsExactly("llama", "qwen");
+			assertThat(context.getBean(DualMapRegistry.class).pools()).containsOnlyKeys("llama", "qwen");
+			assertThat(context).hasSingleBean(ModelRoutePredicateFactory.class)
+				.hasSingleBean(RequestModelWebFilter.class);
+			// The routes' Model predicates, as the gateway builds them.
+			ModelRoutePredicateFactory factory = context.getBean(ModelRoutePredicateFactory.class);
+			for (int route = 0; route < 2; route++) {
+				String predicate = context.getEnvironment()
+					.getRequiredProperty("spring.cloud.gateway.server.webflux.routes[" + route + "].predicates[1]");
+				PredicateDefinition definition = new PredicateDefinition(predicate);
+				assertThat(definition.getName()).isEqualTo("Model");
+				ModelRoutePredicateFactory.Config config = new ModelRoutePredicateFactory.Config()
+					.setModels(List.copyOf(definition.getArgs().values()));
+				assertThat(factory.apply(config)).hasToString("Model: " + config.getModels());
+			}
 		});
 	}
 

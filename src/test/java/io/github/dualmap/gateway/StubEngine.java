@@ -79,6 +79,9 @@ final class StubEngine {
 						? res.header("content-type", "application/json")
 							.sendString(Mono.just("{\"id\":\"" + req.param("id") + "\",\"object\":\"response\"}"))
 						: res.status(404).send())
+				.get("/v1/models",
+						(req, res) -> res.header("content-type", "application/json")
+							.sendString(Mono.just("{\"object\":\"list\",\"data\":[],\"served_by\":\"" + name + "\"}")))
 				.get("/metrics",
 						(req, res) -> res.header("content-type", "text/plain; version=0.0.4")
 							.sendString(Mono.fromSupplier(this::metrics))))

@@ -119,6 +119,25 @@ class PromptParserTests {
 	}
 
 	@Test
+	void modelOfReadsOnlyTheTopLevelModel() {
+		assertThat(parser.modelOf(bytes(q("{'messages':[{'role':'user','content':'x','model':'inner'}],'model':'m'}"))))
+			.isEqualTo("m");
+		assertThat(parser.modelOf(bytes(q("{'metadata':{'model':'inner'}}")))).isNull();
+		assertThat(parser.modelOf(bytes(q("{'model':7,'x':{'model':'inner'}}")))).isNull();
+		assertThat(parser.modelOf(bytes(q("[{'model':'m'}]")))).isNull();
+		assertThat(parser.modelOf(bytes("not json"))).isNull();
+		assertThat(parser.modelOf(new byte[0])).isNull();
+		// It stops at the model: what follows is never read, valid or not.
+		assertThat(parser.modelOf(bytes(q("{'model':'m','messages':[")))).isEqualTo("m");
+		assertThat(parser.modelOf(bytes("{\"a\":" + "[".repeat(1000) + "]".repeat(1000) + ",\"model\":\"m\"}")))
+			.isNull();
+	}
+
+	private static byte[] bytes(String s) {
+		return s.getBytes(StandardCharsets.UTF_8);
+	}
+
+	@Test
 	void chatWithStringContent() {
 		ParsedRequest r = parse("/v1/chat/completions", q("{'model':'m','messages':[{'role':'system','content':'"
 				+ SYSTEM + "'},{'role':'user','content':'hi'}]}"));

@@ -1,0 +1,191 @@
+package io.github.dualmap.gateway;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.zip.CRC32;
+import java.util.zip.GZIPOutputStream;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * One gateway in front of two DualMap pools and one plain backend, each chosen by the
+ * {@code Model} predicate on the request's {@code model}: every request reaches the pool
+ * of its model with its body as sent, DualMap still routes within the pool, and requests
+ * that name no known model find no route.
+ */
+@SpringBootTest(classes = ModelRoutingIntegrationTests.App.class,
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llama,qwen",
+				"dualmap.scrape.enabled=false", "dualmap.max-body-size=1MB" })
+@AutoConfigureWebTestClient(timeout = "30s")
+class ModelRoutingIntegrationTests {
+
+	static final List<StubEngine> LLAMA = List.of(new StubEngine("llama-a"), new StubEngine("llama-b"));
+
+	static final StubEngine QWEN = new StubEngine("qwen");
+
+	static final StubEngine HOSTED = new StubEngine("hosted");
+
+	@Autowired
+	WebTestClient client;
+
+	@DynamicPropertySource
+	static void engines(DynamicPropertyRegistry properties) {
+		for (int i = 0; i < LLAMA.size(); i++) {
+			properties.add("spring.cloud.discovery.client.simple.instances.llama[" + i + "].uri", LLAMA.get(i)::uri);
+		}
+		properties.add("spring.cloud.discovery.client.simple.instances.qwen[0].uri", QWEN::uri);
+		// Every route here: a list binds from one property source.
+		route(properties, 0, "llama", "lb://llama", "Model=meta-llama/*");
+		route(properties, 1, "qwen", "lb://qwen", "Model=Qwen/Qwen2.5-7B-Instruct,qwen-lora-*");
+		route(properties, 2, "hosted", HOSTED.uri(), "Model=gpt-*");
+		String models = "spring.cloud.gateway.server.webflux.routes[3].";
+		properties.add(models + "id", () -> "models");
+		properties.add(models + "uri", () -> "lb://llama");
+		properties.add(models + "predicates[0]", () -> "Path=/v1/models");
+	}
+
+	private static void route(DynamicPropertyRegistry properties, int index, String id, String uri, String model) {
+		String prefix = "spring.cloud.gateway.server.webflux.routes[" + index + "].";
+		properties.add(prefix + "id", () -> id);
+		properties.add(prefix + "uri", () -> uri);
+		properties.add(prefix + "predicates[0]", () -> "Path=/v1/**");
+		properties.add(prefix + "predicates[1]", () -> model);
+	}
+
+	@AfterAll
+	static void stopEngines() {
+		LLAMA.forEach(StubEngine::stop);
+		QWEN.stop();
+		HOSTED.stop();
+	}
+
+	static String chat(String model, String system, String user) {
+		return """
+				{"messages":[{"role":"system","content":"%s"},{"role":"user","content":"%s"}],"model":"%s"}"""
+			.formatted(system, user, model);
+	}
+
+	EntityExchangeResult<String> post(byte[] body, MediaType type, String encoding) {
+		WebTestClient.RequestBodySpec spec = this.client.post().uri("/v1/chat/completions").contentType(type);
+		if (encoding != null) {
+			spec.header("Content-Encoding", encoding);
+		}
+		return spec.bodyValue(body).exchange().expectBody(String.class).returnResult();
+	}
+
+	EntityExchangeResult<String> post(String body) {
+		return post(body.getBytes(StandardCharsets.UTF_8), MediaType.APPLICATION_JSON, null);
+	}
+
+	static String servedBy(EntityExchangeResult<String> r) {
+		assertThat(r.getStatus().value()).as(r.getResponseBody()).isEqualTo(200);
+		return r.getResponseBody().replaceAll(".*\"served_by\":\"([^\"]+)\".*", "$1");
+	}
+
+	static String reason(EntityExchangeResult<?> r) {
+		return r.getResponseHeaders().getFirst(DispatchAccountingFilter.REASON_HEADER);
+	}
+
+	@Test
+	void eachModelReachesItsOwnPoolAndDualMapStillRoutesWithinIt() {
+		String system = "You answer questions about one product line. ".repeat(20);
+		Set<String> llama = new HashSet<>();
+		for (int i = 0; i < 6; i++) {
+			EntityExchangeResult<String> r = post(chat("meta-llama/Llama-3.1-8B-Instruct", system, "question " + i));
+			llama.add(servedBy(r));
+			assertThat(reason(r)).isEqualTo("affinity");
+		}
+		// One prefix, one instance of the llama pool.
+		assertThat(llama).hasSize(1).isSubsetOf("llama-a", "llama-b");
+		assertThat(servedBy(post(chat("Qwen/Qwen2.5-7B-Instruct", system, "q")))).isEqualTo("qwen");
+		assertThat(servedBy(post(chat("qwen-lora-support", system, "q")))).isEqualTo("qwen");
+		// "model" anywhere but the top level does not count, wherever it comes.
+		assertThat(servedBy(post(
+				"{\"metadata\":{\"model\":\"gpt-4o\"},\"model\":\"qwen-lora-x\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}")))
+			.isEqualTo("qwen");
+	}
+
+	@Test
+	void aRouteOutsideDualMapGetsTheBodyAsSent() {
+		String body = chat("gpt-4o", "A hosted model. ".repeat(10), "unicode \u00e9\u4e2d");
+		EntityExchangeResult<String> r = post(body);
+		assertThat(servedBy(r)).isEqualTo("hosted");
+		assertThat(r.getResponseHeaders().getFirst(DispatchAccountingFilter.INSTANCE_HEADER)).isNull();
+		assertThat(r.getResponseBody()).contains(echo(body.getBytes(StandardCharsets.UTF_8)));
+	}
+
+	@Test
+	void aCompressedBodyIsRoutedByTheModelInside() throws IOException {
+		byte[] gzip = gzip(chat("Qwen/Qwen2.5-7B-Instruct", "compressed", "q").getBytes(StandardCharsets.UTF_8));
+		EntityExchangeResult<String> r = post(gzip, MediaType.APPLICATION_JSON, "gzip");
+		assertThat(servedBy(r)).isEqualTo("qwen");
+		assertThat(r.getResponseBody()).contains(echo(gzip));
+	}
+
+	@Test
+	void requestsNamingNoServedModelFindNoRoute() {
+		assertThat(post(chat("mistral-7b", "s", "u")).getStatus().value()).isEqualTo(404);
+		assertThat(post("{\"messages\":[]}").getStatus().value()).isEqualTo(404);
+		assertThat(post("{\"model\":7}").getStatus().value()).isEqualTo(404);
+		assertThat(post("not json").getStatus().value()).isEqualTo(404);
+		// A multipart upload is not read before routing.
+		assertThat(post(chat("meta-llama/x", "s", "u").getBytes(StandardCharsets.UTF_8), MediaType.TEXT_PLAIN, null)
+			.getStatus()
+			.value()).isEqualTo(404);
+		// Requests without a body go by their other predicates.
+		EntityExchangeResult<String> models = this.client.get()
+			.uri("/v1/models")
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+		assertThat(servedBy(models)).startsWith("llama-");
+	}
+
+	@Test
+	void aBodyOverTheLimitGets413BeforeRouting() {
+		String big = chat("gpt-4o", "x".repeat(2 * 1024 * 1024), "u");
+		EntityExchangeResult<String> r = post(big);
+		assertThat(r.getStatus().value()).isEqualTo(413);
+		assertThat(r.getResponseBody()).contains("\"code\":\"request_too_large\"");
+	}
+
+	private static String echo(byte[] sent) {
+		CRC32 crc = new CRC32();
+		crc.update(sent);
+		return "\"echo_bytes\":" + sent.length + ",\"echo_crc\":" + crc.getValue();
+	}
+
+	private static byte[] gzip(byte[] bytes) throws IOException {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		try (GZIPOutputStream z = new GZIPOutputStream(out)) {
+			z.write(bytes);
+		}
+		return out.toByteArray();
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+}
