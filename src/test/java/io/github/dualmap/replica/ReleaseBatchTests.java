@@ -39,6 +39,17 @@ class ReleaseBatchTests {
 	}
 
 	@Test
+	void membersANewerReplicaAddsAreIgnoredSoRollingUpgradesKeepSharing() {
+		ReleaseBatch batch = ReleaseBatch.parse(("{\"replica\":\"r\",\"hashing\":\"h\",\"sent_at\":1,"
+				+ "\"releases\":[{\"service\":\"llm\",\"instance\":\"a\",\"chain\":[5],\"weight\":{\"x\":[1]}}]}")
+			.getBytes(StandardCharsets.UTF_8));
+		assertThat(batch.releases()).singleElement().satisfies(r -> {
+			assertThat(r.instance()).isEqualTo("a");
+			assertThat(r.chain()).containsExactly(5);
+		});
+	}
+
+	@Test
 	void badBatchesAreRefusedNamingWhatIsWrong() {
 		bad("", "not a release batch");
 		bad("null", "not a release batch");
