@@ -12,6 +12,7 @@ import io.github.dualmap.gateway.DispatchAccountingFilter;
 import io.github.dualmap.gateway.DispatchTicker;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.EngineScraping;
+import io.github.dualmap.gateway.ModelListGatewayFilterFactory;
 import io.github.dualmap.gateway.ModelRoutePredicateFactory;
 import io.github.dualmap.gateway.PromptRoutingFilter;
 import io.github.dualmap.gateway.RequestModelWebFilter;
@@ -142,6 +143,13 @@ public class DualMapAutoConfiguration {
 	@ConditionalOnMissingBean
 	ModelRoutePredicateFactory modelRoutePredicateFactory() {
 		return new ModelRoutePredicateFactory();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ModelListGatewayFilterFactory modelListGatewayFilterFactory(DualMapRegistry registry,
+			ObjectProvider<WebClient.Builder> client) {
+		return new ModelListGatewayFilterFactory(registry, client.getIfAvailable(WebClient::builder));
 	}
 
 	@Bean

@@ -2,6 +2,8 @@ package io.github.dualmap.gateway;
 
 import java.net.URI;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -71,13 +73,17 @@ public final class DualMapRegistry {
 		this.settings = settings;
 		this.policyName = policyName;
 		this.queueSettings = queueSettings;
-		this.pools = serviceIds.stream()
-			.distinct()
-			.collect(java.util.stream.Collectors.toUnmodifiableMap(id -> id, id -> {
+		// In configuration order: the actuator and the ModelList filter list pools that
+		// way.
+		Map<String, ServicePool> pools = new LinkedHashMap<>();
+		for (String id : serviceIds) {
+			pools.computeIfAbsent(id, k -> {
 				InstancePool pool = new InstancePool(id, settings, clock);
 				return new ServicePool(id, pool, policies.apply(policyName), queueSettings,
 						new InstanceBreakers(pool, breakerConfig), weightMetadataKey, this.listeners);
-			}));
+			});
+		}
+		this.pools = Collections.unmodifiableMap(pools);
 	}
 
 	/** The pool of {@code serviceId}, or {@code null} when DualMap does not route it. */
@@ -85,7 +91,7 @@ public final class DualMapRegistry {
 		return this.pools.get(serviceId);
 	}
 
-	/** Every routed service by id. */
+	/** Every routed service by id, in the order of {@code dualmap.services}. */
 	public Map<String, ServicePool> pools() {
 		return this.pools;
 	}

@@ -8,6 +8,7 @@ import java.util.List;
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.ModelListGatewayFilterFactory;
 import io.github.dualmap.gateway.ModelRoutePredicateFactory;
 import io.github.dualmap.gateway.RequestModelWebFilter;
 import io.github.dualmap.replica.ReplicaPublisher;
@@ -84,6 +85,11 @@ class ConfigSamplesTests {
 					.setModels(List.copyOf(definition.getArgs().values()));
 				assertThat(factory.apply(config)).hasToString("Model: " + config.getModels());
 			}
+			assertThat(context.getEnvironment()
+				.getRequiredProperty("spring.cloud.gateway.server.webflux.routes[2].filters[0]"))
+				.isEqualTo("ModelList");
+			assertThat(context.getBean(ModelListGatewayFilterFactory.class)
+				.apply(new ModelListGatewayFilterFactory.Config())).isNotNull();
 		});
 	}
 

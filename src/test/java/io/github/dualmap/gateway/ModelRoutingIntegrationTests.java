@@ -11,6 +11,8 @@ import java.util.zip.GZIPOutputStream;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -33,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = ModelRoutingIntegrationTests.App.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llama,qwen",
+		properties = { "spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llama,qwen,gone",
 				"dualmap.scrape.enabled=false", "dualmap.max-body-size=1MB" })
 @AutoConfigureWebTestClient(timeout = "30s")
 class ModelRoutingIntegrationTests {
@@ -43,6 +45,13 @@ class ModelRoutingIntegrationTests {
 	static final StubEngine QWEN = new StubEngine("qwen");
 
 	static final StubEngine HOSTED = new StubEngine("hosted");
+
+	/** The one instance of the pool "gone": stopped before the gateway starts. */
+	static final StubEngine GONE = new StubEngine("gone");
+
+	static {
+		GONE.stop();
+	}
 
 	@Autowired
 	WebTestClient client;
@@ -59,8 +68,15 @@ class ModelRoutingIntegrationTests {
 		route(properties, 2, "hosted", HOSTED.uri(), "Model=gpt-*");
 		String models = "spring.cloud.gateway.server.webflux.routes[3].";
 		properties.add(models + "id", () -> "models");
-		properties.add(models + "uri", () -> "lb://llama");
+		properties.add(models + "uri", () -> "no://op");
 		properties.add(models + "predicates[0]", () -> "Path=/v1/models");
+		properties.add(models + "filters[0]", () -> "ModelList");
+		String gone = "spring.cloud.gateway.server.webflux.routes[4].";
+		properties.add(gone + "id", () -> "gone-models");
+		properties.add(gone + "uri", () -> "no://op");
+		properties.add(gone + "predicates[0]", () -> "Path=/gone/v1/models");
+		properties.add(gone + "filters[0]", () -> "ModelList=gone");
+		properties.add("spring.cloud.discovery.client.simple.instances.gone[0].uri", GONE::uri);
 	}
 
 	private static void route(DynamicPropertyRegistry properties, int index, String id, String uri, String model) {
@@ -151,13 +167,36 @@ class ModelRoutingIntegrationTests {
 		assertThat(post(chat("meta-llama/x", "s", "u").getBytes(StandardCharsets.UTF_8), MediaType.TEXT_PLAIN, null)
 			.getStatus()
 			.value()).isEqualTo(404);
-		// Requests without a body go by their other predicates.
-		EntityExchangeResult<String> models = this.client.get()
+	}
+
+	@Test
+	void theModelListMergesEveryPoolThatAnswers() {
+		EntityExchangeResult<String> r = this.client.get()
 			.uri("/v1/models")
+			.header("Authorization", "Bearer sk-test")
 			.exchange()
 			.expectBody(String.class)
 			.returnResult();
-		assertThat(servedBy(models)).startsWith("llama-");
+		assertThat(r.getStatus().value()).isEqualTo(200);
+		JsonNode list = JsonMapper.shared().readTree(r.getResponseBody());
+		assertThat(list.path("object").stringValue()).isEqualTo("list");
+		List<String> ids = list.path("data").valueStream().map(m -> m.path("id").stringValue()).toList();
+		// Pool order, one instance per pool, "shared-model" once; the pool "gone" is left
+		// out.
+		assertThat(ids).hasSize(3);
+		assertThat(ids.get(0)).isEqualTo("shared-model");
+		assertThat(ids.get(1)).isIn("model-of-llama-a", "model-of-llama-b");
+		assertThat(ids.get(2)).isEqualTo("model-of-qwen");
+		// The caller's credentials reach the instances.
+		assertThat(list.path("data").get(2).path("owned_by").stringValue()).isEqualTo("Bearer sk-test");
+
+		EntityExchangeResult<String> none = this.client.get()
+			.uri("/gone/v1/models")
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+		assertThat(none.getStatus().value()).isEqualTo(502);
+		assertThat(none.getResponseBody()).contains("\"code\":\"upstream_unavailable\"").contains("[gone]");
 	}
 
 	@Test

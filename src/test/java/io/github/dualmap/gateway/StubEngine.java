@@ -81,7 +81,10 @@ final class StubEngine {
 						: res.status(404).send())
 				.get("/v1/models",
 						(req, res) -> res.header("content-type", "application/json")
-							.sendString(Mono.just("{\"object\":\"list\",\"data\":[],\"served_by\":\"" + name + "\"}")))
+							.sendString(Mono.just("{\"object\":\"list\",\"served_by\":\"" + name
+									+ "\",\"data\":[{\"id\":\"shared-model\",\"object\":\"model\"},{\"id\":\"model-of-"
+									+ name + "\",\"object\":\"model\",\"owned_by\":\""
+									+ req.requestHeaders().get("authorization", "") + "\"}]}")))
 				.get("/metrics",
 						(req, res) -> res.header("content-type", "text/plain; version=0.0.4")
 							.sendString(Mono.fromSupplier(this::metrics))))

@@ -1,0 +1,214 @@
+package io.github.dualmap.gateway;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.prompt.OpenAiError;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.gateway.filter.GatewayFilter;
+import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.util.UriComponentsBuilder;
+
+/**
+ * The {@code ModelList} route filter: answers {@code GET /v1/models} with the models of
+ * every DualMap pool (or of the pools named), so clients of a gateway that routes by
+ * {@link ModelRoutePredicateFactory model} see every model it serves. Each pool is asked
+ * through one instance that accepts work (a second one if the first fails), with the
+ * caller's {@code Authorization} header; the lists are merged in pool order, a model id
+ * listed twice kept once. A pool that does not answer within the timeout is left out (and
+ * logged); when none answers, 502. Other methods pass down the route.
+ *
+ * <pre>
+ * - id: models
+ *   uri: no://op
+ *   predicates: [Path=/v1/models]
+ *   filters: [ModelList]            # or ModelList=llama,qwen
+ * </pre>
+ */
+public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<ModelListGatewayFilterFactory.Config> {
+
+	private static final Log LOG = LogFactory.getLog(ModelListGatewayFilterFactory.class);
+
+	/** Largest model list read from one instance. */
+	private static final int MAX_LIST_BYTES = 4 * 1024 * 1024;
+
+	private final DualMapRegistry registry;
+
+	private final WebClient client;
+
+	private final JsonMapper json = JsonMapper.shared();
+
+	public ModelListGatewayFilterFactory(DualMapRegistry registry, WebClient.Builder client) {
+		super(Config.class);
+		this.registry = registry;
+		this.client = client.codecs(c -> c.defaultCodecs().maxInMemorySize(MAX_LIST_BYTES)).build();
+	}
+
+	@Override
+	public List<String> shortcutFieldOrder() {
+		return List.of("services");
+	}
+
+	@Override
+	public ShortcutType shortcutType() {
+		return ShortcutType.GATHER_LIST;
+	}
+
+	@Override
+	public GatewayFilter apply(Config config) {
+		if (config.getTimeout() == null || config.getTimeout().isNegative() || config.getTimeout().isZero()) {
+			throw new IllegalArgumentException("ModelList timeout must be > 0 but was " + config.getTimeout());
+		}
+		for (String service : config.getServices()) {
+			if (this.registry.pool(service) == null) {
+				throw new IllegalArgumentException("ModelList names '" + service
+						+ "', which is not in dualmap.services " + this.registry.pools().keySet());
+			}
+		}
+		List<String> services = List.copyOf(config.getServices());
+		Duration timeout = config.getTimeout();
+		String path = config.getPath();
+		return (exchange,
+				chain) -> HttpMethod.GET.equals(exchange.getRequest().getMethod()) ? list(exchange,
+						services.isEmpty() ? List.copyOf(this.registry.pools().keySet()) : services, path, timeout)
+						: chain.filter(exchange);
+	}
+
+	private Mono<Void> list(ServerWebExchange exchange, List<String> services, String path, Duration timeout) {
+		String authorization = exchange.getRequest().getHeaders().getFirst(HttpHeaders.AUTHORIZATION);
+		return Flux.fromIterable(services)
+			.flatMapSequential(service -> modelsOf(service, path, authorization, timeout))
+			.collectList()
+			.flatMap(
+					lists -> lists.isEmpty()
+							? OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY,
+									new OpenAiError("no pool answered its model list: " + services, "server_error",
+											null, "upstream_unavailable"))
+							: write(exchange.getResponse(), merge(lists)));
+	}
+
+	/** One pool's {@code data} array, or nothing when no instance answered. */
+	private Mono<JsonNode> modelsOf(String service, String path, @Nullable String authorization, Duration timeout) {
+		ServicePool pool = this.registry.pool(service);
+		List<URI> uris = new ArrayList<>();
+		if (pool != null) {
+			for (InstanceState s : pool.pool().instances()) {
+				ServiceInstance instance = s.acceptsNewWork() ? pool.serviceInstance(s.id()) : null;
+				if (instance != null && uris.size() < 2) {
+					uris.add(UriComponentsBuilder.fromUri(instance.getUri()).replacePath(path).build().toUri());
+				}
+			}
+		}
+		return Flux.fromIterable(uris).concatMap(uri -> fetch(uri, authorization, timeout).onErrorResume(ex -> {
+			LOG.warn("Model list of pool '" + service + "' from " + uri + " failed: " + ex);
+			return Mono.empty();
+		}), 0).next();
+	}
+
+	private Mono<JsonNode> fetch(URI uri, @Nullable String authorization, Duration timeout) {
+		return this.client.get().uri(uri).accept(MediaType.APPLICATION_JSON).headers(h -> {
+			if (authorization != null) {
+				h.set(HttpHeaders.AUTHORIZATION, authorization);
+			}
+		}).retrieve().bodyToMono(byte[].class).timeout(timeout).map(body -> {
+			JsonNode data = this.json.readTree(body).path("data");
+			if (!data.isArray()) {
+				throw new IllegalStateException("answer has no 'data' array");
+			}
+			return data;
+		});
+	}
+
+	private ObjectNode merge(List<JsonNode> lists) {
+		Map<String, JsonNode> byId = new LinkedHashMap<>();
+		List<JsonNode> withoutId = new ArrayList<>();
+		for (JsonNode data : lists) {
+			for (JsonNode model : data) {
+				JsonNode id = model.path("id");
+				if (id.isString()) {
+					byId.putIfAbsent(id.stringValue(), model);
+				}
+				else {
+					withoutId.add(model);
+				}
+			}
+		}
+		ObjectNode answer = this.json.createObjectNode().put("object", "list");
+		ArrayNode data = answer.putArray("data");
+		byId.values().forEach(data::add);
+		withoutId.forEach(data::add);
+		return answer;
+	}
+
+	private Mono<Void> write(ServerHttpResponse response, ObjectNode answer) {
+		byte[] body = this.json.writeValueAsBytes(answer);
+		response.setStatusCode(HttpStatus.OK);
+		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
+		response.getHeaders().setContentLength(body.length);
+		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+	}
+
+	/** Which pools to list, where and how long to wait. */
+	public static class Config {
+
+		private List<String> services = new ArrayList<>();
+
+		private String path = "/v1/models";
+
+		private Duration timeout = Duration.ofSeconds(2);
+
+		/** DualMap pools to list; empty: all of {@code dualmap.services}. */
+		public List<String> getServices() {
+			return this.services;
+		}
+
+		public Config setServices(List<String> services) {
+			this.services = services;
+			return this;
+		}
+
+		/** The path of the model list on an instance. */
+		public String getPath() {
+			return this.path;
+		}
+
+		public Config setPath(String path) {
+			this.path = path;
+			return this;
+		}
+
+		/** How long to wait for one instance's list. */
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public Config setTimeout(Duration timeout) {
+			this.timeout = timeout;
+			return this;
+		}
+
+	}
+
+}
