@@ -36,6 +36,11 @@ public final class QueuedRequest {
 
 	private final long submittedAtNanos;
 
+	// When it is served in order of this time rather than by cached prefix: submission
+	// plus
+	// the queue's aging bound scaled to the request's SLO.
+	final long agedAtNanos;
+
 	final DispatchListener listener;
 
 	volatile State state = State.QUEUED;
@@ -67,12 +72,13 @@ public final class QueuedRequest {
 	boolean finished;
 
 	QueuedRequest(RoutingRequest request, boolean streaming, long key, long sequence, long submittedAtNanos,
-			@Nullable Decision decision, DispatchListener listener) {
+			long agedAtNanos, @Nullable Decision decision, DispatchListener listener) {
 		this.request = request;
 		this.streaming = streaming;
 		this.key = key;
 		this.sequence = sequence;
 		this.submittedAtNanos = submittedAtNanos;
+		this.agedAtNanos = agedAtNanos;
 		this.decision = decision;
 		this.pinned = decision != null && decision.reason() == Reason.PINNED;
 		this.cachedTokens = decision == null ? 0 : Math.max(0, decision.cachedTokens());

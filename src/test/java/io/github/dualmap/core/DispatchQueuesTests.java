@@ -131,6 +131,55 @@ class DispatchQueuesTests {
 		assertThat(outcomes.releasedIds()).containsExactly("busy", "cold-old", "hit-new");
 	}
 
+	@Test
+	void requestsAgeInProportionToTheirSloSoATightClassIsNotServedAfterALooseOne() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
+		RoutingRequest warm = request("warm", 7, 640);
+		a().shadow().record(warm.blocks().chain());
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		// The default SLO is 5 s: a 60 s batch request ages after 24 s, a 2 s interactive
+		// one after 0.8 s.
+		q.submit(withSlo(request("batch-old", 2, 640), Duration.ofSeconds(60)), true, outcomes);
+		clock.advance(Duration.ofMillis(2_500));
+		q.submit(withSlo(request("interactive-cold", 3, 640), Duration.ofSeconds(2)), true, outcomes);
+		q.submit(request("default-hit", 7, 640), true, outcomes);
+		clock.advance(Duration.ofMillis(1_000));
+		q.submit(withSlo(request("interactive-new", 4, 640), Duration.ofSeconds(2)), true, outcomes);
+
+		drainOneByOne(q, busy);
+
+		// At 3.5 s: the first interactive request has aged (0.8 s), the batch one has not
+		// (24 s) though it waited longest; the rest goes by cached prefix, then arrival.
+		assertThat(outcomes.releasedIds()).containsExactly("busy", "interactive-cold", "default-hit", "batch-old",
+				"interactive-new");
+	}
+
+	@Test
+	void aLooseSloRequestStillAgesAndIsServedBeforeNewerHits() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom()
+					.maxPrefillRequests(1)
+					.aging(Duration.ofSeconds(2))
+					.maxWait(Duration.ofMinutes(2)));
+		RoutingRequest warm = request("warm", 7, 640);
+		a().shadow().record(warm.blocks().chain());
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		q.submit(withSlo(request("batch", 2, 640), Duration.ofSeconds(60)), true, outcomes);
+		clock.advance(Duration.ofSeconds(25));
+		q.submit(request("hit", 7, 640), true, outcomes);
+
+		drainOneByOne(q, busy);
+
+		assertThat(outcomes.releasedIds()).containsExactly("busy", "batch", "hit");
+	}
+
+	private static RoutingRequest withSlo(RoutingRequest r, Duration slo) {
+		return new RoutingRequest(r.id(), r.blocks(), slo.toNanos(), r.arrivalNanos());
+	}
+
 	private void drainOneByOne(DispatchQueues q, QueuedRequest first) {
 		QueuedRequest current = first;
 		for (int i = 0; i < 100 && current != null; i++) {
