@@ -116,6 +116,8 @@ class ConfigSamplesTests {
 			assertThat(p.getSlo().getClasses().get("interactive").getTtft()).isEqualTo(Duration.ofMillis(800));
 			assertThat(p.getHotspot().getMaxQueueWait()).isEqualTo(Duration.ofSeconds(2));
 			assertThat(p.toSchedulerSettings().switchHitCharge()).isEqualTo(1.0);
+			// Batch requests must not expire before their SLO is spent.
+			assertThat(p.getDispatch().getMaxWait()).isGreaterThan(p.getSlo().getClasses().get("batch").getTtft());
 			SloResolver slos = context.getBean(SloResolver.class);
 			HttpHeaders headers = new HttpHeaders();
 			headers.add("x-slo-class", "batch");
