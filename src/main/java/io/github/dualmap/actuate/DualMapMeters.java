@@ -20,6 +20,7 @@ import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.gateway.DualMapListener;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.ServicePool;
+import io.github.dualmap.gateway.SloResolver;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -141,8 +142,8 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			}
 			// Both outcomes from the start, so attainment ratios exist before the first
 			// miss.
-			sloCounter(id, "within");
-			sloCounter(id, "over");
+			sloCounter(id, SloResolver.DEFAULT_CLASS, "within");
+			sloCounter(id, SloResolver.DEFAULT_CLASS, "over");
 			reconcile(service);
 		}
 
@@ -161,7 +162,8 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		}
 
 		@Override
-		public void onFirstToken(String service, String instanceId, long ttftNanos, long sloTtftNanos) {
+		public void onFirstToken(String service, String instanceId, long ttftNanos, long sloTtftNanos,
+				String sloClass) {
 			if (member(service, instanceId)) {
 				this.ttfts
 					.computeIfAbsent(new MeterKey(service, instanceId, ""),
@@ -174,7 +176,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 								.register(this.meters))
 					.record(ttftNanos, TimeUnit.NANOSECONDS);
 			}
-			sloCounter(service, ttftNanos <= sloTtftNanos ? "within" : "over").increment();
+			sloCounter(service, sloClass, ttftNanos <= sloTtftNanos ? "within" : "over").increment();
 		}
 
 		@Override
@@ -191,11 +193,12 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			return pool != null && pool.pool().instance(instanceId) != null;
 		}
 
-		private Counter sloCounter(String service, String outcome) {
-			return this.slos.computeIfAbsent(new MeterKey(service, "", outcome),
+		private Counter sloCounter(String service, String sloClass, String outcome) {
+			// MeterKey's instance slot holds the class here.
+			return this.slos.computeIfAbsent(new MeterKey(service, sloClass, outcome),
 					k -> Counter.builder("dualmap.slo")
-						.tags("service", service, "outcome", outcome)
-						.description("Requests whose first token came within or over their TTFT SLO")
+						.tags("service", service, "class", sloClass, "outcome", outcome)
+						.description("Requests whose first token came within or over their TTFT SLO, by SLO class")
 						.register(this.meters));
 		}
 

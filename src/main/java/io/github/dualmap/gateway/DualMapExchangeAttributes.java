@@ -37,6 +37,12 @@ public final class DualMapExchangeAttributes {
 	public static final String PINNED_INSTANCE_ATTR = PREFIX + "pinnedInstance";
 
 	/**
+	 * The SLO class of the request ({@code String}, see {@link SloResolver.Slo}), for
+	 * attainment per class.
+	 */
+	public static final String SLO_CLASS_ATTR = PREFIX + "sloClass";
+
+	/**
 	 * The request body as sent ({@code byte[]}), when it was read before routing because
 	 * a route matches on the request's model.
 	 */

@@ -31,6 +31,16 @@ public interface DualMapListener {
 		onFirstToken(service, instanceId, ttftNanos);
 	}
 
+	/**
+	 * The first response byte of a request on {@code instanceId} came back, with the
+	 * request's TTFT objective and the SLO class it came from (a configured class,
+	 * {@value SloResolver#DEFAULT_CLASS} or {@value SloResolver#HEADER_CLASS}). The
+	 * default forwards to {@link #onFirstToken(String, String, long, long)}.
+	 */
+	default void onFirstToken(String service, String instanceId, long ttftNanos, long sloTtftNanos, String sloClass) {
+		onFirstToken(service, instanceId, ttftNanos, sloTtftNanos);
+	}
+
 	/** A request on {@code instanceId} ended with {@code outcome}. */
 	default void onFinished(String service, String instanceId, Outcome outcome) {
 	}

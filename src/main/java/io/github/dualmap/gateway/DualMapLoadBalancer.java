@@ -68,6 +68,9 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		boolean repeated = attributes.putIfAbsent(DualMapExchangeAttributes.PLACED_ATTR, Boolean.TRUE) != null;
 		String pinned = attributes.get(DualMapExchangeAttributes.PINNED_INSTANCE_ATTR) instanceof String id ? id : null;
 		return this.service.submit(request, streaming, avoid, repeated, pinned).map(attempt -> {
+			if (attributes.get(DualMapExchangeAttributes.SLO_CLASS_ATTR) instanceof String sloClass) {
+				attempt.sloClass(sloClass);
+			}
 			RoutedAttempt previous = (RoutedAttempt) attributes.put(DualMapExchangeAttributes.ATTEMPT_ATTR, attempt);
 			if (previous != null && previous != attempt) {
 				// A retry filter of the route chose again without telling us how the last

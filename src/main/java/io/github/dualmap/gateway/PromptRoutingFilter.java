@@ -78,7 +78,9 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		}
 		long slo;
 		try {
-			slo = this.slos.resolveNanos(exchange.getRequest().getHeaders());
+			SloResolver.Slo resolved = this.slos.resolve(exchange.getRequest().getHeaders());
+			slo = resolved.nanos();
+			exchange.getAttributes().put(DualMapExchangeAttributes.SLO_CLASS_ATTR, resolved.sloClass());
 		}
 		catch (InvalidRequestException ex) {
 			return invalid(exchange, ex);

@@ -39,6 +39,8 @@ public final class RoutedAttempt {
 
 	private volatile boolean responded;
 
+	private volatile String sloClass = SloResolver.DEFAULT_CLASS;
+
 	RoutedAttempt(ServicePool service, RoutingRequest request, Decision decision, InstancePool.Dispatch dispatch,
 			CircuitBreaker breaker, @Nullable ServiceInstance instance, @Nullable QueuedRequest queued) {
 		this.service = service;
@@ -66,6 +68,15 @@ public final class RoutedAttempt {
 		return this.request;
 	}
 
+	/**
+	 * The SLO class the request's objective came from, for listeners; set by the load
+	 * balancer before the request is sent ({@value SloResolver#DEFAULT_CLASS} until
+	 * then).
+	 */
+	public void sloClass(String sloClass) {
+		this.sloClass = sloClass;
+	}
+
 	/** The discovered instance the request is sent to. */
 	public @Nullable ServiceInstance serviceInstance() {
 		return this.instance;
@@ -91,7 +102,7 @@ public final class RoutedAttempt {
 		long ttft = q != null ? this.service.queues().firstToken(q) : this.dispatch.firstToken();
 		if (ttft >= 0) {
 			for (DualMapListener l : this.service.listeners()) {
-				l.onFirstToken(serviceId(), instanceId(), ttft, this.request.sloTtftNanos());
+				l.onFirstToken(serviceId(), instanceId(), ttft, this.request.sloTtftNanos(), this.sloClass);
 			}
 		}
 	}

@@ -35,12 +35,38 @@ public final class SloResolver {
 			.collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().toNanos())));
 	}
 
+	/** The class of a request that named no known class. */
+	public static final String DEFAULT_CLASS = "default";
+
+	/** The class of a request that set {@value #TTFT_HEADER} itself. */
+	public static final String HEADER_CLASS = "header";
+
+	/**
+	 * A request's objective and the class it came from: a configured class name,
+	 * {@value #DEFAULT_CLASS} or {@value #HEADER_CLASS}; a bounded set, fit for a meter
+	 * tag.
+	 *
+	 * @param nanos the TTFT objective
+	 * @param sloClass where it came from
+	 */
+	public record Slo(long nanos, String sloClass) {
+	}
+
 	/**
 	 * The objective in nanoseconds.
 	 * @throws InvalidRequestException when {@code x-slo-ttft-ms} is not a positive
 	 * integer
 	 */
 	public long resolveNanos(HttpHeaders headers) {
+		return resolve(headers).nanos();
+	}
+
+	/**
+	 * The objective and its class.
+	 * @throws InvalidRequestException when {@code x-slo-ttft-ms} is not a positive
+	 * integer
+	 */
+	public Slo resolve(HttpHeaders headers) {
 		String explicit = headers.getFirst(TTFT_HEADER);
 		if (explicit != null) {
 			long ms;
@@ -54,16 +80,17 @@ public final class SloResolver {
 				throw new InvalidRequestException("header " + TTFT_HEADER
 						+ " must be a positive integer of milliseconds but was '" + explicit + "'", TTFT_HEADER);
 			}
-			return Duration.ofMillis(ms).toNanos();
+			return new Slo(Duration.ofMillis(ms).toNanos(), HEADER_CLASS);
 		}
 		String requestClass = headers.getFirst(this.classHeader);
 		if (requestClass != null) {
-			Long nanos = this.classNanos.get(requestClass.strip());
+			String name = requestClass.strip();
+			Long nanos = this.classNanos.get(name);
 			if (nanos != null) {
-				return nanos;
+				return new Slo(nanos, name);
 			}
 		}
-		return this.defaultNanos;
+		return new Slo(this.defaultNanos, DEFAULT_CLASS);
 	}
 
 }

@@ -42,7 +42,7 @@ import static org.awaitility.Awaitility.await;
 				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
 				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.interval=50ms",
 				"dualmap.scrape.timeout=2s", "dualmap.hot-prefix.window=20", "dualmap.hot-prefix.min-samples=10",
-				"management.endpoints.web.exposure.include=dualmap,prometheus",
+				"management.endpoints.web.exposure.include=dualmap,prometheus", "dualmap.slo.classes.batch.ttft=60s",
 				"logging.level.io.github.dualmap.gateway.EngineScraping=debug" })
 @AutoConfigureWebTestClient(timeout = "30s")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -76,12 +76,15 @@ class DualMapEndpointIntegrationTests {
 	 * A streamed chat completion, read to its end: only a streamed first byte is a real
 	 * TTFT, so only streamed requests feed {@code dualmap.ttft} and {@code dualmap.slo}.
 	 */
-	String chat(String user) {
+	String chat(String user, String... headers) {
 		String body = """
 				{"model":"m","stream":true,"messages":[{"role":"system","content":"%s"},{"role":"user","content":"%s"}]}"""
 			.formatted(SYSTEM_PROMPT, user);
-		return this.client.post()
-			.uri("/v1/chat/completions")
+		return this.client.post().uri("/v1/chat/completions").headers(h -> {
+			for (int i = 0; i < headers.length; i += 2) {
+				h.add(headers[i], headers[i + 1]);
+			}
+		})
 			.contentType(MediaType.APPLICATION_JSON)
 			.bodyValue(body)
 			.exchange()
@@ -264,8 +267,8 @@ class DualMapEndpointIntegrationTests {
 					+ "\",policy=\"dualmap\",reason=\"affinity\",service=\"llm\"} 13\\.0")
 			.containsPattern("dualmap_ttft_seconds_count\\{instance=\"" + home + "\",service=\"llm\"} 13")
 			.contains("dualmap_ttft_seconds_bucket{instance=\"" + home + "\",service=\"llm\",le=\"")
-			.containsPattern("dualmap_slo_total\\{outcome=\"within\",service=\"llm\"} 13\\.0")
-			.containsPattern("dualmap_slo_total\\{outcome=\"over\",service=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_slo_total\\{class=\"default\",outcome=\"within\",service=\"llm\"} 13\\.0")
+			.containsPattern("dualmap_slo_total\\{class=\"default\",outcome=\"over\",service=\"llm\"} 0\\.0")
 			.contains("dualmap_load_cv{service=\"llm\"}")
 			.containsPattern("dualmap_instances\\{service=\"llm\"} 2\\.0")
 			.containsPattern("dualmap_ring_rebuilds_total\\{service=\"llm\"} 1\\.0")
@@ -285,6 +288,19 @@ class DualMapEndpointIntegrationTests {
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"503\"} 0\\.0")
 			.doesNotContain("Zebra")
 			.doesNotContain("one more");
+	}
+
+	@Test
+	@Order(6)
+	void sloAttainmentIsCountedPerClass() {
+		chat("a batch question", "x-slo-class", "batch");
+		chat("an explicit objective", "x-slo-ttft-ms", "4000");
+		chat("an unknown class", "x-slo-class", "no-such-class");
+		assertThat(get("/actuator/prometheus"))
+			.containsPattern("dualmap_slo_total\\{class=\"batch\",outcome=\"within\",service=\"llm\"} 1\\.0")
+			.containsPattern("dualmap_slo_total\\{class=\"header\",outcome=\"within\",service=\"llm\"} 1\\.0")
+			.containsPattern("dualmap_slo_total\\{class=\"default\",outcome=\"within\",service=\"llm\"} 14\\.0")
+			.doesNotContain("no-such-class");
 	}
 
 	@SpringBootConfiguration

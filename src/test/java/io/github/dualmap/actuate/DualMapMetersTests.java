@@ -99,10 +99,25 @@ class DualMapMetersTests {
 			.count()).isEqualTo(3);
 		assertThat(this.meters.get("dualmap.ttft").tags("service", "llm", "instance", home).timer().count())
 			.isEqualTo(3);
-		assertThat(this.meters.get("dualmap.slo").tags("service", "llm", "outcome", "within").counter().count())
-			.isEqualTo(2);
-		assertThat(this.meters.get("dualmap.slo").tags("service", "llm", "outcome", "over").counter().count())
-			.isEqualTo(1);
+		assertThat(this.meters.get("dualmap.slo")
+			.tags("service", "llm", "class", "default", "outcome", "within")
+			.counter()
+			.count()).isEqualTo(2);
+		assertThat(this.meters.get("dualmap.slo")
+			.tags("service", "llm", "class", "default", "outcome", "over")
+			.counter()
+			.count()).isEqualTo(1);
+		// A request of another class counts under its class.
+		RoutedAttempt batch = submit(blocks, Duration.ofSeconds(60), true);
+		batch.sloClass("batch");
+		this.now.addAndGet(Duration.ofSeconds(10).toNanos());
+		batch.firstByte();
+		batch.complete(HttpStatus.OK);
+		assertThat(this.meters.get("dualmap.slo")
+			.tags("service", "llm", "class", "batch", "outcome", "within")
+			.counter()
+			.count()).isEqualTo(1);
+		assertThat(this.meters.find("dualmap.slo").tags("class", "batch", "outcome", "over").counters()).isEmpty();
 		assertThat(this.meters.get("dualmap.ring.rebuilds").tags("service", "llm").functionCounter().count())
 			.isEqualTo(1);
 		assertThat(this.meters.get("dualmap.instances").tags("service", "llm").gauge().value()).isEqualTo(3);
@@ -307,7 +322,7 @@ class DualMapMetersTests {
 		assertThat(tagValues).isNotEmpty();
 		assertThat(tagValues).allSatisfy(v -> {
 			assertThat(v).isIn("llm", "i1", "i2", "i3", "affinity", "slo-switch", "hotspot", "fallback", "third-choice",
-					"load", "dualmap", "within", "over", "429", "503");
+					"load", "dualmap", "within", "over", "429", "503", "default");
 			assertThat(forbidden).doesNotContain(v);
 		});
 	}

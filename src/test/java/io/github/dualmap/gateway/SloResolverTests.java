@@ -37,6 +37,18 @@ class SloResolverTests {
 	}
 
 	@Test
+	void theClassOfAnObjectiveIsABoundedName() {
+		assertThat(this.slos.resolve(headers("x-slo-ttft-ms", "1200", "x-slo-class", "interactive")))
+			.isEqualTo(new SloResolver.Slo(Duration.ofMillis(1200).toNanos(), "header"));
+		assertThat(this.slos.resolve(headers("x-slo-class", " interactive ")))
+			.isEqualTo(new SloResolver.Slo(Duration.ofMillis(800).toNanos(), "interactive"));
+		// Whatever a client sends, only configured names become a class.
+		assertThat(this.slos.resolve(headers("x-slo-class", "made-up-" + System.nanoTime())).sloClass())
+			.isEqualTo("default");
+		assertThat(this.slos.resolve(headers()).sloClass()).isEqualTo("default");
+	}
+
+	@Test
 	void malformedHeaderIsABadRequestNamingTheHeader() {
 		for (String bad : new String[] { "soon", "0", "-5", "1.5", "" }) {
 			assertThatThrownBy(() -> this.slos.resolveNanos(headers("x-slo-ttft-ms", bad)))
