@@ -46,8 +46,8 @@ import org.springframework.cloud.client.ServiceInstance;
 public class DualMapMeters implements MeterBinder, DisposableBean {
 
 	/** Names of every meter tagged with an instance, removed when it leaves. */
-	static final Set<String> INSTANCE_METERS = Set.of("dualmap.decisions", "dualmap.ttft", "dualmap.pending.tokens",
-			"dualmap.inflight", "dualmap.queue.depth", "dualmap.engine.prefix.hit.rate",
+	static final Set<String> INSTANCE_METERS = Set.of("dualmap.decisions", "dualmap.ttft", "dualmap.queue.wait",
+			"dualmap.pending.tokens", "dualmap.inflight", "dualmap.queue.depth", "dualmap.engine.prefix.hit.rate",
 			"dualmap.engine.prefix.queries", "dualmap.engine.prefix.hits", "dualmap.estimated.hit.rate",
 			"dualmap.scrape.errors");
 
@@ -96,6 +96,8 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		private final Map<MeterKey, Counter> decisions = new ConcurrentHashMap<>();
 
 		private final Map<MeterKey, Timer> ttfts = new ConcurrentHashMap<>();
+
+		private final Map<MeterKey, Timer> waits = new ConcurrentHashMap<>();
 
 		private final Map<MeterKey, Counter> slos = new ConcurrentHashMap<>();
 
@@ -158,6 +160,17 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 								.description("Requests dispatched, by the reason of the choice")
 								.register(this.meters))
 					.increment();
+				ServicePool pool = DualMapMeters.this.registry.pool(service);
+				long wait = pool == null ? 0 : Math.max(0, pool.pool().now() - request.arrivalNanos());
+				this.waits.computeIfAbsent(new MeterKey(service, decision.instanceId(), ""), k -> Timer
+					.builder("dualmap.queue.wait")
+					.tags("service", service, "instance", k.instance())
+					.description(
+							"Time from reading a request to sending it to its instance: the wait in the dispatch queue")
+					.publishPercentileHistogram()
+					.minimumExpectedValue(Duration.ofMillis(1))
+					.maximumExpectedValue(Duration.ofMinutes(2))
+					.register(this.meters)).record(wait, TimeUnit.NANOSECONDS);
 			}
 		}
 
@@ -282,6 +295,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		private void removeInstance(String service, String instanceId) {
 			MeterKey.removeInstance(this.decisions, service, instanceId);
 			MeterKey.removeInstance(this.ttfts, service, instanceId);
+			MeterKey.removeInstance(this.waits, service, instanceId);
 			for (Meter m : this.meters.getMeters()) {
 				Meter.Id mid = m.getId();
 				if (INSTANCE_METERS.contains(mid.getName()) && service.equals(mid.getTag("service"))

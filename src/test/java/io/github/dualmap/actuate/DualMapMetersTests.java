@@ -6,6 +6,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dualmap.core.NanoClock;
@@ -168,6 +169,9 @@ class DualMapMetersTests {
 		Disposable second = pool.submit(request(blocks), true, Set.of(), false).subscribe();
 		Disposable third = pool.submit(request(blocks), true, Set.of(), false).subscribe();
 		assertThat(this.meters.get("dualmap.queue.depth").tags("instance", home).gauge().value()).isEqualTo(2);
+		// Sent at once: no wait.
+		assertThat(this.meters.get("dualmap.queue.wait").tags("instance", home).timer().max(TimeUnit.MILLISECONDS))
+			.isZero();
 		assertThatThrownBy(() -> pool.submit(request(blocks), true, Set.of(), false).block(Duration.ofSeconds(5)))
 			.isInstanceOf(DispatchRejectedException.class);
 		assertThat(
@@ -179,7 +183,9 @@ class DualMapMetersTests {
 		assertThat(this.meters.get("dualmap.queue.releases").tags("service", "llm").functionCounter().count())
 			.isEqualTo(1);
 
-		// Draining the home moves both queued requests to other instances at once.
+		// Draining the home moves both queued requests to other instances at once, after
+		// 1.5 s in the queue.
+		this.now.addAndGet(Duration.ofMillis(1_500).toNanos());
 		pool.drain(home);
 		assertThat(this.meters.get("dualmap.queue.depth").tags("instance", home).gauge().value()).isZero();
 		assertThat(this.meters.get("dualmap.reroutes").tags("service", "llm").functionCounter().count()).isEqualTo(2);
@@ -192,6 +198,16 @@ class DualMapMetersTests {
 		assertThat(this.meters.get("dualmap.queue.releases").tags("service", "llm").functionCounter().count())
 			.isEqualTo(3 - stillQueued);
 		assertThat(this.meters.get("dualmap.migrations").tags("service", "llm").functionCounter().count()).isZero();
+		assertThat(this.meters.find("dualmap.queue.wait").timers().stream().mapToLong(t -> t.count()).sum())
+			.as("one per release")
+			.isEqualTo(3 - (long) stillQueued);
+		assertThat(this.meters.find("dualmap.queue.wait")
+			.timers()
+			.stream()
+			.filter(t -> !home.equals(t.getId().getTag("instance")))
+			.mapToDouble(t -> t.max(TimeUnit.MILLISECONDS))
+			.max()
+			.orElse(0)).isEqualTo(1_500);
 
 		// The depth gauge leaves with its instance.
 		List<ServiceInstance> rest = new ArrayList<>();
@@ -248,7 +264,8 @@ class DualMapMetersTests {
 		assertThat(instanceTagValues()).containsExactlyInAnyOrder("i1", "i2", "i4");
 		for (String name : DualMapMeters.INSTANCE_METERS) {
 			assertThat(this.meters.find(name).tag("instance", "i4").meters()).as(name + " of the new instance")
-				.hasSize(name.equals("dualmap.decisions") || name.equals("dualmap.ttft") ? 0 : 1);
+				.hasSize(name.equals("dualmap.decisions") || name.equals("dualmap.ttft")
+						|| name.equals("dualmap.queue.wait") ? 0 : 1);
 		}
 		assertThat(this.meters.get("dualmap.ring.rebuilds").functionCounter().count()).isEqualTo(2);
 		// Service-level meters stay.
