@@ -132,6 +132,10 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 				.tags(tags)
 				.description("Queued requests moved because their instance left, was drained or became unhealthy")
 				.register(this.meters);
+			FunctionCounter.builder("dualmap.queue.shed", queues, DispatchQueues::shed)
+				.tags(tags)
+				.description("Queued requests answered 429 to make room for an arrival with a tighter TTFT SLO")
+				.register(this.meters);
 			FunctionCounter.builder("dualmap.queue.releases", queues, DispatchQueues::releases)
 				.tags(tags)
 				.description("Requests released from the dispatch queues to an instance")

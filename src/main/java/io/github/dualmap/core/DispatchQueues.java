@@ -8,6 +8,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
@@ -79,6 +80,13 @@ public final class DispatchQueues {
 	private long sequence;
 
 	private int queuedTotal;
+
+	// The SLOs of queued requests, with their counts: whether anything queued has a
+	// looser
+	// SLO than an arrival that finds the queues full, without a scan when nothing has.
+	private final TreeMap<Long, Integer> queuedSlos = new TreeMap<>();
+
+	private long shed;
 
 	private long migrations;
 
@@ -367,6 +375,14 @@ public final class DispatchQueues {
 	}
 
 	/**
+	 * Queued requests turned away (429, counted in {@link #rejections()} too) to make
+	 * room for an arrival with a tighter SLO.
+	 */
+	public long shed() {
+		return locked(() -> shed);
+	}
+
+	/**
 	 * Queued requests taken over by their idle other candidate (also counted in
 	 * {@link #migrations()}).
 	 */
@@ -402,24 +418,69 @@ public final class DispatchQueues {
 			}
 		}
 		if (queuedTotal >= settings.maxQueuedPerPool()) {
-			reject(q, Rejection.TOO_MANY_REQUESTS,
-					"pool '" + pool.name() + "' has " + queuedTotal + " queued requests, the limit",
-					retryAfter(pool.estimator().estimate((long) pool.meanPendingTokens(), 0)), out);
-			return;
+			String full = "pool '" + pool.name() + "' has " + queuedTotal + " queued requests, the limit";
+			long retry = retryAfter(pool.estimator().estimate((long) pool.meanPendingTokens(), 0));
+			if (!shedLooser(q, null, full, retry, out)) {
+				reject(q, Rejection.TOO_MANY_REQUESTS, full, retry, out);
+				return;
+			}
 		}
 		if (queueOf(target).byArrival.size() >= settings.maxQueuedPerInstance()) {
 			// A pinned request has nowhere else to go.
 			InstanceState alt = q.pinned ? null : otherWithRoom(q, target);
-			if (alt == null) {
-				reject(q, Rejection.TOO_MANY_REQUESTS, "instance '" + target.id() + "' has "
-						+ settings.maxQueuedPerInstance() + " queued requests, the limit",
-						retryAfter(pool.estimateTtft(target, 0)), out);
-				return;
+			if (alt != null) {
+				target = alt;
+				q.decision = withPlacement(q, alt, Reason.FALLBACK);
 			}
-			target = alt;
-			q.decision = withPlacement(q, alt, Reason.FALLBACK);
+			else {
+				String full = "instance '" + target.id() + "' has " + settings.maxQueuedPerInstance()
+						+ " queued requests, the limit";
+				long retry = retryAfter(pool.estimateTtft(target, 0));
+				if (!shedLooser(q, target, full, retry, out)) {
+					reject(q, Rejection.TOO_MANY_REQUESTS, full, retry, out);
+					return;
+				}
+			}
 		}
 		enqueue(q, target);
+	}
+
+	/**
+	 * Makes room for {@code q} in full queues by turning away the queued request with the
+	 * loosest SLO (the newest of those), when that SLO is looser than {@code q}'s: under
+	 * overload an interactive request displaces a batch one instead of being refused
+	 * behind it. With one SLO for all nothing is ever shed.
+	 * @param within the full instance queue to shed from; {@code null}: any queue of the
+	 * pool
+	 * @return whether a request was shed
+	 */
+	private boolean shedLooser(QueuedRequest q, @Nullable InstanceState within, String full, long retryAfterSeconds,
+			List<Runnable> out) {
+		if (queuedSlos.isEmpty() || queuedSlos.lastKey() <= q.request().sloTtftNanos()) {
+			return false;
+		}
+		QueuedRequest victim = null;
+		for (InstanceQueue iq : queues.values()) {
+			if (within != null && iq.state != within) {
+				continue;
+			}
+			for (QueuedRequest c : iq.byArrival) {
+				if (c.request().sloTtftNanos() > q.request().sloTtftNanos()
+						&& (victim == null || c.request().sloTtftNanos() > victim.request().sloTtftNanos()
+								|| c.request().sloTtftNanos() == victim.request().sloTtftNanos()
+										&& c.sequence() > victim.sequence())) {
+					victim = c;
+				}
+			}
+		}
+		if (victim == null) {
+			return false;
+		}
+		dequeue(victim);
+		shed++;
+		reject(victim, Rejection.TOO_MANY_REQUESTS, full + "; shed for a request with a tighter TTFT SLO",
+				retryAfterSeconds, out);
+		return true;
 	}
 
 	private @Nullable InstanceState otherWithRoom(QueuedRequest q, InstanceState full) {
@@ -880,6 +941,7 @@ public final class DispatchQueues {
 		s.queuedRequests.incrementAndGet();
 		s.oldestQueuedNanos(iq.byArrival.first().submittedAtNanos());
 		queuedTotal++;
+		queuedSlos.merge(q.request().sloTtftNanos(), 1, Integer::sum);
 		index(q, s);
 	}
 
@@ -897,6 +959,7 @@ public final class DispatchQueues {
 		s.queuedRequests.decrementAndGet();
 		s.oldestQueuedNanos(iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
 		queuedTotal--;
+		queuedSlos.merge(q.request().sloTtftNanos(), -1, (a, b) -> a + b == 0 ? null : a + b);
 		unindex(q);
 	}
 

@@ -14,13 +14,17 @@ import net.jqwik.api.constraints.Size;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Random sequences of submit, cancel, first token, finish, tick, membership changes and
- * draining, with and without idle pull: every request ends exactly once, nothing is sent
- * twice, counters never go negative and all return to zero once everything finished.
+ * Random sequences of submit (three SLO classes), cancel, first token, finish, tick,
+ * membership changes and draining, with and without idle pull: every request ends exactly
+ * once, nothing is sent twice, counters never go negative and all return to zero once
+ * everything finished.
  */
 class DispatchQueuesProperties {
 
 	private static final String[] IDS = { "a", "b", "c", "d" };
+
+	// Three SLO classes: aging in proportion and shedding for tighter arrivals take part.
+	private static final Duration[] SLOS = { Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofSeconds(60) };
 
 	@Property(tries = 200)
 	void everyRequestEndsExactlyOnceAndCountersReturnToZero(
@@ -63,7 +67,7 @@ class DispatchQueuesProperties {
 						chain[i] = family * 1_000 + (i < 3 ? i : param * 31L + i);
 					}
 					RoutingRequest r = new RoutingRequest("r" + all.size(), new PromptBlocks(chain, 64, tokens),
-							Duration.ofSeconds(5).toNanos(), clock.nanos());
+							SLOS[param % SLOS.length].toNanos(), clock.nanos());
 					all.add(queues.submit(r, param % 3 != 0, outcomes));
 				}
 				case 2 -> pick(all, param).ifPresent(q -> {

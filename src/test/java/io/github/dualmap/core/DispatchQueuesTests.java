@@ -209,6 +209,70 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void aFullPoolShedsItsNewestLoosestSloRequestForATighterArrival() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(3));
+		q.submit(request("running", 0, 100), true, outcomes);
+		QueuedRequest batch1 = q.submit(withSlo(request("batch1", 1, 100), Duration.ofSeconds(60)), true, outcomes);
+		QueuedRequest standard = q.submit(request("standard", 2, 100), true, outcomes);
+		QueuedRequest batch2 = q.submit(withSlo(request("batch2", 3, 100), Duration.ofSeconds(60)), true, outcomes);
+		assertThat(q.queued()).isEqualTo(3);
+
+		QueuedRequest interactive = q.submit(withSlo(request("interactive", 4, 100), Duration.ofSeconds(2)), true,
+				outcomes);
+
+		assertThat(interactive.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(batch2.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(batch2)).satisfies(r -> {
+			assertThat(r.status()).isEqualTo(429);
+			assertThat(r.message()).contains("pool 'llm'").contains("tighter TTFT SLO");
+			assertThat(r.retryAfterSeconds()).isPositive();
+		});
+		assertThat(batch1.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(standard.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(q.queued()).isEqualTo(3);
+		assertThat(q.shed()).isEqualTo(1);
+		assertThat(q.rejections()).isEqualTo(1);
+
+		// A standard (5 s) arrival displaces the remaining batch request; another
+		// standard
+		// one finds nothing looser and is refused itself.
+		QueuedRequest standard2 = q.submit(request("standard2", 5, 100), true, outcomes);
+		assertThat(batch1.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(standard2.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		QueuedRequest standard3 = q.submit(request("standard3", 6, 100), true, outcomes);
+		assertThat(standard3.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(standard3).message()).doesNotContain("tighter");
+		assertThat(q.shed()).isEqualTo(2);
+		// Every request got exactly one outcome or still waits.
+		assertThat(outcomes.calls.values()).allMatch(n -> n == 1);
+	}
+
+	@Test
+	void aFullInstanceQueueShedsOnlyFromItselfAndALooserArrivalShedsNothing() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(2));
+		q.submit(request("running", 0, 100), true, outcomes);
+		QueuedRequest interactive = q.submit(withSlo(request("interactive", 1, 100), Duration.ofSeconds(2)), true,
+				outcomes);
+		QueuedRequest standard = q.submit(request("standard", 2, 100), true, outcomes);
+
+		QueuedRequest batch = q.submit(withSlo(request("batch", 3, 100), Duration.ofSeconds(60)), true, outcomes);
+		assertThat(batch.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(q.shed()).isZero();
+
+		QueuedRequest urgent = q.submit(withSlo(request("urgent", 4, 100), Duration.ofSeconds(1)), true, outcomes);
+		assertThat(urgent.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(standard.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(standard).message()).contains("instance 'a'").contains("tighter TTFT SLO");
+		assertThat(interactive.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(a().queuedRequests()).isEqualTo(2);
+		assertThat(a().queuedTokens()).isEqualTo(200);
+	}
+
+	@Test
 	void fullPoolIsRejectedWith429() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(2));
