@@ -98,11 +98,9 @@ class DispatchQueuesTests {
 
 	@Test
 	void servesLongestCachedPrefixFirstAndArrivalOrderAmongEquals() {
-		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
-		RoutingRequest warm = request("warm", 7, 640);
-		a().shadow().record(warm.blocks().chain());
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		Busy b = busyWithFamily7Cached(QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = b.queues();
+		QueuedRequest busy = b.busy();
 		q.submit(request("cold1", 2, 640), true, outcomes);
 		q.submit(request("hit1", 7, 640), true, outcomes);
 		q.submit(request("cold2", 3, 640), true, outcomes);
@@ -116,12 +114,9 @@ class DispatchQueuesTests {
 
 	@Test
 	void aRequestOlderThanTheAgeBoundGoesFirstInArrivalOrder() {
-		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
-		RoutingRequest warm = request("warm", 7, 640);
-		a().shadow().record(warm.blocks().chain());
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		Busy b = busyWithFamily7Cached(QueueSettings.custom().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
+		DispatchQueues q = b.queues();
+		QueuedRequest busy = b.busy();
 		q.submit(request("cold-old", 2, 640), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
 		q.submit(request("hit-new", 7, 640), true, outcomes);
@@ -133,12 +128,9 @@ class DispatchQueuesTests {
 
 	@Test
 	void requestsAgeInProportionToTheirSloSoATightClassIsNotServedAfterALooseOne() {
-		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
-		RoutingRequest warm = request("warm", 7, 640);
-		a().shadow().record(warm.blocks().chain());
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		Busy b = busyWithFamily7Cached(QueueSettings.custom().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
+		DispatchQueues q = b.queues();
+		QueuedRequest busy = b.busy();
 		// The default SLO is 5 s: a 60 s batch request ages after 24 s, a 2 s interactive
 		// one after 0.8 s.
 		q.submit(withSlo(request("batch-old", 2, 640), Duration.ofSeconds(60)), true, outcomes);
@@ -158,15 +150,12 @@ class DispatchQueuesTests {
 
 	@Test
 	void aLooseSloRequestStillAgesAndIsServedBeforeNewerHits() {
-		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom()
-					.maxPrefillRequests(1)
-					.aging(Duration.ofSeconds(2))
-					.maxWait(Duration.ofMinutes(2)));
-		RoutingRequest warm = request("warm", 7, 640);
-		a().shadow().record(warm.blocks().chain());
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		Busy b = busyWithFamily7Cached(QueueSettings.custom()
+			.maxPrefillRequests(1)
+			.aging(Duration.ofSeconds(2))
+			.maxWait(Duration.ofMinutes(2)));
+		DispatchQueues q = b.queues();
+		QueuedRequest busy = b.busy();
 		q.submit(withSlo(request("batch", 2, 640), Duration.ofSeconds(60)), true, outcomes);
 		clock.advance(Duration.ofSeconds(25));
 		q.submit(request("hit", 7, 640), true, outcomes);
@@ -174,6 +163,21 @@ class DispatchQueuesTests {
 		drainOneByOne(q, busy);
 
 		assertThat(outcomes.releasedIds()).containsExactly("busy", "batch", "hit");
+	}
+
+	/** A queue and the request holding its instance's one prefill slot. */
+	private record Busy(DispatchQueues queues, QueuedRequest busy) {
+	}
+
+	/**
+	 * One instance whose cache holds family 7's prefix, queues with {@code settings}, and
+	 * one request in prefill, so what is submitted next waits and its order shows.
+	 */
+	private Busy busyWithFamily7Cached(QueueSettings.Builder settings) {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), settings);
+		a().shadow().record(request("warm", 7, 640).blocks().chain());
+		return new Busy(q, q.submit(request("busy", 1, 100), true, outcomes));
 	}
 
 	private static RoutingRequest withSlo(RoutingRequest r, Duration slo) {
