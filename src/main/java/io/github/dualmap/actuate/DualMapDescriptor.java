@@ -75,16 +75,19 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param maxMovesPerEvent moves per rebalancing pass
 	 * @param unavailableRetryAfterSeconds {@code Retry-After} of a 503 when no instance
 	 * accepts requests
+	 * @param idlePull whether idle instances pull queued requests
+	 * @param sloAware whether other SLO classes age in proportion and looser ones are
+	 * shed first
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
-			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull) {
+			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
 					q.maxQueuedPerInstance(), q.maxQueuedPerPool(), millis(q.maxWaitNanos()),
 					q.expiry().name().toLowerCase(Locale.ROOT), q.maxMigrations(), q.migrationMargin(),
-					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull());
+					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware());
 		}
 
 	}

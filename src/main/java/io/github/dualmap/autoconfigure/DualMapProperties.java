@@ -192,6 +192,7 @@ public class DualMapProperties {
 			.maxMovesPerTrigger(d.maxMovesPerEvent)
 			.unavailableRetryAfter(d.unavailableRetryAfter)
 			.idlePull(d.idlePull)
+			.sloAware(d.sloAware)
 			.build();
 	}
 
@@ -1006,6 +1007,20 @@ public class DualMapProperties {
 
 		public void setIdlePull(boolean idlePull) {
 			this.idlePull = idlePull;
+		}
+
+		/**
+		 * Whether requests of other SLO classes age in proportion to their SLO and full
+		 * queues shed a looser class for a tighter arrival.
+		 */
+		private boolean sloAware = true;
+
+		public boolean isSloAware() {
+			return this.sloAware;
+		}
+
+		public void setSloAware(boolean sloAware) {
+			this.sloAware = sloAware;
 		}
 
 		/**

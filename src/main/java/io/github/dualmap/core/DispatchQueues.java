@@ -456,7 +456,7 @@ public final class DispatchQueues {
 	 */
 	private boolean shedLooser(QueuedRequest q, @Nullable InstanceState within, String full, long retryAfterSeconds,
 			List<Runnable> out) {
-		if (queuedSlos.isEmpty() || queuedSlos.lastKey() <= q.request().sloTtftNanos()) {
+		if (!settings.sloAware() || queuedSlos.isEmpty() || queuedSlos.lastKey() <= q.request().sloTtftNanos()) {
 			return false;
 		}
 		QueuedRequest victim = null;
@@ -544,7 +544,7 @@ public final class DispatchQueues {
 	private long agingOf(RoutingRequest request) {
 		long aging = settings.agingNanos();
 		long defaultSlo = pool.settings().defaultSloNanos();
-		if (request.sloTtftNanos() == defaultSlo) {
+		if (!settings.sloAware() || request.sloTtftNanos() == defaultSlo) {
 			return aging;
 		}
 		double scaled = aging * ((double) request.sloTtftNanos() / defaultSlo);

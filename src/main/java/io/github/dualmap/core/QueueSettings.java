@@ -40,10 +40,14 @@ import java.time.Duration;
  * @param idlePull an instance with prefill capacity and an empty queue pulls queued
  * requests whose other candidate it is (work stealing between the two candidates), when
  * the move gains more than the migration margin; counted as migrations
+ * @param sloAware requests of SLO classes other than the default age in proportion to
+ * their SLO, and full queues shed a queued request of a looser class for a tighter
+ * arrival; {@code false}: one aging bound for all and no shedding
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
-		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull) {
+		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
+		boolean sloAware) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -114,6 +118,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.maxMovesPerTrigger = maxMovesPerTrigger;
 		b.unavailableRetryAfterSeconds = unavailableRetryAfterSeconds;
 		b.idlePull = idlePull;
+		b.sloAware = sloAware;
 		return b;
 	}
 
@@ -157,6 +162,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		// Measured in docs/benchmarks.md: an idle candidate taking over queued work is
 		// what late binding is for.
 		private boolean idlePull = true;
+
+		private boolean sloAware = true;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -223,10 +230,15 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder sloAware(boolean v) {
+			this.sloAware = v;
+			return this;
+		}
+
 		public QueueSettings build() {
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
-					unavailableRetryAfterSeconds, idlePull);
+					unavailableRetryAfterSeconds, idlePull, sloAware);
 		}
 
 	}

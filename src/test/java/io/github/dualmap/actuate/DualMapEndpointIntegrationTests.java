@@ -120,6 +120,7 @@ class DualMapEndpointIntegrationTests {
 		JsonNode dispatch = root.get("dispatch");
 		assertThat(dispatch.get("maxPrefillRequests").asInt()).isEqualTo(QueueSettings.DEFAULT_MAX_PREFILL_REQUESTS);
 		assertThat(dispatch.get("idlePull").asBoolean()).isTrue();
+		assertThat(dispatch.get("sloAware").asBoolean()).isTrue();
 		assertThat(dispatch.get("maxPrefillTokens").asLong()).isEqualTo(16384);
 		assertThat(dispatch.get("maxWaitMs").asLong()).isEqualTo(30_000);
 		assertThat(dispatch.get("agingMs").asLong()).isEqualTo(2000);

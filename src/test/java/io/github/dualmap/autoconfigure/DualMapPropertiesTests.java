@@ -68,7 +68,7 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.max-wait=12s", "dualmap.dispatch.expiry=dispatch",
 					"dualmap.dispatch.max-migrations=0", "dualmap.dispatch.migration-margin=0.25",
 					"dualmap.dispatch.max-moves-per-event=3", "dualmap.dispatch.unavailable-retry-after=2s",
-					"dualmap.dispatch.idle-pull=false", "dualmap.slow-start=30s")
+					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false", "dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.pool("llm").queues().settings();
@@ -86,6 +86,7 @@ class DualMapPropertiesTests {
 					.maxMovesPerTrigger(3)
 					.unavailableRetryAfter(Duration.ofSeconds(2))
 					.idlePull(false)
+					.sloAware(false)
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});

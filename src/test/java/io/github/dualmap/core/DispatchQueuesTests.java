@@ -149,6 +149,27 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void withoutSloAwarenessEveryRequestAgesAlikeAndNothingIsShed() {
+		Busy b = busyWithFamily7Cached(QueueSettings.custom()
+			.maxPrefillRequests(1)
+			.aging(Duration.ofSeconds(2))
+			.maxQueuedPerPool(2)
+			.sloAware(false));
+		DispatchQueues q = b.queues();
+		q.submit(withSlo(request("batch-old", 2, 640), Duration.ofSeconds(60)), true, outcomes);
+		clock.advance(Duration.ofMillis(2_500));
+		q.submit(withSlo(request("interactive", 3, 640), Duration.ofSeconds(2)), true, outcomes);
+		QueuedRequest urgent = q.submit(withSlo(request("urgent", 4, 640), Duration.ofSeconds(1)), true, outcomes);
+		assertThat(urgent.state()).as("pool full, nothing shed").isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(q.shed()).isZero();
+
+		drainOneByOne(q, b.busy());
+
+		// The batch request aged at 2 s like any other and goes first.
+		assertThat(outcomes.releasedIds()).containsExactly("busy", "batch-old", "interactive");
+	}
+
+	@Test
 	void aLooseSloRequestStillAgesAndIsServedBeforeNewerHits() {
 		Busy b = busyWithFamily7Cached(QueueSettings.custom()
 			.maxPrefillRequests(1)
