@@ -1,5 +1,7 @@
 package io.github.dualmap.sim;
 
+import java.util.List;
+
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,10 +27,33 @@ import org.jspecify.annotations.Nullable;
  * @param ttftSeconds sorted TTFTs of measured requests (for the CDF chart)
  * @param timeline per-instance load at each scrape tick, when recorded
  * @param engines what the engines went through while measured requests arrived and ran
+ * @param classes attainment per SLO class ({@code --slo-classes}), the default class
+ * last; empty when every request had the run's objective
  */
 public record RunResult(String policy, double rate, int measured, int withinSlo, int rejected, boolean stoppedEarly,
 		double ttftP50Seconds, double ttftP90Seconds, double ttftP99Seconds, double hitRate, double loadCv,
-		long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline, EngineLoad engines) {
+		long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline, EngineLoad engines,
+		List<ClassResult> classes) {
+
+	/**
+	 * The measured requests of one SLO class. TTFTs are censored as the run's are.
+	 *
+	 * @param name the class ({@link SloClasses#DEFAULT} for requests of no named class)
+	 * @param sloSeconds its objective
+	 * @param measured its measured requests
+	 * @param withinSlo those whose first token came within its objective
+	 * @param ttftP90Seconds 90th percentile TTFT
+	 * @param ttftP99Seconds 99th percentile TTFT
+	 */
+	public record ClassResult(String name, double sloSeconds, int measured, int withinSlo, double ttftP90Seconds,
+			double ttftP99Seconds) {
+
+		/** Share of the class's measured requests within its objective. */
+		public double attainment() {
+			return measured == 0 ? 0 : (double) withinSlo / measured;
+		}
+
+	}
 
 	/** Share of measured requests within the SLO. */
 	public double attainment() {

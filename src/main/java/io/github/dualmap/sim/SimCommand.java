@@ -79,6 +79,13 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			description = "TTFT objective, e.g. 5s or 800ms (default ${DEFAULT-VALUE})")
 	String sloTtft = "5s";
 
+	@Option(names = "--slo-classes", paramLabel = "NAME=DURATION:SHARE[,...]",
+			description = "TTFT objectives per request class, as dualmap.slo.classes give them, e.g. "
+					+ "interactive=2s:0.2,batch=60s:0.3: that share of requests (a seeded random choice) has that "
+					+ "objective, the rest has --slo-ttft; capacity counts each request against its own; "
+					+ "prints attainment per class and writes classes.json")
+	@Nullable String sloClasses;
+
 	@Option(names = "--policies", defaultValue = "all", description = "all, or a comma-separated list of policy names")
 	String policies = "all";
 
@@ -226,6 +233,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		SimulationConfig config = new SimulationConfig(instances, routers, slo, scrape, delay, warmup, seed, settings,
 				EngineInstance.factory(engine, workloadTrace.blockTokens()), decisionTimer,
 				replicaSync ? gateway.getReplicas().getFlushInterval() : null);
+		SloClasses classes = sloClasses == null ? SloClasses.NONE : SloClasses.parse(sloClasses);
+		if (!classes.isEmpty() && scale != null) {
+			throw new IllegalArgumentException("--slo-classes is not supported with --scale");
+		}
+		config = config.withSloClasses(classes);
 		Workload workload = Workload.of(workloadTrace);
 		if (warmup >= workload.size()) {
 			throw new IllegalArgumentException("the workload has " + workload.size()
@@ -247,6 +259,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			}
 		}
 		ResultsJson.write(report, dir.resolve("results.json"));
+		if (!classes.isEmpty()) {
+			ResultsJson.writeClasses(report, dir.resolve("classes.json"));
+		}
 		Charts.writeAll(report, dir);
 		stdout.print(MarkdownTable.render(report));
 		stdout.flush();

@@ -121,6 +121,14 @@ public final class Simulation {
 
 	private final long sloNanos;
 
+	// Per request when the run has SLO classes, else null (every request has sloNanos).
+	private final long @Nullable [] sloOf;
+
+	private final int @Nullable [] classOf;
+
+	// A request whose arrival is older than this without a first token has missed.
+	private final long maxSloNanos;
+
 	private final long delayNanos;
 
 	/** Replica sync interval; 0 when replicas share nothing. */
@@ -221,6 +229,23 @@ public final class Simulation {
 		Arrays.fill(instanceOf, -1);
 		this.resolved = new boolean[n];
 		this.sloNanos = config.slo().toNanos();
+		SloClasses classes = config.sloClasses();
+		if (classes.isEmpty()) {
+			this.sloOf = null;
+			this.classOf = null;
+			this.maxSloNanos = sloNanos;
+		}
+		else {
+			this.sloOf = new long[n];
+			this.classOf = new int[n];
+			long max = 0;
+			for (int i = 0; i < n; i++) {
+				classOf[i] = classes.classOf(i, config.seed());
+				sloOf[i] = classes.sloNanos(classOf[i], sloNanos);
+				max = Math.max(max, sloOf[i]);
+			}
+			this.maxSloNanos = max;
+		}
 		this.delayNanos = config.networkDelay().toNanos();
 		this.shareNanos = config.prefixShareInterval() == null ? 0 : config.prefixShareInterval().toNanos();
 		this.scrapeNanos = config.scrapeIntervalOf(policy.name()).toNanos();
@@ -354,6 +379,10 @@ public final class Simulation {
 		return result();
 	}
 
+	private long sloOf(int i) {
+		return sloOf == null ? sloNanos : sloOf[i];
+	}
+
 	private void schedule(long time, int kind, int index, @Nullable Object payload) {
 		events.add(new Event(time, sequence++, kind, index, payload));
 	}
@@ -361,7 +390,7 @@ public final class Simulation {
 	private void arrive(int i) {
 		int r = i % pools.length;
 		routerOf[i] = r;
-		RoutingRequest request = new RoutingRequest("r" + i, workload.blocks(i), sloNanos, now);
+		RoutingRequest request = new RoutingRequest("r" + i, workload.blocks(i), sloOf(i), now);
 		routed[i] = request;
 		DispatchQueues q = queues[r];
 		if (q != null) {
@@ -507,7 +536,7 @@ public final class Simulation {
 			}
 		}
 		if (i >= warmup && !resolved[i]) {
-			if (ttft[i] <= sloNanos) {
+			if (ttft[i] <= sloOf(i)) {
 				resolved[i] = true;
 				resolvedCount++;
 				withinSlo++;
@@ -580,7 +609,7 @@ public final class Simulation {
 		}
 		// Requests whose deadline passed without a first token have missed: resolve them
 		// now so a saturated run stops without waiting for its queues to drain.
-		while (deadlineCursor < measured && arrival[warmup + deadlineCursor] + sloNanos < now) {
+		while (deadlineCursor < measured && arrival[warmup + deadlineCursor] + maxSloNanos < now) {
 			int i = warmup + deadlineCursor++;
 			if (ttft[i] < 0) {
 				miss(i);
@@ -700,7 +729,36 @@ public final class Simulation {
 		return new RunResult(policy.name(), rate, measured, withinSlo, rejected, stoppedEarly,
 				percentile(seconds, 0.50), percentile(seconds, 0.90), percentile(seconds, 0.99),
 				promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, cvSamples == 0 ? 0 : cvSum / cvSamples,
-				migrations(), took.length == 0 ? 0 : percentile(took, 0.99), seconds, timeline, engineLoad());
+				migrations(), took.length == 0 ? 0 : percentile(took, 0.99), seconds, timeline, engineLoad(),
+				classResults());
+	}
+
+	/**
+	 * Attainment and TTFT per SLO class of the measured requests; none without classes.
+	 */
+	private List<RunResult.ClassResult> classResults() {
+		if (classOf == null) {
+			return List.of();
+		}
+		SloClasses classes = config.sloClasses();
+		List<RunResult.ClassResult> out = new ArrayList<>();
+		for (int c = 0; c < classes.count(); c++) {
+			List<Double> seconds = new ArrayList<>();
+			int within = 0;
+			for (int j = 0; j < measured; j++) {
+				int i = warmup + j;
+				if (classOf[i] != c) {
+					continue;
+				}
+				long t = ttft[i] >= 0 ? ttft[i] : Math.max(0, now - arrival[i]);
+				seconds.add(t / 1e9);
+				within += ttft[i] >= 0 && ttft[i] <= sloOf[i] ? 1 : 0;
+			}
+			double[] sorted = seconds.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+			out.add(new RunResult.ClassResult(classes.name(c), classes.sloNanos(c, sloNanos) / 1e9, sorted.length,
+					within, percentile(sorted, 0.90), percentile(sorted, 0.99)));
+		}
+		return out;
 	}
 
 	/** Nearest-rank percentile of sorted values. */

@@ -27,10 +27,20 @@ import org.jspecify.annotations.Nullable;
  * enters the other replicas' shadow indexes at the next multiple of this interval plus
  * {@code networkDelay}; {@code null} when replicas share nothing and each learns only
  * from its own routing (no effect with one router)
+ * @param sloClasses objectives per request class; {@link SloClasses#NONE}: every request
+ * has {@code slo}
  */
 public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
-		NanoClock decisionTimer, @Nullable Duration prefixShareInterval) {
+		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses) {
+
+	/** A configuration in which every request has the objective {@code slo}. */
+	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
+			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
+			InstanceModel.Factory instanceModels, NanoClock decisionTimer, @Nullable Duration prefixShareInterval) {
+		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
+				decisionTimer, prefixShareInterval, SloClasses.NONE);
+	}
 
 	/** A configuration whose replicas learn only from their own routing. */
 	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
@@ -71,12 +81,17 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 
 	public SimulationConfig withDecisionTimer(NanoClock timer) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, timer, prefixShareInterval);
+				instanceModels, timer, prefixShareInterval, sloClasses);
 	}
 
 	public SimulationConfig withPrefixShareInterval(@Nullable Duration interval) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, interval);
+				instanceModels, decisionTimer, interval, sloClasses);
+	}
+
+	public SimulationConfig withSloClasses(SloClasses classes) {
+		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
+				instanceModels, decisionTimer, prefixShareInterval, classes);
 	}
 
 }

@@ -106,6 +106,36 @@ class SimCommandTests {
 	}
 
 	@Test
+	void sloClassesArePrintedAndWrittenBesideAnUnchangedResultsJson() throws IOException {
+		Path outDir = dir.resolve("classes");
+		int code = run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--rate", "2",
+				"--policies", "dualmap", "--slo-classes", "interactive=1s:0.3,batch=60s:0.2", "--out",
+				outDir.toString());
+		assertThat(code).as(err.toString()).isZero();
+		JsonNode results = JsonMapper.builder().build().readTree(outDir.resolve("results.json").toFile());
+		assertThat(results.propertyNames()).containsExactly("trace", "instances", "routers", "slo_ttft_s", "policies");
+		JsonNode classes = JsonMapper.builder().build().readTree(outDir.resolve("classes.json").toFile());
+		JsonNode dualmap = classes.get("policies").get(0);
+		assertThat(dualmap.get("name").asString()).isEqualTo("dualmap");
+		assertThat(dualmap.get("classes").valueStream().map(c -> c.get("name").asString()).toList())
+			.containsExactly("interactive", "batch", "default");
+		assertThat(dualmap.get("classes").valueStream().mapToInt(c -> c.get("measured").asInt()).sum()).isEqualTo(200);
+		assertThat(dualmap.get("classes").get(1).get("slo_ttft_s").asDouble()).isEqualTo(60.0);
+		assertThat(out.toString()).contains("SLO classes in the same runs")
+			.contains("| dualmap | 2.00 | batch | 60.0 |");
+		// Without --slo-classes there is no classes.json.
+		Path plain = dir.resolve("plain");
+		assertThat(run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--rate", "2",
+				"--policies", "dualmap", "--out", plain.toString()))
+			.isZero();
+		assertThat(plain.resolve("classes.json")).doesNotExist();
+		assertThat(run("--synthetic", "rag", "--requests", "300", "--rate", "2", "--slo-classes", "a=1s:2", "--out",
+				plain.toString()))
+			.isEqualTo(2);
+		assertThat(err.toString()).contains("share in (0, 1]");
+	}
+
+	@Test
 	void syntheticWorkloadAtOneRateWithRouterReplicas() {
 		Path outDir = dir.resolve("syn");
 		int code = run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--routers",

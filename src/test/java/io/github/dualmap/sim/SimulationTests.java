@@ -74,6 +74,32 @@ class SimulationTests {
 	}
 
 	@Test
+	void eachRequestIsMeasuredAgainstTheObjectiveOfItsClass() {
+		Workload w = Workload.of(evenlySpaced(1000));
+		// One FIFO instance, 100 ms per request, 5 req/s: every TTFT is exactly 100 ms.
+		SimulationConfig config = fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150))
+			.withSloClasses(SloClasses.parse("tight=50ms:0.05"));
+		RunResult r = Simulation.run(w, PolicySpec.named("round-robin"), config, 5, false);
+		assertThat(r.classes()).extracting(RunResult.ClassResult::name).containsExactly("tight", "default");
+		RunResult.ClassResult tight = r.classes().get(0);
+		RunResult.ClassResult rest = r.classes().get(1);
+		assertThat(tight.measured() + rest.measured()).isEqualTo(r.measured());
+		// 5 % of 800 (more would miss past the 10 % that stops a run early).
+		assertThat(tight.measured()).isCloseTo(40, withinPercentage(40));
+		assertThat(r.stoppedEarly()).isFalse();
+		assertThat(tight.withinSlo()).isZero();
+		assertThat(tight.sloSeconds()).isEqualTo(0.05);
+		assertThat(rest.withinSlo()).isEqualTo(rest.measured());
+		assertThat(r.withinSlo()).isEqualTo(rest.measured());
+		assertThat(tight.ttftP90Seconds()).isCloseTo(0.1, withinPercentage(1));
+		// Without classes nothing is reported per class.
+		assertThat(Simulation
+			.run(w, PolicySpec.named("round-robin"), fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150)),
+					5, false)
+			.classes()).isEmpty();
+	}
+
+	@Test
 	void sameSeedGivesIdenticalResults() {
 		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(700, 5));
 		SimulationConfig config = engineConfig(4, 2, 5);

@@ -40,6 +40,20 @@ public final class MarkdownTable {
 					r.rate(), e.runningPerInstance(), e.kvUsageMean(), e.kvUsagePeak(), e.preemptions(),
 					e.evictedBlocks(), r.rejected()));
 		}
+		if (report.policies().stream().anyMatch(p -> !p.headline().classes().isEmpty())) {
+			out.append(String.format(Locale.ROOT, "%nSLO classes in the same runs%n%n"));
+			out.append(
+					"| policy | rate (req/s) | class | SLO (s) | requests | within SLO | TTFT p90 (s) | TTFT p99 (s) |\n");
+			out.append("|---|---:|---|---:|---:|---:|---:|---:|\n");
+			for (BenchmarkReport.PolicyReport p : report.policies()) {
+				RunResult r = p.headline();
+				for (RunResult.ClassResult c : r.classes()) {
+					out.append(String.format(Locale.ROOT, "| %s | %.2f | %s | %.3g | %d | %.1f %% | %.3f | %.3f |%n",
+							p.name(), r.rate(), c.name(), c.sloSeconds(), c.measured(), 100 * c.attainment(),
+							c.ttftP90Seconds(), c.ttftP99Seconds()));
+				}
+			}
+		}
 		return out.toString();
 	}
 

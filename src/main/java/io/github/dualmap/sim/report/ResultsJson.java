@@ -51,6 +51,41 @@ public final class ResultsJson {
 		Files.writeString(file, JSON.writeValueAsString(toJson(report)) + System.lineSeparator());
 	}
 
+	/**
+	 * {@code classes.json} of a run with SLO classes (outside the contract of
+	 * {@code results.json}, which stays as it is): per policy, at the rate of its
+	 * headline run, each class's objective, measured requests, attainment and TTFT tail.
+	 */
+	public static ObjectNode classesJson(BenchmarkReport report) {
+		ObjectNode root = JSON.createObjectNode();
+		root.put("trace", report.trace());
+		root.put("instances", report.instances());
+		root.put("routers", report.routers());
+		ArrayNode policies = root.putArray("policies");
+		for (BenchmarkReport.PolicyReport p : report.policies()) {
+			RunResult r = p.headline();
+			ObjectNode o = policies.addObject();
+			o.put("name", p.name());
+			o.put("rate_rps", round(r.rate()));
+			o.put("attainment", round(r.attainment()));
+			ArrayNode classes = o.putArray("classes");
+			for (RunResult.ClassResult c : r.classes()) {
+				classes.addObject()
+					.put("name", c.name())
+					.put("slo_ttft_s", round(c.sloSeconds()))
+					.put("measured", c.measured())
+					.put("attainment", round(c.attainment()))
+					.put("ttft_p90_s", round(c.ttftP90Seconds()))
+					.put("ttft_p99_s", round(c.ttftP99Seconds()));
+			}
+		}
+		return root;
+	}
+
+	public static void writeClasses(BenchmarkReport report, Path file) throws IOException {
+		Files.writeString(file, JSON.writeValueAsString(classesJson(report)) + System.lineSeparator());
+	}
+
 	// Six significant decimals: enough for every metric, and stable text for diffs.
 	private static double round(double v) {
 		return Math.round(v * 1e6) / 1e6;
