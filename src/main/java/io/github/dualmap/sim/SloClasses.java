@@ -128,13 +128,4 @@ public record SloClasses(List<SloClass> classes) {
 		return index < classes.size() ? classes.get(index).slo().toNanos() : defaultSloNanos;
 	}
 
-	@Override
-	public String toString() {
-		StringBuilder s = new StringBuilder();
-		for (SloClass c : classes) {
-			s.append(s.isEmpty() ? "" : ",").append(c.name()).append('=').append(c.slo()).append(':').append(c.share());
-		}
-		return s.toString();
-	}
-
 }
