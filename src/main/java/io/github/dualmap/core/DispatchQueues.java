@@ -53,6 +53,11 @@ public final class DispatchQueues {
 	private static final Comparator<QueuedRequest> AGED = Comparator.comparingLong((QueuedRequest q) -> q.agedAtNanos)
 		.thenComparingLong(QueuedRequest::sequence);
 
+	// The first to shed under overload is the last in this order: loosest SLO, newest.
+	private static final Comparator<QueuedRequest> SHED_LAST = Comparator
+		.comparingLong((QueuedRequest q) -> q.request().sloTtftNanos())
+		.thenComparingLong(QueuedRequest::sequence);
+
 	private static final Comparator<QueuedRequest> PREFILL_DEADLINE = Comparator
 		.comparingLong((QueuedRequest q) -> q.prefillDeadlineNanos)
 		.thenComparingLong(QueuedRequest::sequence);
@@ -81,9 +86,8 @@ public final class DispatchQueues {
 
 	private int queuedTotal;
 
-	// The SLOs of queued requests, with their counts: whether anything queued has a
-	// looser
-	// SLO than an arrival that finds the queues full, without a scan when nothing has.
+	// The SLOs of queued requests with their counts: tells whether anything queued has a
+	// looser SLO than an arrival that finds the queues full, without a scan.
 	private final TreeMap<Long, Integer> queuedSlos = new TreeMap<>();
 
 	private long shed;
@@ -466,9 +470,7 @@ public final class DispatchQueues {
 			}
 			for (QueuedRequest c : iq.byArrival) {
 				if (c.request().sloTtftNanos() > q.request().sloTtftNanos()
-						&& (victim == null || c.request().sloTtftNanos() > victim.request().sloTtftNanos()
-								|| c.request().sloTtftNanos() == victim.request().sloTtftNanos()
-										&& c.sequence() > victim.sequence())) {
+						&& (victim == null || SHED_LAST.compare(c, victim) > 0)) {
 					victim = c;
 				}
 			}
