@@ -24,11 +24,7 @@ public final class ResultsJson {
 
 	/** The contract's JSON tree for {@code report}. */
 	public static ObjectNode toJson(BenchmarkReport report) {
-		ObjectNode root = JSON.createObjectNode();
-		root.put("trace", report.trace());
-		root.put("instances", report.instances());
-		root.put("routers", report.routers());
-		root.put("slo_ttft_s", report.sloTtftSeconds());
+		ObjectNode root = run(report);
 		ArrayNode policies = root.putArray("policies");
 		for (BenchmarkReport.PolicyReport p : report.policies()) {
 			RunResult r = p.headline();
@@ -57,10 +53,7 @@ public final class ResultsJson {
 	 * headline run, each class's objective, measured requests, attainment and TTFT tail.
 	 */
 	public static ObjectNode classesJson(BenchmarkReport report) {
-		ObjectNode root = JSON.createObjectNode();
-		root.put("trace", report.trace());
-		root.put("instances", report.instances());
-		root.put("routers", report.routers());
+		ObjectNode root = run(report);
 		ArrayNode policies = root.putArray("policies");
 		for (BenchmarkReport.PolicyReport p : report.policies()) {
 			RunResult r = p.headline();
@@ -84,6 +77,16 @@ public final class ResultsJson {
 
 	public static void writeClasses(BenchmarkReport report, Path file) throws IOException {
 		Files.writeString(file, JSON.writeValueAsString(classesJson(report)) + System.lineSeparator());
+	}
+
+	/** What was run: the members both files start with. */
+	private static ObjectNode run(BenchmarkReport report) {
+		ObjectNode root = JSON.createObjectNode();
+		root.put("trace", report.trace());
+		root.put("instances", report.instances());
+		root.put("routers", report.routers());
+		root.put("slo_ttft_s", report.sloTtftSeconds());
+		return root;
 	}
 
 	// Six significant decimals: enough for every metric, and stable text for diffs.
