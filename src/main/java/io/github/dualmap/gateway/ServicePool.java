@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -101,10 +102,36 @@ public final class ServicePool {
 	 * @return whether the membership changed
 	 */
 	public boolean updateMembership(List<ServiceInstance> instances) {
-		if (sameObjects(instances, this.lastSeen)) {
+		List<ServiceInstance> last = this.lastSeen;
+		if (sameObjects(instances, last) || sameContent(instances, last)) {
 			return false;
 		}
 		return applyMembership(instances);
+	}
+
+	/**
+	 * Whether a list of other objects describes the same instances, field by field and
+	 * without allocating: a supplier without a cache (or a discovery client that builds
+	 * its instances on every call) returns equal instances in new objects, and building
+	 * ids, weights and URIs for each of them on every request is what this avoids. The
+	 * instance objects kept for forwarding stay the earlier, equal ones.
+	 */
+	private boolean sameContent(List<ServiceInstance> a, List<ServiceInstance> b) {
+		if (a.size() != b.size()) {
+			return false;
+		}
+		for (int i = 0; i < a.size(); i++) {
+			ServiceInstance x = a.get(i);
+			ServiceInstance y = b.get(i);
+			if (!Objects.equals(x.getInstanceId(), y.getInstanceId()) || !Objects.equals(x.getHost(), y.getHost())
+					|| x.getPort() != y.getPort() || x.isSecure() != y.isSecure()
+					|| !Objects.equals(x.getScheme(), y.getScheme())
+					|| !Objects.equals(x.getMetadata().get(this.weightMetadataKey),
+							y.getMetadata().get(this.weightMetadataKey))) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	private static boolean sameObjects(List<ServiceInstance> a, List<ServiceInstance> b) {

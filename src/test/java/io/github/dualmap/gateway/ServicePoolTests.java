@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -234,6 +235,35 @@ class ServicePoolTests {
 		assertThat(pool.pool().instance("a").weight()).isEqualTo(1.0);
 		assertThat(pool.updateMembership(List.of(instance("a", "1")))).isTrue();
 		assertThat(pool.pool().size()).isEqualTo(1);
+	}
+
+	@Test
+	void equalInstancesInNewObjectsAreComparedFieldByFieldWithoutRebuildingTheMembership() {
+		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults());
+		AtomicInteger uris = new AtomicInteger();
+		assertThat(pool.updateMembership(List.of(counting("a", "1", uris), counting("b", "1", uris)))).isTrue();
+		int afterFirst = uris.get();
+		assertThat(afterFirst).isPositive();
+		for (int i = 0; i < 5; i++) {
+			assertThat(pool.updateMembership(List.of(counting("a", "1", uris), counting("b", "1", uris)))).isFalse();
+		}
+		// The fast path never built a URI; a real change still goes the whole way.
+		assertThat(uris.get()).isEqualTo(afterFirst);
+		assertThat(pool.updateMembership(List.of(counting("a", "1", uris), counting("b", "3", uris)))).isTrue();
+		assertThat(pool.pool().instance("b").weight()).isEqualTo(3.0);
+		assertThat(uris.get()).isGreaterThan(afterFirst);
+	}
+
+	/** An instance that counts how often its URI is built. */
+	private static ServiceInstance counting(String id, String weight, AtomicInteger uris) {
+		return new DefaultServiceInstance(id, "llm", "10.0.0." + (id.charAt(0) - 'a' + 1), 8000, false,
+				Map.of("dualmap.weight", weight)) {
+			@Override
+			public java.net.URI getUri() {
+				uris.incrementAndGet();
+				return super.getUri();
+			}
+		};
 	}
 
 	private static ServiceInstance instance(String id, String weight) {
