@@ -3,10 +3,12 @@ package io.github.dualmap.emulator.demo;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 
 import io.github.dualmap.DualMapApplication;
 import io.github.dualmap.emulator.EmulatorPool;
 import io.github.dualmap.emulator.EmulatorServer;
+import io.github.dualmap.emulator.EmulatorSettings;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -53,6 +55,7 @@ class DemoPoolIntegrationTests {
 	@Test
 	void servesACompletionThroughTheGateway() {
 		WebTestClient client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + port).build();
+		long before = finished();
 		client.post()
 			.uri("/v1/chat/completions")
 			.header("Content-Type", "application/json")
@@ -67,10 +70,54 @@ class DemoPoolIntegrationTests {
 			.jsonPath("$.usage.completion_tokens")
 			.isEqualTo(3);
 		assertThat(pool.servers()).hasSize(INSTANCES);
-		assertThat(pool.servers().stream().mapToLong(s -> s.stats().finished()).sum()).isEqualTo(1);
+		assertThat(finished()).isEqualTo(before + 1);
 		assertThat(pool.servers().stream().map(EmulatorServer::port)).containsExactly(BASE_PORT, BASE_PORT + 1,
 				BASE_PORT + 2, BASE_PORT + 3);
 		client.get().uri("/actuator/health").exchange().expectStatus().isOk();
+	}
+
+	@Test
+	void listsTheModelAndCountsAttainmentByClass() {
+		WebTestClient client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + port).build();
+		// Four instances of one model: listed once.
+		client.get()
+			.uri("/v1/models")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.object")
+			.isEqualTo("list")
+			.jsonPath("$.data.length()")
+			.isEqualTo(1)
+			.jsonPath("$.data[0].id")
+			.isEqualTo(EmulatorSettings.DEFAULT_MODEL);
+		client.post()
+			.uri("/v1/chat/completions")
+			.header("Content-Type", "application/json")
+			.header("x-slo-class", "interactive")
+			.bodyValue(
+					"{\"messages\":[{\"role\":\"user\",\"content\":\"Stream me\"}],\"max_tokens\":2,\"stream\":true}")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.returnResult();
+		String metrics = new String(client.get()
+			.uri("/actuator/prometheus")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.returnResult()
+			.getResponseBodyContent(), StandardCharsets.UTF_8);
+		assertThat(metrics).containsPattern(
+				"dualmap_slo_total\\{class=\"interactive\",outcome=\"(within|over)\",service=\"demo-pool\"} 1\\.0");
+	}
+
+	/** Requests the emulated instances finished, all together. */
+	private long finished() {
+		return pool.servers().stream().mapToLong(s -> s.stats().finished()).sum();
 	}
 
 	private static int freeConsecutivePorts(int count) {
