@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.DispatchQueues;
@@ -102,11 +103,19 @@ class DualMapQueueIntegrationTests {
 	}
 
 	Mono<Result> post(String prompt, String question) {
+		return post(prompt, question, null);
+	}
+
+	/** With an {@code x-slo-ttft-ms} objective when {@code sloMs} is not null. */
+	Mono<Result> post(String prompt, String question, String sloMs) {
 		String body = """
 				{"model":"m","stream":true,"messages":[{"role":"system","content":"%s"},{"role":"user","content":"%s"}]}"""
 			.formatted(("You are the assistant for " + prompt + ". ").repeat(20), question);
-		return client().post()
-			.uri("/v1/chat/completions")
+		return client().post().uri("/v1/chat/completions").headers(h -> {
+			if (sloMs != null) {
+				h.set(SloResolver.TTFT_HEADER, sloMs);
+			}
+		})
 			.contentType(MediaType.APPLICATION_JSON)
 			.bodyValue(body)
 			.exchangeToMono(r -> r.bodyToMono(String.class)
@@ -179,6 +188,38 @@ class DualMapQueueIntegrationTests {
 			assertThat(r.body()).startsWith("{\"error\":{")
 				.contains("\"type\":\"rate_limit_exceeded\"", "\"code\":\"queue_full\"");
 		});
+	}
+
+	@Test
+	void aFullPoolShedsAQueuedLooseRequestForATightOneAndItsClientGets429() {
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(1500)));
+		ServicePool pool = this.registry.pool("llm");
+		long shedBefore = pool.queues().shed();
+		List<Result> batch = new CopyOnWriteArrayList<>();
+		Disposable batchClients = Flux.range(0, 9)
+			.flatMap(i -> post("batch tenant " + i, "a long report", "60000"), 9)
+			.subscribe(batch::add);
+		try {
+			// One request in prefill per instance at most; the pool bound (6) holds the
+			// rest.
+			await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 6);
+			Result interactive = post("interactive tenant", "quick", "1000").block(Duration.ofSeconds(20));
+			assertThat(interactive.status()).isEqualTo(200);
+			await().atMost(Duration.ofSeconds(20)).until(() -> batch.size() == 9);
+			List<Result> shed = batch.stream().filter(r -> r.body().contains("tighter TTFT SLO")).toList();
+			assertThat(shed).singleElement().satisfies(r -> {
+				assertThat(r.status()).isEqualTo(429);
+				assertThat(Long.parseLong(r.retryAfter())).isPositive();
+				assertThat(r.body()).contains("\"code\":\"queue_full\"");
+			});
+			assertThat(pool.queues().shed()).isEqualTo(shedBefore + 1);
+			// The others were served (or, had more than six waited, refused at the
+			// bound).
+			assertThat(batch).allSatisfy(r -> assertThat(r.status()).isIn(200, 429));
+		}
+		finally {
+			batchClients.dispose();
+		}
 	}
 
 	@Test
