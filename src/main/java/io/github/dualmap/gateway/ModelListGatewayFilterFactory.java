@@ -26,7 +26,6 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
-import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.util.UriComponentsBuilder;
@@ -87,13 +86,13 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 						+ "', which is not in dualmap.services " + this.registry.pools().keySet());
 			}
 		}
-		List<String> services = List.copyOf(config.getServices());
+		// The pools are fixed when the registry is built.
+		List<String> services = List
+			.copyOf(config.getServices().isEmpty() ? this.registry.pools().keySet() : config.getServices());
 		Duration timeout = config.getTimeout();
 		String path = config.getPath();
-		return (exchange,
-				chain) -> HttpMethod.GET.equals(exchange.getRequest().getMethod()) ? list(exchange,
-						services.isEmpty() ? List.copyOf(this.registry.pools().keySet()) : services, path, timeout)
-						: chain.filter(exchange);
+		return (exchange, chain) -> HttpMethod.GET.equals(exchange.getRequest().getMethod())
+				? list(exchange, services, path, timeout) : chain.filter(exchange);
 	}
 
 	private Mono<Void> list(ServerWebExchange exchange, List<String> services, String path, Duration timeout) {
@@ -101,12 +100,12 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		return Flux.fromIterable(services)
 			.flatMapSequential(service -> modelsOf(service, path, authorization, timeout))
 			.collectList()
-			.flatMap(
-					lists -> lists.isEmpty()
-							? OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY,
-									new OpenAiError("no pool answered its model list: " + services, "server_error",
-											null, "upstream_unavailable"))
-							: write(exchange.getResponse(), merge(lists)));
+			.flatMap(lists -> lists.isEmpty()
+					? OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY,
+							new OpenAiError("no pool answered its model list: " + services, "server_error", null,
+									"upstream_unavailable"))
+					: OpenAiErrorResponses.json(exchange.getResponse(), HttpStatus.OK,
+							this.json.writeValueAsBytes(merge(lists))));
 	}
 
 	/** One pool's {@code data} array, or nothing when no instance answered. */
@@ -160,14 +159,6 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		byId.values().forEach(data::add);
 		withoutId.forEach(data::add);
 		return answer;
-	}
-
-	private Mono<Void> write(ServerHttpResponse response, ObjectNode answer) {
-		byte[] body = this.json.writeValueAsBytes(answer);
-		response.setStatusCode(HttpStatus.OK);
-		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
-		response.getHeaders().setContentLength(body.length);
-		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
 	}
 
 	/** Which pools to list, where and how long to wait. */

@@ -50,12 +50,13 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 			throw new IllegalArgumentException(
 					"Model predicate needs one or more non-blank model names, got " + models);
 		}
+		String[] patterns = models.toArray(String[]::new);
 		this.inUse = true;
 		return new GatewayPredicate() {
 			@Override
 			public boolean test(ServerWebExchange exchange) {
 				String model = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_MODEL_ATTR);
-				return model != null && PatternMatchUtils.simpleMatch(models.toArray(String[]::new), model);
+				return model != null && PatternMatchUtils.simpleMatch(patterns, model);
 			}
 
 			@Override

@@ -38,12 +38,16 @@ final class OpenAiErrorResponses {
 		if (response.isCommitted()) {
 			return Mono.empty();
 		}
-		response.setStatusCode(status);
 		if (retryAfterSeconds > 0) {
 			response.getHeaders().set(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds));
 		}
+		return json(response, status, error.toJson());
+	}
+
+	/** A JSON body the gateway answers itself, with its length. */
+	static Mono<Void> json(ServerHttpResponse response, HttpStatus status, byte[] json) {
+		response.setStatusCode(status);
 		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
-		byte[] json = error.toJson();
 		response.getHeaders().setContentLength(json.length);
 		DataBuffer buffer = response.bufferFactory().wrap(json);
 		return response.writeWith(Mono.just(buffer));
