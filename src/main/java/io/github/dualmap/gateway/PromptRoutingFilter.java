@@ -90,12 +90,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 			// Read before routing, for a Model predicate.
 			return route(exchange, chain, service, read, slo);
 		}
-		if (exchange.getRequest().getHeaders().getContentLength() > this.maxBodyBytes) {
-			return tooLarge(exchange);
-		}
-		return RequestBodies.read(exchange.getRequest().getBody(), this.maxBodyBytes)
-			.flatMap(body -> route(exchange, chain, service, body, slo))
-			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge(exchange));
+		return RequestBodies.readThen(exchange, this.maxBodyBytes, body -> route(exchange, chain, service, body, slo));
 	}
 
 	private Mono<Void> route(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service, byte[] body,
@@ -112,7 +107,8 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 			return invalid(exchange, ex);
 		}
 		catch (DataBufferLimitException ex) {
-			return tooLarge(exchange);
+			// Decoded past the limit.
+			return OpenAiErrorResponses.tooLarge(exchange, this.maxBodyBytes);
 		}
 		RoutingRequest routing = new RoutingRequest(RequestIds.next(), parsed.blocks(), slo, service.pool().now());
 		exchange.getAttributes().put(DualMapExchangeAttributes.PARSED_REQUEST_ATTR, parsed);
@@ -131,10 +127,6 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		HttpStatus status = HttpStatus.resolve(ex.status());
 		return OpenAiErrorResponses.write(exchange, status != null ? status : HttpStatus.BAD_REQUEST,
 				new OpenAiError(ex.getMessage(), ex.type(), ex.param(), null));
-	}
-
-	private Mono<Void> tooLarge(ServerWebExchange exchange) {
-		return OpenAiErrorResponses.tooLarge(exchange, this.maxBodyBytes);
 	}
 
 }

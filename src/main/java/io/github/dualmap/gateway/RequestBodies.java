@@ -1,5 +1,7 @@
 package io.github.dualmap.gateway;
 
+import java.util.function.Function;
+
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -24,6 +26,19 @@ public final class RequestBodies {
 	 */
 	public static Mono<byte[]> read(Flux<DataBuffer> body, int maxBytes) {
 		return DataBufferUtils.join(body, maxBytes).map(RequestBodies::drain).defaultIfEmpty(EMPTY);
+	}
+
+	/**
+	 * Reads {@code exchange}'s request body under {@code maxBytes} and hands it to
+	 * {@code then}; a body over the limit (by its {@code Content-Length}, or once read)
+	 * gets the 413 OpenAI error instead.
+	 */
+	static Mono<Void> readThen(ServerWebExchange exchange, int maxBytes, Function<byte[], Mono<Void>> then) {
+		if (exchange.getRequest().getHeaders().getContentLength() > maxBytes) {
+			return OpenAiErrorResponses.tooLarge(exchange, maxBytes);
+		}
+		return read(exchange.getRequest().getBody(), maxBytes).flatMap(then)
+			.onErrorResume(DataBufferLimitException.class, ex -> OpenAiErrorResponses.tooLarge(exchange, maxBytes));
 	}
 
 	/**

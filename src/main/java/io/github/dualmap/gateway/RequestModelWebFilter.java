@@ -50,19 +50,14 @@ public class RequestModelWebFilter implements WebFilter, Ordered {
 				|| exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR)) {
 			return chain.filter(exchange);
 		}
-		if (request.getHeaders().getContentLength() > this.maxBodyBytes) {
-			return OpenAiErrorResponses.tooLarge(exchange, this.maxBodyBytes);
-		}
-		return RequestBodies.read(request.getBody(), this.maxBodyBytes).flatMap(body -> {
+		return RequestBodies.readThen(exchange, this.maxBodyBytes, body -> {
 			exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, body);
 			String model = modelOf(request, body);
 			if (model != null) {
 				exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_MODEL_ATTR, model);
 			}
 			return chain.filter(exchange.mutate().request(RequestBodies.replaying(exchange, body)).build());
-		})
-			.onErrorResume(DataBufferLimitException.class,
-					ex -> OpenAiErrorResponses.tooLarge(exchange, this.maxBodyBytes));
+		});
 	}
 
 	private String modelOf(ServerHttpRequest request, byte[] body) {
