@@ -155,7 +155,8 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 
 		@Override
 		public void onDecision(String service, RoutingRequest request, Decision decision) {
-			if (member(service, decision.instanceId())) {
+			ServicePool pool = poolIfMember(service, decision.instanceId());
+			if (pool != null) {
 				this.decisions
 					.computeIfAbsent(new MeterKey(service, decision.instanceId(), decision.reason().value()),
 							k -> Counter.builder("dualmap.decisions")
@@ -164,36 +165,34 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 								.description("Requests dispatched, by the reason of the choice")
 								.register(this.meters))
 					.increment();
-				ServicePool pool = DualMapMeters.this.registry.pool(service);
-				long wait = pool == null ? 0 : Math.max(0, pool.pool().now() - request.arrivalNanos());
-				this.waits.computeIfAbsent(new MeterKey(service, decision.instanceId(), ""), k -> Timer
-					.builder("dualmap.queue.wait")
-					.tags("service", service, "instance", k.instance())
-					.description(
-							"Time from reading a request to sending it to its instance: the wait in the dispatch queue")
-					.publishPercentileHistogram()
-					.minimumExpectedValue(Duration.ofMillis(1))
-					.maximumExpectedValue(Duration.ofMinutes(2))
-					.register(this.meters)).record(wait, TimeUnit.NANOSECONDS);
+				this.waits.computeIfAbsent(new MeterKey(service, decision.instanceId(), ""), k -> latency(
+						"dualmap.queue.wait", k,
+						"Time from reading a request to sending it to its instance: the wait in the dispatch queue"))
+					.record(Math.max(0, pool.pool().now() - request.arrivalNanos()), TimeUnit.NANOSECONDS);
 			}
 		}
 
 		@Override
 		public void onFirstToken(String service, String instanceId, long ttftNanos, long sloTtftNanos,
 				String sloClass) {
-			if (member(service, instanceId)) {
+			if (poolIfMember(service, instanceId) != null) {
 				this.ttfts
 					.computeIfAbsent(new MeterKey(service, instanceId, ""),
-							k -> Timer.builder("dualmap.ttft")
-								.tags("service", service, "instance", instanceId)
-								.description("Observed time to first token (first response body byte)")
-								.publishPercentileHistogram()
-								.minimumExpectedValue(Duration.ofMillis(1))
-								.maximumExpectedValue(Duration.ofMinutes(2))
-								.register(this.meters))
+							k -> latency("dualmap.ttft", k, "Observed time to first token (first response body byte)"))
 					.record(ttftNanos, TimeUnit.NANOSECONDS);
 			}
 			sloCounter(service, sloClass, ttftNanos <= sloTtftNanos ? "within" : "over").increment();
+		}
+
+		/** A per-instance latency histogram, 1 ms to 2 min. */
+		private Timer latency(String name, MeterKey key, String description) {
+			return Timer.builder(name)
+				.tags("service", key.service(), "instance", key.instance())
+				.description(description)
+				.publishPercentileHistogram()
+				.minimumExpectedValue(Duration.ofMillis(1))
+				.maximumExpectedValue(Duration.ofMinutes(2))
+				.register(this.meters);
 		}
 
 		@Override
@@ -204,10 +203,11 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			}
 		}
 
-		private boolean member(String service, String instanceId) {
+		/** The pool of {@code service} while {@code instanceId} is in it, else null. */
+		private @Nullable ServicePool poolIfMember(String service, String instanceId) {
 			ServicePool pool = DualMapMeters.this.registry.pool(service);
 			// A late event for an instance that already left would re-create its meters.
-			return pool != null && pool.pool().instance(instanceId) != null;
+			return pool != null && pool.pool().instance(instanceId) != null ? pool : null;
 		}
 
 		private Counter sloCounter(String service, String sloClass, String outcome) {
