@@ -464,10 +464,7 @@ public final class DispatchQueues {
 			return false;
 		}
 		QueuedRequest victim = null;
-		for (InstanceQueue iq : queues.values()) {
-			if (within != null && iq.state != within) {
-				continue;
-			}
+		for (InstanceQueue iq : within == null ? queues.values() : List.of(queueOf(within))) {
 			for (QueuedRequest c : iq.byArrival) {
 				if (c.request().sloTtftNanos() > q.request().sloTtftNanos()
 						&& (victim == null || SHED_LAST.compare(c, victim) > 0)) {
