@@ -121,9 +121,8 @@ public final class Simulation {
 
 	private final long sloNanos;
 
-	// Per request when the run has SLO classes, else null (every request has sloNanos).
-	private final long @Nullable [] sloOf;
-
+	// Each request's SLO class when the run has classes, else null (every request has
+	// sloNanos).
 	private final int @Nullable [] classOf;
 
 	// A request whose arrival is older than this without a first token has missed.
@@ -231,18 +230,15 @@ public final class Simulation {
 		this.sloNanos = config.slo().toNanos();
 		SloClasses classes = config.sloClasses();
 		if (classes.isEmpty()) {
-			this.sloOf = null;
 			this.classOf = null;
 			this.maxSloNanos = sloNanos;
 		}
 		else {
-			this.sloOf = new long[n];
 			this.classOf = new int[n];
 			long max = 0;
 			for (int i = 0; i < n; i++) {
 				classOf[i] = classes.classOf(i, config.seed());
-				sloOf[i] = classes.sloNanos(classOf[i], sloNanos);
-				max = Math.max(max, sloOf[i]);
+				max = Math.max(max, classes.sloNanos(classOf[i], sloNanos));
 			}
 			this.maxSloNanos = max;
 		}
@@ -380,7 +376,7 @@ public final class Simulation {
 	}
 
 	private long sloOf(int i) {
-		return sloOf == null ? sloNanos : sloOf[i];
+		return classOf == null ? sloNanos : config.sloClasses().sloNanos(classOf[i], sloNanos);
 	}
 
 	private void schedule(long time, int kind, int index, @Nullable Object payload) {
@@ -752,7 +748,7 @@ public final class Simulation {
 				}
 				long t = ttft[i] >= 0 ? ttft[i] : Math.max(0, now - arrival[i]);
 				seconds.add(t / 1e9);
-				within += ttft[i] >= 0 && ttft[i] <= sloOf[i] ? 1 : 0;
+				within += ttft[i] >= 0 && ttft[i] <= sloOf(i) ? 1 : 0;
 			}
 			double[] sorted = seconds.stream().mapToDouble(Double::doubleValue).sorted().toArray();
 			out.add(new RunResult.ClassResult(classes.name(c), classes.sloNanos(c, sloNanos) / 1e9, sorted.length,
