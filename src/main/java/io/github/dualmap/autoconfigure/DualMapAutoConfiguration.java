@@ -6,6 +6,7 @@ import java.util.Map;
 
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.gateway.BodyTooLargeFilter;
 import io.github.dualmap.gateway.ConnectFailoverFilter;
 import io.github.dualmap.gateway.DiscoveryMembership;
 import io.github.dualmap.gateway.DispatchAccountingFilter;
@@ -14,8 +15,8 @@ import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.EngineScraping;
 import io.github.dualmap.gateway.ModelListGatewayFilterFactory;
 import io.github.dualmap.gateway.ModelRoutePredicateFactory;
+import io.github.dualmap.gateway.OpenAiErrorWebExceptionHandler;
 import io.github.dualmap.gateway.PromptRoutingFilter;
-import io.github.dualmap.gateway.RequestModelWebFilter;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.gateway.SloResolver;
 import io.github.dualmap.prompt.PromptParser;
@@ -141,8 +142,8 @@ public class DualMapAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ModelRoutePredicateFactory modelRoutePredicateFactory() {
-		return new ModelRoutePredicateFactory();
+	ModelRoutePredicateFactory modelRoutePredicateFactory(PromptParser parser, DualMapProperties properties) {
+		return new ModelRoutePredicateFactory(parser, (int) properties.getMaxBodySize().toBytes());
 	}
 
 	@Bean
@@ -153,9 +154,13 @@ public class DualMapAutoConfiguration {
 	}
 
 	@Bean
-	RequestModelWebFilter dualMapRequestModelWebFilter(ModelRoutePredicateFactory predicates, PromptParser parser,
-			DualMapProperties properties) {
-		return new RequestModelWebFilter(predicates, parser, (int) properties.getMaxBodySize().toBytes());
+	OpenAiErrorWebExceptionHandler dualMapOpenAiErrorWebExceptionHandler() {
+		return new OpenAiErrorWebExceptionHandler();
+	}
+
+	@Bean
+	BodyTooLargeFilter dualMapBodyTooLargeFilter() {
+		return new BodyTooLargeFilter();
 	}
 
 	@Bean

@@ -54,6 +54,13 @@ public final class DualMapExchangeAttributes {
 	 */
 	public static final String REQUEST_MODEL_ATTR = PREFIX + "requestModel";
 
+	/**
+	 * The limit ({@code Integer}, bytes) when the {@code Model} predicate met a body over
+	 * {@code dualmap.max-body-size} while the gateway chose a route: the request gets
+	 * 413.
+	 */
+	public static final String BODY_TOO_LARGE_ATTR = PREFIX + "bodyTooLarge";
+
 	private DualMapExchangeAttributes() {
 	}
 

@@ -4,9 +4,22 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
 
+import io.github.dualmap.prompt.InvalidRequestException;
+import io.github.dualmap.prompt.PromptParser;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.handler.AsyncPredicate;
 import org.springframework.cloud.gateway.handler.predicate.AbstractRoutePredicateFactory;
 import org.springframework.cloud.gateway.handler.predicate.GatewayPredicate;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.util.PatternMatchUtils;
+import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
@@ -19,18 +32,31 @@ import org.springframework.web.server.ServerWebExchange;
  * predicates: [Path=/v1/**, "Model=Qwen/*,my-lora-*"]
  * </pre>
  *
- * Predicates run before any filter, so once a route uses this predicate the
- * {@link RequestModelWebFilter} reads the body of JSON requests before routing (under
- * {@code dualmap.max-body-size}) and replays it to whichever route matches; the DualMap
- * filters then reuse it. A request whose body names no model (a GET, a non-JSON or
- * multipart upload, an invalid body) matches no {@code Model} route.
+ * The body is read when the gateway first evaluates this predicate for a request, that is
+ * only for {@code POST} requests with a JSON body that passed the route's earlier
+ * predicates (list {@code Model} after {@code Path}): under
+ * {@code dualmap.max-body-size}, into {@link DualMapExchangeAttributes#REQUEST_BODY_ATTR}
+ * with its model in {@link DualMapExchangeAttributes#REQUEST_MODEL_ATTR}, and replayed to
+ * whichever route matches (the gateway's {@code AdaptCachedBodyGlobalFilter} installs the
+ * replaying request, as for Spring's {@code ReadBody} predicate); the DualMap filters
+ * reuse the bytes. A body over the limit ends route selection with a
+ * {@link BodyTooLargeException} (answered 413 by {@link OpenAiErrorWebExceptionHandler}).
+ * A request whose body names no model (a GET, a non-JSON or multipart upload, an invalid
+ * body) matches no {@code Model} route.
  */
 public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<ModelRoutePredicateFactory.Config> {
 
-	private volatile boolean inUse;
+	private final PromptParser parser;
 
-	public ModelRoutePredicateFactory() {
+	private final int maxBodyBytes;
+
+	public ModelRoutePredicateFactory(PromptParser parser, int maxBodyBytes) {
 		super(Config.class);
+		if (maxBodyBytes <= 0) {
+			throw new IllegalArgumentException("maxBodyBytes must be > 0 but was " + maxBodyBytes);
+		}
+		this.parser = parser;
+		this.maxBodyBytes = maxBodyBytes;
 	}
 
 	@Override
@@ -43,20 +69,14 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 		return ShortcutType.GATHER_LIST;
 	}
 
+	/** The test on a body already read; {@link #applyAsync} reads it first. */
 	@Override
 	public Predicate<ServerWebExchange> apply(Config config) {
-		List<String> models = List.copyOf(config.getModels());
-		if (models.isEmpty() || models.stream().anyMatch(m -> m == null || m.isBlank())) {
-			throw new IllegalArgumentException(
-					"Model predicate needs one or more non-blank model names, got " + models);
-		}
-		String[] patterns = models.toArray(String[]::new);
-		this.inUse = true;
+		String[] patterns = patterns(config);
 		return new GatewayPredicate() {
 			@Override
 			public boolean test(ServerWebExchange exchange) {
-				String model = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_MODEL_ATTR);
-				return model != null && PatternMatchUtils.simpleMatch(patterns, model);
+				return matches(patterns, exchange);
 			}
 
 			@Override
@@ -66,14 +86,122 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 
 			@Override
 			public String toString() {
-				return "Model: " + models;
+				return ModelRoutePredicateFactory.toString(config);
 			}
 		};
 	}
 
-	/** Whether a route was built with this predicate: only then are bodies read early. */
-	boolean inUse() {
-		return this.inUse;
+	@Override
+	public AsyncPredicate<ServerWebExchange> applyAsync(Config config) {
+		String[] patterns = patterns(config);
+		return new AsyncPredicate<>() {
+			@Override
+			public Publisher<Boolean> apply(ServerWebExchange exchange) {
+				if (exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR)) {
+					return Mono.just(matches(patterns, exchange));
+				}
+				ServerHttpRequest request = exchange.getRequest();
+				if (!HttpMethod.POST.equals(request.getMethod()) || !json(request)
+						|| exchange.getAttributes().containsKey(DualMapExchangeAttributes.BODY_TOO_LARGE_ATTR)) {
+					return Mono.just(false);
+				}
+				return read(exchange).map(read -> matches(patterns, exchange));
+			}
+
+			@Override
+			public Object getConfig() {
+				return config;
+			}
+
+			@Override
+			public String toString() {
+				return ModelRoutePredicateFactory.toString(config);
+			}
+		};
+	}
+
+	/**
+	 * Reads the body into the exchange's attributes and leaves a request replaying it for
+	 * the route. Over the limit: marks the exchange (the gateway goes on trying routes,
+	 * and {@link BodyTooLargeFilter} answers 413 on whichever matches) and fails with
+	 * {@link BodyTooLargeException} (answered 413 when none matches).
+	 */
+	private Mono<byte[]> read(ServerWebExchange exchange) {
+		if (exchange.getRequest().getHeaders().getContentLength() > this.maxBodyBytes) {
+			return tooLarge(exchange);
+		}
+		return RequestBodies.read(exchange.getRequest().getBody(), this.maxBodyBytes)
+			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge(exchange))
+			.doOnNext(body -> {
+				exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, body);
+				exchange.getAttributes()
+					.put(ServerWebExchangeUtils.CACHED_SERVER_HTTP_REQUEST_DECORATOR_ATTR,
+							RequestBodies.replaying(exchange, body));
+				String model = modelOf(exchange.getRequest(), body);
+				if (model != null) {
+					exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_MODEL_ATTR, model);
+				}
+			});
+	}
+
+	private Mono<byte[]> tooLarge(ServerWebExchange exchange) {
+		exchange.getAttributes().put(DualMapExchangeAttributes.BODY_TOO_LARGE_ATTR, this.maxBodyBytes);
+		return Mono.error(new BodyTooLargeException(this.maxBodyBytes));
+	}
+
+	private String modelOf(ServerHttpRequest request, byte[] body) {
+		try {
+			byte[] json = BodyEncodings.decoded(request.getHeaders(), body, this.maxBodyBytes);
+			return json == null ? null : this.parser.modelOf(json);
+		}
+		catch (InvalidRequestException | DataBufferLimitException ex) {
+			// The route's own filters answer for a body they cannot read.
+			return null;
+		}
+	}
+
+	private static boolean matches(String[] patterns, ServerWebExchange exchange) {
+		String model = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_MODEL_ATTR);
+		return model != null && PatternMatchUtils.simpleMatch(patterns, model);
+	}
+
+	private static String[] patterns(Config config) {
+		List<String> models = List.copyOf(config.getModels());
+		if (models.isEmpty() || models.stream().anyMatch(m -> m == null || m.isBlank())) {
+			throw new IllegalArgumentException(
+					"Model predicate needs one or more non-blank model names, got " + models);
+		}
+		return models.toArray(String[]::new);
+	}
+
+	private static String toString(Config config) {
+		return "Model: " + config.getModels();
+	}
+
+	/** OpenAI requests are JSON; a request without a content type is read as JSON too. */
+	private static boolean json(ServerHttpRequest request) {
+		MediaType type = request.getHeaders().getContentType();
+		return type == null || MediaType.APPLICATION_JSON.isCompatibleWith(type) || type.getSubtype().endsWith("+json");
+	}
+
+	/**
+	 * A body over {@code dualmap.max-body-size} met while choosing a route: a 413 for any
+	 * error handler, the OpenAI error from {@link OpenAiErrorWebExceptionHandler}.
+	 */
+	public static class BodyTooLargeException extends ResponseStatusException {
+
+		private final int maxBodyBytes;
+
+		BodyTooLargeException(int maxBodyBytes) {
+			super(HttpStatus.CONTENT_TOO_LARGE,
+					"request body exceeds dualmap.max-body-size (" + maxBodyBytes + " bytes)");
+			this.maxBodyBytes = maxBodyBytes;
+		}
+
+		int maxBodyBytes() {
+			return this.maxBodyBytes;
+		}
+
 	}
 
 	/** The models a route serves. */

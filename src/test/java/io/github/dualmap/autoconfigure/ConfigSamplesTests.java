@@ -10,7 +10,7 @@ import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.ModelListGatewayFilterFactory;
 import io.github.dualmap.gateway.ModelRoutePredicateFactory;
-import io.github.dualmap.gateway.RequestModelWebFilter;
+import io.github.dualmap.gateway.OpenAiErrorWebExceptionHandler;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
 import io.github.dualmap.gateway.SloResolver;
@@ -73,7 +73,7 @@ class ConfigSamplesTests {
 			assertThat(context.getBean(DualMapProperties.class).getServices()).containsExactly("llama", "qwen");
 			assertThat(context.getBean(DualMapRegistry.class).pools()).containsOnlyKeys("llama", "qwen");
 			assertThat(context).hasSingleBean(ModelRoutePredicateFactory.class)
-				.hasSingleBean(RequestModelWebFilter.class);
+				.hasSingleBean(OpenAiErrorWebExceptionHandler.class);
 			// The routes' Model predicates, as the gateway builds them.
 			ModelRoutePredicateFactory factory = context.getBean(ModelRoutePredicateFactory.class);
 			for (int route = 0; route < 2; route++) {
@@ -83,7 +83,7 @@ class ConfigSamplesTests {
 				assertThat(definition.getName()).isEqualTo("Model");
 				ModelRoutePredicateFactory.Config config = new ModelRoutePredicateFactory.Config()
 					.setModels(List.copyOf(definition.getArgs().values()));
-				assertThat(factory.apply(config)).hasToString("Model: " + config.getModels());
+				assertThat(factory.applyAsync(config)).hasToString("Model: " + config.getModels());
 			}
 			assertThat(context.getEnvironment()
 				.getRequiredProperty("spring.cloud.gateway.server.webflux.routes[2].filters[0]"))

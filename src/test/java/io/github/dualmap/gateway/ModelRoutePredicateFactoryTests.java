@@ -2,29 +2,34 @@ package io.github.dualmap.gateway;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.prompt.PromptParser;
 import org.junit.jupiter.api.Test;
+import reactor.core.Exceptions;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.cloud.gateway.handler.AsyncPredicate;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
 import org.springframework.web.server.ServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 class ModelRoutePredicateFactoryTests {
 
-	private final ModelRoutePredicateFactory factory = new ModelRoutePredicateFactory();
-
-	private final RequestModelWebFilter filter = new RequestModelWebFilter(this.factory,
+	private final ModelRoutePredicateFactory factory = new ModelRoutePredicateFactory(
 			new PromptParser(PrefixHasher.ofDefaults(), JsonMapper.shared()), 1024);
 
 	private static MockServerWebExchange post(String body, MediaType type) {
@@ -32,18 +37,22 @@ class ModelRoutePredicateFactoryTests {
 			.from(MockServerHttpRequest.post("/v1/chat/completions").contentType(type).body(body));
 	}
 
-	/** Runs the filter and returns the exchange the rest of the chain saw. */
-	private ServerWebExchange filter(ServerWebExchange exchange) {
-		AtomicReference<ServerWebExchange> seen = new AtomicReference<>();
-		this.filter.filter(exchange, e -> {
-			seen.set(e);
-			return Mono.empty();
-		}).block();
-		return seen.get();
+	private AsyncPredicate<ServerWebExchange> predicate(String... models) {
+		return this.factory.applyAsync(new ModelRoutePredicateFactory.Config().setModels(List.of(models)));
 	}
 
-	private static String body(ServerWebExchange exchange) {
-		return DataBufferUtils.join(exchange.getRequest().getBody())
+	private static boolean test(AsyncPredicate<ServerWebExchange> predicate, ServerWebExchange exchange) {
+		return Mono.from(predicate.apply(exchange)).block();
+	}
+
+	/**
+	 * The body the route gets: the request the gateway installs, as often as it is read.
+	 */
+	private static String replayed(ServerWebExchange exchange) {
+		ServerHttpRequest request = exchange
+			.getAttribute(ServerWebExchangeUtils.CACHED_SERVER_HTTP_REQUEST_DECORATOR_ATTR);
+		assertThat(request).isNotNull();
+		return DataBufferUtils.join(request.getBody())
 			.map(b -> b.toString(StandardCharsets.UTF_8))
 			.defaultIfEmpty("")
 			.block();
@@ -64,6 +73,7 @@ class ModelRoutePredicateFactoryTests {
 			assertThat(p.test(exchange)).as(model).isFalse();
 		}
 		assertThat(p).hasToString("Model: [meta-llama/*, qwen]");
+		assertThat(predicate("meta-llama/*", "qwen")).hasToString("Model: [meta-llama/*, qwen]");
 	}
 
 	@Test
@@ -71,40 +81,93 @@ class ModelRoutePredicateFactoryTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> this.factory.apply(new ModelRoutePredicateFactory.Config()))
 			.withMessageContaining("Model predicate needs");
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> this.factory.apply(new ModelRoutePredicateFactory.Config().setModels(List.of(" "))));
-		assertThat(this.factory.inUse()).isFalse();
+		assertThatIllegalArgumentException().isThrownBy(() -> predicate(" "));
 	}
 
 	@Test
-	void bodiesAreReadBeforeRoutingOnlyOnceARouteUsesThePredicate() {
+	void theBodyIsReadOnceWhenThePredicateIsFirstEvaluatedAndReplayedToTheRoute() {
 		String json = "{\"model\":\"m\",\"prompt\":\"hi\"}";
-		ServerWebExchange untouched = post(json, MediaType.APPLICATION_JSON);
-		assertThat(filter(untouched)).isSameAs(untouched);
-		assertThat(untouched.getAttributes()).doesNotContainKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR);
-
-		this.factory.apply(new ModelRoutePredicateFactory.Config().setModels(List.of("m")));
-		ServerWebExchange read = filter(post(json, MediaType.APPLICATION_JSON));
-		assertThat((String) read.getAttribute(DualMapExchangeAttributes.REQUEST_MODEL_ATTR)).isEqualTo("m");
-		// Replayed to the route, as often as it is read.
-		assertThat(body(read)).isEqualTo(json);
-		assertThat(body(read)).isEqualTo(json);
-		// Not JSON: left alone.
-		ServerWebExchange text = post(json, MediaType.TEXT_PLAIN);
-		assertThat(filter(text)).isSameAs(text);
+		AtomicInteger reads = new AtomicInteger();
+		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.post("/v1/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(Flux.defer(() -> {
+				reads.incrementAndGet();
+				return Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(json.getBytes(StandardCharsets.UTF_8)));
+			})));
+		assertThat(test(predicate("other"), exchange)).isFalse();
+		assertThat((String) exchange.getAttribute(DualMapExchangeAttributes.REQUEST_MODEL_ATTR)).isEqualTo("m");
+		assertThat(test(predicate("m"), exchange)).isTrue();
+		// One read for both routes' predicates.
+		assertThat(reads).hasValue(1);
+		assertThat((byte[]) exchange.getAttribute(DualMapExchangeAttributes.REQUEST_BODY_ATTR))
+			.isEqualTo(json.getBytes(StandardCharsets.UTF_8));
+		assertThat(replayed(exchange)).isEqualTo(json);
+		assertThat(replayed(exchange)).isEqualTo(json);
 		// "+json" types are JSON.
-		assertThat((String) filter(post(json, MediaType.parseMediaType("application/vnd.api+json")))
-			.getAttribute(DualMapExchangeAttributes.REQUEST_MODEL_ATTR)).isEqualTo("m");
+		ServerWebExchange api = post(json, MediaType.parseMediaType("application/vnd.api+json"));
+		assertThat(test(predicate("m"), api)).isTrue();
 	}
 
 	@Test
-	void aBodyOverTheLimitIsAnswered413() {
-		this.factory.apply(new ModelRoutePredicateFactory.Config().setModels(List.of("m")));
-		MockServerWebExchange exchange = post("{\"model\":\"m\",\"prompt\":\"" + "x".repeat(2000) + "\"}",
-				MediaType.APPLICATION_JSON);
-		assertThat(filter(exchange)).isNull();
-		assertThat(exchange.getResponse().getStatusCode().value()).isEqualTo(413);
-		assertThat(exchange.getResponse().getBodyAsString().block()).contains("request_too_large");
+	void requestsThatCannotNameAModelAreNotRead() {
+		String json = "{\"model\":\"m\",\"prompt\":\"hi\"}";
+		for (ServerWebExchange exchange : List.of(post(json, MediaType.TEXT_PLAIN),
+				post(json, MediaType.MULTIPART_FORM_DATA),
+				MockServerWebExchange.from(MockServerHttpRequest.put("/v1/completions").body(json)))) {
+			assertThat(test(predicate("m"), exchange)).isFalse();
+			assertThat(exchange.getAttributes()).doesNotContainKeys(DualMapExchangeAttributes.REQUEST_BODY_ATTR,
+					ServerWebExchangeUtils.CACHED_SERVER_HTTP_REQUEST_DECORATOR_ATTR);
+			// The body is still there for the route that serves the request.
+			assertThat(DataBufferUtils.join(exchange.getRequest().getBody())
+				.map(b -> b.toString(StandardCharsets.UTF_8))
+				.defaultIfEmpty("")
+				.block()).isEqualTo(json);
+		}
+		assertThat(test(predicate("m"), MockServerWebExchange.from(MockServerHttpRequest.get("/v1/models")))).isFalse();
+	}
+
+	@Test
+	void aBodyWithoutAModelIsReadAndReplayedButMatchesNothing() {
+		for (String body : List.of("{\"prompt\":\"hi\"}", "{\"model\":7}", "not json", "")) {
+			ServerWebExchange exchange = post(body, MediaType.APPLICATION_JSON);
+			assertThat(test(predicate("*"), exchange)).as(body).isFalse();
+			assertThat(exchange.getAttributes()).doesNotContainKey(DualMapExchangeAttributes.REQUEST_MODEL_ATTR);
+			assertThat(replayed(exchange)).isEqualTo(body);
+		}
+	}
+
+	@Test
+	void aBodyOverTheLimitEndsRouteSelectionWith413() {
+		String big = "{\"model\":\"m\",\"prompt\":\"" + "x".repeat(2000) + "\"}";
+		// Known from Content-Length, and found while reading a body sent without one.
+		MockServerWebExchange declared = post(big, MediaType.APPLICATION_JSON);
+		MockServerWebExchange chunked = MockServerWebExchange.from(MockServerHttpRequest.post("/v1/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(big.getBytes(StandardCharsets.UTF_8)))));
+		assertThat(chunked.getRequest().getHeaders().getContentLength()).isEqualTo(-1);
+		for (MockServerWebExchange exchange : List.of(declared, chunked)) {
+			assertThatExceptionOfType(ModelRoutePredicateFactory.BodyTooLargeException.class)
+				.isThrownBy(() -> test(predicate("m"), exchange))
+				.satisfies(ex -> assertThat(ex.getStatusCode().value()).isEqualTo(413));
+			assertThat(exchange.getAttributes()).doesNotContainKey(DualMapExchangeAttributes.REQUEST_MODEL_ATTR);
+		}
+		// The handler ahead of Spring Boot's answers it the OpenAI way; others pass.
+		OpenAiErrorWebExceptionHandler handler = new OpenAiErrorWebExceptionHandler();
+		assertThat(handler.getOrder()).isLessThan(-1);
+		handler.handle(declared, new ModelRoutePredicateFactory.BodyTooLargeException(1024)).block();
+		assertThat(declared.getResponse().getStatusCode().value()).isEqualTo(413);
+		assertThat(declared.getResponse().getBodyAsString().block()).contains("\"code\":\"request_too_large\"")
+			.contains("1024 bytes");
+		// Among other predicates' errors, which the gateway delays and gathers.
+		MockServerWebExchange gathered = post("", MediaType.APPLICATION_JSON);
+		handler
+			.handle(gathered, Exceptions.multiple(new IllegalStateException("x"),
+					new ModelRoutePredicateFactory.BodyTooLargeException(1024)))
+			.block();
+		assertThat(gathered.getResponse().getStatusCode().value()).isEqualTo(413);
+		IllegalStateException other = new IllegalStateException("x");
+		assertThatExceptionOfType(IllegalStateException.class)
+			.isThrownBy(() -> handler.handle(post("", MediaType.APPLICATION_JSON), other).block());
 	}
 
 }

@@ -2,6 +2,7 @@ package io.github.dualmap.gateway;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.zip.GZIPOutputStream;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -19,6 +21,8 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -77,6 +81,17 @@ class ModelRoutingIntegrationTests {
 		properties.add(gone + "predicates[0]", () -> "Path=/gone/v1/models");
 		properties.add(gone + "filters[0]", () -> "ModelList=gone");
 		properties.add("spring.cloud.discovery.client.simple.instances.gone[0].uri", GONE::uri);
+		// After the Model routes: one they share paths with, one they do not.
+		String plain = "spring.cloud.gateway.server.webflux.routes[5].";
+		properties.add(plain + "id", () -> "plain");
+		properties.add(plain + "uri", HOSTED::uri);
+		properties.add(plain + "predicates[0]", () -> "Path=/v1/**");
+		properties.add(plain + "predicates[1]", () -> "Header=x-plain");
+		String upload = "spring.cloud.gateway.server.webflux.routes[6].";
+		properties.add(upload + "id", () -> "upload");
+		properties.add(upload + "uri", HOSTED::uri);
+		properties.add(upload + "predicates[0]", () -> "Path=/upload/**");
+		properties.add(upload + "filters[0]", () -> "SetPath=/v1/chat/completions");
 	}
 
 	private static void route(DynamicPropertyRegistry properties, int index, String id, String uri, String model) {
@@ -200,9 +215,62 @@ class ModelRoutingIntegrationTests {
 	}
 
 	@Test
-	void aBodyOverTheLimitGets413BeforeRouting() {
+	void aRouteAfterTheModelRoutesGetsTheBodyTheyRead() {
+		String body = chat("mistral-7b", "Not served by a pool. ".repeat(10), "u");
+		EntityExchangeResult<String> r = this.client.post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.header("x-plain", "1")
+			.bodyValue(body)
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+		assertThat(servedBy(r)).isEqualTo("hosted");
+		assertThat(r.getResponseBody()).contains(echo(body.getBytes(StandardCharsets.UTF_8)));
+	}
+
+	@Test
+	void aBodyOverTheLimitGets413WhereAModelPredicateReadsIt() {
 		String big = chat("gpt-4o", "x".repeat(2 * 1024 * 1024), "u");
-		EntityExchangeResult<String> r = post(big);
+		assertTooLarge(post(big));
+		// Without a Content-Length: found while reading.
+		byte[] bytes = big.getBytes(StandardCharsets.UTF_8);
+		assertTooLarge(this.client.post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(Flux.range(0, 64)
+				.map(i -> DefaultDataBufferFactory.sharedInstance
+					.wrap(ByteBuffer.wrap(bytes, i * (bytes.length / 64), bytes.length / 64))), DataBuffer.class)
+			.exchange()
+			.expectBody(String.class)
+			.returnResult());
+		// On whichever route matches after the Model predicates failed.
+		assertTooLarge(this.client.post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.header("x-plain", "1")
+			.bodyValue(big)
+			.exchange()
+			.expectBody(String.class)
+			.returnResult());
+	}
+
+	@Test
+	void requestsForOtherRoutesAreNotReadBeforeRouting() {
+		// Over dualmap.max-body-size, but no Model predicate sees it.
+		byte[] big = chat("gpt-4o", "x".repeat(2 * 1024 * 1024), "u").getBytes(StandardCharsets.UTF_8);
+		EntityExchangeResult<String> r = this.client.post()
+			.uri("/upload/file")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(big)
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+		assertThat(servedBy(r)).isEqualTo("hosted");
+		assertThat(r.getResponseBody()).contains(echo(big));
+	}
+
+	private static void assertTooLarge(EntityExchangeResult<String> r) {
 		assertThat(r.getStatus().value()).isEqualTo(413);
 		assertThat(r.getResponseBody()).contains("\"code\":\"request_too_large\"");
 	}

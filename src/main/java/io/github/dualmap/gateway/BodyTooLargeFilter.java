@@ -1,0 +1,29 @@
+package io.github.dualmap.gateway;
+
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.core.Ordered;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Answers 413 on any route for a request whose body the {@code Model} predicate found
+ * over {@code dualmap.max-body-size} while the gateway chose the route: a failing
+ * predicate does not stop the gateway from trying the routes after it, and the body may
+ * be half read by then. First of all global filters.
+ */
+public class BodyTooLargeFilter implements GlobalFilter, Ordered {
+
+	@Override
+	public int getOrder() {
+		return Ordered.HIGHEST_PRECEDENCE;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+		Integer limit = exchange.getAttribute(DualMapExchangeAttributes.BODY_TOO_LARGE_ATTR);
+		return limit == null ? chain.filter(exchange) : OpenAiErrorResponses.tooLarge(exchange, limit);
+	}
+
+}
