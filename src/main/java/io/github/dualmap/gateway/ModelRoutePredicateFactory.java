@@ -2,6 +2,7 @@ package io.github.dualmap.gateway;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
 
 import io.github.dualmap.prompt.InvalidRequestException;
@@ -13,19 +14,26 @@ import org.springframework.cloud.gateway.handler.AsyncPredicate;
 import org.springframework.cloud.gateway.handler.predicate.AbstractRoutePredicateFactory;
 import org.springframework.cloud.gateway.handler.predicate.GatewayPredicate;
 import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
+import org.springframework.core.ResolvableType;
+import org.springframework.core.codec.DecodingException;
 import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.http.codec.multipart.FormPartEvent;
+import org.springframework.http.codec.multipart.PartEvent;
+import org.springframework.http.codec.multipart.PartEventHttpMessageReader;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.util.PatternMatchUtils;
 import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * The {@code Model} route predicate: matches a request whose JSON body names one of the
- * given models ({@code model}), exactly or by {@code *} wildcards, so one gateway can
- * send each model to its own pool:
+ * The {@code Model} route predicate: matches a request whose body names one of the given
+ * models ({@code model}: the top-level field of a JSON body, the form field of a
+ * {@code multipart/form-data} upload such as an audio transcription), exactly or by
+ * {@code *} wildcards, so one gateway can send each model to its own pool:
  *
  * <pre>
  * predicates: [Path=/v1/**, Model=meta-llama/Llama-3.1-8B-Instruct]
@@ -33,22 +41,29 @@ import org.springframework.web.server.ServerWebExchange;
  * </pre>
  *
  * The body is read when the gateway first evaluates this predicate for a request, that is
- * only for {@code POST} requests with a JSON body that passed the route's earlier
+ * only for JSON or multipart {@code POST} requests that passed the route's earlier
  * predicates (list {@code Model} after {@code Path}): under
  * {@code dualmap.max-body-size}, into {@link DualMapExchangeAttributes#REQUEST_BODY_ATTR}
  * with its model in {@link DualMapExchangeAttributes#REQUEST_MODEL_ATTR}, and replayed to
  * whichever route matches (the gateway's {@code AdaptCachedBodyGlobalFilter} installs the
  * replaying request, as for Spring's {@code ReadBody} predicate); the DualMap filters
- * reuse the bytes. A body over the limit ends route selection with a
- * {@link BodyTooLargeException} (answered 413 by {@link OpenAiErrorWebExceptionHandler}).
- * A request whose body names no model (a GET, a non-JSON or multipart upload, an invalid
- * body) matches no {@code Model} route.
+ * reuse the bytes. A body over the limit gets 413 whatever route it then takes
+ * ({@link BodyTooLargeFilter}), or when none does
+ * ({@link OpenAiErrorWebExceptionHandler}): the gateway goes on evaluating routes after a
+ * predicate fails. A request whose body names no model (a GET, another content type, an
+ * invalid body) matches no {@code Model} route.
  */
 public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<ModelRoutePredicateFactory.Config> {
 
 	private final PromptParser parser;
 
+	private static final String MODEL_FIELD = "model";
+
+	private static final ResolvableType PART_EVENT = ResolvableType.forClass(PartEvent.class);
+
 	private final int maxBodyBytes;
+
+	private final PartEventHttpMessageReader parts = new PartEventHttpMessageReader();
 
 	public ModelRoutePredicateFactory(PromptParser parser, int maxBodyBytes) {
 		super(Config.class);
@@ -101,7 +116,7 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 					return Mono.just(matches(patterns, exchange));
 				}
 				ServerHttpRequest request = exchange.getRequest();
-				if (!HttpMethod.POST.equals(request.getMethod()) || !json(request)
+				if (!HttpMethod.POST.equals(request.getMethod()) || !(json(request) || multipart(request))
 						|| exchange.getAttributes().containsKey(DualMapExchangeAttributes.BODY_TOO_LARGE_ATTR)) {
 					return Mono.just(false);
 				}
@@ -132,16 +147,32 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 		}
 		return RequestBodies.read(exchange.getRequest().getBody(), this.maxBodyBytes)
 			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge(exchange))
-			.doOnNext(body -> {
+			.flatMap(body -> {
+				ServerHttpRequest replaying = RequestBodies.replaying(exchange, body);
 				exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, body);
 				exchange.getAttributes()
-					.put(ServerWebExchangeUtils.CACHED_SERVER_HTTP_REQUEST_DECORATOR_ATTR,
-							RequestBodies.replaying(exchange, body));
-				String model = modelOf(exchange.getRequest(), body);
-				if (model != null) {
-					exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_MODEL_ATTR, model);
-				}
+					.put(ServerWebExchangeUtils.CACHED_SERVER_HTTP_REQUEST_DECORATOR_ATTR, replaying);
+				Mono<String> model = multipart(exchange.getRequest()) ? formModel(replaying)
+						: Mono.justOrEmpty(modelOf(exchange.getRequest(), body));
+				return model
+					.doOnNext(m -> exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_MODEL_ATTR, m))
+					.thenReturn(body);
 			});
+	}
+
+	/**
+	 * The {@code model} field of a {@code multipart/form-data} upload (the audio
+	 * transcription and translation APIs), read from the bytes already in memory; empty
+	 * when there is none or the form cannot be read.
+	 */
+	private Mono<String> formModel(ServerHttpRequest replaying) {
+		return this.parts.read(PART_EVENT, replaying, Map.of())
+			.doOnNext(event -> DataBufferUtils.release(event.content()))
+			.filter(event -> event instanceof FormPartEvent form && MODEL_FIELD.equals(form.name()))
+			.next()
+			.map(event -> ((FormPartEvent) event).value())
+			.filter(model -> !model.isEmpty())
+			.onErrorResume(DecodingException.class, ex -> Mono.empty());
 	}
 
 	private Mono<byte[]> tooLarge(ServerWebExchange exchange) {
@@ -176,6 +207,10 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 
 	private static String toString(Config config) {
 		return "Model: " + config.getModels();
+	}
+
+	private static boolean multipart(ServerHttpRequest request) {
+		return MediaType.MULTIPART_FORM_DATA.isCompatibleWith(request.getHeaders().getContentType());
 	}
 
 	/** OpenAI requests are JSON; a request without a content type is read as JSON too. */

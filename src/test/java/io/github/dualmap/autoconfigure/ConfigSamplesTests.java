@@ -76,7 +76,7 @@ class ConfigSamplesTests {
 				.hasSingleBean(OpenAiErrorWebExceptionHandler.class);
 			// The routes' Model predicates, as the gateway builds them.
 			ModelRoutePredicateFactory factory = context.getBean(ModelRoutePredicateFactory.class);
-			for (int route = 0; route < 2; route++) {
+			for (int route = 0; route < 3; route++) {
 				String predicate = context.getEnvironment()
 					.getRequiredProperty("spring.cloud.gateway.server.webflux.routes[" + route + "].predicates[1]");
 				PredicateDefinition definition = new PredicateDefinition(predicate);
@@ -86,7 +86,7 @@ class ConfigSamplesTests {
 				assertThat(factory.applyAsync(config)).hasToString("Model: " + config.getModels());
 			}
 			assertThat(context.getEnvironment()
-				.getRequiredProperty("spring.cloud.gateway.server.webflux.routes[2].filters[0]"))
+				.getRequiredProperty("spring.cloud.gateway.server.webflux.routes[3].filters[0]"))
 				.isEqualTo("ModelList");
 			assertThat(context.getBean(ModelListGatewayFilterFactory.class)
 				.apply(new ModelListGatewayFilterFactory.Config())).isNotNull();

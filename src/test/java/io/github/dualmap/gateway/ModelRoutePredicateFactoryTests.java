@@ -112,7 +112,7 @@ class ModelRoutePredicateFactoryTests {
 	void requestsThatCannotNameAModelAreNotRead() {
 		String json = "{\"model\":\"m\",\"prompt\":\"hi\"}";
 		for (ServerWebExchange exchange : List.of(post(json, MediaType.TEXT_PLAIN),
-				post(json, MediaType.MULTIPART_FORM_DATA),
+				post(json, MediaType.APPLICATION_FORM_URLENCODED),
 				MockServerWebExchange.from(MockServerHttpRequest.put("/v1/completions").body(json)))) {
 			assertThat(test(predicate("m"), exchange)).isFalse();
 			assertThat(exchange.getAttributes()).doesNotContainKeys(DualMapExchangeAttributes.REQUEST_BODY_ATTR,
@@ -124,6 +124,42 @@ class ModelRoutePredicateFactoryTests {
 				.block()).isEqualTo(json);
 		}
 		assertThat(test(predicate("m"), MockServerWebExchange.from(MockServerHttpRequest.get("/v1/models")))).isFalse();
+	}
+
+	/** A multipart form as the OpenAI SDKs send an audio transcription. */
+	static String form(String boundary, String... fields) {
+		StringBuilder form = new StringBuilder();
+		for (int i = 0; i < fields.length; i += 2) {
+			form.append("--").append(boundary).append("\r\nContent-Disposition: form-data; name=\"").append(fields[i]);
+			if (fields[i].equals("file")) {
+				form.append("\"; filename=\"a.wav\"\r\nContent-Type: audio/wav\r\n\r\n");
+			}
+			else {
+				form.append("\"\r\n\r\n");
+			}
+			form.append(fields[i + 1]).append("\r\n");
+		}
+		return form.append("--").append(boundary).append("--\r\n").toString();
+	}
+
+	@Test
+	void aMultipartUploadIsRoutedByItsModelField() {
+		MediaType type = MediaType.parseMediaType("multipart/form-data; boundary=b0undary");
+		// The file before the model, as the OpenAI Python SDK orders them.
+		String upload = form("b0undary", "file", "RIFF....WAVEfmt " + "\u0001".repeat(500), "model", "whisper-large-v3",
+				"language", "en");
+		ServerWebExchange exchange = post(upload, type);
+		assertThat(test(predicate("whisper-*"), exchange)).isTrue();
+		assertThat(test(predicate("meta-llama/*"), exchange)).isFalse();
+		assertThat(replayed(exchange)).isEqualTo(upload);
+		// Without a model field, with an empty one, or not a form at all: no model, body
+		// kept.
+		for (String body : List.of(form("b0undary", "file", "x", "language", "en"), form("b0undary", "model", ""),
+				"--b0undary\r\nnot a part")) {
+			ServerWebExchange other = post(body, type);
+			assertThat(test(predicate("*"), other)).as(body).isFalse();
+			assertThat(replayed(other)).isEqualTo(body);
+		}
 	}
 
 	@Test

@@ -50,6 +50,8 @@ class ModelRoutingIntegrationTests {
 
 	static final StubEngine HOSTED = new StubEngine("hosted");
 
+	static final StubEngine WHISPER = new StubEngine("whisper");
+
 	/** The one instance of the pool "gone": stopped before the gateway starts. */
 	static final StubEngine GONE = new StubEngine("gone");
 
@@ -92,6 +94,14 @@ class ModelRoutingIntegrationTests {
 		properties.add(upload + "uri", HOSTED::uri);
 		properties.add(upload + "predicates[0]", () -> "Path=/upload/**");
 		properties.add(upload + "filters[0]", () -> "SetPath=/v1/chat/completions");
+		// A speech-to-text model, chosen by the model field of the upload (the stub
+		// answers on its completions path).
+		String whisper = "spring.cloud.gateway.server.webflux.routes[7].";
+		properties.add(whisper + "id", () -> "whisper");
+		properties.add(whisper + "uri", WHISPER::uri);
+		properties.add(whisper + "predicates[0]", () -> "Path=/v1/audio/**");
+		properties.add(whisper + "predicates[1]", () -> "Model=whisper-*");
+		properties.add(whisper + "filters[0]", () -> "SetPath=/v1/completions");
 	}
 
 	private static void route(DynamicPropertyRegistry properties, int index, String id, String uri, String model) {
@@ -107,6 +117,7 @@ class ModelRoutingIntegrationTests {
 		LLAMA.forEach(StubEngine::stop);
 		QWEN.stop();
 		HOSTED.stop();
+		WHISPER.stop();
 	}
 
 	static String chat(String model, String system, String user) {
@@ -116,7 +127,11 @@ class ModelRoutingIntegrationTests {
 	}
 
 	EntityExchangeResult<String> post(byte[] body, MediaType type, String encoding) {
-		WebTestClient.RequestBodySpec spec = this.client.post().uri("/v1/chat/completions").contentType(type);
+		return post(body, type, encoding, "/v1/chat/completions");
+	}
+
+	EntityExchangeResult<String> post(byte[] body, MediaType type, String encoding, String path) {
+		WebTestClient.RequestBodySpec spec = this.client.post().uri(path).contentType(type);
 		if (encoding != null) {
 			spec.header("Content-Encoding", encoding);
 		}
@@ -178,7 +193,7 @@ class ModelRoutingIntegrationTests {
 		assertThat(post("{\"messages\":[]}").getStatus().value()).isEqualTo(404);
 		assertThat(post("{\"model\":7}").getStatus().value()).isEqualTo(404);
 		assertThat(post("not json").getStatus().value()).isEqualTo(404);
-		// A multipart upload is not read before routing.
+		// Another content type is not read before routing.
 		assertThat(post(chat("meta-llama/x", "s", "u").getBytes(StandardCharsets.UTF_8), MediaType.TEXT_PLAIN, null)
 			.getStatus()
 			.value()).isEqualTo(404);
@@ -253,6 +268,22 @@ class ModelRoutingIntegrationTests {
 			.exchange()
 			.expectBody(String.class)
 			.returnResult());
+	}
+
+	@Test
+	void anAudioUploadReachesTheRouteOfItsModelField() {
+		String upload = ModelRoutePredicateFactoryTests.form("x-boundary", "file", "RIFF" + "\u0002".repeat(300),
+				"model", "whisper-large-v3");
+		byte[] bytes = upload.getBytes(StandardCharsets.UTF_8);
+		EntityExchangeResult<String> r = post(bytes,
+				MediaType.parseMediaType("multipart/form-data; boundary=x-boundary"), null, "/v1/audio/transcriptions");
+		assertThat(servedBy(r)).isEqualTo("whisper");
+		assertThat(r.getResponseBody()).contains(echo(bytes));
+		String other = ModelRoutePredicateFactoryTests.form("x-boundary", "file", "RIFF", "model", "tiny");
+		assertThat(post(other.getBytes(StandardCharsets.UTF_8),
+				MediaType.parseMediaType("multipart/form-data; boundary=x-boundary"), null, "/v1/audio/transcriptions")
+			.getStatus()
+			.value()).isEqualTo(404);
 	}
 
 	@Test
