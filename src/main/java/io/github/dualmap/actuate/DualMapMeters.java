@@ -140,6 +140,13 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 				.tags(tags)
 				.description("Requests released from the dispatch queues to an instance")
 				.register(this.meters);
+			for (boolean onStatus : new boolean[] { false, true }) {
+				FunctionCounter.builder("dualmap.retries", service, p -> p.retries(onStatus))
+					.tags(tags.and("cause", onStatus ? "status" : "connect"))
+					.description("Requests sent once more to another instance: after a connect failure, "
+							+ "or a response status of dualmap.retry.statuses")
+					.register(this.meters);
+			}
 			for (int status : PoolInspection.REJECTION_STATUSES) {
 				FunctionCounter.builder("dualmap.rejections", service, p -> p.rejections(status))
 					.tags(tags.and("status", Integer.toString(status)))

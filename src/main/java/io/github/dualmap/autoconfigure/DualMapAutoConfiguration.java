@@ -164,8 +164,8 @@ public class DualMapAutoConfiguration {
 	}
 
 	@Bean
-	ConnectFailoverFilter dualMapConnectFailoverFilter(DualMapRegistry registry) {
-		return new ConnectFailoverFilter(registry);
+	ConnectFailoverFilter dualMapConnectFailoverFilter(DualMapRegistry registry, DualMapProperties properties) {
+		return new ConnectFailoverFilter(registry, properties.getRetry().getStatuses());
 	}
 
 	@Bean

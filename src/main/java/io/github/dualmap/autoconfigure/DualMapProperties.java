@@ -110,6 +110,9 @@ public class DualMapProperties {
 	private final StoredResponses storedResponses = new StoredResponses();
 
 	@Valid
+	private final Retry retry = new Retry();
+
+	@Valid
 	private final Dispatch dispatch = new Dispatch();
 
 	@Valid
@@ -302,6 +305,10 @@ public class DualMapProperties {
 
 	public StoredResponses getStoredResponses() {
 		return this.storedResponses;
+	}
+
+	public Retry getRetry() {
+		return this.retry;
 	}
 
 	public Dispatch getDispatch() {
@@ -896,6 +903,36 @@ public class DualMapProperties {
 	 * that answered the response they continue (see docs/operations.md, "Stored
 	 * responses").
 	 */
+	/**
+	 * Sending a request once more, to another instance, when the chosen one did not take
+	 * it.
+	 */
+	public static class Retry {
+
+		/**
+		 * Response statuses of an instance that send the request once more to another
+		 * instance, when they come before any response body byte (an engine that refuses
+		 * work: overloaded, draining, starting). Connect failures are always retried
+		 * once. Empty: only connect failures.
+		 */
+		@NotNull(message = "dualmap.retry.statuses must be set")
+		private List<Integer> statuses = new ArrayList<>(List.of(429, 503));
+
+		public List<Integer> getStatuses() {
+			return this.statuses;
+		}
+
+		public void setStatuses(List<Integer> statuses) {
+			this.statuses = statuses;
+		}
+
+		@AssertTrue(message = "dualmap.retry.statuses must be HTTP error statuses (400 to 599)")
+		boolean isStatusesErrors() {
+			return this.statuses == null || this.statuses.stream().allMatch(s -> s != null && s >= 400 && s <= 599);
+		}
+
+	}
+
 	public static class StoredResponses {
 
 		/** Whether the gateway remembers which instance answered which response. */

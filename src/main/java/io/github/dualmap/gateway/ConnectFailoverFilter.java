@@ -1,9 +1,11 @@
 package io.github.dualmap.gateway;
 
 import java.net.ConnectException;
+import java.util.Collection;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.dualmap.core.Reason;
 import io.github.dualmap.prompt.OpenAiError;
 import reactor.core.publisher.Mono;
 
@@ -14,18 +16,21 @@ import org.springframework.cloud.gateway.support.NotFoundException;
 import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * Retries a request once on another instance when connecting to the chosen one failed
- * before any response byte: that instance is excluded for this request, the exchange's
- * routing attributes are reset the way the gateway's retry filter does, and the chain
- * runs again, so the load balancer submits the request anew (to the dispatch queues in
- * queue mode). It also turns a rejection by the dispatch queues into an OpenAI-style 429
- * or 503 with {@code Retry-After}, "no instance" into a 503 and a second connect failure
- * into a 502. It is the outermost place where the load balancer's error signal arrives
- * while the response can still be written: Spring's load-balancer filter only passes the
- * error of {@code choose} on.
+ * Retries a request once on another instance when connecting to the chosen one failed, or
+ * when it answered one of the configured statuses ({@code dualmap.retry.statuses}: 429
+ * and 503 by default, an engine refusing work) before any response body byte: that
+ * instance is excluded for this request, the exchange's routing attributes are reset the
+ * way the gateway's retry filter does, and the chain runs again, so the load balancer
+ * submits the request anew (to the dispatch queues in queue mode). It also turns a
+ * rejection by the dispatch queues into an OpenAI-style 429 or 503 with
+ * {@code Retry-After}, "no instance" into a 503 and a second connect failure into a 502.
+ * It is the outermost place where the load balancer's error signal arrives while the
+ * response can still be written: Spring's load-balancer filter only passes the error of
+ * {@code choose} on.
  */
 public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 
@@ -37,8 +42,15 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 
 	private final DualMapRegistry registry;
 
-	public ConnectFailoverFilter(DualMapRegistry registry) {
+	private final Set<Integer> retryStatuses;
+
+	/**
+	 * @param retryStatuses the backend's response statuses that, before any body byte,
+	 * send the request once more to another instance
+	 */
+	public ConnectFailoverFilter(DualMapRegistry registry, Collection<Integer> retryStatuses) {
 		this.registry = registry;
+		this.retryStatuses = Set.copyOf(retryStatuses);
 	}
 
 	@Override
@@ -52,7 +64,7 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 		if (service == null) {
 			return chain.filter(exchange);
 		}
-		return attempt(exchange, chain, true)
+		return attempt(exchange, chain, service, true)
 			.onErrorResume(DispatchRejectedException.class, ex -> rejected(exchange, ex))
 			.onErrorResume(NotFoundException.class,
 					ex -> OpenAiErrorResponses.write(exchange, HttpStatus.SERVICE_UNAVAILABLE,
@@ -67,8 +79,13 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 		return OpenAiErrorResponses.write(exchange, status, ex.toOpenAiError(), ex.rejection().retryAfterSeconds());
 	}
 
-	private Mono<Void> attempt(ServerWebExchange exchange, GatewayFilterChain chain, boolean mayRetry) {
-		return chain.filter(exchange).onErrorResume(ConnectFailoverFilter::isConnectFailure, ex -> {
+	private Mono<Void> attempt(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service,
+			boolean mayRetry) {
+		Mono<Void> sent = chain.filter(exchange);
+		if (mayRetry && !this.retryStatuses.isEmpty()) {
+			sent = sent.then(Mono.defer(() -> retryOnStatus(exchange, chain, service)));
+		}
+		return sent.onErrorResume(ConnectFailoverFilter::isConnectFailure, ex -> {
 			RoutedAttempt failed = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
 			if (failed == null || exchange.getResponse().isCommitted()) {
 				return Mono.error(ex);
@@ -77,14 +94,38 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 			exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
 			excluded(exchange).add(failed.instanceId());
 			if (mayRetry) {
+				service.countRetry(false);
 				ServerWebExchangeUtils.reset(exchange);
-				return attempt(exchange, chain, false);
+				return attempt(exchange, chain, service, false);
 			}
 			return OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY,
 					new OpenAiError("could not connect to instance '" + failed.instanceId() + "' of '"
 							+ failed.serviceId() + "' nor to another one", "server_error", null,
 							"upstream_connect_failed"));
 		});
+	}
+
+	/**
+	 * The gateway has the backend's status and headers but has not written them (the body
+	 * is written after this filter, by {@code NettyWriteResponseFilter}): a status to
+	 * retry drops that answer and its connection and sends the request to another
+	 * instance; the second answer goes to the client whatever it is.
+	 */
+	private Mono<Void> retryOnStatus(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service) {
+		RoutedAttempt refused = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+		HttpStatusCode status = exchange.getResponse().getStatusCode();
+		// A pinned request continues a stored response only its instance holds.
+		if (refused == null || status == null || !this.retryStatuses.contains(status.value())
+				|| refused.decision().reason() == Reason.PINNED || exchange.getResponse().isCommitted()
+				|| exchange.getAttribute(ServerWebExchangeUtils.CLIENT_RESPONSE_CONN_ATTR) == null) {
+			return Mono.empty();
+		}
+		refused.complete(status);
+		exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
+		excluded(exchange).add(refused.instanceId());
+		service.countRetry(true);
+		ServerWebExchangeUtils.reset(exchange);
+		return attempt(exchange, chain, service, false);
 	}
 
 	@SuppressWarnings("unchecked")

@@ -78,6 +78,10 @@ public final class ServicePool {
 
 	private final LongAdder unavailable = new LongAdder();
 
+	private final LongAdder connectRetries = new LongAdder();
+
+	private final LongAdder statusRetries = new LongAdder();
+
 	ServicePool(String serviceId, InstancePool pool, RoutingPolicy policy, QueueSettings queueSettings,
 			InstanceBreakers breakers, String weightMetadataKey, List<DualMapListener> listeners) {
 		this.serviceId = serviceId;
@@ -375,6 +379,18 @@ public final class ServicePool {
 			case Rejection.SERVICE_UNAVAILABLE -> this.unavailable.sum();
 			default -> throw new IllegalArgumentException("rejection status must be 429 or 503 but was " + status);
 		};
+	}
+
+	/**
+	 * Requests of this pool sent once more to another instance, after a connect failure
+	 * ({@code onStatus} false) or a response status of {@code dualmap.retry.statuses}.
+	 */
+	public long retries(boolean onStatus) {
+		return (onStatus ? this.statusRetries : this.connectRetries).sum();
+	}
+
+	void countRetry(boolean onStatus) {
+		(onStatus ? this.statusRetries : this.connectRetries).increment();
 	}
 
 	private void countRejection(Rejection rejection) {

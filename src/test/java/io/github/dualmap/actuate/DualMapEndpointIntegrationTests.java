@@ -287,6 +287,8 @@ class DualMapEndpointIntegrationTests {
 			.containsPattern("dualmap_reroutes_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"429\"} 0\\.0")
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"503\"} 0\\.0")
+			.containsPattern("dualmap_retries_total\\{cause=\"connect\",service=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_retries_total\\{cause=\"status\",service=\"llm\"} 0\\.0")
 			.doesNotContain("Zebra")
 			.doesNotContain("one more");
 	}

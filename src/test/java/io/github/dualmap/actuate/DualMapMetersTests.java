@@ -339,7 +339,7 @@ class DualMapMetersTests {
 		assertThat(tagValues).isNotEmpty();
 		assertThat(tagValues).allSatisfy(v -> {
 			assertThat(v).isIn("llm", "i1", "i2", "i3", "affinity", "slo-switch", "hotspot", "fallback", "third-choice",
-					"load", "dualmap", "within", "over", "429", "503", "default");
+					"load", "dualmap", "within", "over", "429", "503", "default", "connect", "status");
 			assertThat(forbidden).doesNotContain(v);
 		});
 	}

@@ -169,6 +169,18 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void refusalsOf429And503AreRetriedByDefaultAndOnlyErrorStatusesCanBeListed() {
+		this.runner.run(context -> assertThat(context.getBean(DualMapProperties.class).getRetry().getStatuses())
+			.containsExactly(429, 503));
+		this.runner.withPropertyValues("dualmap.retry.statuses=")
+			.run(context -> assertThat(context.getBean(DualMapProperties.class).getRetry().getStatuses()).isEmpty());
+		this.runner.withPropertyValues("dualmap.retry.statuses=502,503")
+			.run(context -> assertThat(context.getBean(DualMapProperties.class).getRetry().getStatuses())
+				.containsExactly(502, 503));
+		expectFailure("dualmap.retry.statuses=503,200", "dualmap.retry.statuses must be HTTP error statuses");
+	}
+
+	@Test
 	void disabledMeansNoBeans() {
 		this.runner.withPropertyValues("dualmap.enabled=false")
 			.run(context -> assertThat(context).doesNotHaveBean(DualMapRegistry.class));

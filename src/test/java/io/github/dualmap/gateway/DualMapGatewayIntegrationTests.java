@@ -355,6 +355,18 @@ class DualMapGatewayIntegrationTests {
 			assertThat(reason(next)).isEqualTo("pinned");
 			previous = responseId(next);
 		}
+		// A holder that refuses a continuation is not skipped: no other instance has it.
+		StubEngine holding = engine(holder);
+		holding.refuseWith.set(503);
+		try {
+			EntityExchangeResult<byte[]> refused = post("/v1/responses", request.formatted(false,
+					systemPrompt("refused"), "more", ",\"previous_response_id\":\"" + previous + "\""));
+			assertThat(refused.getStatus().value()).isEqualTo(503);
+			assertThat(instance(refused)).isEqualTo(holder);
+		}
+		finally {
+			holding.refuseWith.set(0);
+		}
 		// Retrieving stored responses goes to their holders too, wherever each lives.
 		Map<String, String> holders = new HashMap<>();
 		for (int i = 0; i < 12 && new HashSet<>(holders.values()).size() < 2; i++) {
@@ -384,6 +396,52 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
+	@Order(90)
+	void anInstanceThatRefusesWorkHasTheRequestSentToAnotherOnce() {
+		ServicePool pool = this.registry.pool("llm");
+		String body = chat(systemPrompt("refusals"), "q", false);
+		String streamed = chat(systemPrompt("refusals"), "q", true);
+		StubEngine home = engine(instance(post("/v1/chat/completions", body)));
+		long retries = pool.retries(true);
+		try {
+			// 429 and 503 (the defaults) before any byte: once more, to another instance,
+			// streamed or not.
+			int refused = 0;
+			for (int status : new int[] { 429, 503 }) {
+				home.refuseWith.set(status);
+				for (String request : List.of(body, streamed)) {
+					EntityExchangeResult<byte[]> r = post("/v1/chat/completions", request);
+					assertThat(r.getStatus().value()).as("after %d", status).isEqualTo(200);
+					assertThat(instance(r)).isNotEqualTo(home.instanceId());
+					assertThat(home.refused).hasValue(++refused);
+				}
+			}
+			assertThat(pool.retries(true)).isEqualTo(retries + 4);
+			// A status not configured goes to the client as the instance sent it.
+			home.refuseWith.set(500);
+			EntityExchangeResult<byte[]> failed = post("/v1/chat/completions", body);
+			assertThat(failed.getStatus().value()).isEqualTo(500);
+			assertThat(instance(failed)).isEqualTo(home.instanceId());
+			assertThat(pool.retries(true)).isEqualTo(retries + 4);
+			// Every instance refuses: one retry, and its answer is the client's.
+			ENGINES.forEach(e -> e.refuseWith.set(429));
+			EntityExchangeResult<byte[]> busy = post("/v1/chat/completions", body);
+			assertThat(busy.getStatus().value()).isEqualTo(429);
+			assertThat(busy.getResponseHeaders().getFirst("retry-after")).isEqualTo("1");
+			assertThat(new String(busy.getResponseBodyContent(), StandardCharsets.UTF_8)).contains("refused by")
+				.doesNotContain("refused by " + home.name);
+			assertThat(pool.retries(true)).isEqualTo(retries + 5);
+		}
+		finally {
+			ENGINES.forEach(e -> e.refuseWith.set(0));
+		}
+		// Every try was accounted for and ended.
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(
+					() -> assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero()));
+	}
+
+	@Test
 	@Order(100)
 	void aStoppedBackendGetsNoMoreRequestsAndNoClientSeesA5xx() {
 		StubEngine stopped = ENGINES.get(2);
@@ -399,6 +457,7 @@ class DualMapGatewayIntegrationTests {
 			instances.add(instance(r));
 		}
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(pool.retries(false)).isPositive();
 		assertThat(pool.pool().instance(stopped.instanceId()).healthy()).isFalse();
 		int callsWhenOpened = breaker.getMetrics().getNumberOfBufferedCalls();
 		for (int i = 0; i < 20; i++) {

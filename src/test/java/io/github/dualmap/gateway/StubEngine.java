@@ -57,6 +57,15 @@ final class StubEngine {
 
 	final AtomicInteger served = new AtomicInteger();
 
+	/**
+	 * A status the completion endpoints answer instead of completing (0: complete), with
+	 * an OpenAI error body: an engine refusing work.
+	 */
+	final AtomicInteger refuseWith = new AtomicInteger();
+
+	/** Requests answered with {@link #refuseWith}. */
+	final AtomicInteger refused = new AtomicInteger();
+
 	/** Delay before the first response byte: a slow prefill, as the gateway sees it. */
 	final AtomicReference<Duration> firstByteDelay = new AtomicReference<>(Duration.ZERO);
 
@@ -111,6 +120,16 @@ final class StubEngine {
 			String body = new String(bytes, StandardCharsets.UTF_8);
 			CRC32 crc = new CRC32();
 			crc.update(bytes);
+			int refuse = this.refuseWith.get();
+			if (refuse != 0) {
+				this.refused.incrementAndGet();
+				return res.status(refuse)
+					.header("content-type", "application/json")
+					.header("retry-after", "1")
+					.sendString(Mono.just("{\"error\":{\"message\":\"refused by " + this.name
+							+ "\",\"type\":\"server_error\",\"code\":" + refuse + "}}"))
+					.then();
+			}
 			this.served.incrementAndGet();
 			Mono<Long> prefill = Mono.delay(this.firstByteDelay.get());
 			if (body.replace(" ", "").contains("\"stream\":true")) {
@@ -136,6 +155,16 @@ final class StubEngine {
 			String body = new String(bytes, StandardCharsets.UTF_8);
 			CRC32 crc = new CRC32();
 			crc.update(bytes);
+			int refuse = this.refuseWith.get();
+			if (refuse != 0) {
+				this.refused.incrementAndGet();
+				return res.status(refuse)
+					.header("content-type", "application/json")
+					.header("retry-after", "1")
+					.sendString(Mono.just("{\"error\":{\"message\":\"refused by " + this.name
+							+ "\",\"type\":\"server_error\",\"code\":" + refuse + "}}"))
+					.then();
+			}
 			this.served.incrementAndGet();
 			Matcher previous = PREVIOUS_RESPONSE.matcher(body);
 			if (previous.find() && !this.stored.contains(previous.group(1))) {
