@@ -6,6 +6,9 @@ import java.util.Set;
 
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.prompt.ParsedRequest;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -29,12 +32,25 @@ import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
  */
 public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 
+	/** Name of the observation of a request's dispatch (a span, and a timer). */
+	public static final String OBSERVATION = "dualmap.dispatch";
+
 	private final ObjectProvider<ServiceInstanceListSupplier> suppliers;
 
 	private final ServicePool service;
 
+	private final ObservationRegistry observations;
+
 	public DualMapLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> suppliers,
 			DualMapRegistry registry) {
+		this(serviceId, suppliers, registry, ObservationRegistry.NOOP);
+	}
+
+	/**
+	 * @param observations where the {@value #OBSERVATION} observation of each choice goes
+	 */
+	public DualMapLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> suppliers,
+			DualMapRegistry registry, ObservationRegistry observations) {
 		ServicePool pool = registry.pool(serviceId);
 		if (pool == null) {
 			throw new IllegalArgumentException(
@@ -42,6 +58,7 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		}
 		this.suppliers = suppliers;
 		this.service = pool;
+		this.observations = observations;
 	}
 
 	@Override
@@ -49,9 +66,45 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	public Mono<Response<ServiceInstance>> choose(Request request) {
 		ServiceInstanceListSupplier supplier = this.suppliers.getIfAvailable(NoopServiceInstanceListSupplier::new);
 		Map<String, Object> attributes = attributes(request);
-		return supplier.get(request).next().flatMap(instances -> {
+		Mono<Response<ServiceInstance>> chosen = supplier.get(request).next().flatMap(instances -> {
 			this.service.updateMembership(instances);
 			return submit(attributes);
+		});
+		return this.observations.isNoop() ? chosen : observed(chosen, attributes);
+	}
+
+	/**
+	 * The choice as an observation, a child of the request's server observation: from the
+	 * load balancer's call to the release to an instance (the decision and the wait in
+	 * the dispatch queue), with the service, the outcome ({@code released},
+	 * {@code rejected}, {@code error}, {@code cancelled}: the client left while queued)
+	 * and the decision's reason ({@code none} unless released) as low-cardinality keys
+	 * (tags of its timer), the instance and request id as high-cardinality ones (span
+	 * attributes only).
+	 */
+	private Mono<Response<ServiceInstance>> observed(Mono<Response<ServiceInstance>> chosen,
+			Map<String, Object> attributes) {
+		return Mono.deferContextual(context -> {
+			Observation observation = Observation.createNotStarted(OBSERVATION, this.observations)
+				.contextualName("dualmap dispatch")
+				.parentObservation(context.getOrDefault(ObservationThreadLocalAccessor.KEY, null))
+				.lowCardinalityKeyValue("service", this.service.serviceId())
+				.start();
+			String[] outcome = { "cancelled", "none" };
+			return chosen.doOnNext(response -> {
+				outcome[0] = "released";
+				if (attributes.get(DualMapExchangeAttributes.ATTEMPT_ATTR) instanceof RoutedAttempt attempt) {
+					outcome[1] = attempt.decision().reason().value();
+					observation.highCardinalityKeyValue("instance", attempt.instanceId())
+						.highCardinalityKeyValue("request.id", attempt.request().id());
+				}
+			}).doOnError(ex -> {
+				outcome[0] = ex instanceof DispatchRejectedException ? "rejected" : "error";
+				observation.error(ex);
+			})
+				.doFinally(signal -> observation.lowCardinalityKeyValue("outcome", outcome[0])
+					.lowCardinalityKeyValue("reason", outcome[1])
+					.stop());
 		});
 	}
 

@@ -1,5 +1,8 @@
 package io.github.dualmap.gateway;
 
+import io.micrometer.observation.ObservationRegistry;
+
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
@@ -17,10 +20,12 @@ public class DualMapLoadBalancerClientConfiguration {
 
 	@Bean
 	ReactorLoadBalancer<ServiceInstance> dualMapLoadBalancer(Environment environment,
-			LoadBalancerClientFactory clientFactory, DualMapRegistry registry) {
+			LoadBalancerClientFactory clientFactory, DualMapRegistry registry,
+			ObjectProvider<ObservationRegistry> observations) {
 		String serviceId = environment.getRequiredProperty(LoadBalancerClientFactory.PROPERTY_NAME);
 		return new DualMapLoadBalancer(serviceId,
-				clientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class), registry);
+				clientFactory.getLazyProvider(serviceId, ServiceInstanceListSupplier.class), registry,
+				observations.getIfAvailable(() -> ObservationRegistry.NOOP));
 	}
 
 }

@@ -9,6 +9,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.DispatchQueues;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -22,6 +26,7 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
 import org.springframework.cloud.client.discovery.simple.InstanceProperties;
 import org.springframework.cloud.client.discovery.simple.SimpleDiscoveryProperties;
 import org.springframework.cloud.client.discovery.simple.reactive.SimpleReactiveDiscoveryProperties;
@@ -61,6 +66,12 @@ class DualMapQueueIntegrationTests {
 
 	@Autowired
 	DualMapRegistry registry;
+
+	@Autowired
+	Recorder recorder;
+
+	@Autowired
+	MeterRegistry meters;
 
 	@Autowired
 	ObjectProvider<SimpleDiscoveryProperties> discovery;
@@ -236,9 +247,47 @@ class DualMapQueueIntegrationTests {
 		leaving.dispose();
 		await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 0);
 		assertThat(pool.pool().instance(home).queuedTokens()).isZero();
+		// Its observation ends as cancelled.
+		await().atMost(Duration.ofSeconds(5)).until(() -> !this.recorder.dispatches("cancelled").isEmpty());
 		assertThat(held.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
 		// Had it stayed queued it would have been released at the first byte.
 		assertThat(pool.queues().releases()).isEqualTo(releases);
+	}
+
+	@Test
+	void everyChoiceIsObservedAsAChildOfItsServerRequest() {
+		Recorder recorder = this.recorder;
+		recorder.stopped.clear();
+		Result released = post("observed").block(Duration.ofSeconds(10));
+		assertThat(released.status()).isEqualTo(200);
+		await().atMost(Duration.ofSeconds(5)).until(() -> recorder.dispatches("released").size() == 1);
+		Observation.Context context = recorder.dispatches("released").get(0);
+		assertThat(context.getLowCardinalityKeyValue("service").getValue()).isEqualTo("llm");
+		assertThat(context.getLowCardinalityKeyValue("reason").getValue()).isEqualTo(released.reason());
+		assertThat(context.getHighCardinalityKeyValue("instance").getValue()).isEqualTo(released.instance());
+		assertThat(context.getHighCardinalityKeyValue("request.id").getValue()).isNotBlank();
+		assertThat(context.getParentObservation()).isNotNull();
+		assertThat(context.getParentObservation().getContextView().getName()).isEqualTo("http.server.requests");
+		// Refused by full queues: rejected, with the error and no reason.
+		long timed = rejectedTimerCount();
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(1000)));
+		List<Result> burst = burst("observed full", 12);
+		long refused = burst.stream().filter(r -> r.status() == 429).count();
+		assertThat(refused).isPositive();
+		await().atMost(Duration.ofSeconds(10)).until(() -> recorder.dispatches("released").size() == 1 + 12 - refused);
+		assertThat(recorder.dispatches("rejected")).hasSize((int) refused).allSatisfy(c -> {
+			assertThat(c.getError()).isInstanceOf(DispatchRejectedException.class);
+			assertThat(c.getLowCardinalityKeyValue("reason").getValue()).isEqualTo("none");
+		});
+		// Its timer, by outcome.
+		assertThat(rejectedTimerCount()).isEqualTo(timed + refused);
+	}
+
+	long rejectedTimerCount() {
+		Timer timer = this.meters.find(DualMapLoadBalancer.OBSERVATION)
+			.tags("service", "llm", "outcome", "rejected")
+			.timer();
+		return timer == null ? 0 : timer.count();
 	}
 
 	@Test
@@ -283,6 +332,35 @@ class DualMapQueueIntegrationTests {
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
 	static class App {
+
+		@Bean
+		Recorder recorder() {
+			return new Recorder();
+		}
+
+	}
+
+	/** Keeps every observation that stopped. */
+	static class Recorder implements ObservationHandler<Observation.Context> {
+
+		final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
+
+		@Override
+		public boolean supportsContext(Observation.Context context) {
+			return true;
+		}
+
+		@Override
+		public void onStop(Observation.Context context) {
+			this.stopped.add(context);
+		}
+
+		List<Observation.Context> dispatches(String outcome) {
+			return this.stopped.stream()
+				.filter(c -> DualMapLoadBalancer.OBSERVATION.equals(c.getName())
+						&& outcome.equals(c.getLowCardinalityKeyValue("outcome").getValue()))
+				.toList();
+		}
 
 	}
 
