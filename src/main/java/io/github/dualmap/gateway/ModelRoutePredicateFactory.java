@@ -101,26 +101,27 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 
 			@Override
 			public String toString() {
-				return ModelRoutePredicateFactory.toString(config);
+				return "Model: " + config.getModels();
 			}
 		};
 	}
 
+	/** The same test, reading the body first when it was not read yet. */
 	@Override
 	public AsyncPredicate<ServerWebExchange> applyAsync(Config config) {
-		String[] patterns = patterns(config);
+		Predicate<ServerWebExchange> test = apply(config);
 		return new AsyncPredicate<>() {
 			@Override
 			public Publisher<Boolean> apply(ServerWebExchange exchange) {
 				if (exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR)) {
-					return Mono.just(matches(patterns, exchange));
+					return Mono.just(test.test(exchange));
 				}
 				ServerHttpRequest request = exchange.getRequest();
 				if (!HttpMethod.POST.equals(request.getMethod()) || !(json(request) || multipart(request))
 						|| exchange.getAttributes().containsKey(DualMapExchangeAttributes.BODY_TOO_LARGE_ATTR)) {
 					return Mono.just(false);
 				}
-				return read(exchange).map(read -> matches(patterns, exchange));
+				return read(exchange).map(read -> test.test(exchange));
 			}
 
 			@Override
@@ -130,7 +131,7 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 
 			@Override
 			public String toString() {
-				return ModelRoutePredicateFactory.toString(config);
+				return test.toString();
 			}
 		};
 	}
@@ -203,10 +204,6 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 					"Model predicate needs one or more non-blank model names, got " + models);
 		}
 		return models.toArray(String[]::new);
-	}
-
-	private static String toString(Config config) {
-		return "Model: " + config.getModels();
 	}
 
 	private static boolean multipart(ServerHttpRequest request) {

@@ -120,15 +120,8 @@ final class StubEngine {
 			String body = new String(bytes, StandardCharsets.UTF_8);
 			CRC32 crc = new CRC32();
 			crc.update(bytes);
-			int refuse = this.refuseWith.get();
-			if (refuse != 0) {
-				this.refused.incrementAndGet();
-				return res.status(refuse)
-					.header("content-type", "application/json")
-					.header("retry-after", "1")
-					.sendString(Mono.just("{\"error\":{\"message\":\"refused by " + this.name
-							+ "\",\"type\":\"server_error\",\"code\":" + refuse + "}}"))
-					.then();
+			if (this.refuseWith.get() != 0) {
+				return refuse(res);
 			}
 			this.served.incrementAndGet();
 			Mono<Long> prefill = Mono.delay(this.firstByteDelay.get());
@@ -146,6 +139,18 @@ final class StubEngine {
 		});
 	}
 
+	/** Answers {@link #refuseWith}, as an engine refusing work does. */
+	private Mono<Void> refuse(HttpServerResponse res) {
+		int status = this.refuseWith.get();
+		this.refused.incrementAndGet();
+		return res.status(status)
+			.header("content-type", "application/json")
+			.header("retry-after", "1")
+			.sendString(Mono.just("{\"error\":{\"message\":\"refused by " + this.name
+					+ "\",\"type\":\"server_error\",\"code\":" + status + "}}"))
+			.then();
+	}
+
 	/**
 	 * The Responses API with vLLM's stored responses: every answer gets an id this stub
 	 * remembers, and a request continuing a response it does not hold gets vLLM's 404.
@@ -155,15 +160,8 @@ final class StubEngine {
 			String body = new String(bytes, StandardCharsets.UTF_8);
 			CRC32 crc = new CRC32();
 			crc.update(bytes);
-			int refuse = this.refuseWith.get();
-			if (refuse != 0) {
-				this.refused.incrementAndGet();
-				return res.status(refuse)
-					.header("content-type", "application/json")
-					.header("retry-after", "1")
-					.sendString(Mono.just("{\"error\":{\"message\":\"refused by " + this.name
-							+ "\",\"type\":\"server_error\",\"code\":" + refuse + "}}"))
-					.then();
+			if (this.refuseWith.get() != 0) {
+				return refuse(res);
 			}
 			this.served.incrementAndGet();
 			Matcher previous = PREVIOUS_RESPONSE.matcher(body);
