@@ -173,7 +173,9 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 			.next()
 			.map(event -> ((FormPartEvent) event).value())
 			.filter(model -> !model.isEmpty())
-			.onErrorResume(DecodingException.class, ex -> Mono.empty());
+			// Not a form, or a field over the reader's 256 KB: no model of ours.
+			.onErrorResume(ex -> ex instanceof DecodingException || ex instanceof DataBufferLimitException,
+					ex -> Mono.empty());
 	}
 
 	private Mono<byte[]> tooLarge(ServerWebExchange exchange) {

@@ -160,6 +160,14 @@ class ModelRoutePredicateFactoryTests {
 			assertThat(test(predicate("*"), other)).as(body).isFalse();
 			assertThat(replayed(other)).isEqualTo(body);
 		}
+		// A field larger than a form field may be (256 KB) names no model either.
+		ModelRoutePredicateFactory roomy = new ModelRoutePredicateFactory(
+				new PromptParser(PrefixHasher.ofDefaults(), JsonMapper.shared()), 1 << 20);
+		String huge = form("b0undary", "model", "m".repeat(300 * 1024));
+		ServerWebExchange large = post(huge, type);
+		assertThat(test(roomy.applyAsync(new ModelRoutePredicateFactory.Config().setModels(List.of("m*"))), large))
+			.isFalse();
+		assertThat(replayed(large)).isEqualTo(huge);
 	}
 
 	@Test
