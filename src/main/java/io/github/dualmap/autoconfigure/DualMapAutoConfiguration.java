@@ -114,13 +114,17 @@ public class DualMapAutoConfiguration {
 	@ConditionalOnMissingBean
 	SloResolver dualMapSloResolver(DualMapProperties properties) {
 		Map<String, Duration> classes = new LinkedHashMap<>();
+		Map<String, Duration> maxWaits = new LinkedHashMap<>();
 		properties.getSlo().getClasses().forEach((name, c) -> {
 			Duration ttft = c.getTtft();
 			if (ttft != null) {
 				classes.put(name, ttft);
+				if (c.getMaxWait() != null) {
+					maxWaits.put(name, c.getMaxWait());
+				}
 			}
 		});
-		return new SloResolver(properties.getSlo().getTtft(), properties.getSlo().getClassHeader(), classes);
+		return new SloResolver(properties.getSlo().getTtft(), properties.getSlo().getClassHeader(), classes, maxWaits);
 	}
 
 	@Bean

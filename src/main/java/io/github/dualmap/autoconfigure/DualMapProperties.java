@@ -376,9 +376,28 @@ public class DualMapProperties {
 		@NotNull(message = "dualmap.slo.classes.<name>.ttft must be set")
 		private @Nullable Duration ttft;
 
+		/**
+		 * How long requests of this class may wait in the dispatch queues before they
+		 * expire (dualmap.dispatch.expiry); unset: dualmap.dispatch.max-wait.
+		 */
+		private @Nullable Duration maxWait;
+
 		@AssertTrue(message = "dualmap.slo.classes.<name>.ttft must be > 0")
 		private boolean isTtftPositive() {
 			return this.ttft == null || this.ttft.toNanos() > 0;
+		}
+
+		@AssertTrue(message = "dualmap.slo.classes.<name>.max-wait must be > 0")
+		private boolean isMaxWaitPositive() {
+			return this.maxWait == null || this.maxWait.toNanos() > 0;
+		}
+
+		public @Nullable Duration getMaxWait() {
+			return this.maxWait;
+		}
+
+		public void setMaxWait(@Nullable Duration maxWait) {
+			this.maxWait = maxWait;
 		}
 
 		public @Nullable Duration getTtft() {

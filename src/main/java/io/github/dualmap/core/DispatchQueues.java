@@ -48,6 +48,11 @@ public final class DispatchQueues {
 	private static final Comparator<QueuedRequest> ARRIVAL = Comparator.comparingLong(QueuedRequest::submittedAtNanos)
 		.thenComparingLong(QueuedRequest::sequence);
 
+	// Expiry order: arrival order when every request has the queues' wait bound.
+	private static final Comparator<QueuedRequest> EXPIRY = Comparator
+		.comparingLong((QueuedRequest q) -> q.expiresAtNanos)
+		.thenComparingLong(QueuedRequest::sequence);
+
 	// Aged requests go first, earliest aging time first: arrival order among requests of
 	// one SLO, a tighter SLO ahead of a looser one.
 	private static final Comparator<QueuedRequest> AGED = Comparator.comparingLong((QueuedRequest q) -> q.agedAtNanos)
@@ -138,7 +143,9 @@ public final class DispatchQueues {
 		try {
 			reconcileMembership(out);
 			long now = pool.now();
-			q = new QueuedRequest(request, streaming, key, sequence++, now, now + agingOf(request), decision, listener);
+			q = new QueuedRequest(request, streaming, key, sequence++, now, now + agingOf(request),
+					now + (request.maxWaitNanos() > 0 ? request.maxWaitNanos() : settings.maxWaitNanos()), decision,
+					listener);
 			InstanceState chosen = decision == null ? null : pool.instance(decision.instanceId());
 			if (decision == null || chosen == null) {
 				reject(q, Rejection.SERVICE_UNAVAILABLE, "no instance of pool '" + pool.name() + "' accepts requests",
@@ -261,9 +268,8 @@ public final class DispatchQueues {
 			reconcileMembership(out);
 			endEstimatedPrefills(nowNanos);
 			for (InstanceQueue iq : List.copyOf(queues.values())) {
-				while (!iq.byArrival.isEmpty()
-						&& nowNanos - iq.byArrival.first().submittedAtNanos() >= settings.maxWaitNanos()) {
-					expire(iq.byArrival.first(), iq, out);
+				while (!iq.byExpiry.isEmpty() && nowNanos >= iq.byExpiry.first().expiresAtNanos) {
+					expire(iq.byExpiry.first(), iq, out);
 				}
 			}
 			settle(out);
@@ -304,7 +310,7 @@ public final class DispatchQueues {
 			for (InstanceQueue iq : queues.values()) {
 				if (!iq.byArrival.isEmpty()) {
 					long oldest = iq.byArrival.first().submittedAtNanos();
-					next = Math.min(next, oldest + settings.maxWaitNanos());
+					next = Math.min(next, iq.byExpiry.first().expiresAtNanos);
 					if (pool.size() > 1) {
 						next = Math.min(next, oldest + pool.settings().hotspotMaxWaitNanos() + 1);
 					}
@@ -504,8 +510,9 @@ public final class DispatchQueues {
 					Math.max(iq.state.prefillTokens(), pool.pendingTokens(iq.state) - iq.state.queuedTokens()), out);
 		}
 		else {
-			reject(q, Rejection.SERVICE_UNAVAILABLE, "request waited " + (settings.maxWaitNanos() / 1_000_000)
-					+ " ms for instance '" + iq.state.id() + "' of pool '" + pool.name() + "'",
+			reject(q, Rejection.SERVICE_UNAVAILABLE,
+					"request waited " + ((q.expiresAtNanos - q.submittedAtNanos()) / 1_000_000) + " ms for instance '"
+							+ iq.state.id() + "' of pool '" + pool.name() + "'",
 					retryAfter(pool.estimateTtft(iq.state, 0)), out);
 		}
 	}
@@ -935,6 +942,7 @@ public final class DispatchQueues {
 		iq.byPriority.add(q);
 		iq.byArrival.add(q);
 		iq.byAged.add(q);
+		iq.byExpiry.add(q);
 		q.queue = iq;
 		s.addQueuedTokens(q.uncachedTokens);
 		s.queuedRequests.incrementAndGet();
@@ -952,6 +960,7 @@ public final class DispatchQueues {
 		iq.byPriority.remove(q);
 		iq.byArrival.remove(q);
 		iq.byAged.remove(q);
+		iq.byExpiry.remove(q);
 		q.queue = null;
 		InstanceState s = iq.state;
 		s.addQueuedTokens(-q.uncachedTokens);
@@ -1015,6 +1024,8 @@ public final class DispatchQueues {
 		final TreeSet<QueuedRequest> byArrival = new TreeSet<>(ARRIVAL);
 
 		final TreeSet<QueuedRequest> byAged = new TreeSet<>(AGED);
+
+		final TreeSet<QueuedRequest> byExpiry = new TreeSet<>(EXPIRY);
 
 		InstanceQueue(InstanceState state) {
 			this.state = state;

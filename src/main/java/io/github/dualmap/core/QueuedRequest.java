@@ -41,6 +41,10 @@ public final class QueuedRequest {
 	// the queue's aging bound scaled to the request's SLO.
 	final long agedAtNanos;
 
+	// When it expires if still queued: submission plus its wait bound (its SLO class's,
+	// else the queues').
+	final long expiresAtNanos;
+
 	final DispatchListener listener;
 
 	volatile State state = State.QUEUED;
@@ -72,13 +76,14 @@ public final class QueuedRequest {
 	boolean finished;
 
 	QueuedRequest(RoutingRequest request, boolean streaming, long key, long sequence, long submittedAtNanos,
-			long agedAtNanos, @Nullable Decision decision, DispatchListener listener) {
+			long agedAtNanos, long expiresAtNanos, @Nullable Decision decision, DispatchListener listener) {
 		this.request = request;
 		this.streaming = streaming;
 		this.key = key;
 		this.sequence = sequence;
 		this.submittedAtNanos = submittedAtNanos;
 		this.agedAtNanos = agedAtNanos;
+		this.expiresAtNanos = expiresAtNanos;
 		this.decision = decision;
 		this.pinned = decision != null && decision.reason() == Reason.PINNED;
 		this.cachedTokens = decision == null ? 0 : Math.max(0, decision.cachedTokens());

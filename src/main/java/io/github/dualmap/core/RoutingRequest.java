@@ -10,8 +10,22 @@ import org.jspecify.annotations.Nullable;
  * parsed (then the request is routed by load alone)
  * @param sloTtftNanos the request's time-to-first-token objective
  * @param arrivalNanos when the request arrived, on the scheduler's clock
+ * @param maxWaitNanos how long it may wait in the dispatch queues (its SLO class's
+ * bound); 0 for the queues' own {@link QueueSettings#maxWaitNanos()}
  */
-public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos) {
+public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos,
+		long maxWaitNanos) {
+
+	public RoutingRequest {
+		if (maxWaitNanos < 0) {
+			throw new IllegalArgumentException("maxWaitNanos must be >= 0 but was " + maxWaitNanos);
+		}
+	}
+
+	/** A request that may wait as long as the queues allow. */
+	public RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos) {
+		this(id, blocks, sloTtftNanos, arrivalNanos, 0);
+	}
 
 	/** Estimated prompt tokens, 0 when unknown. */
 	public int promptTokens() {

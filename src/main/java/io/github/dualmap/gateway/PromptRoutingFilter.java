@@ -76,11 +76,10 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		if (service == null || exchange.getAttributes().containsKey(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR)) {
 			return chain.filter(exchange);
 		}
-		long slo;
+		SloResolver.Slo slo;
 		try {
-			SloResolver.Slo resolved = this.slos.resolve(exchange.getRequest().getHeaders());
-			slo = resolved.nanos();
-			exchange.getAttributes().put(DualMapExchangeAttributes.SLO_CLASS_ATTR, resolved.sloClass());
+			slo = this.slos.resolve(exchange.getRequest().getHeaders());
+			exchange.getAttributes().put(DualMapExchangeAttributes.SLO_CLASS_ATTR, slo.sloClass());
 		}
 		catch (InvalidRequestException ex) {
 			return invalid(exchange, ex);
@@ -94,7 +93,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 	}
 
 	private Mono<Void> route(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service, byte[] body,
-			long slo) {
+			SloResolver.Slo slo) {
 		ServerHttpRequest request = exchange.getRequest();
 		ParsedRequest parsed;
 		try {
@@ -110,7 +109,8 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 			// Decoded past the limit.
 			return OpenAiErrorResponses.tooLarge(exchange, this.maxBodyBytes);
 		}
-		RoutingRequest routing = new RoutingRequest(RequestIds.next(), parsed.blocks(), slo, service.pool().now());
+		RoutingRequest routing = new RoutingRequest(RequestIds.next(), parsed.blocks(), slo.nanos(),
+				service.pool().now(), slo.maxWaitNanos());
 		exchange.getAttributes().put(DualMapExchangeAttributes.PARSED_REQUEST_ATTR, parsed);
 		exchange.getAttributes().put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR, routing);
 		String previous = parsed.previousResponseId() != null ? parsed.previousResponseId()

@@ -24,13 +24,33 @@ public final class SloResolver {
 
 	private final Map<String, Long> classNanos;
 
+	private final Map<String, Long> classMaxWaitNanos;
+
 	public SloResolver(Duration defaultTtft, String classHeader, Map<String, Duration> classes) {
+		this(defaultTtft, classHeader, classes, Map.of());
+	}
+
+	/**
+	 * @param classMaxWaits how long requests of a class may wait in the dispatch queues,
+	 * for the classes that set their own bound
+	 */
+	public SloResolver(Duration defaultTtft, String classHeader, Map<String, Duration> classes,
+			Map<String, Duration> classMaxWaits) {
 		if (defaultTtft.isNegative() || defaultTtft.isZero()) {
 			throw new IllegalArgumentException("default TTFT SLO must be > 0 but was " + defaultTtft);
 		}
 		this.defaultNanos = defaultTtft.toNanos();
 		this.classHeader = classHeader;
 		this.classNanos = Map.copyOf(classes.entrySet()
+			.stream()
+			.collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().toNanos())));
+		classMaxWaits.forEach((name, wait) -> {
+			if (!classes.containsKey(name) || wait.isNegative() || wait.isZero()) {
+				throw new IllegalArgumentException(
+						"max-wait of SLO class '" + name + "' must be > 0 and belong to a class with a ttft");
+			}
+		});
+		this.classMaxWaitNanos = Map.copyOf(classMaxWaits.entrySet()
 			.stream()
 			.collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().toNanos())));
 	}
@@ -48,8 +68,15 @@ public final class SloResolver {
 	 *
 	 * @param nanos the TTFT objective
 	 * @param sloClass where it came from
+	 * @param maxWaitNanos how long it may wait in the dispatch queues, 0 for their own
+	 * bound ({@code dualmap.dispatch.max-wait})
 	 */
-	public record Slo(long nanos, String sloClass) {
+	public record Slo(long nanos, String sloClass, long maxWaitNanos) {
+
+		public Slo(long nanos, String sloClass) {
+			this(nanos, sloClass, 0);
+		}
+
 	}
 
 	/**
@@ -87,7 +114,7 @@ public final class SloResolver {
 			String name = requestClass.strip();
 			Long nanos = this.classNanos.get(name);
 			if (nanos != null) {
-				return new Slo(nanos, name);
+				return new Slo(nanos, name, this.classMaxWaitNanos.getOrDefault(name, 0L));
 			}
 		}
 		return new Slo(this.defaultNanos, DEFAULT_CLASS);

@@ -122,6 +122,9 @@ class ConfigSamplesTests {
 			HttpHeaders headers = new HttpHeaders();
 			headers.add("x-slo-class", "batch");
 			assertThat(slos.resolveNanos(headers)).isEqualTo(Duration.ofSeconds(60).toNanos());
+			assertThat(slos.resolve(headers).maxWaitNanos()).isZero();
+			headers.set("x-slo-class", "interactive");
+			assertThat(slos.resolve(headers).maxWaitNanos()).isEqualTo(Duration.ofSeconds(10).toNanos());
 			headers.add("x-slo-ttft-ms", "250");
 			assertThat(slos.resolveNanos(headers)).isEqualTo(Duration.ofMillis(250).toNanos());
 		});

@@ -181,6 +181,11 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void aClassWaitBoundMustBePositive() {
+		expectFailure("dualmap.slo.classes.interactive.max-wait=0s", "dualmap.slo.classes.<name>.max-wait must be > 0");
+	}
+
+	@Test
 	void disabledMeansNoBeans() {
 		this.runner.withPropertyValues("dualmap.enabled=false")
 			.run(context -> assertThat(context).doesNotHaveBean(DualMapRegistry.class));

@@ -344,6 +344,41 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void aRequestWithItsOwnWaitBoundExpiresByItNotByArrival() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)));
+		q.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest patient = q.submit(request("patient", 2, 100), true, outcomes);
+		clock.advance(Duration.ofSeconds(1));
+		// Arrived later, but its class gives up after 2 s; another waits a minute.
+		RoutingRequest q3 = request("hurried", 3, 100);
+		QueuedRequest hurried = q.submit(new RoutingRequest(q3.id(), q3.blocks(), q3.sloTtftNanos(), q3.arrivalNanos(),
+				Duration.ofSeconds(2).toNanos()), true, outcomes);
+		RoutingRequest q4 = request("batch", 4, 100);
+		QueuedRequest batch = q.submit(new RoutingRequest(q4.id(), q4.blocks(), q4.sloTtftNanos(), q4.arrivalNanos(),
+				Duration.ofMinutes(1).toNanos()), true, outcomes);
+		assertThat(q.nextDeadlineNanos())
+			.isLessThanOrEqualTo(hurried.submittedAtNanos() + Duration.ofSeconds(2).toNanos());
+
+		clock.advance(Duration.ofSeconds(2));
+		q.tick(clock.nanos());
+		assertThat(hurried.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(hurried).message()).contains("waited 2000 ms");
+		assertThat(patient.state()).isEqualTo(QueuedRequest.State.QUEUED);
+
+		clock.advance(Duration.ofSeconds(7));
+		q.tick(clock.nanos());
+		assertThat(patient.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(patient).message()).contains("waited 10000 ms");
+		// Past the queues' bound, within its own.
+		assertThat(batch.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		clock.advance(Duration.ofSeconds(51));
+		q.tick(clock.nanos());
+		assertThat(batch.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(a().queuedRequests()).isZero();
+	}
+
+	@Test
 	void withExpiryDispatchAnExpiredRequestIsSentAnyway() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
 				QueueSettings.custom()

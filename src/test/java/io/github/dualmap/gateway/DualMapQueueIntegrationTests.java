@@ -56,7 +56,8 @@ import static org.awaitility.Awaitility.await;
 				"dualmap.dispatch.max-prefill-requests=1", "dualmap.dispatch.max-queued-per-instance=4",
 				"dualmap.dispatch.max-queued-per-pool=6", "dualmap.dispatch.migration-margin=0",
 				"dualmap.dispatch.max-wait=20s", "dualmap.hotspot.max-queue-wait=300ms",
-				"dualmap.discovery.refresh-interval=100ms" })
+				"dualmap.discovery.refresh-interval=100ms", "dualmap.slo.classes.hurried.ttft=1s",
+				"dualmap.slo.classes.hurried.max-wait=300ms" })
 class DualMapQueueIntegrationTests {
 
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));
@@ -230,6 +231,36 @@ class DualMapQueueIntegrationTests {
 		}
 		finally {
 			batchClients.dispose();
+		}
+	}
+
+	@Test
+	void aClassWithItsOwnWaitBoundExpiresWhileOthersWait() {
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(1500)));
+		ServicePool pool = this.registry.pool("llm");
+		List<Result> patient = new CopyOnWriteArrayList<>();
+		Disposable clients = Flux.range(0, 6).flatMap(i -> post("patient tenant " + i), 6).subscribe(patient::add);
+		try {
+			// One request in prefill per instance; the other three wait.
+			await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 3);
+			Result hurried = client().post()
+				.uri("/v1/chat/completions")
+				.header("x-slo-class", "hurried")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue("{\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"now\"}]}")
+				.exchangeToMono(r -> r.bodyToMono(String.class)
+					.map(b -> new Result(r.statusCode().value(), "", "",
+							header(r.headers().asHttpHeaders(), HttpHeaders.RETRY_AFTER), b)))
+				.block(Duration.ofSeconds(10));
+			assertThat(hurried.status()).isEqualTo(503);
+			assertThat(hurried.body()).contains("\"code\":\"queue_wait_exceeded\"", "waited 300 ms");
+			assertThat(Long.parseLong(hurried.retryAfter())).isPositive();
+			// The default class waits on (dispatch.max-wait 20 s) and is served.
+			await().atMost(Duration.ofSeconds(20)).until(() -> patient.size() == 6);
+			assertThat(patient).allSatisfy(r -> assertThat(r.status()).isEqualTo(200));
+		}
+		finally {
+			clients.dispose();
 		}
 	}
 

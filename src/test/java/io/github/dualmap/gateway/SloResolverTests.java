@@ -49,6 +49,24 @@ class SloResolverTests {
 	}
 
 	@Test
+	void aClassMayBoundItsWaitInTheQueues() {
+		SloResolver bounded = new SloResolver(Duration.ofSeconds(5), "x-slo-class",
+				Map.of("interactive", Duration.ofSeconds(2), "batch", Duration.ofSeconds(60)),
+				Map.of("interactive", Duration.ofSeconds(10)));
+		assertThat(bounded.resolve(headers("x-slo-class", "interactive"))).isEqualTo(
+				new SloResolver.Slo(Duration.ofSeconds(2).toNanos(), "interactive", Duration.ofSeconds(10).toNanos()));
+		// Without a bound of its own: the queues' (0).
+		assertThat(bounded.resolve(headers("x-slo-class", "batch")).maxWaitNanos()).isZero();
+		assertThat(bounded.resolve(headers("x-slo-ttft-ms", "300", "x-slo-class", "interactive")).maxWaitNanos())
+			.isZero();
+		assertThat(bounded.resolve(headers()).maxWaitNanos()).isZero();
+		assertThatThrownBy(() -> new SloResolver(Duration.ofSeconds(5), "x-slo-class", Map.of(),
+				Map.of("ghost", Duration.ofSeconds(1))))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("ghost");
+	}
+
+	@Test
 	void malformedHeaderIsABadRequestNamingTheHeader() {
 		for (String bad : new String[] { "soon", "0", "-5", "1.5", "" }) {
 			assertThatThrownBy(() -> this.slos.resolveNanos(headers("x-slo-ttft-ms", bad)))
