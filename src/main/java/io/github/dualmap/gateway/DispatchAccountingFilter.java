@@ -40,6 +40,12 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 	/** Response header giving the reason of the choice. */
 	public static final String REASON_HEADER = "x-dualmap-reason";
 
+	/**
+	 * Response header giving the milliseconds the request waited in the gateway before it
+	 * was sent (the part of the client's time to first token spent queued here).
+	 */
+	public static final String QUEUE_HEADER = "x-dualmap-queue-ms";
+
 	private final DualMapRegistry registry;
 
 	private final boolean headers;
@@ -66,6 +72,7 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 				if (attempt != null) {
 					response.getHeaders().set(INSTANCE_HEADER, attempt.instanceId());
 					response.getHeaders().set(REASON_HEADER, attempt.decision().reason().value());
+					response.getHeaders().set(QUEUE_HEADER, Long.toString(attempt.queuedNanos() / 1_000_000));
 				}
 				return Mono.empty();
 			});

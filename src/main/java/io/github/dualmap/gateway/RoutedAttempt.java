@@ -56,6 +56,15 @@ public final class RoutedAttempt {
 		return this.service.serviceId();
 	}
 
+	/**
+	 * Time from reading the request to sending it to its instance: the wait in the
+	 * dispatch queue, about 0 in pass-through mode (and from its first placement, for a
+	 * request retried on another instance).
+	 */
+	public long queuedNanos() {
+		return Math.max(0, this.dispatch.sentAtNanos() - this.request.arrivalNanos());
+	}
+
 	public String instanceId() {
 		return this.decision.instanceId();
 	}

@@ -103,7 +103,12 @@ class DualMapQueueIntegrationTests {
 		});
 	}
 
-	record Result(int status, String instance, String reason, String retryAfter, String body) {
+	record Result(int status, String instance, String reason, String retryAfter, String body, String queueMs) {
+
+		Result(int status, String instance, String reason, String retryAfter, String body) {
+			this(status, instance, reason, retryAfter, body, "");
+		}
+
 	}
 
 	WebClient client() {
@@ -134,7 +139,8 @@ class DualMapQueueIntegrationTests {
 				.defaultIfEmpty("")
 				.map(b -> new Result(r.statusCode().value(), header(r.headers().asHttpHeaders(), "x-dualmap-instance"),
 						header(r.headers().asHttpHeaders(), "x-dualmap-reason"),
-						header(r.headers().asHttpHeaders(), HttpHeaders.RETRY_AFTER), b)));
+						header(r.headers().asHttpHeaders(), HttpHeaders.RETRY_AFTER), b,
+						header(r.headers().asHttpHeaders(), DispatchAccountingFilter.QUEUE_HEADER))));
 	}
 
 	static String header(HttpHeaders headers, String name) {
@@ -255,9 +261,13 @@ class DualMapQueueIntegrationTests {
 			assertThat(hurried.status()).isEqualTo(503);
 			assertThat(hurried.body()).contains("\"code\":\"queue_wait_exceeded\"", "waited 300 ms");
 			assertThat(Long.parseLong(hurried.retryAfter())).isPositive();
-			// The default class waits on (dispatch.max-wait 20 s) and is served.
+			// The default class waits on (dispatch.max-wait 20 s) and is served; the
+			// three
+			// that waited for a prefill slot (1.5 s) say so.
 			await().atMost(Duration.ofSeconds(20)).until(() -> patient.size() == 6);
 			assertThat(patient).allSatisfy(r -> assertThat(r.status()).isEqualTo(200));
+			assertThat(patient.stream().filter(r -> Long.parseLong(r.queueMs()) >= 1000)).hasSize(3);
+			assertThat(patient.stream().filter(r -> Long.parseLong(r.queueMs()) < 1000)).hasSize(3);
 		}
 		finally {
 			clients.dispose();
