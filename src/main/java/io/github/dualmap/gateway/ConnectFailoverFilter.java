@@ -120,7 +120,9 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 				|| exchange.getAttribute(ServerWebExchangeUtils.CLIENT_RESPONSE_CONN_ATTR) == null) {
 			return Mono.empty();
 		}
-		refused.complete(status);
+		// A refusal counts against the instance's breaker whatever its status: an engine
+		// that keeps refusing (429 included) is taken out like a failing one.
+		refused.fail(new IllegalStateException("instance refused the request with " + status.value()));
 		exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
 		excluded(exchange).add(refused.instanceId());
 		service.countRetry(true);

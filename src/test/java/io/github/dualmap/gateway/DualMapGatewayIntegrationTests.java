@@ -403,6 +403,15 @@ class DualMapGatewayIntegrationTests {
 		String streamed = chat(systemPrompt("refusals"), "q", true);
 		StubEngine home = engine(instance(post("/v1/chat/completions", body)));
 		long retries = pool.retries(true);
+		List<DualMapListener.Outcome> homeOutcomes = new CopyOnWriteArrayList<>();
+		this.registry.addListener(new DualMapListener() {
+			@Override
+			public void onFinished(String service, String instanceId, DualMapListener.Outcome outcome) {
+				if (instanceId.equals(home.instanceId())) {
+					homeOutcomes.add(outcome);
+				}
+			}
+		});
 		try {
 			// 429 and 503 (the defaults) before any byte: once more, to another instance,
 			// streamed or not.
@@ -418,6 +427,9 @@ class DualMapGatewayIntegrationTests {
 				}
 			}
 			assertThat(pool.retries(true)).isEqualTo(retries + 4);
+			// Every refusal counts against the instance's breaker, 429 as well as 503.
+			// (The request that found the home may still report its success.)
+			assertThat(homeOutcomes).filteredOn(o -> o == DualMapListener.Outcome.FAILURE).hasSize(4);
 			// A status not configured goes to the client as the instance sent it.
 			home.refuseWith.set(500);
 			EntityExchangeResult<byte[]> failed = post("/v1/chat/completions", body);
