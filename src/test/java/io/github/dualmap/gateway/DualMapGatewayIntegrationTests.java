@@ -444,9 +444,17 @@ class DualMapGatewayIntegrationTests {
 			assertThat(new String(busy.getResponseBodyContent(), StandardCharsets.UTF_8)).contains("refused by")
 				.doesNotContain("refused by " + home.name);
 			assertThat(pool.retries(true)).isEqualTo(retries + 5);
+			// No other instance to try (the others drained): the instance's own answer.
+			ENGINES.stream().filter(e -> e != home).forEach(e -> pool.drain(e.instanceId()));
+			EntityExchangeResult<byte[]> alone = post("/v1/chat/completions", body);
+			assertThat(alone.getStatus().value()).isEqualTo(429);
+			assertThat(new String(alone.getResponseBodyContent(), StandardCharsets.UTF_8))
+				.contains("refused by " + home.name);
+			assertThat(pool.retries(true)).isEqualTo(retries + 5);
 		}
 		finally {
 			ENGINES.forEach(e -> e.refuseWith.set(0));
+			ENGINES.forEach(e -> pool.undrain(e.instanceId()));
 		}
 		// Every try was accounted for and ended.
 		await().atMost(Duration.ofSeconds(5))
