@@ -160,6 +160,11 @@ class ModelRoutePredicateFactoryTests {
 			assertThat(test(predicate("*"), other)).as(body).isFalse();
 			assertThat(replayed(other)).isEqualTo(body);
 		}
+		// A form without a boundary cannot be read: no model, body kept.
+		String unbounded = form("b0undary", "model", "whisper-large-v3");
+		ServerWebExchange noBoundary = post(unbounded, MediaType.MULTIPART_FORM_DATA);
+		assertThat(test(predicate("*"), noBoundary)).isFalse();
+		assertThat(replayed(noBoundary)).isEqualTo(unbounded);
 		// A field larger than a form field may be (256 KB) names no model either.
 		ModelRoutePredicateFactory roomy = new ModelRoutePredicateFactory(
 				new PromptParser(PrefixHasher.ofDefaults(), JsonMapper.shared()), 1 << 20);
