@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -115,15 +116,25 @@ final class StubEngine {
 		this.connections.close().awaitUninterruptibly();
 	}
 
-	private Mono<Void> complete(HttpServerRequest req, HttpServerResponse res) {
+	/**
+	 * Reads the request body, then refuses the request ({@link #refuseWith}) or counts it
+	 * served and answers it.
+	 */
+	private Mono<Void> serve(HttpServerRequest req, HttpServerResponse res,
+			BiFunction<byte[], String, Mono<Void>> answer) {
 		return req.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap(bytes -> {
-			String body = new String(bytes, StandardCharsets.UTF_8);
-			CRC32 crc = new CRC32();
-			crc.update(bytes);
 			if (this.refuseWith.get() != 0) {
 				return refuse(res);
 			}
 			this.served.incrementAndGet();
+			return answer.apply(bytes, new String(bytes, StandardCharsets.UTF_8));
+		});
+	}
+
+	private Mono<Void> complete(HttpServerRequest req, HttpServerResponse res) {
+		return serve(req, res, (bytes, body) -> {
+			CRC32 crc = new CRC32();
+			crc.update(bytes);
 			Mono<Long> prefill = Mono.delay(this.firstByteDelay.get());
 			if (body.replace(" ", "").contains("\"stream\":true")) {
 				return res.header("content-type", "text/event-stream")
@@ -156,14 +167,7 @@ final class StubEngine {
 	 * remembers, and a request continuing a response it does not hold gets vLLM's 404.
 	 */
 	private Mono<Void> respond(HttpServerRequest req, HttpServerResponse res) {
-		return req.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap(bytes -> {
-			String body = new String(bytes, StandardCharsets.UTF_8);
-			CRC32 crc = new CRC32();
-			crc.update(bytes);
-			if (this.refuseWith.get() != 0) {
-				return refuse(res);
-			}
-			this.served.incrementAndGet();
+		return serve(req, res, (bytes, body) -> {
 			Matcher previous = PREVIOUS_RESPONSE.matcher(body);
 			if (previous.find() && !this.stored.contains(previous.group(1))) {
 				return res.status(404)
