@@ -41,16 +41,18 @@ public final class SloResolver {
 		}
 		this.defaultNanos = defaultTtft.toNanos();
 		this.classHeader = classHeader;
-		this.classNanos = Map.copyOf(classes.entrySet()
-			.stream()
-			.collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().toNanos())));
+		this.classNanos = nanos(classes);
 		classMaxWaits.forEach((name, wait) -> {
 			if (!classes.containsKey(name) || wait.isNegative() || wait.isZero()) {
 				throw new IllegalArgumentException(
 						"max-wait of SLO class '" + name + "' must be > 0 and belong to a class with a ttft");
 			}
 		});
-		this.classMaxWaitNanos = Map.copyOf(classMaxWaits.entrySet()
+		this.classMaxWaitNanos = nanos(classMaxWaits);
+	}
+
+	private static Map<String, Long> nanos(Map<String, Duration> byClass) {
+		return Map.copyOf(byClass.entrySet()
 			.stream()
 			.collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().toNanos())));
 	}
