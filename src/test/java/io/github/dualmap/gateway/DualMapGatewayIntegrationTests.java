@@ -399,57 +399,64 @@ class DualMapGatewayIntegrationTests {
 	@Order(90)
 	void anInstanceThatRefusesWorkHasTheRequestSentToAnotherOnce() {
 		ServicePool pool = this.registry.pool("llm");
-		String body = chat(systemPrompt("refusals"), "q", false);
-		String streamed = chat(systemPrompt("refusals"), "q", true);
-		StubEngine home = engine(instance(post("/v1/chat/completions", body)));
 		long retries = pool.retries(true);
-		List<DualMapListener.Outcome> homeOutcomes = new CopyOnWriteArrayList<>();
+		List<String> failures = new CopyOnWriteArrayList<>();
 		this.registry.addListener(new DualMapListener() {
 			@Override
 			public void onFinished(String service, String instanceId, DualMapListener.Outcome outcome) {
-				if (instanceId.equals(home.instanceId())) {
-					homeOutcomes.add(outcome);
+				if (outcome == DualMapListener.Outcome.FAILURE) {
+					failures.add(instanceId);
 				}
 			}
 		});
 		try {
 			// 429 and 503 (the defaults) before any byte: once more, to another instance,
-			// streamed or not.
-			// Counted from here: another test may have had the same instance refuse.
-			int refused = home.refused.get();
+			// streamed or not. Each case on a prompt of its own, whose home (the only
+			// instance known to hold it) is asked first.
+			int n = 0;
 			for (int status : new int[] { 429, 503 }) {
-				home.refuseWith.set(status);
-				for (String request : List.of(body, streamed)) {
+				for (boolean stream : new boolean[] { false, true }) {
+					String request = chat(systemPrompt("refusals " + n++), "q", stream);
+					StubEngine home = homeOf(request);
+					int refused = home.refused.get();
+					home.refuseWith.set(status);
 					EntityExchangeResult<byte[]> r = post("/v1/chat/completions", request);
+					home.refuseWith.set(0);
 					assertThat(r.getStatus().value()).as("after %d", status).isEqualTo(200);
 					assertThat(instance(r)).isNotEqualTo(home.instanceId());
-					assertThat(home.refused).hasValue(++refused);
+					assertThat(home.refused).hasValue(refused + 1);
+					// Each refusal counts against the instance's breaker, 429 as well as
+					// 503.
+					await().atMost(Duration.ofSeconds(5)).until(() -> failures.contains(home.instanceId()));
+					failures.clear();
 				}
 			}
 			assertThat(pool.retries(true)).isEqualTo(retries + 4);
-			// Every refusal counts against the instance's breaker, 429 as well as 503.
-			// (The request that found the home may still report its success.)
-			assertThat(homeOutcomes).filteredOn(o -> o == DualMapListener.Outcome.FAILURE).hasSize(4);
 			// A status not configured goes to the client as the instance sent it.
+			String other = chat(systemPrompt("refusals 500"), "q", false);
+			StubEngine home = homeOf(other);
 			home.refuseWith.set(500);
-			EntityExchangeResult<byte[]> failed = post("/v1/chat/completions", body);
+			EntityExchangeResult<byte[]> failed = post("/v1/chat/completions", other);
+			home.refuseWith.set(0);
 			assertThat(failed.getStatus().value()).isEqualTo(500);
 			assertThat(instance(failed)).isEqualTo(home.instanceId());
 			assertThat(pool.retries(true)).isEqualTo(retries + 4);
 			// Every instance refuses: one retry, and its answer is the client's.
+			String busyRequest = chat(systemPrompt("refusals everywhere"), "q", false);
+			StubEngine first = homeOf(busyRequest);
 			ENGINES.forEach(e -> e.refuseWith.set(429));
-			EntityExchangeResult<byte[]> busy = post("/v1/chat/completions", body);
+			EntityExchangeResult<byte[]> busy = post("/v1/chat/completions", busyRequest);
 			assertThat(busy.getStatus().value()).isEqualTo(429);
 			assertThat(busy.getResponseHeaders().getFirst("retry-after")).isEqualTo("1");
 			assertThat(new String(busy.getResponseBodyContent(), StandardCharsets.UTF_8)).contains("refused by")
-				.doesNotContain("refused by " + home.name);
+				.doesNotContain("refused by " + first.name);
 			assertThat(pool.retries(true)).isEqualTo(retries + 5);
 			// No other instance to try (the others drained): the instance's own answer.
-			ENGINES.stream().filter(e -> e != home).forEach(e -> pool.drain(e.instanceId()));
-			EntityExchangeResult<byte[]> alone = post("/v1/chat/completions", body);
+			ENGINES.stream().filter(e -> e != first).forEach(e -> pool.drain(e.instanceId()));
+			EntityExchangeResult<byte[]> alone = post("/v1/chat/completions", busyRequest);
 			assertThat(alone.getStatus().value()).isEqualTo(429);
 			assertThat(new String(alone.getResponseBodyContent(), StandardCharsets.UTF_8))
-				.contains("refused by " + home.name);
+				.contains("refused by " + first.name);
 			assertThat(pool.retries(true)).isEqualTo(retries + 5);
 		}
 		finally {
@@ -460,6 +467,15 @@ class DualMapGatewayIntegrationTests {
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(
 					() -> assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero()));
+	}
+
+	/**
+	 * The instance a prompt is first sent to, which then holds it (and gets it again).
+	 */
+	private StubEngine homeOf(String request) {
+		EntityExchangeResult<byte[]> r = post("/v1/chat/completions", request);
+		assertThat(r.getStatus().value()).isEqualTo(200);
+		return engine(instance(r));
 	}
 
 	@Test
