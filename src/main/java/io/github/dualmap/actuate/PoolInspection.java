@@ -133,7 +133,9 @@ final class PoolInspection {
 		boolean stale = s.freshEngine(now, staleAfterNanos) == null;
 		return new DualMapDescriptor.Engine(e.waiting() < 0 ? null : e.waiting(), e.running() < 0 ? null : e.running(),
 				finite(e.kvUsage()), finite(e.prefixHitRate()), e.kvCapacityTokens() <= 0 ? null : e.kvCapacityTokens(),
-				DualMapDescriptor.millis(e.ageNanos(now)), stale, s.engineFailed());
+				// A scrape that lands while the view is built is newer than its clock
+				// reading.
+				DualMapDescriptor.millis(Math.max(0, e.ageNanos(now))), stale, s.engineFailed());
 	}
 
 	private static @Nullable Double finite(double v) {
