@@ -462,6 +462,8 @@ class DualMapGatewayIntegrationTests {
 		finally {
 			ENGINES.forEach(e -> e.refuseWith.set(0));
 			ENGINES.forEach(e -> pool.undrain(e.instanceId()));
+			// The refusals counted against the breakers; the next test starts clean.
+			ENGINES.forEach(e -> pool.breakers().breaker(e.instanceId()).reset());
 		}
 		// Every try was accounted for and ended.
 		await().atMost(Duration.ofSeconds(5))
