@@ -143,10 +143,7 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 	 * {@link BodyTooLargeException} (answered 413 when none matches).
 	 */
 	private Mono<byte[]> read(ServerWebExchange exchange) {
-		if (exchange.getRequest().getHeaders().getContentLength() > this.maxBodyBytes) {
-			return tooLarge(exchange);
-		}
-		return RequestBodies.read(exchange.getRequest().getBody(), this.maxBodyBytes)
+		return RequestBodies.read(exchange, this.maxBodyBytes)
 			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge(exchange))
 			.flatMap(body -> {
 				ServerHttpRequest replaying = RequestBodies.replaying(exchange, body);

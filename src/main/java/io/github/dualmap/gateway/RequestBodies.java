@@ -29,15 +29,23 @@ public final class RequestBodies {
 	}
 
 	/**
+	 * {@code exchange}'s request body under {@code maxBytes}; fails with
+	 * {@link DataBufferLimitException} for a body over the limit, at once when its
+	 * {@code Content-Length} says so (nothing is read then).
+	 */
+	static Mono<byte[]> read(ServerWebExchange exchange, int maxBytes) {
+		if (exchange.getRequest().getHeaders().getContentLength() > maxBytes) {
+			return Mono.error(new DataBufferLimitException("Content-Length over " + maxBytes + " bytes"));
+		}
+		return read(exchange.getRequest().getBody(), maxBytes);
+	}
+
+	/**
 	 * Reads {@code exchange}'s request body under {@code maxBytes} and hands it to
-	 * {@code then}; a body over the limit (by its {@code Content-Length}, or once read)
-	 * gets the 413 OpenAI error instead.
+	 * {@code then}; a body over the limit gets the 413 OpenAI error instead.
 	 */
 	static Mono<Void> readThen(ServerWebExchange exchange, int maxBytes, Function<byte[], Mono<Void>> then) {
-		if (exchange.getRequest().getHeaders().getContentLength() > maxBytes) {
-			return OpenAiErrorResponses.tooLarge(exchange, maxBytes);
-		}
-		return read(exchange.getRequest().getBody(), maxBytes).flatMap(then)
+		return read(exchange, maxBytes).flatMap(then)
 			.onErrorResume(DataBufferLimitException.class, ex -> OpenAiErrorResponses.tooLarge(exchange, maxBytes));
 	}
 
