@@ -5,7 +5,6 @@ import java.util.Collection;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.Reason;
 import io.github.dualmap.prompt.OpenAiError;
 import reactor.core.publisher.Mono;
@@ -115,33 +114,26 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 	private Mono<Void> retryOnStatus(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service) {
 		RoutedAttempt refused = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
 		HttpStatusCode status = exchange.getResponse().getStatusCode();
-		// A pinned request continues a stored response only its instance holds; with no
-		// other instance to try, the client gets the instance's own answer (and its
-		// Retry-After) rather than the gateway's "no instance".
+		// A pinned request continues a stored response only its instance holds.
 		if (refused == null || status == null || !this.retryStatuses.contains(status.value())
 				|| refused.decision().reason() == Reason.PINNED || exchange.getResponse().isCommitted()
-				|| exchange.getAttribute(ServerWebExchangeUtils.CLIENT_RESPONSE_CONN_ATTR) == null
-				|| !anotherAccepts(service, exchange, refused.instanceId())) {
+				|| exchange.getAttribute(ServerWebExchangeUtils.CLIENT_RESPONSE_CONN_ATTR) == null) {
+			return Mono.empty();
+		}
+		Set<String> tried = excluded(exchange);
+		tried.add(refused.instanceId());
+		if (!service.acceptsAnyBut(tried)) {
+			// No other instance to try: the client gets the instance's own answer (and
+			// its Retry-After) rather than the gateway's "no instance".
 			return Mono.empty();
 		}
 		// A refusal counts against the instance's breaker whatever its status: an engine
 		// that keeps refusing (429 included) is taken out like a failing one.
 		refused.fail(new IllegalStateException("instance refused the request with " + status.value()));
 		exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
-		excluded(exchange).add(refused.instanceId());
 		service.countRetry(true);
 		ServerWebExchangeUtils.reset(exchange);
 		return attempt(exchange, chain, service, false);
-	}
-
-	private static boolean anotherAccepts(ServicePool service, ServerWebExchange exchange, String refused) {
-		Set<String> excluded = exchange.getAttribute(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR);
-		for (InstanceState s : service.pool().acceptingInstances()) {
-			if (!s.id().equals(refused) && (excluded == null || !excluded.contains(s.id()))) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 	@SuppressWarnings("unchecked")

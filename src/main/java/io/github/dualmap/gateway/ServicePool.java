@@ -261,6 +261,18 @@ public final class ServicePool {
 		return new Decision(s.id(), Reason.FALLBACK, cached, uncached, this.pool.estimateTtft(s, uncached));
 	}
 
+	/**
+	 * Whether an instance outside {@code refused} accepts work: where a retry could go.
+	 */
+	boolean acceptsAnyBut(Set<String> refused) {
+		for (InstanceState s : this.pool.instances()) {
+			if (usable(s.id(), refused)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	private boolean usable(String id, Set<String> refused) {
 		InstanceState s = this.pool.instance(id);
 		return s != null && s.acceptsNewWork() && !refused.contains(id);
