@@ -16,11 +16,14 @@ import org.jspecify.annotations.Nullable;
  * warning. Durations are in milliseconds, hashes are 16-digit hex strings, unknown values
  * are {@code null}.
  *
- * @param policy the configured {@code dualmap.policy}
+ * @param policy the configured {@code dualmap.policy} (a pool may run another, see
+ * {@link Pool#policy()})
  * @param dispatchMode the configured {@code dualmap.dispatch.mode} ({@code queue} or
- * {@code pass-through})
- * @param settings the scheduler settings every pool runs with
- * @param dispatch the dispatch queue settings every pool runs with
+ * {@code pass-through}; a pool may override it)
+ * @param settings the global scheduler settings (a pool may have its own default TTFT
+ * SLO, {@link Pool#sloTtftMs()})
+ * @param dispatch the global dispatch queue settings (a pool's own are
+ * {@link Pool#dispatch()})
  * @param pools the routed services by service id
  * @param warnings every pool's warnings, each naming its service
  * @param replicas replica sync, or {@code null} when it is off
@@ -158,6 +161,11 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * One routed service.
 	 *
 	 * @param service the service id
+	 * @param policy the routing policy this pool runs
+	 * ({@code dualmap.pools.<service>.policy} or {@code dualmap.policy})
+	 * @param dispatchMode this pool's dispatch mode
+	 * @param sloTtftMs the TTFT objective of this pool's requests that name none
+	 * @param dispatch this pool's dispatch queue settings
 	 * @param size instances on the rings
 	 * @param accepting instances that accept new work (breaker closed, not draining)
 	 * @param ringRebuilds how often the rings were rebuilt (membership or weight changes)
@@ -170,9 +178,9 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param hotPrefixes expanded prefixes, hottest first
 	 * @param warnings what an operator should look at, each naming the service
 	 */
-	public record Pool(String service, int size, int accepting, long ringRebuilds, double loadCv,
-			double meanPendingTokens, TtftModel ttftModel, Queue queue, List<Instance> instances,
-			List<HotPrefix> hotPrefixes, List<String> warnings) {
+	public record Pool(String service, String policy, String dispatchMode, long sloTtftMs, Dispatch dispatch, int size,
+			int accepting, long ringRebuilds, double loadCv, double meanPendingTokens, TtftModel ttftModel, Queue queue,
+			List<Instance> instances, List<HotPrefix> hotPrefixes, List<String> warnings) {
 
 	}
 

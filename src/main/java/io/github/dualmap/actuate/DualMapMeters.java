@@ -168,7 +168,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 					.computeIfAbsent(new MeterKey(service, decision.instanceId(), decision.reason().value()),
 							k -> Counter.builder("dualmap.decisions")
 								.tags("service", service, "instance", k.instance(), "reason", k.detail(), "policy",
-										DualMapMeters.this.registry.policyName())
+										pool.policyName())
 								.description("Requests dispatched, by the reason of the choice")
 								.register(this.meters))
 					.increment();

@@ -15,6 +15,7 @@ import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.HotPrefixTable;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.ServicePool;
@@ -80,9 +81,11 @@ final class PoolInspection {
 		}
 		DualMapDescriptor.TtftModel model = new DualMapDescriptor.TtftModel(pool.estimator().nanosPerToken() / 1e6,
 				settings.prefillNanosPerToken() / 1e6, DualMapDescriptor.millis(pool.estimator().baseNanos()));
-		return new DualMapDescriptor.Pool(service.serviceId(), states.size(), accepting, pool.ringRebuilds(),
-				pool.loadCv(), pool.meanPendingTokens(), model, queue(service), List.copyOf(instances),
-				List.copyOf(hot), List.copyOf(warnings));
+		QueueSettings queueSettings = service.queues().settings();
+		return new DualMapDescriptor.Pool(service.serviceId(), service.policyName(), queueSettings.mode().value(),
+				DualMapDescriptor.millis(settings.defaultSloNanos()), DualMapDescriptor.Dispatch.of(queueSettings),
+				states.size(), accepting, pool.ringRebuilds(), pool.loadCv(), pool.meanPendingTokens(), model,
+				queue(service), List.copyOf(instances), List.copyOf(hot), List.copyOf(warnings));
 	}
 
 	static DualMapDescriptor.Queue queue(ServicePool service) {

@@ -79,9 +79,13 @@ public class DualMapAutoConfiguration {
 			.waitDurationInOpenState(b.getWaitDurationInOpenState())
 			.permittedNumberOfCallsInHalfOpenState(b.getPermittedNumberOfCallsInHalfOpenState())
 			.build();
-		return new DualMapRegistry(properties.toSchedulerSettings(), properties.toQueueSettings(),
-				properties.getPolicy(), properties.getServices(), properties.getRing().getWeightMetadataKey(), breakers,
-				NanoClock.SYSTEM);
+		return new DualMapRegistry(
+				new DualMapRegistry.PoolSettings(
+						properties.getPolicy(), properties.toSchedulerSettings(), properties.toQueueSettings()),
+				properties.getServices(),
+				id -> new DualMapRegistry.PoolSettings(properties.policyOf(id), properties.toSchedulerSettings(id),
+						properties.toQueueSettings(id)),
+				properties.getRing().getWeightMetadataKey(), breakers, NanoClock.SYSTEM);
 	}
 
 	@Bean

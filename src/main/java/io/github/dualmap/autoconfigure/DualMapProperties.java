@@ -45,6 +45,14 @@ public class DualMapProperties {
 	 */
 	private List<String> services = new ArrayList<>();
 
+	/**
+	 * Per-service overrides, keyed by a service id of dualmap.services: the routing
+	 * policy, the default TTFT SLO and the dispatch mode and prefill limits of that
+	 * service's pool. What a pool does not set is the global value.
+	 */
+	@Valid
+	private Map<String, Pool> pools = new LinkedHashMap<>();
+
 	/** Routing policy name: dualmap or a baseline registered in RoutingPolicies. */
 	@NotBlank(message = "dualmap.policy must not be blank")
 	private String policy = "dualmap";
@@ -136,6 +144,11 @@ public class DualMapProperties {
 		return this.hotPrefix.dropRatio <= this.hotPrefix.ratio;
 	}
 
+	@AssertTrue(message = "every key of dualmap.pools must be a service id listed in dualmap.services")
+	private boolean isPoolsRouted() {
+		return this.services.containsAll(this.pools.keySet());
+	}
+
 	@AssertTrue(message = "dualmap.services must not contain blank or duplicate ids")
 	private boolean isServicesDistinct() {
 		return this.services.stream().noneMatch(String::isBlank)
@@ -147,8 +160,27 @@ public class DualMapProperties {
 		return this.maxBodySize.toBytes() > 0 && this.maxBodySize.toBytes() < Integer.MAX_VALUE;
 	}
 
-	/** The scheduler settings these properties describe. */
+	/** The scheduler settings these properties describe, before per-pool overrides. */
 	public SchedulerSettings toSchedulerSettings() {
+		return schedulerSettings(this.slo.ttft);
+	}
+
+	/**
+	 * The scheduler settings of one service's pool: the global ones with its
+	 * {@code dualmap.pools.<service>.slo.ttft}.
+	 */
+	public SchedulerSettings toSchedulerSettings(String serviceId) {
+		Pool p = this.pools.get(serviceId);
+		return schedulerSettings(p != null && p.slo.ttft != null ? p.slo.ttft : this.slo.ttft);
+	}
+
+	/** The routing policy of one service's pool. */
+	public String policyOf(String serviceId) {
+		Pool p = this.pools.get(serviceId);
+		return p != null && p.policy != null ? p.policy : this.policy;
+	}
+
+	private SchedulerSettings schedulerSettings(Duration defaultSlo) {
 		return SchedulerSettings.custom()
 			.virtualNodes(this.ring.virtualNodes)
 			.blockTokens(this.prompt.blockTokens)
@@ -168,7 +200,7 @@ public class DualMapProperties {
 			.prefillNanosPerToken(this.ttft.prefillPerToken.toNanos())
 			.baseTtft(this.ttft.base)
 			.calibrationAlpha(this.ttft.calibrationAlpha)
-			.defaultSlo(this.slo.ttft)
+			.defaultSlo(defaultSlo)
 			.shadowCapacityTokens(this.shadow.capacityTokens)
 			.staleAfter(this.scrape.staleAfter)
 			.slowStart(this.slowStart)
@@ -180,11 +212,24 @@ public class DualMapProperties {
 	 * {@code dualmap.dispatch.*} maps to the core.
 	 */
 	public QueueSettings toQueueSettings() {
+		return queueSettings(null);
+	}
+
+	/**
+	 * The dispatch queue settings of one service's pool: the global ones with its
+	 * {@code dualmap.pools.<service>.dispatch.*}.
+	 */
+	public QueueSettings toQueueSettings(String serviceId) {
+		return queueSettings(this.pools.get(serviceId));
+	}
+
+	private QueueSettings queueSettings(@Nullable Pool pool) {
 		Dispatch d = this.dispatch;
+		PoolDispatch o = pool != null ? pool.dispatch : new PoolDispatch();
 		return QueueSettings.custom()
-			.mode(d.mode)
-			.maxPrefillRequests(d.maxPrefillRequests)
-			.maxPrefillTokens(d.maxPrefillTokens)
+			.mode(o.mode != null ? o.mode : d.mode)
+			.maxPrefillRequests(o.maxPrefillRequests != null ? o.maxPrefillRequests : d.maxPrefillRequests)
+			.maxPrefillTokens(o.maxPrefillTokens != null ? o.maxPrefillTokens : d.maxPrefillTokens)
 			.aging(d.aging)
 			.maxQueuedPerInstance(d.maxQueuedPerInstance)
 			.maxQueuedPerPool(d.maxQueuedPerPool)
@@ -213,6 +258,14 @@ public class DualMapProperties {
 
 	public void setServices(List<String> services) {
 		this.services = services;
+	}
+
+	public Map<String, Pool> getPools() {
+		return this.pools;
+	}
+
+	public void setPools(Map<String, Pool> pools) {
+		this.pools = pools;
 	}
 
 	public String getPolicy() {
@@ -324,6 +377,114 @@ public class DualMapProperties {
 	}
 
 	/** Time-to-first-token objectives. */
+	/**
+	 * Overrides for one service's pool ({@code dualmap.pools.<service>.*}); an unset
+	 * value is the global one.
+	 */
+	public static class Pool {
+
+		/** Routing policy of this service (default: dualmap.policy). */
+		private @Nullable String policy;
+
+		@Valid
+		private final PoolSlo slo = new PoolSlo();
+
+		@Valid
+		private final PoolDispatch dispatch = new PoolDispatch();
+
+		@AssertTrue(message = "dualmap.pools.<service>.policy names no known routing policy")
+		private boolean isPolicyKnown() {
+			return this.policy == null || RoutingPolicies.exists(this.policy);
+		}
+
+		public @Nullable String getPolicy() {
+			return this.policy;
+		}
+
+		public void setPolicy(@Nullable String policy) {
+			this.policy = policy;
+		}
+
+		public PoolSlo getSlo() {
+			return this.slo;
+		}
+
+		public PoolDispatch getDispatch() {
+			return this.dispatch;
+		}
+
+	}
+
+	/** {@code dualmap.pools.<service>.slo.*}. */
+	public static class PoolSlo {
+
+		/**
+		 * TTFT objective of a request to this service that names none (default:
+		 * dualmap.slo.ttft).
+		 */
+		private @Nullable Duration ttft;
+
+		@AssertTrue(message = "dualmap.pools.<service>.slo.ttft must be > 0")
+		private boolean isTtftPositive() {
+			return this.ttft == null || this.ttft.toNanos() > 0;
+		}
+
+		public @Nullable Duration getTtft() {
+			return this.ttft;
+		}
+
+		public void setTtft(@Nullable Duration ttft) {
+			this.ttft = ttft;
+		}
+
+	}
+
+	/** {@code dualmap.pools.<service>.dispatch.*}. */
+	public static class PoolDispatch {
+
+		/** Dispatch mode of this service (default: dualmap.dispatch.mode). */
+		private @Nullable DispatchMode mode;
+
+		/**
+		 * Prefill requests per instance of this service (default:
+		 * dualmap.dispatch.max-prefill-requests).
+		 */
+		@Min(value = 1, message = "dualmap.pools.<service>.dispatch.max-prefill-requests must be >= 1")
+		private @Nullable Integer maxPrefillRequests;
+
+		/**
+		 * Uncached prefill tokens per instance of this service (default:
+		 * dualmap.dispatch.max-prefill-tokens).
+		 */
+		@Min(value = 1, message = "dualmap.pools.<service>.dispatch.max-prefill-tokens must be >= 1")
+		private @Nullable Long maxPrefillTokens;
+
+		public @Nullable DispatchMode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(@Nullable DispatchMode mode) {
+			this.mode = mode;
+		}
+
+		public @Nullable Integer getMaxPrefillRequests() {
+			return this.maxPrefillRequests;
+		}
+
+		public void setMaxPrefillRequests(@Nullable Integer maxPrefillRequests) {
+			this.maxPrefillRequests = maxPrefillRequests;
+		}
+
+		public @Nullable Long getMaxPrefillTokens() {
+			return this.maxPrefillTokens;
+		}
+
+		public void setMaxPrefillTokens(@Nullable Long maxPrefillTokens) {
+			this.maxPrefillTokens = maxPrefillTokens;
+		}
+
+	}
+
 	public static class Slo {
 
 		/** TTFT objective of a request that names none. */

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 import io.github.dualmap.core.InstancePool;
@@ -70,20 +71,50 @@ public final class DualMapRegistry {
 	public DualMapRegistry(SchedulerSettings settings, QueueSettings queueSettings, String policyName,
 			Collection<String> serviceIds, String weightMetadataKey, CircuitBreakerConfig breakerConfig,
 			NanoClock clock, Function<String, RoutingPolicy> policies) {
-		this.settings = settings;
-		this.policyName = policyName;
-		this.queueSettings = queueSettings;
+		this(new PoolSettings(policyName, settings, queueSettings), serviceIds,
+				id -> new PoolSettings(policyName, settings, queueSettings), weightMetadataKey, breakerConfig, clock,
+				(name, s) -> policies.apply(name));
+	}
+
+	/**
+	 * With settings of each service's own ({@code dualmap.pools.<service>.*}), policies
+	 * from {@link RoutingPolicies}.
+	 * @param defaults the global settings, reported by {@link #settings()},
+	 * {@link #policyName()} and {@link #queueSettings()}
+	 * @param settingsOf the settings of one service's pool
+	 */
+	public DualMapRegistry(PoolSettings defaults, Collection<String> serviceIds,
+			Function<String, PoolSettings> settingsOf, String weightMetadataKey, CircuitBreakerConfig breakerConfig,
+			NanoClock clock) {
+		this(defaults, serviceIds, settingsOf, weightMetadataKey, breakerConfig, clock, RoutingPolicies::create);
+	}
+
+	private DualMapRegistry(PoolSettings defaults, Collection<String> serviceIds,
+			Function<String, PoolSettings> settingsOf, String weightMetadataKey, CircuitBreakerConfig breakerConfig,
+			NanoClock clock, BiFunction<String, SchedulerSettings, RoutingPolicy> policies) {
+		this.settings = defaults.settings();
+		this.policyName = defaults.policyName();
+		this.queueSettings = defaults.queueSettings();
 		// In configuration order: the actuator and the ModelList filter list pools that
 		// way.
 		Map<String, ServicePool> pools = new LinkedHashMap<>();
 		for (String id : serviceIds) {
 			pools.computeIfAbsent(id, k -> {
-				InstancePool pool = new InstancePool(id, settings, clock);
-				return new ServicePool(id, pool, policies.apply(policyName), queueSettings,
+				PoolSettings own = settingsOf.apply(id);
+				InstancePool pool = new InstancePool(id, own.settings(), clock);
+				return new ServicePool(id, pool, policies.apply(own.policyName(), own.settings()), own.queueSettings(),
 						new InstanceBreakers(pool, breakerConfig), weightMetadataKey, this.listeners);
 			});
 		}
 		this.pools = Collections.unmodifiableMap(pools);
+	}
+
+	/**
+	 * What one pool runs with: its routing policy by name, scheduler settings (the
+	 * default TTFT SLO among them) and dispatch queue settings.
+	 */
+	public record PoolSettings(String policyName, SchedulerSettings settings, QueueSettings queueSettings) {
+
 	}
 
 	/** The pool of {@code serviceId}, or {@code null} when DualMap does not route it. */
@@ -109,15 +140,26 @@ public final class DualMapRegistry {
 		return "lb".equalsIgnoreCase(uri.getScheme()) && uri.getHost() != null ? this.pools.get(uri.getHost()) : null;
 	}
 
+	/**
+	 * The global scheduler settings; a pool's own are {@code pool().settings()} (they
+	 * differ in the default TTFT SLO when {@code dualmap.pools.<service>.slo.ttft} is
+	 * set).
+	 */
 	public SchedulerSettings settings() {
 		return this.settings;
 	}
 
+	/**
+	 * The global {@code dualmap.policy}; a pool's own is
+	 * {@link ServicePool#policyName()}.
+	 */
 	public String policyName() {
 		return this.policyName;
 	}
 
-	/** The dispatch queue settings every pool runs with. */
+	/**
+	 * The global dispatch queue settings; a pool's own are {@code queues().settings()}.
+	 */
 	public QueueSettings queueSettings() {
 		return this.queueSettings;
 	}

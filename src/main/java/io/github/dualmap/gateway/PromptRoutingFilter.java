@@ -78,7 +78,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		}
 		SloResolver.Slo slo;
 		try {
-			slo = this.slos.resolve(exchange.getRequest().getHeaders());
+			slo = this.slos.resolve(exchange.getRequest().getHeaders(), service.pool().settings().defaultSloNanos());
 			exchange.getAttributes().put(DualMapExchangeAttributes.SLO_CLASS_ATTR, slo.sloClass());
 		}
 		catch (InvalidRequestException ex) {

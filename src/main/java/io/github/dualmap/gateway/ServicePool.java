@@ -334,6 +334,13 @@ public final class ServicePool {
 		return this.pool;
 	}
 
+	/**
+	 * The name of the routing policy this pool runs (its {@link RoutingPolicy#name()}).
+	 */
+	public String policyName() {
+		return this.policy.name();
+	}
+
 	public RoutingPolicy policy() {
 		return this.policy;
 	}

@@ -96,6 +96,16 @@ public final class SloResolver {
 	 * integer
 	 */
 	public Slo resolve(HttpHeaders headers) {
+		return resolve(headers, this.defaultNanos);
+	}
+
+	/**
+	 * The objective and its class, with {@code defaultNanos} for a request that names no
+	 * known class (a pool's own default, {@code dualmap.pools.<service>.slo.ttft}).
+	 * @throws InvalidRequestException when {@code x-slo-ttft-ms} is not a positive
+	 * integer
+	 */
+	public Slo resolve(HttpHeaders headers, long defaultNanos) {
 		String explicit = headers.getFirst(TTFT_HEADER);
 		if (explicit != null) {
 			long ms;
@@ -119,7 +129,7 @@ public final class SloResolver {
 				return new Slo(nanos, name, this.classMaxWaitNanos.getOrDefault(name, 0L));
 			}
 		}
-		return new Slo(this.defaultNanos, DEFAULT_CLASS);
+		return new Slo(defaultNanos, DEFAULT_CLASS);
 	}
 
 }

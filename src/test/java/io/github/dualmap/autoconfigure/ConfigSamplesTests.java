@@ -72,6 +72,13 @@ class ConfigSamplesTests {
 			assertThat(context).hasNotFailed();
 			assertThat(context.getBean(DualMapProperties.class).getServices()).containsExactly("llama", "qwen");
 			assertThat(context.getBean(DualMapRegistry.class).pools()).containsOnlyKeys("llama", "qwen");
+			DualMapRegistry registry = context.getBean(DualMapRegistry.class);
+			assertThat(registry.pool("llama").pool().settings().defaultSloNanos())
+				.isEqualTo(Duration.ofSeconds(5).toNanos());
+			assertThat(registry.pool("qwen").pool().settings().defaultSloNanos())
+				.isEqualTo(Duration.ofSeconds(10).toNanos());
+			assertThat(registry.pool("qwen").queues().settings().maxPrefillTokens()).isEqualTo(32768);
+			assertThat(registry.pool("llama").queues().settings().maxPrefillTokens()).isEqualTo(16384);
 			assertThat(context).hasSingleBean(ModelRoutePredicateFactory.class)
 				.hasSingleBean(OpenAiErrorWebExceptionHandler.class);
 			// The routes' Model predicates, as the gateway builds them.

@@ -6,6 +6,7 @@ import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
@@ -178,6 +179,44 @@ class DualMapPropertiesTests {
 			.run(context -> assertThat(context.getBean(DualMapProperties.class).getRetry().getStatuses())
 				.containsExactly(502, 503));
 		expectFailure("dualmap.retry.statuses=503,200", "dualmap.retry.statuses must be HTTP error statuses");
+	}
+
+	@Test
+	void aPoolOverridesPolicySloAndDispatchForItsServiceOnly() {
+		this.runner
+			.withPropertyValues("dualmap.services=llm,big", "dualmap.slo.ttft=3s", "dualmap.dispatch.aging=1s",
+					"dualmap.pools.big.policy=least-loaded", "dualmap.pools.big.slo.ttft=12s",
+					"dualmap.pools.big.dispatch.mode=pass-through", "dualmap.pools.big.dispatch.max-prefill-requests=4",
+					"dualmap.pools.big.dispatch.max-prefill-tokens=8192")
+			.run(context -> {
+				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
+				ServicePool llm = registry.pool("llm");
+				ServicePool big = registry.pool("big");
+				assertThat(llm.policyName()).isEqualTo("dualmap");
+				assertThat(llm.pool().settings()).isEqualTo(registry.settings());
+				assertThat(llm.queues().settings()).isEqualTo(registry.queueSettings());
+				assertThat(big.policyName()).isEqualTo("least-loaded");
+				assertThat(big.pool().settings().defaultSloNanos()).isEqualTo(Duration.ofSeconds(12).toNanos());
+				QueueSettings q = big.queues().settings();
+				assertThat(q.mode()).isEqualTo(DispatchMode.PASS_THROUGH);
+				assertThat(q.maxPrefillRequests()).isEqualTo(4);
+				assertThat(q.maxPrefillTokens()).isEqualTo(8192);
+				// What the pool does not set is the global value.
+				assertThat(q.agingNanos()).isEqualTo(Duration.ofSeconds(1).toNanos());
+				assertThat(big.pool().settings().switchFactor()).isEqualTo(registry.settings().switchFactor());
+				// The global view is unchanged.
+				assertThat(registry.policyName()).isEqualTo("dualmap");
+				assertThat(registry.settings().defaultSloNanos()).isEqualTo(Duration.ofSeconds(3).toNanos());
+				assertThat(registry.queueSettings().mode()).isEqualTo(DispatchMode.QUEUE);
+			});
+		expectFailure("dualmap.pools.other.policy=least-loaded",
+				"every key of dualmap.pools must be a service id listed in dualmap.services");
+		expectFailure("dualmap.pools.llm.policy=no-such-policy",
+				"dualmap.pools.<service>.policy names no known routing policy");
+		expectFailure("dualmap.pools.llm.slo.ttft=0s", "dualmap.pools.<service>.slo.ttft must be > 0");
+		expectFailure("dualmap.pools.llm.dispatch.max-prefill-tokens=0",
+				"dualmap.pools.<service>.dispatch.max-prefill-tokens must be >= 1");
+		expectFailure("dualmap.pools.llm.dispatch.mode=later", "dualmap.pools.llm.dispatch.mode");
 	}
 
 	@Test

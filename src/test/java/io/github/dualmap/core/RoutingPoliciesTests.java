@@ -21,6 +21,14 @@ class RoutingPoliciesTests {
 	}
 
 	@Test
+	void everyPolicyReportsTheNameItIsRegisteredUnder() {
+		// The gateway tags its decisions with the pool's policy().name().
+		for (String name : RoutingPolicies.names()) {
+			assertThat(RoutingPolicies.create(name, SchedulerSettings.ofDefaults()).name()).as(name).isEqualTo(name);
+		}
+	}
+
+	@Test
 	void unknownNameIsNamedInTheError() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> RoutingPolicies.create("no-such-policy", SchedulerSettings.ofDefaults()))
