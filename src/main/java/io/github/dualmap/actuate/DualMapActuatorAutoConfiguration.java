@@ -2,6 +2,7 @@ package io.github.dualmap.actuate;
 
 import io.github.dualmap.autoconfigure.DualMapAutoConfiguration;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
@@ -58,6 +59,13 @@ public class DualMapActuatorAutoConfiguration {
 		@ConditionalOnMissingBean
 		StoredResponsesMeters dualMapStoredResponsesMeters(StoredResponses stored) {
 			return new StoredResponsesMeters(stored);
+		}
+
+		@Bean
+		@ConditionalOnBean(RequestBuffers.class)
+		@ConditionalOnMissingBean
+		RequestBuffersMeters dualMapRequestBuffersMeters(RequestBuffers buffers) {
+			return new RequestBuffersMeters(buffers);
 		}
 
 	}

@@ -17,6 +17,7 @@ import io.github.dualmap.gateway.ModelListGatewayFilterFactory;
 import io.github.dualmap.gateway.ModelRoutePredicateFactory;
 import io.github.dualmap.gateway.OpenAiErrorWebExceptionHandler;
 import io.github.dualmap.gateway.PromptRoutingFilter;
+import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.gateway.SloResolver;
 import io.github.dualmap.prompt.PromptParser;
@@ -52,6 +53,7 @@ import org.springframework.web.reactive.function.server.RequestPredicates;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import org.springframework.web.server.WebFilter;
 
 /**
  * Plugs DualMap into Spring Cloud Gateway: the registry of pools, the body, failover and
@@ -142,16 +144,28 @@ public class DualMapAutoConfiguration {
 	}
 
 	@Bean
+	@ConditionalOnMissingBean
+	RequestBuffers dualMapRequestBuffers(DualMapProperties properties) {
+		return new RequestBuffers(properties.maxBufferedBytes(Runtime.getRuntime().maxMemory()));
+	}
+
+	@Bean
+	WebFilter dualMapRequestBuffersWebFilter(RequestBuffers buffers) {
+		return buffers.webFilter();
+	}
+
+	@Bean
 	PromptRoutingFilter dualMapPromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos,
-			DualMapProperties properties, ObjectProvider<StoredResponses> stored) {
+			DualMapProperties properties, ObjectProvider<StoredResponses> stored, RequestBuffers buffers) {
 		return new PromptRoutingFilter(registry, parser, slos, (int) properties.getMaxBodySize().toBytes(),
-				stored.getIfAvailable());
+				stored.getIfAvailable(), buffers);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	ModelRoutePredicateFactory modelRoutePredicateFactory(PromptParser parser, DualMapProperties properties) {
-		return new ModelRoutePredicateFactory(parser, (int) properties.getMaxBodySize().toBytes());
+	ModelRoutePredicateFactory modelRoutePredicateFactory(PromptParser parser, DualMapProperties properties,
+			RequestBuffers buffers) {
+		return new ModelRoutePredicateFactory(parser, (int) properties.getMaxBodySize().toBytes(), buffers);
 	}
 
 	@Bean

@@ -62,6 +62,13 @@ public class DualMapProperties {
 	private DataSize maxBodySize = DataSize.ofMegabytes(32);
 
 	/**
+	 * Most request body bytes the gateway holds in memory at once, over all requests
+	 * being read, routed, queued or sent (beyond: 503 with Retry-After). Default: a
+	 * quarter of the maximum heap, and never below max-body-size.
+	 */
+	private @Nullable DataSize maxBufferedSize;
+
+	/**
 	 * The SLO switch fires when the affinity choice's TTFT estimate exceeds this factor
 	 * times the request's TTFT SLO.
 	 */
@@ -153,6 +160,20 @@ public class DualMapProperties {
 	private boolean isServicesDistinct() {
 		return this.services.stream().noneMatch(String::isBlank)
 				&& this.services.stream().distinct().count() == this.services.size();
+	}
+
+	@AssertTrue(message = "dualmap.max-buffered-size must be >= dualmap.max-body-size")
+	private boolean isMaxBufferedSizeAtLeastOneBody() {
+		return this.maxBufferedSize == null || this.maxBufferedSize.toBytes() >= this.maxBodySize.toBytes();
+	}
+
+	/**
+	 * {@code dualmap.max-buffered-size} in bytes: the configured value, else a quarter of
+	 * {@code maxHeapBytes} but at least {@code max-body-size}.
+	 */
+	public long maxBufferedBytes(long maxHeapBytes) {
+		return this.maxBufferedSize != null ? this.maxBufferedSize.toBytes()
+				: Math.max(maxHeapBytes / 4, this.maxBodySize.toBytes());
 	}
 
 	@AssertTrue(message = "dualmap.max-body-size must be positive and below 2GB")
@@ -274,6 +295,14 @@ public class DualMapProperties {
 
 	public void setPolicy(String policy) {
 		this.policy = policy;
+	}
+
+	public @Nullable DataSize getMaxBufferedSize() {
+		return this.maxBufferedSize;
+	}
+
+	public void setMaxBufferedSize(@Nullable DataSize maxBufferedSize) {
+		this.maxBufferedSize = maxBufferedSize;
 	}
 
 	public DataSize getMaxBodySize() {

@@ -9,9 +9,10 @@ import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Answers 413 on any route for a request whose body the {@code Model} predicate found
- * over {@code dualmap.max-body-size} while the gateway chose the route: a failing
- * predicate does not stop the gateway from trying the routes after it, and the body may
- * be half read by then. First of all global filters.
+ * over {@code dualmap.max-body-size} while the gateway chose the route (503 when it was
+ * beyond {@code dualmap.max-buffered-size}): a failing predicate does not stop the
+ * gateway from trying the routes after it, and the body may be half read by then. First
+ * of all global filters.
  */
 public class BodyTooLargeFilter implements GlobalFilter, Ordered {
 
@@ -22,8 +23,9 @@ public class BodyTooLargeFilter implements GlobalFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		Integer limit = exchange.getAttribute(DualMapExchangeAttributes.BODY_TOO_LARGE_ATTR);
-		return limit == null ? chain.filter(exchange) : OpenAiErrorResponses.tooLarge(exchange, limit);
+		Throwable refused = exchange.getAttribute(DualMapExchangeAttributes.BODY_REFUSED_ATTR);
+		Mono<Void> answer = refused == null ? null : OpenAiErrorResponses.refusedBody(exchange, refused);
+		return answer == null ? chain.filter(exchange) : answer;
 	}
 
 }

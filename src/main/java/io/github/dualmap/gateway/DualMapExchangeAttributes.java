@@ -55,11 +55,11 @@ public final class DualMapExchangeAttributes {
 	public static final String REQUEST_MODEL_ATTR = PREFIX + "requestModel";
 
 	/**
-	 * The limit ({@code Integer}, bytes) when the {@code Model} predicate met a body over
-	 * {@code dualmap.max-body-size} while the gateway chose a route: the request gets
-	 * 413.
+	 * Why the {@code Model} predicate could not read the body while the gateway chose a
+	 * route ({@code ResponseStatusException}): over {@code dualmap.max-body-size} (the
+	 * request gets 413) or beyond {@code dualmap.max-buffered-size} (503).
 	 */
-	public static final String BODY_TOO_LARGE_ATTR = PREFIX + "bodyTooLarge";
+	public static final String BODY_REFUSED_ATTR = PREFIX + "bodyRefused";
 
 	private DualMapExchangeAttributes() {
 	}

@@ -7,6 +7,7 @@ import java.util.function.Predicate;
 
 import io.github.dualmap.prompt.InvalidRequestException;
 import io.github.dualmap.prompt.PromptParser;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
 
@@ -63,15 +64,26 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 
 	private final int maxBodyBytes;
 
+	private final @Nullable RequestBuffers buffers;
+
 	private final PartEventHttpMessageReader parts = new PartEventHttpMessageReader();
 
 	public ModelRoutePredicateFactory(PromptParser parser, int maxBodyBytes) {
+		this(parser, maxBodyBytes, null);
+	}
+
+	/**
+	 * @param buffers where the bodies it reads are reserved ({@code null}: no bound
+	 * beyond {@code maxBodyBytes} each)
+	 */
+	public ModelRoutePredicateFactory(PromptParser parser, int maxBodyBytes, @Nullable RequestBuffers buffers) {
 		super(Config.class);
 		if (maxBodyBytes <= 0) {
 			throw new IllegalArgumentException("maxBodyBytes must be > 0 but was " + maxBodyBytes);
 		}
 		this.parser = parser;
 		this.maxBodyBytes = maxBodyBytes;
+		this.buffers = buffers;
 	}
 
 	@Override
@@ -118,7 +130,7 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 				}
 				ServerHttpRequest request = exchange.getRequest();
 				if (!HttpMethod.POST.equals(request.getMethod()) || !(json(request) || multipart(request))
-						|| exchange.getAttributes().containsKey(DualMapExchangeAttributes.BODY_TOO_LARGE_ATTR)) {
+						|| exchange.getAttributes().containsKey(DualMapExchangeAttributes.BODY_REFUSED_ATTR)) {
 					return Mono.just(false);
 				}
 				return read(exchange).map(read -> test.test(exchange));
@@ -143,8 +155,10 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 	 * {@link BodyTooLargeException} (answered 413 when none matches).
 	 */
 	private Mono<byte[]> read(ServerWebExchange exchange) {
-		return RequestBodies.read(exchange, this.maxBodyBytes)
-			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge(exchange))
+		return RequestBodies.read(exchange, this.maxBodyBytes, this.buffers)
+			.onErrorResume(DataBufferLimitException.class,
+					ex -> refused(exchange, new BodyTooLargeException(this.maxBodyBytes)))
+			.onErrorResume(RequestBuffers.FullException.class, ex -> refused(exchange, ex))
 			.flatMap(body -> {
 				ServerHttpRequest replaying = RequestBodies.replaying(exchange, body);
 				exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, body);
@@ -175,9 +189,9 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 					ex -> Mono.empty());
 	}
 
-	private Mono<byte[]> tooLarge(ServerWebExchange exchange) {
-		exchange.getAttributes().put(DualMapExchangeAttributes.BODY_TOO_LARGE_ATTR, this.maxBodyBytes);
-		return Mono.error(new BodyTooLargeException(this.maxBodyBytes));
+	private static Mono<byte[]> refused(ServerWebExchange exchange, ResponseStatusException why) {
+		exchange.getAttributes().put(DualMapExchangeAttributes.BODY_REFUSED_ATTR, why);
+		return Mono.error(why);
 	}
 
 	private String modelOf(ServerHttpRequest request, byte[] body) {

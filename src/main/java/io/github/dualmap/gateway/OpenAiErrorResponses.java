@@ -1,6 +1,7 @@
 package io.github.dualmap.gateway;
 
 import io.github.dualmap.prompt.OpenAiError;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.io.buffer.DataBuffer;
@@ -24,6 +25,28 @@ final class OpenAiErrorResponses {
 		return write(exchange, HttpStatus.CONTENT_TOO_LARGE,
 				new OpenAiError("request body exceeds dualmap.max-body-size (" + maxBodyBytes + " bytes)",
 						"invalid_request_error", null, "request_too_large"));
+	}
+
+	/** 503 for a body {@link RequestBuffers} cannot hold, with {@code Retry-After}. */
+	static Mono<Void> buffersFull(ServerWebExchange exchange, RequestBuffers.FullException ex) {
+		return write(exchange, HttpStatus.SERVICE_UNAVAILABLE,
+				new OpenAiError(ex.getReason(), "service_unavailable", null, "gateway_buffers_full"),
+				RequestBuffers.RETRY_AFTER_SECONDS);
+	}
+
+	/**
+	 * The OpenAI answer to a body refused while a route was chosen ({@code null} for any
+	 * other error): 413 over {@code dualmap.max-body-size}, 503 beyond
+	 * {@code dualmap.max-buffered-size}.
+	 */
+	static @Nullable Mono<Void> refusedBody(ServerWebExchange exchange, Throwable error) {
+		if (error instanceof ModelRoutePredicateFactory.BodyTooLargeException tooLarge) {
+			return tooLarge(exchange, tooLarge.maxBodyBytes());
+		}
+		if (error instanceof RequestBuffers.FullException full) {
+			return buffersFull(exchange, full);
+		}
+		return null;
 	}
 
 	static Mono<Void> write(ServerWebExchange exchange, HttpStatus status, OpenAiError error) {

@@ -9,10 +9,11 @@ import org.springframework.web.server.WebExceptionHandler;
 
 /**
  * Answers the errors the gateway raises before a route is chosen with the OpenAI error
- * body its filters write, ahead of Spring Boot's default error handler (order -1). So far
- * one: a body over {@code dualmap.max-body-size} read by the
- * {@link ModelRoutePredicateFactory Model} predicate (413, {@code request_too_large}).
- * Everything else goes on to the next handler.
+ * body its filters write, ahead of Spring Boot's default error handler (order -1): a body
+ * the {@link ModelRoutePredicateFactory Model} predicate read over
+ * {@code dualmap.max-body-size} (413, {@code request_too_large}) or beyond
+ * {@code dualmap.max-buffered-size} (503, {@code gateway_buffers_full}). Everything else
+ * goes on to the next handler.
  */
 public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Ordered {
 
@@ -25,8 +26,9 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 	public Mono<Void> handle(ServerWebExchange exchange, Throwable ex) {
 		// The gateway delays a predicate's error until no route matched, several in one.
 		for (Throwable error : Exceptions.unwrapMultiple(ex)) {
-			if (error instanceof ModelRoutePredicateFactory.BodyTooLargeException tooLarge) {
-				return OpenAiErrorResponses.tooLarge(exchange, tooLarge.maxBodyBytes());
+			Mono<Void> answer = OpenAiErrorResponses.refusedBody(exchange, error);
+			if (answer != null) {
+				return answer;
 			}
 		}
 		return Mono.error(ex);

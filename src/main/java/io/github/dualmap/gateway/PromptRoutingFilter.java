@@ -45,6 +45,8 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 
 	private final @Nullable StoredResponses stored;
 
+	private final @Nullable RequestBuffers buffers;
+
 	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, int maxBodyBytes) {
 		this(registry, parser, slos, maxBodyBytes, null);
 	}
@@ -55,6 +57,15 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 	 */
 	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, int maxBodyBytes,
 			@Nullable StoredResponses stored) {
+		this(registry, parser, slos, maxBodyBytes, stored, null);
+	}
+
+	/**
+	 * @param buffers where the bodies it reads are reserved until their exchange ends
+	 * ({@code null}: no bound beyond {@code maxBodyBytes} each)
+	 */
+	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, int maxBodyBytes,
+			@Nullable StoredResponses stored, @Nullable RequestBuffers buffers) {
 		if (maxBodyBytes <= 0) {
 			throw new IllegalArgumentException("maxBodyBytes must be > 0 but was " + maxBodyBytes);
 		}
@@ -63,6 +74,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		this.slos = slos;
 		this.maxBodyBytes = maxBodyBytes;
 		this.stored = stored;
+		this.buffers = buffers;
 	}
 
 	@Override
@@ -89,7 +101,8 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 			// Read before routing, for a Model predicate.
 			return route(exchange, chain, service, read, slo);
 		}
-		return RequestBodies.readThen(exchange, this.maxBodyBytes, body -> route(exchange, chain, service, body, slo));
+		return RequestBodies.readThen(exchange, this.maxBodyBytes, this.buffers,
+				body -> route(exchange, chain, service, body, slo));
 	}
 
 	private Mono<Void> route(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service, byte[] body,

@@ -2,6 +2,7 @@ package io.github.dualmap.gateway;
 
 import java.util.function.Function;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -34,19 +35,43 @@ public final class RequestBodies {
 	 * {@code Content-Length} says so (nothing is read then).
 	 */
 	static Mono<byte[]> read(ServerWebExchange exchange, int maxBytes) {
-		if (exchange.getRequest().getHeaders().getContentLength() > maxBytes) {
-			return Mono.error(new DataBufferLimitException("Content-Length over " + maxBytes + " bytes"));
-		}
-		return read(exchange.getRequest().getBody(), maxBytes);
+		return read(exchange, maxBytes, null);
 	}
 
 	/**
-	 * Reads {@code exchange}'s request body under {@code maxBytes} and hands it to
-	 * {@code then}; a body over the limit gets the 413 OpenAI error instead.
+	 * As {@link #read(ServerWebExchange, int)}, each chunk also reserved in
+	 * {@code buffers} (when not {@code null}) as it arrives: fails with
+	 * {@link RequestBuffers.FullException} at the first chunk they cannot hold.
 	 */
-	static Mono<Void> readThen(ServerWebExchange exchange, int maxBytes, Function<byte[], Mono<Void>> then) {
-		return read(exchange, maxBytes).flatMap(then)
-			.onErrorResume(DataBufferLimitException.class, ex -> OpenAiErrorResponses.tooLarge(exchange, maxBytes));
+	static Mono<byte[]> read(ServerWebExchange exchange, int maxBytes, @Nullable RequestBuffers buffers) {
+		if (exchange.getRequest().getHeaders().getContentLength() > maxBytes) {
+			return Mono.error(new DataBufferLimitException("Content-Length over " + maxBytes + " bytes"));
+		}
+		Flux<DataBuffer> body = exchange.getRequest().getBody();
+		if (buffers != null) {
+			body = body.handle((chunk, sink) -> {
+				if (buffers.reserve(exchange, chunk.readableByteCount())) {
+					sink.next(chunk);
+				}
+				else {
+					DataBufferUtils.release(chunk);
+					sink.error(new RequestBuffers.FullException(buffers.limit()));
+				}
+			});
+		}
+		return read(body, maxBytes);
+	}
+
+	/**
+	 * Reads {@code exchange}'s request body under {@code maxBytes} and {@code buffers}
+	 * and hands it to {@code then}; a body over the limit gets the 413 OpenAI error
+	 * instead, one the buffers cannot hold a 503.
+	 */
+	static Mono<Void> readThen(ServerWebExchange exchange, int maxBytes, @Nullable RequestBuffers buffers,
+			Function<byte[], Mono<Void>> then) {
+		return read(exchange, maxBytes, buffers).flatMap(then)
+			.onErrorResume(DataBufferLimitException.class, ex -> OpenAiErrorResponses.tooLarge(exchange, maxBytes))
+			.onErrorResume(RequestBuffers.FullException.class, ex -> OpenAiErrorResponses.buffersFull(exchange, ex));
 	}
 
 	/**

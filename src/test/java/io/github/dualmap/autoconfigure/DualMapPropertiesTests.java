@@ -6,6 +6,7 @@ import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.replica.ReplicaPublisher;
@@ -217,6 +218,21 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.pools.llm.dispatch.max-prefill-tokens=0",
 				"dualmap.pools.<service>.dispatch.max-prefill-tokens must be >= 1");
 		expectFailure("dualmap.pools.llm.dispatch.mode=later", "dualmap.pools.llm.dispatch.mode");
+	}
+
+	@Test
+	void theBodyBudgetIsAQuarterOfTheHeapButAtLeastOneBodyUnlessSet() {
+		this.runner.run(context -> {
+			DualMapProperties p = context.getBean(DualMapProperties.class);
+			assertThat(p.maxBufferedBytes(4L << 30)).isEqualTo(1L << 30);
+			// A small heap still takes one body of max-body-size (32 MB).
+			assertThat(p.maxBufferedBytes(64L << 20)).isEqualTo(32L << 20);
+			assertThat(context.getBean(RequestBuffers.class).limit())
+				.isEqualTo(Math.max(Runtime.getRuntime().maxMemory() / 4, 32L << 20));
+		});
+		this.runner.withPropertyValues("dualmap.max-buffered-size=200MB")
+			.run(context -> assertThat(context.getBean(RequestBuffers.class).limit()).isEqualTo(200L << 20));
+		expectFailure("dualmap.max-buffered-size=1MB", "dualmap.max-buffered-size must be >= dualmap.max-body-size");
 	}
 
 	@Test

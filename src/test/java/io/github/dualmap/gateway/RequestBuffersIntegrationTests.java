@@ -1,0 +1,175 @@
+package io.github.dualmap.gateway;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * {@code dualmap.max-buffered-size}: a gateway whose budget holds one 80 KB body but not
+ * two, in front of one stub engine that takes 1.5 s to answer. While a request holds its
+ * body, the next large one gets 503 {@code gateway_buffers_full} with
+ * {@code Retry-After}, whether the {@code Model} predicate or the routing filter reads
+ * it; the bytes come back when a request is answered, refused, rejected or cancelled by
+ * its client.
+ */
+@SpringBootTest(classes = RequestBuffersIntegrationTests.App.class,
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=by-model",
+				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
+				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+				"spring.cloud.gateway.server.webflux.routes[0].predicates[1]=Header=x-route, model",
+				"spring.cloud.gateway.server.webflux.routes[0].predicates[2]=Model=routed-*",
+				"spring.cloud.gateway.server.webflux.routes[1].id=llm",
+				"spring.cloud.gateway.server.webflux.routes[1].uri=lb://llm",
+				"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/v1/**",
+				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
+				"dualmap.max-body-size=100KB", "dualmap.max-buffered-size=150KB",
+				"management.endpoints.web.exposure.include=prometheus" })
+@AutoConfigureWebTestClient(timeout = "30s")
+class RequestBuffersIntegrationTests {
+
+	static final StubEngine ENGINE = new StubEngine("slow");
+
+	static final int BODY_KB = 80;
+
+	@Autowired
+	WebTestClient client;
+
+	@Autowired
+	RequestBuffers buffers;
+
+	@Autowired
+	MeterRegistry meters;
+
+	@LocalServerPort
+	int port;
+
+	@DynamicPropertySource
+	static void engines(DynamicPropertyRegistry properties) {
+		properties.add("spring.cloud.discovery.client.simple.instances.llm[0].uri", ENGINE::uri);
+	}
+
+	@AfterAll
+	static void stopEngine() {
+		ENGINE.stop();
+	}
+
+	@AfterEach
+	void nothingIsHeldAfterwards() {
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.buffers.used() == 0);
+	}
+
+	static String chat(String model, int kilobytes) {
+		String filler = "x".repeat(kilobytes * 1024 - 100);
+		return "{\"model\":\"" + model + "\",\"messages\":[{\"role\":\"user\",\"content\":\"" + filler + "\"}]}";
+	}
+
+	EntityExchangeResult<String> post(String body, String... headers) {
+		return this.client.post().uri("/v1/chat/completions").headers(h -> {
+			for (int i = 0; i < headers.length; i += 2) {
+				h.add(headers[i], headers[i + 1]);
+			}
+		}).contentType(MediaType.APPLICATION_JSON).bodyValue(body).exchange().expectBody(String.class).returnResult();
+	}
+
+	/** A request sent in the background that holds its body while the engine works. */
+	CompletableFuture<EntityExchangeResult<String>> holding(String body, String... headers) {
+		ENGINE.firstByteDelay.set(Duration.ofMillis(1500));
+		CompletableFuture<EntityExchangeResult<String>> first = CompletableFuture
+			.supplyAsync(() -> post(body, headers));
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.buffers.used() >= (BODY_KB - 1) * 1024);
+		return first;
+	}
+
+	static void assertBuffersFull(EntityExchangeResult<String> result) {
+		assertThat(result.getStatus().value()).isEqualTo(503);
+		assertThat(result.getResponseHeaders().getFirst("Retry-After")).isEqualTo("1");
+		assertThat(result.getResponseBody()).contains("\"code\":\"gateway_buffers_full\"")
+			.contains("dualmap.max-buffered-size");
+	}
+
+	@Test
+	void aBodyTheBudgetCannotHoldGets503UntilTheHolderIsAnswered() throws Exception {
+		CompletableFuture<EntityExchangeResult<String>> first = holding(chat("m", BODY_KB));
+		double rejectedBefore = this.meters.get("dualmap.request.buffers.rejections").functionCounter().count();
+
+		// Read by the routing filter.
+		assertBuffersFull(post(chat("m", BODY_KB)));
+		// Read by the Model predicate, answered on the route that matched after it.
+		assertBuffersFull(post(chat("routed-b", BODY_KB), "x-route", "model"));
+		// Small bodies still fit beside the held one.
+		ENGINE.firstByteDelay.set(Duration.ZERO);
+		assertThat(post(chat("m", 10)).getStatus().value()).isEqualTo(200);
+
+		assertThat(first.get(10, TimeUnit.SECONDS).getStatus().value()).isEqualTo(200);
+		assertThat(this.meters.get("dualmap.request.buffers.rejections").functionCounter().count())
+			.isEqualTo(rejectedBefore + 2);
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.buffers.used() == 0);
+		assertThat(post(chat("m", BODY_KB)).getStatus().value()).isEqualTo(200);
+		assertThat(this.meters.get("dualmap.request.buffers.limit").gauge().value()).isEqualTo(150 * 1024);
+	}
+
+	@Test
+	void aBodyReadByTheModelPredicateIsHeldOnceAndGivenBack() throws Exception {
+		CompletableFuture<EntityExchangeResult<String>> first = holding(chat("routed-a", BODY_KB), "x-route", "model");
+		// Read by the predicate, used by the routing filter: reserved once.
+		assertThat(this.buffers.used()).isBetween((BODY_KB - 1) * 1024L, BODY_KB * 1024L);
+		assertThat(first.get(10, TimeUnit.SECONDS).getStatus().value()).isEqualTo(200);
+	}
+
+	@Test
+	void refusedAndInvalidBodiesGiveTheirBytesBack() {
+		ENGINE.firstByteDelay.set(Duration.ZERO);
+		assertThat(post(chat("m", 120)).getStatus().value()).isEqualTo(413);
+		assertThat(post("{\"model\":\"m\",\"messages\":" + "x".repeat(60_000)).getStatus().value()).isEqualTo(400);
+		assertThat(post(chat("routed-c", 120), "x-route", "model").getStatus().value()).isEqualTo(413);
+	}
+
+	@Test
+	void aClientThatGoesAwayGivesItsBytesBack() {
+		ENGINE.firstByteDelay.set(Duration.ofSeconds(20));
+		Disposable call = WebClient.create("http://127.0.0.1:" + this.port)
+			.post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(chat("m", BODY_KB))
+			.retrieve()
+			.bodyToMono(String.class)
+			.subscribe(body -> {
+			}, error -> {
+			});
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.buffers.used() >= (BODY_KB - 1) * 1024);
+		call.dispose();
+		// Long before the engine would answer.
+		await().atMost(Duration.ofSeconds(3)).until(() -> this.buffers.used() == 0);
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+}
