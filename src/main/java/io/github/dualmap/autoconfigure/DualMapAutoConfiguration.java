@@ -18,6 +18,7 @@ import io.github.dualmap.gateway.ModelRoutePredicateFactory;
 import io.github.dualmap.gateway.OpenAiErrorWebExceptionHandler;
 import io.github.dualmap.gateway.PromptRoutingFilter;
 import io.github.dualmap.gateway.RequestBuffers;
+import io.github.dualmap.gateway.RequestIdFilter;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.gateway.SloResolver;
 import io.github.dualmap.prompt.PromptParser;
@@ -183,6 +184,12 @@ public class DualMapAutoConfiguration {
 	@Bean
 	BodyTooLargeFilter dualMapBodyTooLargeFilter() {
 		return new BodyTooLargeFilter();
+	}
+
+	@Bean
+	@ConditionalOnProperty(prefix = "dualmap.request-id", name = "enabled", havingValue = "true", matchIfMissing = true)
+	RequestIdFilter dualMapRequestIdFilter(DualMapRegistry registry, DualMapProperties properties) {
+		return new RequestIdFilter(registry, properties.getRequestId().getHeader());
 	}
 
 	@Bean

@@ -122,6 +122,9 @@ public class DualMapProperties {
 	private final Headers headers = new Headers();
 
 	@Valid
+	private final RequestId requestId = new RequestId();
+
+	@Valid
 	private final StoredResponses storedResponses = new StoredResponses();
 
 	@Valid
@@ -379,6 +382,10 @@ public class DualMapProperties {
 
 	public Breaker getBreaker() {
 		return this.breaker;
+	}
+
+	public RequestId getRequestId() {
+		return this.requestId;
 	}
 
 	public Headers getHeaders() {
@@ -1108,10 +1115,40 @@ public class DualMapProperties {
 	}
 
 	/**
-	 * Responses API continuations ({@code previous_response_id}) go back to the instance
-	 * that answered the response they continue (see docs/operations.md, "Stored
-	 * responses").
+	 * The request id that follows each request on a DualMap route to the engine and back
+	 * to the client.
 	 */
+	public static class RequestId {
+
+		/**
+		 * Whether requests get the header: the client's value kept, else a new id; also
+		 * on the response.
+		 */
+		private boolean enabled = true;
+
+		/** The header (vLLM reads X-Request-Id as its own request id). */
+		@Pattern(regexp = "[A-Za-z0-9!#$%&'*+.^_`|~-]+",
+				message = "dualmap.request-id.header must be an HTTP header name")
+		private String header = "x-request-id";
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public String getHeader() {
+			return this.header;
+		}
+
+		public void setHeader(String header) {
+			this.header = header;
+		}
+
+	}
+
 	/**
 	 * Sending a request once more, to another instance, when the chosen one did not take
 	 * it.
@@ -1142,6 +1179,11 @@ public class DualMapProperties {
 
 	}
 
+	/**
+	 * Responses API continuations ({@code previous_response_id}) go back to the instance
+	 * that answered the response they continue (see docs/operations.md, "Stored
+	 * responses").
+	 */
 	public static class StoredResponses {
 
 		/** Whether the gateway remembers which instance answered which response. */

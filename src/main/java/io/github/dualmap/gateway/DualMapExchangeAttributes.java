@@ -61,6 +61,12 @@ public final class DualMapExchangeAttributes {
 	 */
 	public static final String BODY_REFUSED_ATTR = PREFIX + "bodyRefused";
 
+	/**
+	 * The request's id ({@code String}, see {@link RequestIdFilter}): the client's
+	 * {@code x-request-id}, else one the gateway made.
+	 */
+	public static final String REQUEST_ID_ATTR = PREFIX + "requestId";
+
 	private DualMapExchangeAttributes() {
 	}
 

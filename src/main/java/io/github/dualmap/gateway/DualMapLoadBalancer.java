@@ -96,7 +96,9 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 				if (attributes.get(DualMapExchangeAttributes.ATTEMPT_ATTR) instanceof RoutedAttempt attempt) {
 					outcome[1] = attempt.decision().reason().value();
 					observation.highCardinalityKeyValue("instance", attempt.instanceId())
-						.highCardinalityKeyValue("request.id", attempt.request().id());
+						.highCardinalityKeyValue("request.id",
+								attributes.get(DualMapExchangeAttributes.REQUEST_ID_ATTR) instanceof String id ? id
+										: attempt.request().id());
 				}
 			}).doOnError(ex -> {
 				outcome[0] = ex instanceof DispatchRejectedException ? "rejected" : "error";

@@ -218,6 +218,34 @@ class DualMapGatewayIntegrationTests {
 
 	@Test
 	@Order(6)
+	void aRequestIdFollowsEachRequestToTheEngineAndBack() {
+		String body = chat(systemPrompt("request ids"), "which id", false);
+		// None sent: the gateway makes one, the engine and the client get the same.
+		EntityExchangeResult<byte[]> made = post("/v1/chat/completions", body);
+		String id = made.getResponseHeaders().getFirst("x-request-id");
+		assertThat(id).matches("[0-9a-f]{16}-[0-9a-f]+");
+		StubEngine engine = ENGINES.stream().filter(e -> e.instanceId().equals(instance(made))).findFirst().get();
+		assertThat(engine.lastRequestId.get()).isEqualTo(id);
+		assertThat(post("/v1/chat/completions", body).getResponseHeaders().getFirst("x-request-id")).isNotEqualTo(id);
+		// The client's own is kept.
+		EntityExchangeResult<byte[]> kept = this.client.post()
+			.uri("/v1/chat/completions")
+			.header("x-request-id", "client-trace-42")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body)
+			.exchange()
+			.expectBody(byte[].class)
+			.returnResult();
+		assertThat(kept.getResponseHeaders().get("x-request-id")).containsExactly("client-trace-42");
+		assertThat(engine.lastRequestId.get()).isEqualTo("client-trace-42");
+		// The gateway's own errors carry it too.
+		EntityExchangeResult<byte[]> invalid = post("/v1/chat/completions", "{\"model\": \"m\", \"messages\": [");
+		assertThat(invalid.getStatus().value()).isEqualTo(400);
+		assertThat(invalid.getResponseHeaders().getFirst("x-request-id")).matches("[0-9a-f]{16}-[0-9a-f]+");
+	}
+
+	@Test
+	@Order(6)
 	void aCompressedBodyIsRoutedOnItsPromptAndReachesTheBackendAsSent() throws Exception {
 		String body = chat(systemPrompt("compressed uploads"), "first", false);
 		String home = instance(post("/v1/chat/completions", body));

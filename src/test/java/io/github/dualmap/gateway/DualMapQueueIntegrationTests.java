@@ -103,10 +103,11 @@ class DualMapQueueIntegrationTests {
 		});
 	}
 
-	record Result(int status, String instance, String reason, String retryAfter, String body, String queueMs) {
+	record Result(int status, String instance, String reason, String retryAfter, String body, String queueMs,
+			String requestId) {
 
 		Result(int status, String instance, String reason, String retryAfter, String body) {
-			this(status, instance, reason, retryAfter, body, "");
+			this(status, instance, reason, retryAfter, body, "", "");
 		}
 
 	}
@@ -140,7 +141,8 @@ class DualMapQueueIntegrationTests {
 				.map(b -> new Result(r.statusCode().value(), header(r.headers().asHttpHeaders(), "x-dualmap-instance"),
 						header(r.headers().asHttpHeaders(), "x-dualmap-reason"),
 						header(r.headers().asHttpHeaders(), HttpHeaders.RETRY_AFTER), b,
-						header(r.headers().asHttpHeaders(), DispatchAccountingFilter.QUEUE_HEADER))));
+						header(r.headers().asHttpHeaders(), DispatchAccountingFilter.QUEUE_HEADER),
+						header(r.headers().asHttpHeaders(), "x-request-id"))));
 	}
 
 	static String header(HttpHeaders headers, String name) {
@@ -206,6 +208,8 @@ class DualMapQueueIntegrationTests {
 			assertThat(r.body()).startsWith("{\"error\":{")
 				.contains("\"type\":\"rate_limit_exceeded\"", "\"code\":\"queue_full\"");
 		});
+		// Each answer, the gateway's refusals included, names its request.
+		assertThat(results).extracting(Result::requestId).doesNotContain("").doesNotHaveDuplicates();
 	}
 
 	@Test
@@ -306,7 +310,9 @@ class DualMapQueueIntegrationTests {
 		assertThat(context.getLowCardinalityKeyValue("service").getValue()).isEqualTo("llm");
 		assertThat(context.getLowCardinalityKeyValue("reason").getValue()).isEqualTo(released.reason());
 		assertThat(context.getHighCardinalityKeyValue("instance").getValue()).isEqualTo(released.instance());
-		assertThat(context.getHighCardinalityKeyValue("request.id").getValue()).isNotBlank();
+		// The id the client got back (x-request-id), so one value finds the span.
+		assertThat(context.getHighCardinalityKeyValue("request.id").getValue()).isEqualTo(released.requestId())
+			.isNotBlank();
 		assertThat(context.getParentObservation()).isNotNull();
 		assertThat(context.getParentObservation().getContextView().getName()).isEqualTo("http.server.requests");
 		// Refused by full queues: rejected, with the error and no reason.

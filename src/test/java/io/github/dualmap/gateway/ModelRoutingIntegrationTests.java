@@ -162,7 +162,10 @@ class ModelRoutingIntegrationTests {
 		}
 		// One prefix, one instance of the llama pool.
 		assertThat(llama).hasSize(1).isSubsetOf("llama-a", "llama-b");
-		assertThat(servedBy(post(chat("Qwen/Qwen2.5-7B-Instruct", system, "q")))).isEqualTo("qwen");
+		EntityExchangeResult<String> qwen = post(chat("Qwen/Qwen2.5-7B-Instruct", system, "q"));
+		assertThat(servedBy(qwen)).isEqualTo("qwen");
+		// The request id reaches the engine through the body the Model predicate cached.
+		assertThat(QWEN.lastRequestId.get()).isNotNull().isEqualTo(qwen.getResponseHeaders().getFirst("x-request-id"));
 		assertThat(servedBy(post(chat("qwen-lora-support", system, "q")))).isEqualTo("qwen");
 		// "model" anywhere but the top level does not count, wherever it comes.
 		assertThat(servedBy(post(
@@ -177,6 +180,9 @@ class ModelRoutingIntegrationTests {
 		assertThat(servedBy(r)).isEqualTo("hosted");
 		assertThat(r.getResponseHeaders().getFirst(DispatchAccountingFilter.INSTANCE_HEADER)).isNull();
 		assertThat(r.getResponseBody()).contains(echo(body.getBytes(StandardCharsets.UTF_8)));
+		// Not a DualMap route: no request id either.
+		assertThat(HOSTED.lastRequestId.get()).isNull();
+		assertThat(r.getResponseHeaders().getFirst("x-request-id")).isNull();
 	}
 
 	@Test

@@ -58,6 +58,9 @@ final class StubEngine {
 
 	final AtomicInteger served = new AtomicInteger();
 
+	/** The x-request-id header of the last completion request (null: none). */
+	final AtomicReference<String> lastRequestId = new AtomicReference<>();
+
 	/**
 	 * A status the completion endpoints answer instead of completing (0: complete), with
 	 * an OpenAI error body: an engine refusing work.
@@ -122,6 +125,7 @@ final class StubEngine {
 	 */
 	private Mono<Void> serve(HttpServerRequest req, HttpServerResponse res,
 			BiFunction<byte[], String, Mono<Void>> answer) {
+		this.lastRequestId.set(req.requestHeaders().get("x-request-id"));
 		return req.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap(bytes -> {
 			if (this.refuseWith.get() != 0) {
 				return refuse(res);
