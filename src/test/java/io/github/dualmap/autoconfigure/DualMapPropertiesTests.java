@@ -7,6 +7,7 @@ import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.RequestBuffers;
+import io.github.dualmap.gateway.RequestIdFilter;
 import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.replica.ReplicaPublisher;
@@ -233,6 +234,18 @@ class DualMapPropertiesTests {
 		this.runner.withPropertyValues("dualmap.max-buffered-size=200MB")
 			.run(context -> assertThat(context.getBean(RequestBuffers.class).limit()).isEqualTo(200L << 20));
 		expectFailure("dualmap.max-buffered-size=1MB", "dualmap.max-buffered-size must be >= dualmap.max-body-size");
+	}
+
+	@Test
+	void requestIdsAreOnByDefaultOnAValidHeaderAndCanBeSwitchedOff() {
+		this.runner.run(context -> {
+			assertThat(context).hasSingleBean(RequestIdFilter.class);
+			assertThat(context.getBean(DualMapProperties.class).getRequestId().getHeader()).isEqualTo("x-request-id");
+		});
+		this.runner.withPropertyValues("dualmap.request-id.enabled=false")
+			.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(RequestIdFilter.class));
+		expectFailure("dualmap.request-id.header=x request id",
+				"dualmap.request-id.header must be an HTTP header name");
 	}
 
 	@Test
