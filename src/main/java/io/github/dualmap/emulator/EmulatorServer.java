@@ -124,6 +124,9 @@ public final class EmulatorServer implements AutoCloseable {
 		return driver.stats();
 	}
 
+	/** The header vLLM takes as a request's id. */
+	static final String REQUEST_ID_HEADER = "X-Request-Id";
+
 	private Publisher<Void> generate(HttpServerRequest req, HttpServerResponse res, Endpoint endpoint) {
 		return req.receive().aggregate().asString(StandardCharsets.UTF_8).defaultIfEmpty("").flatMap(body -> {
 			GenerationRequest g;
@@ -142,7 +145,11 @@ public final class EmulatorServer implements AutoCloseable {
 				case RESPONSES -> "resp_";
 				case COMPLETIONS -> "cmpl-";
 			};
-			String id = prefix + UUID.randomUUID().toString().replace("-", "");
+			// As vLLM: a chat or text completion's id carries the X-Request-Id the
+			// client (a gateway) sent; a response's id must be unique, it keys the store.
+			String requestId = req.requestHeaders().get(REQUEST_ID_HEADER);
+			String id = prefix + (requestId != null && !requestId.isBlank() && endpoint != Endpoint.RESPONSES
+					? requestId : UUID.randomUUID().toString().replace("-", ""));
 			EngineRequest request = new EngineRequest(id + "-" + sequence.incrementAndGet(),
 					BlockChains.ofTokens(g.promptTokens(), settings.profile().blockTokens(), g.cacheSalt()),
 					g.promptTokens().length, g.maxTokens());

@@ -117,6 +117,23 @@ class EmulatorServerTests {
 	}
 
 	@Test
+	void aCompletionIsNamedByTheRequestIdItCameWithAsVllmNamesIt() throws Exception {
+		HttpResponse<String> res = http
+			.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/chat/completions"))
+				.timeout(Duration.ofSeconds(30))
+				.header("Content-Type", "application/json")
+				.header("X-Request-Id", "gw-7f3a-42")
+				.POST(HttpRequest.BodyPublishers
+					.ofString("{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":1}"))
+				.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(JSON.readTree(res.body()).path("id").stringValue()).isEqualTo("chatcmpl-gw-7f3a-42");
+		// Without one, a fresh id.
+		assertThat(JSON.readTree(post("/v1/completions", "{\"prompt\":\"Hi\",\"max_tokens\":1}").body())
+			.path("id")
+			.stringValue()).matches("cmpl-[0-9a-f]{32}");
+	}
+
+	@Test
 	void nonStreamingChatAndStreamingCompletion() throws Exception {
 		JsonNode chat = JSON.readTree(post("/v1/chat/completions",
 				"{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Hi\"}]}],\"max_tokens\":2}")

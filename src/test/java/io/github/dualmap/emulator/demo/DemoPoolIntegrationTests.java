@@ -17,6 +17,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,7 +57,7 @@ class DemoPoolIntegrationTests {
 	void servesACompletionThroughTheGateway() {
 		WebTestClient client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + port).build();
 		long before = finished();
-		client.post()
+		EntityExchangeResult<byte[]> served = client.post()
 			.uri("/v1/chat/completions")
 			.header("Content-Type", "application/json")
 			.bodyValue(
@@ -68,7 +69,13 @@ class DemoPoolIntegrationTests {
 			.jsonPath("$.object")
 			.isEqualTo("chat.completion")
 			.jsonPath("$.usage.completion_tokens")
-			.isEqualTo(3);
+			.isEqualTo(3)
+			.returnResult();
+		// The gateway's request id names the completion, as it does on vLLM.
+		String requestId = served.getResponseHeaders().getFirst("x-request-id");
+		assertThat(requestId).isNotBlank();
+		assertThat(new String(served.getResponseBodyContent(), StandardCharsets.UTF_8))
+			.contains("\"id\":\"chatcmpl-" + requestId + "\"");
 		assertThat(pool.servers()).hasSize(INSTANCES);
 		assertThat(finished()).isEqualTo(before + 1);
 		assertThat(pool.servers().stream().map(EmulatorServer::port)).containsExactly(BASE_PORT, BASE_PORT + 1,
