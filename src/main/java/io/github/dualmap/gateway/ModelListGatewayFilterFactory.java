@@ -1,8 +1,12 @@
 package io.github.dualmap.gateway;
 
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +29,9 @@ import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFac
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.util.UriComponentsBuilder;
@@ -37,7 +43,10 @@ import org.springframework.web.util.UriComponentsBuilder;
  * through one instance that accepts work (a second one if the first fails), with the
  * caller's {@code Authorization} header; the lists are merged in pool order, a model id
  * listed twice kept once. A pool that does not answer within the timeout is left out (and
- * logged); when none answers, 502. Other methods pass down the route.
+ * logged); when none answers, 502, unless an instance refused the caller (a 4xx such as
+ * vLLM's 401 for a wrong API key): then that answer, as the instance sent it. A merged
+ * list (of the pools that answered) is served again to the same credentials for
+ * {@code cache-ttl}. Other methods pass down the route.
  *
  * <pre>
  * - id: models
@@ -89,27 +98,55 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		// The pools are fixed when the registry is built.
 		List<String> services = List
 			.copyOf(config.getServices().isEmpty() ? this.registry.pools().keySet() : config.getServices());
+		if (config.getCacheTtl() == null || config.getCacheTtl().isNegative()) {
+			throw new IllegalArgumentException("ModelList cache-ttl must be >= 0 but was " + config.getCacheTtl());
+		}
 		Duration timeout = config.getTimeout();
 		String path = config.getPath();
+		ListCache cache = new ListCache(config.getCacheTtl().toNanos());
 		return (exchange, chain) -> HttpMethod.GET.equals(exchange.getRequest().getMethod())
-				? list(exchange, services, path, timeout) : chain.filter(exchange);
+				? list(exchange, services, path, timeout, cache) : chain.filter(exchange);
 	}
 
-	private Mono<Void> list(ServerWebExchange exchange, List<String> services, String path, Duration timeout) {
+	private Mono<Void> list(ServerWebExchange exchange, List<String> services, String path, Duration timeout,
+			ListCache cache) {
 		String authorization = exchange.getRequest().getHeaders().getFirst(HttpHeaders.AUTHORIZATION);
+		byte[] cached = cache.get(authorization);
+		if (cached != null) {
+			return OpenAiErrorResponses.json(exchange.getResponse(), HttpStatus.OK, cached);
+		}
 		return Flux.fromIterable(services)
 			.flatMapSequential(service -> modelsOf(service, path, authorization, timeout))
 			.collectList()
-			.flatMap(lists -> lists.isEmpty()
-					? OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY,
-							new OpenAiError("no pool answered its model list: " + services, "server_error", null,
-									"upstream_unavailable"))
-					: OpenAiErrorResponses.json(exchange.getResponse(), HttpStatus.OK,
-							this.json.writeValueAsBytes(merge(lists))));
+			.flatMap(answers -> {
+				List<JsonNode> lists = answers.stream().map(PoolAnswer::data).filter(d -> d != null).toList();
+				if (!lists.isEmpty()) {
+					byte[] merged = this.json.writeValueAsBytes(merge(lists));
+					cache.put(authorization, merged);
+					return OpenAiErrorResponses.json(exchange.getResponse(), HttpStatus.OK, merged);
+				}
+				PoolAnswer refused = answers.stream().filter(a -> a.data() == null).findFirst().orElse(null);
+				if (refused != null) {
+					// The caller's own problem (credentials): the engine's answer says
+					// so.
+					ServerHttpResponse response = exchange.getResponse();
+					response.setStatusCode(HttpStatusCode.valueOf(refused.status()));
+					if (refused.contentType() != null) {
+						response.getHeaders().setContentType(refused.contentType());
+					}
+					response.getHeaders().setContentLength(refused.body().length);
+					return response.writeWith(Mono.just(response.bufferFactory().wrap(refused.body())));
+				}
+				return OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY, new OpenAiError(
+						"no pool answered its model list: " + services, "server_error", null, "upstream_unavailable"));
+			});
 	}
 
-	/** One pool's {@code data} array, or nothing when no instance answered. */
-	private Mono<JsonNode> modelsOf(String service, String path, @Nullable String authorization, Duration timeout) {
+	/**
+	 * One pool's answer: its {@code data} array, or an instance's refusal of the caller
+	 * (a 4xx, kept as sent); nothing when no instance answered.
+	 */
+	private Mono<PoolAnswer> modelsOf(String service, String path, @Nullable String authorization, Duration timeout) {
 		ServicePool pool = this.registry.pool(service);
 		List<URI> uris = new ArrayList<>();
 		if (pool != null) {
@@ -126,18 +163,30 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		}), 0).next();
 	}
 
-	private Mono<JsonNode> fetch(URI uri, @Nullable String authorization, Duration timeout) {
+	private Mono<PoolAnswer> fetch(URI uri, @Nullable String authorization, Duration timeout) {
 		return this.client.get().uri(uri).accept(MediaType.APPLICATION_JSON).headers(h -> {
 			if (authorization != null) {
 				h.set(HttpHeaders.AUTHORIZATION, authorization);
 			}
-		}).retrieve().bodyToMono(byte[].class).timeout(timeout).map(body -> {
-			JsonNode data = this.json.readTree(body).path("data");
-			if (!data.isArray()) {
-				throw new IllegalStateException("answer has no 'data' array");
+		}).exchangeToMono(response -> {
+			HttpStatusCode status = response.statusCode();
+			if (status.is4xxClientError()) {
+				MediaType type = response.headers().contentType().orElse(null);
+				return response.bodyToMono(byte[].class)
+					.defaultIfEmpty(new byte[0])
+					.map(body -> new PoolAnswer(null, status.value(), type, body));
 			}
-			return data;
-		});
+			if (!status.is2xxSuccessful()) {
+				return response.releaseBody().then(Mono.error(new IllegalStateException("answered " + status.value())));
+			}
+			return response.bodyToMono(byte[].class).map(body -> {
+				JsonNode data = this.json.readTree(body).path("data");
+				if (!data.isArray()) {
+					throw new IllegalStateException("answer has no 'data' array");
+				}
+				return new PoolAnswer(data, 200, null, new byte[0]);
+			});
+		}).timeout(timeout);
 	}
 
 	private ObjectNode merge(List<JsonNode> lists) {
@@ -161,6 +210,76 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		return answer;
 	}
 
+	/** A pool's list ({@code data}), or an instance's refusal: status, type, body. */
+	private record PoolAnswer(@Nullable JsonNode data, int status, @Nullable MediaType contentType, byte[] body) {
+
+	}
+
+	/**
+	 * Merged lists by caller credentials (a SHA-256 of the {@code Authorization} header,
+	 * not the header), least recently used out past {@value #MAX_ENTRIES}.
+	 */
+	private static final class ListCache {
+
+		static final int MAX_ENTRIES = 1024;
+
+		private final long ttlNanos;
+
+		private final Map<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true) {
+			@Override
+			protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
+				return size() > MAX_ENTRIES;
+			}
+		};
+
+		ListCache(long ttlNanos) {
+			this.ttlNanos = ttlNanos;
+		}
+
+		byte @Nullable [] get(@Nullable String authorization) {
+			if (this.ttlNanos == 0) {
+				return null;
+			}
+			String key = key(authorization);
+			synchronized (this.entries) {
+				Entry e = this.entries.get(key);
+				if (e == null || System.nanoTime() - e.storedNanos() >= this.ttlNanos) {
+					return null;
+				}
+				return e.list();
+			}
+		}
+
+		void put(@Nullable String authorization, byte[] list) {
+			if (this.ttlNanos == 0) {
+				return;
+			}
+			String key = key(authorization);
+			synchronized (this.entries) {
+				this.entries.put(key, new Entry(list, System.nanoTime()));
+			}
+		}
+
+		private static String key(@Nullable String authorization) {
+			if (authorization == null) {
+				return "";
+			}
+			try {
+				return HexFormat.of()
+					.formatHex(MessageDigest.getInstance("SHA-256")
+						.digest(authorization.getBytes(StandardCharsets.UTF_8)));
+			}
+			catch (NoSuchAlgorithmException ex) {
+				throw new IllegalStateException("SHA-256 is required of every JVM", ex);
+			}
+		}
+
+		private record Entry(byte[] list, long storedNanos) {
+
+		}
+
+	}
+
 	/** Which pools to list, where and how long to wait. */
 	public static class Config {
 
@@ -169,6 +288,8 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		private String path = "/v1/models";
 
 		private Duration timeout = Duration.ofSeconds(2);
+
+		private Duration cacheTtl = Duration.ofSeconds(5);
 
 		/** DualMap pools to list; empty: all of {@code dualmap.services}. */
 		public List<String> getServices() {
@@ -197,6 +318,19 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 		public Config setTimeout(Duration timeout) {
 			this.timeout = timeout;
+			return this;
+		}
+
+		/**
+		 * How long a list every pool answered is served again to the same credentials (0:
+		 * ask the instances every time).
+		 */
+		public Duration getCacheTtl() {
+			return this.cacheTtl;
+		}
+
+		public Config setCacheTtl(Duration cacheTtl) {
+			this.cacheTtl = cacheTtl;
 			return this;
 		}
 

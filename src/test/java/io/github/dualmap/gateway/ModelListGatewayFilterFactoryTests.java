@@ -32,6 +32,10 @@ class ModelListGatewayFilterFactoryTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> this.factory.apply(new ModelListGatewayFilterFactory.Config().setTimeout(Duration.ZERO)))
 			.withMessageContaining("timeout must be > 0");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> this.factory
+				.apply(new ModelListGatewayFilterFactory.Config().setCacheTtl(Duration.ofSeconds(-1))))
+			.withMessageContaining("cache-ttl must be >= 0");
 	}
 
 	@Test

@@ -226,6 +226,37 @@ class ModelRoutingIntegrationTests {
 		// The caller's credentials reach the instances.
 		assertThat(list.path("data").get(2).path("owned_by").stringValue()).isEqualTo("Bearer sk-test");
 
+		// Asked again with the same credentials within the cache's 5 s: no instance is
+		// asked; other credentials are.
+		int asked = QWEN.modelLists.get();
+		assertThat(this.client.get()
+			.uri("/v1/models")
+			.header("Authorization", "Bearer sk-test")
+			.exchange()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody()).isEqualTo(r.getResponseBody());
+		assertThat(QWEN.modelLists.get()).isEqualTo(asked);
+		EntityExchangeResult<String> other = this.client.get()
+			.uri("/v1/models")
+			.header("Authorization", "Bearer sk-other")
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+		assertThat(QWEN.modelLists.get()).isEqualTo(asked + 1);
+		assertThat(other.getResponseBody()).contains("Bearer sk-other").doesNotContain("Bearer sk-test");
+
+		// Credentials every instance refuses: their answer, not a 502.
+		EntityExchangeResult<String> refused = this.client.get()
+			.uri("/v1/models")
+			.header("Authorization", "Bearer wrong")
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+		assertThat(refused.getStatus().value()).isEqualTo(401);
+		assertThat(refused.getResponseBody()).isEqualTo("{\"error\":\"Unauthorized\"}");
+		assertThat(refused.getResponseHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_JSON);
+
 		EntityExchangeResult<String> none = this.client.get()
 			.uri("/gone/v1/models")
 			.exchange()

@@ -58,6 +58,9 @@ final class StubEngine {
 
 	final AtomicInteger served = new AtomicInteger();
 
+	/** Model list requests answered (or refused). */
+	final AtomicInteger modelLists = new AtomicInteger();
+
 	/** The x-request-id header of the last completion request (null: none). */
 	final AtomicReference<String> lastRequestId = new AtomicReference<>();
 
@@ -92,12 +95,19 @@ final class StubEngine {
 						? res.header("content-type", "application/json")
 							.sendString(Mono.just("{\"id\":\"" + req.param("id") + "\",\"object\":\"response\"}"))
 						: res.status(404).send())
-				.get("/v1/models",
-						(req, res) -> res.header("content-type", "application/json")
-							.sendString(Mono.just("{\"object\":\"list\",\"served_by\":\"" + name
-									+ "\",\"data\":[{\"id\":\"shared-model\",\"object\":\"model\"},{\"id\":\"model-of-"
-									+ name + "\",\"object\":\"model\",\"owned_by\":\""
-									+ req.requestHeaders().get("authorization", "") + "\"}]}")))
+				.get("/v1/models", (req, res) -> {
+					this.modelLists.incrementAndGet();
+					// vLLM's answer to a wrong --api-key.
+					return "Bearer wrong".equals(req.requestHeaders().get("authorization"))
+							? res.status(401)
+								.header("content-type", "application/json")
+								.sendString(Mono.just("{\"error\":\"Unauthorized\"}"))
+							: res.header("content-type", "application/json")
+								.sendString(Mono.just("{\"object\":\"list\",\"served_by\":\"" + name
+										+ "\",\"data\":[{\"id\":\"shared-model\",\"object\":\"model\"},{\"id\":\"model-of-"
+										+ name + "\",\"object\":\"model\",\"owned_by\":\""
+										+ req.requestHeaders().get("authorization", "") + "\"}]}"));
+				})
 				.get("/metrics",
 						(req, res) -> res.header("content-type", "text/plain; version=0.0.4")
 							.sendString(Mono.fromSupplier(this::metrics))))
