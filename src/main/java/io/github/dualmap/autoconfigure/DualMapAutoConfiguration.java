@@ -6,6 +6,7 @@ import java.util.Map;
 
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.gateway.BodyLimits;
 import io.github.dualmap.gateway.BodyTooLargeFilter;
 import io.github.dualmap.gateway.ConnectFailoverFilter;
 import io.github.dualmap.gateway.DiscoveryMembership;
@@ -158,15 +159,19 @@ public class DualMapAutoConfiguration {
 	@Bean
 	PromptRoutingFilter dualMapPromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos,
 			DualMapProperties properties, ObjectProvider<StoredResponses> stored, RequestBuffers buffers) {
-		return new PromptRoutingFilter(registry, parser, slos, (int) properties.getMaxBodySize().toBytes(),
-				stored.getIfAvailable(), buffers);
+		return new PromptRoutingFilter(registry, parser, slos, bodyLimits(properties, buffers),
+				stored.getIfAvailable());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	ModelRoutePredicateFactory modelRoutePredicateFactory(PromptParser parser, DualMapProperties properties,
 			RequestBuffers buffers) {
-		return new ModelRoutePredicateFactory(parser, (int) properties.getMaxBodySize().toBytes(), buffers);
+		return new ModelRoutePredicateFactory(parser, bodyLimits(properties, buffers));
+	}
+
+	private static BodyLimits bodyLimits(DualMapProperties properties, RequestBuffers buffers) {
+		return new BodyLimits((int) properties.getMaxBodySize().toBytes(), buffers, properties.getBodyReadTimeout());
 	}
 
 	@Bean

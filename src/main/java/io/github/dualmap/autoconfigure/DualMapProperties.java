@@ -11,6 +11,7 @@ import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.gateway.BodyLimits;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.DecimalMax;
@@ -60,6 +61,13 @@ public class DualMapProperties {
 	/** Largest request body read for routing; larger bodies get 413. */
 	@NotNull(message = "dualmap.max-body-size must be set")
 	private DataSize maxBodySize = DataSize.ofMegabytes(32);
+
+	/**
+	 * The longest a request body may take to arrive, from the first byte asked for to the
+	 * last; a slower one gets 408.
+	 */
+	@NotNull(message = "dualmap.body-read-timeout must be set")
+	private Duration bodyReadTimeout = BodyLimits.DEFAULT_READ_TIMEOUT;
 
 	/**
 	 * Most request body bytes the gateway holds in memory at once, over all requests
@@ -163,6 +171,11 @@ public class DualMapProperties {
 	private boolean isServicesDistinct() {
 		return this.services.stream().noneMatch(String::isBlank)
 				&& this.services.stream().distinct().count() == this.services.size();
+	}
+
+	@AssertTrue(message = "dualmap.body-read-timeout must be > 0")
+	private boolean isBodyReadTimeoutPositive() {
+		return this.bodyReadTimeout.toNanos() > 0;
 	}
 
 	@AssertTrue(message = "dualmap.max-buffered-size must be >= dualmap.max-body-size")
@@ -298,6 +311,14 @@ public class DualMapProperties {
 
 	public void setPolicy(String policy) {
 		this.policy = policy;
+	}
+
+	public Duration getBodyReadTimeout() {
+		return this.bodyReadTimeout;
+	}
+
+	public void setBodyReadTimeout(Duration bodyReadTimeout) {
+		this.bodyReadTimeout = bodyReadTimeout;
 	}
 
 	public @Nullable DataSize getMaxBufferedSize() {

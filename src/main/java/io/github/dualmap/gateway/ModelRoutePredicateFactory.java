@@ -62,28 +62,22 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 
 	private static final ResolvableType PART_EVENT = ResolvableType.forClass(PartEvent.class);
 
-	private final int maxBodyBytes;
-
-	private final @Nullable RequestBuffers buffers;
+	private final BodyLimits limits;
 
 	private final PartEventHttpMessageReader parts = new PartEventHttpMessageReader();
 
 	public ModelRoutePredicateFactory(PromptParser parser, int maxBodyBytes) {
-		this(parser, maxBodyBytes, null);
+		this(parser, BodyLimits.of(maxBodyBytes));
 	}
 
 	/**
-	 * @param buffers where the bodies it reads are reserved ({@code null}: no bound
-	 * beyond {@code maxBodyBytes} each)
+	 * @param limits how it reads bodies: size, the buffers they are reserved in, read
+	 * timeout
 	 */
-	public ModelRoutePredicateFactory(PromptParser parser, int maxBodyBytes, @Nullable RequestBuffers buffers) {
+	public ModelRoutePredicateFactory(PromptParser parser, BodyLimits limits) {
 		super(Config.class);
-		if (maxBodyBytes <= 0) {
-			throw new IllegalArgumentException("maxBodyBytes must be > 0 but was " + maxBodyBytes);
-		}
 		this.parser = parser;
-		this.maxBodyBytes = maxBodyBytes;
-		this.buffers = buffers;
+		this.limits = limits;
 	}
 
 	@Override
@@ -155,10 +149,10 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 	 * {@link BodyTooLargeException} (answered 413 when none matches).
 	 */
 	private Mono<byte[]> read(ServerWebExchange exchange) {
-		return RequestBodies.read(exchange, this.maxBodyBytes, this.buffers)
+		return RequestBodies.read(exchange, this.limits)
 			.onErrorResume(DataBufferLimitException.class,
-					ex -> refused(exchange, new BodyTooLargeException(this.maxBodyBytes)))
-			.onErrorResume(RequestBuffers.FullException.class, ex -> refused(exchange, ex))
+					ex -> refused(exchange, new BodyTooLargeException(this.limits.maxBytes())))
+			.onErrorResume(ResponseStatusException.class, ex -> refused(exchange, ex))
 			.flatMap(body -> {
 				ServerHttpRequest replaying = RequestBodies.replaying(exchange, body);
 				exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, body);
@@ -196,7 +190,7 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 
 	private String modelOf(ServerHttpRequest request, byte[] body) {
 		try {
-			byte[] json = BodyEncodings.decoded(request.getHeaders(), body, this.maxBodyBytes);
+			byte[] json = BodyEncodings.decoded(request.getHeaders(), body, this.limits.maxBytes());
 			return json == null ? null : this.parser.modelOf(json);
 		}
 		catch (InvalidRequestException | DataBufferLimitException ex) {

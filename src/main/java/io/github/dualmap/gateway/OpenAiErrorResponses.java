@@ -37,7 +37,7 @@ final class OpenAiErrorResponses {
 	/**
 	 * The OpenAI answer to a body refused while a route was chosen ({@code null} for any
 	 * other error): 413 over {@code dualmap.max-body-size}, 503 beyond
-	 * {@code dualmap.max-buffered-size}.
+	 * {@code dualmap.max-buffered-size}, 408 past {@code dualmap.body-read-timeout}.
 	 */
 	static @Nullable Mono<Void> refusedBody(ServerWebExchange exchange, Throwable error) {
 		if (error instanceof ModelRoutePredicateFactory.BodyTooLargeException tooLarge) {
@@ -45,6 +45,10 @@ final class OpenAiErrorResponses {
 		}
 		if (error instanceof RequestBuffers.FullException full) {
 			return buffersFull(exchange, full);
+		}
+		if (error instanceof RequestBodies.ReadTimeoutException slow) {
+			return write(exchange, HttpStatus.REQUEST_TIMEOUT,
+					new OpenAiError(slow.getReason(), "invalid_request_error", null, "request_timeout"));
 		}
 		return null;
 	}

@@ -41,40 +41,27 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 
 	private final SloResolver slos;
 
-	private final int maxBodyBytes;
+	private final BodyLimits limits;
 
 	private final @Nullable StoredResponses stored;
 
-	private final @Nullable RequestBuffers buffers;
-
 	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, int maxBodyBytes) {
-		this(registry, parser, slos, maxBodyBytes, null);
+		this(registry, parser, slos, BodyLimits.of(maxBodyBytes), null);
 	}
 
 	/**
+	 * @param limits how bodies are read: size, the buffers they are reserved in until
+	 * their exchange ends, read timeout
 	 * @param stored where the instances that answered stored responses are remembered;
 	 * {@code null}: continuations are routed like any request
 	 */
-	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, int maxBodyBytes,
+	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, BodyLimits limits,
 			@Nullable StoredResponses stored) {
-		this(registry, parser, slos, maxBodyBytes, stored, null);
-	}
-
-	/**
-	 * @param buffers where the bodies it reads are reserved until their exchange ends
-	 * ({@code null}: no bound beyond {@code maxBodyBytes} each)
-	 */
-	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, int maxBodyBytes,
-			@Nullable StoredResponses stored, @Nullable RequestBuffers buffers) {
-		if (maxBodyBytes <= 0) {
-			throw new IllegalArgumentException("maxBodyBytes must be > 0 but was " + maxBodyBytes);
-		}
 		this.registry = registry;
 		this.parser = parser;
 		this.slos = slos;
-		this.maxBodyBytes = maxBodyBytes;
+		this.limits = limits;
 		this.stored = stored;
-		this.buffers = buffers;
 	}
 
 	@Override
@@ -101,8 +88,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 			// Read before routing, for a Model predicate.
 			return route(exchange, chain, service, read, slo);
 		}
-		return RequestBodies.readThen(exchange, this.maxBodyBytes, this.buffers,
-				body -> route(exchange, chain, service, body, slo));
+		return RequestBodies.readThen(exchange, this.limits, body -> route(exchange, chain, service, body, slo));
 	}
 
 	private Mono<Void> route(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service, byte[] body,
@@ -111,7 +97,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		ParsedRequest parsed;
 		try {
 			byte[] readable = HttpMethod.POST.equals(request.getMethod())
-					? BodyEncodings.decoded(request.getHeaders(), body, this.maxBodyBytes) : null;
+					? BodyEncodings.decoded(request.getHeaders(), body, this.limits.maxBytes()) : null;
 			parsed = readable != null ? this.parser.parse(request.getPath().value(), readable)
 					: new ParsedRequest(null, false, null, RequestKind.OTHER);
 		}
@@ -120,7 +106,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		}
 		catch (DataBufferLimitException ex) {
 			// Decoded past the limit.
-			return OpenAiErrorResponses.tooLarge(exchange, this.maxBodyBytes);
+			return OpenAiErrorResponses.tooLarge(exchange, this.limits.maxBytes());
 		}
 		RoutingRequest routing = new RoutingRequest(RequestIds.next(), parsed.blocks(), slo.nanos(),
 				service.pool().now(), slo.maxWaitNanos());

@@ -1,16 +1,18 @@
 package io.github.dualmap.gateway;
 
+import java.time.Duration;
 import java.util.function.Function;
 
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 
 /** Reads a request body into memory under a size limit. */
@@ -35,19 +37,24 @@ public final class RequestBodies {
 	 * {@code Content-Length} says so (nothing is read then).
 	 */
 	static Mono<byte[]> read(ServerWebExchange exchange, int maxBytes) {
-		return read(exchange, maxBytes, null);
+		return read(exchange, BodyLimits.of(maxBytes));
 	}
 
 	/**
-	 * As {@link #read(ServerWebExchange, int)}, each chunk also reserved in
-	 * {@code buffers} (when not {@code null}) as it arrives: fails with
-	 * {@link RequestBuffers.FullException} at the first chunk they cannot hold.
+	 * {@code exchange}'s request body within {@code limits}: fails with
+	 * {@link DataBufferLimitException} over {@code maxBytes} (at once when its
+	 * {@code Content-Length} says so; nothing is read then), with
+	 * {@link RequestBuffers.FullException} at the first chunk the buffers cannot hold,
+	 * and with {@link ReadTimeoutException} when the whole body takes longer than the
+	 * read timeout.
 	 */
-	static Mono<byte[]> read(ServerWebExchange exchange, int maxBytes, @Nullable RequestBuffers buffers) {
+	static Mono<byte[]> read(ServerWebExchange exchange, BodyLimits limits) {
+		int maxBytes = limits.maxBytes();
 		if (exchange.getRequest().getHeaders().getContentLength() > maxBytes) {
 			return Mono.error(new DataBufferLimitException("Content-Length over " + maxBytes + " bytes"));
 		}
 		Flux<DataBuffer> body = exchange.getRequest().getBody();
+		RequestBuffers buffers = limits.buffers();
 		if (buffers != null) {
 			body = body.handle((chunk, sink) -> {
 				if (buffers.reserve(exchange, chunk.readableByteCount())) {
@@ -59,19 +66,23 @@ public final class RequestBodies {
 				}
 			});
 		}
-		return read(body, maxBytes);
+		return read(body, maxBytes).timeout(limits.readTimeout(),
+				Mono.error(() -> new ReadTimeoutException(limits.readTimeout())));
 	}
 
 	/**
-	 * Reads {@code exchange}'s request body under {@code maxBytes} and {@code buffers}
-	 * and hands it to {@code then}; a body over the limit gets the 413 OpenAI error
-	 * instead, one the buffers cannot hold a 503.
+	 * Reads {@code exchange}'s request body within {@code limits} and hands it to
+	 * {@code then}; a body over the size limit gets the 413 OpenAI error instead, one the
+	 * buffers cannot hold a 503, one too slow to arrive a 408.
 	 */
-	static Mono<Void> readThen(ServerWebExchange exchange, int maxBytes, @Nullable RequestBuffers buffers,
-			Function<byte[], Mono<Void>> then) {
-		return read(exchange, maxBytes, buffers).flatMap(then)
-			.onErrorResume(DataBufferLimitException.class, ex -> OpenAiErrorResponses.tooLarge(exchange, maxBytes))
-			.onErrorResume(RequestBuffers.FullException.class, ex -> OpenAiErrorResponses.buffersFull(exchange, ex));
+	static Mono<Void> readThen(ServerWebExchange exchange, BodyLimits limits, Function<byte[], Mono<Void>> then) {
+		return read(exchange, limits).flatMap(then)
+			.onErrorResume(DataBufferLimitException.class,
+					ex -> OpenAiErrorResponses.tooLarge(exchange, limits.maxBytes()))
+			.onErrorResume(ResponseStatusException.class, ex -> {
+				Mono<Void> answer = OpenAiErrorResponses.refusedBody(exchange, ex);
+				return answer != null ? answer : Mono.error(ex);
+			});
 	}
 
 	/**
@@ -86,6 +97,23 @@ public final class RequestBodies {
 						: Flux.defer(() -> Flux.just(exchange.getResponse().bufferFactory().wrap(body)));
 			}
 		};
+	}
+
+	/** A body that took longer than {@code dualmap.body-read-timeout} to arrive. */
+	public static final class ReadTimeoutException extends ResponseStatusException {
+
+		private final Duration timeout;
+
+		ReadTimeoutException(Duration timeout) {
+			super(HttpStatus.REQUEST_TIMEOUT,
+					"request body not received within dualmap.body-read-timeout (" + timeout.toMillis() + " ms)");
+			this.timeout = timeout;
+		}
+
+		Duration timeout() {
+			return this.timeout;
+		}
+
 	}
 
 	private static byte[] drain(DataBuffer buffer) {

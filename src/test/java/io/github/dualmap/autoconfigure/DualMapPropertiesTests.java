@@ -98,6 +98,7 @@ class DualMapPropertiesTests {
 	@Test
 	void badValuesFailStartupNamingTheProperty() {
 		expectFailure("dualmap.switch-factor=0", "dualmap.switch-factor must be > 0");
+		expectFailure("dualmap.body-read-timeout=0s", "dualmap.body-read-timeout must be > 0");
 		expectFailure("dualmap.switch-hit-charge=-1", "dualmap.switch-hit-charge must be >= 0");
 		expectFailure("dualmap.policy=no-such-policy", "dualmap.policy names no known routing policy");
 		expectFailure("dualmap.hot-prefix.max-depth=0", "dualmap.hot-prefix.max-depth must be >= 1");

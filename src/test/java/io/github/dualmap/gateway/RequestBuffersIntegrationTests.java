@@ -1,6 +1,7 @@
 package io.github.dualmap.gateway;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -9,6 +10,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -16,12 +19,17 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.reactive.function.BodyInserters;
 import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.reactive.function.client.WebClientResponseException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -45,7 +53,7 @@ import static org.awaitility.Awaitility.await;
 				"spring.cloud.gateway.server.webflux.routes[1].uri=lb://llm",
 				"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/v1/**",
 				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
-				"dualmap.max-body-size=100KB", "dualmap.max-buffered-size=150KB",
+				"dualmap.max-body-size=100KB", "dualmap.max-buffered-size=150KB", "dualmap.body-read-timeout=1s",
 				"management.endpoints.web.exposure.include=prometheus" })
 @AutoConfigureWebTestClient(timeout = "30s")
 class RequestBuffersIntegrationTests {
@@ -164,6 +172,36 @@ class RequestBuffersIntegrationTests {
 		call.dispose();
 		// Long before the engine would answer.
 		await().atMost(Duration.ofSeconds(3)).until(() -> this.buffers.used() == 0);
+	}
+
+	/** A client that sends the start of its body and then nothing. */
+	Mono<ResponseEntity<String>> stalled(String... headers) {
+		byte[] start = "{\"model\":\"routed-x\",\"messages\":[{\"role\":\"user\",\"content\":\"".getBytes();
+		Flux<DataBuffer> body = Flux.concat(Mono.just(DefaultDataBufferFactory.sharedInstance.wrap(start)),
+				Flux.never());
+		return WebClient.create("http://127.0.0.1:" + this.port).post().uri("/v1/chat/completions").headers(h -> {
+			for (int i = 0; i < headers.length; i += 2) {
+				h.add(headers[i], headers[i + 1]);
+			}
+		})
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(BodyInserters.fromDataBuffers(body))
+			.retrieve()
+			.toEntity(String.class)
+			.onErrorResume(WebClientResponseException.class,
+					ex -> Mono.just(ResponseEntity.status(ex.getStatusCode()).body(ex.getResponseBodyAsString())));
+	}
+
+	@Test
+	void aBodyThatStopsArrivingGets408AndItsBytesBack() {
+		for (String[] headers : List.of(new String[0], new String[] { "x-route", "model" })) {
+			long started = System.nanoTime();
+			ResponseEntity<String> r = stalled(headers).block(Duration.ofSeconds(10));
+			assertThat(r.getStatusCode().value()).isEqualTo(408);
+			assertThat(r.getBody()).contains("\"code\":\"request_timeout\"", "dualmap.body-read-timeout");
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).isBetween(Duration.ofMillis(900),
+					Duration.ofSeconds(5));
+		}
 	}
 
 	@SpringBootConfiguration
