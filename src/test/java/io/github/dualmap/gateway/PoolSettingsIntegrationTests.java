@@ -110,21 +110,15 @@ class PoolSettingsIntegrationTests {
 	}
 
 	double slo(String service, String outcome) {
-		return this.meters.find("dualmap.slo")
-			.tags("service", service, "outcome", outcome)
-			.counters()
-			.stream()
-			.mapToDouble(c -> c.count())
-			.sum();
+		return count("dualmap.slo", "service", service, "outcome", outcome);
 	}
 
 	double decisions(String service, String policy) {
-		return this.meters.find("dualmap.decisions")
-			.tags("service", service, "policy", policy)
-			.counters()
-			.stream()
-			.mapToDouble(c -> c.count())
-			.sum();
+		return count("dualmap.decisions", "service", service, "policy", policy);
+	}
+
+	double count(String meter, String... tags) {
+		return this.meters.find(meter).tags(tags).counters().stream().mapToDouble(c -> c.count()).sum();
 	}
 
 	@Test
