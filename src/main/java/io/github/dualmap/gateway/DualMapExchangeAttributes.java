@@ -49,6 +49,12 @@ public final class DualMapExchangeAttributes {
 	public static final String REQUEST_BODY_ATTR = PREFIX + "requestBody";
 
 	/**
+	 * The decoded form ({@code byte[]}) of a {@code gzip} / {@code deflate} body the
+	 * {@code Model} predicate read, until {@link PromptRoutingFilter} takes it to parse.
+	 */
+	public static final String DECODED_BODY_ATTR = PREFIX + "decodedBody";
+
+	/**
 	 * The request's {@code model} ({@code String}), when the body was read before routing
 	 * and names one.
 	 */

@@ -159,7 +159,7 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 				exchange.getAttributes()
 					.put(ServerWebExchangeUtils.CACHED_SERVER_HTTP_REQUEST_DECORATOR_ATTR, replaying);
 				Mono<String> model = multipart(exchange.getRequest()) ? formModel(replaying)
-						: Mono.justOrEmpty(modelOf(exchange.getRequest(), body));
+						: Mono.justOrEmpty(modelOf(exchange, body));
 				return model
 					.doOnNext(m -> exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_MODEL_ATTR, m))
 					.thenReturn(body);
@@ -188,9 +188,14 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 		return Mono.error(why);
 	}
 
-	private String modelOf(ServerHttpRequest request, byte[] body) {
+	private String modelOf(ServerWebExchange exchange, byte[] body) {
 		try {
-			byte[] json = BodyEncodings.decoded(request.getHeaders(), body, this.limits.maxBytes());
+			byte[] json = BodyEncodings.decoded(exchange.getRequest().getHeaders(), body, this.limits.maxBytes());
+			if (json != null && json != body) {
+				// Decoded once: PromptRoutingFilter parses these bytes (and lets them
+				// go).
+				exchange.getAttributes().put(DualMapExchangeAttributes.DECODED_BODY_ATTR, json);
+			}
 			return json == null ? null : this.parser.modelOf(json);
 		}
 		catch (InvalidRequestException | DataBufferLimitException ex) {

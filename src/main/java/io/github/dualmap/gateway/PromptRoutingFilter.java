@@ -96,8 +96,9 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		ServerHttpRequest request = exchange.getRequest();
 		ParsedRequest parsed;
 		try {
-			byte[] readable = HttpMethod.POST.equals(request.getMethod())
-					? BodyEncodings.decoded(request.getHeaders(), body, this.limits.maxBytes()) : null;
+			byte[] decoded = (byte[]) exchange.getAttributes().remove(DualMapExchangeAttributes.DECODED_BODY_ATTR);
+			byte[] readable = !HttpMethod.POST.equals(request.getMethod()) ? null : decoded != null ? decoded
+					: BodyEncodings.decoded(request.getHeaders(), body, this.limits.maxBytes());
 			parsed = readable != null ? this.parser.parse(request.getPath().value(), readable)
 					: new ParsedRequest(null, false, null, RequestKind.OTHER);
 		}

@@ -1,9 +1,11 @@
 package io.github.dualmap.gateway;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
+import java.util.zip.GZIPOutputStream;
 
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.prompt.PromptParser;
@@ -74,6 +76,25 @@ class ModelRoutePredicateFactoryTests {
 		}
 		assertThat(p).hasToString("Model: [meta-llama/*, qwen]");
 		assertThat(predicate("meta-llama/*", "qwen")).hasToString("Model: [meta-llama/*, qwen]");
+	}
+
+	@Test
+	void aCompressedBodyIsMatchedOnItsModelAndItsDecodedFormKeptForTheRoutingFilter() throws Exception {
+		byte[] json = "{\"model\":\"qwen\",\"messages\":[]}".getBytes(StandardCharsets.UTF_8);
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		try (GZIPOutputStream gz = new GZIPOutputStream(out)) {
+			gz.write(json);
+		}
+		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.post("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.header("Content-Encoding", "gzip")
+			.body(Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(out.toByteArray()))));
+		assertThat(test(predicate("qwen"), exchange)).isTrue();
+		assertThat((byte[]) exchange.getAttribute(DualMapExchangeAttributes.DECODED_BODY_ATTR)).isEqualTo(json);
+		// A body without a coding is its own decoded form: nothing is kept.
+		MockServerWebExchange plain = post(new String(json, StandardCharsets.UTF_8), MediaType.APPLICATION_JSON);
+		assertThat(test(predicate("qwen"), plain)).isTrue();
+		assertThat(plain.getAttributes()).doesNotContainKey(DualMapExchangeAttributes.DECODED_BODY_ATTR);
 	}
 
 	@Test

@@ -1,0 +1,93 @@
+package io.github.dualmap.gateway;
+
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.zip.GZIPOutputStream;
+
+import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.core.QueueSettings;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.prompt.PromptParser;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.cloud.gateway.route.Route;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
+import org.springframework.web.server.ServerWebExchange;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The routing filter without Spring: a compressed body the {@code Model} predicate
+ * already decoded is parsed from its decoded bytes, not decoded again.
+ */
+class PromptRoutingFilterTests {
+
+	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(),
+			QueueSettings.ofDefaults(), "dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(),
+			NanoClock.SYSTEM);
+
+	private final PrefixHasher hasher = PrefixHasher.ofDefaults();
+
+	private final PromptRoutingFilter filter = new PromptRoutingFilter(this.registry,
+			new PromptParser(this.hasher, JsonMapper.builder().build()),
+			new SloResolver(Duration.ofSeconds(5), "x-slo-class", Map.of()), 1 << 20);
+
+	static String completion(String prompt) {
+		return "{\"model\":\"m\",\"prompt\":\"" + prompt + "\"}";
+	}
+
+	static byte[] gzip(String text) throws Exception {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		try (GZIPOutputStream gz = new GZIPOutputStream(out)) {
+			gz.write(text.getBytes(StandardCharsets.UTF_8));
+		}
+		return out.toByteArray();
+	}
+
+	RoutingRequest route(byte[] sent, byte[] decodedByThePredicate) {
+		MockServerWebExchange exchange = MockServerWebExchange
+			.from(MockServerHttpRequest.post("/v1/completions").header("Content-Encoding", "gzip").body("unused"));
+		exchange.getAttributes()
+			.put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR,
+					Route.async().id("llm").uri(URI.create("lb://llm")).predicate(e -> true).build());
+		exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, sent);
+		if (decodedByThePredicate != null) {
+			exchange.getAttributes().put(DualMapExchangeAttributes.DECODED_BODY_ATTR, decodedByThePredicate);
+		}
+		AtomicReference<ServerWebExchange> passed = new AtomicReference<>();
+		this.filter.filter(exchange, e -> {
+			passed.set(e);
+			return Mono.empty();
+		}).block(Duration.ofSeconds(5));
+		assertThat(passed.get()).isNotNull();
+		// Parsed, it is let go.
+		assertThat(exchange.getAttributes()).doesNotContainKey(DualMapExchangeAttributes.DECODED_BODY_ATTR);
+		return exchange.getAttribute(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR);
+	}
+
+	@Test
+	void aBodyThePredicateDecodedIsParsedFromThoseBytes() throws Exception {
+		String sentPrompt = "the prompt that was sent ".repeat(40);
+		byte[] sent = gzip(completion(sentPrompt));
+		// Decoded here: the sent prompt's blocks.
+		assertThat(route(sent, null).blocks().chain()).isEqualTo(this.hasher.ofText("m", sentPrompt).chain());
+		// Decoded by the predicate: its bytes are used as they are. (Different bytes than
+		// the body's only to show which are parsed.)
+		String otherPrompt = "what the predicate decoded ".repeat(40);
+		assertThat(route(sent, completion(otherPrompt).getBytes(StandardCharsets.UTF_8)).blocks().chain())
+			.isEqualTo(this.hasher.ofText("m", otherPrompt).chain());
+	}
+
+}
