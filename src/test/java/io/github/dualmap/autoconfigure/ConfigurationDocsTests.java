@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.dualmap.core.RoutingPolicies;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -15,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Every {@code dualmap.*} property the configuration processor finds is in
- * docs/configuration.md, which users read for each property's default and meaning.
+ * docs/configuration.md, which users read for each property's default and meaning, and
+ * the metadata IDEs read offers every routing policy by name.
  */
 class ConfigurationDocsTests {
 
@@ -40,6 +42,21 @@ class ConfigurationDocsTests {
 		}
 		assertThat(properties).contains("dualmap.retry.statuses", "dualmap.dispatch.max-wait");
 		assertThat(missing).as("dualmap.* properties missing from docs/configuration.md").isEmpty();
+	}
+
+	@Test
+	void theIdeOffersEveryRoutingPolicyByName() throws IOException {
+		JsonNode metadata;
+		try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+			metadata = JsonMapper.shared().readTree(in);
+		}
+		List<String> offered = new ArrayList<>();
+		for (JsonNode hint : metadata.path("hints")) {
+			if ("dualmap.policy".equals(hint.path("name").stringValue())) {
+				hint.path("values").forEach(v -> offered.add(v.path("value").stringValue()));
+			}
+		}
+		assertThat(offered).containsExactlyElementsOf(RoutingPolicies.names());
 	}
 
 }
