@@ -50,7 +50,8 @@ public class RequestIdFilter implements GlobalFilter, Ordered {
 			return chain.filter(exchange);
 		}
 		String sent = exchange.getRequest().getHeaders().getFirst(this.header);
-		String id = sent == null || sent.isBlank() ? RequestIds.next() : sent;
+		boolean made = sent == null || sent.isBlank();
+		String id = made ? RequestIds.next() : sent;
 		exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_ID_ATTR, id);
 		ServerHttpResponse response = exchange.getResponse();
 		response.beforeCommit(() -> {
@@ -58,7 +59,7 @@ public class RequestIdFilter implements GlobalFilter, Ordered {
 			response.getHeaders().set(this.header, id);
 			return Mono.empty();
 		});
-		return chain.filter(id == sent ? exchange
+		return chain.filter(!made ? exchange
 				: exchange.mutate().request(request -> request.headers(h -> h.set(this.header, id))).build());
 	}
 
