@@ -12,13 +12,14 @@ import org.springframework.web.server.ServerWebExchange;
  * over {@code dualmap.max-body-size} while the gateway chose the route (503 when it was
  * beyond {@code dualmap.max-buffered-size}): a failing predicate does not stop the
  * gateway from trying the routes after it, and the body may be half read by then. First
- * of all global filters.
+ * of all global filters but the request id's.
  */
 public class BodyTooLargeFilter implements GlobalFilter, Ordered {
 
 	@Override
 	public int getOrder() {
-		return Ordered.HIGHEST_PRECEDENCE;
+		// Right after the request id, so its answers carry one.
+		return RequestIdFilter.ORDER + 1;
 	}
 
 	@Override

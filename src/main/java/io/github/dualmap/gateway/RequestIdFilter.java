@@ -4,7 +4,9 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.filter.headers.HttpHeadersFilter;
 import org.springframework.core.Ordered;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 
@@ -16,15 +18,19 @@ import org.springframework.web.server.ServerWebExchange;
  * answer), so one id finds a request in the client's logs, the gateway's traces (the
  * {@code dualmap.dispatch} span's {@code request.id}) and the engine's logs. The response
  * carries it whatever answers: the engine, or the gateway itself with an error.
+ * <p>
+ * Two roles in one bean: the first global filter gives the id (an exchange attribute and
+ * the response header), and, as an {@link HttpHeadersFilter}, it adds the header to the
+ * request the gateway sends (every try of it), so nothing that replaces the exchange's
+ * request on the way (the {@code Model} predicate's cached body) can drop it.
  */
-public class RequestIdFilter implements GlobalFilter, Ordered {
+public class RequestIdFilter implements GlobalFilter, HttpHeadersFilter, Ordered {
 
 	/**
-	 * Just before {@link PromptRoutingFilter}, so its errors carry the id, and after the
-	 * gateway's {@code AdaptCachedBodyGlobalFilter}, which replaces the request with the
-	 * one the {@code Model} predicate cached (without the header added here).
+	 * First of all global filters, so that every answer on a DualMap route carries the
+	 * id, {@link BodyTooLargeFilter}'s refusals included.
 	 */
-	public static final int ORDER = PromptRoutingFilter.ORDER - 1;
+	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE;
 
 	private final DualMapRegistry registry;
 
@@ -50,8 +56,7 @@ public class RequestIdFilter implements GlobalFilter, Ordered {
 			return chain.filter(exchange);
 		}
 		String sent = exchange.getRequest().getHeaders().getFirst(this.header);
-		boolean made = sent == null || sent.isBlank();
-		String id = made ? RequestIds.next() : sent;
+		String id = sent == null || sent.isBlank() ? RequestIds.next() : sent;
 		exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_ID_ATTR, id);
 		ServerHttpResponse response = exchange.getResponse();
 		response.beforeCommit(() -> {
@@ -59,8 +64,20 @@ public class RequestIdFilter implements GlobalFilter, Ordered {
 			response.getHeaders().set(this.header, id);
 			return Mono.empty();
 		});
-		return chain.filter(!made ? exchange
-				: exchange.mutate().request(request -> request.headers(h -> h.set(this.header, id))).build());
+		return chain.filter(exchange);
+	}
+
+	/** The headers sent to the instance: with the id, when the client sent none. */
+	@Override
+	public HttpHeaders filter(HttpHeaders input, ServerWebExchange exchange) {
+		String id = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR);
+		if (id == null || id.equals(input.getFirst(this.header))) {
+			return input;
+		}
+		HttpHeaders sent = new HttpHeaders();
+		sent.putAll(input);
+		sent.set(this.header, id);
+		return sent;
 	}
 
 }

@@ -113,6 +113,8 @@ class RequestBuffersIntegrationTests {
 
 	static void assertBuffersFull(EntityExchangeResult<String> result) {
 		assertThat(result.getStatus().value()).isEqualTo(503);
+		// Refused before or after the route was chosen, the answer names its request.
+		assertThat(result.getResponseHeaders().getFirst("x-request-id")).isNotBlank();
 		assertThat(result.getResponseHeaders().getFirst("Retry-After")).isEqualTo("1");
 		assertThat(result.getResponseBody()).contains("\"code\":\"gateway_buffers_full\"")
 			.contains("dualmap.max-buffered-size");
@@ -189,7 +191,9 @@ class RequestBuffersIntegrationTests {
 			.retrieve()
 			.toEntity(String.class)
 			.onErrorResume(WebClientResponseException.class,
-					ex -> Mono.just(ResponseEntity.status(ex.getStatusCode()).body(ex.getResponseBodyAsString())));
+					ex -> Mono.just(ResponseEntity.status(ex.getStatusCode())
+						.headers(ex.getHeaders())
+						.body(ex.getResponseBodyAsString())));
 	}
 
 	@Test
@@ -199,6 +203,7 @@ class RequestBuffersIntegrationTests {
 			ResponseEntity<String> r = stalled(headers).block(Duration.ofSeconds(10));
 			assertThat(r.getStatusCode().value()).isEqualTo(408);
 			assertThat(r.getBody()).contains("\"code\":\"request_timeout\"", "dualmap.body-read-timeout");
+			assertThat(r.getHeaders().getFirst("x-request-id")).isNotBlank();
 			assertThat(Duration.ofNanos(System.nanoTime() - started)).isBetween(Duration.ofMillis(900),
 					Duration.ofSeconds(5));
 		}
