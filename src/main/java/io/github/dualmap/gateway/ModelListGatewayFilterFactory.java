@@ -11,6 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.prompt.OpenAiError;
 import org.apache.commons.logging.Log;
@@ -103,7 +105,7 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 		}
 		Duration timeout = config.getTimeout();
 		String path = config.getPath();
-		ListCache cache = new ListCache(config.getCacheTtl().toNanos());
+		ListCache cache = new ListCache(config.getCacheTtl());
 		return (exchange, chain) -> HttpMethod.GET.equals(exchange.getRequest().getMethod())
 				? list(exchange, services, path, timeout, cache) : chain.filter(exchange);
 	}
@@ -217,46 +219,27 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	/**
 	 * Merged lists by caller credentials (a SHA-256 of the {@code Authorization} header,
-	 * not the header), least recently used out past {@value #MAX_ENTRIES}.
+	 * not the header), for a time to live, the least recently used out past
+	 * {@value #MAX_ENTRIES}.
 	 */
 	private static final class ListCache {
 
 		static final int MAX_ENTRIES = 1024;
 
-		private final long ttlNanos;
+		private final @Nullable Cache<String, byte[]> lists;
 
-		private final Map<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true) {
-			@Override
-			protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
-				return size() > MAX_ENTRIES;
-			}
-		};
-
-		ListCache(long ttlNanos) {
-			this.ttlNanos = ttlNanos;
+		ListCache(Duration ttl) {
+			this.lists = ttl.isZero() ? null
+					: Caffeine.newBuilder().maximumSize(MAX_ENTRIES).expireAfterWrite(ttl).build();
 		}
 
 		byte @Nullable [] get(@Nullable String authorization) {
-			if (this.ttlNanos == 0) {
-				return null;
-			}
-			String key = key(authorization);
-			synchronized (this.entries) {
-				Entry e = this.entries.get(key);
-				if (e == null || System.nanoTime() - e.storedNanos() >= this.ttlNanos) {
-					return null;
-				}
-				return e.list();
-			}
+			return this.lists == null ? null : this.lists.getIfPresent(key(authorization));
 		}
 
 		void put(@Nullable String authorization, byte[] list) {
-			if (this.ttlNanos == 0) {
-				return;
-			}
-			String key = key(authorization);
-			synchronized (this.entries) {
-				this.entries.put(key, new Entry(list, System.nanoTime()));
+			if (this.lists != null) {
+				this.lists.put(key(authorization), list);
 			}
 		}
 
@@ -272,10 +255,6 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			catch (NoSuchAlgorithmException ex) {
 				throw new IllegalStateException("SHA-256 is required of every JVM", ex);
 			}
-		}
-
-		private record Entry(byte[] list, long storedNanos) {
-
 		}
 
 	}
