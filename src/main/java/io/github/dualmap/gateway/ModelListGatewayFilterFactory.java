@@ -33,7 +33,6 @@ import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
-import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.util.UriComponentsBuilder;
@@ -131,17 +130,13 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 				if (refused != null) {
 					// The caller's own problem (credentials): the engine's answer says
 					// so.
-					ServerHttpResponse response = exchange.getResponse();
-					response.setStatusCode(HttpStatusCode.valueOf(refused.status()));
-					if (refused.contentType() != null) {
-						response.getHeaders().setContentType(refused.contentType());
-					}
-					response.getHeaders().setContentLength(refused.body().length);
-					return response.writeWith(Mono.just(response.bufferFactory().wrap(refused.body())));
+					return OpenAiErrorResponses.body(exchange.getResponse(), HttpStatusCode.valueOf(refused.status()),
+							refused.contentType(), refused.body());
 				}
 				return OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY, new OpenAiError(
 						"no pool answered its model list: " + services, "server_error", null, "upstream_unavailable"));
 			});
+
 	}
 
 	/**

@@ -7,6 +7,7 @@ import reactor.core.publisher.Mono;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
@@ -73,10 +74,17 @@ final class OpenAiErrorResponses {
 
 	/** A JSON body the gateway answers itself, with its length. */
 	static Mono<Void> json(ServerHttpResponse response, HttpStatus status, byte[] json) {
+		return body(response, status, MediaType.APPLICATION_JSON, json);
+	}
+
+	/** A whole body of {@code type} (none when {@code null}), with its length. */
+	static Mono<Void> body(ServerHttpResponse response, HttpStatusCode status, @Nullable MediaType type, byte[] body) {
 		response.setStatusCode(status);
-		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
-		response.getHeaders().setContentLength(json.length);
-		DataBuffer buffer = response.bufferFactory().wrap(json);
+		if (type != null) {
+			response.getHeaders().setContentType(type);
+		}
+		response.getHeaders().setContentLength(body.length);
+		DataBuffer buffer = response.bufferFactory().wrap(body);
 		return response.writeWith(Mono.just(buffer));
 	}
 
