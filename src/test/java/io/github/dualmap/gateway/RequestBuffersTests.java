@@ -1,5 +1,14 @@
 package io.github.dualmap.gateway;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
 import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
@@ -48,6 +57,47 @@ class RequestBuffersTests {
 		// Never reserved: nothing to give back.
 		buffers.release(exchange());
 		assertThat(buffers.used()).isZero();
+	}
+
+	@Test
+	void concurrentExchangesNeverHoldMoreThanTheLimitAndGiveEverythingBack() throws Exception {
+		RequestBuffers buffers = new RequestBuffers(10_000);
+		AtomicLong over = new AtomicLong();
+		AtomicLong granted = new AtomicLong();
+		ExecutorService threads = Executors.newFixedThreadPool(8);
+		try {
+			List<Future<?>> done = new ArrayList<>();
+			for (int t = 0; t < 8; t++) {
+				int seed = t;
+				done.add(threads.submit(() -> {
+					Random random = new Random(seed);
+					for (int i = 0; i < 2_000; i++) {
+						MockServerWebExchange exchange = exchange();
+						for (int chunk = 0; chunk < 3; chunk++) {
+							if (buffers.reserve(exchange, 1 + random.nextInt(2_000))) {
+								granted.incrementAndGet();
+							}
+							if (buffers.used() > buffers.limit()) {
+								over.incrementAndGet();
+							}
+						}
+						buffers.release(exchange);
+					}
+				}));
+			}
+			for (Future<?> f : done) {
+				f.get(60, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		assertThat(over).hasValue(0);
+		assertThat(buffers.used()).isZero();
+		// Both outcomes happened: the budget was contended.
+		assertThat(granted.get()).isPositive();
+		assertThat(buffers.rejections()).isPositive();
+		assertThat(granted.get() + buffers.rejections()).isEqualTo(8 * 2_000 * 3);
 	}
 
 	@Test
