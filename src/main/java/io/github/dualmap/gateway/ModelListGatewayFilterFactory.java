@@ -128,15 +128,13 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 				}
 				PoolAnswer refused = answers.stream().filter(a -> a.data() == null).findFirst().orElse(null);
 				if (refused != null) {
-					// The caller's own problem (credentials): the engine's answer says
-					// so.
+					// Refused for the caller's own reason (credentials): say so.
 					return OpenAiErrorResponses.body(exchange.getResponse(), HttpStatusCode.valueOf(refused.status()),
 							refused.contentType(), refused.body());
 				}
 				return OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY, new OpenAiError(
 						"no pool answered its model list: " + services, "server_error", null, "upstream_unavailable"));
 			});
-
 	}
 
 	/**
