@@ -7,7 +7,6 @@ import java.util.function.Predicate;
 
 import io.github.dualmap.prompt.InvalidRequestException;
 import io.github.dualmap.prompt.PromptParser;
-import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
 
