@@ -101,6 +101,26 @@ class ConfigSamplesTests {
 	}
 
 	@Test
+	void policyAb() {
+		withSample("policy-ab.yml").run(context -> {
+			assertThat(context).hasNotFailed();
+			DualMapRegistry registry = context.getBean(DualMapRegistry.class);
+			assertThat(registry.pools()).containsOnlyKeys("llm-a", "llm-b");
+			assertThat(registry.pool("llm-a").policyName()).isEqualTo("dualmap");
+			assertThat(registry.pool("llm-a").queues().settings().mode()).isEqualTo(DispatchMode.QUEUE);
+			assertThat(registry.pool("llm-b").policyName()).isEqualTo("sglang-cache-aware");
+			assertThat(registry.pool("llm-b").queues().settings().mode()).isEqualTo(DispatchMode.PASS_THROUGH);
+			// Both routes split one Weight group evenly.
+			for (int route = 0; route < 2; route++) {
+				PredicateDefinition weight = new PredicateDefinition(context.getEnvironment()
+					.getRequiredProperty("spring.cloud.gateway.server.webflux.routes[" + route + "].predicates[1]"));
+				assertThat(weight.getName()).isEqualTo("Weight");
+				assertThat(weight.getArgs().values()).containsExactly("llm", "50");
+			}
+		});
+	}
+
+	@Test
 	void sglangPool() {
 		withSample("sglang-pool.yml").run(context -> {
 			assertThat(context).hasNotFailed();
