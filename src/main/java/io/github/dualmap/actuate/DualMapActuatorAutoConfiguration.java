@@ -32,8 +32,9 @@ public class DualMapActuatorAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
 	DualMapEndpoint dualMapEndpoint(DualMapRegistry registry, ObjectProvider<ReplicaSync> replicaSync,
-			ObjectProvider<ReplicaPublisher> replicaPublisher) {
-		return new DualMapEndpoint(registry, replicaSync.getIfAvailable(), replicaPublisher.getIfAvailable());
+			ObjectProvider<ReplicaPublisher> replicaPublisher, ObjectProvider<RequestBuffers> buffers) {
+		return new DualMapEndpoint(registry, replicaSync.getIfAvailable(), replicaPublisher.getIfAvailable(),
+				buffers.getIfAvailable());
 	}
 
 	/** Meters only where Micrometer is on the classpath. */

@@ -7,6 +7,7 @@ import java.util.Map;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.replica.ReplicaPublisher;
+import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.replica.ReplicaSync;
 import org.jspecify.annotations.Nullable;
 
@@ -27,9 +28,26 @@ import org.jspecify.annotations.Nullable;
  * @param pools the routed services by service id
  * @param warnings every pool's warnings, each naming its service
  * @param replicas replica sync, or {@code null} when it is off
+ * @param buffers the request bodies held in memory against their budget, or {@code null}
+ * without one
  */
 public record DualMapDescriptor(String policy, String dispatchMode, Settings settings, Dispatch dispatch,
-		Map<String, Pool> pools, List<String> warnings, @Nullable Replicas replicas) {
+		Map<String, Pool> pools, List<String> warnings, @Nullable Replicas replicas, @Nullable Buffers buffers) {
+
+	/**
+	 * Request bodies held in memory ({@code dualmap.max-buffered-size}).
+	 *
+	 * @param usedBytes held now
+	 * @param limitBytes the budget
+	 * @param rejections requests answered 503 for a full budget since startup
+	 */
+	public record Buffers(long usedBytes, long limitBytes, long rejections) {
+
+		static Buffers of(RequestBuffers buffers) {
+			return new Buffers(buffers.used(), buffers.limit(), buffers.rejections());
+		}
+
+	}
 
 	/**
 	 * Replica sync ({@code dualmap.replicas.*}), counted since this replica started.

@@ -7,6 +7,7 @@ import java.util.TreeMap;
 
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
@@ -41,6 +42,8 @@ public class DualMapEndpoint {
 
 	private final @Nullable ReplicaPublisher replicaPublisher;
 
+	private final @Nullable RequestBuffers buffers;
+
 	public DualMapEndpoint(DualMapRegistry registry) {
 		this(registry, null, null);
 	}
@@ -48,6 +51,13 @@ public class DualMapEndpoint {
 	/** With the replica sync view, when replica sync is on. */
 	public DualMapEndpoint(DualMapRegistry registry, @Nullable ReplicaSync replicaSync,
 			@Nullable ReplicaPublisher replicaPublisher) {
+		this(registry, replicaSync, replicaPublisher, null);
+	}
+
+	/** With the replica sync view and the request body budget, where they exist. */
+	public DualMapEndpoint(DualMapRegistry registry, @Nullable ReplicaSync replicaSync,
+			@Nullable ReplicaPublisher replicaPublisher, @Nullable RequestBuffers buffers) {
+		this.buffers = buffers;
 		this.registry = registry;
 		this.replicaSync = replicaSync;
 		this.replicaPublisher = replicaPublisher;
@@ -70,7 +80,8 @@ public class DualMapEndpoint {
 		}
 		return new DualMapDescriptor(this.registry.policyName(), this.registry.queueSettings().mode().value(),
 				DualMapDescriptor.Settings.of(this.registry.settings()),
-				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings, replicas);
+				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings, replicas,
+				this.buffers == null ? null : DualMapDescriptor.Buffers.of(this.buffers));
 	}
 
 	/** One pool; {@code null} (404) when DualMap does not route {@code service}. */

@@ -7,6 +7,7 @@ import java.util.List;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.gateway.DispatchAccountingFilter;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.RequestBuffers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -59,6 +60,9 @@ class DualMapEndpointIntegrationTests {
 
 	@Autowired
 	DualMapRegistry registry;
+
+	@Autowired
+	RequestBuffers buffers;
 
 	@DynamicPropertySource
 	static void engines(DynamicPropertyRegistry properties) {
@@ -117,6 +121,10 @@ class DualMapEndpointIntegrationTests {
 		JsonNode root = JSON.readTree(body);
 		assertThat(root.get("policy").asString()).isEqualTo("dualmap");
 		assertThat(root.get("dispatchMode").asString()).isEqualTo("queue");
+		JsonNode buffers = root.get("buffers");
+		assertThat(buffers.get("limitBytes").asLong()).isEqualTo(this.buffers.limit()).isPositive();
+		assertThat(buffers.get("usedBytes").asLong()).isZero();
+		assertThat(buffers.get("rejections").asLong()).isZero();
 		JsonNode dispatch = root.get("dispatch");
 		assertThat(dispatch.get("maxPrefillRequests").asInt()).isEqualTo(QueueSettings.DEFAULT_MAX_PREFILL_REQUESTS);
 		assertThat(dispatch.get("idlePull").asBoolean()).isTrue();
