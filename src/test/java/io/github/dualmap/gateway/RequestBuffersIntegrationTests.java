@@ -36,7 +36,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * {@code dualmap.max-buffered-size}: a gateway whose budget holds one 80 KB body but not
- * two, in front of one stub engine that takes 1.5 s to answer. While a request holds its
+ * two, in front of one stub engine that takes 3 s to answer. While a request holds its
  * body, the next large one gets 503 {@code gateway_buffers_full} with
  * {@code Retry-After}, whether the {@code Model} predicate or the routing filter reads
  * it; the bytes come back when a request is answered, refused, rejected or cancelled by
@@ -104,7 +104,7 @@ class RequestBuffersIntegrationTests {
 
 	/** A request sent in the background that holds its body while the engine works. */
 	CompletableFuture<EntityExchangeResult<String>> holding(String body, String... headers) {
-		ENGINE.firstByteDelay.set(Duration.ofMillis(1500));
+		ENGINE.firstByteDelay.set(Duration.ofMillis(3000));
 		CompletableFuture<EntityExchangeResult<String>> first = CompletableFuture
 			.supplyAsync(() -> post(body, headers));
 		await().atMost(Duration.ofSeconds(5)).until(() -> this.buffers.used() >= (BODY_KB - 1) * 1024);
