@@ -7,6 +7,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.dualmap.core.Reason;
 import io.github.dualmap.prompt.OpenAiError;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
@@ -39,6 +41,8 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 	 * re-runs that filter, which restores the {@code lb://} URL the load balancer needs.
 	 */
 	public static final int ORDER = ReactiveLoadBalancerClientFilter.LOAD_BALANCER_CLIENT_FILTER_ORDER - 300;
+
+	private static final Log LOG = LogFactory.getLog(ConnectFailoverFilter.class);
 
 	private final DualMapRegistry registry;
 
@@ -93,6 +97,11 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 			failed.fail(ex);
 			exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
 			excluded(exchange).add(failed.instanceId());
+			if (LOG.isDebugEnabled()) {
+				LOG.debug("Request " + exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR)
+						+ ": could not connect to instance '" + failed.instanceId() + "' of '" + failed.serviceId()
+						+ "'" + (mayRetry ? ", sending it to another" : ", answering 502"));
+			}
 			if (mayRetry) {
 				service.countRetry(false);
 				ServerWebExchangeUtils.reset(exchange);
@@ -130,6 +139,11 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 		// A refusal counts against the instance's breaker whatever its status: an engine
 		// that keeps refusing (429 included) is taken out like a failing one.
 		refused.fail(new IllegalStateException("instance refused the request with " + status.value()));
+		if (LOG.isDebugEnabled()) {
+			LOG.debug("Request " + exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR) + ": instance '"
+					+ refused.instanceId() + "' of '" + refused.serviceId() + "' answered " + status.value()
+					+ ", sending it to another");
+		}
 		exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
 		service.countRetry(true);
 		ServerWebExchangeUtils.reset(exchange);

@@ -15,6 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.zip.CRC32;
+import java.util.regex.Pattern;
 import java.util.zip.DeflaterOutputStream;
 import java.util.zip.GZIPOutputStream;
 
@@ -24,11 +25,14 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -54,9 +58,11 @@ import static org.awaitility.Awaitility.await;
 				// Keys stay at depth 1 for the whole run: every test reuses its prefix
 				// many times.
 				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
-				"dualmap.breaker.wait-duration-in-open-state=60s" })
+				"dualmap.breaker.wait-duration-in-open-state=60s",
+				"logging.level.io.github.dualmap.gateway.ConnectFailoverFilter=debug" })
 @AutoConfigureWebTestClient(timeout = "30s")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@ExtendWith(OutputCaptureExtension.class)
 class DualMapGatewayIntegrationTests {
 
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));
@@ -425,7 +431,7 @@ class DualMapGatewayIntegrationTests {
 
 	@Test
 	@Order(90)
-	void anInstanceThatRefusesWorkHasTheRequestSentToAnotherOnce() {
+	void anInstanceThatRefusesWorkHasTheRequestSentToAnotherOnce(CapturedOutput output) {
 		ServicePool pool = this.registry.pool("llm");
 		long retries = pool.retries(true);
 		List<String> failures = new CopyOnWriteArrayList<>();
@@ -453,6 +459,10 @@ class DualMapGatewayIntegrationTests {
 					assertThat(r.getStatus().value()).as("after %d", status).isEqualTo(200);
 					assertThat(instance(r)).isNotEqualTo(home.instanceId());
 					assertThat(home.refused).hasValue(refused + 1);
+					// At debug level the retry is logged with the request's id.
+					assertThat(output.getOut())
+						.contains("Request " + r.getResponseHeaders().getFirst("x-request-id") + ": instance '"
+								+ home.instanceId() + "' of 'llm' answered " + status + ", sending it to another");
 					// Each refusal counts against the instance's breaker, 429 as well as
 					// 503.
 					await().atMost(Duration.ofSeconds(5)).until(() -> failures.contains(home.instanceId()));
@@ -510,7 +520,7 @@ class DualMapGatewayIntegrationTests {
 
 	@Test
 	@Order(100)
-	void aStoppedBackendGetsNoMoreRequestsAndNoClientSeesA5xx() {
+	void aStoppedBackendGetsNoMoreRequestsAndNoClientSeesA5xx(CapturedOutput output) {
 		StubEngine stopped = ENGINES.get(2);
 		stopped.stop();
 		ServicePool pool = this.registry.pool("llm");
@@ -525,6 +535,8 @@ class DualMapGatewayIntegrationTests {
 		}
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
 		assertThat(pool.retries(false)).isPositive();
+		assertThat(output.getOut()).containsPattern("Request [0-9a-f]{16}-[0-9a-f]+: could not connect to instance '"
+				+ Pattern.quote(stopped.instanceId()) + "' of 'llm', sending it to another");
 		assertThat(pool.pool().instance(stopped.instanceId()).healthy()).isFalse();
 		int callsWhenOpened = breaker.getMetrics().getNumberOfBufferedCalls();
 		for (int i = 0; i < 20; i++) {
