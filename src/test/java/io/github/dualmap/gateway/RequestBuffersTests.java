@@ -73,8 +73,8 @@ class RequestBuffersTests {
 					Random random = new Random(seed);
 					for (int i = 0; i < 2_000; i++) {
 						MockServerWebExchange exchange = exchange();
-						for (int chunk = 0; chunk < 3; chunk++) {
-							if (buffers.reserve(exchange, 1 + random.nextInt(2_000))) {
+						for (int chunk = 0; chunk < 4; chunk++) {
+							if (buffers.reserve(exchange, 1 + random.nextInt(4_000))) {
 								granted.incrementAndGet();
 							}
 							if (buffers.used() > buffers.limit()) {
@@ -94,10 +94,10 @@ class RequestBuffersTests {
 		}
 		assertThat(over).hasValue(0);
 		assertThat(buffers.used()).isZero();
-		// Both outcomes happened: the budget was contended.
+		// Both outcomes happened (one exchange alone may ask for more than the limit).
 		assertThat(granted.get()).isPositive();
 		assertThat(buffers.rejections()).isPositive();
-		assertThat(granted.get() + buffers.rejections()).isEqualTo(8 * 2_000 * 3);
+		assertThat(granted.get() + buffers.rejections()).isEqualTo(8 * 2_000 * 4);
 	}
 
 	@Test
