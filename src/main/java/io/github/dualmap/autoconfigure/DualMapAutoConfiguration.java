@@ -176,9 +176,12 @@ public class DualMapAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ModelListGatewayFilterFactory modelListGatewayFilterFactory(DualMapRegistry registry,
-			ObjectProvider<WebClient.Builder> client) {
-		return new ModelListGatewayFilterFactory(registry, client.getIfAvailable(WebClient::builder));
+	ModelListGatewayFilterFactory modelListGatewayFilterFactory(DualMapRegistry registry, DualMapProperties properties,
+			ObjectProvider<WebClient.Builder> client, ObjectProvider<ReactiveDiscoveryClient> discovery) {
+		DualMapProperties.ModelList m = properties.getModelList();
+		return new ModelListGatewayFilterFactory(registry, client.getIfAvailable(WebClient::builder),
+				discovery.getIfAvailable(), new ModelListGatewayFilterFactory.Defaults(m.getPath(), m.getTimeout(),
+						m.getCacheTtl(), m.getOtherServices()));
 	}
 
 	@Bean

@@ -133,6 +133,9 @@ public class DualMapProperties {
 	private final RequestId requestId = new RequestId();
 
 	@Valid
+	private final ModelList modelList = new ModelList();
+
+	@Valid
 	private final StoredResponses storedResponses = new StoredResponses();
 
 	@Valid
@@ -160,6 +163,11 @@ public class DualMapProperties {
 	@AssertTrue(message = "dualmap.hot-prefix.drop-ratio must be <= dualmap.hot-prefix.ratio")
 	private boolean isHotPrefixRatioOrdered() {
 		return this.hotPrefix.dropRatio <= this.hotPrefix.ratio;
+	}
+
+	@AssertTrue(message = "dualmap.model-list.other-services must not name a service of dualmap.services")
+	private boolean isModelListOthersOutside() {
+		return this.modelList.otherServices.stream().noneMatch(this.services::contains);
 	}
 
 	@AssertTrue(message = "every key of dualmap.pools must be a service id listed in dualmap.services")
@@ -407,6 +415,10 @@ public class DualMapProperties {
 
 	public RequestId getRequestId() {
 		return this.requestId;
+	}
+
+	public ModelList getModelList() {
+		return this.modelList;
 	}
 
 	public Headers getHeaders() {
@@ -1131,6 +1143,73 @@ public class DualMapProperties {
 
 		public void setEnabled(boolean enabled) {
 			this.enabled = enabled;
+		}
+
+	}
+
+	/**
+	 * The {@code ModelList} route filter: what its routes do not set (in route
+	 * configuration they set only the services to list).
+	 */
+	public static class ModelList {
+
+		/** The path of the model list on an instance. */
+		@NotNull(message = "dualmap.model-list.path must be set")
+		@Pattern(regexp = "/.*", message = "dualmap.model-list.path must start with /")
+		private String path = "/v1/models";
+
+		/** How long to wait for one instance's list. */
+		@NotNull(message = "dualmap.model-list.timeout must be set")
+		private Duration timeout = Duration.ofSeconds(2);
+
+		/**
+		 * How long a merged list is served again to the same credentials (0: ask the
+		 * instances every time).
+		 */
+		@NotNull(message = "dualmap.model-list.cache-ttl must be set")
+		private Duration cacheTtl = Duration.ofSeconds(5);
+
+		/**
+		 * Services DualMap does not route (a plain lb:// pool, such as a speech model's)
+		 * whose models are listed too, found through the discovery client.
+		 */
+		private List<String> otherServices = new ArrayList<>();
+
+		@AssertTrue(message = "dualmap.model-list.timeout must be > 0 and cache-ttl >= 0")
+		private boolean isDurationsValid() {
+			return this.timeout.toNanos() > 0 && !this.cacheTtl.isNegative();
+		}
+
+		public String getPath() {
+			return this.path;
+		}
+
+		public void setPath(String path) {
+			this.path = path;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public Duration getCacheTtl() {
+			return this.cacheTtl;
+		}
+
+		public void setCacheTtl(Duration cacheTtl) {
+			this.cacheTtl = cacheTtl;
+		}
+
+		public List<String> getOtherServices() {
+			return this.otherServices;
+		}
+
+		public void setOtherServices(List<String> otherServices) {
+			this.otherServices = otherServices;
 		}
 
 	}

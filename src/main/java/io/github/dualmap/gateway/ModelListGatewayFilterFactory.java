@@ -26,6 +26,7 @@ import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.cloud.client.discovery.ReactiveDiscoveryClient;
 import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
 import org.springframework.http.HttpHeaders;
@@ -69,10 +70,27 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	private final JsonMapper json = JsonMapper.shared();
 
+	private final @Nullable ReactiveDiscoveryClient discovery;
+
+	private final Defaults defaults;
+
 	public ModelListGatewayFilterFactory(DualMapRegistry registry, WebClient.Builder client) {
+		this(registry, client, null, Defaults.BUILT_IN);
+	}
+
+	/**
+	 * @param discovery where the instances of {@code other-services} (pools DualMap does
+	 * not route) are found; {@code null}: there must be none
+	 * @param defaults what a route does not set ({@code dualmap.model-list.*}): in route
+	 * configuration only the services can be set
+	 */
+	public ModelListGatewayFilterFactory(DualMapRegistry registry, WebClient.Builder client,
+			@Nullable ReactiveDiscoveryClient discovery, Defaults defaults) {
 		super(Config.class);
 		this.registry = registry;
 		this.client = client.codecs(c -> c.defaultCodecs().maxInMemorySize(MAX_LIST_BYTES)).build();
+		this.discovery = discovery;
+		this.defaults = defaults;
 	}
 
 	@Override
@@ -87,26 +105,40 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	@Override
 	public GatewayFilter apply(Config config) {
-		if (config.getTimeout() == null || config.getTimeout().isNegative() || config.getTimeout().isZero()) {
-			throw new IllegalArgumentException("ModelList timeout must be > 0 but was " + config.getTimeout());
+		Duration timeout = config.getTimeout() != null ? config.getTimeout() : this.defaults.timeout();
+		Duration cacheTtl = config.getCacheTtl() != null ? config.getCacheTtl() : this.defaults.cacheTtl();
+		String path = config.getPath() != null ? config.getPath() : this.defaults.path();
+		List<String> others = config.getOtherServices() != null ? config.getOtherServices()
+				: this.defaults.otherServices();
+		if (timeout.isNegative() || timeout.isZero()) {
+			throw new IllegalArgumentException("ModelList timeout must be > 0 but was " + timeout);
+		}
+		if (cacheTtl.isNegative()) {
+			throw new IllegalArgumentException("ModelList cache-ttl must be >= 0 but was " + cacheTtl);
+		}
+		for (String service : others) {
+			if (this.registry.pool(service) != null || this.discovery == null || service.isBlank()) {
+				throw new IllegalArgumentException(
+						"ModelList other service '" + service + "' is " + (this.discovery == null
+								? "not found without a discovery client" : "blank or in dualmap.services"));
+			}
 		}
 		for (String service : config.getServices()) {
-			if (this.registry.pool(service) == null) {
+			if (this.registry.pool(service) == null && !others.contains(service)) {
 				throw new IllegalArgumentException("ModelList names '" + service
-						+ "', which is not in dualmap.services " + this.registry.pools().keySet());
+						+ "', which is not in dualmap.services " + this.registry.pools().keySet()
+						+ " nor in dualmap.model-list.other-services " + others);
 			}
 		}
 		// The pools are fixed when the registry is built.
-		List<String> services = List
-			.copyOf(config.getServices().isEmpty() ? this.registry.pools().keySet() : config.getServices());
-		if (config.getCacheTtl() == null || config.getCacheTtl().isNegative()) {
-			throw new IllegalArgumentException("ModelList cache-ttl must be >= 0 but was " + config.getCacheTtl());
+		List<String> services = new ArrayList<>(config.getServices());
+		if (services.isEmpty()) {
+			services.addAll(this.registry.pools().keySet());
+			services.addAll(others);
 		}
-		Duration timeout = config.getTimeout();
-		String path = config.getPath();
-		ListCache cache = new ListCache(config.getCacheTtl());
+		ListCache cache = new ListCache(cacheTtl);
 		return (exchange, chain) -> HttpMethod.GET.equals(exchange.getRequest().getMethod())
-				? list(exchange, services, path, timeout, cache) : chain.filter(exchange);
+				? list(exchange, List.copyOf(services), path, timeout, cache) : chain.filter(exchange);
 	}
 
 	private Mono<Void> list(ServerWebExchange exchange, List<String> services, String path, Duration timeout,
@@ -142,20 +174,35 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 * (a 4xx, kept as sent); nothing when no instance answered.
 	 */
 	private Mono<PoolAnswer> modelsOf(String service, String path, @Nullable String authorization, Duration timeout) {
+		return instancesOf(service).take(2)
+			.map(instance -> UriComponentsBuilder.fromUri(instance.getUri()).replacePath(path).build().toUri())
+			.concatMap(uri -> fetch(uri, authorization, timeout).onErrorResume(ex -> {
+				LOG.warn("Model list of pool '" + service + "' from " + uri + " failed: " + ex);
+				return Mono.empty();
+			}), 0)
+			.next();
+	}
+
+	/**
+	 * A DualMap pool's instances that accept work, or what discovery lists for another
+	 * service.
+	 */
+	private Flux<ServiceInstance> instancesOf(String service) {
 		ServicePool pool = this.registry.pool(service);
-		List<URI> uris = new ArrayList<>();
 		if (pool != null) {
+			List<ServiceInstance> accepting = new ArrayList<>();
 			for (InstanceState s : pool.pool().instances()) {
 				ServiceInstance instance = s.acceptsNewWork() ? pool.serviceInstance(s.id()) : null;
-				if (instance != null && uris.size() < 2) {
-					uris.add(UriComponentsBuilder.fromUri(instance.getUri()).replacePath(path).build().toUri());
+				if (instance != null) {
+					accepting.add(instance);
 				}
 			}
+			return Flux.fromIterable(accepting);
 		}
-		return Flux.fromIterable(uris).concatMap(uri -> fetch(uri, authorization, timeout).onErrorResume(ex -> {
-			LOG.warn("Model list of pool '" + service + "' from " + uri + " failed: " + ex);
-			return Mono.empty();
-		}), 0).next();
+		return this.discovery == null ? Flux.empty() : this.discovery.getInstances(service).onErrorResume(ex -> {
+			LOG.warn("Instances of '" + service + "' not found: " + ex);
+			return Flux.empty();
+		});
 	}
 
 	private Mono<PoolAnswer> fetch(URI uri, @Nullable String authorization, Duration timeout) {
@@ -252,18 +299,51 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 
 	}
 
-	/** Which pools to list, where and how long to wait. */
+	/**
+	 * What a route does not set: {@code dualmap.model-list.*}.
+	 *
+	 * @param path the path of the model list on an instance
+	 * @param timeout how long to wait for one instance's list
+	 * @param cacheTtl how long a merged list is served again to the same credentials (0:
+	 * ask the instances every time)
+	 * @param otherServices services DualMap does not route (a plain {@code lb://} pool,
+	 * such as a speech model's) whose models are listed too, found through the discovery
+	 * client
+	 */
+	public record Defaults(String path, Duration timeout, Duration cacheTtl, List<String> otherServices) {
+
+		/** {@code /v1/models}, 2 s, 5 s, none. */
+		public static final Defaults BUILT_IN = new Defaults("/v1/models", Duration.ofSeconds(2), Duration.ofSeconds(5),
+				List.of());
+
+		public Defaults {
+			otherServices = List.copyOf(otherServices);
+		}
+
+	}
+
+	/**
+	 * Which services to list, and, for routes built in code, the rest of {@link Defaults}
+	 * ({@code null}: the default). In route configuration only {@code services} can be
+	 * given (the shortcut {@code ModelList=llama,qwen}): Spring Cloud Gateway gathers
+	 * every argument of this filter into that list.
+	 */
 	public static class Config {
 
 		private List<String> services = new ArrayList<>();
 
-		private String path = "/v1/models";
+		private @Nullable String path;
 
-		private Duration timeout = Duration.ofSeconds(2);
+		private @Nullable Duration timeout;
 
-		private Duration cacheTtl = Duration.ofSeconds(5);
+		private @Nullable Duration cacheTtl;
 
-		/** DualMap pools to list; empty: all of {@code dualmap.services}. */
+		private @Nullable List<String> otherServices;
+
+		/**
+		 * Services to list: DualMap pools or other services; empty: every pool, then the
+		 * other services.
+		 */
 		public List<String> getServices() {
 			return this.services;
 		}
@@ -273,36 +353,39 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			return this;
 		}
 
-		/** The path of the model list on an instance. */
-		public String getPath() {
+		public @Nullable String getPath() {
 			return this.path;
 		}
 
-		public Config setPath(String path) {
+		public Config setPath(@Nullable String path) {
 			this.path = path;
 			return this;
 		}
 
-		/** How long to wait for one instance's list. */
-		public Duration getTimeout() {
+		public @Nullable Duration getTimeout() {
 			return this.timeout;
 		}
 
-		public Config setTimeout(Duration timeout) {
+		public Config setTimeout(@Nullable Duration timeout) {
 			this.timeout = timeout;
 			return this;
 		}
 
-		/**
-		 * How long a list every pool answered is served again to the same credentials (0:
-		 * ask the instances every time).
-		 */
-		public Duration getCacheTtl() {
+		public @Nullable Duration getCacheTtl() {
 			return this.cacheTtl;
 		}
 
-		public Config setCacheTtl(Duration cacheTtl) {
+		public Config setCacheTtl(@Nullable Duration cacheTtl) {
 			this.cacheTtl = cacheTtl;
+			return this;
+		}
+
+		public @Nullable List<String> getOtherServices() {
+			return this.otherServices;
+		}
+
+		public Config setOtherServices(@Nullable List<String> otherServices) {
+			this.otherServices = otherServices;
 			return this;
 		}
 

@@ -19,6 +19,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cloud.client.discovery.simple.reactive.SimpleReactiveDiscoveryClientAutoConfiguration;
+import org.springframework.cloud.commons.util.UtilAutoConfiguration;
 import org.springframework.cloud.gateway.handler.predicate.PredicateDefinition;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
 import org.springframework.core.env.PropertySource;
@@ -35,7 +37,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ConfigSamplesTests {
 
 	private static ApplicationContextRunner withSample(String file) {
-		return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DualMapAutoConfiguration.class))
+		return new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DualMapAutoConfiguration.class,
+				// The discovery client the samples' static instances come from.
+				UtilAutoConfiguration.class, SimpleReactiveDiscoveryClientAutoConfiguration.class))
 			.withInitializer(context -> {
 				try {
 					List<PropertySource<?>> sources = new YamlPropertySourceLoader().load(file,
@@ -79,6 +83,8 @@ class ConfigSamplesTests {
 				.isEqualTo(Duration.ofSeconds(10).toNanos());
 			assertThat(registry.pool("qwen").queues().settings().maxPrefillTokens()).isEqualTo(32768);
 			assertThat(registry.pool("llama").queues().settings().maxPrefillTokens()).isEqualTo(16384);
+			assertThat(context.getBean(DualMapProperties.class).getModelList().getOtherServices())
+				.containsExactly("whisper");
 			assertThat(context).hasSingleBean(ModelRoutePredicateFactory.class)
 				.hasSingleBean(OpenAiErrorWebExceptionHandler.class);
 			// The routes' Model predicates, as the gateway builds them.

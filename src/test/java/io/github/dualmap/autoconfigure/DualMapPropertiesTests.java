@@ -250,6 +250,30 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void theModelListDefaultsAreProperties() {
+		this.runner.run(context -> {
+			DualMapProperties.ModelList m = context.getBean(DualMapProperties.class).getModelList();
+			assertThat(m.getPath()).isEqualTo("/v1/models");
+			assertThat(m.getTimeout()).isEqualTo(Duration.ofSeconds(2));
+			assertThat(m.getCacheTtl()).isEqualTo(Duration.ofSeconds(5));
+			assertThat(m.getOtherServices()).isEmpty();
+		});
+		this.runner
+			.withPropertyValues("dualmap.model-list.timeout=5s", "dualmap.model-list.cache-ttl=0s",
+					"dualmap.model-list.other-services=whisper")
+			.run(context -> {
+				DualMapProperties.ModelList m = context.getBean(DualMapProperties.class).getModelList();
+				assertThat(m.getTimeout()).isEqualTo(Duration.ofSeconds(5));
+				assertThat(m.getCacheTtl()).isZero();
+				assertThat(m.getOtherServices()).containsExactly("whisper");
+			});
+		expectFailure("dualmap.model-list.timeout=0s", "dualmap.model-list.timeout must be > 0 and cache-ttl >= 0");
+		expectFailure("dualmap.model-list.path=v1/models", "dualmap.model-list.path must start with /");
+		expectFailure("dualmap.model-list.other-services=llm",
+				"dualmap.model-list.other-services must not name a service of dualmap.services");
+	}
+
+	@Test
 	void aClassWaitBoundMustBePositive() {
 		expectFailure("dualmap.slo.classes.interactive.max-wait=0s", "dualmap.slo.classes.<name>.max-wait must be > 0");
 	}

@@ -9,6 +9,8 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
+import org.springframework.cloud.client.discovery.simple.reactive.SimpleReactiveDiscoveryClient;
+import org.springframework.cloud.client.discovery.simple.reactive.SimpleReactiveDiscoveryProperties;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -28,7 +30,8 @@ class ModelListGatewayFilterFactoryTests {
 	void poolsAndTimeoutAreCheckedWhenTheRouteIsBuilt() {
 		assertThatIllegalArgumentException().isThrownBy(
 				() -> this.factory.apply(new ModelListGatewayFilterFactory.Config().setServices(List.of("mistral"))))
-			.withMessage("ModelList names 'mistral', which is not in dualmap.services [llama, qwen]");
+			.withMessage("ModelList names 'mistral', which is not in dualmap.services [llama, qwen]"
+					+ " nor in dualmap.model-list.other-services []");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> this.factory.apply(new ModelListGatewayFilterFactory.Config().setTimeout(Duration.ZERO)))
 			.withMessageContaining("timeout must be > 0");
@@ -36,6 +39,28 @@ class ModelListGatewayFilterFactoryTests {
 			.isThrownBy(() -> this.factory
 				.apply(new ModelListGatewayFilterFactory.Config().setCacheTtl(Duration.ofSeconds(-1))))
 			.withMessageContaining("cache-ttl must be >= 0");
+		// Other services need a discovery client, and are not DualMap's pools.
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> this.factory
+				.apply(new ModelListGatewayFilterFactory.Config().setOtherServices(List.of("whisper"))))
+			.withMessageContaining("'whisper'")
+			.withMessageContaining("without a discovery client");
+		ModelListGatewayFilterFactory discovering = new ModelListGatewayFilterFactory(this.registry,
+				WebClient.builder(), new SimpleReactiveDiscoveryClient(new SimpleReactiveDiscoveryProperties()),
+				new ModelListGatewayFilterFactory.Defaults("/v1/models", Duration.ofSeconds(2), Duration.ZERO,
+						List.of("whisper")));
+		assertThatIllegalArgumentException().isThrownBy(
+				() -> discovering.apply(new ModelListGatewayFilterFactory.Config().setOtherServices(List.of("qwen"))))
+			.withMessageContaining("in dualmap.services");
+		// A route may name a pool and an other service; the defaults' other services
+		// count.
+		assertThat(
+				discovering.apply(new ModelListGatewayFilterFactory.Config().setServices(List.of("qwen", "whisper"))))
+			.isNotNull();
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> this.factory
+				.apply(new ModelListGatewayFilterFactory.Config().setServices(List.of("qwen", "whisper"))))
+			.withMessageContaining("'whisper'");
 	}
 
 	@Test

@@ -77,6 +77,14 @@ class ModelRoutingIntegrationTests {
 		properties.add(models + "uri", () -> "no://op");
 		properties.add(models + "predicates[0]", () -> "Path=/v1/models");
 		properties.add(models + "filters[0]", () -> "ModelList");
+		// The speech pool is not DualMap's: found through discovery.
+		properties.add("dualmap.model-list.other-services", () -> "whisper");
+		properties.add("spring.cloud.discovery.client.simple.instances.whisper[0].uri", WHISPER::uri);
+		String some = "spring.cloud.gateway.server.webflux.routes[8].";
+		properties.add(some + "id", () -> "some-models");
+		properties.add(some + "uri", () -> "no://op");
+		properties.add(some + "predicates[0]", () -> "Path=/some/v1/models");
+		properties.add(some + "filters[0]", () -> "ModelList=qwen,whisper");
 		String gone = "spring.cloud.gateway.server.webflux.routes[4].";
 		properties.add(gone + "id", () -> "gone-models");
 		properties.add(gone + "uri", () -> "no://op");
@@ -218,11 +226,12 @@ class ModelRoutingIntegrationTests {
 		assertThat(list.path("object").stringValue()).isEqualTo("list");
 		List<String> ids = list.path("data").valueStream().map(m -> m.path("id").stringValue()).toList();
 		// Pool order, one instance per pool, "shared-model" once; the pool "gone" is left
-		// out.
-		assertThat(ids).hasSize(3);
+		// out; the other service (not DualMap's) last.
+		assertThat(ids).hasSize(4);
 		assertThat(ids.get(0)).isEqualTo("shared-model");
 		assertThat(ids.get(1)).isIn("model-of-llama-a", "model-of-llama-b");
 		assertThat(ids.get(2)).isEqualTo("model-of-qwen");
+		assertThat(ids.get(3)).isEqualTo("model-of-whisper");
 		// The caller's credentials reach the instances.
 		assertThat(list.path("data").get(2).path("owned_by").stringValue()).isEqualTo("Bearer sk-test");
 
@@ -256,6 +265,18 @@ class ModelRoutingIntegrationTests {
 		assertThat(refused.getStatus().value()).isEqualTo(401);
 		assertThat(refused.getResponseBody()).isEqualTo("{\"error\":\"Unauthorized\"}");
 		assertThat(refused.getResponseHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_JSON);
+
+		// A route naming a pool and the other service lists those two.
+		EntityExchangeResult<String> some = this.client.get()
+			.uri("/some/v1/models")
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+		assertThat(JsonMapper.shared()
+			.readTree(some.getResponseBody())
+			.path("data")
+			.valueStream()
+			.map(m -> m.path("id").stringValue())).containsExactly("shared-model", "model-of-qwen", "model-of-whisper");
 
 		EntityExchangeResult<String> none = this.client.get()
 			.uri("/gone/v1/models")
