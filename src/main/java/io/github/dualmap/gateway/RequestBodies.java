@@ -32,15 +32,6 @@ public final class RequestBodies {
 	}
 
 	/**
-	 * {@code exchange}'s request body under {@code maxBytes}; fails with
-	 * {@link DataBufferLimitException} for a body over the limit, at once when its
-	 * {@code Content-Length} says so (nothing is read then).
-	 */
-	static Mono<byte[]> read(ServerWebExchange exchange, int maxBytes) {
-		return read(exchange, BodyLimits.of(maxBytes));
-	}
-
-	/**
 	 * {@code exchange}'s request body within {@code limits}: fails with
 	 * {@link DataBufferLimitException} over {@code maxBytes} (at once when its
 	 * {@code Content-Length} says so; nothing is read then), with
@@ -102,16 +93,9 @@ public final class RequestBodies {
 	/** A body that took longer than {@code dualmap.body-read-timeout} to arrive. */
 	public static final class ReadTimeoutException extends ResponseStatusException {
 
-		private final Duration timeout;
-
 		ReadTimeoutException(Duration timeout) {
 			super(HttpStatus.REQUEST_TIMEOUT,
 					"request body not received within dualmap.body-read-timeout (" + timeout.toMillis() + " ms)");
-			this.timeout = timeout;
-		}
-
-		Duration timeout() {
-			return this.timeout;
 		}
 
 	}

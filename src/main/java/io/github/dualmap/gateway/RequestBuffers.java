@@ -48,10 +48,7 @@ public final class RequestBuffers {
 	 * rejection) when the budget cannot hold them or the exchange has ended.
 	 */
 	boolean reserve(ServerWebExchange exchange, long bytes) {
-		Held held = exchange.getAttributes().computeIfAbsent(HELD_ATTR, k -> new Held()) instanceof Held h ? h : null;
-		if (held == null) {
-			return false;
-		}
+		Held held = held(exchange);
 		synchronized (held) {
 			if (held.ended) {
 				return false;
@@ -79,14 +76,17 @@ public final class RequestBuffers {
 
 	/** Gives back everything {@code exchange} holds; it reserves nothing afterwards. */
 	void release(ServerWebExchange exchange) {
-		Held held = exchange.getAttributes().computeIfAbsent(HELD_ATTR, k -> new Held()) instanceof Held h ? h : null;
-		if (held != null) {
-			synchronized (held) {
-				held.ended = true;
-				this.used.addAndGet(-held.bytes);
-				held.bytes = 0;
-			}
+		Held held = held(exchange);
+		synchronized (held) {
+			held.ended = true;
+			this.used.addAndGet(-held.bytes);
+			held.bytes = 0;
 		}
+	}
+
+	/** What {@code exchange} holds, created on first use (a release marks it ended). */
+	private static Held held(ServerWebExchange exchange) {
+		return (Held) exchange.getAttributes().computeIfAbsent(HELD_ATTR, k -> new Held());
 	}
 
 	/** Bytes held now. */
@@ -115,17 +115,10 @@ public final class RequestBuffers {
 	/** Thrown by a read the budget cannot hold. */
 	public static final class FullException extends ResponseStatusException {
 
-		private final long limit;
-
 		FullException(long limit) {
 			super(HttpStatus.SERVICE_UNAVAILABLE,
 					"the gateway holds its limit of request bodies in memory (dualmap.max-buffered-size, " + limit
 							+ " bytes); retry shortly");
-			this.limit = limit;
-		}
-
-		long limit() {
-			return this.limit;
 		}
 
 	}
