@@ -10,9 +10,10 @@ import org.springframework.web.server.ServerWebExchange;
 /**
  * Answers 413 on any route for a request whose body the {@code Model} predicate found
  * over {@code dualmap.max-body-size} while the gateway chose the route (503 when it was
- * beyond {@code dualmap.max-buffered-size}): a failing predicate does not stop the
- * gateway from trying the routes after it, and the body may be half read by then. First
- * of all global filters but the request id's.
+ * beyond {@code dualmap.max-buffered-size}, 408 when it did not arrive within
+ * {@code dualmap.body-read-timeout}): a failing predicate does not stop the gateway from
+ * trying the routes after it, and the body may be half read by then. First of all global
+ * filters but the request id's.
  */
 public class BodyTooLargeFilter implements GlobalFilter, Ordered {
 

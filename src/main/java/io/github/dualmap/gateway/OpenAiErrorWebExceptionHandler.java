@@ -11,9 +11,10 @@ import org.springframework.web.server.WebExceptionHandler;
  * Answers the errors the gateway raises before a route is chosen with the OpenAI error
  * body its filters write, ahead of Spring Boot's default error handler (order -1): a body
  * the {@link ModelRoutePredicateFactory Model} predicate read over
- * {@code dualmap.max-body-size} (413, {@code request_too_large}) or beyond
- * {@code dualmap.max-buffered-size} (503, {@code gateway_buffers_full}). Everything else
- * goes on to the next handler.
+ * {@code dualmap.max-body-size} (413, {@code request_too_large}), beyond
+ * {@code dualmap.max-buffered-size} (503, {@code gateway_buffers_full}) or past
+ * {@code dualmap.body-read-timeout} (408, {@code request_timeout}). Everything else goes
+ * on to the next handler.
  */
 public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Ordered {
 
