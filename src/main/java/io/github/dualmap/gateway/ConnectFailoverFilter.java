@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.dualmap.core.Reason;
+import io.github.dualmap.core.Rejection;
 import io.github.dualmap.prompt.OpenAiError;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -71,10 +72,12 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 		return attempt(exchange, chain, service, true)
 			.onErrorResume(DispatchRejectedException.class, ex -> rejected(exchange, ex))
 			.onErrorResume(NotFoundException.class,
-					ex -> OpenAiErrorResponses.write(exchange, HttpStatus.SERVICE_UNAVAILABLE,
-							new OpenAiError("no instance of '" + service.serviceId() + "' is available", "server_error",
-									null, DispatchRejectedException.NO_INSTANCE_AVAILABLE),
-							service.queues().settings().unavailableRetryAfterSeconds()));
+					ex -> rejected(exchange,
+							new DispatchRejectedException(
+									new Rejection(Rejection.SERVICE_UNAVAILABLE,
+											"no instance of '" + service.serviceId() + "' is available",
+											service.queues().settings().unavailableRetryAfterSeconds()),
+									DispatchRejectedException.NO_INSTANCE_AVAILABLE)));
 	}
 
 	private static Mono<Void> rejected(ServerWebExchange exchange, DispatchRejectedException ex) {
