@@ -1134,7 +1134,10 @@ public class DualMapProperties {
 	/** Response headers that explain each decision. */
 	public static class Headers {
 
-		/** Whether x-dualmap-instance and x-dualmap-reason are added to responses. */
+		/**
+		 * Whether x-dualmap-instance, x-dualmap-reason and x-dualmap-queue-ms are added
+		 * to responses.
+		 */
 		private boolean enabled = true;
 
 		public boolean isEnabled() {
@@ -1289,7 +1292,10 @@ public class DualMapProperties {
 		/** Whether the gateway remembers which instance answered which response. */
 		private boolean enabled = true;
 
-		/** Most responses remembered; the oldest go first. */
+		/**
+		 * Most responses remembered; beyond, the least used are forgotten (Caffeine's
+		 * size eviction).
+		 */
 		@Min(value = 1, message = "dualmap.stored-responses.max-entries must be >= 1")
 		private long maxEntries = 100_000;
 

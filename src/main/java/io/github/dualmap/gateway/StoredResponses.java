@@ -25,7 +25,8 @@ public final class StoredResponses implements DualMapListener {
 	private final Cache<String, String> instances;
 
 	/**
-	 * @param maxEntries most responses remembered (the least recently written go first)
+	 * @param maxEntries most responses remembered (beyond, Caffeine evicts the least
+	 * used)
 	 * @param ttl how long a response is remembered after it was answered
 	 */
 	public StoredResponses(long maxEntries, Duration ttl) {
