@@ -16,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The command-line tools' libraries (picocli, XChart, progressbar) are optional
  * dependencies: a gateway that depends on this jar does not get them. So nothing a
  * gateway loads may refer to them: the packages the auto-configuration brings in are
- * read, class file by class file, for a reference to any of their packages.
+ * read, class file by class file, for a reference to any of their packages. Spring Cloud
+ * Kubernetes is optional too, and only a class loaded when it is present refers to it.
  */
 class LibraryDependenciesTests {
 
@@ -26,6 +27,24 @@ class LibraryDependenciesTests {
 
 	/** Packages of the optional libraries, as class files name them. */
 	static final List<String> OPTIONAL = List.of("picocli/", "org/knowm/xchart", "me/tongfei/progressbar");
+
+	/** Spring Cloud Kubernetes, optional for gateways that discover on Kubernetes. */
+	static final String KUBERNETES = "org/springframework/cloud/kubernetes";
+
+	@Test
+	void onlyOneGuardedClassRefersToSpringCloudKubernetes() throws IOException {
+		// It is loaded only when that library is present (InstanceMetadata checks).
+		Path classes = Path.of("target", "classes", "io", "github", "dualmap");
+		List<String> referring = new ArrayList<>();
+		try (Stream<Path> files = Files.walk(classes)) {
+			for (Path file : files.filter(f -> f.toString().endsWith(".class")).toList()) {
+				if (new String(Files.readAllBytes(file), StandardCharsets.ISO_8859_1).contains(KUBERNETES)) {
+					referring.add(classes.relativize(file).toString());
+				}
+			}
+		}
+		assertThat(referring).containsExactly(Path.of("gateway", "KubernetesPods.class").toString());
+	}
 
 	@Test
 	void nothingAGatewayLoadsRefersToTheCommandLineLibraries() throws IOException {

@@ -92,10 +92,11 @@ public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapLi
 		}
 	}
 
-	private List<ScrapeTarget> targets(String service, List<ServiceInstance> instances) {
+	List<ScrapeTarget> targets(String service, List<ServiceInstance> instances) {
 		List<ScrapeTarget> targets = new ArrayList<>(instances.size());
 		for (ServiceInstance i : instances) {
-			String path = i.getMetadata().getOrDefault(this.pathMetadataKey, this.servicePaths.apply(service));
+			String own = InstanceMetadata.get(i, this.pathMetadataKey);
+			String path = own != null ? own : this.servicePaths.apply(service);
 			targets.add(new ScrapeTarget(ServicePool.instanceId(i), metricsUri(i.getUri(), path)));
 		}
 		return targets;

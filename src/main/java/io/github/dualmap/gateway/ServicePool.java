@@ -130,8 +130,8 @@ public final class ServicePool {
 			if (!Objects.equals(x.getInstanceId(), y.getInstanceId()) || !Objects.equals(x.getHost(), y.getHost())
 					|| x.getPort() != y.getPort() || x.isSecure() != y.isSecure()
 					|| !Objects.equals(x.getScheme(), y.getScheme())
-					|| !Objects.equals(x.getMetadata().get(this.weightMetadataKey),
-							y.getMetadata().get(this.weightMetadataKey))) {
+					|| !Objects.equals(InstanceMetadata.get(x, this.weightMetadataKey),
+							InstanceMetadata.get(y, this.weightMetadataKey))) {
 				return false;
 			}
 		}
@@ -185,7 +185,7 @@ public final class ServicePool {
 	}
 
 	private double weight(String id, ServiceInstance instance) {
-		String raw = instance.getMetadata().get(this.weightMetadataKey);
+		String raw = InstanceMetadata.get(instance, this.weightMetadataKey);
 		if (raw == null) {
 			return 1.0;
 		}
