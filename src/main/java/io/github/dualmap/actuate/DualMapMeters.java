@@ -184,8 +184,8 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 				String sloClass) {
 			if (poolIfMember(service, instanceId) != null) {
 				this.ttfts
-					.computeIfAbsent(new MeterKey(service, instanceId, ""),
-							k -> latency("dualmap.ttft", k, "Observed time to first token (first response body byte)"))
+					.computeIfAbsent(new MeterKey(service, instanceId, ""), k -> latency("dualmap.ttft", k,
+							"Time to first token (first response body byte) since the gateway read the request"))
 					.record(ttftNanos, TimeUnit.NANOSECONDS);
 			}
 			sloCounter(service, sloClass, ttftNanos <= sloTtftNanos ? "within" : "over").increment();

@@ -100,16 +100,19 @@ public final class RoutedAttempt {
 	}
 
 	/**
-	 * The first response body byte arrived: prefill is over. For a streaming request
-	 * through the queues this is the TTFT, observed and reported to listeners; a
-	 * non-streaming response's first byte comes only when generation ended, so it only
+	 * The first response body byte arrived: prefill is over. For a streaming request this
+	 * is its first token: the time since it was sent calibrates the TTFT model (in the
+	 * queues), and the time since the gateway read it, its wait here included, is the
+	 * TTFT reported to listeners (what the client sees, and what its objective is about).
+	 * A non-streaming response's first byte comes only when generation ended, so it only
 	 * ends prefill (when the estimate had not already).
 	 */
 	public void firstByte() {
 		this.responded = true;
 		QueuedRequest q = this.queued;
-		long ttft = q != null ? this.service.queues().firstToken(q) : this.dispatch.firstToken();
-		if (ttft >= 0) {
+		long sinceSent = q != null ? this.service.queues().firstToken(q) : this.dispatch.firstToken();
+		if (sinceSent >= 0) {
+			long ttft = queuedNanos() + sinceSent;
 			for (DualMapListener l : this.service.listeners()) {
 				l.onFirstToken(serviceId(), instanceId(), ttft, this.request.sloTtftNanos(), this.sloClass);
 			}

@@ -137,6 +137,30 @@ class DualMapMetersTests {
 	}
 
 	@Test
+	void theTtftCountsTheTimeTheRequestSpentInTheGateway() {
+		new DualMapMeters(this.registry).bindTo(this.meters);
+		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
+		// Read 3 s ago (it waited in the queues since), first byte 1 s after its release:
+		// the client saw 4 s, over its 3.5 s objective, though the engine took only 1 s.
+		RoutedAttempt attempt = this.pool
+			.submit(new RoutingRequest("r" + this.ids++, this.hasher.ofText("m", "waited ".repeat(100)),
+					Duration.ofMillis(3500).toNanos(), this.now.get() - Duration.ofSeconds(3).toNanos()), true,
+					Set.of(), false)
+			.block(Duration.ofSeconds(5));
+		assertThat(attempt).isNotNull();
+		assertThat(attempt.queuedNanos()).isEqualTo(Duration.ofSeconds(3).toNanos());
+		this.now.addAndGet(Duration.ofSeconds(1).toNanos());
+		attempt.firstByte();
+		attempt.complete(HttpStatus.OK);
+		assertThat(this.meters.get("dualmap.ttft")
+			.tags("service", "llm", "instance", attempt.instanceId())
+			.timer()
+			.totalTime(TimeUnit.MILLISECONDS)).isEqualTo(4000.0);
+		assertThat(this.meters.get("dualmap.slo").tags("outcome", "over").counter().count()).isEqualTo(1);
+		assertThat(this.meters.get("dualmap.slo").tags("outcome", "within").counter().count()).isZero();
+	}
+
+	@Test
 	void theFirstByteOfANonStreamingResponseIsNoTtftAndCountsForNoSlo() {
 		new DualMapMeters(this.registry).bindTo(this.meters);
 		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
