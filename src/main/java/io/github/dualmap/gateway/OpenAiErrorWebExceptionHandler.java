@@ -1,9 +1,14 @@
 package io.github.dualmap.gateway;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
+import reactor.netty.Connection;
 
 import org.springframework.core.Ordered;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
 
@@ -13,10 +18,20 @@ import org.springframework.web.server.WebExceptionHandler;
  * the {@link ModelRoutePredicateFactory Model} predicate read over
  * {@code dualmap.max-body-size} (413, {@code request_too_large}), beyond
  * {@code dualmap.max-buffered-size} (503, {@code gateway_buffers_full}) or past
- * {@code dualmap.body-read-timeout} (408, {@code request_timeout}). Everything else goes
- * on to the next handler.
+ * {@code dualmap.body-read-timeout} (408, {@code request_timeout}).
+ * <p>
+ * An error after the client closed its connection (it left while sending its body, or
+ * while the request was on its way) has nobody to answer: it ends the exchange with
+ * status {@value #CLIENT_CLOSED_REQUEST} (nginx's "client closed request") for the
+ * server's meters and a debug line, instead of a 500 and an error logged with its stack
+ * trace for every client that hangs up. Everything else goes on to the next handler.
  */
 public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Ordered {
+
+	/** The status an exchange whose client left ends with. */
+	public static final int CLIENT_CLOSED_REQUEST = 499;
+
+	private static final Log logger = LogFactory.getLog(OpenAiErrorWebExceptionHandler.class);
 
 	@Override
 	public int getOrder() {
@@ -32,7 +47,20 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 				return answer;
 			}
 		}
+		if (clientLeft(exchange)) {
+			exchange.getResponse().setStatusCode(HttpStatusCode.valueOf(CLIENT_CLOSED_REQUEST));
+			if (logger.isDebugEnabled()) {
+				logger.debug(exchange.getLogPrefix() + "Client left before its answer: " + ex);
+			}
+			return Mono.empty();
+		}
 		return Mono.error(ex);
+	}
+
+	/** Whether the client's connection is closed (Reactor Netty's server). */
+	static boolean clientLeft(ServerWebExchange exchange) {
+		Object request = ServerHttpRequestDecorator.getNativeRequest(exchange.getRequest());
+		return request instanceof Connection connection && !connection.channel().isActive();
 	}
 
 }

@@ -1,5 +1,8 @@
 package io.github.dualmap.gateway;
 
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -9,6 +12,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -17,6 +21,8 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -56,6 +62,7 @@ import static org.awaitility.Awaitility.await;
 				"dualmap.max-body-size=100KB", "dualmap.max-buffered-size=150KB", "dualmap.body-read-timeout=1s",
 				"management.endpoints.web.exposure.include=prometheus" })
 @AutoConfigureWebTestClient(timeout = "30s")
+@ExtendWith(OutputCaptureExtension.class)
 class RequestBuffersIntegrationTests {
 
 	static final StubEngine ENGINE = new StubEngine("slow");
@@ -174,6 +181,28 @@ class RequestBuffersIntegrationTests {
 		call.dispose();
 		// Long before the engine would answer.
 		await().atMost(Duration.ofSeconds(3)).until(() -> this.buffers.used() == 0);
+	}
+
+	@Test
+	void aClientThatLeavesMidUploadIsNoServerError(CapturedOutput output) throws Exception {
+		for (String route : List.of("", "x-route: model\r\n")) {
+			try (Socket socket = new Socket("127.0.0.1", this.port)) {
+				OutputStream out = socket.getOutputStream();
+				out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+						+ "Content-Type: application/json\r\nContent-Length: 1000\r\n" + route + "\r\n"
+						+ "{\"model\":\"routed-x\",\"messages\":[")
+					.getBytes(StandardCharsets.US_ASCII));
+				out.flush();
+				await().atMost(Duration.ofSeconds(5)).until(() -> this.buffers.used() > 0);
+			}
+			await().atMost(Duration.ofSeconds(5)).until(() -> this.buffers.used() == 0);
+		}
+		// Nobody is left to answer: no 500 in the server's meters, no error in its log.
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> this.meters.find("http.server.requests").tag("status", "499").timers().size() == 1
+					&& this.meters.get("http.server.requests").tag("status", "499").timer().count() == 2);
+		assertThat(this.meters.find("http.server.requests").tag("status", "500").timers()).isEmpty();
+		assertThat(output.getAll()).doesNotContain("500 Server Error").doesNotContain("AbortedException");
 	}
 
 	/** A client that sends the start of its body and then nothing. */
