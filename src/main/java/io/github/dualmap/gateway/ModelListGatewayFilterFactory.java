@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 
 import com.github.benmanes.caffeine.cache.Cache;
@@ -48,7 +49,7 @@ import org.springframework.web.util.UriComponentsBuilder;
  * logged); when none answers, 502, unless an instance refused the caller (a 4xx such as
  * vLLM's 401 for a wrong API key): then that answer, as the instance sent it. A merged
  * list (of the pools that answered) is served again to the same credentials for
- * {@code cache-ttl}. Other methods pass down the route.
+ * {@code cache-ttl}. {@code HEAD} is answered as {@code GET}, other methods with 405.
  *
  * <pre>
  * - id: models
@@ -137,8 +138,21 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			services.addAll(others);
 		}
 		ListCache cache = new ListCache(cacheTtl);
-		return (exchange, chain) -> HttpMethod.GET.equals(exchange.getRequest().getMethod())
-				? list(exchange, List.copyOf(services), path, timeout, cache) : chain.filter(exchange);
+		List<String> listed = List.copyOf(services);
+		return (exchange, chain) -> {
+			HttpMethod method = exchange.getRequest().getMethod();
+			if (HttpMethod.GET.equals(method) || HttpMethod.HEAD.equals(method)) {
+				return list(exchange, listed, path, timeout, cache);
+			}
+			// The list is all this route serves (its URI is usually no://op, which would
+			// answer an empty 200): as an engine does, refuse other methods.
+			exchange.getResponse().getHeaders().setAllow(Set.of(HttpMethod.GET, HttpMethod.HEAD));
+			return OpenAiErrorResponses.write(exchange, HttpStatus.METHOD_NOT_ALLOWED,
+					new OpenAiError(
+							"method " + method.name() + " is not allowed on " + exchange.getRequest().getPath().value()
+									+ "; the model list answers GET",
+							"invalid_request_error", null, "method_not_allowed"));
+		};
 	}
 
 	private Mono<Void> list(ServerWebExchange exchange, List<String> services, String path, Duration timeout,

@@ -11,6 +11,7 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.client.discovery.simple.reactive.SimpleReactiveDiscoveryClient;
 import org.springframework.cloud.client.discovery.simple.reactive.SimpleReactiveDiscoveryProperties;
+import org.springframework.http.HttpMethod;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -64,14 +65,26 @@ class ModelListGatewayFilterFactoryTests {
 	}
 
 	@Test
-	void otherMethodsPassDownTheRoute() {
-		AtomicBoolean passed = new AtomicBoolean();
-		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.post("/v1/models"));
-		this.factory.apply(new ModelListGatewayFilterFactory.Config()).filter(exchange, e -> {
-			passed.set(true);
-			return Mono.empty();
-		}).block();
-		assertThat(passed).isTrue();
+	void otherMethodsGet405AndHeadIsAnsweredAsGet() {
+		for (MockServerHttpRequest request : List.of(MockServerHttpRequest.post("/v1/models").build(),
+				MockServerHttpRequest.delete("/v1/models").build())) {
+			AtomicBoolean passed = new AtomicBoolean();
+			MockServerWebExchange exchange = MockServerWebExchange.from(request);
+			this.factory.apply(new ModelListGatewayFilterFactory.Config()).filter(exchange, e -> {
+				passed.set(true);
+				return Mono.empty();
+			}).block();
+			assertThat(passed).isFalse();
+			assertThat(exchange.getResponse().getStatusCode().value()).isEqualTo(405);
+			assertThat(exchange.getResponse().getHeaders().getAllow()).containsExactlyInAnyOrder(HttpMethod.GET,
+					HttpMethod.HEAD);
+			assertThat(exchange.getResponse().getBodyAsString().block()).contains("\"code\":\"method_not_allowed\"")
+				.contains("method " + request.getMethod().name() + " is not allowed on /v1/models");
+		}
+		MockServerWebExchange head = MockServerWebExchange.from(MockServerHttpRequest.head("/v1/models"));
+		this.factory.apply(new ModelListGatewayFilterFactory.Config()).filter(head, e -> Mono.empty()).block();
+		// As GET: no pool has an instance here.
+		assertThat(head.getResponse().getStatusCode().value()).isEqualTo(502);
 	}
 
 	@Test
