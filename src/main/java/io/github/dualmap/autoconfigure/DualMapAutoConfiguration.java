@@ -115,7 +115,8 @@ public class DualMapAutoConfiguration {
 		DualMapProperties.Prompt p = properties.getPrompt();
 		// A mapper of our own: the application's may be tuned for its own payloads.
 		return new PromptParser(new PrefixHasher(p.getBlockChars(), p.getCharsPerToken(), p.getBlockTokens()),
-				JsonMapper.builder().build());
+				JsonMapper.builder().build(), p.getMaxNestingDepth(), p.getMaxJsonTokens(),
+				PromptParser.DEFAULT_MAX_STRING_LENGTH);
 	}
 
 	@Bean

@@ -12,6 +12,7 @@ import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.BodyLimits;
+import io.github.dualmap.prompt.PromptParser;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.DecimalMax;
@@ -655,6 +656,21 @@ public class DualMapProperties {
 		@Min(value = 1, message = "dualmap.prompt.block-tokens must be >= 1")
 		private int blockTokens = 64;
 
+		/**
+		 * Deepest nesting of arrays and objects in a request body the gateway reads (a
+		 * tool's or a structured output's JSON schema nests deepest); deeper bodies get
+		 * 400.
+		 */
+		@Min(value = 4, message = "dualmap.prompt.max-nesting-depth must be >= 4")
+		private int maxNestingDepth = PromptParser.DEFAULT_MAX_NESTING_DEPTH;
+
+		/**
+		 * Most JSON tokens (values, names, brackets) in a request body the gateway reads;
+		 * more get 400. Bounds the work and memory of parsing one body.
+		 */
+		@Min(value = 1, message = "dualmap.prompt.max-json-tokens must be >= 1")
+		private long maxJsonTokens = PromptParser.DEFAULT_MAX_TOKEN_COUNT;
+
 		public int getBlockChars() {
 			return this.blockChars;
 		}
@@ -677,6 +693,22 @@ public class DualMapProperties {
 
 		public void setBlockTokens(int blockTokens) {
 			this.blockTokens = blockTokens;
+		}
+
+		public int getMaxNestingDepth() {
+			return this.maxNestingDepth;
+		}
+
+		public void setMaxNestingDepth(int maxNestingDepth) {
+			this.maxNestingDepth = maxNestingDepth;
+		}
+
+		public long getMaxJsonTokens() {
+			return this.maxJsonTokens;
+		}
+
+		public void setMaxJsonTokens(long maxJsonTokens) {
+			this.maxJsonTokens = maxJsonTokens;
 		}
 
 	}

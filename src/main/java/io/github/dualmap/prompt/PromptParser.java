@@ -7,6 +7,8 @@ import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.core.StreamReadConstraints;
+import tools.jackson.core.StreamWriteConstraints;
+import tools.jackson.core.TokenStreamLocation;
 import tools.jackson.core.exc.StreamConstraintsException;
 import tools.jackson.core.json.JsonFactory;
 import tools.jackson.databind.JsonNode;
@@ -21,8 +23,11 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class PromptParser {
 
-	/** Default maximum nesting depth: deep enough for tool JSON schemas. */
-	public static final int DEFAULT_MAX_NESTING_DEPTH = 64;
+	/**
+	 * Default maximum nesting depth: Jackson's own default, deep enough for the JSON
+	 * schemas of tools and structured output.
+	 */
+	public static final int DEFAULT_MAX_NESTING_DEPTH = 500;
 
 	/** Default maximum number of JSON tokens (values, names, brackets) in one body. */
 	public static final long DEFAULT_MAX_TOKEN_COUNT = 1_000_000;
@@ -39,6 +44,12 @@ public final class PromptParser {
 	private final PrefixHasher hasher;
 
 	private final JsonMapper mapper;
+
+	private final int maxNestingDepth;
+
+	private final long maxTokenCount;
+
+	private final int maxStringLength;
 
 	public PromptParser(PrefixHasher hasher, JsonMapper mapper) {
 		this(hasher, mapper, DEFAULT_MAX_NESTING_DEPTH, DEFAULT_MAX_TOKEN_COUNT, DEFAULT_MAX_STRING_LENGTH);
@@ -69,7 +80,15 @@ public final class PromptParser {
 			.maxTokenCount(maxTokenCount)
 			.maxStringLength(maxStringLength)
 			.build();
-		JsonFactory factory = mapper.tokenStreamFactory().rebuild().streamReadConstraints(constraints).build();
+		// Tools are written back canonically: the writer must take what the reader took.
+		JsonFactory factory = mapper.tokenStreamFactory()
+			.rebuild()
+			.streamReadConstraints(constraints)
+			.streamWriteConstraints(StreamWriteConstraints.builder().maxNestingDepth(maxNestingDepth).build())
+			.build();
+		this.maxNestingDepth = maxNestingDepth;
+		this.maxTokenCount = maxTokenCount;
+		this.maxStringLength = maxStringLength;
 		this.hasher = hasher;
 		this.mapper = JsonMapper.builder(factory).build();
 	}
@@ -172,12 +191,48 @@ public final class PromptParser {
 		}
 		catch (StreamConstraintsException ex) {
 			throw new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
-					"request body exceeds a parser limit: " + ex.getOriginalMessage(), null, ex);
+					"request body exceeds a parser limit: " + limitExceeded(ex), null, ex);
 		}
 		catch (JacksonException ex) {
 			throw new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
-					"request body is not valid JSON: " + ex.getOriginalMessage(), null, ex);
+					"request body is not valid JSON: " + syntaxError(ex), null, ex);
 		}
+	}
+
+	/** Which limit a body broke, in the terms of the settings that set it. */
+	private String limitExceeded(StreamConstraintsException ex) {
+		String jackson = String.valueOf(ex.getOriginalMessage());
+		if (jackson.contains("nesting depth")) {
+			return "arrays and objects nest deeper than " + this.maxNestingDepth
+					+ " levels (dualmap.prompt.max-nesting-depth)";
+		}
+		if (jackson.contains("Token count")) {
+			return "more than " + this.maxTokenCount
+					+ " JSON tokens (values, names, brackets; dualmap.prompt.max-json-tokens)";
+		}
+		if (jackson.contains("String value length")) {
+			return "a string is longer than " + this.maxStringLength + " characters";
+		}
+		if (jackson.contains("Number value length")) {
+			return "a number has more digits than allowed";
+		}
+		return "the body is larger or deeper than the gateway reads";
+	}
+
+	/**
+	 * A client's view of a syntax error: Jackson's message without the names of its own
+	 * types and settings (in back quotes) or its source references, with the position.
+	 */
+	static String syntaxError(JacksonException ex) {
+		String jackson = String.valueOf(ex.getOriginalMessage());
+		String message = jackson.startsWith("Trailing token") ? "more content after the JSON value"
+				: jackson.replaceAll("\\s*\\([^()]*`[^()]*\\)", "")
+					.replaceAll("\\s*\\([^()]*\\[Source:[^\\]]*\\][^()]*\\)", "")
+					.replaceAll("\\s*\\[Source:[^\\]]*\\]", "")
+					.strip();
+		TokenStreamLocation at = ex.getLocation();
+		return at != null && at.getLineNr() > 0
+				? message + " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")" : message;
 	}
 
 	/** Unknown endpoints are routed by load: read what is there, never refuse. */

@@ -397,10 +397,47 @@ class PromptParserTests {
 		assertThatExceptionOfType(InvalidRequestException.class)
 			.isThrownBy(() -> parse("/v1/chat/completions", "{\"messages\":" + deep + "}"))
 			.satisfies((ex) -> assertThat(ex.status()).isEqualTo(400))
-			.withMessageStartingWith("request body exceeds a parser limit")
-			.withMessageContaining("nesting depth");
+			.withMessage("request body exceeds a parser limit: arrays and objects nest deeper than 500 levels"
+					+ " (dualmap.prompt.max-nesting-depth)");
 		// An unknown path is never refused, even with a hostile body.
 		assertThat(parse("/v1/embeddings", deep).kind()).isEqualTo(RequestKind.OTHER);
+	}
+
+	@Test
+	void syntaxErrorsNameThePositionAndNoneOfTheParsersInternals() {
+		for (String[] c : new String[][] {
+				{ "{\"messages\":[1,2}", "Unexpected close marker '}': expected ']'", "(line 1, column 17)" },
+				{ "{\"a\":1} {\"x\":1}", "more content after the JSON value", "(line 1, column 9)" },
+				{ "{\"a\":\n tru}", "Unrecognized token 'tru'", "(line 2, column 2)" },
+				{ "{'a':1}", "was expecting double-quote to start property name", "(line 1, column 2)" } }) {
+			assertThatExceptionOfType(InvalidRequestException.class)
+				.isThrownBy(() -> parse("/v1/chat/completions", c[0]))
+				.satisfies(ex -> assertThat(ex.getMessage()).startsWith("request body is not valid JSON: ")
+					.contains(c[1])
+					.endsWith(c[2])
+					.doesNotContain("`")
+					.doesNotContain("Source")
+					.doesNotContain("jackson")
+					.doesNotContain("#UNKNOWN"));
+		}
+	}
+
+	@Test
+	void theDefaultDepthTakesDeepJsonSchemas() {
+		// A structured output schema 40 levels deep (over 80 nested objects and arrays).
+		String schema = "{'type':'string'}";
+		for (int i = 0; i < 40; i++) {
+			schema = "{'type':'object','properties':{'c':{'type':'array','items':" + schema + "}}}";
+		}
+		String body = q("{'messages':[{'role':'user','content':'x'}],'tools':[{'type':'function','function':"
+				+ "{'name':'f','parameters':" + schema + "}}],'response_format':{'type':'json_schema',"
+				+ "'json_schema':{'name':'s','schema':" + schema + "}}}");
+		assertThat(parse("/v1/chat/completions", body).blocks()).isNotNull();
+		PromptParser shallow = new PromptParser(hasher, JsonMapper.shared(), 64, 1_000_000, 1000);
+		assertThatExceptionOfType(InvalidRequestException.class)
+			.isThrownBy(() -> shallow.parse("/v1/chat/completions", body.getBytes()))
+			.withMessage("request body exceeds a parser limit: arrays and objects nest deeper than 64 levels"
+					+ " (dualmap.prompt.max-nesting-depth)");
 	}
 
 	@Test
@@ -409,7 +446,8 @@ class PromptParserTests {
 		String ids = "1,".repeat(200) + "1";
 		assertThatExceptionOfType(InvalidRequestException.class)
 			.isThrownBy(() -> small.parse("/v1/completions", ("{\"prompt\":[" + ids + "]}").getBytes()))
-			.withMessageStartingWith("request body exceeds a parser limit");
+			.withMessage("request body exceeds a parser limit: more than 100 JSON tokens"
+					+ " (values, names, brackets; dualmap.prompt.max-json-tokens)");
 		assertThatExceptionOfType(InvalidRequestException.class)
 			.isThrownBy(() -> small.parse("/v1/completions", ("{\"prompt\":\"" + "x".repeat(2000) + "\"}").getBytes()))
 			.withMessageStartingWith("request body exceeds a parser limit");
