@@ -336,7 +336,23 @@ public final class PromptParser {
 	 * is the first prompt's (batches are typically built around one shared prefix), and
 	 * the token estimate is the whole batch's, since the engine prefills all of it.
 	 */
-	private PromptBlocks completionPrompt(String model, JsonNode root) {
+	private @Nullable PromptBlocks completionPrompt(String model, JsonNode root) {
+		JsonNode embeds = root.get("prompt_embeds");
+		if (embeds != null && !embeds.isNull()) {
+			boolean strings = embeds.isString()
+					|| (embeds.isArray() && !embeds.isEmpty() && embeds.valueStream().allMatch(JsonNode::isString));
+			if (!strings) {
+				throw new InvalidRequestException(
+						"'prompt_embeds' must be a base64 string or a non-empty array of them but was "
+								+ ChatTranscript.kindOf(embeds),
+						"prompt_embeds");
+			}
+			// vLLM's prompt embeddings (--enable-prompt-embeds) are a serialized tensor,
+			// whose header differs with the length: no prefix of it names a cached
+			// prefix.
+			// Routed by load, whatever 'prompt' says beside it.
+			return null;
+		}
 		JsonNode prompt = root.get("prompt");
 		if (prompt == null || prompt.isNull()) {
 			throw new InvalidRequestException("'prompt' is required", "prompt");

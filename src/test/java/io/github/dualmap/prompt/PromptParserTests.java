@@ -2,6 +2,7 @@ package io.github.dualmap.prompt;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
@@ -360,6 +361,9 @@ class PromptParserTests {
 					/v1/completions      | {'prompt':['a',[1]]}                     | 'prompt[1]' must be a string like the other prompts | prompt
 					/v1/completions      | {'prompt':[true]}                        | 'prompt[0]' must be a string, a token id or an array of token ids but was a boolean | prompt
 					/v1/completions      | {'prompt':'x','stream':1}                | 'stream' must be a boolean but was a number | stream
+					/v1/completions      | {'prompt_embeds':7}                      | 'prompt_embeds' must be a base64 string or a non-empty array of them but was a number | prompt_embeds
+					/v1/completions      | {'prompt_embeds':[]}                     | 'prompt_embeds' must be a base64 string or a non-empty array of them but was an array | prompt_embeds
+					/v1/completions      | {'prompt_embeds':['AAAA',1]}             | 'prompt_embeds' must be a base64 string or a non-empty array of them but was an array | prompt_embeds
 					/v1/responses        | {'input':42}                             | 'input' must be a string or an array of input items but was a number | input
 					/v1/responses        | {'input':'x','instructions':['a']}       | 'instructions' must be a string but was an array | instructions
 					/v1/responses        | {'input':['hi']}                         | 'input[0]' must be an input item object | input[0]
@@ -401,6 +405,22 @@ class PromptParserTests {
 					+ " (dualmap.prompt.max-nesting-depth)");
 		// An unknown path is never refused, even with a hostile body.
 		assertThat(parse("/v1/embeddings", deep).kind()).isEqualTo(RequestKind.OTHER);
+	}
+
+	@Test
+	void promptEmbeddingsAreRoutedByLoad() {
+		// vLLM takes prompt_embeds (--enable-prompt-embeds) without a prompt, or beside
+		// an
+		// empty one; a serialized tensor has no prefix to route on.
+		for (String body : List.of("{'model':'m','prompt_embeds':'UEsDBAAACAgAAAAAAAAAAAAAAAAAAAAAAAA='}",
+				"{'model':'m','prompt':'','prompt_embeds':['UEsDBAAA','UEsDBAAB']}",
+				"{'model':'m','prompt':'the same text every time','prompt_embeds':'UEsDBAAA','stream':true}")) {
+			ParsedRequest r = parse("/v1/completions", q(body));
+			assertThat(r.kind()).isEqualTo(RequestKind.COMPLETION);
+			assertThat(r.model()).isEqualTo("m");
+			assertThat(r.blocks()).isNull();
+		}
+		assertThat(parse("/v1/completions", q("{'model':'m','prompt':'x','prompt_embeds':null}")).blocks()).isNotNull();
 	}
 
 	@Test
