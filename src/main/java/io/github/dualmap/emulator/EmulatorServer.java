@@ -67,7 +67,10 @@ public final class EmulatorServer implements AutoCloseable {
 			this.server = HttpServer.create()
 				.host(settings.host())
 				.port(port)
-				.route(routes -> routes.post("/v1/completions", (req, res) -> generate(req, res, Endpoint.COMPLETIONS))
+				.route(routes -> routes
+					// Starlette matches paths as sent: an empty segment is another path.
+					.route(req -> rawPath(req).contains("//"), (req, res) -> detail(res, 404, "Not Found"))
+					.post("/v1/completions", (req, res) -> generate(req, res, Endpoint.COMPLETIONS))
 					.post("/v1/chat/completions", (req, res) -> generate(req, res, Endpoint.CHAT))
 					.post("/v1/responses", (req, res) -> generate(req, res, Endpoint.RESPONSES))
 					.get("/v1/responses/{id}", (req, res) -> {
@@ -90,7 +93,13 @@ public final class EmulatorServer implements AutoCloseable {
 					.get("/metrics",
 							(req, res) -> res.header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 								.sendString(Mono
-									.fromSupplier(() -> settings.metrics().render(driver.stats(), settings.model())))))
+									.fromSupplier(() -> settings.metrics().render(driver.stats(), settings.model()))))
+					// What FastAPI answers for a known path and another method, or an
+					// unknown path.
+					.route(req -> true,
+							(req, res) -> known(rawPath(req))
+									? detail(res.header("Allow", allowed(rawPath(req))), 405, "Method Not Allowed")
+									: detail(res, 404, "Not Found")))
 				.bindNow(Duration.ofSeconds(10));
 		}
 		catch (RuntimeException ex) {
@@ -307,6 +316,33 @@ public final class EmulatorServer implements AutoCloseable {
 
 	private static String sse(ObjectNode node) {
 		return "data: " + JSON.writeValueAsString(node) + "\n\n";
+	}
+
+	private static String rawPath(HttpServerRequest req) {
+		String uri = req.uri();
+		int query = uri.indexOf('?');
+		return query < 0 ? uri : uri.substring(0, query);
+	}
+
+	private static boolean known(String path) {
+		return !allowed(path).isEmpty();
+	}
+
+	/** The methods served on {@code path}, as an {@code Allow} header; empty if none. */
+	private static String allowed(String path) {
+		return switch (path) {
+			case "/v1/completions", "/v1/chat/completions", "/v1/responses" -> "POST";
+			case "/v1/models", "/health", "/metrics" -> "GET";
+			default -> path.startsWith("/v1/responses/") && path.indexOf('/', "/v1/responses/".length()) < 0
+					? "GET, DELETE" : "";
+		};
+	}
+
+	/** FastAPI's error body for routing errors: {@code {"detail": "..."}}. */
+	private static Mono<Void> detail(HttpServerResponse res, int status, String detail) {
+		ObjectNode body = JSON.createObjectNode();
+		body.put("detail", detail);
+		return json(res, status, body);
 	}
 
 	private static Mono<Void> json(HttpServerResponse res, int status, ObjectNode body) {

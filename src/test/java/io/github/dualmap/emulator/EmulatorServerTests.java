@@ -259,6 +259,27 @@ class EmulatorServerTests {
 	}
 
 	@Test
+	void routingErrorsAreFastApisOwn() throws Exception {
+		for (String method : List.of("GET", "PUT", "DELETE")) {
+			HttpResponse<String> res = http
+				.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/chat/completions"))
+					.method(method, HttpRequest.BodyPublishers.noBody())
+					.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(res.statusCode()).isEqualTo(405);
+			assertThat(res.headers().firstValue("Allow")).hasValue("POST");
+			assertThat(JSON.readTree(res.body()).path("detail").stringValue()).isEqualTo("Method Not Allowed");
+		}
+		HttpResponse<String> models = post("/v1/models", "{}");
+		assertThat(models.statusCode()).isEqualTo(405);
+		assertThat(models.headers().firstValue("Allow")).hasValue("GET");
+		for (HttpResponse<String> res : List.of(get("/v1/nothing"),
+				post("/v1/chat//completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"))) {
+			assertThat(res.statusCode()).isEqualTo(404);
+			assertThat(JSON.readTree(res.body()).path("detail").stringValue()).isEqualTo("Not Found");
+		}
+	}
+
+	@Test
 	void metricsCountWhatWasSent() throws Exception {
 		try (EmulatorServer own = EmulatorServer.start(EmulatorSettings.of(EngineProfile.h100_8b()).withTimeScale(20),
 				0)) {
