@@ -1,5 +1,6 @@
 package io.github.dualmap.gateway;
 
+import io.github.dualmap.prompt.OpenAiError;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.Exceptions;
@@ -7,8 +8,10 @@ import reactor.core.publisher.Mono;
 import reactor.netty.Connection;
 
 import org.springframework.core.Ordered;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
 
@@ -18,7 +21,9 @@ import org.springframework.web.server.WebExceptionHandler;
  * the {@link ModelRoutePredicateFactory Model} predicate read over
  * {@code dualmap.max-body-size} (413, {@code request_too_large}), beyond
  * {@code dualmap.max-buffered-size} (503, {@code gateway_buffers_full}) or past
- * {@code dualmap.body-read-timeout} (408, {@code request_timeout}).
+ * {@code dualmap.body-read-timeout} (408, {@code request_timeout}); and the 404 of a
+ * request a {@code Model} predicate read that no route serves (an unknown model, or none
+ * named: {@code model_not_found}, as OpenAI answers an unknown model).
  * <p>
  * An error after the client closed its connection (it left while sending its body, or
  * while the request was on its way) has nobody to answer: it ends the exchange with
@@ -47,6 +52,10 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 				return answer;
 			}
 		}
+		if (ex instanceof ResponseStatusException status && status.getStatusCode().value() == 404
+				&& exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR)) {
+			return modelNotFound(exchange);
+		}
 		if (clientLeft(exchange)) {
 			exchange.getResponse().setStatusCode(HttpStatusCode.valueOf(CLIENT_CLOSED_REQUEST));
 			if (logger.isDebugEnabled()) {
@@ -55,6 +64,18 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 			return Mono.empty();
 		}
 		return Mono.error(ex);
+	}
+
+	/**
+	 * A request read by a {@code Model} predicate that no route took: the model it names
+	 * is served by no pool here (or it names none).
+	 */
+	private static Mono<Void> modelNotFound(ServerWebExchange exchange) {
+		String model = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_MODEL_ATTR);
+		String message = model != null ? "The model `" + model + "` does not exist on this gateway."
+				: "The request names no model, and no route here serves it without one.";
+		return OpenAiErrorResponses.write(exchange, HttpStatus.NOT_FOUND,
+				new OpenAiError(message, "invalid_request_error", "model", "model_not_found"));
 	}
 
 	/** Whether the client's connection is closed (Reactor Netty's server). */

@@ -203,10 +203,17 @@ class ModelRoutingIntegrationTests {
 
 	@Test
 	void requestsNamingNoServedModelFindNoRoute() {
-		assertThat(post(chat("mistral-7b", "s", "u")).getStatus().value()).isEqualTo(404);
-		assertThat(post("{\"messages\":[]}").getStatus().value()).isEqualTo(404);
-		assertThat(post("{\"model\":7}").getStatus().value()).isEqualTo(404);
-		assertThat(post("not json").getStatus().value()).isEqualTo(404);
+		// OpenAI's answer to an unknown model, so clients' handling of it applies.
+		EntityExchangeResult<String> unknown = post(chat("mistral-7b", "s", "u"));
+		assertThat(unknown.getStatus().value()).isEqualTo(404);
+		assertThat(unknown.getResponseBody()).contains("\"code\":\"model_not_found\"")
+			.contains("\"param\":\"model\"")
+			.contains("The model `mistral-7b` does not exist");
+		for (String body : List.of("{\"messages\":[]}", "{\"model\":7}", "not json")) {
+			EntityExchangeResult<String> none = post(body);
+			assertThat(none.getStatus().value()).isEqualTo(404);
+			assertThat(none.getResponseBody()).contains("\"code\":\"model_not_found\"").contains("names no model");
+		}
 		// Another content type is not read before routing.
 		assertThat(post(chat("meta-llama/x", "s", "u").getBytes(StandardCharsets.UTF_8), MediaType.TEXT_PLAIN, null)
 			.getStatus()
