@@ -186,8 +186,9 @@ public class DualMapAutoConfiguration {
 	}
 
 	@Bean
-	OpenAiErrorWebExceptionHandler dualMapOpenAiErrorWebExceptionHandler() {
-		return new OpenAiErrorWebExceptionHandler();
+	OpenAiErrorWebExceptionHandler dualMapOpenAiErrorWebExceptionHandler(DualMapProperties properties) {
+		DualMapProperties.RequestId ids = properties.getRequestId();
+		return new OpenAiErrorWebExceptionHandler(ids.isEnabled() ? ids.getHeader() : null);
 	}
 
 	@Bean

@@ -3,6 +3,7 @@ package io.github.dualmap.gateway;
 import io.github.dualmap.prompt.OpenAiError;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.netty.Connection;
@@ -38,6 +39,22 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 
 	private static final Log logger = LogFactory.getLog(OpenAiErrorWebExceptionHandler.class);
 
+	private final @Nullable String requestIdHeader;
+
+	/** Answers without a request id. */
+	public OpenAiErrorWebExceptionHandler() {
+		this(null);
+	}
+
+	/**
+	 * @param requestIdHeader the request id header its answers carry (the client's id,
+	 * else a new one, as {@link RequestIdFilter} gives on routes), or {@code null} for
+	 * none
+	 */
+	public OpenAiErrorWebExceptionHandler(@Nullable String requestIdHeader) {
+		this.requestIdHeader = requestIdHeader;
+	}
+
 	@Override
 	public int getOrder() {
 		return -2;
@@ -49,11 +66,13 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 		for (Throwable error : Exceptions.unwrapMultiple(ex)) {
 			Mono<Void> answer = OpenAiErrorResponses.refusedBody(exchange, error);
 			if (answer != null) {
+				identify(exchange);
 				return answer;
 			}
 		}
 		if (ex instanceof ResponseStatusException status && status.getStatusCode().value() == 404
 				&& exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR)) {
+			identify(exchange);
 			return modelNotFound(exchange);
 		}
 		if (clientLeft(exchange)) {
@@ -76,6 +95,18 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 				: "The request names no model, and no route here serves it without one.";
 		return OpenAiErrorResponses.write(exchange, HttpStatus.NOT_FOUND,
 				new OpenAiError(message, "invalid_request_error", "model", "model_not_found"));
+	}
+
+	private void identify(ServerWebExchange exchange) {
+		if (this.requestIdHeader == null) {
+			return;
+		}
+		String id = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR);
+		if (id == null) {
+			String sent = exchange.getRequest().getHeaders().getFirst(this.requestIdHeader);
+			id = sent == null || sent.isBlank() ? RequestIds.next() : sent;
+		}
+		exchange.getResponse().getHeaders().set(this.requestIdHeader, id);
 	}
 
 	/** Whether the client's connection is closed (Reactor Netty's server). */

@@ -214,6 +214,18 @@ class ModelRoutingIntegrationTests {
 			assertThat(none.getStatus().value()).isEqualTo(404);
 			assertThat(none.getResponseBody()).contains("\"code\":\"model_not_found\"").contains("names no model");
 		}
+		// Answered before any route: the id is the client's, else a new one.
+		assertThat(unknown.getResponseHeaders().getFirst("x-request-id")).isNotBlank();
+		assertThat(this.client.post()
+			.uri("/v1/chat/completions")
+			.header("x-request-id", "client-7")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(chat("mistral-7b", "s", "u"))
+			.exchange()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseHeaders()
+			.getFirst("x-request-id")).isEqualTo("client-7");
 		// Another content type is not read before routing.
 		assertThat(post(chat("meta-llama/x", "s", "u").getBytes(StandardCharsets.UTF_8), MediaType.TEXT_PLAIN, null)
 			.getStatus()
