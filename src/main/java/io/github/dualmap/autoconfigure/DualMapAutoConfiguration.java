@@ -116,7 +116,8 @@ public class DualMapAutoConfiguration {
 		// A mapper of our own: the application's may be tuned for its own payloads.
 		return new PromptParser(new PrefixHasher(p.getBlockChars(), p.getCharsPerToken(), p.getBlockTokens()),
 				JsonMapper.builder().build(), p.getMaxNestingDepth(), p.getMaxJsonTokens(),
-				PromptParser.DEFAULT_MAX_STRING_LENGTH);
+				// A string as long as the body may be (a large image as a data URL).
+				(int) properties.getMaxBodySize().toBytes());
 	}
 
 	@Bean

@@ -10,6 +10,8 @@ import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.RequestIdFilter;
 import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.gateway.StoredResponses;
+import io.github.dualmap.prompt.InvalidRequestException;
+import io.github.dualmap.prompt.PromptParser;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
 import org.junit.jupiter.api.Test;
@@ -18,6 +20,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * Defaults of {@code dualmap.*}, their mapping to the core settings, and startup
@@ -54,6 +57,38 @@ class DualMapPropertiesTests {
 				assertThat(s.virtualNodes()).isEqualTo(80);
 				assertThat(s.defaultSloNanos()).isEqualTo(Duration.ofSeconds(2).toNanos());
 			});
+	}
+
+	@Test
+	void parserLimitsFollowTheirPropertiesAndTheBodySize() {
+		String deep = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}],"
+				+ "\"response_format\":" + "{\"a\":".repeat(10) + "1" + "}".repeat(10) + "}";
+		String wide = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(3000) + "\"}]}";
+		this.runner
+			.withPropertyValues("dualmap.prompt.max-nesting-depth=8", "dualmap.prompt.max-json-tokens=60",
+					"dualmap.max-body-size=2KB")
+			.run(context -> {
+				PromptParser parser = context.getBean(PromptParser.class);
+				assertThatExceptionOfType(InvalidRequestException.class)
+					.isThrownBy(() -> parser.parse("/v1/chat/completions", deep.getBytes()))
+					.withMessageContaining("deeper than 8 levels");
+				assertThatExceptionOfType(InvalidRequestException.class)
+					.isThrownBy(() -> parser.parse("/v1/chat/completions",
+							("{\"messages\":[" + "{\"role\":\"user\",\"content\":\"x\"},".repeat(10)
+									+ "{\"role\":\"user\",\"content\":\"x\"}]}")
+								.getBytes()))
+					.withMessageContaining("more than 60 JSON tokens");
+				assertThatExceptionOfType(InvalidRequestException.class)
+					.isThrownBy(() -> parser.parse("/v1/chat/completions", wide.getBytes()))
+					.withMessageContaining("a string is longer than 2048 characters");
+			});
+		// By default a string may be as long as the body.
+		this.runner.withPropertyValues("dualmap.max-body-size=64MB").run(context -> {
+			String image = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\","
+					+ "\"image_url\":{\"url\":\"data:image/png;base64," + "A".repeat(40 * 1024 * 1024) + "\"}}]}]}";
+			assertThat(context.getBean(PromptParser.class).parse("/v1/chat/completions", image.getBytes()).blocks())
+				.isNotNull();
+		});
 	}
 
 	@Test
