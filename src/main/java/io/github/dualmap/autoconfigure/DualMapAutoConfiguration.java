@@ -260,10 +260,12 @@ public class DualMapAutoConfiguration {
 		}
 
 		@Bean
-		RouterFunction<ServerResponse> dualMapReplicaSyncRoute(ReplicaSync sync, DualMapProperties properties) {
+		RouterFunction<ServerResponse> dualMapReplicaSyncRoute(ReplicaSync sync, DualMapProperties properties,
+				RequestBuffers buffers) {
 			DualMapProperties.Replicas r = properties.getReplicas();
 			ReplicaSyncHandler handler = new ReplicaSyncHandler(sync, r.getToken(),
-					(int) Math.min(Integer.MAX_VALUE, r.getMaxBodySize().toBytes()));
+					new BodyLimits((int) Math.min(Integer.MAX_VALUE, r.getMaxBodySize().toBytes()), buffers,
+							properties.getBodyReadTimeout()));
 			return RouterFunctions.route(RequestPredicates.POST(r.getPath()), handler)
 				.andRoute(RequestPredicates.GET(r.getPath()), handler::snapshot);
 		}

@@ -39,7 +39,7 @@ public final class RequestBodies {
 	 * and with {@link ReadTimeoutException} when the whole body takes longer than the
 	 * read timeout.
 	 */
-	static Mono<byte[]> read(ServerWebExchange exchange, BodyLimits limits) {
+	public static Mono<byte[]> read(ServerWebExchange exchange, BodyLimits limits) {
 		int maxBytes = limits.maxBytes();
 		if (exchange.getRequest().getHeaders().getContentLength() > maxBytes) {
 			return Mono.error(new DataBufferLimitException("Content-Length over " + maxBytes + " bytes"));

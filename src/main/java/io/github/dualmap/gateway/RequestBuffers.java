@@ -28,7 +28,7 @@ public final class RequestBuffers {
 	static final String HELD_ATTR = RequestBuffers.class.getName() + ".held";
 
 	/** {@code Retry-After} of the 503 for a full budget: bodies come and go quickly. */
-	static final long RETRY_AFTER_SECONDS = 1;
+	public static final long RETRY_AFTER_SECONDS = 1;
 
 	private final long limit;
 

@@ -5,7 +5,9 @@ import java.security.MessageDigest;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.github.dualmap.gateway.BodyLimits;
 import io.github.dualmap.gateway.RequestBodies;
+import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.prompt.OpenAiError;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -15,7 +17,6 @@ import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
-import org.springframework.web.reactive.function.BodyExtractors;
 import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
@@ -26,7 +27,9 @@ import org.springframework.web.reactive.function.server.ServerResponse;
  * Answers {@code 200 {"applied":n,"ignored":m}} with the {@value #REPLICA_HEADER} header,
  * or an OpenAI-style error: 401 without the token, 415 for a body that is not JSON, 413
  * beyond the size limit, 400 for a malformed batch, 409 when the peer hashes prompts
- * differently. A bad batch changes nothing.
+ * differently; like a client's body, a batch is held within the gateway's budget of
+ * bodies in memory (503 with {@code Retry-After} when it is full) and read within the
+ * body read deadline (408). A bad batch changes nothing.
  */
 public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse> {
 
@@ -39,18 +42,22 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 
 	private final byte[] expectedAuthorization;
 
+	private final BodyLimits limits;
+
 	private final int maxBodyBytes;
 
-	public ReplicaSyncHandler(ReplicaSync sync, String token, int maxBodyBytes) {
+	/**
+	 * @param limits the batch size ({@code dualmap.replicas.max-body-size}), the
+	 * gateway's body budget and read deadline
+	 */
+	public ReplicaSyncHandler(ReplicaSync sync, String token, BodyLimits limits) {
 		if (token.isBlank()) {
 			throw new IllegalArgumentException("token must not be blank");
 		}
-		if (maxBodyBytes <= 0) {
-			throw new IllegalArgumentException("maxBodyBytes must be > 0 but was " + maxBodyBytes);
-		}
 		this.sync = sync;
 		this.expectedAuthorization = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
-		this.maxBodyBytes = maxBodyBytes;
+		this.limits = limits;
+		this.maxBodyBytes = limits.maxBytes();
 	}
 
 	@Override
@@ -63,16 +70,20 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 			return error(HttpStatus.UNSUPPORTED_MEDIA_TYPE, OpenAiError.INVALID_REQUEST, "unsupported_media_type",
 					"a release batch is sent as application/json");
 		}
-		long declared = request.headers().contentLength().orElse(-1);
-		if (declared > this.maxBodyBytes) {
-			return tooLarge();
-		}
-		return RequestBodies.read(request.body(BodyExtractors.toDataBuffers()), this.maxBodyBytes)
+		return RequestBodies.read(request.exchange(), this.limits)
 			// Off the event loop: a large batch takes the shadow indexes' locks many
 			// times.
 			.publishOn(Schedulers.boundedElastic())
 			.flatMap(this::apply)
-			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge());
+			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge())
+			.onErrorResume(RequestBuffers.FullException.class,
+					ex -> ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE)
+						.header(HttpHeaders.RETRY_AFTER, Long.toString(RequestBuffers.RETRY_AFTER_SECONDS))
+						.contentType(MediaType.APPLICATION_JSON)
+						.bodyValue(new OpenAiError(ex.getReason(), "service_unavailable", null, "gateway_buffers_full")
+							.toJson()))
+			.onErrorResume(RequestBodies.ReadTimeoutException.class, ex -> error(HttpStatus.REQUEST_TIMEOUT,
+					OpenAiError.INVALID_REQUEST, "request_timeout", ex.getReason()));
 	}
 
 	/**

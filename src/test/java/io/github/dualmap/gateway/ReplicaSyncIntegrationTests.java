@@ -24,6 +24,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.MediaType;
+import org.springframework.mock.web.server.MockServerWebExchange;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -313,6 +315,24 @@ class ReplicaSyncIntegrationTests {
 			.expectBody()
 			.jsonPath("$.error.code")
 			.isEqualTo("body_too_large");
+		// A batch is held within the gateway's budget of bodies, like a client's.
+		RequestBuffers buffers = a.getBean(RequestBuffers.class);
+		MockServerWebExchange holder = MockServerWebExchange.from(MockServerHttpRequest.post("/held"));
+		assertThat(buffers.reserve(holder, buffers.limit() - buffers.used() - 100)).isTrue();
+		try {
+			post("Bearer " + TOKEN, MediaType.APPLICATION_JSON,
+					good.replace("[11,22,33]", "[" + "1234567890,".repeat(100) + "1]"))
+				.expectStatus()
+				.isEqualTo(503)
+				.expectHeader()
+				.valueEquals("Retry-After", "1")
+				.expectBody()
+				.jsonPath("$.error.code")
+				.isEqualTo("gateway_buffers_full");
+		}
+		finally {
+			buffers.release(holder);
+		}
 		assertThat(sync.applied()).isEqualTo(applied);
 
 		post("Bearer " + TOKEN, MediaType.APPLICATION_JSON, good).expectStatus()
