@@ -223,8 +223,11 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param virtualNodes virtual nodes on each ring
 	 * @param firstCandidateShare estimated share of keys whose first candidate it is
 	 * @param secondCandidateShare estimated share of keys whose second candidate it is
-	 * @param healthy whether its circuit breaker lets requests through
+	 * @param healthy whether it may get requests: its circuit breaker lets them through
+	 * and it is responsive
 	 * @param breaker circuit breaker state (CLOSED, OPEN, HALF_OPEN, ...)
+	 * @param responsive {@code false} while taken out because nothing came from it for
+	 * {@code dualmap.scrape.unresponsive-after}
 	 * @param draining whether it was drained (through this endpoint or
 	 * {@code DualMapRegistry.drain})
 	 * @param idle no request in flight and none queued for it: a drained instance may be
@@ -248,11 +251,11 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param engine the last scraped engine state, {@code null} before the first scrape
 	 */
 	public record Instance(String id, @Nullable String uri, double weight, int virtualNodes, double firstCandidateShare,
-			double secondCandidateShare, boolean healthy, String breaker, boolean draining, boolean idle,
-			boolean hotspot, long queuedTokens, long prefillTokens, long localPendingTokens, long pendingTokens,
-			int inFlight, int queuedRequests, int prefillRequests, long dispatched, @Nullable Double estimatedHitRate,
-			int shadowBlocks, int shadowCapacityBlocks, long scrapeFailures, long memberForMs,
-			@Nullable Engine engine) {
+			double secondCandidateShare, boolean healthy, String breaker, boolean responsive, boolean draining,
+			boolean idle, boolean hotspot, long queuedTokens, long prefillTokens, long localPendingTokens,
+			long pendingTokens, int inFlight, int queuedRequests, int prefillRequests, long dispatched,
+			@Nullable Double estimatedHitRate, int shadowBlocks, int shadowCapacityBlocks, long scrapeFailures,
+			long memberForMs, @Nullable Engine engine) {
 
 	}
 

@@ -220,7 +220,7 @@ public class DualMapAutoConfiguration {
 		ScrapeSettings settings = new ScrapeSettings(s.getInterval(), s.getTimeout(), s.getJitter(),
 				(int) Math.min(Integer.MAX_VALUE, s.getMaxBodySize().toBytes()));
 		return new EngineScraping(registry, listener -> new MetricsScraper(settings, NanoClock.SYSTEM, listener),
-				s::pathFor, s.getPathMetadataKey());
+				s::pathFor, s.getPathMetadataKey(), s.unresponsiveAfter());
 	}
 
 	/** Replica sync, when dualmap.replicas.enabled=true. */

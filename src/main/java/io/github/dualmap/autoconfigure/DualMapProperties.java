@@ -954,6 +954,9 @@ public class DualMapProperties {
 	/** Scraping each instance's Prometheus endpoint. */
 	public static class Scrape {
 
+		/** The least default of {@code unresponsive-after}. */
+		static final Duration DEFAULT_UNRESPONSIVE_AFTER = Duration.ofSeconds(10);
+
 		/** Whether engine metrics are scraped at all. */
 		private boolean enabled = true;
 
@@ -990,9 +993,42 @@ public class DualMapProperties {
 		@Valid
 		private Map<String, ScrapeService> services = new LinkedHashMap<>();
 
+		/**
+		 * An instance from which nothing has come for this long (no scrape answered, even
+		 * with an error status, and no response byte) gets no new requests, and its
+		 * queued ones move, until it answers again: an engine that accepts connections
+		 * but hangs would otherwise keep its share of requests, each one waiting for the
+		 * client or the response timeout. 0 turns it off; set, it must exceed interval +
+		 * timeout. Default: 10 s, or 4 x (interval + timeout) when that is longer.
+		 */
+		private @Nullable Duration unresponsiveAfter;
+
 		@AssertTrue(message = "dualmap.scrape.interval, timeout and stale-after must be > 0")
 		private boolean isDurationsPositive() {
 			return this.interval.toNanos() > 0 && this.timeout.toNanos() > 0 && this.staleAfter.toNanos() > 0;
+		}
+
+		@AssertTrue(message = "dualmap.scrape.unresponsive-after must be 0 (off) or longer than interval + timeout")
+		private boolean isUnresponsiveAfterValid() {
+			return this.unresponsiveAfter == null || this.unresponsiveAfter.isZero()
+					|| this.unresponsiveAfter.compareTo(this.interval.plus(this.timeout)) > 0;
+		}
+
+		public @Nullable Duration getUnresponsiveAfter() {
+			return this.unresponsiveAfter;
+		}
+
+		public void setUnresponsiveAfter(@Nullable Duration unresponsiveAfter) {
+			this.unresponsiveAfter = unresponsiveAfter;
+		}
+
+		/** The silence bound in force: as set, else 10 s or 4 x (interval + timeout). */
+		public Duration unresponsiveAfter() {
+			if (this.unresponsiveAfter != null) {
+				return this.unresponsiveAfter;
+			}
+			Duration scaled = this.interval.plus(this.timeout).multipliedBy(4);
+			return scaled.compareTo(DEFAULT_UNRESPONSIVE_AFTER) > 0 ? scaled : DEFAULT_UNRESPONSIVE_AFTER;
 		}
 
 		public DataSize getMaxBodySize() {

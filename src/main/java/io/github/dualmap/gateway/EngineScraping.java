@@ -1,6 +1,8 @@
 package io.github.dualmap.gateway;
 
+import java.io.IOException;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -9,6 +11,7 @@ import java.util.function.Supplier;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.stats.MetricsScraper;
+import io.github.dualmap.stats.ScrapeAnsweredException;
 import io.github.dualmap.stats.ScrapeListener;
 import io.github.dualmap.stats.ScrapeTarget;
 import org.apache.commons.logging.Log;
@@ -22,7 +25,10 @@ import org.springframework.web.util.UriComponentsBuilder;
 /**
  * Keeps a {@link MetricsScraper} pointed at the current instances of every DualMap
  * service and feeds what it scrapes into the pools. A failed or unparsable scrape marks
- * the instance's engine view unknown and is counted; it never touches routing.
+ * the instance's engine view unknown and is counted. Scrapes are also how a hung instance
+ * is found: one from which nothing has come (no scrape answered, even with an error
+ * status, and no response byte) for {@code unresponsiveAfter} gets no new requests until
+ * it answers again.
  */
 public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapListener {
 
@@ -36,6 +42,8 @@ public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapLi
 
 	private final String pathMetadataKey;
 
+	private final long unresponsiveAfterNanos;
+
 	private volatile @Nullable MetricsScraper scraper;
 
 	/**
@@ -45,10 +53,23 @@ public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapLi
 	 */
 	public EngineScraping(DualMapRegistry registry, Function<ScrapeListener, MetricsScraper> scrapers,
 			Function<String, String> servicePaths, String pathMetadataKey) {
+		this(registry, scrapers, servicePaths, pathMetadataKey, Duration.ZERO);
+	}
+
+	/**
+	 * @param unresponsiveAfter silence after which an instance gets no new requests
+	 * ({@link Duration#ZERO}: never)
+	 */
+	public EngineScraping(DualMapRegistry registry, Function<ScrapeListener, MetricsScraper> scrapers,
+			Function<String, String> servicePaths, String pathMetadataKey, Duration unresponsiveAfter) {
+		if (unresponsiveAfter.isNegative()) {
+			throw new IllegalArgumentException("unresponsiveAfter must be >= 0 but was " + unresponsiveAfter);
+		}
 		this.registry = registry;
 		this.scrapers = () -> scrapers.apply(this);
 		this.servicePaths = servicePaths;
 		this.pathMetadataKey = pathMetadataKey;
+		this.unresponsiveAfterNanos = unresponsiveAfter.toNanos();
 	}
 
 	@Override
@@ -108,10 +129,23 @@ public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapLi
 
 	@Override
 	public void onSnapshot(String pool, String instanceId, EngineSnapshot snapshot) {
-		InstanceState state = state(pool, instanceId);
+		ServicePool service = this.registry.pool(pool);
+		if (service == null) {
+			return;
+		}
+		InstanceState state = service.pool().instance(instanceId);
 		if (state != null) {
 			state.updateEngine(snapshot);
 		}
+		service.heard(instanceId);
+	}
+
+	/**
+	 * Whether a failed scrape still came from a live server: an error status or an
+	 * oversized body, or a body that did not parse (not an I/O failure at all).
+	 */
+	static boolean answered(Throwable failure) {
+		return failure instanceof ScrapeAnsweredException || !(failure instanceof IOException);
 	}
 
 	@Override
@@ -125,17 +159,18 @@ public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapLi
 			state.markEngineUnknown();
 		}
 		service.countScrapeFailure(instanceId);
+		if (answered(failure)) {
+			service.heard(instanceId);
+		}
+		else if (this.unresponsiveAfterNanos > 0) {
+			service.unanswered(instanceId, this.unresponsiveAfterNanos, failure);
+		}
 		if (logger.isDebugEnabled()) {
 			logger.debug("Scraping " + instanceId + " of " + pool + " failed: " + failure);
 		}
 		for (DualMapListener l : service.listeners()) {
 			l.onScrapeFailure(pool, instanceId, failure);
 		}
-	}
-
-	private @Nullable InstanceState state(String pool, String instanceId) {
-		ServicePool service = this.registry.pool(pool);
-		return service == null ? null : service.pool().instance(instanceId);
 	}
 
 }

@@ -2,6 +2,7 @@ package io.github.dualmap.gateway;
 
 import java.util.Collection;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
@@ -12,13 +13,16 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 /**
  * One Resilience4j circuit breaker per instance of a pool. A breaker's state is mirrored
  * into {@link InstanceState#healthy(boolean)}, so every policy skips an instance whose
- * breaker is open without knowing about breakers.
+ * breaker is open without knowing about breakers; so is an instance taken out as
+ * unresponsive (it answers neither scrapes nor requests), whatever its breaker says.
  */
 public final class InstanceBreakers {
 
 	private final InstancePool pool;
 
 	private final CircuitBreakerRegistry registry;
+
+	private final Set<String> unresponsive = ConcurrentHashMap.newKeySet();
 
 	public InstanceBreakers(InstancePool pool, CircuitBreakerConfig config) {
 		this.pool = pool;
@@ -36,14 +40,38 @@ public final class InstanceBreakers {
 	private synchronized CircuitBreaker create(String instanceId) {
 		return this.registry.find(instanceId).orElseGet(() -> {
 			CircuitBreaker breaker = this.registry.circuitBreaker(instanceId);
-			breaker.getEventPublisher().onStateTransition(event -> {
-				InstanceState state = this.pool.instance(instanceId);
-				if (state != null) {
-					state.healthy(acceptsCalls(event.getStateTransition().getToState()));
-				}
-			});
+			breaker.getEventPublisher().onStateTransition(event -> updateHealth(instanceId));
 			return breaker;
 		});
+	}
+
+	/**
+	 * Takes {@code instanceId} out of rotation as unresponsive, or puts it back; its
+	 * breaker's state counts again once it is responsive.
+	 * @return whether this changed anything
+	 */
+	public boolean responsive(String instanceId, boolean responsive) {
+		boolean changed = responsive ? this.unresponsive.remove(instanceId) : this.unresponsive.add(instanceId);
+		if (changed) {
+			updateHealth(instanceId);
+		}
+		return changed;
+	}
+
+	/** Whether {@code instanceId} was not taken out as unresponsive. */
+	public boolean responsive(String instanceId) {
+		return !this.unresponsive.contains(instanceId);
+	}
+
+	/**
+	 * Both inputs read under one lock (a breaker publishes its transition after taking
+	 * the new state), so the last update always sees both current.
+	 */
+	private synchronized void updateHealth(String instanceId) {
+		InstanceState state = this.pool.instance(instanceId);
+		if (state != null) {
+			state.healthy(acceptsCalls(breaker(instanceId).getState()) && !this.unresponsive.contains(instanceId));
+		}
 	}
 
 	private static boolean acceptsCalls(CircuitBreaker.State state) {
@@ -56,6 +84,7 @@ public final class InstanceBreakers {
 	/** Forgets the breakers of instances that left the pool. */
 	public synchronized void retain(Collection<String> instanceIds) {
 		Set<String> keep = Set.copyOf(instanceIds);
+		this.unresponsive.retainAll(keep);
 		for (CircuitBreaker b : this.registry.getAllCircuitBreakers()) {
 			if (!keep.contains(b.getName())) {
 				this.registry.remove(b.getName());

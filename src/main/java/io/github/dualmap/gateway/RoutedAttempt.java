@@ -109,6 +109,7 @@ public final class RoutedAttempt {
 	 */
 	public void firstByte() {
 		this.responded = true;
+		this.service.heard(instanceId());
 		QueuedRequest q = this.queued;
 		long sinceSent = q != null ? this.service.queues().firstToken(q) : this.dispatch.firstToken();
 		if (sinceSent >= 0) {

@@ -1,6 +1,7 @@
 package io.github.dualmap.gateway;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -73,6 +74,9 @@ public final class ServicePool {
 	private volatile List<ServiceInstance> lastSeen = List.of();
 
 	private final Map<String, AtomicLong> scrapeFailures = new ConcurrentHashMap<>();
+
+	/** Pool clock reading of the last answer from each instance (or its joining). */
+	private final Map<String, Long> lastHeard = new ConcurrentHashMap<>();
 
 	private final LongAdder tooManyRequests = new LongAdder();
 
@@ -172,6 +176,11 @@ public final class ServicePool {
 			// A departed instance's count would otherwise stay forever; one that comes
 			// back starts from zero, like its meters.
 			this.scrapeFailures.keySet().retainAll(byId.keySet());
+			this.lastHeard.keySet().retainAll(byId.keySet());
+			long now = this.pool.now();
+			for (String id : byId.keySet()) {
+				this.lastHeard.putIfAbsent(id, now);
+			}
 			this.membership = new Membership(members, Map.copyOf(byId));
 		}
 		this.policy.onMembershipChanged(this.pool);
@@ -373,6 +382,40 @@ public final class ServicePool {
 		Map<String, Long> out = new LinkedHashMap<>();
 		this.scrapeFailures.forEach((id, n) -> out.put(id, n.get()));
 		return out;
+	}
+
+	/**
+	 * {@code instanceId} answered (a scrape, even a failed one, or a response's first
+	 * byte): it is responsive again if it was taken out as unresponsive.
+	 * @return whether it had been taken out
+	 */
+	boolean heard(String instanceId) {
+		if (this.lastHeard.replace(instanceId, this.pool.now()) == null
+				|| !this.breakers.responsive(instanceId, true)) {
+			return false;
+		}
+		logger.info("Instance " + instanceId + " of " + this.serviceId + " answers again: it gets new requests");
+		return true;
+	}
+
+	/**
+	 * A scrape of {@code instanceId} got no answer: when nothing has come from it for
+	 * {@code silenceNanos} (since it joined, if it never answered), it is taken out as
+	 * unresponsive until it answers.
+	 * @param why the scrape's failure, for the log
+	 * @return whether it was taken out now
+	 */
+	boolean unanswered(String instanceId, long silenceNanos, Throwable why) {
+		Long last = this.lastHeard.get(instanceId);
+		long silent = last == null ? -1 : this.pool.now() - last;
+		if (silent < silenceNanos || !this.breakers.responsive(instanceId, false)) {
+			return false;
+		}
+		logger.warn("Instance " + instanceId + " of " + this.serviceId + " has not answered for "
+				+ Duration.ofNanos(silent).toMillis() + " ms (no scrape answered, no response byte; last: " + why
+				+ "): no new requests go to it, and its queued ones move, until it answers"
+				+ " (dualmap.scrape.unresponsive-after)");
+		return true;
 	}
 
 	void countScrapeFailure(String instanceId) {

@@ -1,7 +1,6 @@
 package io.github.dualmap.stats;
 
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -51,7 +50,8 @@ final class BoundedBodySubscriber implements HttpResponse.BodySubscriber<byte[]>
 				if (s != null) {
 					s.cancel();
 				}
-				result.completeExceptionally(new IOException("metrics body exceeds " + maxBytes + " bytes"));
+				result
+					.completeExceptionally(new ScrapeAnsweredException("metrics body exceeds " + maxBytes + " bytes"));
 				return;
 			}
 			byte[] chunk = new byte[buffer.remaining()];

@@ -224,12 +224,12 @@ public final class MetricsScraper implements AutoCloseable {
 
 		private HttpResponse.BodySubscriber<byte[]> bodyHandler(HttpResponse.ResponseInfo info) {
 			if (info.statusCode() != 200) {
-				return failing(new IOException(
+				return failing(new ScrapeAnsweredException(
 						"metrics endpoint " + target.metricsUri() + " answered HTTP " + info.statusCode()));
 			}
 			long declared = info.headers().firstValueAsLong("Content-Length").orElse(-1);
 			if (declared > settings.maxBodyBytes()) {
-				return failing(new IOException(
+				return failing(new ScrapeAnsweredException(
 						"metrics body of " + declared + " bytes exceeds " + settings.maxBodyBytes() + " bytes"));
 			}
 			return new BoundedBodySubscriber(settings.maxBodyBytes());

@@ -10,7 +10,12 @@ public interface ScrapeListener {
 
 	void onSnapshot(String pool, String instanceId, EngineSnapshot snapshot);
 
-	/** Non-200, timeout, connection failure, oversized or unparseable body. */
+	/**
+	 * Non-200, timeout, connection failure, oversized or unparseable body. A
+	 * {@link ScrapeAnsweredException} or a body that did not parse (a
+	 * {@link RuntimeException}) came from a server that answered; other
+	 * {@link java.io.IOException}s mean no answer came.
+	 */
 	void onFailure(String pool, String instanceId, Throwable failure);
 
 }

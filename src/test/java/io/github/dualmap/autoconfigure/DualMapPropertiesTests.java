@@ -92,6 +92,18 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void theSilenceBoundDefaultsToTenSecondsOrFourScrapeRoundsAndZeroIsOff() {
+		this.runner.run(context -> assertThat(context.getBean(DualMapProperties.class).getScrape().unresponsiveAfter())
+			.isEqualTo(Duration.ofSeconds(10)));
+		this.runner.withPropertyValues("dualmap.scrape.interval=5s", "dualmap.scrape.timeout=4s")
+			.run(context -> assertThat(context.getBean(DualMapProperties.class).getScrape().unresponsiveAfter())
+				.isEqualTo(Duration.ofSeconds(36)));
+		this.runner.withPropertyValues("dualmap.scrape.unresponsive-after=0")
+			.run(context -> assertThat(context.getBean(DualMapProperties.class).getScrape().unresponsiveAfter())
+				.isZero());
+	}
+
+	@Test
 	void dispatchDefaultsAreTheCoreDefaultsAndPropertiesReachTheQueues() {
 		this.runner.run(context -> {
 			assertThat(context.getBean(DualMapProperties.class).toQueueSettings())
@@ -140,6 +152,8 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.hot-prefix.drop-ratio=0.5",
 				"dualmap.hot-prefix.drop-ratio must be <= dualmap.hot-prefix.ratio");
 		expectFailure("dualmap.scrape.jitter=1.5", "dualmap.scrape.jitter must be in [0, 1)");
+		expectFailure("dualmap.scrape.unresponsive-after=800ms",
+				"dualmap.scrape.unresponsive-after must be 0 (off) or longer than interval + timeout");
 		expectFailure("dualmap.ttft.prefill-per-token=0s", "dualmap.ttft.prefill-per-token must be > 0");
 		expectFailure("dualmap.breaker.failure-rate-threshold=0",
 				"dualmap.breaker.failure-rate-threshold must be in (0, 100]");

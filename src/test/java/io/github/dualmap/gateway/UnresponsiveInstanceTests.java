@@ -1,0 +1,183 @@
+package io.github.dualmap.gateway;
+
+import java.net.ConnectException;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.dualmap.core.EngineSnapshot;
+import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.core.QueueSettings;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.stats.ScrapeAnsweredException;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.http.HttpStatus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * An instance that stops answering (scrapes time out, no response byte comes) is taken
+ * out after {@code dualmap.scrape.unresponsive-after} and put back by its first answer,
+ * with its breaker still having its say; on a clock the test moves.
+ */
+class UnresponsiveInstanceTests {
+
+	private static final Duration SILENCE = Duration.ofSeconds(10);
+
+	private final AtomicLong now = new AtomicLong(1_000_000_000L);
+
+	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(),
+			QueueSettings.ofDefaults(), "dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(),
+			(NanoClock) this.now::get);
+
+	private final ServicePool pool = this.registry.pool("llm");
+
+	private final EngineScraping scraping = new EngineScraping(this.registry, listener -> {
+		throw new IllegalStateException("not started in this test");
+	}, service -> "/metrics", "dualmap.metrics-path", SILENCE);
+
+	private int ids;
+
+	UnresponsiveInstanceTests() {
+		List<ServiceInstance> members = new ArrayList<>();
+		for (String id : List.of("a", "b", "c")) {
+			members.add(
+					new DefaultServiceInstance(id, "llm", "10.0.0." + (id.charAt(0) - 'a' + 1), 8000, false, Map.of()));
+		}
+		this.pool.updateMembership(members);
+	}
+
+	private void advance(Duration d) {
+		this.now.addAndGet(d.toNanos());
+	}
+
+	private void timeout(String id) {
+		this.scraping.onFailure("llm", id, new HttpTimeoutException("scrape took longer than 400 ms"));
+	}
+
+	private boolean accepts(String id) {
+		return this.pool.pool().instance(id).acceptsNewWork();
+	}
+
+	/** Where {@code n} requests with distinct prompts go. */
+	private Set<String> route(int n) {
+		Set<String> to = new HashSet<>();
+		for (int i = 0; i < n; i++) {
+			RoutedAttempt a = this.pool
+				.submit(new RoutingRequest("r" + this.ids++,
+						PrefixHasher.ofDefaults().ofText("m", "prompt " + this.ids + " ".repeat(300)),
+						Duration.ofSeconds(5).toNanos(), this.now.get()), true, Set.of(), false)
+				.block(Duration.ofSeconds(5));
+			to.add(a.instanceId());
+			a.firstByte();
+			a.complete(HttpStatus.OK);
+		}
+		return to;
+	}
+
+	@Test
+	void silenceTakesAnInstanceOutAndAnyAnswerPutsItBack() {
+		timeout("a");
+		advance(Duration.ofSeconds(9));
+		timeout("a");
+		assertThat(accepts("a")).isTrue();
+		advance(Duration.ofSeconds(2));
+		timeout("a");
+		assertThat(accepts("a")).isFalse();
+		assertThat(this.pool.breakers().responsive("a")).isFalse();
+		assertThat(route(30)).doesNotContain("a").contains("b", "c");
+		// A refused connection is no answer either; the others stay in.
+		this.scraping.onFailure("llm", "a", new ConnectException("refused"));
+		assertThat(accepts("a")).isFalse();
+		assertThat(accepts("b")).isTrue();
+		// An error status is an answer: the server is alive.
+		this.scraping.onFailure("llm", "a", new ScrapeAnsweredException("metrics endpoint answered HTTP 500"));
+		assertThat(accepts("a")).isTrue();
+		assertThat(route(30)).contains("a");
+		// Silent again, then a good scrape.
+		advance(Duration.ofSeconds(11));
+		timeout("a");
+		assertThat(accepts("a")).isFalse();
+		this.scraping.onSnapshot("llm", "a", new EngineSnapshot(this.now.get(), 0, 0, 0.1, 0, 0, 0));
+		assertThat(accepts("a")).isTrue();
+	}
+
+	@Test
+	void aResponseByteIsAnAnswerAndSoIsABodyThatDidNotParse() {
+		advance(Duration.ofSeconds(11));
+		timeout("b");
+		assertThat(accepts("b")).isFalse();
+		// A request sent before it went silent gets its first byte.
+		this.scraping.onFailure("llm", "b", new IllegalArgumentException("not Prometheus text"));
+		assertThat(accepts("b")).isTrue();
+		advance(Duration.ofSeconds(11));
+		timeout("b");
+		assertThat(accepts("b")).isFalse();
+		// Routed elsewhere, so put a request on b by hand: its first byte is an answer.
+		this.pool.breakers().responsive("b", true);
+		RoutedAttempt onB = null;
+		for (int i = 0; i < 200 && onB == null; i++) {
+			RoutedAttempt a = this.pool
+				.submit(new RoutingRequest("s" + i, PrefixHasher.ofDefaults().ofText("m", "other " + i),
+						Duration.ofSeconds(5).toNanos(), this.now.get()), true, Set.of(), false)
+				.block(Duration.ofSeconds(5));
+			if (a.instanceId().equals("b")) {
+				onB = a;
+			}
+			else {
+				a.complete(HttpStatus.OK);
+			}
+		}
+		assertThat(onB).isNotNull();
+		this.pool.breakers().responsive("b", false);
+		assertThat(accepts("b")).isFalse();
+		onB.firstByte();
+		onB.complete(HttpStatus.OK);
+		assertThat(accepts("b")).isTrue();
+	}
+
+	@Test
+	void theBreakerAndResponsivenessBothHaveToLetRequestsThrough() {
+		advance(Duration.ofSeconds(11));
+		timeout("c");
+		assertThat(accepts("c")).isFalse();
+		// Its breaker opens and closes meanwhile: still out, as nothing came from it.
+		this.pool.breakers().breaker("c").transitionToOpenState();
+		this.pool.breakers().breaker("c").transitionToClosedState();
+		assertThat(accepts("c")).isFalse();
+		// It answers while its breaker is open: out until the breaker lets calls through.
+		this.pool.breakers().breaker("c").transitionToOpenState();
+		this.scraping.onSnapshot("llm", "c", new EngineSnapshot(this.now.get(), 0, 0, 0.1, 0, 0, 0));
+		assertThat(accepts("c")).isFalse();
+		this.pool.breakers().breaker("c").transitionToHalfOpenState();
+		assertThat(accepts("c")).isTrue();
+	}
+
+	@Test
+	void anInstanceThatNeverAnsweredIsOutAfterTheSilenceSinceItJoinedAndZeroTurnsItOff() {
+		advance(Duration.ofSeconds(5));
+		timeout("a");
+		assertThat(accepts("a")).isTrue();
+		advance(Duration.ofSeconds(5));
+		timeout("a");
+		assertThat(accepts("a")).isFalse();
+		EngineScraping off = new EngineScraping(this.registry, listener -> {
+			throw new IllegalStateException("not started in this test");
+		}, service -> "/metrics", "dualmap.metrics-path", Duration.ZERO);
+		advance(Duration.ofMinutes(5));
+		off.onFailure("llm", "b", new HttpTimeoutException("scrape took longer than 400 ms"));
+		assertThat(accepts("b")).isTrue();
+	}
+
+}
