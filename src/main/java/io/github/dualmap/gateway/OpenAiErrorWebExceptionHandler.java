@@ -7,11 +7,13 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.netty.Connection;
+import reactor.netty.http.client.PrematureCloseException;
 
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
@@ -82,7 +84,51 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 			}
 			return Mono.empty();
 		}
+		if (exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR) instanceof RoutedAttempt attempt) {
+			Mono<Void> answer = upstreamFailed(exchange, attempt, ex);
+			if (answer != null) {
+				return answer;
+			}
+		}
 		return Mono.error(ex);
+	}
+
+	/**
+	 * The instance a request was sent to closed the connection, or did not answer within
+	 * Spring Cloud Gateway's {@code httpclient.response-timeout}: before anything was
+	 * sent to the client, an OpenAI error saying so (502, 504) instead of a 500; after (a
+	 * cut stream), the client's connection is closed as the engine's was, so that it sees
+	 * an incomplete answer rather than a clean end, with one warning instead of error
+	 * logs.
+	 */
+	private @Nullable Mono<Void> upstreamFailed(ServerWebExchange exchange, RoutedAttempt attempt, Throwable ex) {
+		boolean closed = ex instanceof PrematureCloseException;
+		boolean timedOut = ex instanceof ResponseStatusException status
+				&& status.getStatusCode().value() == HttpStatus.GATEWAY_TIMEOUT.value();
+		if (!closed && !timedOut) {
+			return null;
+		}
+		String instance = "instance '" + attempt.instanceId() + "' of '" + attempt.serviceId() + "'";
+		if (exchange.getResponse().isCommitted()) {
+			logger.warn(exchange.getLogPrefix() + "The answer from " + instance + " was cut mid-response (" + ex
+					+ "): the client's connection is closed too");
+			Object response = ServerHttpResponseDecorator.getNativeResponse(exchange.getResponse());
+			if (response instanceof Connection connection) {
+				connection.channel().close();
+			}
+			return Mono.empty();
+		}
+		identify(exchange);
+		return timedOut
+				? OpenAiErrorResponses.write(exchange, HttpStatus.GATEWAY_TIMEOUT,
+						new OpenAiError(
+								instance + " did not answer within the gateway's response timeout"
+										+ " (spring.cloud.gateway.server.webflux.httpclient.response-timeout)",
+								"server_error", null, "upstream_timeout"))
+				: OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY,
+						new OpenAiError(
+								instance + " closed the connection before answering (the engine may have stopped)",
+								"server_error", null, "upstream_connection_closed"));
 	}
 
 	/**

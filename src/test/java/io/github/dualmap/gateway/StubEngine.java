@@ -73,6 +73,13 @@ final class StubEngine {
 	/** Requests answered with {@link #refuseWith}. */
 	final AtomicInteger refused = new AtomicInteger();
 
+	/**
+	 * How the completion endpoints crash (an engine killed mid-request): {@code before}
+	 * closes the connection once the request is read, {@code during} after the first
+	 * event of a stream; empty: they answer.
+	 */
+	final AtomicReference<String> crash = new AtomicReference<>("");
+
 	/** Delay before the first response byte: a slow prefill, as the gateway sees it. */
 	final AtomicReference<Duration> firstByteDelay = new AtomicReference<>(Duration.ZERO);
 
@@ -150,6 +157,17 @@ final class StubEngine {
 			CRC32 crc = new CRC32();
 			crc.update(bytes);
 			Mono<Long> prefill = Mono.delay(this.firstByteDelay.get());
+			if ("before".equals(this.crash.get())) {
+				return Mono.fromRunnable(() -> res.withConnection(c -> c.channel().close()));
+			}
+			if ("during".equals(this.crash.get())) {
+				return res.header("content-type", "text/event-stream")
+					.sendString(Flux.concat(Mono.just(EVENTS.get(0)), Mono.delay(Duration.ofMillis(100)).flatMap(t -> {
+						res.withConnection(c -> c.channel().close());
+						return Mono.<String>never();
+					})), StandardCharsets.UTF_8)
+					.then();
+			}
 			if (body.replace(" ", "").contains("\"stream\":true")) {
 				return res.header("content-type", "text/event-stream")
 					.sendString(prefill.thenMany(Flux.fromIterable(EVENTS).delayElements(Duration.ofMillis(15))),

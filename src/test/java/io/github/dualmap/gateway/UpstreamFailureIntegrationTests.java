@@ -1,0 +1,139 @@
+package io.github.dualmap.gateway;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * An engine that dies with a request on it, or answers later than Spring Cloud Gateway's
+ * response timeout: the client gets an OpenAI error naming what happened (502, 504) while
+ * nothing was sent to it yet, and a stream already under way is cut, not ended as if
+ * complete; nothing is logged as a gateway error.
+ */
+@SpringBootTest(classes = UpstreamFailureIntegrationTests.App.class,
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
+				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
+				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+				"spring.cloud.gateway.server.webflux.httpclient.response-timeout=1s",
+				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm",
+				"dualmap.scrape.enabled=false" })
+@AutoConfigureWebTestClient(timeout = "30s")
+@ExtendWith(OutputCaptureExtension.class)
+class UpstreamFailureIntegrationTests {
+
+	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"));
+
+	@Autowired
+	WebTestClient client;
+
+	@LocalServerPort
+	int port;
+
+	@DynamicPropertySource
+	static void engines(DynamicPropertyRegistry properties) {
+		for (int i = 0; i < ENGINES.size(); i++) {
+			StubEngine engine = ENGINES.get(i);
+			properties.add("spring.cloud.discovery.client.simple.instances.llm[" + i + "].uri", engine::uri);
+		}
+	}
+
+	@AfterAll
+	static void stopEngines() {
+		ENGINES.forEach(StubEngine::stop);
+	}
+
+	@AfterEach
+	void answerAgain() {
+		ENGINES.forEach(e -> {
+			e.crash.set("");
+			e.firstByteDelay.set(Duration.ZERO);
+		});
+	}
+
+	static String chat(boolean stream, String user) {
+		return "{\"model\":\"m\",\"stream\":" + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + user
+				+ "\"}]}";
+	}
+
+	EntityExchangeResult<String> post(String body) {
+		return this.client.post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body)
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+	}
+
+	@Test
+	void anEngineThatDiesBeforeAnsweringGets502(CapturedOutput output) {
+		ENGINES.forEach(e -> e.crash.set("before"));
+		for (boolean stream : List.of(false, true)) {
+			EntityExchangeResult<String> r = post(chat(stream, "dies " + stream));
+			assertThat(r.getStatus().value()).isEqualTo(502);
+			assertThat(r.getResponseBody()).contains("\"code\":\"upstream_connection_closed\"")
+				.contains("\"type\":\"server_error\"")
+				.contains("closed the connection before answering");
+			assertThat(r.getResponseHeaders().getFirst("x-request-id")).isNotBlank();
+		}
+		assertThat(output.getAll()).doesNotContain("500 Server Error").doesNotContain("ERROR");
+	}
+
+	@Test
+	void anEngineSlowerThanTheResponseTimeoutGets504() {
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofSeconds(3)));
+		EntityExchangeResult<String> r = post(chat(false, "slow"));
+		assertThat(r.getStatus().value()).isEqualTo(504);
+		assertThat(r.getResponseBody()).contains("\"code\":\"upstream_timeout\"").contains("response-timeout");
+	}
+
+	@Test
+	void aStreamWhoseEngineDiesIsCutNotEndedAsComplete(CapturedOutput output) throws Exception {
+		ENGINES.forEach(e -> e.crash.set("during"));
+		HttpClient http = HttpClient.newHttpClient();
+		HttpRequest request = HttpRequest
+			.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/v1/chat/completions"))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString(chat(true, "cut")))
+			.timeout(Duration.ofSeconds(20))
+			.build();
+		// The client sees its stream fail, as with the engine itself, not a clean end.
+		assertThatExceptionOfType(IOException.class)
+			.isThrownBy(() -> http.send(request, HttpResponse.BodyHandlers.ofString()));
+		assertThat(output.getAll()).contains("cut mid-response").doesNotContain("ERROR");
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+}
