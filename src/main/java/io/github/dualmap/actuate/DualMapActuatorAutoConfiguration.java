@@ -9,6 +9,7 @@ import io.github.dualmap.replica.ReplicaSync;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -35,6 +36,13 @@ public class DualMapActuatorAutoConfiguration {
 			ObjectProvider<ReplicaPublisher> replicaPublisher, ObjectProvider<RequestBuffers> buffers) {
 		return new DualMapEndpoint(registry, replicaSync.getIfAvailable(), replicaPublisher.getIfAvailable(),
 				buffers.getIfAvailable());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnAvailableEndpoint(endpoint = DualMapEndpoint.class, exposure = EndpointExposure.WEB)
+	DualMapWebEndpointExtension dualMapWebEndpointExtension(DualMapEndpoint endpoint) {
+		return new DualMapWebEndpointExtension(endpoint);
 	}
 
 	/** Meters only where Micrometer is on the classpath. */

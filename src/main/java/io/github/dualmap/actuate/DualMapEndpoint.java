@@ -133,6 +133,11 @@ public class DualMapEndpoint {
 		return PoolInspection.instance(pool, state);
 	}
 
+	/** Whether DualMap routes {@code service}. */
+	boolean isRouted(String service) {
+		return this.registry.pool(service) != null;
+	}
+
 	// The reason is what the web layer answers with (shown when
 	// spring.web.error.include-message allows it), so it carries the whole message.
 	private static InvalidEndpointRequestException invalid(String message) {

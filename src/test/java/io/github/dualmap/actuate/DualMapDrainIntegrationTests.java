@@ -45,7 +45,6 @@ import static org.awaitility.Awaitility.await;
 				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
 				"management.endpoints.web.exposure.include=dualmap", "management.endpoint.dualmap.access=unrestricted",
 				"spring.cloud.gateway.server.webflux.httpclient.response-timeout=30s",
-				"spring.web.error.include-message=always",
 				// One request in prefill per instance, so a held stream makes the next
 				// ones queue.
 				"dualmap.dispatch.max-prefill-requests=1" })
@@ -268,7 +267,8 @@ class DualMapDrainIntegrationTests {
 			.expectStatus()
 			.isBadRequest()
 			.expectBody(String.class)
-			.value(b -> assertThat(b).contains("service 'llm' has no instance '10.9.9.9:1'"));
+			.value(b -> assertThat(b).contains("service 'llm' has no instance '10.9.9.9:1'")
+				.contains("\"code\":\"unknown_instance\""));
 		this.client.post()
 			.uri("/actuator/dualmap/nope/{instance}", "10.9.9.9:1")
 			.contentType(MediaType.APPLICATION_JSON)
@@ -277,7 +277,7 @@ class DualMapDrainIntegrationTests {
 			.expectStatus()
 			.isBadRequest()
 			.expectBody(String.class)
-			.value(b -> assertThat(b).contains("no service 'nope'"));
+			.value(b -> assertThat(b).contains("no service 'nope'").contains("\"code\":\"unknown_service\""));
 	}
 
 	@SpringBootConfiguration
