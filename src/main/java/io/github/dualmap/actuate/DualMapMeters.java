@@ -49,7 +49,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 	static final Set<String> INSTANCE_METERS = Set.of("dualmap.decisions", "dualmap.ttft", "dualmap.queue.wait",
 			"dualmap.pending.tokens", "dualmap.inflight", "dualmap.queue.depth", "dualmap.engine.prefix.hit.rate",
 			"dualmap.engine.prefix.queries", "dualmap.engine.prefix.hits", "dualmap.estimated.hit.rate",
-			"dualmap.scrape.errors");
+			"dualmap.scrape.errors", "dualmap.instance.healthy", "dualmap.instance.draining");
 
 	private final DualMapRegistry registry;
 
@@ -257,6 +257,11 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			gauge("dualmap.pending.tokens", tags, service, instanceId, "Pending uncached tokens as policies see them",
 					s -> pool.pendingTokens(s));
 			gauge("dualmap.inflight", tags, service, instanceId, "Requests sent and not finished", s -> s.inFlight());
+			gauge("dualmap.instance.healthy", tags, service, instanceId,
+					"1 while the instance may get requests (its circuit breaker lets them through and it answers), else 0",
+					s -> s.healthy() ? 1 : 0);
+			gauge("dualmap.instance.draining", tags, service, instanceId, "1 while the instance is drained, else 0",
+					s -> s.draining() ? 1 : 0);
 			gauge("dualmap.queue.depth", tags, service, instanceId,
 					"Requests waiting in the gateway's dispatch queue for the instance",
 					s -> service.queues().queued(instanceId));

@@ -161,6 +161,28 @@ class DualMapMetersTests {
 	}
 
 	@Test
+	void eachInstanceSaysWhetherItMayGetRequestsAndWhetherItIsDrained() {
+		new DualMapMeters(this.registry).bindTo(this.meters);
+		this.pool.updateMembership(List.of(instance("i1"), instance("i2")));
+		assertThat(healthy("i1")).isEqualTo(1);
+		this.pool.breakers().breaker("i1").transitionToOpenState();
+		assertThat(healthy("i1")).isZero();
+		this.pool.breakers().breaker("i1").transitionToHalfOpenState();
+		this.pool.breakers().responsive("i1", false);
+		assertThat(healthy("i1")).isZero();
+		this.pool.breakers().responsive("i1", true);
+		assertThat(healthy("i1")).isEqualTo(1);
+		assertThat(this.meters.get("dualmap.instance.draining").tags("instance", "i2").gauge().value()).isZero();
+		this.pool.drain("i2");
+		assertThat(this.meters.get("dualmap.instance.draining").tags("instance", "i2").gauge().value()).isEqualTo(1);
+		assertThat(healthy("i2")).isEqualTo(1);
+	}
+
+	private double healthy(String instance) {
+		return this.meters.get("dualmap.instance.healthy").tags("service", "llm", "instance", instance).gauge().value();
+	}
+
+	@Test
 	void theFirstByteOfANonStreamingResponseIsNoTtftAndCountsForNoSlo() {
 		new DualMapMeters(this.registry).bindTo(this.meters);
 		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
