@@ -4,8 +4,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
@@ -43,7 +41,7 @@ public final class AzureTraceReader {
 	}
 
 	public static Trace read(Path file) {
-		try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+		try (BufferedReader in = TraceText.open(file)) {
 			return read(file.getFileName().toString(), in);
 		}
 		catch (IOException ex) {
@@ -58,6 +56,12 @@ public final class AzureTraceReader {
 			throw new TraceFormatException(name, 1,
 					"empty file, expected the header TIMESTAMP,ContextTokens,GeneratedTokens");
 		}
+		// A byte order mark (spreadsheet exports write one) is not part of the first
+		// name.
+		if (header.startsWith("\uFEFF")) {
+			header = header.substring(1);
+		}
+		TraceText.check(name, 1, header);
 		List<String> columns = Arrays.stream(header.split(",", -1)).map(String::strip).toList();
 		int ts = column(name, columns, "TIMESTAMP");
 		int ctx = column(name, columns, "ContextTokens");
@@ -72,6 +76,7 @@ public final class AzureTraceReader {
 			if (line.isBlank()) {
 				continue;
 			}
+			TraceText.check(name, lineNo, line);
 			String[] cells = line.split(",", -1);
 			if (cells.length < columns.size()) {
 				throw new TraceFormatException(name, lineNo,
@@ -89,7 +94,10 @@ public final class AzureTraceReader {
 			}
 			int input = parseCount(name, lineNo, "ContextTokens", cells[ctx].strip());
 			int output = parseCount(name, lineNo, "GeneratedTokens", cells[gen].strip());
-			if (millis < 0 || (!out.isEmpty() && millis < out.get(out.size() - 1).timestampMillis())) {
+			if (millis < 0) {
+				throw new TraceFormatException(name, lineNo, "TIMESTAMP must be >= 0 seconds but was '" + stamp + "'");
+			}
+			if (!out.isEmpty() && millis < out.get(out.size() - 1).timestampMillis()) {
 				throw new TraceFormatException(name, lineNo,
 						"TIMESTAMP '" + stamp + "' is earlier than the line before");
 			}

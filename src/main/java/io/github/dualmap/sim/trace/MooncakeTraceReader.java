@@ -4,8 +4,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +28,7 @@ public final class MooncakeTraceReader {
 	}
 
 	public static Trace read(Path file) {
-		try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+		try (BufferedReader in = TraceText.open(file)) {
 			return read(file.getFileName().toString(), in);
 		}
 		catch (IOException ex) {
@@ -48,7 +46,18 @@ public final class MooncakeTraceReader {
 			if (line.isBlank()) {
 				continue;
 			}
-			out.add(parse(name, lineNo, line));
+			TraceText.check(name, lineNo, line);
+			TraceRequest request = parse(name, lineNo, line);
+			if (!out.isEmpty() && request.timestampMillis() < out.get(out.size() - 1).timestampMillis()) {
+				throw new TraceFormatException(name, lineNo,
+						"timestamp " + request.timestampMillis() + " is earlier than the request before ("
+								+ out.get(out.size() - 1).timestampMillis()
+								+ "): a trace lists requests in arrival order");
+			}
+			out.add(request);
+		}
+		if (out.isEmpty()) {
+			throw new TraceFormatException(name, Math.max(1, lineNo), "no requests in the file");
 		}
 		if (out.size() < 2) {
 			throw new TraceFormatException(name, lineNo, "a trace needs at least 2 requests but has " + out.size());
@@ -75,8 +84,8 @@ public final class MooncakeTraceReader {
 		double timestamp = number(name, lineNo, node, "timestamp");
 		long input = integer(name, lineNo, node, "input_length");
 		long output = integer(name, lineNo, node, "output_length");
-		if (timestamp < 0) {
-			throw new TraceFormatException(name, lineNo, "timestamp must be >= 0 but was " + timestamp);
+		if (!(timestamp >= 0) || !Double.isFinite(timestamp)) {
+			throw new TraceFormatException(name, lineNo, "timestamp must be a finite number >= 0 but was " + timestamp);
 		}
 		if (input <= 0 || input > Integer.MAX_VALUE) {
 			throw new TraceFormatException(name, lineNo, "input_length must be > 0 but was " + input);
@@ -106,16 +115,22 @@ public final class MooncakeTraceReader {
 
 	private static double number(String name, int lineNo, JsonNode node, String field) {
 		JsonNode v = node.get(field);
-		if (v == null || !v.isNumber()) {
+		if (v == null) {
 			throw new TraceFormatException(name, lineNo, "missing numeric field '" + field + "'");
+		}
+		if (!v.isNumber()) {
+			throw new TraceFormatException(name, lineNo, "'" + field + "' must be a number but was " + v);
 		}
 		return v.doubleValue();
 	}
 
 	private static long integer(String name, int lineNo, JsonNode node, String field) {
 		JsonNode v = node.get(field);
-		if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
+		if (v == null) {
 			throw new TraceFormatException(name, lineNo, "missing integer field '" + field + "'");
+		}
+		if (!v.isIntegralNumber() || !v.canConvertToLong()) {
+			throw new TraceFormatException(name, lineNo, "'" + field + "' must be an integer but was " + v);
 		}
 		return v.longValue();
 	}

@@ -72,6 +72,15 @@ class AzureTraceReaderTests {
 	}
 
 	@Test
+	void aByteOrderMarkIsNoPartOfTheHeaderAndANegativeFirstTimestampIsNamedAsSuch() throws IOException {
+		assertThat(read("\uFEFFTIMESTAMP,ContextTokens,GeneratedTokens\n0,100,10\n1,100,10\n").size()).isEqualTo(2);
+		assertThatThrownBy(() -> read("TIMESTAMP,ContextTokens,GeneratedTokens\n-5,100,10\n1,100,10\n"))
+			.hasMessage("a.csv, line 2: TIMESTAMP must be >= 0 seconds but was '-5'");
+		assertThatThrownBy(() -> read("TIMESTAMP,ContextTokens,GeneratedTokens\n5,100,10\n1,100,10\n"))
+			.hasMessage("a.csv, line 3: TIMESTAMP '1' is earlier than the line before");
+	}
+
+	@Test
 	void missingColumnIsNamed() {
 		assertThatThrownBy(() -> read("TIMESTAMP,ContextTokens\n0,100\n")).isInstanceOf(TraceFormatException.class)
 			.hasMessageContaining("line 1")

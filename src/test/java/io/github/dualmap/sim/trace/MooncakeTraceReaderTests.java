@@ -2,10 +2,12 @@ package io.github.dualmap.sim.trace;
 
 import java.io.IOException;
 import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -67,11 +69,50 @@ class MooncakeTraceReaderTests {
 	}
 
 	@Test
-	void decreasingTimestampsAreRejected() {
+	void decreasingTimestampsAreRejectedAtTheirLine() {
 		assertThatThrownBy(() -> read("""
 				{"timestamp": 5, "input_length": 10, "output_length": 5, "hash_ids": [0]}
 				{"timestamp": 1, "input_length": 10, "output_length": 5, "hash_ids": [1]}
-				""")).isInstanceOf(TraceFormatException.class).hasMessageContaining("must not decrease");
+				{"timestamp": 9, "input_length": 10, "output_length": 5, "hash_ids": [1]}
+				""")).isInstanceOf(TraceFormatException.class)
+			.hasMessage("t.jsonl, line 2: timestamp 1.0 is earlier than the request before (5.0):"
+					+ " a trace lists requests in arrival order");
+	}
+
+	@Test
+	void eachBadValueIsNamedWithItsLine() {
+		String good = "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [0]}\n";
+		assertThatThrownBy(() -> read(
+				good + "{\"timestamp\": 1e400, \"input_length\": 10, \"output_length\": 5," + " \"hash_ids\": [0]}\n"))
+			.hasMessage("t.jsonl, line 2: timestamp must be a finite number >= 0 but was Infinity");
+		assertThatThrownBy(() -> read(
+				good + "{\"timestamp\": 1, \"input_length\": 10.5, \"output_length\": 5," + " \"hash_ids\": [0]}\n"))
+			.hasMessage("t.jsonl, line 2: 'input_length' must be an integer but was 10.5");
+		assertThatThrownBy(() -> read(good + "{\"timestamp\": \"now\", \"input_length\": 10, \"output_length\": 5,"
+				+ " \"hash_ids\": [0]}\n"))
+			.hasMessage("t.jsonl, line 2: 'timestamp' must be a number but was \"now\"");
+		assertThatThrownBy(() -> read("\n\n")).hasMessage("t.jsonl, line 2: no requests in the file");
+	}
+
+	@Test
+	void bytesThatAreNotUtf8AreNamedWithTheirLine(@TempDir Path dir) throws IOException {
+		StringBuilder text = new StringBuilder();
+		for (int i = 0; i < 2000; i++) {
+			text.append("{\"timestamp\": ")
+				.append(i)
+				.append(", \"input_length\": 10, \"output_length\": 5,")
+				.append(" \"hash_ids\": [0]}\n");
+		}
+		byte[] bytes = text.toString().getBytes(StandardCharsets.UTF_8);
+		// Line 1500 gets a Latin-1 e-acute after its opening brace.
+		int at = text.indexOf("{\"timestamp\": 1499,") + 1;
+		byte[] bad = new byte[bytes.length + 1];
+		System.arraycopy(bytes, 0, bad, 0, at);
+		bad[at] = (byte) 0xE9;
+		System.arraycopy(bytes, at, bad, at + 1, bytes.length - at);
+		Path file = dir.resolve("latin1.jsonl");
+		Files.write(file, bad);
+		assertThatThrownBy(() -> MooncakeTraceReader.read(file)).hasMessage("latin1.jsonl, line 1500: not UTF-8 text");
 	}
 
 	@Test
