@@ -7,7 +7,6 @@ import io.github.dualmap.emulator.demo.DemoPoolConfiguration;
 import io.github.dualmap.overhead.OverheadCommand;
 import io.github.dualmap.sim.ChurnCommand;
 import io.github.dualmap.sim.SimCommand;
-import picocli.CommandLine;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
@@ -25,19 +24,58 @@ import org.springframework.context.annotation.Import;
 @Import(DemoPoolConfiguration.class)
 public class DualMapApplication {
 
+	static final String USAGE = """
+			Usage: java -jar dualmap-gateway-exec.jar [COMMAND] [OPTIONS]
+			Without a command, runs a gateway (Spring Boot: --key=value arguments set properties,
+			--spring.profiles.active=demo adds the demo pool of emulated engines).
+			Commands (each takes --help):
+			  sim        find each routing policy's capacity within a TTFT SLO on a trace
+			  churn      measure keys moved by one membership change, for two rings and one
+			  emulator   serve emulated vLLM instances over HTTP
+			  overhead   measure what the gateway adds per request against a direct call
+			""";
+
 	public static void main(String[] args) {
-		String command = args.length > 0 ? args[0] : "";
-		switch (command) {
-			case "sim" -> System.exit(SimCommand.run(Arrays.copyOfRange(args, 1, args.length)));
-			case "churn" -> System.exit(ChurnCommand.run(Arrays.copyOfRange(args, 1, args.length)));
-			case "overhead" -> System.exit(OverheadCommand.run(Arrays.copyOfRange(args, 1, args.length)));
-			case "emulator" -> System.exit(runCommand(new EmulatorCommand(), args));
-			default -> SpringApplication.run(DualMapApplication.class, args);
+		int code = dispatch(args, () -> SpringApplication.run(DualMapApplication.class, args));
+		if (code >= 0) {
+			System.exit(code);
 		}
 	}
 
-	private static int runCommand(Object command, String[] args) {
-		return new CommandLine(command).execute(Arrays.copyOfRange(args, 1, args.length));
+	/**
+	 * Runs the command {@code args} name, or {@code gateway}; returns the exit code, or
+	 * -1 while the gateway runs. A first argument that is neither a command nor an option
+	 * (a typo of a command) is refused rather than started as a gateway.
+	 */
+	static int dispatch(String[] args, Runnable gateway) {
+		String command = args.length > 0 ? args[0] : "";
+		String[] rest = args.length > 0 ? Arrays.copyOfRange(args, 1, args.length) : args;
+		switch (command) {
+			case "sim" -> {
+				return SimCommand.run(rest);
+			}
+			case "churn" -> {
+				return ChurnCommand.run(rest);
+			}
+			case "overhead" -> {
+				return OverheadCommand.run(rest);
+			}
+			case "emulator" -> {
+				return EmulatorCommand.run(rest);
+			}
+			case "help", "--help", "-h" -> {
+				System.out.print(USAGE);
+				return 0;
+			}
+			default -> {
+				if (!command.isEmpty() && !command.startsWith("-")) {
+					System.err.println("unknown command '" + command + "'\n" + USAGE);
+					return 2;
+				}
+				gateway.run();
+				return -1;
+			}
+		}
 	}
 
 }

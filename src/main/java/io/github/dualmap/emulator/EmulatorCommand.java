@@ -1,9 +1,9 @@
 package io.github.dualmap.emulator;
 
-import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
 import io.github.dualmap.engine.EngineProfile;
+import io.github.dualmap.sim.ConsoleCommand;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -12,8 +12,17 @@ import picocli.CommandLine.Option;
  * until interrupted.
  */
 @Command(name = "emulator", mixinStandardHelpOptions = true,
-		description = "Start emulated vLLM-compatible instances (no GPU) on loopback.")
-public final class EmulatorCommand implements Callable<Integer> {
+		description = "Start emulated vLLM-compatible instances (no GPU) on --host (loopback by default).")
+public final class EmulatorCommand extends ConsoleCommand<EmulatorCommand> {
+
+	public EmulatorCommand() {
+		super("emulator");
+	}
+
+	/** Runs the command with {@code args}; returns the exit code (once stopped). */
+	public static int run(String... args) {
+		return new EmulatorCommand().runWith(args);
+	}
 
 	@Option(names = "--instances", defaultValue = "4", description = "Number of instances (default ${DEFAULT-VALUE}).")
 	int instances;
@@ -30,7 +39,8 @@ public final class EmulatorCommand implements Callable<Integer> {
 			description = "Run the model this many times faster than real time (default ${DEFAULT-VALUE}).")
 	double timeScale;
 
-	@Option(names = "--model", defaultValue = EmulatorSettings.DEFAULT_MODEL, description = "Served model name.")
+	@Option(names = "--model", defaultValue = EmulatorSettings.DEFAULT_MODEL,
+			description = "Served model name (default ${DEFAULT-VALUE}).")
 	String model;
 
 	@Option(names = "--max-model-len", description = "Context length in tokens (default: the profile's).")
@@ -39,16 +49,18 @@ public final class EmulatorCommand implements Callable<Integer> {
 	@Option(names = "--kv-tokens", description = "KV cache capacity in tokens (default: the profile's).")
 	Long kvTokens;
 
-	@Option(names = "--jitter", defaultValue = "0", description = "Relative step time noise in [0, 1).")
+	@Option(names = "--jitter", defaultValue = "0",
+			description = "Relative step time noise in [0, 1) (default ${DEFAULT-VALUE}).")
 	double jitter;
 
-	@Option(names = "--seed", defaultValue = "1", description = "Seed of the jitter.")
+	@Option(names = "--seed", defaultValue = "1", description = "Seed of the jitter (default ${DEFAULT-VALUE}).")
 	long seed;
 
-	@Option(names = "--metrics", defaultValue = "vllm", description = "/metrics flavour: vllm or sglang.")
+	@Option(names = "--metrics", defaultValue = "vllm",
+			description = "/metrics flavour: vllm or sglang (default ${DEFAULT-VALUE}).")
 	String metrics;
 
-	@Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to bind.")
+	@Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to bind (default ${DEFAULT-VALUE}).")
 	String host;
 
 	/** The settings these options describe. */
@@ -72,10 +84,10 @@ public final class EmulatorCommand implements Callable<Integer> {
 			stopped.countDown();
 		}, "emulator-shutdown"));
 		for (EmulatorServer s : pool.servers()) {
-			System.out.println("emulator " + s.baseUrl() + "  model=" + model + " profile=" + profile + " time-scale="
+			stdout.println("emulator " + s.baseUrl() + "  model=" + model + " profile=" + profile + " time-scale="
 					+ timeScale + "  (/v1/completions, /v1/chat/completions, /v1/models, /health, /metrics)");
 		}
-		System.out.println("Ctrl-C to stop.");
+		stdout.println("Ctrl-C to stop.");
 		stopped.await();
 		return 0;
 	}

@@ -94,6 +94,9 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 	public Integer call() {
 		try {
 			validate();
+			if (this.out != null) {
+				writableDirectory("--out", this.out);
+			}
 		}
 		catch (IllegalArgumentException ex) {
 			this.stderr.println("overhead: " + ex.getMessage());

@@ -63,9 +63,11 @@ public final class ChurnCommand extends ConsoleCommand<ChurnCommand> {
 	@Override
 	public Integer call() {
 		try {
+			if (out != null) {
+				writableDirectory("--out", out);
+			}
 			List<RingChurn.Change> changes = measure();
 			if (out != null) {
-				Files.createDirectories(out);
 				Files.writeString(out.resolve(JSON_FILE),
 						JSON.writeValueAsString(toJson(changes, virtualNodes, seed)) + "\n");
 			}

@@ -1,6 +1,11 @@
 package io.github.dualmap.sim;
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine;
@@ -41,11 +46,59 @@ public abstract class ConsoleCommand<T extends ConsoleCommand<T>> implements Cal
 		CommandLine cli = new CommandLine(this);
 		cli.setOut(this.stdout);
 		cli.setErr(this.stderr);
+		cli.getCommandSpec().version(version());
+		// An option picocli cannot read: one line, as for every other bad input.
+		cli.setParameterExceptionHandler((ex, line) -> {
+			this.stderr.println(this.name + ": " + ex.getMessage() + " (" + this.name + " --help lists the options)");
+			return USAGE;
+		});
 		cli.setExecutionExceptionHandler((ex, line, parsed) -> {
-			this.stderr.println(this.name + ": " + ex.getMessage());
+			this.stderr.println(this.name + ": " + message(ex));
 			return USAGE;
 		});
 		return cli.execute(args);
+	}
+
+	/** The jar's version, from its manifest ({@code dev} when run from classes). */
+	static String version() {
+		String v = ConsoleCommand.class.getPackage().getImplementationVersion();
+		return "dualmap-gateway " + (v != null ? v : "dev");
+	}
+
+	/**
+	 * An exception's message with its root cause's when that adds something (a bind
+	 * failure's "Address already in use").
+	 */
+	static String message(Throwable ex) {
+		Throwable root = ex;
+		while (root.getCause() != null && root.getCause() != root) {
+			root = root.getCause();
+		}
+		String message = String.valueOf(ex.getMessage());
+		String cause = root.getMessage();
+		return root == ex || cause == null || message.contains(cause) ? message : message + ": " + cause;
+	}
+
+	/**
+	 * Makes {@code dir} (and its parents) and checks a file can be written in it, so a
+	 * run fails at once instead of after its work.
+	 * @throws IllegalArgumentException naming the option and why
+	 */
+	protected static void writableDirectory(String option, Path dir) {
+		try {
+			Files.createDirectories(dir);
+			Files.delete(Files.createTempFile(dir, ".write-check", ".tmp"));
+		}
+		catch (FileAlreadyExistsException ex) {
+			throw new IllegalArgumentException(option + " " + dir + " is a file, not a directory");
+		}
+		catch (AccessDeniedException ex) {
+			throw new IllegalArgumentException(option + " " + dir + " is not writable (permission denied)");
+		}
+		catch (IOException ex) {
+			throw new IllegalArgumentException(option + " " + dir + " is not a writable directory ("
+					+ ex.getClass().getSimpleName() + ": " + ex.getMessage() + ")");
+		}
 	}
 
 }

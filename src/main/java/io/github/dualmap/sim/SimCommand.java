@@ -98,7 +98,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	@Option(names = "--seed", defaultValue = "42", description = "random seed (default ${DEFAULT-VALUE})")
 	long seed;
 
-	@Option(names = "--quick", description = "fewer requests and a coarser search (a few minutes for all policies)")
+	@Option(names = "--quick",
+			description = "fewer requests and a coarser search (under a minute for all policies on the conversation trace)")
 	boolean quick;
 
 	@Option(names = "--out", required = true, paramLabel = "DIR", description = "output directory")
@@ -176,7 +177,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			return USAGE;
 		}
 		catch (IOException ex) {
-			stderr.println("sim: cannot write results: " + ex.getMessage());
+			stderr.println("sim: cannot write results: " + ex.getClass().getSimpleName() + ": " + ex.getMessage());
 			return USAGE;
 		}
 	}
@@ -221,7 +222,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (dir == null) {
 			throw new IllegalArgumentException("--out is required");
 		}
-		Files.createDirectories(dir);
+		writableDirectory("--out", dir);
 
 		SchedulerSettings settings = gateway.toSchedulerSettings()
 			.toBuilder()

@@ -1,5 +1,10 @@
 package io.github.dualmap.emulator;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -28,6 +33,40 @@ class EmulatorCommandTests {
 		EmulatorCommand command = new EmulatorCommand();
 		new CommandLine(command).parseArgs("--profile", "tpu-70b");
 		assertThatIllegalArgumentException().isThrownBy(command::settings).withMessageContaining("tpu-70b");
+	}
+
+	/** Runs the command; returns its exit code, stderr in {@code err}. */
+	private static int run(StringWriter err, String... args) {
+		return new EmulatorCommand().redirect(new PrintWriter(new StringWriter(), true), new PrintWriter(err, true))
+			.runWith(args);
+	}
+
+	@Test
+	void badInputIsOneLineAndExitCode2() throws Exception {
+		for (String[] args : new String[][] { { "--instances", "-2" }, { "--time-scale", "0" }, { "--metrics", "foo" },
+				{ "--instances", "x" }, { "--no-such-flag" } }) {
+			StringWriter err = new StringWriter();
+			assertThat(run(err, args)).as(String.join(" ", args)).isEqualTo(2);
+			assertThat(err.toString().lines()).as(err.toString()).hasSize(1);
+			assertThat(err.toString()).startsWith("emulator: ").doesNotContain("\tat ");
+		}
+		// A port in use names the address and why.
+		try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+			StringWriter err = new StringWriter();
+			assertThat(run(err, "--instances", "1", "--base-port", String.valueOf(taken.getLocalPort()))).isEqualTo(2);
+			assertThat(err.toString().lines()).hasSize(1);
+			assertThat(err.toString()).contains("cannot bind emulator on 127.0.0.1:" + taken.getLocalPort())
+				.containsIgnoringCase("in use");
+		}
+	}
+
+	@Test
+	void versionIsTheJars() {
+		StringWriter out = new StringWriter();
+		int code = new EmulatorCommand().redirect(new PrintWriter(out, true), new PrintWriter(new StringWriter(), true))
+			.runWith("--version");
+		assertThat(code).isZero();
+		assertThat(out.toString()).startsWith("dualmap-gateway ");
 	}
 
 	@Test

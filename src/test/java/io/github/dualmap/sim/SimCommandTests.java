@@ -184,9 +184,23 @@ class SimCommandTests {
 		assertThat(err.toString()).contains("--instances must be > 0 but was 0");
 		assertThat(run("--trace", trace.toString(), "--slo-ttft", "soon", "--out", outDir)).isEqualTo(2);
 		assertThat(err.toString()).contains("--slo-ttft must be a duration");
+		// An option picocli cannot read: one line, not the usage text.
+		err.getBuffer().setLength(0);
 		assertThat(run("--trace", trace.toString(), "--instances", "many", "--out", outDir)).isEqualTo(2);
+		assertThat(err.toString().lines()).singleElement()
+			.asString()
+			.contains("Invalid value for option '--instances'")
+			.contains("sim --help lists the options");
 		assertThat(run("--trace", trace.toString(), "--out", outDir)).isEqualTo(2);
 		assertThat(err.toString()).contains("nothing would be measured");
+		// An --out that cannot be written is found before any simulation.
+		err.getBuffer().setLength(0);
+		assertThat(run("--trace", trace.toString(), "--requests", "50", "--warmup", "0", "--policies", "round-robin",
+				"--out", trace.toString()))
+			.isEqualTo(2);
+		assertThat(err.toString())
+			.isEqualTo("sim: --out " + trace + " is a file, not a directory" + System.lineSeparator());
+		assertThat(out.toString()).doesNotContain("round-robin");
 	}
 
 	@Test
