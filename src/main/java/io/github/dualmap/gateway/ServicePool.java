@@ -406,10 +406,22 @@ public final class ServicePool {
 	 * @return whether it was taken out now
 	 */
 	boolean unanswered(String instanceId, long silenceNanos, Throwable why) {
-		Long last = this.lastHeard.get(instanceId);
-		long silent = last == null ? -1 : this.pool.now() - last;
-		if (silent < silenceNanos || !this.breakers.responsive(instanceId, false)) {
-			return false;
+		long silent;
+		// Under the membership lock, as countScrapeFailure: an instance that left (and
+		// may come back as a new member) must not keep a flag set while it was leaving.
+		synchronized (this) {
+			Long last = this.lastHeard.get(instanceId);
+			silent = last == null ? -1 : this.pool.now() - last;
+			if (!this.membership.byId().containsKey(instanceId) || silent < silenceNanos
+					|| !this.breakers.responsive(instanceId, false)) {
+				return false;
+			}
+			// An answer that came while this looked (heard() is not under this lock) must
+			// not be lost: it moved lastHeard before clearing a flag not set yet.
+			if (!last.equals(this.lastHeard.get(instanceId))) {
+				this.breakers.responsive(instanceId, true);
+				return false;
+			}
 		}
 		logger.warn("Instance " + instanceId + " of " + this.serviceId + " has not answered for "
 				+ Duration.ofNanos(silent).toMillis() + " ms (no scrape answered, no response byte; last: " + why

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.NanoClock;
@@ -37,9 +38,18 @@ class UnresponsiveInstanceTests {
 
 	private final AtomicLong now = new AtomicLong(1_000_000_000L);
 
+	/** Run once at the next reading of the clock: another thread acting mid-check. */
+	private final AtomicReference<Runnable> atNextReading = new AtomicReference<>();
+
 	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(),
 			QueueSettings.ofDefaults(), "dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(),
-			(NanoClock) this.now::get);
+			(NanoClock) () -> {
+				Runnable action = this.atNextReading.getAndSet(null);
+				if (action != null) {
+					action.run();
+				}
+				return this.now.get();
+			});
 
 	private final ServicePool pool = this.registry.pool("llm");
 
@@ -50,12 +60,16 @@ class UnresponsiveInstanceTests {
 	private int ids;
 
 	UnresponsiveInstanceTests() {
+		this.pool.updateMembership(members("a", "b", "c"));
+	}
+
+	private static List<ServiceInstance> members(String... ids) {
 		List<ServiceInstance> members = new ArrayList<>();
-		for (String id : List.of("a", "b", "c")) {
+		for (String id : ids) {
 			members.add(
 					new DefaultServiceInstance(id, "llm", "10.0.0." + (id.charAt(0) - 'a' + 1), 8000, false, Map.of()));
 		}
-		this.pool.updateMembership(members);
+		return members;
 	}
 
 	private void advance(Duration d) {
@@ -145,6 +159,30 @@ class UnresponsiveInstanceTests {
 		onB.firstByte();
 		onB.complete(HttpStatus.OK);
 		assertThat(accepts("b")).isTrue();
+	}
+
+	@Test
+	void anInstanceLeavingWhileItsSilenceIsCheckedKeepsNoFlagForWhenItComesBack() {
+		advance(Duration.ofSeconds(11));
+		// Discovery drops it while the scrape's check runs.
+		this.atNextReading.set(() -> this.pool.updateMembership(members("b", "c")));
+		timeout("a");
+		assertThat(this.pool.breakers().responsive("a")).isTrue();
+		// It comes back, and hangs: out after the silence bound, as any instance.
+		this.pool.updateMembership(members("a", "b", "c"));
+		assertThat(accepts("a")).isTrue();
+		advance(Duration.ofSeconds(11));
+		timeout("a");
+		assertThat(accepts("a")).isFalse();
+	}
+
+	@Test
+	void anAnswerArrivingWhileItsSilenceIsCheckedIsNotLost() {
+		advance(Duration.ofSeconds(11));
+		this.atNextReading.set(() -> this.pool.heard("a"));
+		timeout("a");
+		assertThat(accepts("a")).isTrue();
+		assertThat(this.pool.breakers().responsive("a")).isTrue();
 	}
 
 	@Test
