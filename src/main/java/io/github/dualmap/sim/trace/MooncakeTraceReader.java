@@ -46,7 +46,6 @@ public final class MooncakeTraceReader {
 			if (line.isBlank()) {
 				continue;
 			}
-			TraceText.check(name, lineNo, line);
 			TraceRequest request = parse(name, lineNo, line);
 			if (!out.isEmpty() && request.timestampMillis() < out.get(out.size() - 1).timestampMillis()) {
 				throw new TraceFormatException(name, lineNo,

@@ -113,6 +113,13 @@ class MooncakeTraceReaderTests {
 		Path file = dir.resolve("latin1.jsonl");
 		Files.write(file, bad);
 		assertThatThrownBy(() -> MooncakeTraceReader.read(file)).hasMessage("latin1.jsonl, line 1500: not UTF-8 text");
+		// A replacement character that is UTF-8 itself is text like any other.
+		Path replacement = dir.resolve("replacement.jsonl");
+		Files.writeString(replacement,
+				"{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [0], \"note\": \"\uFFFD\"}\n"
+						+ text.substring(text.indexOf("\n") + 1),
+				StandardCharsets.UTF_8);
+		assertThat(MooncakeTraceReader.read(replacement).size()).isEqualTo(2000);
 	}
 
 	@Test
