@@ -9,6 +9,7 @@ import reactor.core.publisher.Mono;
 import reactor.netty.Connection;
 import reactor.netty.http.client.PrematureCloseException;
 
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
@@ -72,8 +73,11 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 				return answer;
 			}
 		}
+		// No route matched (a route that did, and failed with a 404 of its own, keeps
+		// it).
 		if (ex instanceof ResponseStatusException status && status.getStatusCode().value() == 404
-				&& exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR)) {
+				&& exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR)
+				&& !exchange.getAttributes().containsKey(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR)) {
 			identify(exchange);
 			return modelNotFound(exchange);
 		}
@@ -119,12 +123,12 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 			return Mono.empty();
 		}
 		identify(exchange);
-		return timedOut
-				? OpenAiErrorResponses.write(exchange, HttpStatus.GATEWAY_TIMEOUT,
-						new OpenAiError(
-								instance + " did not answer within the gateway's response timeout"
-										+ " (spring.cloud.gateway.server.webflux.httpclient.response-timeout)",
-								"server_error", null, "upstream_timeout"))
+		return timedOut ? OpenAiErrorResponses.write(exchange, HttpStatus.GATEWAY_TIMEOUT,
+				// Spring Cloud Gateway's response timeout, or a route's CircuitBreaker
+				// time limit: the reason says which.
+				new OpenAiError(
+						instance + " did not answer in time (" + ((ResponseStatusException) ex).getReason() + ")",
+						"server_error", null, "upstream_timeout"))
 				: OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY,
 						new OpenAiError(
 								instance + " closed the connection before answering (the engine may have stopped)",

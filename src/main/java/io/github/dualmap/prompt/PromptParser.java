@@ -226,7 +226,8 @@ public final class PromptParser {
 	static String syntaxError(JacksonException ex) {
 		String jackson = String.valueOf(ex.getOriginalMessage());
 		String message = jackson.startsWith("Trailing token") ? "more content after the JSON value"
-				: jackson.replaceAll("\\s*\\([^()]*`[^()]*\\)", "")
+				: jackson.replaceAll("[:;,]?\\s*enable `[^`]*` to allow", "")
+					.replaceAll("\\s*\\([^()]*`[^()]*\\)", "")
 					.replaceAll("\\s*\\([^()]*\\[Source:[^\\]]*\\][^()]*\\)", "")
 					.replaceAll("\\s*\\[Source:[^\\]]*\\]", "")
 					.strip();

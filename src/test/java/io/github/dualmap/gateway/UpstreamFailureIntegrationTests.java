@@ -111,7 +111,8 @@ class UpstreamFailureIntegrationTests {
 		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofSeconds(3)));
 		EntityExchangeResult<String> r = post(chat(false, "slow"));
 		assertThat(r.getStatus().value()).isEqualTo(504);
-		assertThat(r.getResponseBody()).contains("\"code\":\"upstream_timeout\"").contains("response-timeout");
+		assertThat(r.getResponseBody()).contains("\"code\":\"upstream_timeout\"")
+			.contains("Response took longer than timeout");
 	}
 
 	@Test

@@ -429,7 +429,8 @@ class PromptParserTests {
 				{ "{\"messages\":[1,2}", "Unexpected close marker '}': expected ']'", "(line 1, column 17)" },
 				{ "{\"a\":1} {\"x\":1}", "more content after the JSON value", "(line 1, column 9)" },
 				{ "{\"a\":\n tru}", "Unrecognized token 'tru'", "(line 2, column 2)" },
-				{ "{'a':1}", "was expecting double-quote to start property name", "(line 1, column 2)" } }) {
+				{ "{'a':1}", "was expecting double-quote to start property name", "(line 1, column 2)" },
+				{ "{\"messages\":NaN}", "Non-standard token 'NaN'", "(line 1, column 16)" } }) {
 			assertThatExceptionOfType(InvalidRequestException.class)
 				.isThrownBy(() -> parse("/v1/chat/completions", c[0]))
 				.satisfies(ex -> assertThat(ex.getMessage()).startsWith("request body is not valid JSON: ")
