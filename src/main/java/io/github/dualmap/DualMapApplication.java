@@ -6,6 +6,7 @@ import io.github.dualmap.emulator.EmulatorCommand;
 import io.github.dualmap.emulator.demo.DemoPoolConfiguration;
 import io.github.dualmap.overhead.OverheadCommand;
 import io.github.dualmap.sim.ChurnCommand;
+import io.github.dualmap.sim.ConsoleCommand;
 import io.github.dualmap.sim.SimCommand;
 
 import org.springframework.boot.SpringApplication;
@@ -67,8 +68,13 @@ public class DualMapApplication {
 				System.out.print(USAGE);
 				return 0;
 			}
+			case "--version", "-V" -> {
+				System.out.println(ConsoleCommand.version());
+				return 0;
+			}
 			default -> {
-				if (!command.isEmpty() && !command.startsWith("-")) {
+				// Spring Boot reads --name[=value] arguments; anything else is a typo.
+				if (!command.isEmpty() && !command.startsWith("--")) {
 					System.err.println("unknown command '" + command + "'\n" + USAGE);
 					return 2;
 				}

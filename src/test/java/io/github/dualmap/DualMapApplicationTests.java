@@ -41,13 +41,16 @@ class DualMapApplicationTests {
 		try {
 			assertThat(dispatch("--help")).isZero();
 			assertThat(dispatch("simm", "--trace", "t.jsonl")).isEqualTo(2);
+			assertThat(dispatch("-help")).isEqualTo(2);
+			assertThat(dispatch("--version")).isZero();
 		}
 		finally {
 			System.setOut(out);
 			System.setErr(err);
 		}
 		assertThat(this.gatewayRan).isFalse();
-		assertThat(printed.toString(StandardCharsets.UTF_8)).contains("sim ", "churn ", "emulator ", "overhead ");
+		assertThat(printed.toString(StandardCharsets.UTF_8)).contains("sim ", "churn ", "emulator ", "overhead ")
+			.contains("dualmap-gateway ");
 		assertThat(errors.toString(StandardCharsets.UTF_8)).startsWith("unknown command 'simm'");
 	}
 

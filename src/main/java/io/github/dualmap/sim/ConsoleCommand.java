@@ -60,7 +60,7 @@ public abstract class ConsoleCommand<T extends ConsoleCommand<T>> implements Cal
 	}
 
 	/** The jar's version, from its manifest ({@code dev} when run from classes). */
-	static String version() {
+	public static String version() {
 		String v = ConsoleCommand.class.getPackage().getImplementationVersion();
 		return "dualmap-gateway " + (v != null ? v : "dev");
 	}
