@@ -187,18 +187,26 @@ public class DualMapProperties {
 		return this.bodyReadTimeout.toNanos() > 0;
 	}
 
-	@AssertTrue(message = "dualmap.max-buffered-size must be >= dualmap.max-body-size")
+	@AssertTrue(message = "dualmap.max-buffered-size must be >= dualmap.max-body-size"
+			+ " (and >= dualmap.replicas.max-body-size with replica sync on)")
 	private boolean isMaxBufferedSizeAtLeastOneBody() {
-		return this.maxBufferedSize == null || this.maxBufferedSize.toBytes() >= this.maxBodySize.toBytes();
+		return this.maxBufferedSize == null || this.maxBufferedSize.toBytes() >= largestBody();
+	}
+
+	/** The largest single body the gateway may have to hold: a client's or a peer's. */
+	private long largestBody() {
+		long replica = this.replicas.isEnabled() ? this.replicas.getMaxBodySize().toBytes() : 0;
+		return Math.max(this.maxBodySize.toBytes(), replica);
 	}
 
 	/**
 	 * {@code dualmap.max-buffered-size} in bytes: the configured value, else a quarter of
-	 * {@code maxHeapBytes} but at least {@code max-body-size}.
+	 * {@code maxHeapBytes} but at least the largest body (a client's, or a peer's with
+	 * replica sync on).
 	 */
 	public long maxBufferedBytes(long maxHeapBytes) {
 		return this.maxBufferedSize != null ? this.maxBufferedSize.toBytes()
-				: Math.max(maxHeapBytes / 4, this.maxBodySize.toBytes());
+				: Math.max(maxHeapBytes / 4, largestBody());
 	}
 
 	@AssertTrue(message = "dualmap.max-body-size must be positive and below 2GB")

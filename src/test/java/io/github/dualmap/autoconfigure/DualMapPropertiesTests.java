@@ -284,6 +284,16 @@ class DualMapPropertiesTests {
 		this.runner.withPropertyValues("dualmap.max-buffered-size=200MB")
 			.run(context -> assertThat(context.getBean(RequestBuffers.class).limit()).isEqualTo(200L << 20));
 		expectFailure("dualmap.max-buffered-size=1MB", "dualmap.max-buffered-size must be >= dualmap.max-body-size");
+		// A peer's publication must fit too, or it would be refused every time.
+		this.runner
+			.withPropertyValues("dualmap.replicas.enabled=true", "dualmap.replicas.token=t",
+					"dualmap.replicas.peers=http://127.0.0.1:1", "dualmap.max-buffered-size=40MB",
+					"dualmap.replicas.max-body-size=64MB")
+			.run(context -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("dualmap.replicas.max-body-size with replica sync on"));
+		assertThat(new DualMapProperties().maxBufferedBytes(64L << 20)).isEqualTo(32L << 20);
 	}
 
 	@Test
