@@ -82,10 +82,7 @@ class DualMapQueueIntegrationTests {
 
 	@DynamicPropertySource
 	static void engines(DynamicPropertyRegistry properties) {
-		for (int i = 0; i < ENGINES.size(); i++) {
-			StubEngine engine = ENGINES.get(i);
-			properties.add("spring.cloud.discovery.client.simple.instances.llm[" + i + "].uri", engine::uri);
-		}
+		StubEngine.discover(properties, "llm", ENGINES);
 	}
 
 	@AfterAll

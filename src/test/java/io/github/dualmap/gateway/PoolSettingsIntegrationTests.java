@@ -72,10 +72,7 @@ class PoolSettingsIntegrationTests {
 	@DynamicPropertySource
 	static void engines(DynamicPropertyRegistry properties) {
 		for (String service : List.of("affine", "spread")) {
-			for (int i = 0; i < ENGINES.size(); i++) {
-				properties.add("spring.cloud.discovery.client.simple.instances." + service + "[" + i + "].uri",
-						ENGINES.get(i)::uri);
-			}
+			StubEngine.discover(properties, service, ENGINES);
 		}
 	}
 

@@ -22,6 +22,8 @@ import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
+import org.springframework.test.context.DynamicPropertyRegistry;
+
 /**
  * A vLLM-like backend on loopback: OpenAI completions and chat completions (SSE or JSON),
  * streamed responses (SSE) and a vLLM V1 {@code /metrics} whose waiting-queue gauge the
@@ -88,6 +90,14 @@ final class StubEngine {
 	// Every connection of the stub, so that stopping it also drops the gateway's pooled
 	// keep-alive connections, as a crashed engine would.
 	private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+
+	/** Lists {@code engines} as the instances of {@code service} in simple discovery. */
+	static void discover(DynamicPropertyRegistry properties, String service, List<StubEngine> engines) {
+		for (int i = 0; i < engines.size(); i++) {
+			properties.add("spring.cloud.discovery.client.simple.instances." + service + "[" + i + "].uri",
+					engines.get(i)::uri);
+		}
+	}
 
 	StubEngine(String name) {
 		this.name = name;

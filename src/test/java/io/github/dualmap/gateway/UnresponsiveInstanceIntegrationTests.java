@@ -59,10 +59,7 @@ class UnresponsiveInstanceIntegrationTests {
 
 	@DynamicPropertySource
 	static void engines(DynamicPropertyRegistry properties) {
-		for (int i = 0; i < ENGINES.size(); i++) {
-			StubEngine engine = ENGINES.get(i);
-			properties.add("spring.cloud.discovery.client.simple.instances.llm[" + i + "].uri", engine::uri);
-		}
+		StubEngine.discover(properties, "llm", ENGINES);
 		properties.add("spring.cloud.discovery.client.simple.instances.llm[2].uri",
 				() -> "http://127.0.0.1:" + HUNG.port());
 	}
