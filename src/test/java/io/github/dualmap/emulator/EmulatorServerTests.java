@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -256,6 +257,27 @@ class EmulatorServerTests {
 				"This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.");
 		assertError(post("/v1/completions", "{\"prompt\":\"abcdabcd\",\"max_tokens\":4095}"), 400, "BadRequestError",
 				"'max_tokens' or 'max_completion_tokens' is too large: 4095. This model's maximum context length is 4096 tokens and your request has 2 input tokens (4095 > 4096 - 2).");
+	}
+
+	@Test
+	void bodiesWithAByteOrderMarkOrInUtf16AreReadAsVllmReadsThem() throws Exception {
+		String body = "{\"prompt\":\"caf\u00e9\",\"max_tokens\":1}";
+		byte[] utf8 = body.getBytes(StandardCharsets.UTF_8);
+		byte[] bom = new byte[utf8.length + 3];
+		bom[0] = (byte) 0xEF;
+		bom[1] = (byte) 0xBB;
+		bom[2] = (byte) 0xBF;
+		System.arraycopy(utf8, 0, bom, 3, utf8.length);
+		for (byte[] bytes : List.of(bom, body.getBytes(StandardCharsets.UTF_16LE),
+				body.getBytes(StandardCharsets.UTF_16))) {
+			HttpResponse<String> res = http
+				.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/completions"))
+					.header("Content-Type", "application/json")
+					.POST(HttpRequest.BodyPublishers.ofByteArray(bytes))
+					.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(res.statusCode()).as(res.body()).isEqualTo(200);
+		}
+		assertThat(EmulatorServer.jsonText(body.getBytes(StandardCharsets.UTF_16BE))).isEqualTo(body);
 	}
 
 	@Test
