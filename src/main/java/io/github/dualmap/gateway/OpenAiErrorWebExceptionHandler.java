@@ -153,8 +153,7 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 		}
 		String id = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR);
 		if (id == null) {
-			String sent = exchange.getRequest().getHeaders().getFirst(this.requestIdHeader);
-			id = sent == null || sent.isBlank() ? RequestIds.next() : sent;
+			id = RequestIds.orNew(exchange.getRequest().getHeaders().getFirst(this.requestIdHeader));
 		}
 		exchange.getResponse().getHeaders().set(this.requestIdHeader, id);
 	}

@@ -55,8 +55,7 @@ public class RequestIdFilter implements GlobalFilter, HttpHeadersFilter, Ordered
 				|| exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_ID_ATTR)) {
 			return chain.filter(exchange);
 		}
-		String sent = exchange.getRequest().getHeaders().getFirst(this.header);
-		String id = sent == null || sent.isBlank() ? RequestIds.next() : sent;
+		String id = RequestIds.orNew(exchange.getRequest().getHeaders().getFirst(this.header));
 		exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_ID_ATTR, id);
 		ServerHttpResponse response = exchange.getResponse();
 		response.beforeCommit(() -> {

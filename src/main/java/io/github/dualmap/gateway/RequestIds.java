@@ -4,6 +4,8 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Ids of routed requests: unique within the process and across gateway replicas (a random
  * per-process prefix, then a counter). They key the dispatch queues, the placement
@@ -25,6 +27,14 @@ final class RequestIds {
 	/** A new id. */
 	static String next() {
 		return PREFIX + Long.toHexString(NEXT.incrementAndGet());
+	}
+
+	/**
+	 * The {@code x-request-id} of a request that sent {@code sent} in that header: its
+	 * own, else a new one.
+	 */
+	static String orNew(@Nullable String sent) {
+		return sent == null || sent.isBlank() ? next() : sent;
 	}
 
 	private static byte[] seed() {
