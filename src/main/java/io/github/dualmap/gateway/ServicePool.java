@@ -387,15 +387,11 @@ public final class ServicePool {
 	/**
 	 * {@code instanceId} answered (a scrape, even a failed one, or a response's first
 	 * byte): it is responsive again if it was taken out as unresponsive.
-	 * @return whether it had been taken out
 	 */
-	boolean heard(String instanceId) {
-		if (this.lastHeard.replace(instanceId, this.pool.now()) == null
-				|| !this.breakers.responsive(instanceId, true)) {
-			return false;
+	void heard(String instanceId) {
+		if (this.lastHeard.replace(instanceId, this.pool.now()) != null && this.breakers.responsive(instanceId, true)) {
+			logger.info("Instance " + instanceId + " of " + this.serviceId + " answers again: it gets new requests");
 		}
-		logger.info("Instance " + instanceId + " of " + this.serviceId + " answers again: it gets new requests");
-		return true;
 	}
 
 	/**
@@ -403,9 +399,8 @@ public final class ServicePool {
 	 * {@code silenceNanos} (since it joined, if it never answered), it is taken out as
 	 * unresponsive until it answers.
 	 * @param why the scrape's failure, for the log
-	 * @return whether it was taken out now
 	 */
-	boolean unanswered(String instanceId, long silenceNanos, Throwable why) {
+	void unanswered(String instanceId, long silenceNanos, Throwable why) {
 		long silent;
 		// Under the membership lock, as countScrapeFailure: an instance that left (and
 		// may come back as a new member) must not keep a flag set while it was leaving.
@@ -414,20 +409,19 @@ public final class ServicePool {
 			silent = last == null ? -1 : this.pool.now() - last;
 			if (!this.membership.byId().containsKey(instanceId) || silent < silenceNanos
 					|| !this.breakers.responsive(instanceId, false)) {
-				return false;
+				return;
 			}
 			// An answer that came while this looked (heard() is not under this lock) must
 			// not be lost: it moved lastHeard before clearing a flag not set yet.
 			if (!last.equals(this.lastHeard.get(instanceId))) {
 				this.breakers.responsive(instanceId, true);
-				return false;
+				return;
 			}
 		}
 		logger.warn("Instance " + instanceId + " of " + this.serviceId + " has not answered for "
 				+ Duration.ofNanos(silent).toMillis() + " ms (no scrape answered, no response byte; last: " + why
 				+ "): no new requests go to it, and its queued ones move, until it answers"
 				+ " (dualmap.scrape.unresponsive-after)");
-		return true;
 	}
 
 	void countScrapeFailure(String instanceId) {
