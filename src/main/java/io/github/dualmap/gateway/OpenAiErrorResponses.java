@@ -30,9 +30,7 @@ final class OpenAiErrorResponses {
 
 	/** 503 for a body {@link RequestBuffers} cannot hold, with {@code Retry-After}. */
 	static Mono<Void> buffersFull(ServerWebExchange exchange, RequestBuffers.FullException ex) {
-		return write(exchange, HttpStatus.SERVICE_UNAVAILABLE,
-				new OpenAiError(ex.getReason(), "service_unavailable", null, "gateway_buffers_full"),
-				RequestBuffers.RETRY_AFTER_SECONDS);
+		return write(exchange, HttpStatus.SERVICE_UNAVAILABLE, ex.toOpenAiError(), RequestBuffers.RETRY_AFTER_SECONDS);
 	}
 
 	/**
@@ -48,8 +46,7 @@ final class OpenAiErrorResponses {
 			return buffersFull(exchange, full);
 		}
 		if (error instanceof RequestBodies.ReadTimeoutException slow) {
-			return write(exchange, HttpStatus.REQUEST_TIMEOUT,
-					new OpenAiError(slow.getReason(), "invalid_request_error", null, "request_timeout"));
+			return write(exchange, HttpStatus.REQUEST_TIMEOUT, slow.toOpenAiError());
 		}
 		return null;
 	}

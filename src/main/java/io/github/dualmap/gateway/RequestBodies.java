@@ -3,6 +3,7 @@ package io.github.dualmap.gateway;
 import java.time.Duration;
 import java.util.function.Function;
 
+import io.github.dualmap.prompt.OpenAiError;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -96,6 +97,11 @@ public final class RequestBodies {
 		ReadTimeoutException(Duration timeout) {
 			super(HttpStatus.REQUEST_TIMEOUT,
 					"request body not received within dualmap.body-read-timeout (" + timeout.toMillis() + " ms)");
+		}
+
+		/** The OpenAI error it is answered with (408). */
+		public OpenAiError toOpenAiError() {
+			return new OpenAiError(getReason(), "invalid_request_error", null, "request_timeout");
 		}
 
 	}

@@ -3,6 +3,7 @@ package io.github.dualmap.gateway;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
+import io.github.dualmap.prompt.OpenAiError;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
@@ -119,6 +120,13 @@ public final class RequestBuffers {
 			super(HttpStatus.SERVICE_UNAVAILABLE,
 					"the gateway holds its limit of request bodies in memory (dualmap.max-buffered-size, " + limit
 							+ " bytes); retry shortly");
+		}
+
+		/**
+		 * The OpenAI error it is answered with (503, with {@link #RETRY_AFTER_SECONDS}).
+		 */
+		public OpenAiError toOpenAiError() {
+			return new OpenAiError(getReason(), "service_unavailable", null, "gateway_buffers_full");
 		}
 
 	}

@@ -77,13 +77,9 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 			.flatMap(this::apply)
 			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge())
 			.onErrorResume(RequestBuffers.FullException.class,
-					ex -> ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE)
-						.header(HttpHeaders.RETRY_AFTER, Long.toString(RequestBuffers.RETRY_AFTER_SECONDS))
-						.contentType(MediaType.APPLICATION_JSON)
-						.bodyValue(new OpenAiError(ex.getReason(), "service_unavailable", null, "gateway_buffers_full")
-							.toJson()))
-			.onErrorResume(RequestBodies.ReadTimeoutException.class, ex -> error(HttpStatus.REQUEST_TIMEOUT,
-					OpenAiError.INVALID_REQUEST, "request_timeout", ex.getReason()));
+					ex -> error(HttpStatus.SERVICE_UNAVAILABLE, ex.toOpenAiError(), RequestBuffers.RETRY_AFTER_SECONDS))
+			.onErrorResume(RequestBodies.ReadTimeoutException.class,
+					ex -> error(HttpStatus.REQUEST_TIMEOUT, ex.toOpenAiError(), 0));
 	}
 
 	/**
@@ -153,9 +149,18 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 	}
 
 	private static Mono<ServerResponse> error(HttpStatus status, String type, String code, String message) {
-		return ServerResponse.status(status)
-			.contentType(MediaType.APPLICATION_JSON)
-			.bodyValue(new OpenAiError(message, type, null, code).toJson());
+		return error(status, new OpenAiError(message, type, null, code), 0);
+	}
+
+	/**
+	 * With a {@code Retry-After} header of {@code retryAfterSeconds} when it is positive.
+	 */
+	private static Mono<ServerResponse> error(HttpStatus status, OpenAiError error, long retryAfterSeconds) {
+		ServerResponse.BodyBuilder response = ServerResponse.status(status).contentType(MediaType.APPLICATION_JSON);
+		if (retryAfterSeconds > 0) {
+			response.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds));
+		}
+		return response.bodyValue(error.toJson());
 	}
 
 }
