@@ -19,6 +19,7 @@ import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.gateway.DualMapListener;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.RetryCause;
 import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.gateway.SloResolver;
 import io.micrometer.core.instrument.Counter;
@@ -140,11 +141,11 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 				.tags(tags)
 				.description("Requests released from the dispatch queues to an instance")
 				.register(this.meters);
-			for (boolean onStatus : new boolean[] { false, true }) {
-				FunctionCounter.builder("dualmap.retries", service, p -> p.retries(onStatus))
-					.tags(tags.and("cause", onStatus ? "status" : "connect"))
+			for (RetryCause cause : RetryCause.values()) {
+				FunctionCounter.builder("dualmap.retries", service, p -> p.retries(cause))
+					.tags(tags.and("cause", cause.tag()))
 					.description("Requests sent once more to another instance: after a connect failure, "
-							+ "or a response status of dualmap.retry.statuses")
+							+ "a response status of dualmap.retry.statuses, or their instance stopped answering")
 					.register(this.meters);
 			}
 			for (int status : PoolInspection.REJECTION_STATUSES) {

@@ -11,6 +11,7 @@ import io.github.dualmap.prompt.OpenAiError;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
@@ -88,27 +89,53 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 
 	private Mono<Void> attempt(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service,
 			boolean mayRetry) {
-		Mono<Void> sent = chain.filter(exchange);
+		// Completes when the instance is taken out as unresponsive before it answered
+		// (RoutedAttempt.abandon): waiting on must not last until the response timeout.
+		Sinks.Empty<Void> abandonment = Sinks.empty();
+		exchange.getAttributes().put(DualMapExchangeAttributes.ABANDONMENT_ATTR, abandonment);
+		Mono<Void> sent = Mono.firstWithSignal(chain.filter(exchange).doOnSuccess(done -> {
+			RoutedAttempt answered = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+			if (answered != null) {
+				answered.answered();
+			}
+		}), abandonment.asMono().then(Mono.error(InstanceStoppedAnswering::new)));
 		if (mayRetry && !this.retryStatuses.isEmpty()) {
 			sent = sent.then(Mono.defer(() -> retryOnStatus(exchange, chain, service)));
 		}
-		return sent.onErrorResume(ConnectFailoverFilter::isConnectFailure, ex -> {
+		return sent.onErrorResume(ex -> isConnectFailure(ex) || ex instanceof InstanceStoppedAnswering, ex -> {
 			RoutedAttempt failed = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
 			if (failed == null || exchange.getResponse().isCommitted()) {
 				return Mono.error(ex);
 			}
+			// (An abandoned try has failed already.)
 			failed.fail(ex);
+			boolean stopped = ex instanceof InstanceStoppedAnswering;
+			// A request pinned to a stored response is not sent elsewhere when its
+			// instance
+			// hangs: no other instance holds what it continues.
+			boolean retry = mayRetry && !(stopped && failed.decision().reason() == Reason.PINNED);
 			exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
 			excluded(exchange).add(failed.instanceId());
 			if (LOG.isDebugEnabled()) {
-				LOG.debug("Request " + exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR)
-						+ ": could not connect to instance '" + failed.instanceId() + "' of '" + failed.serviceId()
-						+ "'" + (mayRetry ? ", sending it to another" : ", answering 502"));
+				LOG.debug("Request "
+						+ exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR) + ": "
+						+ (stopped
+								? "instance '" + failed.instanceId() + "' of '" + failed.serviceId()
+										+ "' stopped answering"
+								: "could not connect to instance '" + failed.instanceId() + "' of '"
+										+ failed.serviceId() + "'")
+						+ (retry ? ", sending it to another" : stopped ? ", answering 504" : ", answering 502"));
 			}
-			if (mayRetry) {
-				service.countRetry(false);
+			if (retry) {
+				service.countRetry(stopped ? RetryCause.UNRESPONSIVE : RetryCause.CONNECT);
 				ServerWebExchangeUtils.reset(exchange);
 				return attempt(exchange, chain, service, false);
+			}
+			if (stopped) {
+				return OpenAiErrorResponses.write(exchange, HttpStatus.GATEWAY_TIMEOUT,
+						new OpenAiError("instance '" + failed.instanceId() + "' of '" + failed.serviceId()
+								+ "' stopped answering (dualmap.scrape.unresponsive-after) before it answered "
+								+ "this request", "server_error", null, "upstream_unresponsive"));
 			}
 			return OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY,
 					new OpenAiError("could not connect to instance '" + failed.instanceId() + "' of '"
@@ -148,9 +175,20 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 					+ ", sending it to another");
 		}
 		exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
-		service.countRetry(true);
+		service.countRetry(RetryCause.STATUS);
 		ServerWebExchangeUtils.reset(exchange);
 		return attempt(exchange, chain, service, false);
+	}
+
+	/**
+	 * The instance a request waited on was taken out as unresponsive before it answered.
+	 */
+	private static final class InstanceStoppedAnswering extends RuntimeException {
+
+		InstanceStoppedAnswering() {
+			super("instance stopped answering", null, false, false);
+		}
+
 	}
 
 	@SuppressWarnings("unchecked")

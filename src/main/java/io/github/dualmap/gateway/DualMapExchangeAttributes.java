@@ -19,6 +19,13 @@ public final class DualMapExchangeAttributes {
 	public static final String ATTEMPT_ATTR = PREFIX + "attempt";
 
 	/**
+	 * A {@code Sinks.Empty<Void>} the current try's {@link RoutedAttempt} completes when
+	 * the gateway stops waiting for its instance's answer
+	 * ({@link RoutedAttempt#whenAbandoned}).
+	 */
+	public static final String ABANDONMENT_ATTR = PREFIX + "abandonment";
+
+	/**
 	 * A {@code Set<String>} of instance ids this request must not be sent to again (they
 	 * failed to connect for it).
 	 */

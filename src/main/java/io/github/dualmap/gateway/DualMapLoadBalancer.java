@@ -10,6 +10,7 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.cloud.client.ServiceInstance;
@@ -125,6 +126,11 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		return this.service.submit(request, streaming, avoid, repeated, pinned).map(attempt -> {
 			if (attributes.get(DualMapExchangeAttributes.SLO_CLASS_ATTR) instanceof String sloClass) {
 				attempt.sloClass(sloClass);
+			}
+			if (attributes.get(DualMapExchangeAttributes.ABANDONMENT_ATTR) instanceof Sinks.Empty<?> abandonment) {
+				@SuppressWarnings("unchecked")
+				Sinks.Empty<Void> told = (Sinks.Empty<Void>) abandonment;
+				attempt.whenAbandoned(told);
 			}
 			RoutedAttempt previous = (RoutedAttempt) attributes.put(DualMapExchangeAttributes.ATTEMPT_ATTR, attempt);
 			if (previous != null && previous != attempt) {

@@ -2,6 +2,7 @@ package io.github.dualmap.gateway;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.InstancePool;
@@ -9,6 +10,7 @@ import io.github.dualmap.core.QueuedRequest;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Sinks;
 
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.http.HttpStatusCode;
@@ -38,6 +40,20 @@ public final class RoutedAttempt {
 	private final AtomicBoolean ended = new AtomicBoolean();
 
 	private volatile boolean responded;
+
+	/**
+	 * Whether the gateway still waits for the instance's answer (its status line), or
+	 * stopped waiting: {@link #WAITING}, {@link #ANSWERED} or {@link #ABANDONED}.
+	 */
+	private final AtomicInteger answer = new AtomicInteger(WAITING);
+
+	private static final int WAITING = 0;
+
+	private static final int ANSWERED = 1;
+
+	private static final int ABANDONED = 2;
+
+	private volatile Sinks.@Nullable Empty<Void> abandonment;
 
 	private volatile String sloClass = SloResolver.DEFAULT_CLASS;
 
@@ -121,6 +137,41 @@ public final class RoutedAttempt {
 	}
 
 	/**
+	 * The instance's status line and headers arrived: the gateway no longer waits for its
+	 * answer, and the instance is alive.
+	 */
+	public void answered() {
+		if (this.answer.compareAndSet(WAITING, ANSWERED)) {
+			this.service.heard(instanceId());
+		}
+	}
+
+	/**
+	 * Who waits for the instance's answer and must be told when the gateway gives up on
+	 * it: {@code abandonment} completes then.
+	 */
+	public void whenAbandoned(Sinks.Empty<Void> abandonment) {
+		this.abandonment = abandonment;
+	}
+
+	/**
+	 * The instance was taken out as unresponsive while this try waited for its answer:
+	 * the try fails (its instance's breaker counts it, its capacity is given back) and
+	 * whoever waits for the answer is told, to send the request elsewhere.
+	 * @return whether the try was abandoned: it was waiting for its answer, and someone
+	 * waited with it
+	 */
+	boolean abandon() {
+		Sinks.Empty<Void> waiting = this.abandonment;
+		if (waiting == null || this.responded || !this.answer.compareAndSet(WAITING, ABANDONED)) {
+			return false;
+		}
+		fail(new IllegalStateException("instance " + instanceId() + " stopped answering"));
+		waiting.tryEmitEmpty();
+		return true;
+	}
+
+	/**
 	 * The instance answered with the stored response {@code responseId} (read from the
 	 * answer of a Responses API request); listeners are told.
 	 */
@@ -161,6 +212,7 @@ public final class RoutedAttempt {
 		if (!this.ended.compareAndSet(false, true)) {
 			return;
 		}
+		this.service.ended(this);
 		long elapsed = this.service.pool().now() - this.dispatch.sentAtNanos();
 		switch (outcome) {
 			case SUCCESS -> this.breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);

@@ -3,6 +3,7 @@ package io.github.dualmap.gateway;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -82,9 +83,13 @@ public final class ServicePool {
 
 	private final LongAdder unavailable = new LongAdder();
 
-	private final LongAdder connectRetries = new LongAdder();
+	private final Map<RetryCause, LongAdder> retries = new EnumMap<>(RetryCause.class);
 
-	private final LongAdder statusRetries = new LongAdder();
+	/**
+	 * Tries sent to an instance that have not ended: those waiting on an instance taken
+	 * out as unresponsive are abandoned ({@link RoutedAttempt#abandon}).
+	 */
+	private final Set<RoutedAttempt> sent = ConcurrentHashMap.newKeySet();
 
 	ServicePool(String serviceId, InstancePool pool, RoutingPolicy policy, QueueSettings queueSettings,
 			InstanceBreakers breakers, String weightMetadataKey, List<DualMapListener> listeners) {
@@ -96,6 +101,9 @@ public final class ServicePool {
 		this.breakers = breakers;
 		this.weightMetadataKey = weightMetadataKey;
 		this.listeners = listeners;
+		for (RetryCause cause : RetryCause.values()) {
+			this.retries.put(cause, new LongAdder());
+		}
 	}
 
 	/** The id of an instance: its discovery instance id, else {@code host:port}. */
@@ -418,10 +426,22 @@ public final class ServicePool {
 				return;
 			}
 		}
+		int abandoned = 0;
+		for (RoutedAttempt attempt : this.sent) {
+			if (attempt.instanceId().equals(instanceId) && attempt.abandon()) {
+				abandoned++;
+			}
+		}
 		logger.warn("Instance " + instanceId + " of " + this.serviceId + " has not answered for "
 				+ Duration.ofNanos(silent).toMillis() + " ms (no scrape answered, no response byte; last: " + why
 				+ "): no new requests go to it, and its queued ones move, until it answers"
-				+ " (dualmap.scrape.unresponsive-after)");
+				+ " (dualmap.scrape.unresponsive-after)" + (abandoned == 0 ? ""
+						: "; " + abandoned + " sent to it and waiting for its answer are sent to another instance"));
+	}
+
+	/** A try ended: it no longer waits on its instance. */
+	void ended(RoutedAttempt attempt) {
+		this.sent.remove(attempt);
 	}
 
 	void countScrapeFailure(String instanceId) {
@@ -449,16 +469,13 @@ public final class ServicePool {
 		};
 	}
 
-	/**
-	 * Requests of this pool sent once more to another instance, after a connect failure
-	 * ({@code onStatus} false) or a response status of {@code dualmap.retry.statuses}.
-	 */
-	public long retries(boolean onStatus) {
-		return (onStatus ? this.statusRetries : this.connectRetries).sum();
+	/** Requests of this pool sent once more to another instance, for {@code cause}. */
+	public long retries(RetryCause cause) {
+		return this.retries.get(cause).sum();
 	}
 
-	void countRetry(boolean onStatus) {
-		(onStatus ? this.statusRetries : this.connectRetries).increment();
+	void countRetry(RetryCause cause) {
+		this.retries.get(cause).increment();
 	}
 
 	private void countRejection(Rejection rejection) {
@@ -573,6 +590,7 @@ public final class ServicePool {
 				l.onDecision(ServicePool.this.serviceId, this.request, decision);
 			}
 			this.attempt.set(routed);
+			ServicePool.this.sent.add(routed);
 			if (this.cancelled) {
 				routed.cancel();
 				return;

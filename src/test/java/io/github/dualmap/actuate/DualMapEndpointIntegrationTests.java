@@ -297,6 +297,7 @@ class DualMapEndpointIntegrationTests {
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"503\"} 0\\.0")
 			.containsPattern("dualmap_retries_total\\{cause=\"connect\",service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_retries_total\\{cause=\"status\",service=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_retries_total\\{cause=\"unresponsive\",service=\"llm\"} 0\\.0")
 			.doesNotContain("Zebra")
 			.doesNotContain("one more");
 	}

@@ -385,7 +385,7 @@ class DualMapMetersTests {
 		assertThat(tagValues).isNotEmpty();
 		assertThat(tagValues).allSatisfy(v -> {
 			assertThat(v).isIn("llm", "i1", "i2", "i3", "affinity", "slo-switch", "hotspot", "fallback", "third-choice",
-					"load", "dualmap", "within", "over", "429", "503", "default", "connect", "status");
+					"load", "dualmap", "within", "over", "429", "503", "default", "connect", "status", "unresponsive");
 			assertThat(forbidden).doesNotContain(v);
 		});
 	}

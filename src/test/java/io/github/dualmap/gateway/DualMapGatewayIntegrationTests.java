@@ -430,7 +430,7 @@ class DualMapGatewayIntegrationTests {
 	@Order(90)
 	void anInstanceThatRefusesWorkHasTheRequestSentToAnotherOnce(CapturedOutput output) {
 		ServicePool pool = this.registry.pool("llm");
-		long retries = pool.retries(true);
+		long retries = pool.retries(RetryCause.STATUS);
 		List<String> failures = new CopyOnWriteArrayList<>();
 		this.registry.addListener(new DualMapListener() {
 			@Override
@@ -466,7 +466,7 @@ class DualMapGatewayIntegrationTests {
 					failures.clear();
 				}
 			}
-			assertThat(pool.retries(true)).isEqualTo(retries + 4);
+			assertThat(pool.retries(RetryCause.STATUS)).isEqualTo(retries + 4);
 			// A status not configured goes to the client as the instance sent it.
 			String other = chat(systemPrompt("refusals 500"), "q", false);
 			StubEngine home = homeOf(other);
@@ -475,7 +475,7 @@ class DualMapGatewayIntegrationTests {
 			home.refuseWith.set(0);
 			assertThat(failed.getStatus().value()).isEqualTo(500);
 			assertThat(instance(failed)).isEqualTo(home.instanceId());
-			assertThat(pool.retries(true)).isEqualTo(retries + 4);
+			assertThat(pool.retries(RetryCause.STATUS)).isEqualTo(retries + 4);
 			// Every instance refuses: one retry, and its answer is the client's.
 			String busyRequest = chat(systemPrompt("refusals everywhere"), "q", false);
 			StubEngine first = homeOf(busyRequest);
@@ -485,14 +485,14 @@ class DualMapGatewayIntegrationTests {
 			assertThat(busy.getResponseHeaders().getFirst("retry-after")).isEqualTo("1");
 			assertThat(new String(busy.getResponseBodyContent(), StandardCharsets.UTF_8)).contains("refused by")
 				.doesNotContain("refused by " + first.name);
-			assertThat(pool.retries(true)).isEqualTo(retries + 5);
+			assertThat(pool.retries(RetryCause.STATUS)).isEqualTo(retries + 5);
 			// No other instance to try (the others drained): the instance's own answer.
 			ENGINES.stream().filter(e -> e != first).forEach(e -> pool.drain(e.instanceId()));
 			EntityExchangeResult<byte[]> alone = post("/v1/chat/completions", busyRequest);
 			assertThat(alone.getStatus().value()).isEqualTo(429);
 			assertThat(new String(alone.getResponseBodyContent(), StandardCharsets.UTF_8))
 				.contains("refused by " + first.name);
-			assertThat(pool.retries(true)).isEqualTo(retries + 5);
+			assertThat(pool.retries(RetryCause.STATUS)).isEqualTo(retries + 5);
 		}
 		finally {
 			ENGINES.forEach(e -> e.refuseWith.set(0));
@@ -531,7 +531,7 @@ class DualMapGatewayIntegrationTests {
 			instances.add(instance(r));
 		}
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
-		assertThat(pool.retries(false)).isPositive();
+		assertThat(pool.retries(RetryCause.CONNECT)).isPositive();
 		assertThat(output.getOut()).containsPattern("Request [0-9a-f]{16}-[0-9a-f]+: could not connect to instance '"
 				+ Pattern.quote(stopped.instanceId()) + "' of 'llm', sending it to another");
 		assertThat(pool.pool().instance(stopped.instanceId()).healthy()).isFalse();

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
@@ -82,6 +83,18 @@ final class StubEngine {
 	 */
 	final AtomicReference<String> crash = new AtomicReference<>("");
 
+	/**
+	 * Whether the stub hangs on requests: it still accepts connections and reads them,
+	 * but never answers completion and Responses requests.
+	 */
+	final AtomicBoolean hung = new AtomicBoolean();
+
+	/** Whether the stub's {@code /metrics} never answers: scrapes hang. */
+	final AtomicBoolean scrapesHang = new AtomicBoolean();
+
+	/** Completion and Responses requests read while {@link #hung}, never answered. */
+	final AtomicInteger held = new AtomicInteger();
+
 	/** Delay before the first response byte: a slow prefill, as the gateway sees it. */
 	final AtomicReference<Duration> firstByteDelay = new AtomicReference<>(Duration.ZERO);
 
@@ -126,8 +139,9 @@ final class StubEngine {
 										+ req.requestHeaders().get("authorization", "") + "\"}]}"));
 				})
 				.get("/metrics",
-						(req, res) -> res.header("content-type", "text/plain; version=0.0.4")
-							.sendString(Mono.fromSupplier(this::metrics))))
+						(req, res) -> this.scrapesHang.get() ? Mono.never()
+								: res.header("content-type", "text/plain; version=0.0.4")
+									.sendString(Mono.fromSupplier(this::metrics))))
 			.bindNow();
 	}
 
@@ -154,6 +168,10 @@ final class StubEngine {
 			BiFunction<byte[], String, Mono<Void>> answer) {
 		this.lastRequestId.set(req.requestHeaders().get("x-request-id"));
 		return req.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap(bytes -> {
+			if (this.hung.get()) {
+				this.held.incrementAndGet();
+				return Mono.never();
+			}
 			if (this.refuseWith.get() != 0) {
 				return refuse(res);
 			}
