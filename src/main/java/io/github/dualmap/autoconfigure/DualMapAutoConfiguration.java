@@ -179,11 +179,13 @@ public class DualMapAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	ModelListGatewayFilterFactory modelListGatewayFilterFactory(DualMapRegistry registry, DualMapProperties properties,
-			ObjectProvider<WebClient.Builder> client, ObjectProvider<ReactiveDiscoveryClient> discovery) {
+			ObjectProvider<ReactiveDiscoveryClient> discovery) {
 		DualMapProperties.ModelList m = properties.getModelList();
-		return new ModelListGatewayFilterFactory(registry, client.getIfAvailable(WebClient::builder),
-				discovery.getIfAvailable(), new ModelListGatewayFilterFactory.Defaults(m.getPath(), m.getTimeout(),
-						m.getCacheTtl(), m.getOtherServices()));
+		// A client of its own: the application's builder may be load-balanced (instances
+		// are asked at their addresses) and must not get this client's settings.
+		return new ModelListGatewayFilterFactory(registry, WebClient.builder(), discovery.getIfAvailable(),
+				new ModelListGatewayFilterFactory.Defaults(m.getPath(), m.getTimeout(), m.getCacheTtl(),
+						m.getOtherServices()));
 	}
 
 	@Bean

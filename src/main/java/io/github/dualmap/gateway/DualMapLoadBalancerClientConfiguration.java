@@ -8,6 +8,7 @@ import org.springframework.cloud.loadbalancer.core.ReactorLoadBalancer;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 
 /**
@@ -18,7 +19,14 @@ import org.springframework.core.env.Environment;
  */
 public class DualMapLoadBalancerClientConfiguration {
 
+	/**
+	 * Primary: an application's own default load balancer configuration
+	 * ({@code @LoadBalancerClients(defaultConfiguration = ...)}) is in this child context
+	 * too, and with two balancers Spring Cloud finds none, so every request of the pool
+	 * would get "no instance".
+	 */
 	@Bean
+	@Primary
 	ReactorLoadBalancer<ServiceInstance> dualMapLoadBalancer(Environment environment,
 			LoadBalancerClientFactory clientFactory, DualMapRegistry registry,
 			ObjectProvider<ObservationRegistry> observations) {
