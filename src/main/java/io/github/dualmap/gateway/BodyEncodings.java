@@ -7,6 +7,8 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.function.IntConsumer;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.Inflater;
 import java.util.zip.InflaterInputStream;
@@ -14,6 +16,8 @@ import java.util.zip.InflaterInputStream;
 import io.github.dualmap.prompt.InvalidRequestException;
 import io.github.dualmap.prompt.OpenAiError;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.http.HttpHeaders;
@@ -29,6 +33,9 @@ final class BodyEncodings {
 
 	private static final int CHUNK = 8192;
 
+	/** Bodies up to this size, without a coding, are parsed where they were read. */
+	static final int INLINE_BYTES = 256 * 1024;
+
 	private BodyEncodings() {
 	}
 
@@ -40,6 +47,16 @@ final class BodyEncodings {
 	 * @throws InvalidRequestException when the body is not valid data of its coding
 	 */
 	static byte @Nullable [] decoded(HttpHeaders headers, byte[] body, int maxBytes) {
+		return decoded(headers, body, maxBytes, bytes -> {
+		});
+	}
+
+	/**
+	 * As {@link #decoded(HttpHeaders, byte[], int)}, telling {@code reserve} of each
+	 * chunk of decoded bytes before it is held, so a small compressed body is counted at
+	 * its size in memory; {@code reserve} throws to refuse it.
+	 */
+	static byte @Nullable [] decoded(HttpHeaders headers, byte[] body, int maxBytes, IntConsumer reserve) {
 		List<String> codings = codings(headers);
 		if (codings.isEmpty() || body.length == 0) {
 			return body;
@@ -52,9 +69,22 @@ final class BodyEncodings {
 		byte[] bytes = body;
 		// Codings are listed in the order they were applied: undo the last first.
 		for (int i = codings.size() - 1; i >= 0; i--) {
-			bytes = decode(codings.get(i), bytes, maxBytes);
+			bytes = decode(codings.get(i), bytes, maxBytes, reserve);
 		}
 		return bytes;
+	}
+
+	/**
+	 * {@code work} (decoding and parsing {@code body}) as a {@code Mono}: run on the
+	 * caller's thread for a small body without coding, else on the bounded elastic
+	 * scheduler, so a large body or a small one that decodes to a large one (parsing
+	 * megabytes takes milliseconds to seconds) does not hold up an event loop serving
+	 * other connections.
+	 */
+	static <T> Mono<T> offloaded(HttpHeaders headers, byte[] body, Callable<@Nullable T> work) {
+		Mono<T> done = Mono.fromCallable(work);
+		return body.length > INLINE_BYTES || !codings(headers).isEmpty() ? done.subscribeOn(Schedulers.boundedElastic())
+				: done;
 	}
 
 	private static List<String> codings(HttpHeaders headers) {
@@ -70,18 +100,19 @@ final class BodyEncodings {
 		return codings;
 	}
 
-	private static byte[] decode(String coding, byte[] bytes, int maxBytes) {
+	private static byte[] decode(String coding, byte[] bytes, int maxBytes, IntConsumer reserve) {
 		try {
 			if (!coding.equals("deflate")) {
-				return readAll(new GZIPInputStream(new ByteArrayInputStream(bytes), CHUNK), maxBytes);
+				return readAll(new GZIPInputStream(new ByteArrayInputStream(bytes), CHUNK), maxBytes, reserve);
 			}
 			try {
-				return readAll(new InflaterInputStream(new ByteArrayInputStream(bytes)), maxBytes);
+				return readAll(new InflaterInputStream(new ByteArrayInputStream(bytes)), maxBytes, reserve);
 			}
 			catch (IOException zlib) {
 				// "deflate" is meant to be zlib-wrapped, but some clients send raw
 				// DEFLATE.
-				return readAll(new InflaterInputStream(new ByteArrayInputStream(bytes), new Inflater(true)), maxBytes);
+				return readAll(new InflaterInputStream(new ByteArrayInputStream(bytes), new Inflater(true)), maxBytes,
+						reserve);
 			}
 		}
 		catch (IOException ex) {
@@ -90,7 +121,7 @@ final class BodyEncodings {
 		}
 	}
 
-	private static byte[] readAll(InputStream in, int maxBytes) throws IOException {
+	private static byte[] readAll(InputStream in, int maxBytes, IntConsumer reserve) throws IOException {
 		try (in) {
 			ByteArrayOutputStream out = new ByteArrayOutputStream(CHUNK);
 			byte[] chunk = new byte[CHUNK];
@@ -99,6 +130,7 @@ final class BodyEncodings {
 				if (out.size() + n > maxBytes) {
 					throw new DataBufferLimitException("decoded request body exceeds " + maxBytes + " bytes");
 				}
+				reserve.accept(n);
 				out.write(chunk, 0, n);
 			}
 			return out.toByteArray();

@@ -1,8 +1,11 @@
 package io.github.dualmap.gateway;
 
 import java.time.Duration;
+import java.util.function.IntConsumer;
 
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.web.server.ServerWebExchange;
 
 /**
  * How DualMap reads a request body before routing: at most {@code maxBytes}
@@ -28,6 +31,19 @@ public record BodyLimits(int maxBytes, @Nullable RequestBuffers buffers, Duratio
 		if (readTimeout.isNegative() || readTimeout.isZero()) {
 			throw new IllegalArgumentException("readTimeout must be > 0 but was " + readTimeout);
 		}
+	}
+
+	/**
+	 * Reserves bytes {@code exchange} holds beyond its body as read (its decoded form) in
+	 * the budget, throwing {@link RequestBuffers.FullException} when they do not fit.
+	 */
+	IntConsumer reserving(ServerWebExchange exchange) {
+		RequestBuffers budget = this.buffers;
+		return bytes -> {
+			if (budget != null && !budget.reserve(exchange, bytes)) {
+				throw new RequestBuffers.FullException(budget.limit());
+			}
+		};
 	}
 
 	/** {@code maxBytes} alone: no budget, the default read timeout. */

@@ -7,6 +7,7 @@ import java.util.function.Predicate;
 
 import io.github.dualmap.prompt.InvalidRequestException;
 import io.github.dualmap.prompt.PromptParser;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
 
@@ -157,8 +158,8 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 				exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, body);
 				exchange.getAttributes()
 					.put(ServerWebExchangeUtils.CACHED_SERVER_HTTP_REQUEST_DECORATOR_ATTR, replaying);
-				Mono<String> model = multipart(exchange.getRequest()) ? formModel(replaying)
-						: Mono.justOrEmpty(modelOf(exchange, body));
+				Mono<String> model = multipart(exchange.getRequest()) ? formModel(replaying) : BodyEncodings
+					.offloaded(exchange.getRequest().getHeaders(), body, () -> modelOf(exchange, body));
 				return model
 					.doOnNext(m -> exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_MODEL_ATTR, m))
 					.thenReturn(body);
@@ -187,9 +188,10 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 		return Mono.error(why);
 	}
 
-	private String modelOf(ServerWebExchange exchange, byte[] body) {
+	private @Nullable String modelOf(ServerWebExchange exchange, byte[] body) {
 		try {
-			byte[] json = BodyEncodings.decoded(exchange.getRequest().getHeaders(), body, this.limits.maxBytes());
+			byte[] json = BodyEncodings.decoded(exchange.getRequest().getHeaders(), body, this.limits.maxBytes(),
+					this.limits.reserving(exchange));
 			if (json != null && json != body) {
 				// Decoded once: PromptRoutingFilter parses these bytes (and lets them
 				// go).
@@ -200,6 +202,11 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 		catch (InvalidRequestException | DataBufferLimitException ex) {
 			// The route's own filters answer for a body they cannot read.
 			return null;
+		}
+		catch (RequestBuffers.FullException ex) {
+			// Its decoded form does not fit: answered 503 as a body that did not.
+			exchange.getAttributes().put(DualMapExchangeAttributes.BODY_REFUSED_ATTR, ex);
+			throw ex;
 		}
 	}
 

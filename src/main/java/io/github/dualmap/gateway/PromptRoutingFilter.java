@@ -93,22 +93,37 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 
 	private Mono<Void> route(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service, byte[] body,
 			SloResolver.Slo slo) {
+		return BodyEncodings.offloaded(exchange.getRequest().getHeaders(), body, () -> parse(exchange, body))
+			.onErrorResume(ex -> refused(exchange, ex).then(Mono.empty()))
+			.flatMap(parsed -> route(exchange, chain, service, body, slo, parsed));
+	}
+
+	private ParsedRequest parse(ServerWebExchange exchange, byte[] body) {
 		ServerHttpRequest request = exchange.getRequest();
-		ParsedRequest parsed;
-		try {
-			byte[] decoded = (byte[]) exchange.getAttributes().remove(DualMapExchangeAttributes.DECODED_BODY_ATTR);
-			byte[] readable = !HttpMethod.POST.equals(request.getMethod()) ? null : decoded != null ? decoded
-					: BodyEncodings.decoded(request.getHeaders(), body, this.limits.maxBytes());
-			parsed = readable != null ? this.parser.parse(request.getPath().value(), readable)
-					: new ParsedRequest(null, false, null, RequestKind.OTHER);
+		byte[] decoded = (byte[]) exchange.getAttributes().remove(DualMapExchangeAttributes.DECODED_BODY_ATTR);
+		byte[] readable = !HttpMethod.POST.equals(request.getMethod()) ? null
+				: decoded != null ? decoded : BodyEncodings.decoded(request.getHeaders(), body, this.limits.maxBytes(),
+						this.limits.reserving(exchange));
+		return readable != null ? this.parser.parse(request.getPath().value(), readable)
+				: new ParsedRequest(null, false, null, RequestKind.OTHER);
+	}
+
+	/** The answer to a body that could not be parsed or decoded. */
+	private Mono<Void> refused(ServerWebExchange exchange, Throwable ex) {
+		if (ex instanceof InvalidRequestException invalid) {
+			return invalid(exchange, invalid);
 		}
-		catch (InvalidRequestException ex) {
-			return invalid(exchange, ex);
-		}
-		catch (DataBufferLimitException ex) {
+		if (ex instanceof DataBufferLimitException) {
 			// Decoded past the limit.
 			return OpenAiErrorResponses.tooLarge(exchange, this.limits.maxBytes());
 		}
+		Mono<Void> answer = OpenAiErrorResponses.refusedBody(exchange, ex);
+		return answer != null ? answer : Mono.error(ex);
+	}
+
+	private Mono<Void> route(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service, byte[] body,
+			SloResolver.Slo slo, ParsedRequest parsed) {
+		ServerHttpRequest request = exchange.getRequest();
 		RoutingRequest routing = new RoutingRequest(RequestIds.next(), parsed.blocks(), slo.nanos(),
 				service.pool().now(), slo.maxWaitNanos());
 		exchange.getAttributes().put(DualMapExchangeAttributes.PARSED_REQUEST_ATTR, parsed);

@@ -3,6 +3,7 @@ package io.github.dualmap.gateway;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.Deflater;
 import java.util.zip.DeflaterOutputStream;
 import java.util.zip.GZIPOutputStream;
@@ -42,6 +43,40 @@ class BodyEncodingsTests {
 			z.write(bytes);
 		}
 		return out.toByteArray();
+	}
+
+	@Test
+	void largeOrCompressedBodiesAreParsedOffTheCallersThread() throws IOException {
+		String caller = Thread.currentThread().getName();
+		assertThat(BodyEncodings.offloaded(new HttpHeaders(), JSON, () -> Thread.currentThread().getName()).block())
+			.isEqualTo(caller);
+		assertThat(BodyEncodings
+			.offloaded(new HttpHeaders(), new byte[BodyEncodings.INLINE_BYTES + 1],
+					() -> Thread.currentThread().getName())
+			.block()).startsWith("boundedElastic");
+		assertThat(
+				BodyEncodings.offloaded(encoding("gzip"), gzip(JSON), () -> Thread.currentThread().getName()).block())
+			.startsWith("boundedElastic");
+	}
+
+	@Test
+	void decodedBytesAreReservedAsTheyAreDecodedAndARefusalStopsIt() throws IOException {
+		byte[] large = new byte[100_000];
+		AtomicInteger reserved = new AtomicInteger();
+		assertThat(BodyEncodings.decoded(encoding("gzip"), gzip(large), 200_000, reserved::addAndGet)).hasSize(100_000);
+		assertThat(reserved).hasValue(100_000);
+		reserved.set(0);
+		assertThatExceptionOfType(IllegalStateException.class)
+			.isThrownBy(() -> BodyEncodings.decoded(encoding("gzip"), gzip(large), 200_000, n -> {
+				if (reserved.addAndGet(n) > 30_000) {
+					throw new IllegalStateException("full");
+				}
+			}));
+		assertThat(reserved.get()).isLessThan(50_000);
+		// Nothing to decode, nothing reserved: the body was counted as it was read.
+		reserved.set(0);
+		BodyEncodings.decoded(new HttpHeaders(), large, 200_000, reserved::addAndGet);
+		assertThat(reserved).hasValue(0);
 	}
 
 	@Test

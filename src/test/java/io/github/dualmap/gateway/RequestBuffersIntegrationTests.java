@@ -1,12 +1,16 @@
 package io.github.dualmap.gateway;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.GZIPOutputStream;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
@@ -146,6 +150,55 @@ class RequestBuffersIntegrationTests {
 		await().atMost(Duration.ofSeconds(5)).until(() -> this.buffers.used() == 0);
 		assertThat(post(chat("m", BODY_KB)).getStatus().value()).isEqualTo(200);
 		assertThat(this.meters.get("dualmap.request.buffers.limit").gauge().value()).isEqualTo(150 * 1024);
+	}
+
+	/**
+	 * A compressed body is held as the gateway decodes it: a few hundred bytes sent may
+	 * be 80 KB in memory (a decompression bomb, many of them at once, exhausted the heap
+	 * while the budget counted only the bytes on the wire).
+	 */
+	@Test
+	void aCompressedBodyIsHeldAtItsDecodedSize() throws Exception {
+		CompletableFuture<EntityExchangeResult<String>> first = holdingGzip(chat("m", BODY_KB));
+		assertThat(gzip(chat("m", BODY_KB)).length).isLessThan(1024);
+		assertBuffersFull(postGzip(chat("m", BODY_KB)));
+		assertBuffersFull(postGzip(chat("routed-b", BODY_KB), "x-route", "model"));
+		assertThat(first.get(10, TimeUnit.SECONDS).getStatus().value()).isEqualTo(200);
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.buffers.used() == 0);
+		ENGINE.firstByteDelay.set(Duration.ZERO);
+		assertThat(postGzip(chat("routed-b", BODY_KB), "x-route", "model").getStatus().value()).isEqualTo(200);
+	}
+
+	CompletableFuture<EntityExchangeResult<String>> holdingGzip(String body) {
+		ENGINE.firstByteDelay.set(Duration.ofMillis(3000));
+		CompletableFuture<EntityExchangeResult<String>> first = CompletableFuture.supplyAsync(() -> postGzip(body));
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.buffers.used() >= (BODY_KB - 1) * 1024);
+		return first;
+	}
+
+	EntityExchangeResult<String> postGzip(String body, String... headers) {
+		return this.client.post().uri("/v1/chat/completions").headers(h -> {
+			for (int i = 0; i < headers.length; i += 2) {
+				h.add(headers[i], headers[i + 1]);
+			}
+			h.add("Content-Encoding", "gzip");
+		})
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(gzip(body))
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+	}
+
+	static byte[] gzip(String text) {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		try (GZIPOutputStream zip = new GZIPOutputStream(out)) {
+			zip.write(text.getBytes(StandardCharsets.UTF_8));
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		return out.toByteArray();
 	}
 
 	@Test
