@@ -17,6 +17,7 @@ import io.github.dualmap.prompt.InvalidRequestException;
 import io.github.dualmap.prompt.OpenAiError;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.core.io.buffer.DataBufferLimitException;
@@ -75,16 +76,23 @@ final class BodyEncodings {
 	}
 
 	/**
+	 * Where large bodies are decoded and parsed: one thread per core, so at most that
+	 * many parses (each several times its body in transient memory) run at once, the
+	 * others waiting their turn.
+	 */
+	private static final Scheduler PARSING = Schedulers.newBoundedElastic(Runtime.getRuntime().availableProcessors(),
+			Integer.MAX_VALUE, "dualmap-parse", 60, true);
+
+	/**
 	 * {@code work} (decoding and parsing {@code body}) as a {@code Mono}: run on the
-	 * caller's thread for a small body without coding, else on the bounded elastic
-	 * scheduler, so a large body or a small one that decodes to a large one (parsing
+	 * caller's thread for a small body without coding, else on the {@code dualmap-parse}
+	 * threads, so a large body or a small one that decodes to a large one (parsing
 	 * megabytes takes milliseconds to seconds) does not hold up an event loop serving
 	 * other connections.
 	 */
 	static <T> Mono<T> offloaded(HttpHeaders headers, byte[] body, Callable<@Nullable T> work) {
 		Mono<T> done = Mono.fromCallable(work);
-		return body.length > INLINE_BYTES || !codings(headers).isEmpty() ? done.subscribeOn(Schedulers.boundedElastic())
-				: done;
+		return body.length > INLINE_BYTES || !codings(headers).isEmpty() ? done.subscribeOn(PARSING) : done;
 	}
 
 	private static List<String> codings(HttpHeaders headers) {

@@ -2,6 +2,7 @@ package io.github.dualmap.gateway;
 
 import java.time.Duration;
 import java.util.function.IntConsumer;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
@@ -44,6 +45,41 @@ public record BodyLimits(int maxBytes, @Nullable RequestBuffers buffers, Duratio
 				throw new RequestBuffers.FullException(budget.limit());
 			}
 		};
+	}
+
+	/**
+	 * How much memory parsing a body takes while it runs, per byte of the body: measured
+	 * for a 32 MB chat body (the JSON tree's text buffers, the prompt's rendering and
+	 * their strings) at 5 to 6.5 times its size.
+	 */
+	static final int PARSE_BYTES_PER_BODY_BYTE = 6;
+
+	/**
+	 * {@code parse} of a {@code size}-byte body, with its working memory taken from the
+	 * budget while it runs (for a body over {@link BodyEncodings#INLINE_BYTES}: smaller
+	 * ones are not worth the accounting); {@code unparsed} when that memory could never
+	 * fit in the budget beside what {@code exchange} holds (so the request is not parsed
+	 * whole: a prompt that large is beyond any engine's context anyway).
+	 * @throws RequestBuffers.FullException when it could fit but does not now
+	 */
+	<T> T whileParsing(ServerWebExchange exchange, int size, Supplier<T> parse, Supplier<T> unparsed) {
+		RequestBuffers budget = this.buffers;
+		if (budget == null || size <= BodyEncodings.INLINE_BYTES) {
+			return parse.get();
+		}
+		long working = (long) PARSE_BYTES_PER_BODY_BYTE * size;
+		if (working > budget.headroom(exchange)) {
+			return unparsed.get();
+		}
+		if (!budget.takeTransient(working)) {
+			throw new RequestBuffers.FullException(budget.limit());
+		}
+		try {
+			return parse.get();
+		}
+		finally {
+			budget.giveBack(working);
+		}
 	}
 
 	/** {@code maxBytes} alone: no budget, the default read timeout. */

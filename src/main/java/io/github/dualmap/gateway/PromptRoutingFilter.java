@@ -104,8 +104,12 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		byte[] readable = !HttpMethod.POST.equals(request.getMethod()) ? null
 				: decoded != null ? decoded : BodyEncodings.decoded(request.getHeaders(), body, this.limits.maxBytes(),
 						this.limits.reserving(exchange));
-		return readable != null ? this.parser.parse(request.getPath().value(), readable)
-				: new ParsedRequest(null, false, null, RequestKind.OTHER);
+		if (readable == null) {
+			return new ParsedRequest(null, false, null, RequestKind.OTHER);
+		}
+		String path = request.getPath().value();
+		return this.limits.whileParsing(exchange, readable.length, () -> this.parser.parse(path, readable),
+				() -> this.parser.withoutPrompt(path, readable));
 	}
 
 	/** The answer to a body that could not be parsed or decoded. */

@@ -63,6 +63,33 @@ public final class RequestBuffers {
 		return false;
 	}
 
+	/**
+	 * The most {@code exchange} could take beyond what it holds, were the budget empty of
+	 * every other exchange.
+	 */
+	long headroom(ServerWebExchange exchange) {
+		Held held = held(exchange);
+		synchronized (held) {
+			return this.limit - held.bytes;
+		}
+	}
+
+	/**
+	 * Takes {@code bytes} for a moment (the working memory of parsing a body), or refuses
+	 * (and counts a rejection); {@link #giveBack} returns them.
+	 */
+	boolean takeTransient(long bytes) {
+		if (take(bytes)) {
+			return true;
+		}
+		this.rejections.increment();
+		return false;
+	}
+
+	void giveBack(long bytes) {
+		this.used.addAndGet(-bytes);
+	}
+
 	private boolean take(long bytes) {
 		long now;
 		do {

@@ -123,6 +123,43 @@ public final class PromptParser {
 	}
 
 	/**
+	 * The request without its prompt: its top-level {@code model}, {@code stream} and
+	 * (Responses API) {@code previous_response_id}, read without building the tree or
+	 * materialising any other value, so at little memory whatever the body's size. For a
+	 * body the gateway will not parse whole: it is routed by load, and the engine judges
+	 * it. Never refuses.
+	 */
+	public ParsedRequest withoutPrompt(String path, byte[] body) {
+		RequestKind kind = kindOf(path);
+		String model = null;
+		boolean stream = false;
+		String previous = null;
+		try (JsonParser json = this.mapper.createParser(body)) {
+			if (json.nextToken() == JsonToken.START_OBJECT) {
+				for (JsonToken t = json.nextToken(); t == JsonToken.PROPERTY_NAME; t = json.nextToken()) {
+					String name = json.currentName();
+					JsonToken value = json.nextToken();
+					if ("model".equals(name) && value == JsonToken.VALUE_STRING) {
+						model = json.getString();
+					}
+					else if ("stream".equals(name) && value == JsonToken.VALUE_TRUE) {
+						stream = true;
+					}
+					else if ("previous_response_id".equals(name) && value == JsonToken.VALUE_STRING
+							&& kind == RequestKind.RESPONSES) {
+						previous = json.getString();
+					}
+					json.skipChildren();
+				}
+			}
+		}
+		catch (JacksonException ex) {
+			// What was read is what there is: the engine answers for the rest.
+		}
+		return new ParsedRequest(model, stream, null, kind, previous);
+	}
+
+	/**
 	 * The top-level {@code model} of a JSON object body, read without building the tree
 	 * and stopping once found; {@code null} when the body is not a JSON object (or is
 	 * beyond the parser's limits) or has no string {@code model}. For routing by model

@@ -53,10 +53,10 @@ class BodyEncodingsTests {
 		assertThat(BodyEncodings
 			.offloaded(new HttpHeaders(), new byte[BodyEncodings.INLINE_BYTES + 1],
 					() -> Thread.currentThread().getName())
-			.block()).startsWith("boundedElastic");
+			.block()).startsWith("dualmap-parse");
 		assertThat(
 				BodyEncodings.offloaded(encoding("gzip"), gzip(JSON), () -> Thread.currentThread().getName()).block())
-			.startsWith("boundedElastic");
+			.startsWith("dualmap-parse");
 	}
 
 	@Test

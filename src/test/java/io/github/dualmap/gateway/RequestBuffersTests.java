@@ -15,12 +15,46 @@ import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 class RequestBuffersTests {
 
 	static MockServerWebExchange exchange() {
 		return MockServerWebExchange.from(MockServerHttpRequest.post("/v1/chat/completions"));
+	}
+
+	/**
+	 * Parsing a large body takes about six times its size while it runs: that working
+	 * memory comes from the budget too (a few 32 MB bodies parsed at once exhausted a
+	 * small heap while the budget counted only their bytes).
+	 */
+	@Test
+	void parsingALargeBodyTakesItsWorkingMemoryFromTheBudgetWhileItRuns() {
+		int size = BodyEncodings.INLINE_BYTES + 1;
+		long working = (long) BodyLimits.PARSE_BYTES_PER_BODY_BYTE * size;
+		RequestBuffers buffers = new RequestBuffers(size + working);
+		BodyLimits limits = new BodyLimits(size, buffers, BodyLimits.DEFAULT_READ_TIMEOUT);
+		MockServerWebExchange exchange = exchange();
+		assertThat(buffers.reserve(exchange, size)).isTrue();
+		assertThat(limits.whileParsing(exchange, size, buffers::used, () -> -1L)).isEqualTo(size + working);
+		assertThat(buffers.used()).isEqualTo(size);
+		// Small bodies are parsed without accounting.
+		assertThat(limits.whileParsing(exchange, 1000, buffers::used, () -> -1L)).isEqualTo(size);
+		// Another exchange's parse while the budget cannot hold both: 503, nothing taken.
+		MockServerWebExchange other = exchange();
+		assertThat(buffers.reserve(other, 10)).isTrue();
+		assertThatExceptionOfType(RequestBuffers.FullException.class)
+			.isThrownBy(() -> limits.whileParsing(exchange, size, buffers::used, () -> -1L));
+		assertThat(buffers.used()).isEqualTo(size + 10);
+		buffers.release(other);
+		// A parse the budget could never hold beside the body: done without (routed by
+		// load), nothing taken.
+		RequestBuffers small = new RequestBuffers(working);
+		BodyLimits tight = new BodyLimits(size, small, BodyLimits.DEFAULT_READ_TIMEOUT);
+		assertThat(small.reserve(exchange, size)).isTrue();
+		assertThat(tight.whileParsing(exchange, size, small::used, () -> -1L)).isEqualTo(-1L);
+		assertThat(small.used()).isEqualTo(size);
 	}
 
 	@Test

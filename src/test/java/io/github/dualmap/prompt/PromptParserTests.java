@@ -498,4 +498,24 @@ class PromptParserTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> new OpenAiError("", "t", null, null));
 	}
 
+	@Test
+	void withoutThePromptOnlyTheTopLevelFieldsTheGatewayNeedsAreRead() {
+		String text = "x".repeat(100_000);
+		ParsedRequest chat = parser.withoutPrompt("/v1/chat/completions", ("{\"messages\":[{\"role\":\"user\","
+				+ "\"content\":\"" + text + "\"}],\"model\":\"m\",\"stream\":true}")
+			.getBytes(StandardCharsets.UTF_8));
+		assertThat(chat.model()).isEqualTo("m");
+		assertThat(chat.stream()).isTrue();
+		assertThat(chat.blocks()).isNull();
+		assertThat(chat.kind()).isEqualTo(RequestKind.CHAT);
+		ParsedRequest responses = parser.withoutPrompt("/v1/responses",
+				("{\"input\":\"" + text + "\",\"previous_response_id\":\"resp_1\"}").getBytes(StandardCharsets.UTF_8));
+		assertThat(responses.previousResponseId()).isEqualTo("resp_1");
+		assertThat(responses.stream()).isFalse();
+		// A body cut short keeps what was read before the cut; nothing is refused.
+		ParsedRequest cut = parser.withoutPrompt("/v1/completions",
+				"{\"model\":\"m\",\"prompt\":\"abc".getBytes(StandardCharsets.UTF_8));
+		assertThat(cut.model()).isEqualTo("m");
+	}
+
 }
