@@ -23,6 +23,7 @@ final class OpenAiErrorResponses {
 
 	/** 413 for a body over {@code dualmap.max-body-size}. */
 	static Mono<Void> tooLarge(ServerWebExchange exchange, int maxBodyBytes) {
+		closeAfter(exchange);
 		return write(exchange, HttpStatus.CONTENT_TOO_LARGE,
 				new OpenAiError("request body exceeds dualmap.max-body-size (" + maxBodyBytes + " bytes)",
 						"invalid_request_error", null, "request_too_large"));
@@ -30,6 +31,7 @@ final class OpenAiErrorResponses {
 
 	/** 503 for a body {@link RequestBuffers} cannot hold, with {@code Retry-After}. */
 	static Mono<Void> buffersFull(ServerWebExchange exchange, RequestBuffers.FullException ex) {
+		closeAfter(exchange);
 		return write(exchange, HttpStatus.SERVICE_UNAVAILABLE, ex.toOpenAiError(), RequestBuffers.RETRY_AFTER_SECONDS);
 	}
 
@@ -46,9 +48,22 @@ final class OpenAiErrorResponses {
 			return buffersFull(exchange, full);
 		}
 		if (error instanceof RequestBodies.ReadTimeoutException slow) {
+			closeAfter(exchange);
 			return write(exchange, HttpStatus.REQUEST_TIMEOUT, slow.toOpenAiError());
 		}
 		return null;
+	}
+
+	/**
+	 * The answer to a body refused before it was read whole ends its connection
+	 * ({@code Connection: close}): kept alive, the server would go on reading and
+	 * dropping what the client sends (without end for a chunked body), and a client past
+	 * the read deadline would keep its connection.
+	 */
+	static void closeAfter(ServerWebExchange exchange) {
+		if (!exchange.getResponse().isCommitted()) {
+			exchange.getResponse().getHeaders().set(HttpHeaders.CONNECTION, "close");
+		}
 	}
 
 	static Mono<Void> write(ServerWebExchange exchange, HttpStatus status, OpenAiError error) {

@@ -77,9 +77,10 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 			.flatMap(this::apply)
 			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge())
 			.onErrorResume(RequestBuffers.FullException.class,
-					ex -> error(HttpStatus.SERVICE_UNAVAILABLE, ex.toOpenAiError(), RequestBuffers.RETRY_AFTER_SECONDS))
+					ex -> error(HttpStatus.SERVICE_UNAVAILABLE, ex.toOpenAiError(), RequestBuffers.RETRY_AFTER_SECONDS,
+							true))
 			.onErrorResume(RequestBodies.ReadTimeoutException.class,
-					ex -> error(HttpStatus.REQUEST_TIMEOUT, ex.toOpenAiError(), 0));
+					ex -> error(HttpStatus.REQUEST_TIMEOUT, ex.toOpenAiError(), 0, true));
 	}
 
 	/**
@@ -144,19 +145,29 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 	}
 
 	private Mono<ServerResponse> tooLarge() {
-		return error(HttpStatus.PAYLOAD_TOO_LARGE, OpenAiError.INVALID_REQUEST, "body_too_large",
-				"a release batch may be at most " + this.maxBodyBytes + " bytes (dualmap.replicas.max-body-size)");
+		return error(HttpStatus.PAYLOAD_TOO_LARGE,
+				new OpenAiError(
+						"a release batch may be at most " + this.maxBodyBytes
+								+ " bytes (dualmap.replicas.max-body-size)",
+						OpenAiError.INVALID_REQUEST, null, "body_too_large"),
+				0, true);
 	}
 
 	private static Mono<ServerResponse> error(HttpStatus status, String type, String code, String message) {
-		return error(status, new OpenAiError(message, type, null, code), 0);
+		return error(status, new OpenAiError(message, type, null, code), 0, false);
 	}
 
 	/**
-	 * With a {@code Retry-After} header of {@code retryAfterSeconds} when it is positive.
+	 * With a {@code Retry-After} header of {@code retryAfterSeconds} when it is positive;
+	 * {@code close} for a batch refused before it was read whole: its connection ends (as
+	 * the gateway's own answers do), the rest of its body unread.
 	 */
-	private static Mono<ServerResponse> error(HttpStatus status, OpenAiError error, long retryAfterSeconds) {
+	private static Mono<ServerResponse> error(HttpStatus status, OpenAiError error, long retryAfterSeconds,
+			boolean close) {
 		ServerResponse.BodyBuilder response = ServerResponse.status(status).contentType(MediaType.APPLICATION_JSON);
+		if (close) {
+			response.header(HttpHeaders.CONNECTION, "close");
+		}
 		if (retryAfterSeconds > 0) {
 			response.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds));
 		}

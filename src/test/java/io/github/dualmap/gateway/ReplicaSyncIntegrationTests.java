@@ -312,6 +312,9 @@ class ReplicaSyncIntegrationTests {
 		String huge = good.replace("[11,22,33]", "[" + "1234567890,".repeat(7000) + "1]");
 		post("Bearer " + TOKEN, MediaType.APPLICATION_JSON, huge).expectStatus()
 			.isEqualTo(413)
+			// The rest of a refused batch is not read: its connection ends.
+			.expectHeader()
+			.valueEquals("Connection", "close")
 			.expectBody()
 			.jsonPath("$.error.code")
 			.isEqualTo("body_too_large");
@@ -326,6 +329,8 @@ class ReplicaSyncIntegrationTests {
 				.isEqualTo(503)
 				.expectHeader()
 				.valueEquals("Retry-After", "1")
+				.expectHeader()
+				.valueEquals("Connection", "close")
 				.expectBody()
 				.jsonPath("$.error.code")
 				.isEqualTo("gateway_buffers_full");

@@ -258,6 +258,41 @@ class RequestBuffersIntegrationTests {
 		assertThat(output.getAll()).doesNotContain("500 Server Error").doesNotContain("AbortedException");
 	}
 
+	/**
+	 * A body refused before it was read whole (too large by its length, too slow, or
+	 * beyond the budget) has its connection closed after the answer: kept open, the
+	 * server would read (and drop) whatever the client sent next, without end for a
+	 * chunked body, and a client could hold the connection past the read deadline.
+	 */
+	@Test
+	void aBodyRefusedBeforeItWasReadWholeHasItsConnectionClosed() throws Exception {
+		String tooLarge = "Content-Length: 10000000\r\n\r\n{\"model\":\"m\",";
+		String stalled = "Content-Length: 1000\r\n\r\n{\"model\":\"routed-x\",";
+		for (String route : List.of("", "x-route: model\r\n")) {
+			assertThat(answerThenEnd(route + tooLarge)).startsWith("HTTP/1.1 413").contains("request_too_large");
+			assertThat(answerThenEnd(route + stalled)).startsWith("HTTP/1.1 408").contains("request_timeout");
+		}
+	}
+
+	/**
+	 * Sends a request with {@code rest} after its first headers and reads the answer to
+	 * the end of the stream, which must come within 10 s.
+	 */
+	String answerThenEnd(String rest) throws IOException {
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			socket.setSoTimeout(10_000);
+			OutputStream out = socket.getOutputStream();
+			out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+					+ "Content-Type: application/json\r\n" + rest)
+				.getBytes(StandardCharsets.US_ASCII));
+			out.flush();
+			// Read until the server closes: a connection kept open times the read out.
+			String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			assertThat(answer).containsIgnoringCase("connection: close");
+			return answer;
+		}
+	}
+
 	/** A client that sends the start of its body and then nothing. */
 	Mono<ResponseEntity<String>> stalled(String... headers) {
 		byte[] start = "{\"model\":\"routed-x\",\"messages\":[{\"role\":\"user\",\"content\":\"".getBytes();
