@@ -24,6 +24,9 @@ public final class InstanceBreakers {
 
 	private final Set<String> unresponsive = ConcurrentHashMap.newKeySet();
 
+	/** Instances whose half-open breaker refused a call: every permit is out probing. */
+	private final Set<String> probing = ConcurrentHashMap.newKeySet();
+
 	public InstanceBreakers(InstancePool pool, CircuitBreakerConfig config) {
 		this.pool = pool;
 		// An open breaker hides its instance from the policies, so nothing would ever ask
@@ -40,7 +43,10 @@ public final class InstanceBreakers {
 	private synchronized CircuitBreaker create(String instanceId) {
 		return this.registry.find(instanceId).orElseGet(() -> {
 			CircuitBreaker breaker = this.registry.circuitBreaker(instanceId);
-			breaker.getEventPublisher().onStateTransition(event -> updateHealth(instanceId));
+			breaker.getEventPublisher().onStateTransition(event -> {
+				this.probing.remove(instanceId);
+				updateHealth(instanceId);
+			});
 			return breaker;
 		});
 	}
@@ -58,6 +64,27 @@ public final class InstanceBreakers {
 		return changed;
 	}
 
+	/**
+	 * The breaker of {@code instanceId} refused a call: while it is half open, its probes
+	 * hold every permit, so the instance takes no work until its breaker moves (closes,
+	 * or opens again). Otherwise it would look idle to the policies and the queues' idle
+	 * pull and rebalancing, each choice of it refused in turn, until a request ran out of
+	 * tries beside instances that accept work.
+	 */
+	public void refused(String instanceId) {
+		if (breaker(instanceId).getState() == CircuitBreaker.State.HALF_OPEN && this.probing.add(instanceId)) {
+			updateHealth(instanceId);
+			// A transition between the state read and the flag clears it, under the
+			// same lock as this check.
+			synchronized (this) {
+				if (breaker(instanceId).getState() != CircuitBreaker.State.HALF_OPEN
+						&& this.probing.remove(instanceId)) {
+					updateHealth(instanceId);
+				}
+			}
+		}
+	}
+
 	/** Whether {@code instanceId} was not taken out as unresponsive. */
 	public boolean responsive(String instanceId) {
 		return !this.unresponsive.contains(instanceId);
@@ -70,7 +97,8 @@ public final class InstanceBreakers {
 	private synchronized void updateHealth(String instanceId) {
 		InstanceState state = this.pool.instance(instanceId);
 		if (state != null) {
-			state.healthy(acceptsCalls(breaker(instanceId).getState()) && !this.unresponsive.contains(instanceId));
+			state.healthy(acceptsCalls(breaker(instanceId).getState()) && !this.unresponsive.contains(instanceId)
+					&& !this.probing.contains(instanceId));
 		}
 	}
 
@@ -85,6 +113,7 @@ public final class InstanceBreakers {
 	public synchronized void retain(Collection<String> instanceIds) {
 		Set<String> keep = Set.copyOf(instanceIds);
 		this.unresponsive.retainAll(keep);
+		this.probing.retainAll(keep);
 		for (CircuitBreaker b : this.registry.getAllCircuitBreakers()) {
 			if (!keep.contains(b.getName())) {
 				this.registry.remove(b.getName());

@@ -564,7 +564,12 @@ public final class ServicePool {
 			String id = decision.instanceId();
 			ServiceInstance instance = serviceInstance(id);
 			CircuitBreaker breaker = instance == null ? null : ServicePool.this.breakers.breaker(id);
-			if (instance == null || this.excluded.contains(id) || !breaker.tryAcquirePermission()) {
+			boolean eligible = instance != null && !this.excluded.contains(id);
+			boolean permitted = eligible && breaker.tryAcquirePermission();
+			if (eligible && !permitted) {
+				ServicePool.this.breakers.refused(id);
+			}
+			if (!permitted) {
 				// Nothing was sent: give the capacity back and place the request anew.
 				ServicePool.this.queues.finish(q);
 				this.excluded.add(id);

@@ -18,6 +18,7 @@ import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.stats.ScrapeAnsweredException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 
@@ -200,6 +201,34 @@ class UnresponsiveInstanceTests {
 		assertThat(accepts("c")).isFalse();
 		this.pool.breakers().breaker("c").transitionToHalfOpenState();
 		assertThat(accepts("c")).isTrue();
+	}
+
+	/**
+	 * A half-open breaker whose probes hold every permit refuses the next release: the
+	 * instance then takes no work until its breaker moves, where before idle pulls and
+	 * rebalancing kept choosing it (it looked idle), each choice refused, until clients
+	 * got 503 "no instance accepts requests" beside healthy instances.
+	 */
+	@Test
+	void anInstanceWhoseHalfOpenBreakerHasNoPermitLeftTakesNoWorkUntilItsBreakerMoves() {
+		CircuitBreaker breaker = this.pool.breakers().breaker("a");
+		breaker.transitionToOpenState();
+		breaker.transitionToHalfOpenState();
+		while (breaker.tryAcquirePermission()) {
+			// Probes in flight take every permit.
+		}
+		assertThat(accepts("a")).isTrue();
+		RoutedAttempt attempt = this.pool
+			.submit(new RoutingRequest("p", PrefixHasher.ofDefaults().ofText("m", "pinned"),
+					Duration.ofSeconds(5).toNanos(), this.now.get()), true, Set.of(), false, "a")
+			.block(Duration.ofSeconds(5));
+		assertThat(attempt.instanceId()).isNotEqualTo("a");
+		assertThat(accepts("a")).isFalse();
+		assertThat(route(30)).doesNotContain("a");
+		// Its probes end and the breaker closes (or opens and half-opens again): it is
+		// back.
+		breaker.transitionToClosedState();
+		assertThat(accepts("a")).isTrue();
 	}
 
 	@Test
