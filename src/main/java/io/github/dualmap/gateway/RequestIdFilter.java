@@ -1,5 +1,7 @@
 package io.github.dualmap.gateway;
 
+import java.util.List;
+
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
@@ -70,7 +72,9 @@ public class RequestIdFilter implements GlobalFilter, HttpHeadersFilter, Ordered
 	@Override
 	public HttpHeaders filter(HttpHeaders input, ServerWebExchange exchange) {
 		String id = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR);
-		if (id == null || id.equals(input.getFirst(this.header))) {
+		// A client's copies beyond the first go: the engine gets the one id the client
+		// gets back.
+		if (id == null || List.of(id).equals(input.get(this.header))) {
 			return input;
 		}
 		HttpHeaders sent = new HttpHeaders();

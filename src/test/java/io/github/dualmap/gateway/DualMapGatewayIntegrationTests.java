@@ -241,6 +241,18 @@ class DualMapGatewayIntegrationTests {
 			.returnResult();
 		assertThat(kept.getResponseHeaders().get("x-request-id")).containsExactly("client-trace-42");
 		assertThat(engine.lastRequestId.get()).isEqualTo("client-trace-42");
+		// Sent twice, the first copy is the id, for the engine as for the client (a proxy
+		// that joins copies or takes the last would not match it otherwise).
+		EntityExchangeResult<byte[]> twice = this.client.post()
+			.uri("/v1/chat/completions")
+			.header("x-request-id", "first-copy", "second-copy")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body)
+			.exchange()
+			.expectBody(byte[].class)
+			.returnResult();
+		assertThat(twice.getResponseHeaders().get("x-request-id")).containsExactly("first-copy");
+		assertThat(engine(instance(twice)).lastRequestId.get()).isEqualTo("first-copy");
 		// The gateway's own errors carry it too.
 		EntityExchangeResult<byte[]> invalid = post("/v1/chat/completions", "{\"model\": \"m\", \"messages\": [");
 		assertThat(invalid.getStatus().value()).isEqualTo(400);

@@ -64,7 +64,10 @@ final class StubEngine {
 	/** Model list requests answered (or refused). */
 	final AtomicInteger modelLists = new AtomicInteger();
 
-	/** The x-request-id header of the last completion request (null: none). */
+	/**
+	 * The x-request-id header of the last completion request (null: none; several copies
+	 * joined with ", ").
+	 */
 	final AtomicReference<String> lastRequestId = new AtomicReference<>();
 
 	/**
@@ -166,7 +169,8 @@ final class StubEngine {
 	 */
 	private Mono<Void> serve(HttpServerRequest req, HttpServerResponse res,
 			BiFunction<byte[], String, Mono<Void>> answer) {
-		this.lastRequestId.set(req.requestHeaders().get("x-request-id"));
+		List<String> ids = req.requestHeaders().getAll("x-request-id");
+		this.lastRequestId.set(ids.isEmpty() ? null : String.join(", ", ids));
 		return req.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap(bytes -> {
 			if (this.hung.get()) {
 				this.held.incrementAndGet();
