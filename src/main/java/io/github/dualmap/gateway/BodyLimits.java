@@ -82,6 +82,19 @@ public record BodyLimits(int maxBytes, @Nullable RequestBuffers buffers, Duratio
 		}
 	}
 
+	/**
+	 * How much larger than its limit a body refused as too large may declare itself and
+	 * still be read to its end (and dropped) after the 413, so that its client, still
+	 * sending, reads the answer rather than a reset connection; beyond it (or with no
+	 * declared length) the answer ends the connection.
+	 */
+	public static final int DRAINED_BODY_FACTOR = 4;
+
+	/** The longest declared body drained after a 413 ({@link #DRAINED_BODY_FACTOR}). */
+	public static long drainableBytes(int maxBytes) {
+		return (long) DRAINED_BODY_FACTOR * maxBytes;
+	}
+
 	/** {@code maxBytes} alone: no budget, the default read timeout. */
 	public static BodyLimits of(int maxBytes) {
 		return new BodyLimits(maxBytes, null, DEFAULT_READ_TIMEOUT);

@@ -70,15 +70,19 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 			return error(HttpStatus.UNSUPPORTED_MEDIA_TYPE, OpenAiError.INVALID_REQUEST, "unsupported_media_type",
 					"a release batch is sent as application/json");
 		}
+		// Refused before it was read whole, a batch's connection ends unless the rest has
+		// a bounded length to drain (as the gateway's own answers).
+		long length = request.headers().contentLength().orElse(-1);
 		return RequestBodies.read(request.exchange(), this.limits)
 			// Off the event loop: a large batch takes the shadow indexes' locks many
 			// times.
 			.publishOn(Schedulers.boundedElastic())
 			.flatMap(this::apply)
-			.onErrorResume(DataBufferLimitException.class, ex -> tooLarge())
+			.onErrorResume(DataBufferLimitException.class,
+					ex -> tooLarge(length < 0 || length > BodyLimits.drainableBytes(this.maxBodyBytes)))
 			.onErrorResume(RequestBuffers.FullException.class,
 					ex -> error(HttpStatus.SERVICE_UNAVAILABLE, ex.toOpenAiError(), RequestBuffers.RETRY_AFTER_SECONDS,
-							true))
+							length < 0))
 			.onErrorResume(RequestBodies.ReadTimeoutException.class,
 					ex -> error(HttpStatus.REQUEST_TIMEOUT, ex.toOpenAiError(), 0, true));
 	}
@@ -144,13 +148,13 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 				"replica sync needs 'Authorization: Bearer <dualmap.replicas.token>'");
 	}
 
-	private Mono<ServerResponse> tooLarge() {
+	private Mono<ServerResponse> tooLarge(boolean close) {
 		return error(HttpStatus.PAYLOAD_TOO_LARGE,
 				new OpenAiError(
 						"a release batch may be at most " + this.maxBodyBytes
 								+ " bytes (dualmap.replicas.max-body-size)",
 						OpenAiError.INVALID_REQUEST, null, "body_too_large"),
-				0, true);
+				0, close);
 	}
 
 	private static Mono<ServerResponse> error(HttpStatus status, String type, String code, String message) {
@@ -159,8 +163,7 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 
 	/**
 	 * With a {@code Retry-After} header of {@code retryAfterSeconds} when it is positive;
-	 * {@code close} for a batch refused before it was read whole: its connection ends (as
-	 * the gateway's own answers do), the rest of its body unread.
+	 * {@code close} to end the connection after it, the rest of a refused batch unread.
 	 */
 	private static Mono<ServerResponse> error(HttpStatus status, OpenAiError error, long retryAfterSeconds,
 			boolean close) {
