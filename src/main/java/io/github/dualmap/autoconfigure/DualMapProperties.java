@@ -783,6 +783,12 @@ public class DualMapProperties {
 		@Min(value = 1, message = "dualmap.hot-prefix.max-entries must be >= 1")
 		private int maxEntries = 256;
 
+		/** The window never holds more requests than its size: nothing would expand. */
+		@AssertTrue(message = "dualmap.hot-prefix.min-samples (default 20) must be <= dualmap.hot-prefix.window")
+		private boolean isMinSamplesWithinWindow() {
+			return this.minSamples <= this.window;
+		}
+
 		public int getMinDepth() {
 			return this.minDepth;
 		}

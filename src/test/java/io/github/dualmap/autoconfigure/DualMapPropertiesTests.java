@@ -174,6 +174,16 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void theHotPrefixWindowMustHoldMinSamples() {
+		expectFailure("dualmap.hot-prefix.window=10",
+				"dualmap.hot-prefix.min-samples (default 20) must be <= dualmap.hot-prefix.window");
+		expectFailure("dualmap.hot-prefix.min-samples=300",
+				"dualmap.hot-prefix.min-samples (default 20) must be <= dualmap.hot-prefix.window");
+		this.runner.withPropertyValues("dualmap.hot-prefix.window=5", "dualmap.hot-prefix.min-samples=5")
+			.run(context -> assertThat(context.getBean(DualMapRegistry.class).settings().hotWindow()).isEqualTo(5));
+	}
+
+	@Test
 	void replicaSyncBeansOnlyWhenEnabled() {
 		this.runner.run(context -> assertThat(context).hasNotFailed()
 			.doesNotHaveBean(ReplicaSync.class)
