@@ -182,6 +182,11 @@ public class DualMapProperties {
 				&& this.services.stream().distinct().count() == this.services.size();
 	}
 
+	@AssertTrue(message = "dualmap.slow-start must be >= 0")
+	private boolean isSlowStartNonNegative() {
+		return !this.slowStart.isNegative();
+	}
+
 	@AssertTrue(message = "dualmap.body-read-timeout must be > 0")
 	private boolean isBodyReadTimeoutPositive() {
 		return this.bodyReadTimeout.toNanos() > 0;

@@ -147,6 +147,7 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.switch-factor=0", "dualmap.switch-factor must be > 0");
 		expectFailure("dualmap.body-read-timeout=0s", "dualmap.body-read-timeout must be > 0");
 		expectFailure("dualmap.switch-hit-charge=-1", "dualmap.switch-hit-charge must be >= 0");
+		expectFailure("dualmap.slow-start=-5s", "dualmap.slow-start must be >= 0");
 		expectFailure("dualmap.policy=no-such-policy", "dualmap.policy names no known routing policy");
 		expectFailure("dualmap.hot-prefix.max-depth=0", "dualmap.hot-prefix.max-depth must be >= 1");
 		expectFailure("dualmap.hot-prefix.drop-ratio=0.5",
