@@ -1027,6 +1027,11 @@ public class DualMapProperties {
 			return this.interval.toNanos() > 0 && this.timeout.toNanos() > 0 && this.staleAfter.toNanos() > 0;
 		}
 
+		@AssertTrue(message = "dualmap.scrape.max-body-size must be > 0")
+		private boolean isMaxBodySizePositive() {
+			return this.maxBodySize.toBytes() > 0;
+		}
+
 		@AssertTrue(message = "dualmap.scrape.unresponsive-after must be 0 (off) or longer than interval + timeout")
 		private boolean isUnresponsiveAfterValid() {
 			return this.unresponsiveAfter == null || this.unresponsiveAfter.isZero()

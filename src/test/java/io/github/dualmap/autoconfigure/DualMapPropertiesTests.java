@@ -153,6 +153,8 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.hot-prefix.drop-ratio=0.5",
 				"dualmap.hot-prefix.drop-ratio must be <= dualmap.hot-prefix.ratio");
 		expectFailure("dualmap.scrape.jitter=1.5", "dualmap.scrape.jitter must be in [0, 1)");
+		expectFailure("dualmap.scrape.max-body-size=0", "dualmap.scrape.max-body-size must be > 0");
+		expectFailure("dualmap.scrape.max-body-size=-1MB", "dualmap.scrape.max-body-size must be > 0");
 		expectFailure("dualmap.scrape.unresponsive-after=800ms",
 				"dualmap.scrape.unresponsive-after must be 0 (off) or longer than interval + timeout");
 		expectFailure("dualmap.ttft.prefill-per-token=0s", "dualmap.ttft.prefill-per-token must be > 0");
