@@ -1027,6 +1027,12 @@ public class DualMapProperties {
 			return this.interval.toNanos() > 0 && this.timeout.toNanos() > 0 && this.staleAfter.toNanos() > 0;
 		}
 
+		/** Else each scraped state goes stale before the next scrape replaces it. */
+		@AssertTrue(message = "dualmap.scrape.stale-after (default 2s) must be longer than dualmap.scrape.interval")
+		private boolean isStaleAfterLongerThanInterval() {
+			return this.staleAfter.compareTo(this.interval) > 0;
+		}
+
 		@AssertTrue(message = "dualmap.scrape.max-body-size must be > 0")
 		private boolean isMaxBodySizePositive() {
 			return this.maxBodySize.toBytes() > 0;

@@ -95,7 +95,9 @@ class DualMapPropertiesTests {
 	void theSilenceBoundDefaultsToTenSecondsOrFourScrapeRoundsAndZeroIsOff() {
 		this.runner.run(context -> assertThat(context.getBean(DualMapProperties.class).getScrape().unresponsiveAfter())
 			.isEqualTo(Duration.ofSeconds(10)));
-		this.runner.withPropertyValues("dualmap.scrape.interval=5s", "dualmap.scrape.timeout=4s")
+		this.runner
+			.withPropertyValues("dualmap.scrape.interval=5s", "dualmap.scrape.timeout=4s",
+					"dualmap.scrape.stale-after=20s")
 			.run(context -> assertThat(context.getBean(DualMapProperties.class).getScrape().unresponsiveAfter())
 				.isEqualTo(Duration.ofSeconds(36)));
 		this.runner.withPropertyValues("dualmap.scrape.unresponsive-after=0")
@@ -154,6 +156,10 @@ class DualMapPropertiesTests {
 				"dualmap.hot-prefix.drop-ratio must be <= dualmap.hot-prefix.ratio");
 		expectFailure("dualmap.scrape.jitter=1.5", "dualmap.scrape.jitter must be in [0, 1)");
 		expectFailure("dualmap.scrape.max-body-size=0", "dualmap.scrape.max-body-size must be > 0");
+		expectFailure("dualmap.scrape.stale-after=500ms",
+				"dualmap.scrape.stale-after (default 2s) must be longer than dualmap.scrape.interval");
+		expectFailure("dualmap.scrape.interval=5s",
+				"dualmap.scrape.stale-after (default 2s) must be longer than dualmap.scrape.interval");
 		expectFailure("dualmap.scrape.max-body-size=-1MB", "dualmap.scrape.max-body-size must be > 0");
 		expectFailure("dualmap.scrape.unresponsive-after=800ms",
 				"dualmap.scrape.unresponsive-after must be 0 (off) or longer than interval + timeout");
