@@ -576,6 +576,8 @@ public class DualMapProperties {
 
 		/** Request header naming a class from dualmap.slo.classes. */
 		@NotBlank(message = "dualmap.slo.class-header must not be blank")
+		@Pattern(regexp = "[A-Za-z0-9!#$%&'*+.^_`|~-]+",
+				message = "dualmap.slo.class-header must be an HTTP header name")
 		private String classHeader = "x-slo-class";
 
 		/** TTFT objective per request class; an unknown class gets dualmap.slo.ttft. */

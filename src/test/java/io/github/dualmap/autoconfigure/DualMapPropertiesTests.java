@@ -352,6 +352,14 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void theClassHeaderMustBeAnHttpHeaderName() {
+		expectFailure("dualmap.slo.class-header=bad header", "dualmap.slo.class-header must be an HTTP header name");
+		expectFailure("dualmap.slo.class-header=x-slo:class", "dualmap.slo.class-header must be an HTTP header name");
+		this.runner.withPropertyValues("dualmap.slo.class-header=X-Priority_Class")
+			.run(context -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void aClassWaitBoundMustBePositive() {
 		expectFailure("dualmap.slo.classes.interactive.max-wait=0s", "dualmap.slo.classes.<name>.max-wait must be > 0");
 	}
