@@ -1766,8 +1766,9 @@ public class DualMapProperties {
 			return !this.enabled || (this.token != null && !this.token.isBlank());
 		}
 
-		@AssertTrue(
-				message = "dualmap.replicas.token is an unresolved ${...} placeholder; " + "set the variable it names")
+		// \$ and \{ \}: literal text to Hibernate Validator, not an EL expression.
+		@AssertTrue(message = "dualmap.replicas.token is an unresolved \\$\\{...\\} placeholder; "
+				+ "set the variable it names")
 		private boolean isTokenResolved() {
 			return this.token == null || !this.token.contains("${");
 		}

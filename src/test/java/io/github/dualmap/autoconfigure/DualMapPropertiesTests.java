@@ -1,6 +1,7 @@
 package io.github.dualmap.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
@@ -15,9 +16,12 @@ import io.github.dualmap.prompt.PromptParser;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -215,15 +219,29 @@ class DualMapPropertiesTests {
 	}
 
 	private void expectFailure(String property, String message) {
-		this.runner.withPropertyValues(property).run(context -> {
+		expectFailure(List.of(property), message);
+	}
+
+	private void expectFailure(List<String> properties, String message) {
+		this.runner.withPropertyValues(properties.toArray(String[]::new)).run(context -> {
 			assertThat(context).hasFailed();
 			Throwable root = context.getStartupFailure();
 			StringBuilder all = new StringBuilder();
 			for (Throwable t = root; t != null; t = t.getCause()) {
 				all.append(t.getMessage()).append('\n');
 			}
-			assertThat(all.toString()).as(property).contains(message);
+			assertThat(all.toString()).as(properties.toString()).contains(message);
 		});
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void anUnresolvedTokenPlaceholderIsNamedWithoutAnExpressionLanguageWarning(CapturedOutput output) {
+		expectFailure(List.of("dualmap.replicas.enabled=true", "dualmap.replicas.token=${DUALMAP_NO_SUCH_VARIABLE}"),
+				"dualmap.replicas.token is an unresolved ${...} placeholder; set the variable it names");
+		// Hibernate Validator read ${...} in the message as an EL expression and logged
+		// a long warning that it does not parse before the failure.
+		assertThat(output).doesNotContain("HV000130").doesNotContain("ELException");
 	}
 
 	@Test
