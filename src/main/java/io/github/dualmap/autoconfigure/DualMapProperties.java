@@ -9,7 +9,6 @@ import java.util.Map;
 
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
-import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.BodyLimits;
 import io.github.dualmap.prompt.PromptParser;
@@ -33,6 +32,7 @@ import org.springframework.validation.annotation.Validated;
  */
 @ConfigurationProperties(DualMapProperties.PREFIX)
 @Validated
+@KnownNames
 public class DualMapProperties {
 
 	/** The prefix of every property. */
@@ -151,11 +151,6 @@ public class DualMapProperties {
 	@Valid
 	private final Replicas replicas = new Replicas();
 
-	@AssertTrue(message = "dualmap.policy names no known routing policy")
-	private boolean isPolicyKnown() {
-		return this.policy.isBlank() || RoutingPolicies.exists(this.policy);
-	}
-
 	@AssertTrue(message = "dualmap.hot-prefix.max-depth must be >= dualmap.hot-prefix.min-depth")
 	private boolean isHotPrefixDepthOrdered() {
 		return this.hotPrefix.maxDepth >= this.hotPrefix.minDepth;
@@ -169,11 +164,6 @@ public class DualMapProperties {
 	@AssertTrue(message = "dualmap.model-list.other-services must not name a service of dualmap.services")
 	private boolean isModelListOthersOutside() {
 		return this.modelList.otherServices.stream().noneMatch(this.services::contains);
-	}
-
-	@AssertTrue(message = "every key of dualmap.pools must be a service id listed in dualmap.services")
-	private boolean isPoolsRouted() {
-		return this.services.containsAll(this.pools.keySet());
 	}
 
 	@AssertTrue(message = "dualmap.services must not contain blank or duplicate ids")
@@ -474,11 +464,6 @@ public class DualMapProperties {
 
 		@Valid
 		private final PoolDispatch dispatch = new PoolDispatch();
-
-		@AssertTrue(message = "dualmap.pools.<service>.policy names no known routing policy")
-		private boolean isPolicyKnown() {
-			return this.policy == null || RoutingPolicies.exists(this.policy);
-		}
 
 		public @Nullable String getPolicy() {
 			return this.policy;

@@ -2,9 +2,11 @@ package io.github.dualmap.autoconfigure;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
+import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.RequestBuffers;
@@ -19,9 +21,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.bind.validation.BindValidationException;
+import org.springframework.boot.origin.Origin;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.core.NestedExceptionUtils;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
+import org.springframework.validation.FieldError;
+import org.springframework.validation.ObjectError;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -223,15 +233,61 @@ class DualMapPropertiesTests {
 	}
 
 	private void expectFailure(List<String> properties, String message) {
-		this.runner.withPropertyValues(properties.toArray(String[]::new)).run(context -> {
-			assertThat(context).hasFailed();
-			Throwable root = context.getStartupFailure();
-			StringBuilder all = new StringBuilder();
-			for (Throwable t = root; t != null; t = t.getCause()) {
-				all.append(t.getMessage()).append('\n');
-			}
-			assertThat(all.toString()).as(properties.toString()).contains(message);
+		this.runner.withPropertyValues(properties.toArray(String[]::new))
+			.run(context -> assertThat(failureMessages(context)).as(properties.toString()).contains(message));
+	}
+
+	/** The messages of the startup failure and its causes. */
+	private static String failureMessages(AssertableApplicationContext context) {
+		assertThat(context).hasFailed();
+		StringBuilder all = new StringBuilder();
+		for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+			all.append(t.getMessage()).append('\n');
+		}
+		return all.toString();
+	}
+
+	/** The one binding validation error the startup failed with. */
+	private static ObjectError validationError(AssertableApplicationContext context) {
+		assertThat(context).hasFailed();
+		BindValidationException invalid = (BindValidationException) NestedExceptionUtils
+			.getMostSpecificCause(context.getStartupFailure());
+		assertThat(invalid.getValidationErrors().getAllErrors()).hasSize(1);
+		return invalid.getValidationErrors().getAllErrors().get(0);
+	}
+
+	@Test
+	void unknownNamesAreRefusedNamingTheValueAndTheNamesKnown() {
+		String known = "; known: " + String.join(", ", RoutingPolicies.names());
+		expectFailure("dualmap.policy=Round-Robin",
+				"dualmap.policy names no known routing policy: 'Round-Robin'" + known);
+		expectFailure("dualmap.pools.llm.policy=Nope",
+				"dualmap.pools.llm.policy names no known routing policy: 'Nope'" + known);
+		expectFailure("dualmap.pools.llma.policy=least-loaded",
+				"every key of dualmap.pools must be a service id listed in dualmap.services [llm]; not listed: llma");
+		// The errors are the properties' own, so the startup failure report shows the
+		// property, its value and where it was set (not "policyKnown", "false").
+		this.runner.withPropertyValues("dualmap.policy=Round-Robin").run(context -> {
+			FieldError error = (FieldError) validationError(context);
+			assertThat(error.getObjectName() + "." + error.getField()).isEqualTo("dualmap.policy");
+			assertThat(error.getRejectedValue()).isEqualTo("Round-Robin");
+			assertThat(Origin.from(error)).isNotNull();
 		});
+		this.runner.withPropertyValues("dualmap.pools.llm.policy=Nope").run(context -> {
+			FieldError error = (FieldError) validationError(context);
+			assertThat(error.getField()).isEqualTo("pools[llm].policy");
+			assertThat(error.getRejectedValue()).isEqualTo("Nope");
+		});
+		// A key from an environment variable is named as the gateway reads it.
+		this.runner
+			.withInitializer(context -> context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new SystemEnvironmentPropertySource(
+						"test-" + StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+						Map.of("DUALMAP_POOLS_LLMA_POLICY", "least-loaded"))))
+			.run(context -> assertThat(failureMessages(context)).contains("not listed: llma"));
+		// A value is shown as written, not read as a message template.
+		expectFailure("dualmap.policy=a{b}$c\\d", "no known routing policy: 'a{b}$c\\d'");
 	}
 
 	@Test
@@ -299,9 +355,9 @@ class DualMapPropertiesTests {
 				assertThat(registry.queueSettings().mode()).isEqualTo(DispatchMode.QUEUE);
 			});
 		expectFailure("dualmap.pools.other.policy=least-loaded",
-				"every key of dualmap.pools must be a service id listed in dualmap.services");
+				"every key of dualmap.pools must be a service id listed in dualmap.services [llm]; not listed: other");
 		expectFailure("dualmap.pools.llm.policy=no-such-policy",
-				"dualmap.pools.<service>.policy names no known routing policy");
+				"dualmap.pools.llm.policy names no known routing policy: 'no-such-policy'");
 		expectFailure("dualmap.pools.llm.slo.ttft=0s", "dualmap.pools.<service>.slo.ttft must be > 0");
 		expectFailure("dualmap.pools.llm.dispatch.max-prefill-tokens=0",
 				"dualmap.pools.<service>.dispatch.max-prefill-tokens must be >= 1");

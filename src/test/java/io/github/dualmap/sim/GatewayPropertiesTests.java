@@ -47,6 +47,10 @@ class GatewayPropertiesTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.switch-hit-charge=-1")))
 			.withMessage("--set: dualmap.switch-hit-charge must be >= 0");
+		// Checks whose messages name the value apply here too.
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.services=llm", "dualmap.pools.llm.policy=Nope")))
+			.withMessageStartingWith("--set: dualmap.pools.llm.policy names no known routing policy: 'Nope'; known: ");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.dispatch.max-queued-per-pool=many")))
 			.withMessageContaining("dualmap.dispatch.max-queued-per-pool")
