@@ -18,7 +18,8 @@ import jakarta.validation.Payload;
 /**
  * The names {@link DualMapProperties} refers to exist: its routing policies (global and
  * per pool) are registered in {@link RoutingPolicies}, and the keys of
- * {@code dualmap.pools} are service ids of {@code dualmap.services}.
+ * {@code dualmap.pools} and {@code dualmap.scrape.services} are service ids of
+ * {@code dualmap.services} (a key that is not one is never read: a typo would be lost).
  * <p>
  * A constraint of its own rather than {@code @AssertTrue} methods because its messages
  * name the value refused and the names known (an {@code @AssertTrue} message is fixed
@@ -64,6 +65,8 @@ public @interface KnownNames {
 				}
 			}
 			valid &= keysAreServices(context, "dualmap.pools", properties.getPools().keySet(),
+					properties.getServices());
+			valid &= keysAreServices(context, "dualmap.scrape.services", properties.getScrape().getServices().keySet(),
 					properties.getServices());
 			return valid;
 		}

@@ -265,6 +265,12 @@ class DualMapPropertiesTests {
 				"dualmap.pools.llm.policy names no known routing policy: 'Nope'" + known);
 		expectFailure("dualmap.pools.llma.policy=least-loaded",
 				"every key of dualmap.pools must be a service id listed in dualmap.services [llm]; not listed: llma");
+		expectFailure("dualmap.scrape.services.lmm.path=/actuator/prometheus",
+				"every key of dualmap.scrape.services must be a service id listed in dualmap.services [llm];"
+						+ " not listed: lmm");
+		this.runner.withPropertyValues("dualmap.scrape.services.llm.path=/actuator/prometheus")
+			.run(context -> assertThat(context.getBean(DualMapProperties.class).getScrape().pathFor("llm"))
+				.isEqualTo("/actuator/prometheus"));
 		// The errors are the properties' own, so the startup failure report shows the
 		// property, its value and where it was set (not "policyKnown", "false").
 		this.runner.withPropertyValues("dualmap.policy=Round-Robin").run(context -> {
