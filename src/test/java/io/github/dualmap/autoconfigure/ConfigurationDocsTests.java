@@ -2,22 +2,33 @@ package io.github.dualmap.autoconfigure;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import io.github.dualmap.core.RoutingPolicies;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.util.unit.DataSize;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Every {@code dualmap.*} property the configuration processor finds is in
- * docs/configuration.md, which users read for each property's default and meaning, and
- * the metadata IDEs read offers every routing policy by name.
+ * docs/configuration.md, which users read for each property's default and meaning, with
+ * the default the metadata IDEs read gives, and that metadata offers every routing policy
+ * by name.
  */
 class ConfigurationDocsTests {
 
@@ -42,6 +53,100 @@ class ConfigurationDocsTests {
 		}
 		assertThat(properties).contains("dualmap.retry.statuses", "dualmap.dispatch.max-wait");
 		assertThat(missing).as("dualmap.* properties missing from docs/configuration.md").isEmpty();
+	}
+
+	@Test
+	void theDefaultsTheIdeOffersAreTheDocumentedOnes() throws IOException {
+		Map<String, JsonNode> metadata = new HashMap<>();
+		for (JsonNode property : metadata().path("properties")) {
+			metadata.put(property.path("name").stringValue(), property);
+		}
+		// Initialised from constants, which the configuration processor cannot read:
+		// they are in additional-spring-configuration-metadata.json and must be what the
+		// code starts from.
+		DualMapProperties defaults = new DualMapProperties();
+		assertThat(DurationStyle.detectAndParse(text(defaultOf(metadata, "dualmap.body-read-timeout"))))
+			.isEqualTo(defaults.getBodyReadTimeout());
+		assertThat(defaultOf(metadata, "dualmap.dispatch.max-prefill-requests").longValue())
+			.isEqualTo(defaults.getDispatch().getMaxPrefillRequests());
+		assertThat(defaultOf(metadata, "dualmap.dispatch.max-prefill-tokens").longValue())
+			.isEqualTo(defaults.getDispatch().getMaxPrefillTokens());
+		assertThat(defaultOf(metadata, "dualmap.prompt.max-nesting-depth").longValue())
+			.isEqualTo(defaults.getPrompt().getMaxNestingDepth());
+		assertThat(defaultOf(metadata, "dualmap.prompt.max-json-tokens").longValue())
+			.isEqualTo(defaults.getPrompt().getMaxJsonTokens());
+		assertThat(text(defaultOf(metadata, "dualmap.retry.statuses"))).isEqualTo(
+				defaults.getRetry().getStatuses().stream().map(String::valueOf).collect(Collectors.joining(", ")));
+		List<String> checked = new ArrayList<>();
+		List<String> wrong = new ArrayList<>();
+		// A table row: | `property` | default | meaning |
+		Matcher row = Pattern.compile("(?m)^\\| `([a-z][a-z0-9.-]*)` \\| ([^|]*) \\|")
+			.matcher(Files.readString(Path.of("docs", "configuration.md")));
+		while (row.find()) {
+			String name = row.group(1);
+			String documented = row.group(2).strip();
+			if (!name.contains(DualMapProperties.PREFIX)) {
+				continue; // Spring's own, documented by Spring
+			}
+			JsonNode property = metadata.get(name);
+			if (property == null) {
+				wrong.add(name + ": documented, but not in the metadata");
+				continue;
+			}
+			// Only a literal default (`60s`, `429, 503`), not one that refers to another
+			// property or says in words how it is derived.
+			Matcher literal = Pattern.compile("`([^`]+)`").matcher(documented);
+			if (!literal.matches() || metadata.containsKey(literal.group(1))) {
+				continue;
+			}
+			checked.add(name);
+			JsonNode defaultValue = property.path("defaultValue");
+			String type = property.path("type").stringValue();
+			if (defaultValue.isMissingNode()) {
+				wrong.add(name + ": documented default " + documented + ", none in the metadata");
+			}
+			else if (!canonical(type, literal.group(1)).equals(canonical(type, text(defaultValue)))) {
+				wrong.add(name + ": documented default " + documented + ", metadata default " + defaultValue);
+			}
+		}
+		assertThat(wrong).as("defaults of docs/configuration.md against the metadata").isEmpty();
+		assertThat(checked).contains("dualmap.body-read-timeout", "dualmap.retry.statuses",
+				"management.health.dualmap-replicas.enabled");
+	}
+
+	private static JsonNode defaultOf(Map<String, JsonNode> metadata, String name) {
+		assertThat(metadata).containsKey(name);
+		JsonNode value = metadata.get(name).path("defaultValue");
+		assertThat(value.isMissingNode()).as("default of " + name + " in the metadata").isFalse();
+		return value;
+	}
+
+	private static String text(JsonNode value) {
+		if (value.isArray()) {
+			List<String> elements = new ArrayList<>();
+			value.forEach(e -> elements.add(text(e)));
+			return String.join(", ", elements);
+		}
+		return value.isString() ? value.stringValue() : value.toString();
+	}
+
+	/**
+	 * A value as its type compares it: 25us is 25000ns, 1.0 is 1, read-only is read_only.
+	 */
+	private static Object canonical(String type, String value) {
+		return switch (type) {
+			case "java.time.Duration" -> DurationStyle.detectAndParse(value);
+			case "org.springframework.util.unit.DataSize" -> DataSize.parse(value);
+			case "java.lang.Integer", "java.lang.Long", "java.lang.Float", "java.lang.Double" ->
+				new BigDecimal(value).stripTrailingZeros();
+			default -> value.toLowerCase(Locale.ROOT).replace('_', '-');
+		};
+	}
+
+	private JsonNode metadata() throws IOException {
+		try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+			return JsonMapper.shared().readTree(in);
+		}
 	}
 
 	@Test
