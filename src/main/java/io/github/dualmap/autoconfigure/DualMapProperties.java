@@ -30,7 +30,7 @@ import org.springframework.validation.annotation.Validated;
  * The {@code dualmap.*} configuration, validated at startup with messages that name the
  * bad property; {@link #toSchedulerSettings()} is the one place it maps to the core.
  */
-@ConfigurationProperties(DualMapProperties.PREFIX)
+@ConfigurationProperties(prefix = DualMapProperties.PREFIX, ignoreUnknownFields = false)
 @Validated
 @KnownNames
 public class DualMapProperties {
@@ -150,6 +150,14 @@ public class DualMapProperties {
 
 	@Valid
 	private final Replicas replicas = new Replicas();
+
+	/**
+	 * dualmap.demo.*, which the demo's own properties bind (DemoProperties): bound here
+	 * too and never read, only so that ignoreUnknownFields = false, which Spring Boot
+	 * applies to this class alone, does not refuse it. Package-private accessors: not a
+	 * property of this class in the IDE metadata.
+	 */
+	private Map<String, Object> demo = new LinkedHashMap<>();
 
 	@AssertTrue(message = "dualmap.hot-prefix.max-depth must be >= dualmap.hot-prefix.min-depth")
 	private boolean isHotPrefixDepthOrdered() {
@@ -447,6 +455,14 @@ public class DualMapProperties {
 
 	public Replicas getReplicas() {
 		return this.replicas;
+	}
+
+	Map<String, Object> getDemo() {
+		return this.demo;
+	}
+
+	void setDemo(Map<String, Object> demo) {
+		this.demo = demo;
 	}
 
 	/** Time-to-first-token objectives. */

@@ -55,6 +55,12 @@ final class GatewayProperties {
 				throw new IllegalArgumentException(
 						"--set takes " + DualMapProperties.PREFIX + ".* properties but got '" + name + "'");
 			}
+			if (name.startsWith(DualMapProperties.PREFIX + ".demo.")) {
+				// Bound (and ignored) by DualMapProperties only so the gateway accepts
+				// it.
+				throw new IllegalArgumentException("--set takes the gateway's " + DualMapProperties.PREFIX
+						+ ".* properties but got '" + name + "', a property of the demo profile");
+			}
 			String decidedBy = DECIDED_BY_SIM.get(name);
 			if (decidedBy != null) {
 				throw new IllegalArgumentException("--set " + name + " is decided by " + decidedBy + " in sim");

@@ -52,6 +52,9 @@ class ConfigurationDocsTests {
 			}
 		}
 		assertThat(properties).contains("dualmap.retry.statuses", "dualmap.dispatch.max-wait");
+		// DualMapProperties binds dualmap.demo.* only to accept it: the IDE offers the
+		// demo's own properties.
+		assertThat(properties).doesNotContain("dualmap.demo").contains("dualmap.demo.instances");
 		assertThat(missing).as("dualmap.* properties missing from docs/configuration.md").isEmpty();
 	}
 

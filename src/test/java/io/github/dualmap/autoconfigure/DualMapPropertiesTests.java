@@ -197,6 +197,23 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void unknownKeysFailStartupNamingThem() {
+		expectFailure("dualmap.dispatch.max-prefil-tokens=4096",
+				"The elements [dualmap.dispatch.max-prefil-tokens] were left unbound");
+		// A pool takes only some settings.
+		expectFailure("dualmap.pools.llm.dispatch.max-wait=5s",
+				"The elements [dualmap.pools.llm.dispatch.max-wait] were left unbound");
+		expectFailure("dualmap.sloo.ttft=2s", "The elements [dualmap.sloo.ttft] were left unbound");
+		expectFailure("dualmap.slo.classes.batch.tttf=60s",
+				"The elements [dualmap.slo.classes.batch.tttf] were left unbound");
+		// The demo pool's properties are bound by its own class.
+		this.runner
+			.withPropertyValues("dualmap.demo.instances=2", "dualmap.demo.base-port=9101", "dualmap.demo.time-scale=20",
+					"dualmap.demo.profile=a100-8b", "dualmap.demo.model=m")
+			.run(context -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void theHotPrefixWindowMustHoldMinSamples() {
 		expectFailure("dualmap.hot-prefix.window=10",
 				"dualmap.hot-prefix.min-samples (default 20) must be <= dualmap.hot-prefix.window");

@@ -45,6 +45,9 @@ class GatewayPropertiesTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.no-such=1")))
 			.withMessageContaining("dualmap.no-such");
 		assertThatIllegalArgumentException()
+			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.demo.instances=8")))
+			.withMessageContaining("'dualmap.demo.instances', a property of the demo profile");
+		assertThatIllegalArgumentException()
 			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.switch-hit-charge=-1")))
 			.withMessage("--set: dualmap.switch-hit-charge must be >= 0");
 		// Checks whose messages name the value apply here too.
