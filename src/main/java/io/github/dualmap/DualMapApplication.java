@@ -3,6 +3,7 @@ package io.github.dualmap;
 import java.util.Arrays;
 
 import io.github.dualmap.emulator.EmulatorCommand;
+import io.github.dualmap.emulator.demo.DemoConfigurationLoader;
 import io.github.dualmap.emulator.demo.DemoPoolConfiguration;
 import io.github.dualmap.overhead.OverheadCommand;
 import io.github.dualmap.sim.ChurnCommand;
@@ -19,6 +20,12 @@ import org.springframework.context.annotation.Import;
  * with the DualMap auto-configuration; users who embed the library run their own
  * application instead. A first argument naming a sub-command ({@code emulator},
  * {@code sim}, {@code churn}, {@code overhead}) runs that command instead of the gateway.
+ * <p>
+ * With the {@code demo} profile, {@link #main} adds the demo's configuration
+ * ({@link DemoConfigurationLoader}) and this class's import the pool of emulated engines
+ * ({@link DemoPoolConfiguration}). Only this application does: one of a user's with the
+ * jar on its classpath and a profile of the same name gets none of it. Tests of the demo
+ * run through {@code main} ({@code @SpringBootTest(useMainMethod = ALWAYS)}).
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -37,10 +44,19 @@ public class DualMapApplication {
 			""";
 
 	public static void main(String[] args) {
-		int code = dispatch(args, () -> SpringApplication.run(DualMapApplication.class, args));
+		int code = dispatch(args, () -> gateway().run(args));
 		if (code >= 0) {
 			System.exit(code);
 		}
+	}
+
+	/**
+	 * The standalone gateway, with the demo's configuration when its profile is active.
+	 */
+	static SpringApplication gateway() {
+		SpringApplication application = new SpringApplication(DualMapApplication.class);
+		application.addListeners(new DemoConfigurationLoader());
+		return application;
 	}
 
 	/**

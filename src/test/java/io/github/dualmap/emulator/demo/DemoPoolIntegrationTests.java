@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.UseMainMethod;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -25,8 +26,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The demo profile end to end: the gateway on a random port routes {@code /v1/**} to the
  * emulated pool it started (stock load balancer; DualMap's comes from its own module).
+ * Started through the application's main method, which adds the demo's configuration.
  */
-@SpringBootTest(classes = DualMapApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(classes = DualMapApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		useMainMethod = UseMainMethod.ALWAYS)
 @ActiveProfiles("demo")
 class DemoPoolIntegrationTests {
 
