@@ -13,15 +13,18 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.cloud.client.discovery.DiscoveryClient;
+import org.springframework.cloud.client.discovery.ReactiveDiscoveryClient;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Profile;
 
 /**
- * The {@code demo} profile: starts the emulated pool with the application context (so the
- * gateway's {@code lb://demo-pool} route has instances to reach), stops it with the
- * context, and logs where everything is once the gateway is up.
+ * The {@code demo} profile: starts the emulated pool with the application context, stops
+ * it with the context, makes its instances the {@code demo-pool} service's in discovery
+ * (so the gateway's {@code lb://demo-pool} route reaches exactly them), and logs where
+ * everything is once the gateway is up.
  */
 @Configuration(proxyBeanMethods = false)
 @Profile("demo")
@@ -35,6 +38,16 @@ public class DemoPoolConfiguration {
 		EmulatorSettings settings = new EmulatorSettings(properties.model(), EngineProfile.named(properties.profile()),
 				properties.timeScale(), MetricsFlavour.VLLM, "127.0.0.1");
 		return EmulatorPool.start(settings, properties.instances(), properties.basePort());
+	}
+
+	@Bean
+	ReactiveDiscoveryClient demoPoolReactiveDiscoveryClient(EmulatorPool pool) {
+		return DemoPoolDiscovery.reactive(pool);
+	}
+
+	@Bean
+	DiscoveryClient demoPoolDiscoveryClient(EmulatorPool pool) {
+		return DemoPoolDiscovery.blocking(pool);
 	}
 
 	@Bean

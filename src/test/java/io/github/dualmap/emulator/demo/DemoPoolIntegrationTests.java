@@ -1,8 +1,5 @@
 package io.github.dualmap.emulator.demo;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 
 import io.github.dualmap.DualMapApplication;
@@ -35,19 +32,12 @@ class DemoPoolIntegrationTests {
 
 	private static final int INSTANCES = 4;
 
-	private static final int BASE_PORT = freeConsecutivePorts(INSTANCES);
+	private static final int BASE_PORT = FreePorts.consecutive(INSTANCES);
 
 	@DynamicPropertySource
 	static void ports(DynamicPropertyRegistry registry) {
 		registry.add("dualmap.demo.base-port", () -> BASE_PORT);
 		registry.add("dualmap.demo.time-scale", () -> 20);
-		for (int i = 0; i < INSTANCES; i++) {
-			int port = BASE_PORT + i;
-			registry.add("spring.cloud.discovery.client.simple.instances.demo-pool[" + i + "].uri",
-					() -> "http://127.0.0.1:" + port);
-			registry.add("spring.cloud.discovery.client.simple.instances.demo-pool[" + i + "].instance-id",
-					() -> "emulator-" + port);
-		}
 	}
 
 	@LocalServerPort
@@ -128,34 +118,6 @@ class DemoPoolIntegrationTests {
 	/** Requests the emulated instances finished, all together. */
 	private long finished() {
 		return pool.servers().stream().mapToLong(s -> s.stats().finished()).sum();
-	}
-
-	private static int freeConsecutivePorts(int count) {
-		for (int attempt = 0; attempt < 50; attempt++) {
-			int base;
-			try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-				base = probe.getLocalPort();
-			}
-			catch (IOException ex) {
-				continue;
-			}
-			if (base + count > 65535) {
-				continue;
-			}
-			boolean free = true;
-			for (int p = base; p < base + count && free; p++) {
-				try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
-					s.setReuseAddress(true);
-				}
-				catch (IOException ex) {
-					free = false;
-				}
-			}
-			if (free) {
-				return base;
-			}
-		}
-		throw new IllegalStateException("no " + count + " consecutive free ports on loopback");
 	}
 
 }
