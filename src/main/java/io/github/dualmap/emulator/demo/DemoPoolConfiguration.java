@@ -12,6 +12,7 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.cloud.client.discovery.DiscoveryClient;
 import org.springframework.cloud.client.discovery.ReactiveDiscoveryClient;
@@ -37,7 +38,24 @@ public class DemoPoolConfiguration {
 	EmulatorPool demoEmulatorPool(DemoProperties properties) {
 		EmulatorSettings settings = new EmulatorSettings(properties.model(), EngineProfile.named(properties.profile()),
 				properties.timeScale(), MetricsFlavour.VLLM, "127.0.0.1");
-		return EmulatorPool.start(settings, properties.instances(), properties.basePort());
+		try {
+			return EmulatorPool.start(settings, properties.instances(), properties.basePort());
+		}
+		catch (IllegalStateException ex) {
+			// A port in use: reported as its property, with no stack trace.
+			throw new InvalidConfigurationPropertyValueException("dualmap.demo.base-port", properties.basePort(),
+					bindFailure(ex) + "; the demo's " + properties.instances()
+							+ " instances take consecutive ports from dualmap.demo.base-port");
+		}
+	}
+
+	/** What failed to bind, and why ("Address already in use"). */
+	private static String bindFailure(Throwable ex) {
+		Throwable root = ex;
+		while (root.getCause() != null && root.getCause() != root) {
+			root = root.getCause();
+		}
+		return root == ex || root.getMessage() == null ? ex.getMessage() : ex.getMessage() + ": " + root.getMessage();
 	}
 
 	@Bean
