@@ -23,7 +23,7 @@ final class OpenAiErrorResponses {
 
 	/** 413 for a body over {@code dualmap.max-body-size}. */
 	static Mono<Void> tooLarge(ServerWebExchange exchange, int maxBodyBytes) {
-		closeUnlessDrainable(exchange, BodyLimits.drainableBytes(maxBodyBytes));
+		closeIfUnread(exchange);
 		return write(exchange, HttpStatus.CONTENT_TOO_LARGE,
 				new OpenAiError("request body exceeds dualmap.max-body-size (" + maxBodyBytes + " bytes)",
 						"invalid_request_error", null, "request_too_large"));
@@ -31,8 +31,7 @@ final class OpenAiErrorResponses {
 
 	/** 503 for a body {@link RequestBuffers} cannot hold, with {@code Retry-After}. */
 	static Mono<Void> buffersFull(ServerWebExchange exchange, RequestBuffers.FullException ex) {
-		// Its length, when it has one, is within max-body-size (or it got a 413).
-		closeUnlessDrainable(exchange, Long.MAX_VALUE);
+		closeIfUnread(exchange);
 		return write(exchange, HttpStatus.SERVICE_UNAVAILABLE, ex.toOpenAiError(), RequestBuffers.RETRY_AFTER_SECONDS);
 	}
 
@@ -49,24 +48,23 @@ final class OpenAiErrorResponses {
 			return buffersFull(exchange, full);
 		}
 		if (error instanceof RequestBodies.ReadTimeoutException slow) {
-			closeUnlessDrainable(exchange, -1);
+			closeIfUnread(exchange);
 			return write(exchange, HttpStatus.REQUEST_TIMEOUT, slow.toOpenAiError());
 		}
 		return null;
 	}
 
 	/**
-	 * The answer to a body refused before it was read whole ends its connection
-	 * ({@code Connection: close}) unless the rest of the body has a length within
-	 * {@code drainableBytes}: kept alive, the server reads and drops whatever the client
-	 * sends, without end for a chunked body or a huge declared length, and a client past
-	 * the read deadline would keep its connection ({@code drainableBytes} {@code -1}:
-	 * always close). A body of bounded length is read to its end instead, as closing a
-	 * connection with unread data resets it and its client may never read the answer.
+	 * The answer to a body refused and left unread ends its connection
+	 * ({@code Connection: close}): kept alive, the server would go on reading and
+	 * dropping what the client sends (without end for a chunked body or a huge declared
+	 * length), and a client past the read deadline would keep its connection. A refused
+	 * body of bounded length is read to its end instead ({@link RequestBodies#read}), as
+	 * closing a connection the client is still sending on resets it, and its client may
+	 * never read the answer.
 	 */
-	static void closeUnlessDrainable(ServerWebExchange exchange, long drainableBytes) {
-		long length = exchange.getRequest().getHeaders().getContentLength();
-		if (!exchange.getResponse().isCommitted() && (length < 0 || length > drainableBytes)) {
+	static void closeIfUnread(ServerWebExchange exchange) {
+		if (RequestBodies.hasUnreadBody(exchange) && !exchange.getResponse().isCommitted()) {
 			exchange.getResponse().getHeaders().set(HttpHeaders.CONNECTION, "close");
 		}
 	}

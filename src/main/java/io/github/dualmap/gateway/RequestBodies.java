@@ -36,30 +36,92 @@ public final class RequestBodies {
 	 * {@code exchange}'s request body within {@code limits}: fails with
 	 * {@link DataBufferLimitException} over {@code maxBytes} (at once when its
 	 * {@code Content-Length} says so; nothing is read then), with
-	 * {@link RequestBuffers.FullException} at the first chunk the buffers cannot hold,
-	 * and with {@link ReadTimeoutException} when the whole body takes longer than the
-	 * read timeout.
+	 * {@link RequestBuffers.FullException} when the buffers cannot hold it, and with
+	 * {@link ReadTimeoutException} when the whole body takes longer than the read
+	 * timeout. A body refused while read is read to its end and dropped, up to
+	 * {@link BodyLimits#drainableBytes}, before the refusal is reported; past that (and
+	 * for a declared length past it, or a timeout) it is left unread
+	 * ({@link #hasUnreadBody}).
 	 */
 	public static Mono<byte[]> read(ServerWebExchange exchange, BodyLimits limits) {
 		int maxBytes = limits.maxBytes();
-		if (exchange.getRequest().getHeaders().getContentLength() > maxBytes) {
+		long drainable = BodyLimits.drainableBytes(maxBytes);
+		long declared = exchange.getRequest().getHeaders().getContentLength();
+		if (declared > maxBytes) {
+			if (declared > drainable) {
+				unread(exchange);
+			}
 			return Mono.error(new DataBufferLimitException("Content-Length over " + maxBytes + " bytes"));
 		}
-		Flux<DataBuffer> body = exchange.getRequest().getBody();
 		RequestBuffers buffers = limits.buffers();
-		if (buffers != null) {
-			body = body.handle((chunk, sink) -> {
-				if (buffers.reserve(exchange, chunk.readableByteCount())) {
-					sink.next(chunk);
+		Refusal refusal = new Refusal();
+		// Once refused (over the limit, or beyond the budget), the rest of the body is
+		// read
+		// and dropped up to drainable bytes, then the refusal reported: a client still
+		// sending reads the answer rather than a reset connection. Past that, the read
+		// stops and the answer ends the connection.
+		Flux<DataBuffer> body = exchange.getRequest().getBody().handle((chunk, sink) -> {
+			int n = chunk.readableByteCount();
+			refusal.seen += n;
+			if (refusal.failure == null) {
+				if (refusal.seen > maxBytes) {
+					refusal.failure = new DataBufferLimitException("request body over " + maxBytes + " bytes");
+				}
+				else if (buffers != null && !buffers.reserve(exchange, n)) {
+					refusal.failure = new RequestBuffers.FullException(buffers.limit());
 				}
 				else {
-					DataBufferUtils.release(chunk);
-					sink.error(new RequestBuffers.FullException(buffers.limit()));
+					sink.next(chunk);
+					return;
 				}
-			});
-		}
-		return read(body, maxBytes).timeout(limits.readTimeout(),
-				Mono.error(() -> new ReadTimeoutException(limits.readTimeout())));
+			}
+			DataBufferUtils.release(chunk);
+			if (refusal.seen > drainable) {
+				unread(exchange);
+				sink.error(refusal.failure);
+			}
+		});
+		return DataBufferUtils.join(body).flatMap(joined -> {
+			if (refusal.failure != null) {
+				DataBufferUtils.release(joined);
+				return Mono.<byte[]>error(refusal.failure);
+			}
+			return Mono.just(drain(joined));
+		})
+			.switchIfEmpty(Mono.defer(() -> refusal.failure != null ? Mono.error(refusal.failure) : Mono.just(EMPTY)))
+			.timeout(limits.readTimeout(), Mono.error(() -> {
+				unread(exchange);
+				return new ReadTimeoutException(limits.readTimeout());
+			}));
+	}
+
+	/**
+	 * Marks {@code exchange}'s body as not read to its end: the answer ends the
+	 * connection, as the rest will not be read ({@link #hasUnreadBody}).
+	 */
+	static void unread(ServerWebExchange exchange) {
+		exchange.getAttributes().put(UNREAD_BODY_ATTR, Boolean.TRUE);
+	}
+
+	/**
+	 * Whether {@code exchange}'s body was refused and left unread (a declared or actual
+	 * length past {@link BodyLimits#drainableBytes}, or past the read deadline): its
+	 * answer must end the connection ({@code Connection: close}), or the server would go
+	 * on reading whatever the client sends, without end for a chunked body.
+	 */
+	public static boolean hasUnreadBody(ServerWebExchange exchange) {
+		return Boolean.TRUE.equals(exchange.getAttribute(UNREAD_BODY_ATTR));
+	}
+
+	private static final String UNREAD_BODY_ATTR = RequestBodies.class.getName() + ".unreadBody";
+
+	/** The first reason a body was refused while it is read, and how much was seen. */
+	private static final class Refusal {
+
+		private long seen;
+
+		private RuntimeException failure;
+
 	}
 
 	/**

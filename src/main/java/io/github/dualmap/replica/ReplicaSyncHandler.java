@@ -70,19 +70,16 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 			return error(HttpStatus.UNSUPPORTED_MEDIA_TYPE, OpenAiError.INVALID_REQUEST, "unsupported_media_type",
 					"a release batch is sent as application/json");
 		}
-		// Refused before it was read whole, a batch's connection ends unless the rest has
-		// a bounded length to drain (as the gateway's own answers).
-		long length = request.headers().contentLength().orElse(-1);
 		return RequestBodies.read(request.exchange(), this.limits)
 			// Off the event loop: a large batch takes the shadow indexes' locks many
 			// times.
 			.publishOn(Schedulers.boundedElastic())
 			.flatMap(this::apply)
 			.onErrorResume(DataBufferLimitException.class,
-					ex -> tooLarge(length < 0 || length > BodyLimits.drainableBytes(this.maxBodyBytes)))
+					ex -> tooLarge(RequestBodies.hasUnreadBody(request.exchange())))
 			.onErrorResume(RequestBuffers.FullException.class,
 					ex -> error(HttpStatus.SERVICE_UNAVAILABLE, ex.toOpenAiError(), RequestBuffers.RETRY_AFTER_SECONDS,
-							length < 0))
+							RequestBodies.hasUnreadBody(request.exchange())))
 			.onErrorResume(RequestBodies.ReadTimeoutException.class,
 					ex -> error(HttpStatus.REQUEST_TIMEOUT, ex.toOpenAiError(), 0, true));
 	}

@@ -291,6 +291,41 @@ class RequestBuffersIntegrationTests {
 	}
 
 	/**
+	 * A chunked body over the limit but not endless is read to its end and dropped: its
+	 * client, still sending when the limit was passed, gets the 413 on a connection kept
+	 * alive (closing it at once reset such clients before they read the answer).
+	 */
+	@Test
+	void aChunkedBodyOverTheLimitIsReadToItsEndAndAnswered() throws Exception {
+		for (String route : List.of("", "x-route: model\r\n")) {
+			try (Socket socket = new Socket("127.0.0.1", this.port)) {
+				socket.setSoTimeout(10_000);
+				OutputStream out = socket.getOutputStream();
+				String chunk = "8000\r\n" + "x".repeat(0x8000) + "\r\n";
+				out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+						+ route + "Transfer-Encoding: chunked\r\n\r\n" + chunk.repeat(5) + "0\r\n\r\n")
+					.getBytes(StandardCharsets.US_ASCII));
+				out.flush();
+				String answer = new String(socket.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
+				assertThat(answer).isEqualTo("HTTP/1.1 413");
+				// The same connection serves the next request.
+				out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+						+ "Content-Length: 10000000\r\n\r\n")
+					.getBytes(StandardCharsets.US_ASCII));
+				out.flush();
+				// The rest of the first answer, then the second (whose declared length is
+				// past what is drained: it ends the connection, and so the stream).
+				String rest = new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+				int second = rest.indexOf("HTTP/1.1 413");
+				assertThat(second).isPositive();
+				assertThat(rest.substring(0, second)).contains("request_too_large")
+					.doesNotContainIgnoringCase("connection: close");
+				assertThat(rest.substring(second)).containsIgnoringCase("connection: close");
+			}
+		}
+	}
+
+	/**
 	 * Sends a request with {@code rest} after its first headers and reads the answer to
 	 * the end of the stream, which must come within 10 s.
 	 */
