@@ -103,7 +103,9 @@ public final class PromptParser {
 	public ParsedRequest parse(String path, byte[] body) {
 		RequestKind kind = kindOf(path);
 		if (kind == RequestKind.OTHER) {
-			return other(body);
+			// Embeddings, rerank, ...: routed by load; only model and stream are of use,
+			// read without building the body's tree.
+			return withoutPrompt(path, body);
 		}
 		JsonNode root = read(body);
 		if (!root.isObject()) {
@@ -274,24 +276,6 @@ public final class PromptParser {
 	}
 
 	/** Unknown endpoints are routed by load: read what is there, never refuse. */
-	private ParsedRequest other(byte[] body) {
-		if (body.length == 0) {
-			return ParsedRequest.other(null, false);
-		}
-		try {
-			JsonNode root = mapper.readTree(body);
-			if (root != null && root.isObject()) {
-				JsonNode model = root.get("model");
-				JsonNode stream = root.get("stream");
-				return ParsedRequest.other(model != null && model.isString() ? model.stringValue() : null,
-						stream != null && stream.isBoolean() && stream.booleanValue());
-			}
-		}
-		catch (JacksonException ex) {
-			// Not JSON, or beyond limits: nothing to learn from it, the upstream decides.
-		}
-		return ParsedRequest.other(null, false);
-	}
 
 	private static @Nullable String model(JsonNode root) {
 		JsonNode model = root.get("model");

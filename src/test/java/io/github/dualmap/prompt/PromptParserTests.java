@@ -242,6 +242,13 @@ class PromptParserTests {
 		assertThat(parse("/anything", "not json")).isEqualTo(ParsedRequest.other(null, false));
 		assertThat(parse("/anything", "[1,2]")).isEqualTo(ParsedRequest.other(null, false));
 		assertThat(parse("/v1/rerank", q("{'model':7,'stream':true}"))).isEqualTo(ParsedRequest.other(null, true));
+		// Read as it streams by, no tree built: a large input costs no memory, and a
+		// model
+		// before a fault is still known.
+		assertThat(parse("/v1/embeddings", "{\"input\":[\"" + "x".repeat(1_000_000) + "\"],\"model\":\"e\"}"))
+			.isEqualTo(ParsedRequest.other("e", false));
+		assertThat(parse("/v1/embeddings", "{\"model\":\"e\",\"input\":[1,"))
+			.isEqualTo(ParsedRequest.other("e", false));
 	}
 
 	@Test
