@@ -108,6 +108,10 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 			return new ParsedRequest(null, false, null, RequestKind.OTHER);
 		}
 		String path = request.getPath().value();
+		if (PromptParser.kindOf(path) == RequestKind.OTHER) {
+			// Scanned, not built into a tree: no working memory to speak of.
+			return this.parser.parse(path, readable);
+		}
 		return this.limits.whileParsing(exchange, readable.length, () -> this.parser.parse(path, readable),
 				() -> this.parser.withoutPrompt(path, readable));
 	}

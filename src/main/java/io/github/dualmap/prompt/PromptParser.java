@@ -207,7 +207,8 @@ public final class PromptParser {
 		return known && !id.isEmpty() ? id : null;
 	}
 
-	static RequestKind kindOf(String path) {
+	/** The endpoint a path addresses, by its suffix. */
+	public static RequestKind kindOf(String path) {
 		String p = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
 		if (p.endsWith(CHAT_COMPLETIONS)) {
 			return RequestKind.CHAT;

@@ -90,4 +90,49 @@ class PromptRoutingFilterTests {
 			.isEqualTo(this.hasher.ofText("m", otherPrompt).chain());
 	}
 
+	/**
+	 * A large body's parse takes its working memory from the budget, except where the
+	 * body is only scanned (embeddings and other endpoints routed by load): with the
+	 * budget too busy for that memory, a chat request of that size waits its turn (503),
+	 * an embeddings request goes through.
+	 */
+	@Test
+	void onlyBodiesBuiltIntoATreeTakeWorkingMemoryFromTheBudget() {
+		String input = "x".repeat(BodyEncodings.INLINE_BYTES);
+		byte[] body = ("{\"model\":\"m\",\"input\":\"" + input + "\",\"messages\":[{\"role\":\"user\","
+				+ "\"content\":\"" + input + "\"}]}")
+			.getBytes(StandardCharsets.UTF_8);
+		RequestBuffers budget = new RequestBuffers(8L * body.length);
+		MockServerWebExchange other = MockServerWebExchange.from(MockServerHttpRequest.post("/held"));
+		assertThat(budget.reserve(other, 2L * body.length)).isTrue();
+		PromptRoutingFilter limited = new PromptRoutingFilter(this.registry,
+				new PromptParser(this.hasher, JsonMapper.builder().build()),
+				new SloResolver(Duration.ofSeconds(5), "x-slo-class", Map.of()),
+				new BodyLimits(1 << 20, budget, BodyLimits.DEFAULT_READ_TIMEOUT), null);
+		for (String path : List.of("/v1/embeddings", "/v1/chat/completions")) {
+			MockServerWebExchange exchange = MockServerWebExchange
+				.from(MockServerHttpRequest.post(path).body("unused"));
+			exchange.getAttributes()
+				.put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR,
+						Route.async().id("llm").uri(URI.create("lb://llm")).predicate(e -> true).build());
+			exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, body);
+			assertThat(budget.reserve(exchange, body.length)).isTrue();
+			AtomicReference<ServerWebExchange> passed = new AtomicReference<>();
+			limited.filter(exchange, e -> {
+				passed.set(e);
+				return Mono.empty();
+			}).block(Duration.ofSeconds(5));
+			if (path.endsWith("embeddings")) {
+				assertThat(passed.get()).isNotNull();
+				assertThat(budget.rejections()).isZero();
+			}
+			else {
+				assertThat(passed.get()).isNull();
+				assertThat(exchange.getResponse().getStatusCode().value()).isEqualTo(503);
+				assertThat(budget.rejections()).isOne();
+			}
+			budget.release(exchange);
+		}
+	}
+
 }
