@@ -85,6 +85,17 @@ public final class InstanceBreakers {
 		}
 	}
 
+	/**
+	 * A call on {@code instanceId} ended, whatever its outcome: a half-open breaker may
+	 * have a permit free again (a cancelled probe gives its permit back without moving
+	 * the breaker), so the instance is chosen again, and refused again if none is free.
+	 */
+	public void permitReturned(String instanceId) {
+		if (this.probing.remove(instanceId)) {
+			updateHealth(instanceId);
+		}
+	}
+
 	/** Whether {@code instanceId} was not taken out as unresponsive. */
 	public boolean responsive(String instanceId) {
 		return !this.unresponsive.contains(instanceId);

@@ -220,6 +220,7 @@ public final class RoutedAttempt {
 					failure != null ? failure : new IllegalStateException("request failed"));
 			case CANCELLED -> this.breaker.releasePermission();
 		}
+		this.service.breakers().permitReturned(instanceId());
 		QueuedRequest q = this.queued;
 		if (q != null) {
 			// Ends the dispatch, tells the policy and gives the capacity to the next

@@ -439,6 +439,11 @@ public final class ServicePool {
 						: "; " + abandoned + " sent to it and waiting for its answer are sent to another instance"));
 	}
 
+	/** Tries sent to an instance that have not ended. */
+	int triesInFlight() {
+		return this.sent.size();
+	}
+
 	/** A try ended: it no longer waits on its instance. */
 	void ended(RoutedAttempt attempt) {
 		this.sent.remove(attempt);
@@ -594,8 +599,11 @@ public final class ServicePool {
 			for (DualMapListener l : ServicePool.this.listeners) {
 				l.onDecision(ServicePool.this.serviceId, this.request, decision);
 			}
-			this.attempt.set(routed);
+			// In the set before anyone can see it (and end it: cancel), or an attempt
+			// ended
+			// first would stay in the set for ever.
 			ServicePool.this.sent.add(routed);
+			this.attempt.set(routed);
 			if (this.cancelled) {
 				routed.cancel();
 				return;

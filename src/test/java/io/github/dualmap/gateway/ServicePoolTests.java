@@ -4,6 +4,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,7 +21,9 @@ import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
@@ -269,6 +274,51 @@ class ServicePoolTests {
 	private static ServiceInstance instance(String id, String weight) {
 		return new DefaultServiceInstance(id, "llm", "10.0.0." + (id.charAt(0) - 'a' + 1), 8000, false,
 				Map.of("dualmap.weight", weight));
+	}
+
+	/**
+	 * A client that leaves just as its request is released: the try ends once and leaves
+	 * nothing behind in the pool's set of tries in flight (one ended in the gap between
+	 * being handed over and being added stayed there for ever).
+	 */
+	@Test
+	void triesCancelledAsTheyAreReleasedLeaveNothingInFlight() throws Exception {
+		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(), "a", "b", "c");
+		ExecutorService other = Executors.newSingleThreadExecutor();
+		try {
+			for (int i = 0; i < 50_000; i++) {
+				AtomicReference<Subscription> subscription = new AtomicReference<>();
+				int spin = i & 63;
+				Future<?> cancel = other.submit(() -> {
+					while (subscription.get() == null) {
+						Thread.onSpinWait();
+					}
+					for (int k = 0; k < spin; k++) {
+						Thread.onSpinWait();
+					}
+					subscription.get().cancel();
+				});
+				pool.submit(new RoutingRequest("r" + i, this.hasher.ofText("m", "p" + (i % 50)),
+						Duration.ofSeconds(5).toNanos(), this.now.get()), true, Set.of(), false)
+					.subscribe(new BaseSubscriber<RoutedAttempt>() {
+						@Override
+						protected void hookOnSubscribe(Subscription s) {
+							request(1);
+							subscription.set(s);
+						}
+
+						@Override
+						protected void hookOnNext(RoutedAttempt attempt) {
+							attempt.complete(HttpStatus.OK);
+						}
+					});
+				cancel.get();
+			}
+		}
+		finally {
+			other.shutdown();
+		}
+		assertThat(pool.triesInFlight()).isZero();
 	}
 
 }

@@ -231,6 +231,36 @@ class UnresponsiveInstanceTests {
 		assertThat(accepts("a")).isTrue();
 	}
 
+	/**
+	 * Probes whose clients leave give their permits back without moving the breaker: the
+	 * instance is chosen again (it stayed out for good before: nothing chose it, so
+	 * nothing asked its breaker again).
+	 */
+	@Test
+	void aHalfOpenInstanceWhoseProbesAreCancelledIsChosenAgain() {
+		CircuitBreaker breaker = this.pool.breakers().breaker("a");
+		breaker.transitionToOpenState();
+		breaker.transitionToHalfOpenState();
+		List<RoutedAttempt> probes = new ArrayList<>();
+		for (int i = 0; i < 11; i++) {
+			RoutedAttempt p = this.pool
+				.submit(new RoutingRequest("probe" + i, PrefixHasher.ofDefaults().ofText("m", "pinned" + i),
+						Duration.ofSeconds(5).toNanos(), this.now.get()), true, Set.of(), false, "a")
+				.block(Duration.ofSeconds(5));
+			if (p.instanceId().equals("a")) {
+				probes.add(p);
+			}
+			else {
+				p.complete(HttpStatus.OK);
+			}
+		}
+		assertThat(accepts("a")).isFalse();
+		probes.forEach(RoutedAttempt::cancel);
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.HALF_OPEN);
+		assertThat(accepts("a")).isTrue();
+		assertThat(route(50)).contains("a");
+	}
+
 	@Test
 	void anInstanceThatNeverAnsweredIsOutAfterTheSilenceSinceItJoinedAndZeroTurnsItOff() {
 		advance(Duration.ofSeconds(5));
