@@ -81,6 +81,7 @@ final class OpenAiErrorResponses {
 		if (response.isCommitted()) {
 			return Mono.empty();
 		}
+		closeIfUnread(exchange);
 		if (retryAfterSeconds > 0) {
 			response.getHeaders().set(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds));
 		}

@@ -81,7 +81,11 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 			exchange.getAttributes().put(DualMapExchangeAttributes.SLO_CLASS_ATTR, slo.sloClass());
 		}
 		catch (InvalidRequestException ex) {
-			return invalid(exchange, ex);
+			// Answered without its body: read and dropped first (within the deadline), so
+			// the client reads the answer and the connection is not read without end.
+			return exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR)
+					? invalid(exchange, ex)
+					: RequestBodies.dropThen(exchange, this.limits, () -> invalid(exchange, ex));
 		}
 		byte[] read = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_BODY_ATTR);
 		if (read != null) {

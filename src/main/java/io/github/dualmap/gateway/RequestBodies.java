@@ -2,8 +2,10 @@ package io.github.dualmap.gateway;
 
 import java.time.Duration;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.github.dualmap.prompt.OpenAiError;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -45,21 +47,45 @@ public final class RequestBodies {
 	 */
 	public static Mono<byte[]> read(ServerWebExchange exchange, BodyLimits limits) {
 		int maxBytes = limits.maxBytes();
-		long drainable = BodyLimits.drainableBytes(maxBytes);
 		long declared = exchange.getRequest().getHeaders().getContentLength();
-		if (declared > maxBytes) {
-			if (declared > drainable) {
-				unread(exchange);
-			}
-			return Mono.error(new DataBufferLimitException("Content-Length over " + maxBytes + " bytes"));
+		return read(exchange, limits, declared > maxBytes
+				? new DataBufferLimitException("Content-Length over " + maxBytes + " bytes") : null);
+	}
+
+	/**
+	 * Reads and drops {@code exchange}'s body (within the read deadline, up to
+	 * {@link BodyLimits#drainableBytes}; past either it is left unread), then
+	 * {@code answer}s: for a request answered without its body, so that its client, still
+	 * sending, reads the answer, and the connection is neither read without end nor kept
+	 * past the deadline.
+	 */
+	public static <T> Mono<T> dropThen(ServerWebExchange exchange, BodyLimits limits, Supplier<Mono<T>> answer) {
+		return read(exchange, limits, new Dropped()).then(Mono.<T>empty())
+			.onErrorResume(ex -> Mono.empty())
+			.switchIfEmpty(Mono.defer(answer));
+	}
+
+	/**
+	 * @param refused why the body is refused before a byte is read ({@code null}: not
+	 * yet): it is read and dropped, and this reported at its end
+	 */
+	private static Mono<byte[]> read(ServerWebExchange exchange, BodyLimits limits,
+			@Nullable RuntimeException refused) {
+		int maxBytes = limits.maxBytes();
+		long drainable = BodyLimits.drainableBytes(maxBytes);
+		if (exchange.getRequest().getHeaders().getContentLength() > drainable) {
+			// Too much to read only to drop it.
+			unread(exchange);
+			return Mono.error(refused != null ? refused
+					: new DataBufferLimitException("Content-Length over " + maxBytes + " bytes"));
 		}
 		RequestBuffers buffers = limits.buffers();
 		Refusal refusal = new Refusal();
+		refusal.failure = refused;
 		// Once refused (over the limit, or beyond the budget), the rest of the body is
-		// read
-		// and dropped up to drainable bytes, then the refusal reported: a client still
-		// sending reads the answer rather than a reset connection. Past that, the read
-		// stops and the answer ends the connection.
+		// read and dropped up to drainable bytes, within the read deadline, then the
+		// refusal reported: a client still sending reads the answer rather than a reset
+		// connection. Past either, the read stops and the answer ends the connection.
 		Flux<DataBuffer> body = exchange.getRequest().getBody().handle((chunk, sink) -> {
 			int n = chunk.readableByteCount();
 			refusal.seen += n;
@@ -91,8 +117,18 @@ public final class RequestBodies {
 			.switchIfEmpty(Mono.defer(() -> refusal.failure != null ? Mono.error(refusal.failure) : Mono.just(EMPTY)))
 			.timeout(limits.readTimeout(), Mono.error(() -> {
 				unread(exchange);
-				return new ReadTimeoutException(limits.readTimeout());
+				// A body refused already keeps its reason: it was too slow to drain.
+				return refusal.failure != null ? refusal.failure : new ReadTimeoutException(limits.readTimeout());
 			}));
+	}
+
+	/** The refusal of a body dropped unread by {@link #dropThen}. */
+	private static final class Dropped extends RuntimeException {
+
+		Dropped() {
+			super("request body dropped", null, false, false);
+		}
+
 	}
 
 	/**
@@ -120,7 +156,7 @@ public final class RequestBodies {
 
 		private long seen;
 
-		private RuntimeException failure;
+		private @Nullable RuntimeException failure;
 
 	}
 

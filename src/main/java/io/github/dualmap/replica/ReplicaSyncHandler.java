@@ -63,12 +63,16 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 	@Override
 	public Mono<ServerResponse> handle(ServerRequest request) {
 		if (!authorized(request)) {
-			return unauthorized();
+			// Nothing of an unauthenticated body is read: its connection ends.
+			return unauthorized(request.headers().contentLength().orElse(-1) != 0);
 		}
 		MediaType type = request.headers().contentType().orElse(null);
 		if (type == null || !MediaType.APPLICATION_JSON.isCompatibleWith(type)) {
-			return error(HttpStatus.UNSUPPORTED_MEDIA_TYPE, OpenAiError.INVALID_REQUEST, "unsupported_media_type",
-					"a release batch is sent as application/json");
+			return RequestBodies.dropThen(request.exchange(), this.limits,
+					() -> error(HttpStatus.UNSUPPORTED_MEDIA_TYPE,
+							new OpenAiError("a release batch is sent as application/json", OpenAiError.INVALID_REQUEST,
+									null, "unsupported_media_type"),
+							0, RequestBodies.hasUnreadBody(request.exchange())));
 		}
 		return RequestBodies.read(request.exchange(), this.limits)
 			// Off the event loop: a large batch takes the shadow indexes' locks many
@@ -141,8 +145,17 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 	}
 
 	private static Mono<ServerResponse> unauthorized() {
-		return error(HttpStatus.UNAUTHORIZED, "authentication_error", "invalid_replica_token",
-				"replica sync needs 'Authorization: Bearer <dualmap.replicas.token>'");
+		return unauthorized(false);
+	}
+
+	/**
+	 * @param close whether to end the connection (a body is left unread)
+	 */
+	private static Mono<ServerResponse> unauthorized(boolean close) {
+		return error(HttpStatus.UNAUTHORIZED,
+				new OpenAiError("replica sync needs 'Authorization: Bearer <dualmap.replicas.token>'",
+						"authentication_error", null, "invalid_replica_token"),
+				0, close);
 	}
 
 	private Mono<ServerResponse> tooLarge(boolean close) {

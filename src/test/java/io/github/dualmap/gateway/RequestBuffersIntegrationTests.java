@@ -316,6 +316,42 @@ class RequestBuffersIntegrationTests {
 	}
 
 	/**
+	 * A request answered before its body is read (a bad SLO header) has its body read and
+	 * dropped first, within the same bounds: an endless one is not read without end.
+	 */
+	@Test
+	void aBodyAnsweredBeforeItIsReadIsNotReadWithoutEnd() throws Exception {
+		EndlessUpload.assertReadingStops(this.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+				+ "Content-Type: application/json\r\nx-slo-ttft-ms: abc\r\n");
+	}
+
+	/**
+	 * A body refused by its declared length (over the limit, within what is drained) is
+	 * drained within the read deadline: trickled past it, its connection ends.
+	 */
+	@Test
+	void aRefusedBodyTrickledPastTheDeadlineHasItsConnectionEnded() throws Exception {
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			socket.setSoTimeout(10_000);
+			OutputStream out = socket.getOutputStream();
+			out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+					+ "Content-Length: 300000\r\n\r\n{")
+				.getBytes(StandardCharsets.US_ASCII));
+			out.flush();
+			assertThat(new String(socket.getInputStream().readNBytes(12), StandardCharsets.US_ASCII))
+				.isEqualTo("HTTP/1.1 413");
+			// One byte every 200 ms for 8 s: the deadline is 1 s.
+			assertThatExceptionOfType(IOException.class).isThrownBy(() -> {
+				for (int i = 0; i < 40; i++) {
+					Thread.sleep(200);
+					out.write('x');
+					out.flush();
+				}
+			});
+		}
+	}
+
+	/**
 	 * Sends a request with {@code rest} after its first headers and reads the answer to
 	 * the end of the stream, which must come within 10 s.
 	 */
