@@ -11,7 +11,8 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * The request bodies held in memory against {@code dualmap.max-buffered-size}:
  * {@code dualmap.request.buffers.used} and {@code .limit} (bytes) and
  * {@code dualmap.request.buffers.rejections} (requests answered 503 because the budget
- * was full).
+ * was full) and {@code .unparsed} (requests routed without their prompt: parsing their
+ * body could never fit in it).
  */
 public final class RequestBuffersMeters implements MeterBinder {
 
@@ -33,6 +34,10 @@ public final class RequestBuffersMeters implements MeterBinder {
 			.register(meters);
 		FunctionCounter.builder("dualmap.request.buffers.rejections", this.buffers, RequestBuffers::rejections)
 			.description("Requests answered 503 because the request body budget was full")
+			.register(meters);
+		FunctionCounter.builder("dualmap.request.buffers.unparsed", this.buffers, RequestBuffers::unparsed)
+			.description("Requests routed by load without their prompt: parsing their body could never fit "
+					+ "in the request body budget")
 			.register(meters);
 	}
 

@@ -69,6 +69,7 @@ public record BodyLimits(int maxBytes, @Nullable RequestBuffers buffers, Duratio
 		}
 		long working = (long) PARSE_BYTES_PER_BODY_BYTE * size;
 		if (working > budget.headroom(exchange)) {
+			budget.countUnparsed();
 			return unparsed.get();
 		}
 		if (!budget.takeTransient(working)) {

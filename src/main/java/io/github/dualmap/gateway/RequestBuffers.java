@@ -37,6 +37,8 @@ public final class RequestBuffers {
 
 	private final LongAdder rejections = new LongAdder();
 
+	private final LongAdder unparsed = new LongAdder();
+
 	public RequestBuffers(long limitBytes) {
 		if (limitBytes <= 0) {
 			throw new IllegalArgumentException("limitBytes must be > 0 but was " + limitBytes);
@@ -125,6 +127,18 @@ public final class RequestBuffers {
 	/** The budget in bytes. */
 	public long limit() {
 		return this.limit;
+	}
+
+	/**
+	 * Bodies routed by load without their prompt because parsing them could never fit in
+	 * the budget ({@link BodyLimits#whileParsing}), since startup.
+	 */
+	public long unparsed() {
+		return this.unparsed.sum();
+	}
+
+	void countUnparsed() {
+		this.unparsed.increment();
 	}
 
 	/** Bodies refused because the budget was full, since startup. */

@@ -151,6 +151,8 @@ class RequestBuffersIntegrationTests {
 		await().atMost(Duration.ofSeconds(5)).until(() -> this.buffers.used() == 0);
 		assertThat(post(chat("m", BODY_KB)).getStatus().value()).isEqualTo(200);
 		assertThat(this.meters.get("dualmap.request.buffers.limit").gauge().value()).isEqualTo(150 * 1024);
+		// Every body here was small enough to parse within the budget.
+		assertThat(this.meters.get("dualmap.request.buffers.unparsed").functionCounter().count()).isZero();
 	}
 
 	/**

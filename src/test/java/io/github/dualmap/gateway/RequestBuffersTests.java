@@ -55,6 +55,8 @@ class RequestBuffersTests {
 		assertThat(small.reserve(exchange, size)).isTrue();
 		assertThat(tight.whileParsing(exchange, size, small::used, () -> -1L)).isEqualTo(-1L);
 		assertThat(small.used()).isEqualTo(size);
+		assertThat(small.unparsed()).isOne();
+		assertThat(buffers.unparsed()).isZero();
 	}
 
 	@Test
