@@ -23,7 +23,6 @@ final class OpenAiErrorResponses {
 
 	/** 413 for a body over {@code dualmap.max-body-size}. */
 	static Mono<Void> tooLarge(ServerWebExchange exchange, int maxBodyBytes) {
-		closeIfUnread(exchange);
 		return write(exchange, HttpStatus.CONTENT_TOO_LARGE,
 				new OpenAiError("request body exceeds dualmap.max-body-size (" + maxBodyBytes + " bytes)",
 						"invalid_request_error", null, "request_too_large"));
@@ -31,7 +30,6 @@ final class OpenAiErrorResponses {
 
 	/** 503 for a body {@link RequestBuffers} cannot hold, with {@code Retry-After}. */
 	static Mono<Void> buffersFull(ServerWebExchange exchange, RequestBuffers.FullException ex) {
-		closeIfUnread(exchange);
 		return write(exchange, HttpStatus.SERVICE_UNAVAILABLE, ex.toOpenAiError(), RequestBuffers.RETRY_AFTER_SECONDS);
 	}
 
@@ -48,7 +46,6 @@ final class OpenAiErrorResponses {
 			return buffersFull(exchange, full);
 		}
 		if (error instanceof RequestBodies.ReadTimeoutException slow) {
-			closeIfUnread(exchange);
 			return write(exchange, HttpStatus.REQUEST_TIMEOUT, slow.toOpenAiError());
 		}
 		return null;
@@ -63,7 +60,7 @@ final class OpenAiErrorResponses {
 	 * closing a connection the client is still sending on resets it, and its client may
 	 * never read the answer.
 	 */
-	static void closeIfUnread(ServerWebExchange exchange) {
+	private static void closeIfUnread(ServerWebExchange exchange) {
 		if (RequestBodies.hasUnreadBody(exchange) && !exchange.getResponse().isCommitted()) {
 			exchange.getResponse().getHeaders().set(HttpHeaders.CONNECTION, "close");
 		}
