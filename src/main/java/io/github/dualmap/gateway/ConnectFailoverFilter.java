@@ -111,8 +111,7 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 			failed.fail(ex);
 			boolean stopped = ex instanceof InstanceStoppedAnswering;
 			// A request pinned to a stored response is not sent elsewhere when its
-			// instance
-			// hangs: no other instance holds what it continues.
+			// instance hangs: no other instance holds what it continues.
 			boolean retry = mayRetry && !(stopped && failed.decision().reason() == Reason.PINNED);
 			exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
 			excluded(exchange).add(failed.instanceId());

@@ -46,10 +46,7 @@ public final class RequestBodies {
 	 * ({@link #hasUnreadBody}).
 	 */
 	public static Mono<byte[]> read(ServerWebExchange exchange, BodyLimits limits) {
-		int maxBytes = limits.maxBytes();
-		long declared = exchange.getRequest().getHeaders().getContentLength();
-		return read(exchange, limits, declared > maxBytes
-				? new DataBufferLimitException("Content-Length over " + maxBytes + " bytes") : null);
+		return read(exchange, limits, null);
 	}
 
 	/**
@@ -67,17 +64,21 @@ public final class RequestBodies {
 
 	/**
 	 * @param refused why the body is refused before a byte is read ({@code null}: not
-	 * yet): it is read and dropped, and this reported at its end
+	 * yet, unless its {@code Content-Length} is over the limit): it is read and dropped,
+	 * and this reported at its end
 	 */
 	private static Mono<byte[]> read(ServerWebExchange exchange, BodyLimits limits,
 			@Nullable RuntimeException refused) {
 		int maxBytes = limits.maxBytes();
 		long drainable = BodyLimits.drainableBytes(maxBytes);
-		if (exchange.getRequest().getHeaders().getContentLength() > drainable) {
-			// Too much to read only to drop it.
+		long declared = exchange.getRequest().getHeaders().getContentLength();
+		if (refused == null && declared > maxBytes) {
+			refused = new DataBufferLimitException("Content-Length over " + maxBytes + " bytes");
+		}
+		if (declared > drainable) {
+			// Too much to read only to drop it (refused: it is over the limit too).
 			unread(exchange);
-			return Mono.error(refused != null ? refused
-					: new DataBufferLimitException("Content-Length over " + maxBytes + " bytes"));
+			return Mono.error(refused);
 		}
 		RequestBuffers buffers = limits.buffers();
 		Refusal refusal = new Refusal();

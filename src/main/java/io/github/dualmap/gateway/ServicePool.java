@@ -600,8 +600,7 @@ public final class ServicePool {
 				l.onDecision(ServicePool.this.serviceId, this.request, decision);
 			}
 			// In the set before anyone can see it (and end it: cancel), or an attempt
-			// ended
-			// first would stay in the set for ever.
+			// ended first would stay in the set for ever.
 			ServicePool.this.sent.add(routed);
 			this.attempt.set(routed);
 			if (this.cancelled) {
