@@ -116,6 +116,9 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
 		private boolean started;
 
+		/* Whether the answer's status is a success: an error's body is no first token. */
+		private boolean success;
+
 		private volatile boolean seen;
 
 		FirstByteObserver(ServerHttpResponse delegate, ServerWebExchange exchange) {
@@ -154,21 +157,22 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 			this.seen = true;
 			RoutedAttempt attempt = attempt(this.exchange);
 			if (attempt != null) {
-				attempt.firstByte();
+				attempt.firstByte(this.success);
 			}
 		}
 
 		private void start() {
 			this.started = true;
+			HttpStatusCode status = getStatusCode();
+			this.success = status == null || status.is2xxSuccessful();
 			ParsedRequest parsed = this.exchange.getAttribute(DualMapExchangeAttributes.PARSED_REQUEST_ATTR);
 			if (parsed == null || parsed.kind() != RequestKind.RESPONSES) {
 				return;
 			}
-			if (parsed.stream()) {
+			if (parsed.stream() && this.success) {
 				this.responses = new ResponsesStreamWatcher();
 			}
-			HttpStatusCode status = getStatusCode();
-			if (status != null && status.is2xxSuccessful()) {
+			if (status != null && this.success) {
 				this.responseId = new ResponseIdReader();
 			}
 		}

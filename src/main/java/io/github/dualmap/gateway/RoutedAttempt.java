@@ -121,11 +121,17 @@ public final class RoutedAttempt {
 	 * queues), and the time since the gateway read it, its wait here included, is the
 	 * TTFT reported to listeners (what the client sees, and what its objective is about).
 	 * A non-streaming response's first byte comes only when generation ended, so it only
-	 * ends prefill (when the estimate had not already).
+	 * ends prefill (when the estimate had not already). The first byte of an error answer
+	 * ({@code success} false: a 4xx or 5xx status) is no token: it tells that the
+	 * instance answered, and nothing about its TTFT; the try's end gives its prefill
+	 * capacity back.
 	 */
-	public void firstByte() {
+	public void firstByte(boolean success) {
 		this.responded = true;
 		this.service.heard(instanceId());
+		if (!success) {
+			return;
+		}
 		QueuedRequest q = this.queued;
 		long sinceSent = q != null ? this.service.queues().firstToken(q) : this.dispatch.firstToken();
 		if (sinceSent >= 0) {

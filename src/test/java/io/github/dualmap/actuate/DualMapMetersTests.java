@@ -79,7 +79,7 @@ class DualMapMetersTests {
 	private RoutedAttempt serve(PromptBlocks blocks, Duration ttft, Duration slo) {
 		RoutedAttempt attempt = submit(blocks, slo, true);
 		this.now.addAndGet(ttft.toNanos());
-		attempt.firstByte();
+		attempt.firstByte(true);
 		attempt.complete(HttpStatus.OK);
 		return attempt;
 	}
@@ -112,7 +112,7 @@ class DualMapMetersTests {
 		RoutedAttempt batch = submit(blocks, Duration.ofSeconds(60), true);
 		batch.sloClass("batch");
 		this.now.addAndGet(Duration.ofSeconds(10).toNanos());
-		batch.firstByte();
+		batch.firstByte(true);
 		batch.complete(HttpStatus.OK);
 		assertThat(this.meters.get("dualmap.slo")
 			.tags("service", "llm", "class", "batch", "outcome", "within")
@@ -150,7 +150,7 @@ class DualMapMetersTests {
 		assertThat(attempt).isNotNull();
 		assertThat(attempt.queuedNanos()).isEqualTo(Duration.ofSeconds(3).toNanos());
 		this.now.addAndGet(Duration.ofSeconds(1).toNanos());
-		attempt.firstByte();
+		attempt.firstByte(true);
 		attempt.complete(HttpStatus.OK);
 		assertThat(this.meters.get("dualmap.ttft")
 			.tags("service", "llm", "instance", attempt.instanceId())
@@ -190,7 +190,7 @@ class DualMapMetersTests {
 				false);
 		// The first byte of a non-streaming response comes when generation ended.
 		this.now.addAndGet(Duration.ofSeconds(8).toNanos());
-		attempt.firstByte();
+		attempt.firstByte(true);
 		attempt.complete(HttpStatus.OK);
 		assertThat(this.meters.get("dualmap.decisions")
 			.tags("service", "llm", "instance", attempt.instanceId())

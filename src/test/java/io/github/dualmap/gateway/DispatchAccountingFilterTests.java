@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
@@ -69,6 +70,58 @@ class DispatchAccountingFilterTests {
 			return exchange.getResponse()
 				.writeWith(Mono.just(DefaultDataBufferFactory.sharedInstance.wrap(body.getBytes())));
 		};
+	}
+
+	private static GatewayFilterChain answering(HttpStatus status, String body) {
+		return exchange -> {
+			exchange.getResponse().setStatusCode(status);
+			// Slower than the model's base TTFT, or the model would ignore it anyway.
+			return exchange.getResponse()
+				.writeWith(Mono.delay(Duration.ofMillis(60))
+					.map(tick -> DefaultDataBufferFactory.sharedInstance.wrap(body.getBytes())));
+		};
+	}
+
+	private List<Long> firstTokens() {
+		List<Long> ttfts = new CopyOnWriteArrayList<>();
+		this.registry.addListener(new DualMapListener() {
+			@Override
+			public void onFirstToken(String service, String instanceId, long ttftNanos, long sloTtftNanos,
+					String sloClass) {
+				ttfts.add(ttftNanos);
+			}
+		});
+		return ttfts;
+	}
+
+	@Test
+	void aSuccessfulAnswersFirstByteIsItsFirstToken() {
+		List<Long> ttfts = firstTokens();
+		MockServerWebExchange exchange = routedExchange();
+		new DispatchAccountingFilter(this.registry, true).filter(exchange, answering(HttpStatus.OK, "data: x\n\n"))
+			.block(WAIT);
+		assertThat(ttfts).hasSize(1);
+	}
+
+	@Test
+	void anErrorAnswerIsNoFirstTokenAndTeachesTheTtftModelNothing() {
+		List<Long> ttfts = firstTokens();
+		double before = this.pool.pool().estimator().nanosPerToken();
+		for (HttpStatus status : List.of(HttpStatus.BAD_REQUEST, HttpStatus.NOT_FOUND, HttpStatus.UNAUTHORIZED,
+				HttpStatus.INTERNAL_SERVER_ERROR)) {
+			MockServerWebExchange exchange = routedExchange();
+			new DispatchAccountingFilter(this.registry, true)
+				.filter(exchange, answering(status, "{\"error\":{\"message\":\"no\"}}"))
+				.block(WAIT);
+		}
+		// Neither a TTFT nor an SLO outcome, and the model keeps its rate: an error
+		// answered in a millisecond says nothing about how fast this instance prefills.
+		assertThat(ttfts).isEmpty();
+		assertThat(this.pool.pool().estimator().nanosPerToken()).isEqualTo(before);
+		assertThat(this.pool.pool().instances()).allSatisfy(s -> {
+			assertThat(s.inFlight()).isZero();
+			assertThat(s.prefillRequests()).isZero();
+		});
 	}
 
 	@Test

@@ -87,7 +87,7 @@ class ServicePoolTests {
 		pool.submit(request("x"), true, Set.of(), false).subscribe(second::set);
 		assertThat(second.get()).isNull();
 		assertThat(pool.queues().queued("a")).isEqualTo(1);
-		first.firstByte();
+		first.firstByte(true);
 		assertThat(second.get()).isNotNull();
 		assertThat(pool.queues().queued()).isZero();
 		Disposable third = pool.submit(request("x"), true, Set.of(), false).subscribe();
@@ -96,7 +96,7 @@ class ServicePoolTests {
 		assertThat(pool.queues().queued()).isZero();
 		assertThat(pool.pool().instance("a").queuedTokens()).isZero();
 		assertThat(pool.isIdle("a")).isFalse();
-		second.get().firstByte();
+		second.get().firstByte(true);
 		second.get().complete(HttpStatus.OK);
 		first.complete(HttpStatus.OK);
 		assertThat(pool.queues().releases()).isEqualTo(2);
@@ -138,7 +138,7 @@ class ServicePoolTests {
 		assertThat(queued.get().instanceId()).isEqualTo(other);
 		assertThat(queued.get().decision().reason()).isEqualTo(Reason.FALLBACK);
 		assertThat(pool.queues().rerouted()).isEqualTo(1);
-		queued.get().firstByte();
+		queued.get().firstByte(true);
 		RoutedAttempt later = now(pool, request("x"));
 		assertThat(later.instanceId()).isEqualTo(other);
 		assertThat(pool.isIdle(home)).isFalse();

@@ -95,7 +95,7 @@ class UnresponsiveInstanceTests {
 						Duration.ofSeconds(5).toNanos(), this.now.get()), true, Set.of(), false)
 				.block(Duration.ofSeconds(5));
 			to.add(a.instanceId());
-			a.firstByte();
+			a.firstByte(true);
 			a.complete(HttpStatus.OK);
 		}
 		return to;
@@ -157,7 +157,7 @@ class UnresponsiveInstanceTests {
 		assertThat(onB).isNotNull();
 		this.pool.breakers().responsive("b", false);
 		assertThat(accepts("b")).isFalse();
-		onB.firstByte();
+		onB.firstByte(true);
 		onB.complete(HttpStatus.OK);
 		assertThat(accepts("b")).isTrue();
 	}
