@@ -83,13 +83,15 @@ public class DualMapAutoConfiguration {
 			.waitDurationInOpenState(b.getWaitDurationInOpenState())
 			.permittedNumberOfCallsInHalfOpenState(b.getPermittedNumberOfCallsInHalfOpenState())
 			.build();
-		return new DualMapRegistry(
+		DualMapRegistry registry = new DualMapRegistry(
 				new DualMapRegistry.PoolSettings(
 						properties.getPolicy(), properties.toSchedulerSettings(), properties.toQueueSettings()),
 				properties.getServices(),
 				id -> new DualMapRegistry.PoolSettings(properties.policyOf(id), properties.toSchedulerSettings(id),
 						properties.toQueueSettings(id)),
 				properties.getRing().getWeightMetadataKey(), breakers, NanoClock.SYSTEM);
+		registry.emptyListGrace(properties.getDiscovery().getEmptyListGrace());
+		return registry;
 	}
 
 	@Bean

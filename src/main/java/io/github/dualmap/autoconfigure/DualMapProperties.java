@@ -1692,6 +1692,30 @@ public class DualMapProperties {
 			this.refreshInterval = refreshInterval;
 		}
 
+		/**
+		 * How long a pool keeps its last known instances while discovery lists none.
+		 * Spring's load balancer answers a failed or timed-out discovery read with an
+		 * empty list (and may cache it for spring.cloud.loadbalancer.cache.ttl, 35s by
+		 * default); taken at its word, it would reject every queued request and forget
+		 * drains, requests in flight and breakers. A pool really scaled to zero empties
+		 * after this long. 0 applies an empty list at once.
+		 */
+		@NotNull(message = "dualmap.discovery.empty-list-grace must be set")
+		private Duration emptyListGrace = Duration.ofSeconds(60);
+
+		@AssertTrue(message = "dualmap.discovery.empty-list-grace must be >= 0")
+		private boolean isEmptyListGraceNotNegative() {
+			return !this.emptyListGrace.isNegative();
+		}
+
+		public Duration getEmptyListGrace() {
+			return this.emptyListGrace;
+		}
+
+		public void setEmptyListGrace(Duration emptyListGrace) {
+			this.emptyListGrace = emptyListGrace;
+		}
+
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package io.github.dualmap.gateway;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -115,6 +116,14 @@ public final class DualMapRegistry {
 	 */
 	public record PoolSettings(String policyName, SchedulerSettings settings, QueueSettings queueSettings) {
 
+	}
+
+	/**
+	 * How long every pool keeps its last membership while discovery lists no instance
+	 * ({@link ServicePool#emptyListGrace}).
+	 */
+	public void emptyListGrace(Duration grace) {
+		this.pools.values().forEach(p -> p.emptyListGrace(grace));
 	}
 
 	/** The pool of {@code serviceId}, or {@code null} when DualMap does not route it. */

@@ -49,6 +49,8 @@ public final class ServicePool {
 
 	private static final Log logger = LogFactory.getLog(ServicePool.class);
 
+	private static final long NOT_EMPTY = Long.MIN_VALUE;
+
 	private final String serviceId;
 
 	private final InstancePool pool;
@@ -73,6 +75,15 @@ public final class ServicePool {
 	 * the common case costs N reference comparisons instead of N ids, weights and URIs.
 	 */
 	private volatile List<ServiceInstance> lastSeen = List.of();
+
+	/** See {@link #emptyListGrace}; set from configuration, zero for a bare pool. */
+	private volatile long emptyListGraceNanos;
+
+	/**
+	 * Pool clock reading of the first empty list in a row while the pool had instances,
+	 * else {@link #NOT_EMPTY}.
+	 */
+	private final AtomicLong emptySince = new AtomicLong(NOT_EMPTY);
 
 	private final Map<String, AtomicLong> scrapeFailures = new ConcurrentHashMap<>();
 
@@ -118,11 +129,64 @@ public final class ServicePool {
 	 * @return whether the membership changed
 	 */
 	public boolean updateMembership(List<ServiceInstance> instances) {
+		if (!instances.isEmpty() && this.emptySince.get() != NOT_EMPTY) {
+			listedAgain(instances.size());
+		}
 		List<ServiceInstance> last = this.lastSeen;
 		if (sameObjects(instances, last) || sameContent(instances, last)) {
 			return false;
 		}
+		if (instances.isEmpty() && keepsLastMembership()) {
+			return false;
+		}
 		return applyMembership(instances);
+	}
+
+	/**
+	 * How long an empty instance list is taken for a failed discovery read, and the last
+	 * membership kept: Spring's discovery supplier answers an error or a timeout with an
+	 * empty list, which would otherwise reject every queued request and forget every
+	 * instance's state (drains, requests in flight, breakers). Zero applies an empty list
+	 * at once.
+	 */
+	public void emptyListGrace(Duration grace) {
+		if (grace.isNegative()) {
+			throw new IllegalArgumentException("empty list grace must be >= 0 but was " + grace);
+		}
+		this.emptyListGraceNanos = grace.toNanos();
+	}
+
+	/** Whether an empty list is ignored now: within the grace since the first one. */
+	private boolean keepsLastMembership() {
+		long grace = this.emptyListGraceNanos;
+		int known = this.membership.members().size();
+		if (grace <= 0 || known == 0) {
+			return false;
+		}
+		long now = this.pool.now();
+		long since = this.emptySince.get();
+		if (since == NOT_EMPTY) {
+			if (this.emptySince.compareAndSet(NOT_EMPTY, now)) {
+				logger.warn("Discovery lists no instance of " + this.serviceId + " (or could not be read): keeping its "
+						+ known + " known instances for up to " + Duration.ofNanos(grace)
+						+ " (dualmap.discovery.empty-list-grace)");
+			}
+			return true;
+		}
+		if (now - since < grace) {
+			return true;
+		}
+		logger.warn("Discovery has listed no instance of " + this.serviceId + " for " + Duration.ofNanos(now - since)
+				+ ": the pool is empty");
+		return false;
+	}
+
+	private void listedAgain(int listed) {
+		long since = this.emptySince.getAndSet(NOT_EMPTY);
+		if (since != NOT_EMPTY && !this.membership.members().isEmpty()) {
+			logger.info("Discovery lists " + listed + " instances of " + this.serviceId + " again after "
+					+ Duration.ofNanos(Math.max(0, this.pool.now() - since)) + " without");
+		}
 	}
 
 	/**

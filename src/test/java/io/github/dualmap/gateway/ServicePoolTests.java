@@ -321,4 +321,52 @@ class ServicePoolTests {
 		assertThat(pool.triesInFlight()).isZero();
 	}
 
+	@Test
+	void anEmptyInstanceListKeepsTheLastMembershipForTheGracePeriod() {
+		// Spring's discovery supplier answers a failed or timed-out read with an empty
+		// list: taken at its word, it rejected every queued request and forgot drains,
+		// in-flight counts and breakers.
+		ServicePool pool = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a", "b", "c");
+		pool.emptyListGrace(Duration.ofSeconds(30));
+		assertThat(pool.drain("c")).isTrue();
+		RoutedAttempt first = now(pool, request("x"));
+		AtomicReference<Throwable> rejected = new AtomicReference<>();
+		AtomicReference<RoutedAttempt> queued = new AtomicReference<>();
+		// Same prompt, same instance: waits behind the first in its queue.
+		pool.submit(request("x"), true, Set.of(), false).subscribe(queued::set, rejected::set);
+		assertThat(pool.queues().queued()).isEqualTo(1);
+
+		assertThat(pool.updateMembership(List.of())).isFalse();
+		this.now.addAndGet(Duration.ofSeconds(29).toNanos());
+		assertThat(pool.updateMembership(List.of())).isFalse();
+		assertThat(pool.pool().size()).isEqualTo(3);
+		assertThat(pool.queues().queued()).isEqualTo(1);
+		assertThat(rejected.get()).isNull();
+		assertThat(pool.isDraining("c")).isTrue();
+		assertThat(pool.pool().instance(first.instanceId()).inFlight()).isEqualTo(1);
+
+		// Discovery answers again: nothing was lost, and the grace starts over.
+		members(pool, "a", "b", "c");
+		assertThat(pool.isDraining("c")).isTrue();
+		this.now.addAndGet(Duration.ofSeconds(29).toNanos());
+		assertThat(pool.updateMembership(List.of())).isFalse();
+		assertThat(pool.pool().size()).isEqualTo(3);
+
+		// Still empty a grace after the first empty list: the pool is empty (scaled to
+		// zero).
+		this.now.addAndGet(Duration.ofSeconds(30).toNanos());
+		assertThat(pool.updateMembership(List.of())).isTrue();
+		assertThat(pool.pool().size()).isZero();
+		assertThat(rejected.get()).isNotNull();
+		first.complete(HttpStatus.OK);
+	}
+
+	@Test
+	void withoutAGraceAnEmptyListEmptiesThePoolAtOnce() {
+		ServicePool pool = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a", "b");
+		pool.emptyListGrace(Duration.ZERO);
+		assertThat(pool.updateMembership(List.of())).isTrue();
+		assertThat(pool.pool().size()).isZero();
+	}
+
 }
