@@ -98,6 +98,12 @@ final class StubEngine {
 	/** Completion and Responses requests read while {@link #hung}, never answered. */
 	final AtomicInteger held = new AtomicInteger();
 
+	/**
+	 * Whether streams never end: events of 4 KB every millisecond until the gateway goes
+	 * away (a long generation whose client may leave).
+	 */
+	final AtomicBoolean endless = new AtomicBoolean();
+
 	/** Delay before the first response byte: a slow prefill, as the gateway sees it. */
 	final AtomicReference<Duration> firstByteDelay = new AtomicReference<>(Duration.ZERO);
 
@@ -198,6 +204,14 @@ final class StubEngine {
 						res.withConnection(c -> c.channel().close());
 						return Mono.<String>never();
 					})), StandardCharsets.UTF_8)
+					.then();
+			}
+			if (this.endless.get() && body.replace(" ", "").contains("\"stream\":true")) {
+				String event = "data: {\"choices\":[{\"delta\":{\"content\":\"" + "x".repeat(4096) + "\"}}]}\n\n";
+				return res.header("content-type", "text/event-stream")
+					.sendString(
+							prefill.thenMany(Flux.interval(Duration.ofMillis(1)).onBackpressureDrop().map(i -> event)),
+							StandardCharsets.UTF_8)
 					.then();
 			}
 			if (body.replace(" ", "").contains("\"stream\":true")) {
