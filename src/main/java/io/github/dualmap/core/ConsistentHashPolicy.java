@@ -10,6 +10,9 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ConsistentHashPolicy implements RoutingPolicy {
 
+	/** Turns among equally loaded instances for requests routed by load alone. */
+	private final TieBreaker loadTies = new TieBreaker();
+
 	/** The name it is registered under. */
 	public static final String NAME = "consistent-hash";
 
@@ -26,7 +29,7 @@ public final class ConsistentHashPolicy implements RoutingPolicy {
 			return null;
 		}
 		if (blocks == null) {
-			return LeastLoadedPolicy.leastPending(pool, request);
+			return LeastLoadedPolicy.leastPending(pool, request, this.loadTies);
 		}
 		long key = pool.routingKey(blocks);
 		String home = rings.candidates(key).first();

@@ -26,6 +26,9 @@ import org.jspecify.annotations.Nullable;
  */
 public final class DualMapPolicy implements RoutingPolicy {
 
+	/** Turns among equally loaded instances for requests routed by load alone. */
+	private final TieBreaker loadTies = new TieBreaker();
+
 	/**
 	 * Smallest slow-start factor: a brand-new instance looks at most ten times slower.
 	 */
@@ -62,7 +65,7 @@ public final class DualMapPolicy implements RoutingPolicy {
 		}
 		PromptBlocks blocks = request.blocks();
 		if (blocks == null) {
-			return LeastLoadedPolicy.leastPending(pool, request);
+			return LeastLoadedPolicy.leastPending(pool, request, this.loadTies);
 		}
 		long key = pool.routingKey(blocks);
 		Candidates cands = rings.candidates(key);

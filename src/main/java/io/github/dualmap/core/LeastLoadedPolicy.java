@@ -1,5 +1,8 @@
 package io.github.dualmap.core;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -27,9 +30,30 @@ public final class LeastLoadedPolicy implements RoutingPolicy {
 	 * The load-only choice every policy makes for an unparsed body: the least pending
 	 * tokens, reported with the pool's TTFT estimate.
 	 */
-	static @Nullable Decision leastPending(InstancePool pool, RoutingRequest request) {
-		InstanceState best = leastLoaded(pool);
-		return best == null ? null : Placement.of(pool, best, request.blocks()).decide(Reason.LOAD);
+	static @Nullable Decision leastPending(InstancePool pool, RoutingRequest request, TieBreaker ties) {
+		// Instances equal on both counts take turns: requests routed by load alone
+		// (embeddings, a model list) add no pending tokens and end at once, so without
+		// turns every one of them went to the first idle instance.
+		List<InstanceState> best = new ArrayList<>();
+		long bestPending = Long.MAX_VALUE;
+		int bestInFlight = Integer.MAX_VALUE;
+		for (InstanceState s : pool.instances()) {
+			if (!s.acceptsNewWork()) {
+				continue;
+			}
+			long pending = pool.pendingTokens(s);
+			int inFlight = s.inFlight();
+			if (pending < bestPending || (pending == bestPending && inFlight < bestInFlight)) {
+				best.clear();
+				bestPending = pending;
+				bestInFlight = inFlight;
+			}
+			if (pending == bestPending && inFlight == bestInFlight) {
+				best.add(s);
+			}
+		}
+		InstanceState chosen = ties.lowest(best, s -> 0);
+		return chosen == null ? null : Placement.of(pool, chosen, request.blocks()).decide(Reason.LOAD);
 	}
 
 	private static @Nullable InstanceState leastLoaded(InstancePool pool) {

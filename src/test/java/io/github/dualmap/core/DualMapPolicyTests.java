@@ -3,6 +3,8 @@ package io.github.dualmap.core;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 import org.junit.jupiter.api.Test;
 
@@ -233,6 +235,29 @@ class DualMapPolicyTests {
 			assertThat(d.instanceId()).as(v.policyName()).isEqualTo("i1");
 			assertThat(d.reason()).isEqualTo(Reason.LOAD);
 		}
+	}
+
+	@Test
+	void unparsedBodiesOnEquallyLoadedInstancesTakeTurns() {
+		// Requests routed by load alone add no pending tokens and often end at once
+		// (embeddings, a model list): all of them went to the first idle instance.
+		InstancePool pool = pool(settings().build(), 3);
+		load(pool, "i0", 100);
+		RoutingRequest r = new RoutingRequest("r", null, SLO, 0);
+		for (DualMapPolicy policy : List.of(DualMapPolicy.of(pool.settings()),
+				new DualMapPolicy(Variant.LEAST_LOADED, pool.settings()))) {
+			Map<String, Integer> chosen = new TreeMap<>();
+			for (int i = 0; i < 30; i++) {
+				chosen.merge(policy.choose(r, pool).instanceId(), 1, Integer::sum);
+			}
+			assertThat(chosen).containsExactly(Map.entry("i1", 15), Map.entry("i2", 15));
+		}
+		Map<String, Integer> chosen = new TreeMap<>();
+		ConsistentHashPolicy hash = new ConsistentHashPolicy();
+		for (int i = 0; i < 30; i++) {
+			chosen.merge(hash.choose(r, pool).instanceId(), 1, Integer::sum);
+		}
+		assertThat(chosen).containsExactly(Map.entry("i1", 15), Map.entry("i2", 15));
 	}
 
 	@Test
