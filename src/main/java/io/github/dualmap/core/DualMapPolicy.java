@@ -29,11 +29,6 @@ public final class DualMapPolicy implements RoutingPolicy {
 	/** Turns among equally loaded instances for requests routed by load alone. */
 	private final TieBreaker loadTies = new TieBreaker();
 
-	/**
-	 * Smallest slow-start factor: a brand-new instance looks at most ten times slower.
-	 */
-	static final double MIN_WARMTH = 0.1;
-
 	private final Variant variant;
 
 	private final SchedulerSettings settings;
@@ -159,20 +154,8 @@ public final class DualMapPolicy implements RoutingPolicy {
 
 	private Placement place(InstancePool pool, InstanceState s, PromptBlocks blocks) {
 		Placement p = Placement.of(pool, s, blocks);
-		double warmth = warmth(s, pool.now());
-		return warmth >= 1 ? p : p.withRank((long) Math.min(Long.MAX_VALUE, p.estimate() / warmth));
-	}
-
-	/**
-	 * How far {@code s} is through its slow start, in [0.1, 1]; 1 when slow start is off.
-	 */
-	double warmth(InstanceState s, long nowNanos) {
-		long period = settings.slowStartNanos();
-		if (period <= 0) {
-			return 1;
-		}
-		double age = (double) (nowNanos - s.addedAtNanos()) / period;
-		return Math.min(1, Math.max(MIN_WARMTH, age));
+		long rank = pool.warmthScaled(s, p.estimate());
+		return rank == p.estimate() ? p : p.withRank(rank);
 	}
 
 	// The membership may change between reading the rings and the states: an id without

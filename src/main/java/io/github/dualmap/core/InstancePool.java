@@ -18,6 +18,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class InstancePool {
 
+	/**
+	 * Smallest slow-start factor: a brand-new instance looks at most ten times slower.
+	 */
+	public static final double MIN_WARMTH = 0.1;
+
 	private final String name;
 
 	private final SchedulerSettings settings;
@@ -205,6 +210,30 @@ public final class InstancePool {
 		}
 		long p = pendingTokens(s);
 		return p > settings.hotspotFloorTokens() && p > settings.hotspotFactor() * meanPendingTokens();
+	}
+
+	/**
+	 * How far {@code s} is through its slow start
+	 * ({@link SchedulerSettings#slowStartNanos()}), in [{@link #MIN_WARMTH}, 1]; 1 when
+	 * slow start is off.
+	 */
+	public double warmth(InstanceState s) {
+		long period = settings.slowStartNanos();
+		if (period <= 0) {
+			return 1;
+		}
+		double age = (double) (now() - s.addedAtNanos()) / period;
+		return Math.min(1, Math.max(MIN_WARMTH, age));
+	}
+
+	/**
+	 * {@code estimateNanos} on {@code s} as choices rank it: divided by its
+	 * {@link #warmth}, so an instance in its slow start looks up to ten times slower to
+	 * the policy and to the dispatch queues' moves alike; unchanged once warm.
+	 */
+	public long warmthScaled(InstanceState s, long estimateNanos) {
+		double warmth = warmth(s);
+		return warmth >= 1 ? estimateNanos : (long) Math.min(Long.MAX_VALUE, estimateNanos / warmth);
 	}
 
 	/** Estimated TTFT of {@code uncached} tokens on {@code s}, in nanoseconds. */

@@ -639,6 +639,36 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void aNewInstanceInItsSlowStartIsNeitherPulledToNorMovedTo() {
+		// Slow start made a new instance look up to ten times slower in the policy's
+		// choice, but the queue's moves ranked it unscaled: a brand-new idle instance is
+		// exactly what they prefer, and took a full share at once.
+		for (boolean pull : List.of(true, false)) {
+			SchedulerSettings slow = scheduler.toBuilder()
+				.slowStart(Duration.ofSeconds(120))
+				.hotspotFloorTokens(pull ? Long.MAX_VALUE / 4 : 1_000)
+				.hotspotMaxWait(pull ? Duration.ofHours(1) : Duration.ofSeconds(3))
+				.build();
+			InstancePool p = new InstancePool("slow", slow, clock);
+			p.updateMembership(List.of(new RingMember("a", 1)));
+			clock.advance(Duration.ofSeconds(300));
+			p.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+			DispatchQueues q = new DispatchQueues(p, PinnedPolicy.to("a"),
+					QueueSettings.custom().maxPrefillRequests(1).idlePull(pull).build());
+			for (int i = 0; i < 8; i++) {
+				q.submit(request("s" + i + pull, i, 1_000), true, outcomes);
+			}
+			assertThat(q.migrations()).as(pull ? "idle pull" : "hotspot moves").isZero();
+			assertThat(q.queued("a")).isEqualTo(7);
+
+			// Half way through its slow start it takes part.
+			clock.advance(Duration.ofSeconds(60));
+			q.submit(request("late" + pull, 99, 1_000), true, outcomes);
+			assertThat(q.migrations()).as(pull ? "idle pull" : "hotspot moves").isPositive();
+		}
+	}
+
+	@Test
 	void anIdleCandidatePullsOnlyWhenTheGainBeatsTheMargin() {
 		DispatchQueues q = pullOnly(true);
 		// Two 100-token requests: the queued one waits behind 100 tokens (0.1 s), far

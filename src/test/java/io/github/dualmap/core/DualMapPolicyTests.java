@@ -332,11 +332,11 @@ class DualMapPolicyTests {
 		members.add(new RingMember("fresh", 1));
 		pool.updateMembership(members);
 		DualMapPolicy policy = DualMapPolicy.of(s);
-		assertThat(policy.warmth(pool.instance("fresh"), clock.nanos())).isEqualTo(0.1);
-		assertThat(policy.warmth(pool.instance("i0"), clock.nanos())).isEqualTo(1);
+		assertThat(pool.warmth(pool.instance("fresh"))).isEqualTo(0.1);
+		assertThat(pool.warmth(pool.instance("i0"))).isEqualTo(1);
 		assertThat(sharesOfFresh(pool, policy, 0)).isZero();
 		clock.advance(Duration.ofSeconds(5));
-		assertThat(policy.warmth(pool.instance("fresh"), clock.nanos())).isEqualTo(0.5);
+		assertThat(pool.warmth(pool.instance("fresh"))).isEqualTo(0.5);
 		clock.advance(Duration.ofSeconds(5));
 		assertThat(sharesOfFresh(pool, policy, 10_000)).isPositive();
 	}
