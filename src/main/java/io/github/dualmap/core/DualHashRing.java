@@ -21,6 +21,16 @@ public final class DualHashRing {
 	/** Default virtual nodes per unit of weight. */
 	public static final int DEFAULT_VIRTUAL_NODES = 160;
 
+	/**
+	 * The most virtual nodes on one ring (1,048,576: 6,553 instances of weight 1 at the
+	 * default 160 per unit; an instance scaled below one still gets one): a build hashes
+	 * and sorts them under the pool's lock, so beyond this every count is scaled down in
+	 * proportion.
+	 */
+	public static final int MAX_RING_NODES = 1 << 20;
+
+	private static final long MAX_WANTED = Long.MAX_VALUE / MAX_RING_NODES;
+
 	// Two seeds of xxHash3: independent placements of virtual nodes and of keys.
 	private static final LongHashFunction[] HASH = { LongHashFunction.xx3(0x9E3779B97F4A7C15L),
 			LongHashFunction.xx3(0xC2B2AE3D27D4EB4FL) };
@@ -38,8 +48,9 @@ public final class DualHashRing {
 	private DualHashRing(List<RingMember> members, int virtualNodes) {
 		this.members = members;
 		this.virtualNodes = virtualNodes;
+		int[] counts = nodeCounts(members, virtualNodes);
 		for (int r = 0; r < 2; r++) {
-			build(r);
+			build(r, counts);
 		}
 	}
 
@@ -62,12 +73,10 @@ public final class DualHashRing {
 		return EMPTY;
 	}
 
-	private void build(int ring) {
+	private void build(int ring, int[] counts) {
 		int total = 0;
-		int[] counts = new int[members.size()];
-		for (int i = 0; i < members.size(); i++) {
-			counts[i] = Math.max(1, (int) Math.round(virtualNodes * members.get(i).weight()));
-			total += counts[i];
+		for (int c : counts) {
+			total += c;
 		}
 		long[] pts = new long[total];
 		String[] own = new String[total];
@@ -94,6 +103,35 @@ public final class DualHashRing {
 			points[ring][i] = pts[order[i]];
 			owners[ring][i] = own[order[i]];
 		}
+	}
+
+	/**
+	 * Virtual nodes of each member: {@code virtualNodes x weight}, at least one, counted
+	 * in {@code long} so no product or sum wraps; when they add up to more than
+	 * {@link #MAX_RING_NODES} every count is scaled down by the same factor, which keeps
+	 * the members' shares (and, computed from the sorted members alone, the same rings on
+	 * every router).
+	 */
+	static int[] nodeCounts(List<RingMember> members, int virtualNodes) {
+		if (members.size() > MAX_RING_NODES) {
+			throw new IllegalArgumentException(
+					members.size() + " instances are more than a ring holds (" + MAX_RING_NODES + ")");
+		}
+		long[] wanted = new long[members.size()];
+		long total = 0;
+		for (int i = 0; i < wanted.length; i++) {
+			// RingMember bounds the weight, so the product fits a long; the cap keeps
+			// the sum of up to MAX_RING_NODES of them from wrapping whatever comes.
+			double exact = (double) virtualNodes * members.get(i).weight();
+			wanted[i] = exact >= MAX_WANTED ? MAX_WANTED : Math.max(1, Math.round(exact));
+			total += wanted[i];
+		}
+		int[] counts = new int[wanted.length];
+		double scale = total > MAX_RING_NODES ? (double) MAX_RING_NODES / total : 1;
+		for (int i = 0; i < counts.length; i++) {
+			counts[i] = (int) Math.max(1, scale == 1 ? wanted[i] : (long) (wanted[i] * scale));
+		}
+		return counts;
 	}
 
 	/** Position of {@code key} on ring {@code ring} (0 or 1). */

@@ -272,7 +272,15 @@ public final class ServicePool {
 		}
 		try {
 			double w = Double.parseDouble(raw.strip());
-			if (w > 0 && Double.isFinite(w)) {
+			if (w > RingMember.MAX_WEIGHT) {
+				// Weights are relative: one far above the rest would take the rings' time
+				// and memory for the build and leave the others almost nothing.
+				logger.warn("Instance '" + id + "' of service '" + this.serviceId + "' has metadata "
+						+ this.weightMetadataKey + "='" + raw + "', above the maximum weight "
+						+ (int) RingMember.MAX_WEIGHT + "; using weight " + (int) RingMember.MAX_WEIGHT);
+				return RingMember.MAX_WEIGHT;
+			}
+			if (w > 0) {
 				return w;
 			}
 		}

@@ -16,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.within;
 
 class DualHashRingTests {
 
@@ -171,6 +172,42 @@ class DualHashRingTests {
 			assertThat(new HashSet<>(visited))
 				.containsExactlyInAnyOrderElementsOf(members(10).stream().map(RingMember::id).toList());
 		}
+	}
+
+	@Test
+	void theLargestWeightBuildsAllItsVirtualNodes() {
+		DualHashRing ring = DualHashRing
+			.of(List.of(new RingMember("big", RingMember.MAX_WEIGHT), new RingMember("small", 1)), 160);
+		assertThat(ring.virtualNodesOf("big")).isEqualTo(160 * (int) RingMember.MAX_WEIGHT);
+		assertThat(ring.virtualNodesOf("small")).isEqualTo(160);
+	}
+
+	@ParameterizedTest
+	@ValueSource(doubles = { 100.5, 20_000, 2e7, 1e300, Double.POSITIVE_INFINITY })
+	void aWeightAboveTheMaximumIsRejected(double weight) {
+		assertThatIllegalArgumentException().isThrownBy(() -> new RingMember("a", weight))
+			.withMessageContaining("'a'")
+			.withMessageContaining("100");
+	}
+
+	/**
+	 * Virtual nodes times weight beyond what an int holds once gave every such instance
+	 * one virtual node: the counts are scaled down to the ring's bound instead, keeping
+	 * the instances' proportions. (Counted without building: a ring at the bound takes
+	 * seconds.)
+	 */
+	@Test
+	void nodeCountsBeyondTheBoundAreScaledDownAndNeverCollapseToOne() {
+		int[] counts = DualHashRing.nodeCounts(List.of(new RingMember("a", RingMember.MAX_WEIGHT),
+				new RingMember("b", RingMember.MAX_WEIGHT / 2), new RingMember("c", 1e-9)), Integer.MAX_VALUE);
+		assertThat(counts[0] + counts[1] + counts[2]).isBetween(DualHashRing.MAX_RING_NODES - 2,
+				DualHashRing.MAX_RING_NODES + 1);
+		assertThat((double) counts[0] / counts[1]).isCloseTo(2.0, within(0.001));
+		assertThat(counts[2]).isOne();
+		// Below the bound every instance gets exactly virtual nodes x weight.
+		assertThat(DualHashRing.nodeCounts(List.of(new RingMember("a", RingMember.MAX_WEIGHT), new RingMember("b", 0.5),
+				new RingMember("c", 1e-9)), 160))
+			.containsExactly(16_000, 80, 1);
 	}
 
 	@Test

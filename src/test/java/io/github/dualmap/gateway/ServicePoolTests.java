@@ -13,18 +13,25 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.core.DispatchMode;
+import io.github.dualmap.core.DualHashRing;
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.Reason;
+import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
 import reactor.core.publisher.BaseSubscriber;
 
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.http.HttpStatus;
@@ -37,6 +44,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Spring: release on prefill capacity, cancel while queued, queue bounds, draining,
  * idleness and slow start, on a clock the test moves.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class ServicePoolTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(5);
@@ -257,6 +265,24 @@ class ServicePoolTests {
 		assertThat(pool.updateMembership(List.of(counting("a", "1", uris), counting("b", "3", uris)))).isTrue();
 		assertThat(pool.pool().instance("b").weight()).isEqualTo(3.0);
 		assertThat(uris.get()).isGreaterThan(afterFirst);
+	}
+
+	/**
+	 * A weight above the maximum is taken as the maximum, with a warning naming the
+	 * instance and the value: an unbounded one stalled or exhausted the ring build, and
+	 * one past an int's range gave the instance a single virtual node.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "20000", "2e7", "1e300", "Infinity" })
+	void aWeightAboveTheMaximumIsClampedWithAWarning(String weight, CapturedOutput output) {
+		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults());
+		assertThat(pool.updateMembership(List.of(instance("a", weight), instance("b", "1")))).isTrue();
+		assertThat(pool.pool().instance("a").weight()).isEqualTo(RingMember.MAX_WEIGHT);
+		assertThat(pool.pool().rings().virtualNodesOf("a"))
+			.isEqualTo(DualHashRing.DEFAULT_VIRTUAL_NODES * (int) RingMember.MAX_WEIGHT);
+		assertThat(pool.pool().rings().virtualNodesOf("b")).isEqualTo(DualHashRing.DEFAULT_VIRTUAL_NODES);
+		assertThat(output).contains("Instance 'a' of service 'llm' has metadata dualmap.weight='" + weight
+				+ "', above the maximum weight 100; using weight 100");
 	}
 
 	/** An instance that counts how often its URI is built. */
