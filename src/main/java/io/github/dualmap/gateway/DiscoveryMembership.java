@@ -9,9 +9,13 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
+import reactor.core.Disposables;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
+import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.context.SmartLifecycle;
 
@@ -64,20 +68,42 @@ public class DiscoveryMembership implements SmartLifecycle {
 						+ "': its membership is learned on its first request");
 				continue;
 			}
-			this.subscriptions.add(Flux.defer(supplier::get)
-				.repeatWhen(done -> done.delayElements(this.refresh))
-				.doOnError(ex -> logger.warn("Reading the instances of '" + service.serviceId() + "' failed", ex))
-				.retryWhen(Retry.fixedDelay(Long.MAX_VALUE, this.refresh))
-				.subscribe(instances -> {
-					try {
-						service.updateMembership(instances);
-					}
-					catch (RuntimeException ex) {
-						logger.warn("Updating the membership of '" + service.serviceId() + "' failed", ex);
-					}
-				}));
+			Disposable.Swap following = Disposables.swap();
+			this.subscriptions.add(following);
+			follow(service, supplier, following);
 		}
 		this.running = true;
+	}
+
+	private void follow(ServicePool service, ServiceInstanceListSupplier supplier, Disposable.Swap following) {
+		following.update(Flux.defer(supplier::get)
+			.repeatWhen(done -> done.delayElements(this.refresh))
+			.doOnError(ex -> logger.warn("Reading the instances of '" + service.serviceId() + "' failed", ex))
+			.retryWhen(Retry.fixedDelay(Long.MAX_VALUE, this.refresh))
+			.subscribe(instances -> apply(service, instances, () -> following
+				.update(Mono.delay(this.refresh).subscribe(tick -> follow(service, supplier, following))))));
+	}
+
+	/**
+	 * Applies one list. Whatever that throws is logged and the next refresh goes on: an
+	 * error escaping here would end the subscription for good, and membership changes
+	 * would then wait for a request. A JVM-fatal error (out of memory, stack overflow) is
+	 * still rethrown, as Reactor wants, which leaves the subscription dead; a new one
+	 * follows the instances again after a refresh interval.
+	 */
+	private void apply(ServicePool service, List<ServiceInstance> instances, Runnable restart) {
+		try {
+			service.updateMembership(instances);
+		}
+		catch (Throwable ex) {
+			if (Exceptions.isJvmFatal(ex)) {
+				logger.error("Updating the membership of '" + service.serviceId()
+						+ "' failed; following its instances again in " + this.refresh, ex);
+				restart.run();
+				Exceptions.throwIfJvmFatal(ex);
+			}
+			logger.warn("Updating the membership of '" + service.serviceId() + "' failed", ex);
+		}
 	}
 
 	@Override
