@@ -1,6 +1,9 @@
 package io.github.dualmap.gateway;
 
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
@@ -17,10 +20,7 @@ final class KubernetesPods {
 	}
 
 	static @Nullable String get(ServiceInstance instance, String key) {
-		if (!(instance instanceof KubernetesServiceInstance pod)) {
-			return null;
-		}
-		Map<String, Map<String, String>> own = pod.podMetadata();
+		Map<String, Map<String, String>> own = own(instance);
 		if (own == null) {
 			return null;
 		}
@@ -32,6 +32,26 @@ final class KubernetesPods {
 			}
 		}
 		return null;
+	}
+
+	/** Whether two instances have the same pod labels and annotations. */
+	static boolean same(ServiceInstance a, ServiceInstance b) {
+		return Objects.equals(own(a), own(b));
+	}
+
+	/** A frozen copy of the pod labels and annotations of {@code instance}. */
+	static Map<String, Map<String, String>> copy(ServiceInstance instance) {
+		Map<String, Map<String, String>> own = own(instance);
+		if (own == null || own.isEmpty()) {
+			return Map.of();
+		}
+		Map<String, Map<String, String>> copy = new HashMap<>();
+		own.forEach((kind, values) -> copy.put(kind, InstanceMetadata.copyOf(values)));
+		return Collections.unmodifiableMap(copy);
+	}
+
+	private static @Nullable Map<String, Map<String, String>> own(ServiceInstance instance) {
+		return instance instanceof KubernetesServiceInstance pod ? pod.podMetadata() : null;
 	}
 
 }

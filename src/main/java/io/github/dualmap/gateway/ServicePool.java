@@ -190,11 +190,12 @@ public final class ServicePool {
 	}
 
 	/**
-	 * Whether a list of other objects describes the same instances, field by field and
-	 * without allocating: a supplier without a cache (or a discovery client that builds
-	 * its instances on every call) returns equal instances in new objects, and building
-	 * ids, weights and URIs for each of them on every request is what this avoids. The
-	 * instance objects kept for forwarding stay the earlier, equal ones.
+	 * Whether a list of other objects describes the same instances, field by field (id,
+	 * address, scheme and the whole metadata, whose keys the pool and scraping read) and
+	 * without building anything: a supplier without a cache (or a discovery client that
+	 * builds its instances on every call) returns equal instances in new objects, and
+	 * building ids, weights and URIs for each of them on every request is what this
+	 * avoids. The instance objects kept for forwarding stay the earlier, equal ones.
 	 */
 	private boolean sameContent(List<ServiceInstance> a, List<ServiceInstance> b) {
 		if (a.size() != b.size()) {
@@ -205,9 +206,7 @@ public final class ServicePool {
 			ServiceInstance y = b.get(i);
 			if (!Objects.equals(x.getInstanceId(), y.getInstanceId()) || !Objects.equals(x.getHost(), y.getHost())
 					|| x.getPort() != y.getPort() || x.isSecure() != y.isSecure()
-					|| !Objects.equals(x.getScheme(), y.getScheme())
-					|| !Objects.equals(InstanceMetadata.get(x, this.weightMetadataKey),
-							InstanceMetadata.get(y, this.weightMetadataKey))) {
+					|| !Objects.equals(x.getScheme(), y.getScheme()) || !InstanceMetadata.same(x, y)) {
 				return false;
 			}
 		}
@@ -233,7 +232,7 @@ public final class ServicePool {
 		for (ServiceInstance i : instances) {
 			String id = instanceId(i);
 			if (byId.putIfAbsent(id, i) == null) {
-				members.add(new Member(id, weight(id, i), i.getUri()));
+				members.add(new Member(id, weight(id, i), i.getUri(), InstanceMetadata.copy(i)));
 			}
 		}
 		synchronized (this) {
@@ -702,7 +701,11 @@ public final class ServicePool {
 
 	}
 
-	private record Member(String id, double weight, URI uri) {
+	/**
+	 * What an instance is to the pool and its listeners: an edit of its metadata alone
+	 * (the metrics path scraping reads) is a change too.
+	 */
+	private record Member(String id, double weight, URI uri, InstanceMetadata.Copy metadata) {
 	}
 
 	private record Membership(Set<Member> members, Map<String, ServiceInstance> byId) {

@@ -75,6 +75,25 @@ class InstanceMetadataTests {
 	}
 
 	@Test
+	void anEditOfAPodsOwnAnnotationsOrOfTheMetadataAloneIsAMembershipChange() {
+		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(), "dualmap",
+				List.of("llm"), WEIGHT, CircuitBreakerConfig.ofDefaults(), NanoClock.SYSTEM)
+			.pool("llm");
+		Map<String, String> service = Map.of("app", "vllm");
+		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(), Map.of())))).isTrue();
+		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(), Map.of())))).isFalse();
+		assertThat(pool.updateMembership(
+				List.of(pod("h100-0", "10.1.0.5", service, Map.of(), Map.of(PATH, "/actuator/prometheus")))))
+			.isTrue();
+		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", Map.of("app", "vllm", PATH, "/m"), Map.of(),
+				Map.of(PATH, "/actuator/prometheus")))))
+			.isTrue();
+		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", Map.of("app", "vllm", PATH, "/m"), Map.of(),
+				Map.of(PATH, "/actuator/prometheus")))))
+			.isFalse();
+	}
+
+	@Test
 	void aPodAnnotationSetsItsMetricsPath() {
 		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
 				"dualmap", List.of("llm"), WEIGHT, CircuitBreakerConfig.ofDefaults(), NanoClock.SYSTEM);

@@ -1,9 +1,12 @@
 package io.github.dualmap.gateway;
 
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -12,8 +15,10 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
+import com.sun.net.httpserver.HttpServer;
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.DualHashRing;
+import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.QueueSettings;
@@ -21,6 +26,9 @@ import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.stats.MetricsScraper;
+import io.github.dualmap.stats.ScrapeSettings;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -283,6 +291,67 @@ class ServicePoolTests {
 		assertThat(pool.pool().rings().virtualNodesOf("b")).isEqualTo(DualHashRing.DEFAULT_VIRTUAL_NODES);
 		assertThat(output).contains("Instance 'a' of service 'llm' has metadata dualmap.weight='" + weight
 				+ "', above the maximum weight 100; using weight 100");
+	}
+
+	/**
+	 * An edit of an instance's metadata alone (a pod annotation naming another metrics
+	 * path) is a membership change: scraping follows it at the next list, and the
+	 * instance keeps its state. It used to wait for some other change in the membership.
+	 */
+	@Test
+	void aChangedMetricsPathAloneIsFollowedAndTheInstanceKeepsItsState() throws Exception {
+		List<String> scraped = new CopyOnWriteArrayList<>();
+		HttpServer engine = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+		engine.createContext("/", exchange -> {
+			scraped.add(exchange.getRequestURI().getPath());
+			exchange.sendResponseHeaders(404, -1);
+			exchange.close();
+		});
+		engine.start();
+		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
+				"dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock);
+		ServicePool pool = registry.pool("llm");
+		EngineScraping scraping = new EngineScraping(registry,
+				listener -> new MetricsScraper(
+						new ScrapeSettings(Duration.ofMillis(20), Duration.ofSeconds(1), 0, 4096), NanoClock.SYSTEM,
+						listener),
+				service -> "/metrics", "dualmap.metrics-path");
+		int port = engine.getAddress().getPort();
+		try {
+			assertThat(pool.updateMembership(List
+				.of(new DefaultServiceInstance("a", "llm", "127.0.0.1", port, false, Map.of("dualmap.weight", "2")))))
+				.isTrue();
+			scraping.start();
+			awaitScraped(scraped, "/metrics");
+			RoutedAttempt held = now(pool, request("x"));
+			InstanceState before = pool.pool().instance("a");
+			CircuitBreaker breaker = pool.breakers().breaker("a");
+			assertThat(before.inFlight()).isOne();
+			assertThat(pool.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "127.0.0.1", port, false,
+					Map.of("dualmap.weight", "2", "dualmap.metrics-path", "/engine/metrics")))))
+				.isTrue();
+			awaitScraped(scraped, "/engine/metrics");
+			assertThat(pool.pool().instance("a")).isSameAs(before);
+			assertThat(before.inFlight()).isOne();
+			assertThat(before.weight()).isEqualTo(2.0);
+			assertThat(pool.breakers().breaker("a")).isSameAs(breaker);
+			held.complete(HttpStatus.OK);
+			assertThat(before.inFlight()).isZero();
+		}
+		finally {
+			scraping.stop();
+			engine.stop(0);
+		}
+	}
+
+	/** Waits for the scraper to ask for {@code path} (the bound is not a speed). */
+	private static void awaitScraped(List<String> scraped, String path) throws InterruptedException {
+		long deadline = System.nanoTime() + WAIT.toNanos();
+		while (!scraped.contains(path)) {
+			assertThat(System.nanoTime()).as("waited for a scrape of %s; scraped %s", path, scraped)
+				.isLessThan(deadline);
+			Thread.sleep(5);
+		}
 	}
 
 	/** An instance that counts how often its URI is built. */
