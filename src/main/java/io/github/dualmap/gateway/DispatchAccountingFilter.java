@@ -8,6 +8,7 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.netty.channel.AbortedException;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
@@ -87,11 +88,34 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 				}
 				switch (signal) {
 					case ON_COMPLETE -> attempt.complete(response.getStatusCode());
-					case ON_ERROR -> attempt
-						.fail(failure.get() != null ? failure.get() : new IllegalStateException("exchange failed"));
+					case ON_ERROR -> {
+						Throwable t = failure.get();
+						if (clientGone(t)) {
+							attempt.cancel();
+						}
+						else {
+							attempt.fail(t != null ? t : new IllegalStateException("exchange failed"));
+						}
+					}
 					default -> attempt.cancel();
 				}
 			});
+	}
+
+	/**
+	 * Whether the exchange failed because its client went away: Reactor Netty reports a
+	 * write to a client connection that closed as an {@link AbortedException}, not as a
+	 * cancel. The instance did nothing wrong; counted as its failure, a burst of clients
+	 * leaving (a load balancer's timeout, a client restarting) opened a healthy
+	 * instance's breaker.
+	 */
+	static boolean clientGone(@Nullable Throwable failure) {
+		for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+			if (t instanceof AbortedException) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static @Nullable RoutedAttempt attempt(ServerWebExchange exchange) {

@@ -12,9 +12,12 @@ import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
+import reactor.netty.channel.AbortedException;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
@@ -82,6 +85,14 @@ class DispatchAccountingFilterTests {
 		};
 	}
 
+	/**
+	 * The filter ends the attempt in doFinally, which runs just after block() returns.
+	 */
+	private static void awaitEnd(MockServerWebExchange exchange) {
+		RoutedAttempt attempt = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+		Awaitility.await().atMost(WAIT).until(attempt::isEnded);
+	}
+
 	private List<Long> firstTokens() {
 		List<Long> ttfts = new CopyOnWriteArrayList<>();
 		this.registry.addListener(new DualMapListener() {
@@ -113,6 +124,7 @@ class DispatchAccountingFilterTests {
 			new DispatchAccountingFilter(this.registry, true)
 				.filter(exchange, answering(status, "{\"error\":{\"message\":\"no\"}}"))
 				.block(WAIT);
+			awaitEnd(exchange);
 		}
 		// Neither a TTFT nor an SLO outcome, and the model keeps its rate: an error
 		// answered in a millisecond says nothing about how fast this instance prefills.
@@ -121,6 +133,30 @@ class DispatchAccountingFilterTests {
 		assertThat(this.pool.pool().instances()).allSatisfy(s -> {
 			assertThat(s.inFlight()).isZero();
 			assertThat(s.prefillRequests()).isZero();
+		});
+	}
+
+	@Test
+	void aClientGoneWhileItsAnswerIsWrittenIsNoFailureOfTheInstance() {
+		// Reactor Netty reports a write to a client connection that closed as an
+		// AbortedException error, not as a cancel: a burst of clients leaving opened a
+		// healthy instance's breaker.
+		for (int i = 0; i < 150; i++) {
+			MockServerWebExchange exchange = routedExchange();
+			GatewayFilterChain leaving = e -> {
+				e.getResponse().setStatusCode(HttpStatus.OK);
+				return e.getResponse()
+					.writeWith(Mono.just(DefaultDataBufferFactory.sharedInstance.wrap("data: x\n\n".getBytes())))
+					.then(Mono.error(new AbortedException("Connection has been closed")));
+			};
+			new DispatchAccountingFilter(this.registry, true).filter(exchange, leaving).onErrorComplete().block(WAIT);
+			awaitEnd(exchange);
+		}
+		assertThat(this.pool.pool().instances()).allSatisfy(s -> {
+			CircuitBreaker breaker = this.pool.breakers().breaker(s.id());
+			assertThat(breaker.getMetrics().getNumberOfFailedCalls()).isZero();
+			assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+			assertThat(s.inFlight()).isZero();
 		});
 	}
 
