@@ -1,6 +1,7 @@
 package io.github.dualmap.actuate;
 
 import io.github.dualmap.autoconfigure.DualMapAutoConfiguration;
+import io.github.dualmap.autoconfigure.DualMapProperties;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.StoredResponses;
@@ -52,8 +53,8 @@ public class DualMapActuatorAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		DualMapMeters dualMapMeters(DualMapRegistry registry) {
-			return new DualMapMeters(registry);
+		DualMapMeters dualMapMeters(DualMapRegistry registry, DualMapProperties properties) {
+			return new DualMapMeters(registry, properties.getSlo().getClasses().keySet());
 		}
 
 		@Bean

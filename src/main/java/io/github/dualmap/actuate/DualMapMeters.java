@@ -1,8 +1,11 @@
 package io.github.dualmap.actuate;
 
 import java.time.Duration;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -56,8 +59,31 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 
 	private final List<Recorder> recorders = new CopyOnWriteArrayList<>();
 
+	private final Set<String> sloClasses;
+
+	/**
+	 * Meters with SLO outcome series of the classes every gateway has,
+	 * {@value SloResolver#DEFAULT_CLASS} and {@value SloResolver#HEADER_CLASS}.
+	 * @param registry the pools to measure
+	 */
 	public DualMapMeters(DualMapRegistry registry) {
+		this(registry, List.of());
+	}
+
+	/**
+	 * Meters with SLO outcome series of {@value SloResolver#DEFAULT_CLASS},
+	 * {@value SloResolver#HEADER_CLASS} and every configured class, registered per
+	 * service before the first request.
+	 * @param registry the pools to measure
+	 * @param sloClasses the configured SLO class names ({@code dualmap.slo.classes})
+	 */
+	public DualMapMeters(DualMapRegistry registry, Collection<String> sloClasses) {
 		this.registry = registry;
+		Set<String> classes = new LinkedHashSet<>();
+		classes.add(SloResolver.DEFAULT_CLASS);
+		classes.add(SloResolver.HEADER_CLASS);
+		classes.addAll(sloClasses);
+		this.sloClasses = Collections.unmodifiableSet(classes);
 	}
 
 	@Override
@@ -154,10 +180,13 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 					.description("Requests answered 429 or 503 instead of being sent to an instance")
 					.register(this.meters);
 			}
-			// Both outcomes from the start, so attainment ratios exist before the first
-			// miss.
-			sloCounter(id, SloResolver.DEFAULT_CLASS, "within");
-			sloCounter(id, SloResolver.DEFAULT_CLASS, "over");
+			// Both outcomes of every class from the start, so attainment ratios exist
+			// before the first miss, and a class none of whose requests met its SLO shows
+			// 0 rather than no data.
+			for (String sloClass : DualMapMeters.this.sloClasses) {
+				sloCounter(id, sloClass, "within");
+				sloCounter(id, sloClass, "over");
+			}
 			reconcile(service);
 		}
 

@@ -312,6 +312,10 @@ class DualMapEndpointIntegrationTests {
 			.containsPattern("dualmap_slo_total\\{class=\"batch\",outcome=\"within\",service=\"llm\"} 1\\.0")
 			.containsPattern("dualmap_slo_total\\{class=\"header\",outcome=\"within\",service=\"llm\"} 1\\.0")
 			.containsPattern("dualmap_slo_total\\{class=\"default\",outcome=\"within\",service=\"llm\"} 14\\.0")
+			// A configured class's misses exist before its first miss: its attainment is
+			// 1,
+			// not no data.
+			.containsPattern("dualmap_slo_total\\{class=\"batch\",outcome=\"over\",service=\"llm\"} 0\\.0")
 			.doesNotContain("no-such-class");
 	}
 

@@ -137,6 +137,21 @@ class DualMapMetersTests {
 	}
 
 	@Test
+	void everySloClassHasBothOutcomesBeforeItsFirstRequest() {
+		// A class whose every request misses must show 0 % attainment, not no data: the
+		// ratio's numerator needs a "within" series that exists before the first hit.
+		new DualMapMeters(this.registry, List.of("interactive", "batch")).bindTo(this.meters);
+		for (String sloClass : List.of("default", "header", "interactive", "batch")) {
+			for (String outcome : List.of("within", "over")) {
+				assertThat(this.meters.find("dualmap.slo")
+					.tags("service", "llm", "class", sloClass, "outcome", outcome)
+					.counter()).as(sloClass + " " + outcome).isNotNull();
+			}
+		}
+		assertThat(this.meters.find("dualmap.slo").counters()).hasSize(8);
+	}
+
+	@Test
 	void theTtftCountsTheTimeTheRequestSpentInTheGateway() {
 		new DualMapMeters(this.registry).bindTo(this.meters);
 		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
@@ -314,8 +329,8 @@ class DualMapMetersTests {
 						|| name.equals("dualmap.queue.wait") ? 0 : 1);
 		}
 		assertThat(this.meters.get("dualmap.ring.rebuilds").functionCounter().count()).isEqualTo(2);
-		// Service-level meters stay.
-		assertThat(this.meters.find("dualmap.slo").counters()).hasSize(2);
+		// Service-level meters stay: both outcomes of default and header.
+		assertThat(this.meters.find("dualmap.slo").counters()).hasSize(4);
 		assertThat(this.meters.find("dualmap.load.cv").gauges()).hasSize(1);
 
 		// An instance that comes back records into new meters, not the removed ones.
@@ -385,7 +400,8 @@ class DualMapMetersTests {
 		assertThat(tagValues).isNotEmpty();
 		assertThat(tagValues).allSatisfy(v -> {
 			assertThat(v).isIn("llm", "i1", "i2", "i3", "affinity", "slo-switch", "hotspot", "fallback", "third-choice",
-					"load", "dualmap", "within", "over", "429", "503", "default", "connect", "status", "unresponsive");
+					"load", "dualmap", "within", "over", "429", "503", "default", "header", "connect", "status",
+					"unresponsive");
 			assertThat(forbidden).doesNotContain(v);
 		});
 	}
