@@ -142,6 +142,73 @@ class MonitoringSamplesTests {
 		assertThat(queried).allSatisfy(metric -> assertThat(exported).as(metric).containsPattern("(?m)^" + metric));
 	}
 
+	/**
+	 * A rejected request is never released to an instance, so rejections per release is
+	 * no share of requests (it reaches 195 % in overload and +Inf for a pool that rejects
+	 * everything): every ratio of rejections, in the rules, the dashboard and
+	 * operations.md, has the rejections in its denominator too.
+	 */
+	@Test
+	void rejectionRatiosAreSharesOfRequests() throws IOException {
+		List<String> queries = new ArrayList<>(dashboardQueries());
+		Map<String, Object> shedding = null;
+		String recorded = null;
+		for (Map<String, Object> rule : rules()) {
+			queries.add((String) rule.get("expr"));
+			if ("DualMapShedding".equals(rule.get("alert"))) {
+				shedding = rule;
+			}
+			if ("dualmap:rejections:ratio_rate5m".equals(rule.get("record"))) {
+				recorded = (String) rule.get("expr");
+			}
+		}
+		Matcher promql = Pattern.compile("(?s)```promql\\n(.*?)```")
+			.matcher(Files.readString(Path.of("docs", "operations.md")));
+		while (promql.find()) {
+			for (String line : promql.group(1).split("\\n")) {
+				if (!line.isBlank() && !line.startsWith("#")) {
+					queries.add(line);
+				}
+			}
+		}
+		int ratios = 0;
+		for (String query : queries) {
+			int slash = topLevelDivision(query);
+			if (slash >= 0 && query.substring(0, slash).contains("dualmap_rejections_total")) {
+				ratios++;
+				assertThat(query.substring(slash + 1)).as(query)
+					.contains("dualmap_rejections_total")
+					.contains("dualmap_queue_releases_total");
+			}
+		}
+		assertThat(ratios).as("rejection ratios checked").isGreaterThanOrEqualTo(2);
+		assertThat(recorded).isEqualTo("sum by (service) (rate(dualmap_rejections_total[5m])) / "
+				+ "(sum by (service) (rate(dualmap_rejections_total[5m])) "
+				+ "+ sum by (service) (rate(dualmap_queue_releases_total[5m])))");
+		assertThat(shedding).isNotNull();
+		assertThat(shedding.get("expr")).isEqualTo("dualmap:rejections:ratio_rate5m > 0.05");
+		assertThat(String.valueOf(((Map<?, ?>) shedding.get("annotations")).get("summary")))
+			.contains("{{ $value | humanizePercentage }} of requests");
+	}
+
+	/** Where a query divides outside any parentheses or brackets, else -1. */
+	private static int topLevelDivision(String query) {
+		int depth = 0;
+		for (int i = 0; i < query.length(); i++) {
+			char c = query.charAt(i);
+			if (c == '(' || c == '[' || c == '{') {
+				depth++;
+			}
+			else if (c == ')' || c == ']' || c == '}') {
+				depth--;
+			}
+			else if (c == '/' && depth == 0) {
+				return i;
+			}
+		}
+		return -1;
+	}
+
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
 	@Import(OwnReactorResources.class)
