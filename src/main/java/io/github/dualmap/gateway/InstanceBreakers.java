@@ -1,6 +1,7 @@
 package io.github.dualmap.gateway;
 
 import java.util.Collection;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -9,6 +10,8 @@ import io.github.dualmap.core.InstanceState;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 /**
  * One Resilience4j circuit breaker per instance of a pool. A breaker's state is mirrored
@@ -18,6 +21,8 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
  */
 public final class InstanceBreakers {
 
+	private static final Log logger = LogFactory.getLog(InstanceBreakers.class);
+
 	private final InstancePool pool;
 
 	private final CircuitBreakerRegistry registry;
@@ -26,6 +31,9 @@ public final class InstanceBreakers {
 
 	/** Instances whose half-open breaker refused a call: every permit is out probing. */
 	private final Set<String> probing = ConcurrentHashMap.newKeySet();
+
+	/** The last failure each breaker recorded, for the line logged when it opens. */
+	private final Map<String, Throwable> lastFailure = new ConcurrentHashMap<>();
 
 	public InstanceBreakers(InstancePool pool, CircuitBreakerConfig config) {
 		this.pool = pool;
@@ -43,12 +51,45 @@ public final class InstanceBreakers {
 	private synchronized CircuitBreaker create(String instanceId) {
 		return this.registry.find(instanceId).orElseGet(() -> {
 			CircuitBreaker breaker = this.registry.circuitBreaker(instanceId);
-			breaker.getEventPublisher().onStateTransition(event -> {
-				this.probing.remove(instanceId);
-				updateHealth(instanceId);
-			});
+			breaker.getEventPublisher()
+				.onError(event -> this.lastFailure.put(instanceId, event.getThrowable()))
+				.onStateTransition(event -> {
+					this.probing.remove(instanceId);
+					updateHealth(instanceId);
+					log(instanceId, breaker, event.getStateTransition());
+				});
 			return breaker;
 		});
+	}
+
+	/**
+	 * One line when a breaker takes its instance out and one when it puts it back: the
+	 * clients' 503s ({@code no_instance_available}) while no instance accepts work have
+	 * their cause in the log. A failed probe (half open to open again) keeps an instance
+	 * out that was already reported, so it logs at debug level only.
+	 */
+	private void log(String instanceId, CircuitBreaker breaker, CircuitBreaker.StateTransition transition) {
+		String instance = "Instance " + instanceId + " of " + this.pool.name();
+		CircuitBreaker.State from = transition.getFromState();
+		CircuitBreaker.State to = transition.getToState();
+		if (!acceptsCalls(to) && from != CircuitBreaker.State.HALF_OPEN) {
+			CircuitBreaker.Metrics metrics = breaker.getMetrics();
+			float rate = metrics.getFailureRate();
+			Throwable last = this.lastFailure.get(instanceId);
+			logger.warn(instance + ": its circuit breaker opened ("
+					+ (rate < 0 ? to : rate + " % of the last " + metrics.getNumberOfBufferedCalls() + " calls failed")
+					+ (last == null ? "" : "; last: " + last)
+					+ "): no new requests go to it, and its queued ones move, until a probe succeeds"
+					+ " (dualmap.breaker.*)");
+		}
+		else if (to == CircuitBreaker.State.CLOSED) {
+			this.lastFailure.remove(instanceId);
+			logger.info(instance + ": its circuit breaker closed, it gets new requests");
+		}
+		else if (logger.isDebugEnabled()) {
+			// Half open, probing; or a failed probe keeping it out.
+			logger.debug(instance + ": its circuit breaker went from " + from + " to " + to);
+		}
 	}
 
 	/**
@@ -125,6 +166,7 @@ public final class InstanceBreakers {
 		Set<String> keep = Set.copyOf(instanceIds);
 		this.unresponsive.retainAll(keep);
 		this.probing.retainAll(keep);
+		this.lastFailure.keySet().retainAll(keep);
 		for (CircuitBreaker b : this.registry.getAllCircuitBreakers()) {
 			if (!keep.contains(b.getName())) {
 				this.registry.remove(b.getName());
