@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -74,7 +75,7 @@ final class PoolInspection {
 			instances.add(instance);
 			instanceWarnings(service.serviceId(), instance, warnings);
 		}
-		poolWarnings(service.serviceId(), states.size(), accepting, warnings);
+		poolWarnings(service.serviceId(), instances, accepting, warnings);
 		List<DualMapDescriptor.HotPrefix> hot = new ArrayList<>();
 		for (HotPrefixTable.HotPrefix h : pool.hotPrefixes().hotPrefixes()) {
 			hot.add(new DualMapDescriptor.HotPrefix(hex(h.hash()), h.share()));
@@ -165,7 +166,9 @@ final class PoolInspection {
 		return shares;
 	}
 
-	private static void poolWarnings(String service, int size, int accepting, List<String> warnings) {
+	private static void poolWarnings(String service, List<DualMapDescriptor.Instance> instances, int accepting,
+			List<String> warnings) {
+		int size = instances.size();
 		if (size == 0) {
 			warnings.add("service '" + service
 					+ "' has no known instances: discovery reports none, so its requests are answered 503");
@@ -177,15 +180,89 @@ final class PoolInspection {
 					+ " (every key's two candidates are the same instances)");
 		}
 		if (accepting == 0) {
-			warnings
-				.add("service '" + service + "' has no instance accepting new requests (breakers open or draining)");
+			// How many are out for each reason, in a fixed order.
+			Map<String, Integer> out = new LinkedHashMap<>();
+			for (OutReason r : OutReason.values()) {
+				out.put(r.summary, 0);
+			}
+			for (DualMapDescriptor.Instance i : instances) {
+				OutReason r = OutReason.of(i);
+				if (r != null) {
+					out.merge(r.summary, 1, Integer::sum);
+				}
+			}
+			List<String> counts = new ArrayList<>();
+			out.forEach((reason, n) -> {
+				if (n > 0) {
+					counts.add(n + " " + reason);
+				}
+			});
+			// (Read apart from the count of accepting instances: one may have changed
+			// since.)
+			warnings.add("service '" + service + "' has no instance accepting new requests"
+					+ (counts.isEmpty() ? "" : " (" + String.join(", ", counts) + ")"));
 		}
+	}
+
+	/**
+	 * Why an instance gets no new requests; the first that applies when several do.
+	 * Unhealthy means an open breaker, a half-open one with every probe out, or no answer
+	 * for {@code dualmap.scrape.unresponsive-after}: the warnings must not blame one for
+	 * another.
+	 */
+	private enum OutReason {
+
+		UNRESPONSIVE("unresponsive"), BREAKER_OPEN("circuit breaker open"),
+		PROBING("circuit breaker half open with every probe out"), OTHER("circuit breaker refusing"),
+		DRAINING("draining");
+
+		private final String summary;
+
+		OutReason(String summary) {
+			this.summary = summary;
+		}
+
+		static @Nullable OutReason of(DualMapDescriptor.Instance i) {
+			if (!i.healthy()) {
+				if (!i.responsive()) {
+					return UNRESPONSIVE;
+				}
+				if (isOpen(i.breaker())) {
+					return BREAKER_OPEN;
+				}
+				return CircuitBreaker.State.HALF_OPEN.name().equals(i.breaker()) ? PROBING : OTHER;
+			}
+			return i.draining() ? DRAINING : null;
+		}
+
+	}
+
+	private static boolean isOpen(String breaker) {
+		return CircuitBreaker.State.OPEN.name().equals(breaker)
+				|| CircuitBreaker.State.FORCED_OPEN.name().equals(breaker);
 	}
 
 	private static void instanceWarnings(String service, DualMapDescriptor.Instance i, List<String> warnings) {
 		String name = "instance '" + i.id() + "' of service '" + service + "'";
 		if (!i.healthy()) {
-			warnings.add(name + " has its circuit breaker " + i.breaker() + " and gets no new requests");
+			// A drained instance is out by the operator's choice: no warning of its own.
+			List<String> why = new ArrayList<>();
+			if (!i.responsive()) {
+				why.add("it has not answered for dualmap.scrape.unresponsive-after (no scrape answered, no response"
+						+ " byte), until it answers");
+			}
+			if (isOpen(i.breaker())) {
+				why.add("its circuit breaker is open (too many failed or refused requests), until a probe after"
+						+ " dualmap.breaker.wait-duration-in-open-state succeeds");
+			}
+			else if (CircuitBreaker.State.HALF_OPEN.name().equals(i.breaker()) && i.responsive()) {
+				why.add("its circuit breaker is half open and every probe permit is out, until the probes' answers"
+						+ " close or open it");
+			}
+			if (why.isEmpty()) {
+				why.add("its circuit breaker is " + i.breaker());
+			}
+			warnings.add(name + " gets no new requests: " + String.join("; ", why));
 		}
 		DualMapDescriptor.Engine e = i.engine();
 		if (e != null && e.lastScrapeFailed()) {

@@ -1,5 +1,6 @@
 package io.github.dualmap.actuate;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -9,11 +10,14 @@ import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.InstanceBreakers;
 import io.github.dualmap.gateway.ServicePool;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,6 +32,47 @@ class PoolInspectionTests {
 			List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock);
 
 	private final ServicePool pool = this.registry.pool("llm");
+
+	@Test
+	void theWarningsNameWhyAnInstanceGetsNoNewRequests() {
+		List<ServiceInstance> members = new ArrayList<>();
+		for (String id : List.of("open", "silent", "probing", "drained")) {
+			members.add(new DefaultServiceInstance(id, "llm", "10.0.0." + (members.size() + 1), 8000, false, Map.of()));
+		}
+		this.pool.updateMembership(members);
+		InstanceBreakers breakers = this.pool.breakers();
+		breakers.breaker("open").transitionToOpenState();
+		// Taken out as unresponsive, its breaker closed.
+		breakers.responsive("silent", false);
+		// Half open with every probe permit out: the next choice of it was refused.
+		CircuitBreaker probing = breakers.breaker("probing");
+		probing.transitionToOpenState();
+		probing.transitionToHalfOpenState();
+		while (probing.tryAcquirePermission()) {
+			// take every permit
+		}
+		breakers.refused("probing");
+		this.pool.drain("drained");
+
+		List<String> warnings = PoolInspection.inspect(this.pool).warnings();
+		assertThat(warnings).noneMatch(w -> w.contains("CLOSED"));
+		assertThat(warning(warnings, "'open'")).contains("circuit breaker is open");
+		assertThat(warning(warnings, "'silent'")).contains("has not answered")
+			.contains("dualmap.scrape.unresponsive-after")
+			.doesNotContain("breaker");
+		assertThat(warning(warnings, "'probing'")).contains("half open").contains("probe");
+		assertThat(warnings).noneMatch(w -> w.contains("'drained'"));
+		assertThat(warning(warnings, "no instance accepting")).contains("1 circuit breaker open")
+			.contains("1 unresponsive")
+			.contains("1 circuit breaker half open with every probe out")
+			.contains("1 draining");
+	}
+
+	private static String warning(List<String> warnings, String about) {
+		List<String> matching = warnings.stream().filter(w -> w.contains(about)).toList();
+		assertThat(matching).as(about + " in " + warnings).hasSize(1);
+		return matching.get(0);
+	}
 
 	@Test
 	void theAgeOfEngineStateIsNeverNegative() {
