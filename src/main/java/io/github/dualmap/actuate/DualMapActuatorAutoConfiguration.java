@@ -11,11 +11,14 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
+import org.springframework.boot.actuate.endpoint.EndpointId;
+import org.springframework.boot.actuate.endpoint.web.PathMappedEndpoints;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
@@ -44,6 +47,18 @@ public class DualMapActuatorAutoConfiguration {
 	@ConditionalOnAvailableEndpoint(endpoint = DualMapEndpoint.class, exposure = EndpointExposure.WEB)
 	DualMapWebEndpointExtension dualMapWebEndpointExtension(DualMapEndpoint endpoint) {
 		return new DualMapWebEndpointExtension(endpoint);
+	}
+
+	@Bean
+	@ConditionalOnAvailableEndpoint(endpoint = DualMapEndpoint.class, exposure = EndpointExposure.WEB)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	DrainBodyErrorWebExceptionHandler dualMapDrainBodyErrorWebExceptionHandler(
+			ObjectProvider<PathMappedEndpoints> endpoints) {
+		EndpointId id = EndpointId.of(DualMapEndpoint.ID);
+		return new DrainBodyErrorWebExceptionHandler(() -> {
+			PathMappedEndpoints mapped = endpoints.getIfAvailable();
+			return mapped != null ? mapped.getPath(id) : null;
+		});
 	}
 
 	/** Meters only where Micrometer is on the classpath. */

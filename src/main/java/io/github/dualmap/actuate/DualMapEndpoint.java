@@ -33,8 +33,11 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * true|false}}: drain or undrain it</li>
  * </ul>
  */
-@Endpoint(id = "dualmap", defaultAccess = Access.READ_ONLY)
+@Endpoint(id = DualMapEndpoint.ID, defaultAccess = Access.READ_ONLY)
 public class DualMapEndpoint {
+
+	/** The endpoint's id, its path under the actuator base path. */
+	public static final String ID = "dualmap";
 
 	private final DualMapRegistry registry;
 

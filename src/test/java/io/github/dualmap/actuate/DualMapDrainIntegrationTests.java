@@ -280,6 +280,32 @@ class DualMapDrainIntegrationTests {
 			.value(b -> assertThat(b).contains("no service 'nope'").contains("\"code\":\"unknown_service\""));
 	}
 
+	@Test
+	void aDrainBodyWithoutAJsonBooleanIsABadRequestInTheEndpointsErrorShape() {
+		String instance = ENGINES.get(0).instanceId();
+		// No value, a null, a value Spring would convert ("yes", 1), no JSON at all.
+		for (String body : List.of("{}", "", "{\"draining\":null}", "{\"draining\":\"yes\"}", "{\"draining\":1}",
+				"garbage", "{\"draining\":")) {
+			this.client.post()
+				.uri("/actuator/dualmap/llm/{instance}", instance)
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(body)
+				.exchange()
+				.expectStatus()
+				.isBadRequest()
+				.expectBody()
+				.jsonPath("$.error.type")
+				.isEqualTo("invalid_request_error")
+				.jsonPath("$.error.code")
+				.isEqualTo("invalid_draining")
+				.jsonPath("$.error.param")
+				.isEqualTo("draining")
+				.jsonPath("$.error.message")
+				.value(String.class, m -> assertThat(m).as(body).contains("{\"draining\": true}"));
+		}
+		assertThat(this.registry.pool("llm").pool().instance(instance).draining()).isFalse();
+	}
+
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
 	static class App {
