@@ -104,13 +104,16 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 						null);
 		}
 		String maxField = switch (endpoint) {
-			case CHAT -> root.path("max_completion_tokens").isMissingNode() ? "max_tokens" : "max_completion_tokens";
+			// vLLM takes max_completion_tokens or max_tokens: an explicit null is no
+			// value,
+			// so it must not shadow max_tokens.
+			case CHAT -> absent(root.path("max_completion_tokens")) ? "max_tokens" : "max_completion_tokens";
 			case RESPONSES -> "max_output_tokens";
 			case COMPLETIONS -> "max_tokens";
 		};
 		JsonNode maxNode = root.path(maxField);
 		int maxTokens;
-		if (maxNode.isMissingNode() || maxNode.isNull()) {
+		if (absent(maxNode)) {
 			// vLLM: completions default to 16, chat and responses to the rest of the
 			// context.
 			maxTokens = endpoint != Endpoint.COMPLETIONS ? maxModelLen - tokens.length
@@ -150,6 +153,11 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 		return new GenerationRequest(endpoint, model, tokens, maxTokens, stream, includeUsage, transcript,
 				!storeNode.isBoolean() || storeNode.booleanValue(),
 				saltNode.isString() ? saltNode.stringValue() : null);
+	}
+
+	/** Whether a field is missing or a JSON null, which vLLM's models read as unset. */
+	private static boolean absent(JsonNode node) {
+		return node.isMissingNode() || node.isNull();
 	}
 
 	private static int[] completionPrompt(JsonNode prompt) {
