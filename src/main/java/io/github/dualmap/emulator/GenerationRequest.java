@@ -2,6 +2,8 @@ package io.github.dualmap.emulator;
 
 import java.util.Set;
 import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.github.dualmap.engine.TextTokenizer;
 import org.jspecify.annotations.Nullable;
@@ -83,6 +85,9 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 			throw ApiException.badRequest("Input should be a valid dictionary or object to extract fields from", null);
 		}
 		JsonNode modelNode = root.path("model");
+		if (!absent(modelNode) && !modelNode.isString()) {
+			throw ApiException.badRequest("model: Input should be a valid string, got " + modelNode, "model");
+		}
 		String model = modelNode.isString() ? modelNode.stringValue() : servedModel;
 		if (!model.equals(servedModel)) {
 			throw new ApiException(404, "NotFoundError", "The model `" + model + "` does not exist.", "model");
@@ -119,11 +124,8 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 			maxTokens = endpoint != Endpoint.COMPLETIONS ? maxModelLen - tokens.length
 					: Math.min(DEFAULT_COMPLETION_MAX_TOKENS, maxModelLen - tokens.length);
 		}
-		else if (!maxNode.isIntegralNumber() || !maxNode.canConvertToInt()) {
-			throw ApiException.badRequest(maxField + ": Input should be a valid integer, got " + maxNode, maxField);
-		}
 		else {
-			maxTokens = maxNode.intValue();
+			maxTokens = laxInt(maxNode, maxField);
 			if (maxTokens < 1) {
 				throw ApiException.badRequest(maxField + " must be at least 1, got " + maxTokens + ".", maxField);
 			}
@@ -139,7 +141,26 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 			throw ApiException.badRequest("stream: Input should be a valid boolean, got " + streamNode, "stream");
 		}
 		boolean stream = streamNode.isBoolean() && streamNode.booleanValue();
-		boolean includeUsage = root.path("stream_options").path("include_usage").booleanValue(false);
+		JsonNode streamOptions = root.path("stream_options");
+		// vLLM's validate_stream_options (completions and chat): options that Python
+		// finds truthy (not null, not an empty object) need stream=True.
+		if (endpoint != Endpoint.RESPONSES && !stream && !absent(streamOptions)
+				&& !(streamOptions.isObject() && streamOptions.isEmpty())) {
+			throw ApiException.badRequest("Stream options can only be defined when `stream=True`.", "stream_options");
+		}
+		boolean includeUsage = streamOptions.path("include_usage").booleanValue(false);
+		JsonNode nNode = root.path("n");
+		if (endpoint != Endpoint.RESPONSES && !absent(nNode)) {
+			int n = laxInt(nNode, "n");
+			if (n < 1) {
+				throw ApiException.badRequest("n must be at least 1, got " + n + ".", "n");
+			}
+			if (n > 1) {
+				// Refused rather than answered with one choice: usage and load would
+				// be n times smaller than a real engine's.
+				throw ApiException.badRequest("n: the emulator serves one choice per request, got " + n, "n");
+			}
+		}
 		JsonNode storeNode = root.path("store");
 		if (!storeNode.isMissingNode() && !storeNode.isNull() && !storeNode.isBoolean()) {
 			throw ApiException.badRequest("store: Input should be a valid boolean, got " + storeNode, "store");
@@ -153,6 +174,37 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 		return new GenerationRequest(endpoint, model, tokens, maxTokens, stream, includeUsage, transcript,
 				!storeNode.isBoolean() || storeNode.booleanValue(),
 				saltNode.isString() ? saltNode.stringValue() : null);
+	}
+
+	/** A whole number optionally with a zero fraction, optionally signed, in a string. */
+	private static final Pattern LAX_INT = Pattern.compile("\\s*([+-]?\\d+)(\\.0*)?\\s*");
+
+	/**
+	 * An integer field as pydantic's lax mode (vLLM's request models) reads it: a JSON
+	 * integer, a number with no fractional part ({@code 5.0}) or a string holding one
+	 * ({@code "5"}).
+	 * @throws ApiException a 400 naming {@code field} for anything else, or a value
+	 * outside the int range
+	 */
+	private static int laxInt(JsonNode node, String field) {
+		if (node.isIntegralNumber() && node.canConvertToInt()) {
+			return node.intValue();
+		}
+		if (node.isFloatingPointNumber() && node.canConvertToExactIntegral() && node.canConvertToInt()) {
+			return node.intValue();
+		}
+		if (node.isString()) {
+			Matcher m = LAX_INT.matcher(node.stringValue());
+			if (m.matches()) {
+				try {
+					return Integer.parseInt(m.group(1));
+				}
+				catch (NumberFormatException ex) {
+					// out of range: refused below
+				}
+			}
+		}
+		throw ApiException.badRequest(field + ": Input should be a valid integer, got " + node, field);
 	}
 
 	/** Whether a field is missing or a JSON null, which vLLM's models read as unset. */
@@ -171,7 +223,8 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 			int[] ids = new int[prompt.size()];
 			for (int i = 0; i < ids.length; i++) {
 				JsonNode id = prompt.get(i);
-				if (!id.isIntegralNumber() || !id.canConvertToInt() || id.intValue() < 0) {
+				if (!id.isIntegralNumber() || !id.canConvertToInt() || id.intValue() < 0
+						|| id.intValue() >= TextTokenizer.VOCAB_SIZE) {
 					throw ApiException.badRequest("Token id " + id + " at index " + i + " is out of vocabulary",
 							"prompt");
 				}
