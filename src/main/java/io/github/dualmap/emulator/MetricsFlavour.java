@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Prometheus text exposition of {@link EngineStats} as a serving engine writes it: vLLM
  * V1 names ({@code vllm:*} with {@code model_name} and {@code engine} labels, counters
- * with {@code _total}) or SGLang names ({@code sglang:*}).
+ * with {@code _total} in their samples' and their HELP and TYPE lines' names, as text
+ * format 0.0.4) or SGLang names ({@code sglang:*}).
  */
 public enum MetricsFlavour {
 
@@ -103,7 +104,10 @@ public enum MetricsFlavour {
 		}
 
 		void counterWithLabel(String name, String help, @Nullable String extra, double value) {
-			header(name, help, "counter");
+			// Text format 0.0.4, as prometheus_client's generate_latest writes it for
+			// vLLM and SGLang: the family is named with its _total suffix, like its
+			// sample (the base name is OpenMetrics' convention, not this format's).
+			header(name + "_total", help, "counter");
 			sample(name + "_total", extra == null ? labels : labels + "," + extra, value);
 		}
 

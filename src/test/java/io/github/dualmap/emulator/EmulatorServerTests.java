@@ -317,7 +317,7 @@ class EmulatorServerTests {
 			assertThat(res.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/plain");
 			PrometheusText metrics = new PrometheusText(res.body());
 			String model = "model_name=" + MODEL;
-			assertThat(metrics.types).containsEntry("vllm:prefix_cache_queries", "counter")
+			assertThat(metrics.types).containsEntry("vllm:prefix_cache_queries_total", "counter")
 				.containsEntry("vllm:time_to_first_token_seconds", "histogram");
 			assertThat(metrics.value("vllm:prompt_tokens_total", model, "engine=0")).isEqualTo(prompt);
 			assertThat(metrics.value("vllm:generation_tokens_total", model)).isEqualTo(12);
