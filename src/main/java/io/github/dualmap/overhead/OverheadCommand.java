@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 
 import io.github.dualmap.sim.ConsoleCommand;
+import io.github.dualmap.sim.GatewayProperties;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -150,15 +151,13 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 		positive("--backends", this.backends);
 		positive("--prompt-chars", this.promptChars);
 		positive("--prompts", this.prompts);
-		for (String a : this.set) {
-			if (!a.startsWith("dualmap.") || a.indexOf('=') < 0) {
-				throw new IllegalArgumentException("--set takes dualmap.PROPERTY=VALUE but got '" + a + "'");
-			}
-		}
 		if (!List.of("queue", "pass-through").contains(this.dispatchMode)) {
 			throw new IllegalArgumentException(
 					"--dispatch-mode must be queue or pass-through but was '" + this.dispatchMode + "'");
 		}
+		// Bound as the gateway will bind them, so a bad one is one line before any
+		// backend or gateway starts, not Spring's startup failure after.
+		GatewayProperties.bind(this.set, "overhead", Map.of());
 	}
 
 	private static void positive(String option, int value) {

@@ -21,12 +21,13 @@ import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.validation.beanvalidation.SpringValidatorAdapter;
 
 /**
- * The gateway's {@code dualmap.*} properties for a simulation ({@code sim --set}): bound
- * and validated exactly as the gateway binds {@code application.yml}, so a setting means
- * the same in both and a bad one fails with the gateway's message. Properties that a
- * {@code sim} option or the trace decides are refused with the option to use.
+ * The gateway's {@code dualmap.*} properties given to a command ({@code sim --set},
+ * {@code overhead --set}): bound and validated exactly as the gateway binds
+ * {@code application.yml}, so a setting means the same in both and a bad one fails with
+ * the gateway's message, in one line and before the command starts anything. Properties
+ * that a command's option or input decides are refused with the option to use.
  */
-final class GatewayProperties {
+public final class GatewayProperties {
 
 	/** Properties the simulator sets itself, with what decides them instead. */
 	private static final Map<String, String> DECIDED_BY_SIM = Map.of("dualmap.slo.ttft", "--slo-ttft",
@@ -40,10 +41,25 @@ final class GatewayProperties {
 
 	/**
 	 * Binds {@code assignments} ({@code name=value}, names with the {@code dualmap.}
-	 * prefix) over the gateway's defaults.
+	 * prefix) over the gateway's defaults, for {@code sim}.
 	 * @throws IllegalArgumentException naming the assignment or property that is wrong
 	 */
 	static DualMapProperties bind(List<String> assignments) {
+		return bind(assignments, "sim", DECIDED_BY_SIM);
+	}
+
+	/**
+	 * Binds {@code assignments} ({@code name=value}, names with the {@code dualmap.}
+	 * prefix) over the gateway's defaults, for {@code command}, which refuses the
+	 * properties {@code decidedByCommand} names, each with what decides it instead.
+	 * @param assignments the {@code --set} values
+	 * @param command the command's name, for messages
+	 * @param decidedByCommand property name to what decides it in {@code command}
+	 * @return the bound properties
+	 * @throws IllegalArgumentException naming the assignment or property that is wrong
+	 */
+	public static DualMapProperties bind(List<String> assignments, String command,
+			Map<String, String> decidedByCommand) {
 		Map<String, String> values = new LinkedHashMap<>();
 		for (String a : assignments) {
 			int eq = a.indexOf('=');
@@ -61,9 +77,9 @@ final class GatewayProperties {
 				throw new IllegalArgumentException("--set takes the gateway's " + DualMapProperties.PREFIX
 						+ ".* properties but got '" + name + "', a property of the demo profile");
 			}
-			String decidedBy = DECIDED_BY_SIM.get(name);
+			String decidedBy = decidedByCommand.get(name);
 			if (decidedBy != null) {
-				throw new IllegalArgumentException("--set " + name + " is decided by " + decidedBy + " in sim");
+				throw new IllegalArgumentException("--set " + name + " is decided by " + decidedBy + " in " + command);
 			}
 			values.put(name, a.substring(eq + 1).strip());
 		}

@@ -72,6 +72,26 @@ class OverheadCommandTests {
 	}
 
 	@Test
+	void aBadSetPropertyIsOneLineBeforeAnythingStarts() {
+		// Small sizes: before the fix these ran until the DualMap gateway failed to
+		// start.
+		String[] small = { "--requests", "4", "--rounds", "1", "--backends", "1", "--prompt-chars", "10" };
+		for (String[] bad : new String[][] { { "dualmap.nope=1", "dualmap.nope" },
+				{ "dualmap.switch-factor=abc", "dualmap.switch-factor" } }) {
+			this.err.getBuffer().setLength(0);
+			assertThat(run(concat(small, "--set", bad[0]))).isEqualTo(2);
+			assertThat(this.err.toString()).startsWith("overhead: --set: ").contains(bad[1]);
+			assertThat(this.err.toString().strip().lines()).as(this.err.toString()).hasSize(1);
+			assertThat(this.out.toString()).isEmpty();
+		}
+	}
+
+	private static String[] concat(String[] a, String... b) {
+		return java.util.stream.Stream.concat(java.util.Arrays.stream(a), java.util.Arrays.stream(b))
+			.toArray(String[]::new);
+	}
+
+	@Test
 	void percentilesAreNearestRank() {
 		long[] nanos = { 1_000, 2_000, 3_000, 4_000 };
 		assertThat(LoadDriver.percentile(nanos, 0.5)).isEqualTo(2.0);
