@@ -42,6 +42,18 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 	/** File written into {@code --out}. */
 	public static final String JSON_FILE = "overhead.json";
 
+	/**
+	 * {@code --set} properties refused, with what decides them: the command sets them
+	 * itself, or they would make the "dualmap-gateway" row something else than the report
+	 * says (another dispatch mode, a stock gateway, another policy, other backends).
+	 */
+	private static final Map<String, String> DECIDED_BY_OVERHEAD = Map.of("dualmap.dispatch.mode", "--dispatch-mode",
+			"dualmap.pools.pool.dispatch.mode", "--dispatch-mode", "dualmap.enabled",
+			"the comparison (the dualmap-gateway row runs DualMap)", "dualmap.policy",
+			"the comparison (the dualmap-gateway row runs DualMap)", "dualmap.pools.pool.policy",
+			"the comparison (the dualmap-gateway row runs DualMap)", "dualmap.services",
+			"the backends overhead starts");
+
 	private static final JsonMapper JSON = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
 
 	@Option(names = "--requests", defaultValue = "2000",
@@ -76,7 +88,8 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 
 	@Option(names = "--set", paramLabel = "PROPERTY=VALUE",
 			description = "a dualmap.* property of the DualMap gateway, repeatable, e.g. "
-					+ "dualmap.dispatch.max-prefill-tokens=65536")
+					+ "dualmap.dispatch.max-prefill-tokens=65536 (dualmap.dispatch.mode, enabled, policy "
+					+ "and services are refused: options and the comparison decide them)")
 	List<String> set = new ArrayList<>();
 
 	@Option(names = "--out", paramLabel = "DIR", description = "write " + JSON_FILE + " here")
@@ -157,7 +170,7 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 		}
 		// Bound as the gateway will bind them, so a bad one is one line before any
 		// backend or gateway starts, not Spring's startup failure after.
-		GatewayProperties.bind(this.set, "overhead", Map.of());
+		GatewayProperties.bind(this.set, "overhead", DECIDED_BY_OVERHEAD);
 	}
 
 	private static void positive(String option, int value) {

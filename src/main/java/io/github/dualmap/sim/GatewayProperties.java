@@ -15,6 +15,7 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
 import org.springframework.boot.context.properties.bind.validation.ValidationBindHandler;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.logging.LogLevel;
 import org.springframework.boot.logging.LoggingSystem;
@@ -77,7 +78,15 @@ public final class GatewayProperties {
 				throw new IllegalArgumentException("--set takes the gateway's " + DualMapProperties.PREFIX
 						+ ".* properties but got '" + name + "', a property of the demo profile");
 			}
-			String decidedBy = decidedByCommand.get(name);
+			// Compared as Spring compares names (case and dashes aside), so another
+			// spelling of a refused property is refused too.
+			ConfigurationPropertyName bound = ConfigurationPropertyName.adapt(name, '.');
+			String decidedBy = decidedByCommand.entrySet()
+				.stream()
+				.filter(e -> bound.equals(ConfigurationPropertyName.of(e.getKey())))
+				.map(Map.Entry::getValue)
+				.findFirst()
+				.orElse(null);
 			if (decidedBy != null) {
 				throw new IllegalArgumentException("--set " + name + " is decided by " + decidedBy + " in " + command);
 			}

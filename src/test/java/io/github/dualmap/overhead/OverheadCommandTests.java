@@ -72,6 +72,22 @@ class OverheadCommandTests {
 	}
 
 	@Test
+	void setRefusesWhatTheCommandDecidesOrWhatWouldFalsifyTheComparison() {
+		String[] small = { "--requests", "4", "--rounds", "1", "--backends", "1", "--prompt-chars", "10" };
+		for (String[] refused : new String[][] {
+				{ "dualmap.dispatch.mode=pass-through", "--set dualmap.dispatch.mode is decided by --dispatch-mode" },
+				{ "dualmap.enabled=false", "--set dualmap.enabled is decided by" },
+				{ "dualmap.pools.pool.dispatch.mode=queue", "--set dualmap.pools.pool.dispatch.mode is decided by" },
+				{ "dualmap.Dispatch.Mode=queue", "--set dualmap.Dispatch.Mode is decided by --dispatch-mode" },
+				{ "dualmap.services=other", "--set dualmap.services is decided by" } }) {
+			this.err.getBuffer().setLength(0);
+			assertThat(run(concat(small, "--set", refused[0]))).as(refused[0]).isEqualTo(2);
+			assertThat(this.err.toString()).startsWith("overhead: " + refused[1]);
+			assertThat(this.err.toString().strip().lines()).hasSize(1);
+		}
+	}
+
+	@Test
 	void aBadSetPropertyIsOneLineBeforeAnythingStarts() {
 		// Small sizes: before the fix these ran until the DualMap gateway failed to
 		// start.
