@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -284,7 +285,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	}
 
 	private @Nullable ProgressBar progressBar(long steps) {
-		if (System.console() == null) {
+		if (!stderrIsTerminal(Path.of("/proc/self/fd/2"), () -> System.console() != null)) {
 			return null;
 		}
 		return new ProgressBarBuilder().setTaskName("sim")
@@ -292,6 +293,24 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			.setUnit(" runs", 1)
 			.setConsumer(new ConsoleProgressBarConsumer(System.err))
 			.build();
+	}
+
+	/**
+	 * Whether stderr, where the progress bar goes, is a terminal: on Linux, whether
+	 * {@code stderrLink} ({@code /proc/self/fd/2}) links to a terminal device
+	 * ({@code /dev/pts/*}, {@code /dev/tty*}); where there is no such link,
+	 * {@code fallback} ({@code System.console() != null}, which asks about stdin and
+	 * stdout, not stderr).
+	 */
+	static boolean stderrIsTerminal(Path stderrLink, BooleanSupplier fallback) {
+		String target;
+		try {
+			target = Files.readSymbolicLink(stderrLink).toString();
+		}
+		catch (IOException | UnsupportedOperationException | SecurityException ex) {
+			return fallback.getAsBoolean();
+		}
+		return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty");
 	}
 
 	private Trace loadTrace() {

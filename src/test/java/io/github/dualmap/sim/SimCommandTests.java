@@ -204,6 +204,25 @@ class SimCommandTests {
 	}
 
 	@Test
+	void theProgressBarIsShownOnlyWhenStderrIsATerminal() throws IOException {
+		Path pts = Files.createSymbolicLink(dir.resolve("fd-pts"), Path.of("/dev/pts/3"));
+		Path tty = Files.createSymbolicLink(dir.resolve("fd-tty"), Path.of("/dev/tty1"));
+		Path log = Files.createSymbolicLink(dir.resolve("fd-log"), dir.resolve("err.log"));
+		Path pipe = Files.createSymbolicLink(dir.resolve("fd-pipe"), Path.of("pipe:[12345]"));
+		Path devNull = Files.createSymbolicLink(dir.resolve("fd-null"), Path.of("/dev/null"));
+		// A terminal's stderr shows the bar whatever the console says, and a redirected
+		// one does not.
+		assertThat(SimCommand.stderrIsTerminal(pts, () -> false)).isTrue();
+		assertThat(SimCommand.stderrIsTerminal(tty, () -> false)).isTrue();
+		for (Path redirected : List.of(log, pipe, devNull)) {
+			assertThat(SimCommand.stderrIsTerminal(redirected, () -> true)).as(redirected.toString()).isFalse();
+		}
+		// No link to read (not Linux): the console decides.
+		assertThat(SimCommand.stderrIsTerminal(dir.resolve("none"), () -> true)).isTrue();
+		assertThat(SimCommand.stderrIsTerminal(dir.resolve("none"), () -> false)).isFalse();
+	}
+
+	@Test
 	void parsesDurations() {
 		assertThat(SimCommand.parseDuration("x", "5s").toMillis()).isEqualTo(5000);
 		assertThat(SimCommand.parseDuration("x", "800ms").toMillis()).isEqualTo(800);
