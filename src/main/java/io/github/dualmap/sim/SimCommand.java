@@ -193,8 +193,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (requests != null) {
 			positive("--requests", requests);
 		}
-		if (rate != null && !(rate > 0 && Double.isFinite(rate))) {
-			throw new IllegalArgumentException("--rate must be > 0 req/s but was " + rate);
+		if (rate != null && !(rate >= MIN_RATE && rate <= MAX_RATE)) {
+			throw new IllegalArgumentException(
+					"--rate must be between " + MIN_RATE + " and " + (long) MAX_RATE + " req/s but was " + rate);
 		}
 		Duration slo = parseDuration("--slo-ttft", sloTtft);
 		if (slo.isZero()) {
@@ -365,7 +366,25 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 
 	private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m)?");
 
-	/** Parses {@code 5s}, {@code 800ms}, {@code 1.5s}, {@code 2m}, or bare seconds. */
+	/**
+	 * The longest duration an option takes: a day. Longer ones mean nothing for a TTFT, a
+	 * delay or a scrape interval, and added to arrival times in nanoseconds they once
+	 * wrapped the simulation's clock.
+	 */
+	static final double MAX_DURATION_NANOS = 86_400e9;
+
+	/**
+	 * {@code --rate} bounds, req/s: below 0.001 a replay of a long trace lasts longer
+	 * than the simulation's nanosecond clock holds; above a million no engine serves it.
+	 */
+	static final double MIN_RATE = 0.001;
+
+	static final double MAX_RATE = 1_000_000;
+
+	/**
+	 * Parses {@code 5s}, {@code 800ms}, {@code 1.5s}, {@code 2m}, or bare seconds, at
+	 * most a day.
+	 */
 	static Duration parseDuration(String option, String text) {
 		Matcher m = DURATION.matcher(text.strip().toLowerCase(Locale.ROOT));
 		if (!m.matches()) {
@@ -379,6 +398,10 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			case "m" -> value * 60e9;
 			default -> value * 1e9;
 		};
+		if (nanos > MAX_DURATION_NANOS) {
+			throw new IllegalArgumentException(
+					option + " must be at most 1 day (86400s or 1440m) but was '" + text + "'");
+		}
 		return Duration.ofNanos(Math.round(nanos));
 	}
 

@@ -223,6 +223,31 @@ class SimCommandTests {
 	}
 
 	@Test
+	void extremeDurationsAndRatesAreRefusedInsteadOfOverflowingTheClock() throws IOException {
+		Path trace = mooncakeFile(60);
+		String outDir = dir.resolve("x").toString();
+		String[] small = { "--trace", trace.toString(), "--requests", "60", "--warmup", "10", "--policies",
+				"round-robin", "--instances", "2", "--out", outDir };
+		for (String[] bad : new String[][] {
+				{ "--rate", "1", "--slo-ttft", "99999999999999s", "--slo-ttft must be at most 1 day" },
+				{ "--rate", "1", "--network-delay", "9999999999999s", "--network-delay must be at most 1 day" },
+				{ "--rate", "1e-12", "--rate must be between 0.001 and 1000000 req/s but was 1.0E-12" },
+				{ "--rate", "1e300", "--rate must be between 0.001 and 1000000 req/s" },
+				{ "--rate", "1", "--slo-classes", "a=99999999999999s:0.5", "--slo-classes must be at most 1 day" } }) {
+			err.getBuffer().setLength(0);
+			String[] args = java.util.stream.Stream
+				.concat(java.util.Arrays.stream(small), java.util.Arrays.stream(bad, 0, bad.length - 1))
+				.toArray(String[]::new);
+			assertThat(run(args)).as(String.join(" ", bad)).isEqualTo(2);
+			assertThat(err.toString()).startsWith("sim: " + bad[bad.length - 1]);
+			assertThat(err.toString().lines()).hasSize(1);
+		}
+		// The bounds themselves are accepted.
+		assertThat(SimCommand.parseDuration("--slo-ttft", "86400s").toSeconds()).isEqualTo(86_400);
+		assertThat(SimCommand.parseDuration("--slo-ttft", "1440m").toSeconds()).isEqualTo(86_400);
+	}
+
+	@Test
 	void parsesDurations() {
 		assertThat(SimCommand.parseDuration("x", "5s").toMillis()).isEqualTo(5000);
 		assertThat(SimCommand.parseDuration("x", "800ms").toMillis()).isEqualTo(800);

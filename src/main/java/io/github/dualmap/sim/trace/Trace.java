@@ -56,8 +56,16 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 	}
 
 	/**
+	 * The longest a replay may last, in nanoseconds (about 31 years): far from where
+	 * arrival times plus the simulation's durations (each at most a day) overflow a long.
+	 */
+	public static final double MAX_SPAN_NANOS = 1e18;
+
+	/**
 	 * Arrival times in nanoseconds from the first request when replayed at {@code rate}
 	 * requests per second.
+	 * @throws IllegalArgumentException when the rate is not positive and finite, or so
+	 * low that the replay would last more than {@link #MAX_SPAN_NANOS}
 	 */
 	public long[] arrivalNanos(double rate) {
 		if (!(rate > 0) || Double.isInfinite(rate)) {
@@ -65,6 +73,13 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 		}
 		double scale = nativeRate() / rate;
 		double start = requests.get(0).timestampMillis();
+		double spanNanos = (requests.get(requests.size() - 1).timestampMillis() - start) * scale * 1_000_000.0;
+		if (!(spanNanos <= MAX_SPAN_NANOS)) {
+			// Math.round would clamp at Long.MAX_VALUE and the simulation's clock
+			// arithmetic (arrival + SLO) would wrap: refused instead.
+			throw new IllegalArgumentException("rate " + rate + " req/s spreads the " + requests.size()
+					+ " requests over more than " + (long) (MAX_SPAN_NANOS / 1e9) + " s of simulated time");
+		}
 		long[] out = new long[requests.size()];
 		for (int i = 0; i < out.length; i++) {
 			out[i] = Math.round((requests.get(i).timestampMillis() - start) * scale * 1_000_000.0);

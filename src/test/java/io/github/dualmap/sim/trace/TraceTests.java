@@ -25,6 +25,15 @@ class TraceTests {
 	}
 
 	@Test
+	void aRateThatWouldSpreadTheTraceBeyondTheClockIsRejectedNotClamped() {
+		Trace t = new Trace("t", 512, List.of(at(0), at(10), at(20)));
+		// 2 gaps at 1e-12 req/s: 2e12 s, beyond what nanoseconds in a long hold safely.
+		assertThatThrownBy(() -> t.arrivalNanos(1e-12)).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("1.0E-12");
+		assertThat(t.arrivalNanos(1e-3)[2]).isEqualTo(2_000_000_000_000L);
+	}
+
+	@Test
 	void badRatesAndTracesAreRejected() {
 		Trace t = new Trace("t", 512, List.of(at(0), at(10)));
 		assertThatThrownBy(() -> t.arrivalNanos(0)).hasMessageContaining("rate must be > 0");
