@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.dualmap.core.DispatchMode;
+import io.github.dualmap.core.DualHashRing;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.BodyLimits;
@@ -16,6 +17,7 @@ import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.DecimalMax;
 import jakarta.validation.constraints.DecimalMin;
+import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
@@ -734,6 +736,7 @@ public class DualMapProperties {
 
 		/** Virtual nodes per unit of instance weight on each ring. */
 		@Min(value = 1, message = "dualmap.ring.virtual-nodes must be >= 1")
+		@Max(value = DualHashRing.MAX_VIRTUAL_NODES, message = "dualmap.ring.virtual-nodes must be <= 10000")
 		private int virtualNodes = 160;
 
 		/** Instance metadata key holding the instance's relative weight. */

@@ -22,6 +22,13 @@ public final class DualHashRing {
 	public static final int DEFAULT_VIRTUAL_NODES = 160;
 
 	/**
+	 * The most virtual nodes per unit of weight that configuration and the command line
+	 * accept: at {@link RingMember#MAX_WEIGHT} one instance then has 1,000,000, about
+	 * {@link #MAX_RING_NODES}, so a larger setting could only be scaled down.
+	 */
+	public static final int MAX_VIRTUAL_NODES = 10_000;
+
+	/**
 	 * The most virtual nodes on one ring (1,048,576: 6,553 instances of weight 1 at the
 	 * default 160 per unit; an instance scaled below one still gets one): a build hashes
 	 * and sorts them under the pool's lock, so beyond this every count is scaled down in

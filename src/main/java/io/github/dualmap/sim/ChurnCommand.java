@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
+import io.github.dualmap.core.DualHashRing;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -42,7 +43,7 @@ public final class ChurnCommand extends ConsoleCommand<ChurnCommand> {
 	int removals;
 
 	@Option(names = "--virtual-nodes", defaultValue = "160",
-			description = "virtual nodes per instance on each ring (default ${DEFAULT-VALUE})")
+			description = "virtual nodes per instance on each ring, 1 to 10000 (default ${DEFAULT-VALUE})")
 	int virtualNodes;
 
 	@Option(names = "--seed", defaultValue = "42", description = "seed of the keys (default ${DEFAULT-VALUE})")
@@ -100,8 +101,11 @@ public final class ChurnCommand extends ConsoleCommand<ChurnCommand> {
 		if (removals <= 0) {
 			throw new IllegalArgumentException("--removals must be > 0 but was " + removals);
 		}
-		if (virtualNodes <= 0) {
-			throw new IllegalArgumentException("--virtual-nodes must be > 0 but was " + virtualNodes);
+		if (virtualNodes <= 0 || virtualNodes > DualHashRing.MAX_VIRTUAL_NODES) {
+			// Above the bound a ring would be scaled down (or run out of memory), and the
+			// report would name a count it did not use.
+			throw new IllegalArgumentException("--virtual-nodes must be between 1 and " + DualHashRing.MAX_VIRTUAL_NODES
+					+ " (per unit of weight) but was " + virtualNodes);
 		}
 		RingChurn churn = new RingChurn(virtualNodes);
 		List<RingChurn.Change> changes = new ArrayList<>();

@@ -166,6 +166,7 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.slow-start=-5s", "dualmap.slow-start must be >= 0");
 		expectFailure("dualmap.policy=no-such-policy", "dualmap.policy names no known routing policy");
 		expectFailure("dualmap.hot-prefix.max-depth=0", "dualmap.hot-prefix.max-depth must be >= 1");
+		expectFailure("dualmap.ring.virtual-nodes=10001", "dualmap.ring.virtual-nodes must be <= 10000");
 		expectFailure("dualmap.hot-prefix.drop-ratio=0.5",
 				"dualmap.hot-prefix.drop-ratio must be <= dualmap.hot-prefix.ratio");
 		expectFailure("dualmap.scrape.jitter=1.5", "dualmap.scrape.jitter must be in [0, 1)");

@@ -50,6 +50,9 @@ class GatewayPropertiesTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.switch-hit-charge=-1")))
 			.withMessage("--set: dualmap.switch-hit-charge must be >= 0");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.ring.virtual-nodes=100000000")))
+			.withMessage("--set: dualmap.ring.virtual-nodes must be <= 10000");
 		// Checks whose messages name the value apply here too.
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.services=llm", "dualmap.pools.llm.policy=Nope")))

@@ -104,4 +104,13 @@ class RingChurnTests {
 		assertThat(err2.toString()).contains("'x'");
 	}
 
+	@Test
+	void virtualNodesAboveTheBoundAreRefusedNotScaledDown() {
+		StringWriter err = new StringWriter();
+		assertThat(new ChurnCommand().redirect(new PrintWriter(new StringWriter()), new PrintWriter(err))
+			.runWith("--instances", "8", "--keys", "10", "--virtual-nodes", "100000000")).isEqualTo(2);
+		assertThat(err.toString().strip())
+			.isEqualTo("churn: --virtual-nodes must be between 1 and 10000 (per unit of weight) but was 100000000");
+	}
+
 }
