@@ -1,5 +1,7 @@
 package io.github.dualmap.emulator;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.concurrent.CountDownLatch;
 
 import io.github.dualmap.engine.EngineProfile;
@@ -63,9 +65,41 @@ public final class EmulatorCommand extends ConsoleCommand<EmulatorCommand> {
 	@Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to bind (default ${DEFAULT-VALUE}).")
 	String host;
 
-	/** The settings these options describe. */
+	/**
+	 * The settings these options describe, checked here so that a message names the
+	 * option as it is typed, not the setting it becomes.
+	 */
 	EmulatorSettings settings() {
+		if (instances < 1) {
+			throw new IllegalArgumentException("--instances must be >= 1 but was " + instances);
+		}
+		if (!(timeScale > 0) || Double.isInfinite(timeScale)) {
+			throw new IllegalArgumentException("--time-scale must be a positive finite number but was " + timeScale);
+		}
+		if (maxModelLen != null && maxModelLen <= 0) {
+			throw new IllegalArgumentException("--max-model-len must be > 0 but was " + maxModelLen);
+		}
+		if (!(jitter >= 0 && jitter < 1)) {
+			throw new IllegalArgumentException("--jitter must be in [0, 1) but was " + jitter);
+		}
+		if (model.isBlank()) {
+			throw new IllegalArgumentException("--model must not be blank");
+		}
 		EngineProfile p = EngineProfile.named(profile).withJitter(jitter, seed);
+		int block = p.blockTokens();
+		if (kvTokens != null && (kvTokens < block || kvTokens / block > Integer.MAX_VALUE)) {
+			throw new IllegalArgumentException(
+					"--kv-tokens must be between " + block + " and " + (long) block * Integer.MAX_VALUE
+							+ " tokens (1 to 2^31-1 blocks of " + block + ") but was " + kvTokens);
+		}
+		try {
+			InetAddress.getByName(host);
+		}
+		catch (UnknownHostException ex) {
+			// Else the bind fails with an exception that has no message.
+			throw new IllegalArgumentException(
+					"--host " + host + " is neither an IP address nor a host name that resolves");
+		}
 		if (maxModelLen != null) {
 			p = p.withMaxModelLen(maxModelLen);
 		}

@@ -6,6 +6,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.github.dualmap.engine.TextTokenizer;
+import io.github.dualmap.prompt.PromptParser;
 import org.jspecify.annotations.Nullable;
 
 import tools.jackson.core.JacksonException;
@@ -79,7 +80,7 @@ public record GenerationRequest(Endpoint endpoint, String model, int[] promptTok
 			root = json.readTree(body);
 		}
 		catch (JacksonException ex) {
-			throw ApiException.badRequest("JSON decode error: " + ex.getOriginalMessage(), null);
+			throw ApiException.badRequest("JSON decode error: " + PromptParser.syntaxError(ex), null);
 		}
 		if (root == null || !root.isObject()) {
 			throw ApiException.badRequest("Input should be a valid dictionary or object to extract fields from", null);

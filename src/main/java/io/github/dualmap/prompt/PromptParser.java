@@ -262,8 +262,11 @@ public final class PromptParser {
 	/**
 	 * A client's view of a syntax error: Jackson's message without the names of its own
 	 * types and settings (in back quotes) or its source references, with the position.
+	 * Also what the exec jar's tools say of malformed JSON they read.
+	 * @param ex what Jackson threw
+	 * @return the message
 	 */
-	static String syntaxError(JacksonException ex) {
+	public static String syntaxError(JacksonException ex) {
 		String jackson = String.valueOf(ex.getOriginalMessage());
 		String message = jackson.startsWith("Trailing token") ? "more content after the JSON value"
 				: jackson.replaceAll("[:;,]?\\s*enable `[^`]*` to allow", "")

@@ -75,8 +75,9 @@ public abstract class ConsoleCommand<T extends ConsoleCommand<T>> implements Cal
 			root = root.getCause();
 		}
 		String message = String.valueOf(ex.getMessage());
-		String cause = root.getMessage();
-		return root == ex || cause == null || message.contains(cause) ? message : message + ": " + cause;
+		// Some causes have no message (an unresolved address): their type says it.
+		String cause = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+		return root == ex || message.contains(cause) ? message : message + ": " + cause;
 	}
 
 	/**
@@ -85,6 +86,11 @@ public abstract class ConsoleCommand<T extends ConsoleCommand<T>> implements Cal
 	 * @throws IllegalArgumentException naming the option and why
 	 */
 	protected static void writableDirectory(String option, Path dir) {
+		if (dir.toString().isEmpty()) {
+			// Path.of("") is the working directory: an empty value is a mistake, not
+			// that.
+			throw new IllegalArgumentException(option + " must name a directory but was ''");
+		}
 		try {
 			Files.createDirectories(dir);
 			Files.delete(Files.createTempFile(dir, ".write-check", ".tmp"));

@@ -61,6 +61,24 @@ class EmulatorCommandTests {
 	}
 
 	@Test
+	void messagesNameTheOptionsAsTheyAreTyped() {
+		for (String[] args : new String[][] {
+				{ "--time-scale", "0", "emulator: --time-scale must be a positive finite number but was 0.0" },
+				{ "--max-model-len", "0", "emulator: --max-model-len must be > 0 but was 0" },
+				{ "--kv-tokens", "10",
+						"emulator: --kv-tokens must be between 16 and 34359738352 tokens"
+								+ " (1 to 2^31-1 blocks of 16) but was 10" },
+				{ "--jitter", "1", "emulator: --jitter must be in [0, 1) but was 1.0" },
+				{ "--instances", "0", "emulator: --instances must be >= 1 but was 0" }, { "--host", "256.1.1.1",
+						"emulator: --host 256.1.1.1 is neither an IP address nor a host name that" + " resolves" } }) {
+			StringWriter err = new StringWriter();
+			assertThat(run(err, args[0], args[1], "--base-port", "0")).as(args[0]).isEqualTo(2);
+			assertThat(err.toString().strip()).startsWith(args[2]);
+			assertThat(err.toString().lines()).hasSize(1);
+		}
+	}
+
+	@Test
 	void versionIsTheJars() {
 		StringWriter out = new StringWriter();
 		int code = new EmulatorCommand().redirect(new PrintWriter(out, true), new PrintWriter(new StringWriter(), true))

@@ -201,6 +201,12 @@ class SimCommandTests {
 		assertThat(err.toString())
 			.isEqualTo("sim: --out " + trace + " is a file, not a directory" + System.lineSeparator());
 		assertThat(out.toString()).doesNotContain("round-robin");
+		// An empty --out is not the current directory.
+		err.getBuffer().setLength(0);
+		assertThat(run("--trace", trace.toString(), "--requests", "50", "--warmup", "0", "--policies", "round-robin",
+				"--out", ""))
+			.isEqualTo(2);
+		assertThat(err.toString()).isEqualTo("sim: --out must name a directory but was ''" + System.lineSeparator());
 	}
 
 	@Test

@@ -92,12 +92,14 @@ public final class AzureTraceReader {
 			}
 			int input = parseCount(name, lineNo, "ContextTokens", cells[ctx].strip());
 			int output = parseCount(name, lineNo, "GeneratedTokens", cells[gen].strip());
-			if (millis < 0) {
-				throw new TraceFormatException(name, lineNo, "TIMESTAMP must be >= 0 seconds but was '" + stamp + "'");
-			}
+			// Going backwards first: a date-time before the first row's is below 0 too,
+			// but "must be >= 0 seconds" would not say what is wrong with it.
 			if (!out.isEmpty() && millis < out.get(out.size() - 1).timestampMillis()) {
 				throw new TraceFormatException(name, lineNo,
 						"TIMESTAMP '" + stamp + "' is earlier than the line before");
+			}
+			if (millis < 0) {
+				throw new TraceFormatException(name, lineNo, "TIMESTAMP must be >= 0 seconds but was '" + stamp + "'");
 			}
 			long[] ids = new long[(input + BLOCK_TOKENS - 1) / BLOCK_TOKENS];
 			for (int i = 0; i < ids.length; i++) {

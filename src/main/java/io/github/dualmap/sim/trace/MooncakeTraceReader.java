@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.dualmap.prompt.PromptParser;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -75,7 +76,7 @@ public final class MooncakeTraceReader {
 			node = JSON.readTree(line);
 		}
 		catch (JacksonException ex) {
-			throw new TraceFormatException(name, lineNo, "not valid JSON (" + ex.getOriginalMessage() + ")");
+			throw new TraceFormatException(name, lineNo, "not valid JSON (" + PromptParser.syntaxError(ex) + ")");
 		}
 		if (node == null || !node.isObject()) {
 			throw new TraceFormatException(name, lineNo, "expected a JSON object");
@@ -87,10 +88,12 @@ public final class MooncakeTraceReader {
 			throw new TraceFormatException(name, lineNo, "timestamp must be a finite number >= 0 but was " + timestamp);
 		}
 		if (input <= 0 || input > Integer.MAX_VALUE) {
-			throw new TraceFormatException(name, lineNo, "input_length must be > 0 but was " + input);
+			throw new TraceFormatException(name, lineNo,
+					"input_length must be between 1 and " + Integer.MAX_VALUE + " but was " + input);
 		}
 		if (output <= 0 || output > Integer.MAX_VALUE) {
-			throw new TraceFormatException(name, lineNo, "output_length must be > 0 but was " + output);
+			throw new TraceFormatException(name, lineNo,
+					"output_length must be between 1 and " + Integer.MAX_VALUE + " but was " + output);
 		}
 		JsonNode ids = node.get("hash_ids");
 		if (ids == null || !ids.isArray()) {

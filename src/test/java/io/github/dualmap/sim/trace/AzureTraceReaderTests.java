@@ -81,6 +81,13 @@ class AzureTraceReaderTests {
 	}
 
 	@Test
+	void aDateTimeEarlierThanTheFirstIsATimestampGoingBackwards() {
+		assertThatThrownBy(() -> read("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+				+ "2023-11-16 18:15:50.0000000,100,10\n2023-11-16 18:15:46.0000000,100,10\n"))
+			.hasMessage("a.csv, line 3: TIMESTAMP '2023-11-16 18:15:46.0000000' is earlier than the line before");
+	}
+
+	@Test
 	void missingColumnIsNamed() {
 		assertThatThrownBy(() -> read("TIMESTAMP,ContextTokens\n0,100\n")).isInstanceOf(TraceFormatException.class)
 			.hasMessageContaining("line 1")

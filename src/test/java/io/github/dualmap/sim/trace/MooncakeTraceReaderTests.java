@@ -50,6 +50,24 @@ class MooncakeTraceReaderTests {
 	}
 
 	@Test
+	void messagesSayWhatIsWrongWithoutParserNoise() {
+		String good = "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [0]}\n";
+		assertThatThrownBy(() -> read(good + "{\"timestamp\": 1, \"input_length\": 1000000000000, "
+				+ "\"output_length\": 5, \"hash_ids\": [0]}\n"))
+			.hasMessage("t.jsonl, line 2: input_length must be between 1 and 2147483647 but was 1000000000000");
+		assertThatThrownBy(() -> read(
+				good + "{\"timestamp\": 1, \"input_length\": 10, " + "\"output_length\": 0, \"hash_ids\": [0]}\n"))
+			.hasMessage("t.jsonl, line 2: output_length must be between 1 and 2147483647 but was 0");
+		for (String bad : new String[] { "{\"timestamp\": 1,, }", "{\"timestamp\": 1} x", "\u00ff",
+				"{\"timestamp\": 2, \"input_length\": 10", "[1, 2" }) {
+			assertThatThrownBy(() -> read(good + bad + "\n")).as(bad)
+				.hasMessageStartingWith("t.jsonl, line 2: not valid JSON (")
+				.hasMessageNotContaining("Source")
+				.hasMessageNotContaining("REDACTED");
+		}
+	}
+
+	@Test
 	void missingFieldIsNamed() {
 		assertThatThrownBy(() -> read("""
 				{"timestamp": 0, "input_length": 10, "output_length": 5, "hash_ids": [0]}
