@@ -76,6 +76,15 @@ public final class ServicePool {
 	 */
 	private volatile List<ServiceInstance> lastSeen = List.of();
 
+	/**
+	 * Whether the policy, the queues and the listeners took the current membership
+	 * ({@link #settle}).
+	 */
+	private volatile boolean settled = true;
+
+	/** The membership whose settling failure was logged: one warning per membership. */
+	private volatile @Nullable Membership failedToSettle;
+
 	/** See {@link #emptyListGrace}; set from configuration, zero for a bare pool. */
 	private volatile long emptyListGraceNanos;
 
@@ -236,31 +245,63 @@ public final class ServicePool {
 			}
 		}
 		synchronized (this) {
-			// With the membership it stands for, so a fast-path hit always means the
-			// membership of exactly these objects.
-			this.lastSeen = seen;
 			if (members.equals(this.membership.members())) {
-				return false;
+				if (this.settled) {
+					// With the membership it stands for, so a fast-path hit always means
+					// the membership of exactly these objects.
+					this.lastSeen = seen;
+					return false;
+				}
+				// The same membership, whose hooks or listeners failed last time: again.
 			}
-			this.pool.updateMembership(members.stream().map(m -> new RingMember(m.id(), m.weight())).toList());
-			this.breakers.retain(byId.keySet());
-			// A departed instance's count would otherwise stay forever; one that comes
-			// back starts from zero, like its meters.
-			this.scrapeFailures.keySet().retainAll(byId.keySet());
-			this.lastHeard.keySet().retainAll(byId.keySet());
-			long now = this.pool.now();
-			for (String id : byId.keySet()) {
-				this.lastHeard.putIfAbsent(id, now);
+			else {
+				this.pool.updateMembership(members.stream().map(m -> new RingMember(m.id(), m.weight())).toList());
+				this.breakers.retain(byId.keySet());
+				// A departed instance's count would otherwise stay forever; one that
+				// comes back starts from zero, like its meters.
+				this.scrapeFailures.keySet().retainAll(byId.keySet());
+				this.lastHeard.keySet().retainAll(byId.keySet());
+				long now = this.pool.now();
+				for (String id : byId.keySet()) {
+					this.lastHeard.putIfAbsent(id, now);
+				}
+				this.membership = new Membership(members, Map.copyOf(byId));
+				this.settled = false;
 			}
-			this.membership = new Membership(members, Map.copyOf(byId));
 		}
-		this.policy.onMembershipChanged(this.pool);
-		// Requests queued for an instance that left go to their other home now.
-		this.queues.onMembershipChanged();
-		List<ServiceInstance> current = List.copyOf(byId.values());
-		for (DualMapListener l : this.listeners) {
-			l.onMembershipChanged(this.serviceId, current);
+		if (settle(List.copyOf(byId.values()))) {
+			this.lastSeen = seen;
 		}
+		return true;
+	}
+
+	/**
+	 * Tells the policy, the queues and the listeners (scraping among them) of the current
+	 * membership. A failure of any of them is logged (once per membership) and leaves the
+	 * membership unsettled, so the next list, even an equal one, tells them again instead
+	 * of taking the fast path: a scrape target or a re-placement is not lost for good to
+	 * one failure, and the request that brought the list is not failed by it.
+	 * @return whether every one of them took it
+	 */
+	private boolean settle(List<ServiceInstance> current) {
+		try {
+			this.policy.onMembershipChanged(this.pool);
+			// Requests queued for an instance that left go to their other home now.
+			this.queues.onMembershipChanged();
+			for (DualMapListener l : this.listeners) {
+				l.onMembershipChanged(this.serviceId, current);
+			}
+		}
+		catch (RuntimeException ex) {
+			Membership m = this.membership;
+			if (this.failedToSettle != m) {
+				this.failedToSettle = m;
+				logger.warn("Applying the membership of " + this.serviceId + " (" + current.size()
+						+ " instances) failed; it is applied again with the next instance list", ex);
+			}
+			return false;
+		}
+		this.settled = true;
 		return true;
 	}
 

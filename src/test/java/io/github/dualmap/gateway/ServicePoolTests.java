@@ -464,4 +464,34 @@ class ServicePoolTests {
 		assertThat(pool.pool().size()).isZero();
 	}
 
+	@Test
+	void aMembershipWhoseListenerFailedIsToldAgainWithTheNextEqualList() {
+		// A list whose application failed counted as applied: the next equal list took
+		// the fast path, and a new instance was never scraped. The failure did not
+		// reach the request that brought the list either.
+		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
+				"dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock);
+		List<List<String>> told = new ArrayList<>();
+		AtomicInteger calls = new AtomicInteger();
+		registry.addListener(new DualMapListener() {
+			@Override
+			public void onMembershipChanged(String service, List<ServiceInstance> instances) {
+				if (calls.incrementAndGet() == 2) {
+					throw new IllegalStateException("listener failed once");
+				}
+				told.add(instances.stream().map(ServiceInstance::getInstanceId).toList());
+			}
+		});
+		ServicePool pool = registry.pool("llm");
+		members(pool, "a");
+		members(pool, "a", "b");
+		assertThat(pool.pool().size()).isEqualTo(2);
+		assertThat(told).containsExactly(List.of("a"));
+		members(pool, "a", "b");
+		assertThat(told).containsExactly(List.of("a"), List.of("a", "b"));
+		// Settled: an equal list is the fast path again.
+		members(pool, "a", "b");
+		assertThat(calls.get()).isEqualTo(3);
+	}
+
 }
