@@ -789,7 +789,7 @@ public final class DispatchQueues {
 			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
 			long estThere = pool.estimateTtft(idle, uncachedThere);
 			long slo = q.request().sloTtftNanos() > 0 ? q.request().sloTtftNanos() : pool.settings().defaultSloNanos();
-			long gain = netGain(q, estHere, pool.warmthScaled(idle, estThere), uncachedThere);
+			long gain = netGain(q, estHere, pool.warmthScaled(idle, from.state, estThere), uncachedThere);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, idle, estThere);
 				bestGain = gain;
@@ -839,7 +839,7 @@ public final class DispatchQueues {
 			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
 			long estThere = pool.estimateTtft(there, uncachedThere);
 			long slo = q.request().sloTtftNanos() > 0 ? q.request().sloTtftNanos() : pool.settings().defaultSloNanos();
-			long gain = netGain(q, estHere, pool.warmthScaled(there, estThere), uncachedThere);
+			long gain = netGain(q, estHere, pool.warmthScaled(there, here, estThere), uncachedThere);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, there, estThere);
 				bestGain = gain;

@@ -236,6 +236,17 @@ public final class InstancePool {
 		return warmth >= 1 ? estimateNanos : (long) Math.min(Long.MAX_VALUE, estimateNanos / warmth);
 	}
 
+	/**
+	 * {@code estimateNanos} on {@code there} as a move from {@code here} ranks it: scaled
+	 * by how much less warm {@code there} is than {@code here}, so a new instance does
+	 * not draw a warm one's queue, while instances that joined together (a gateway's
+	 * start) move work between them as without slow start.
+	 */
+	public long warmthScaled(InstanceState there, InstanceState here, long estimateNanos) {
+		double ratio = warmth(here) / warmth(there);
+		return ratio == 1 ? estimateNanos : (long) Math.min(Long.MAX_VALUE, estimateNanos * ratio);
+	}
+
 	/** Estimated TTFT of {@code uncached} tokens on {@code s}, in nanoseconds. */
 	public long estimateTtft(InstanceState s, long uncached) {
 		return estimator.estimate(pendingTokens(s), uncached);

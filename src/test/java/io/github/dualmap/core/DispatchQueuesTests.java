@@ -669,6 +669,32 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void instancesThatJoinedTogetherRebalanceDuringSlowStartAsWithoutIt() {
+		// At a gateway's start every instance is new and none is newer than another: the
+		// moves compare an instance's warmth with the source's, not with a warm pool's.
+		for (boolean pull : List.of(true, false)) {
+			List<Long> migrations = new ArrayList<>();
+			for (Duration slowStart : List.of(Duration.ZERO, Duration.ofSeconds(120))) {
+				SchedulerSettings s = scheduler.toBuilder()
+					.slowStart(slowStart)
+					.hotspotFloorTokens(pull ? Long.MAX_VALUE / 4 : 1_000)
+					.hotspotMaxWait(pull ? Duration.ofHours(1) : Duration.ofSeconds(3))
+					.build();
+				InstancePool p = new InstancePool("cold", s, clock);
+				p.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+				DispatchQueues q = new DispatchQueues(p, PinnedPolicy.to("a"),
+						QueueSettings.custom().maxPrefillRequests(1).idlePull(pull).build());
+				for (int i = 0; i < 8; i++) {
+					q.submit(request("c" + i + pull + slowStart, i, 1_000), true, outcomes);
+				}
+				migrations.add(q.migrations());
+			}
+			assertThat(migrations.get(0)).as(pull ? "idle pull" : "hotspot moves").isPositive();
+			assertThat(migrations.get(1)).as(pull ? "idle pull" : "hotspot moves").isEqualTo(migrations.get(0));
+		}
+	}
+
+	@Test
 	void anIdleCandidatePullsOnlyWhenTheGainBeatsTheMargin() {
 		DispatchQueues q = pullOnly(true);
 		// Two 100-token requests: the queued one waits behind 100 tokens (0.1 s), far
