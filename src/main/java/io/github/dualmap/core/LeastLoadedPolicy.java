@@ -8,7 +8,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Baseline: the accepting instance with the fewest pending uncached tokens
  * ({@link InstancePool#pendingTokens}), ties broken by fewer requests in flight, then by
- * ring (id) order. Ignores the prompt, so cache reuse is left to chance.
+ * ring (id) order; requests without a prompt take turns among the instances tied on both
+ * (they add no pending tokens). Ignores the prompt, so cache reuse is left to chance.
  */
 public final class LeastLoadedPolicy implements RoutingPolicy {
 
@@ -20,9 +21,12 @@ public final class LeastLoadedPolicy implements RoutingPolicy {
 		return NAME;
 	}
 
+	/** Turns among equally loaded instances for requests routed without a prompt. */
+	private final TieBreaker loadTies = new TieBreaker();
+
 	@Override
 	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
-		InstanceState best = leastLoaded(pool);
+		InstanceState best = request.blocks() == null ? leastPendingInstance(pool, this.loadTies) : leastLoaded(pool);
 		return best == null ? null : Placement.of(pool, best, request.blocks()).decideWithoutModel(Reason.LOAD);
 	}
 
@@ -31,6 +35,11 @@ public final class LeastLoadedPolicy implements RoutingPolicy {
 	 * tokens, reported with the pool's TTFT estimate.
 	 */
 	static @Nullable Decision leastPending(InstancePool pool, RoutingRequest request, TieBreaker ties) {
+		InstanceState chosen = leastPendingInstance(pool, ties);
+		return chosen == null ? null : Placement.of(pool, chosen, request.blocks()).decide(Reason.LOAD);
+	}
+
+	private static @Nullable InstanceState leastPendingInstance(InstancePool pool, TieBreaker ties) {
 		// Instances equal on both counts take turns: requests routed by load alone
 		// (embeddings, a model list) add no pending tokens and end at once, so without
 		// turns every one of them went to the first idle instance.
@@ -52,8 +61,7 @@ public final class LeastLoadedPolicy implements RoutingPolicy {
 				best.add(s);
 			}
 		}
-		InstanceState chosen = ties.lowest(best, s -> 0);
-		return chosen == null ? null : Placement.of(pool, chosen, request.blocks()).decide(Reason.LOAD);
+		return ties.lowest(best, s -> 0);
 	}
 
 	private static @Nullable InstanceState leastLoaded(InstancePool pool) {

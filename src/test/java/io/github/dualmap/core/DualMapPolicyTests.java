@@ -252,12 +252,13 @@ class DualMapPolicyTests {
 			}
 			assertThat(chosen).containsExactly(Map.entry("i1", 15), Map.entry("i2", 15));
 		}
-		Map<String, Integer> chosen = new TreeMap<>();
-		ConsistentHashPolicy hash = new ConsistentHashPolicy();
-		for (int i = 0; i < 30; i++) {
-			chosen.merge(hash.choose(r, pool).instanceId(), 1, Integer::sum);
+		for (RoutingPolicy other : List.of(new ConsistentHashPolicy(), new LeastLoadedPolicy())) {
+			Map<String, Integer> chosen = new TreeMap<>();
+			for (int i = 0; i < 30; i++) {
+				chosen.merge(other.choose(r, pool).instanceId(), 1, Integer::sum);
+			}
+			assertThat(chosen).as(other.name()).containsExactly(Map.entry("i1", 15), Map.entry("i2", 15));
 		}
-		assertThat(chosen).containsExactly(Map.entry("i1", 15), Map.entry("i2", 15));
 	}
 
 	@Test
