@@ -1,5 +1,6 @@
 package io.github.dualmap.actuate;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -76,6 +77,12 @@ final class PoolInspection {
 			instanceWarnings(service.serviceId(), instance, warnings);
 		}
 		poolWarnings(service.serviceId(), instances, accepting, warnings);
+		Duration kept = service.keptThroughEmptyLists();
+		if (kept != null) {
+			warnings.add("service '" + service.serviceId() + "': discovery has listed no instance for "
+					+ kept.toSeconds() + " s (or could not be read); its " + instances.size()
+					+ " known instances are kept until dualmap.discovery.empty-list-grace runs out");
+		}
 		List<DualMapDescriptor.HotPrefix> hot = new ArrayList<>();
 		for (HotPrefixTable.HotPrefix h : pool.hotPrefixes().hotPrefixes()) {
 			hot.add(new DualMapDescriptor.HotPrefix(hex(h.hash()), h.share()));

@@ -51,6 +51,9 @@ public final class ServicePool {
 
 	private static final long NOT_EMPTY = Long.MIN_VALUE;
 
+	/** {@link #emptySince} once an empty list was applied after the grace. */
+	private static final long EMPTY_APPLIED = Long.MIN_VALUE + 1;
+
 	private final String serviceId;
 
 	private final InstancePool pool;
@@ -185,14 +188,29 @@ public final class ServicePool {
 		if (now - since < grace) {
 			return true;
 		}
-		logger.warn("Discovery has listed no instance of " + this.serviceId + " for " + Duration.ofNanos(now - since)
-				+ ": the pool is empty");
+		// Once, by the caller that applies it (request threads and the refresher race).
+		if (this.emptySince.compareAndSet(since, EMPTY_APPLIED)) {
+			logger.warn("Discovery has listed no instance of " + this.serviceId + " for "
+					+ Duration.ofNanos(now - since) + ": the pool is empty");
+		}
 		return false;
+	}
+
+	/**
+	 * How long discovery has listed no instance while the pool keeps its last known ones
+	 * ({@link #emptyListGrace}), or {@code null} when it is not doing so.
+	 */
+	public @Nullable Duration keptThroughEmptyLists() {
+		long since = this.emptySince.get();
+		if (since == NOT_EMPTY || since == EMPTY_APPLIED || this.membership.members().isEmpty()) {
+			return null;
+		}
+		return Duration.ofNanos(Math.max(0, this.pool.now() - since));
 	}
 
 	private void listedAgain(int listed) {
 		long since = this.emptySince.getAndSet(NOT_EMPTY);
-		if (since != NOT_EMPTY && !this.membership.members().isEmpty()) {
+		if (since != NOT_EMPTY && since != EMPTY_APPLIED && !this.membership.members().isEmpty()) {
 			logger.info("Discovery lists " + listed + " instances of " + this.serviceId + " again after "
 					+ Duration.ofNanos(Math.max(0, this.pool.now() - since)) + " without");
 		}

@@ -1,5 +1,6 @@
 package io.github.dualmap.actuate;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -72,6 +73,21 @@ class PoolInspectionTests {
 		List<String> matching = warnings.stream().filter(w -> w.contains(about)).toList();
 		assertThat(matching).as(about + " in " + warnings).hasSize(1);
 		return matching.get(0);
+	}
+
+	@Test
+	void aPoolKeptThroughEmptyDiscoveryListsSaysSo() {
+		this.pool.emptyListGrace(Duration.ofSeconds(60));
+		this.pool.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of()),
+				new DefaultServiceInstance("i2", "llm", "10.0.0.2", 8000, false, Map.of())));
+		assertThat(PoolInspection.inspect(this.pool).warnings()).noneMatch(w -> w.contains("discovery"));
+		this.pool.updateMembership(List.of());
+		this.now.addAndGet(Duration.ofSeconds(12).toNanos());
+		assertThat(warning(PoolInspection.inspect(this.pool).warnings(), "listed no instance")).contains("12 s")
+			.contains("2 known instances")
+			.contains("dualmap.discovery.empty-list-grace");
+		this.pool.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of())));
+		assertThat(PoolInspection.inspect(this.pool).warnings()).noneMatch(w -> w.contains("listed no instance"));
 	}
 
 	@Test
