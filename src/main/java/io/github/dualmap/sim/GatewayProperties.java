@@ -79,14 +79,13 @@ public final class GatewayProperties {
 						+ ".* properties but got '" + name + "', a property of the demo profile");
 			}
 			// Compared as Spring compares names (case and dashes aside), so another
-			// spelling of a refused property is refused too.
+			// spelling of a refused property is refused too, and so is an element of
+			// one (dualmap.services[0]).
 			ConfigurationPropertyName bound = ConfigurationPropertyName.adapt(name, '.');
-			String decidedBy = decidedByCommand.entrySet()
-				.stream()
-				.filter(e -> bound.equals(ConfigurationPropertyName.of(e.getKey())))
-				.map(Map.Entry::getValue)
-				.findFirst()
-				.orElse(null);
+			String decidedBy = decidedByCommand.entrySet().stream().filter(e -> {
+				ConfigurationPropertyName refused = ConfigurationPropertyName.of(e.getKey());
+				return refused.equals(bound) || refused.isAncestorOf(bound);
+			}).map(Map.Entry::getValue).findFirst().orElse(null);
 			if (decidedBy != null) {
 				throw new IllegalArgumentException("--set " + name + " is decided by " + decidedBy + " in " + command);
 			}

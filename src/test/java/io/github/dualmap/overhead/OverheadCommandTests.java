@@ -79,7 +79,8 @@ class OverheadCommandTests {
 				{ "dualmap.enabled=false", "--set dualmap.enabled is decided by" },
 				{ "dualmap.pools.pool.dispatch.mode=queue", "--set dualmap.pools.pool.dispatch.mode is decided by" },
 				{ "dualmap.Dispatch.Mode=queue", "--set dualmap.Dispatch.Mode is decided by --dispatch-mode" },
-				{ "dualmap.services=other", "--set dualmap.services is decided by" } }) {
+				{ "dualmap.services=other", "--set dualmap.services is decided by" },
+				{ "dualmap.services[0]=other", "--set dualmap.services[0] is decided by" } }) {
 			this.err.getBuffer().setLength(0);
 			assertThat(run(concat(small, "--set", refused[0]))).as(refused[0]).isEqualTo(2);
 			assertThat(this.err.toString()).startsWith("overhead: " + refused[1]);
