@@ -43,6 +43,20 @@ public final class LeastLoadedPolicy implements RoutingPolicy {
 		// Instances equal on both counts take turns: requests routed by load alone
 		// (embeddings, a model list) add no pending tokens and end at once, so without
 		// turns every one of them went to the first idle instance.
+		return ties.lowest(leastLoadedTies(pool), s -> 0);
+	}
+
+	/** The first, in ring (id) order, of the accepting instances least loaded. */
+	private static @Nullable InstanceState leastLoaded(InstancePool pool) {
+		List<InstanceState> best = leastLoadedTies(pool);
+		return best.isEmpty() ? null : best.get(0);
+	}
+
+	/**
+	 * The accepting instances with the fewest pending tokens and, among those, the fewest
+	 * requests in flight, in ring (id) order.
+	 */
+	private static List<InstanceState> leastLoadedTies(InstancePool pool) {
 		List<InstanceState> best = new ArrayList<>();
 		long bestPending = Long.MAX_VALUE;
 		int bestInFlight = Integer.MAX_VALUE;
@@ -59,22 +73,6 @@ public final class LeastLoadedPolicy implements RoutingPolicy {
 			}
 			if (pending == bestPending && inFlight == bestInFlight) {
 				best.add(s);
-			}
-		}
-		return ties.lowest(best, s -> 0);
-	}
-
-	private static @Nullable InstanceState leastLoaded(InstancePool pool) {
-		InstanceState best = null;
-		long bestPending = Long.MAX_VALUE;
-		for (InstanceState s : pool.instances()) {
-			if (!s.acceptsNewWork()) {
-				continue;
-			}
-			long pending = pool.pendingTokens(s);
-			if (best == null || pending < bestPending || (pending == bestPending && s.inFlight() < best.inFlight())) {
-				best = s;
-				bestPending = pending;
 			}
 		}
 		return best;
