@@ -132,6 +132,17 @@ public final class DispatchQueues {
 	 * @return the handle for {@link #cancel}, {@link #firstToken} and {@link #finish}
 	 */
 	public QueuedRequest submit(RoutingRequest request, boolean streaming, DispatchListener listener) {
+		return submit(request, streaming, Set.of(), listener);
+	}
+
+	/**
+	 * As {@link #submit(RoutingRequest, boolean, DispatchListener)}, for a request that
+	 * must not go to the instances in {@code avoid} (it failed there): while it waits it
+	 * is never placed, moved or pulled there. The policy's choice must already avoid
+	 * them.
+	 */
+	public QueuedRequest submit(RoutingRequest request, boolean streaming, Set<String> avoid,
+			DispatchListener listener) {
 		// Peek before the policy records the request, so this is the depth it routes on.
 		PromptBlocks blocks = request.blocks();
 		long key = blocks == null ? ID_HASH.hashChars(request.id())
@@ -145,8 +156,18 @@ public final class DispatchQueues {
 			long now = pool.now();
 			q = new QueuedRequest(request, streaming, key, sequence++, now, now + agingOf(request),
 					now + (request.maxWaitNanos() > 0 ? request.maxWaitNanos() : settings.maxWaitNanos()), decision,
-					listener);
+					Set.copyOf(avoid), listener);
 			InstanceState chosen = decision == null ? null : pool.instance(decision.instanceId());
+			if (decision != null && chosen == null) {
+				// The chosen instance left between the policy's look and the lock (a
+				// membership change on another thread): place it as a queued request
+				// whose
+				// instance left is placed.
+				chosen = place(q, null);
+				if (chosen != null) {
+					q.decision = withPlacement(q, chosen, Reason.FALLBACK);
+				}
+			}
 			if (decision == null || chosen == null) {
 				reject(q, Rejection.SERVICE_UNAVAILABLE, "no instance of pool '" + pool.name() + "' accepts requests",
 						settings.unavailableRetryAfterSeconds(), out);
@@ -161,8 +182,10 @@ public final class DispatchQueues {
 		}
 		finally {
 			lock.unlock();
+			// Also after a failure: what was released or rejected before it is handed
+			// over.
+			run(out);
 		}
-		run(out);
 		return q;
 	}
 
@@ -213,8 +236,10 @@ public final class DispatchQueues {
 		}
 		finally {
 			lock.unlock();
+			// Also after a failure: what was released or rejected before it is handed
+			// over.
+			run(out);
 		}
-		run(out);
 		return ttft;
 	}
 
@@ -251,8 +276,10 @@ public final class DispatchQueues {
 		}
 		finally {
 			lock.unlock();
+			// Also after a failure: what was released or rejected before it is handed
+			// over.
+			run(out);
 		}
-		run(out);
 	}
 
 	/**
@@ -276,8 +303,10 @@ public final class DispatchQueues {
 		}
 		finally {
 			lock.unlock();
+			// Also after a failure: what was released or rejected before it is handed
+			// over.
+			run(out);
 		}
-		run(out);
 	}
 
 	/**
@@ -294,8 +323,10 @@ public final class DispatchQueues {
 		}
 		finally {
 			lock.unlock();
+			// Also after a failure: what was released or rejected before it is handed
+			// over.
+			run(out);
 		}
-		run(out);
 	}
 
 	/**
@@ -419,7 +450,7 @@ public final class DispatchQueues {
 
 	private void admit(QueuedRequest q, InstanceState chosen, List<Runnable> out) {
 		InstanceState target = chosen;
-		if (!chosen.acceptsNewWork()) {
+		if (!chosen.acceptsNewWork() || q.avoid.contains(chosen.id())) {
 			// Draining or unhealthy since the policy looked: take its best alternative.
 			InstanceState alt = place(q, chosen);
 			if (alt != null) {
@@ -489,13 +520,14 @@ public final class DispatchQueues {
 	}
 
 	private @Nullable InstanceState otherWithRoom(QueuedRequest q, InstanceState full) {
-		if (pool.rings().isEmpty()) {
+		DualHashRing rings = pool.rings();
+		if (rings.isEmpty()) {
 			return null;
 		}
-		Candidates c = pool.rings().candidates(q.key());
+		Candidates c = rings.candidates(q.key());
 		for (String id : List.of(c.first(), c.second())) {
 			InstanceState s = pool.instance(id);
-			if (s != null && s != full && s.acceptsNewWork()
+			if (s != null && s != full && mayTake(q, s)
 					&& queueOf(s).byArrival.size() < settings.maxQueuedPerInstance()) {
 				return s;
 			}
@@ -630,6 +662,9 @@ public final class DispatchQueues {
 	private void settle(List<Runnable> out) {
 		reconcileMembership(out);
 		endEstimatedPrefills(pool.now());
+		// Queues of instances that stopped accepting work move first: a release pass
+		// would otherwise send them where they no longer belong.
+		evacuate();
 		pumpAll(out);
 		rebalance(out);
 		if (settings.idlePull() && settings.mode() == DispatchMode.QUEUE) {
@@ -679,27 +714,35 @@ public final class DispatchQueues {
 		}
 	}
 
+	/**
+	 * Moves the queued work of draining or unhealthy instances to its best alternative,
+	 * when there is one (else it waits and is still released there). The release pass
+	 * that follows sends what fits.
+	 */
+	private void evacuate() {
+		if (pool.size() < 2) {
+			return;
+		}
+		for (InstanceQueue iq : List.copyOf(queues.values())) {
+			if (iq.byArrival.isEmpty() || iq.state.acceptsNewWork()) {
+				continue;
+			}
+			for (QueuedRequest q : new ArrayList<>(iq.byArrival)) {
+				InstanceState target = place(q, iq.state);
+				if (target != null) {
+					move(q, target, Reason.FALLBACK, pool.estimateTtft(target, q.uncachedTokens));
+					rerouted++;
+				}
+			}
+		}
+	}
+
 	private void rebalance(List<Runnable> out) {
 		if (pool.size() < 2) {
 			return;
 		}
 		// Insertion order: identity hashes would make the pump order differ between runs.
 		Set<InstanceQueue> touched = new LinkedHashSet<>();
-		for (InstanceQueue iq : List.copyOf(queues.values())) {
-			if (iq.byArrival.isEmpty() || iq.state.acceptsNewWork()) {
-				continue;
-			}
-			// Draining or unhealthy: its queued work goes to the best alternative, when
-			// there is one (else it waits and is still released here).
-			for (QueuedRequest q : new ArrayList<>(iq.byArrival)) {
-				InstanceState target = place(q, iq.state);
-				if (target != null && target.acceptsNewWork()) {
-					move(q, target, Reason.FALLBACK, pool.estimateTtft(target, q.uncachedTokens));
-					touched.add(queueOf(target));
-					rerouted++;
-				}
-			}
-		}
 		int budget = settings.maxMovesPerTrigger();
 		for (InstanceQueue iq : List.copyOf(queues.values())) {
 			while (budget > 0 && !iq.byArrival.isEmpty() && pool.isHotspot(iq.state)) {
@@ -853,22 +896,26 @@ public final class DispatchQueues {
 	 * such instance clockwise on the second ring.
 	 */
 	private @Nullable InstanceState migrationTarget(QueuedRequest q, InstanceState here, Set<String> hot) {
-		Candidates c = pool.rings().candidates(q.key());
+		// One reading of the rings: another thread may change the membership meanwhile.
+		DualHashRing rings = pool.rings();
+		if (rings.isEmpty()) {
+			return null;
+		}
+		Candidates c = rings.candidates(q.key());
 		String other = c.first().equals(here.id()) ? c.second() : c.first();
 		InstanceState s = pool.instance(other);
-		if (s != null && s != here && canTakeMove(s, hot)) {
+		if (s != null && s != here && canTakeMove(q, s, hot)) {
 			return s;
 		}
-		String neighbour = pool.rings().walk(1, q.key(), id -> {
+		String neighbour = rings.walk(1, q.key(), id -> {
 			InstanceState t = pool.instance(id);
-			return t != null && t != here && canTakeMove(t, hot);
+			return t != null && t != here && canTakeMove(q, t, hot);
 		});
 		return neighbour == null ? null : pool.instance(neighbour);
 	}
 
-	private boolean canTakeMove(InstanceState s, Set<String> hot) {
-		return s.acceptsNewWork() && !hot.contains(s.id())
-				&& queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
+	private boolean canTakeMove(QueuedRequest q, InstanceState s, Set<String> hot) {
+		return mayTake(q, s) && !hot.contains(s.id()) && queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
 	}
 
 	/**
@@ -888,7 +935,7 @@ public final class DispatchQueues {
 		long bestEst = Long.MAX_VALUE;
 		for (String id : List.of(c.first(), c.second())) {
 			InstanceState s = pool.instance(id);
-			if (s == null || s == exclude || !s.acceptsNewWork()) {
+			if (s == null || s == exclude || !mayTake(q, s)) {
 				continue;
 			}
 			int cached = cachedTokens(q, s);
@@ -904,9 +951,14 @@ public final class DispatchQueues {
 		}
 		String id = rings.walk(0, q.key(), i -> {
 			InstanceState s = pool.instance(i);
-			return s != null && s != exclude && s.acceptsNewWork();
+			return s != null && s != exclude && mayTake(q, s);
 		});
 		return id == null ? null : pool.instance(id);
+	}
+
+	/** Whether {@code s} accepts work and is not an instance {@code q} must avoid. */
+	private static boolean mayTake(QueuedRequest q, InstanceState s) {
+		return s.acceptsNewWork() && !q.avoid.contains(s.id());
 	}
 
 	private void move(QueuedRequest q, InstanceState target, Reason reason, long estimateNanos) {
@@ -984,7 +1036,7 @@ public final class DispatchQueues {
 		}
 		Candidates c = rings.candidates(q.key());
 		InstanceState alt = pool.instance(c.first().equals(s.id()) ? c.second() : c.first());
-		if (alt == null || alt == s) {
+		if (alt == null || alt == s || q.avoid.contains(alt.id())) {
 			return;
 		}
 		q.alternative = alt;

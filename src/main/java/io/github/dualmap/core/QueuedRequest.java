@@ -1,5 +1,7 @@
 package io.github.dualmap.core;
 
+import java.util.Set;
+
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -67,6 +69,9 @@ public final class QueuedRequest {
 	// pulled.
 	final boolean pinned;
 
+	// Instances it must not go to (it failed there): never placed, moved or pulled there.
+	final Set<String> avoid;
+
 	@Nullable InstancePool.Dispatch dispatch;
 
 	// Non-streaming: when prefill is estimated to be over (first byte comes only at the
@@ -76,7 +81,8 @@ public final class QueuedRequest {
 	boolean finished;
 
 	QueuedRequest(RoutingRequest request, boolean streaming, long key, long sequence, long submittedAtNanos,
-			long agedAtNanos, long expiresAtNanos, @Nullable Decision decision, DispatchListener listener) {
+			long agedAtNanos, long expiresAtNanos, @Nullable Decision decision, Set<String> avoid,
+			DispatchListener listener) {
 		this.request = request;
 		this.streaming = streaming;
 		this.key = key;
@@ -86,6 +92,7 @@ public final class QueuedRequest {
 		this.expiresAtNanos = expiresAtNanos;
 		this.decision = decision;
 		this.pinned = decision != null && decision.reason() == Reason.PINNED;
+		this.avoid = avoid;
 		this.cachedTokens = decision == null ? 0 : Math.max(0, decision.cachedTokens());
 		this.uncachedTokens = decision == null ? request.promptTokens() : Math.max(0, decision.uncachedTokens());
 		this.listener = listener;

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 import io.github.dualmap.core.Candidates;
 import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.DualHashRing;
 import io.github.dualmap.core.DispatchListener;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.InstancePool;
@@ -385,7 +386,9 @@ public final class ServicePool {
 	 */
 	private @Nullable Decision alternative(RoutingRequest request, Set<String> refused) {
 		PromptBlocks blocks = request.blocks();
-		if (blocks == null || this.pool.rings().isEmpty()) {
+		// One reading of the rings: discovery may change the membership meanwhile.
+		DualHashRing rings = this.pool.rings();
+		if (blocks == null || rings.isEmpty()) {
 			InstanceState best = null;
 			for (InstanceState s : this.pool.instances()) {
 				if (usable(s.id(), refused)
@@ -396,9 +399,9 @@ public final class ServicePool {
 			return best == null ? null : Decision.of(best.id(), Reason.FALLBACK, request);
 		}
 		long key = blocks.keyAt(this.pool.hotPrefixes().peekDepth(blocks));
-		Candidates candidates = this.pool.rings().candidates(key);
+		Candidates candidates = rings.candidates(key);
 		String id = usable(candidates.first(), refused) ? candidates.first() : usable(candidates.second(), refused)
-				? candidates.second() : this.pool.rings().walk(0, key, i -> usable(i, refused));
+				? candidates.second() : rings.walk(0, key, i -> usable(i, refused));
 		InstanceState s = id == null ? null : this.pool.instance(id);
 		if (s == null) {
 			return null;
@@ -681,7 +684,9 @@ public final class ServicePool {
 			}
 			QueuedRequest q;
 			try {
-				q = ServicePool.this.queues.submit(this.request, this.streaming, this);
+				// The queues keep it off the instances it failed on while it waits (idle
+				// pull, migration, re-placement), not only in this choice.
+				q = ServicePool.this.queues.submit(this.request, this.streaming, Set.copyOf(this.excluded), this);
 			}
 			finally {
 				if (repeat || pin) {

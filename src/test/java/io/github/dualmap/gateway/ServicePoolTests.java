@@ -121,6 +121,32 @@ class ServicePoolTests {
 	}
 
 	@Test
+	void aRetryThatAvoidsAnIdleInstanceWaitsForTheOtherInsteadOfBouncingInto503() {
+		ServicePool pool = pool(SchedulerSettings.custom().prefillNanosPerToken(10_000_000).calibrationAlpha(0).build(),
+				oneInPrefill(), "a", "b");
+		// b busy with one request in prefill; a idle, but the retry failed to connect to
+		// a.
+		RoutedAttempt busy = pool.submit(request("busy"), true, Set.of("a"), true).block(WAIT);
+		assertThat(busy.instanceId()).isEqualTo("b");
+		AtomicReference<RoutedAttempt> retried = new AtomicReference<>();
+		AtomicReference<Throwable> failed = new AtomicReference<>();
+		pool.submit(request("retry"), true, Set.of("a"), true).subscribe(retried::set, failed::set);
+
+		assertThat(failed.get()).isNull();
+		assertThat(retried.get()).isNull();
+		assertThat(pool.queues().queued("b")).isEqualTo(1);
+		assertThat(pool.queues().pulls()).isZero();
+
+		busy.firstByte(true);
+		assertThat(failed.get()).isNull();
+		assertThat(retried.get().instanceId()).isEqualTo("b");
+		retried.get().firstByte(true);
+		retried.get().complete(HttpStatus.OK);
+		busy.complete(HttpStatus.OK);
+		assertThat(pool.pool().instance("b").inFlight()).isZero();
+	}
+
+	@Test
 	void aFullQueueIsRejectedWith429AndRetryAfter() {
 		ServicePool pool = pool(SchedulerSettings.ofDefaults(),
 				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(1).build(), "a");

@@ -1,0 +1,236 @@
+package io.github.dualmap.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+
+/**
+ * What the dispatch queues must get right when the world changes under them: a request
+ * that must avoid an instance (it failed there), instances that stop accepting work while
+ * requests wait for them, and membership changed by another thread in the middle of a
+ * queue operation.
+ */
+class DispatchQueuesHazardsTests {
+
+	private final AtomicLong now = new AtomicLong(1_000_000_000L);
+
+	// 1 ms per uncached token: the 10 % SLO migration margin is 500 tokens.
+	private final SchedulerSettings scheduler = SchedulerSettings.custom()
+		.prefillNanosPerToken(1_000_000)
+		.calibrationAlpha(0)
+		.hotspotFloorTokens(1_000)
+		.build();
+
+	private final Outcomes outcomes = new Outcomes();
+
+	private static RoutingRequest request(String id, long family, int promptTokens) {
+		int blocks = Math.max(1, (promptTokens + 63) / 64);
+		long[] chain = new long[blocks];
+		for (int i = 0; i < blocks; i++) {
+			chain[i] = family * 1_000_003L + i + 1;
+		}
+		return new RoutingRequest(id, new PromptBlocks(chain, 64, promptTokens), Duration.ofSeconds(5).toNanos(), 0);
+	}
+
+	private InstancePool pool(NanoClock clock, String... ids) {
+		InstancePool pool = new InstancePool("llm", this.scheduler, clock);
+		pool.updateMembership(Arrays.stream(ids).map(id -> new RingMember(id, 1)).toList());
+		return pool;
+	}
+
+	private InstancePool pool(String... ids) {
+		return pool(this.now::get, ids);
+	}
+
+	@Test
+	void anIdleInstanceARequestMustAvoidDoesNotTakeIt() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("b"),
+				QueueSettings.custom().maxPrefillRequests(1).build());
+		QueuedRequest busy = q.submit(request("busy", 1, 1_000), true, this.outcomes);
+		assertThat(busy.instanceId()).isEqualTo("b");
+
+		// The retry of a request whose connection to a failed waits for b, while a idles.
+		QueuedRequest retry = q.submit(request("retry", 2, 1_000), true, Set.of("a"), this.outcomes);
+		assertThat(retry.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(retry.instanceId()).isEqualTo("b");
+		assertThat(q.migrations()).isZero();
+
+		// Another request queued on b moves to idle a, as it should.
+		QueuedRequest other = q.submit(request("other", 3, 1_000), true, this.outcomes);
+		assertThat(other.instanceId()).isEqualTo("a");
+		assertThat(q.migrations()).isEqualTo(1);
+		assertThat(retry.instanceId()).isEqualTo("b");
+
+		q.firstToken(busy);
+		assertThat(retry.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(retry.instanceId()).isEqualTo("b");
+	}
+
+	@Test
+	void aHotspotMovesNoQueuedRequestToAnInstanceItMustAvoid() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("b"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		q.submit(request("busy", 1, 1_000), true, this.outcomes);
+		List<QueuedRequest> avoiding = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			avoiding.add(q.submit(request("avoid" + i, 10 + i, 1_000), true, Set.of("a"), this.outcomes));
+		}
+		assertThat(pool.isHotspot(pool.instance("b"))).isTrue();
+		assertThat(avoiding).allSatisfy(r -> assertThat(r.instanceId()).isEqualTo("b"));
+		assertThat(q.migrations()).isZero();
+
+		// A request free to go anywhere is moved off the hotspot.
+		QueuedRequest free = q.submit(request("free", 20, 1_000), true, this.outcomes);
+		assertThat(q.migrations()).isPositive();
+		assertThat(avoiding).allSatisfy(r -> assertThat(r.instanceId()).isEqualTo("b"));
+		assertThat(free.instanceId()).isEqualTo("a");
+	}
+
+	@Test
+	void aQueuedRequestWhoseInstanceLeftIsNotReplacedOnAnInstanceItMustAvoid() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("b"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		q.submit(request("busy", 1, 1_000), true, this.outcomes);
+		QueuedRequest retry = q.submit(request("retry", 2, 1_000), true, Set.of("a"), this.outcomes);
+		QueuedRequest free = q.submit(request("free", 3, 1_000), true, this.outcomes);
+
+		pool.updateMembership(List.of(new RingMember("a", 1)));
+		q.onMembershipChanged();
+
+		assertThat(retry.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(this.outcomes.rejected.get(retry).status()).isEqualTo(Rejection.SERVICE_UNAVAILABLE);
+		assertThat(free.instanceId()).isEqualTo("a");
+		assertThat(free.state()).isEqualTo(QueuedRequest.State.RELEASED);
+	}
+
+	@Test
+	void queuedRequestsOfAnInstanceThatTurnedUnhealthyGoElsewhereWhenItFreesCapacity() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		QueuedRequest r1 = q.submit(request("r1", 1, 100), true, this.outcomes);
+		QueuedRequest r2 = q.submit(request("r2", 2, 100), true, this.outcomes);
+		assertThat(r2.state()).isEqualTo(QueuedRequest.State.QUEUED);
+
+		// A breaker opens (no tick yet), then a's request ends and frees its capacity.
+		pool.instance("a").healthy(false);
+		q.finish(r1);
+
+		assertThat(r2.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r2.instanceId()).isEqualTo("b");
+	}
+
+	@Test
+	void queuedRequestsOfADrainingInstanceGoElsewhereWhenItsFirstTokenComesBeforeATick() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		QueuedRequest r1 = q.submit(request("r1", 1, 100), true, this.outcomes);
+		QueuedRequest r2 = q.submit(request("r2", 2, 100), true, this.outcomes);
+
+		pool.instance("a").draining(true);
+		q.firstToken(r1);
+
+		assertThat(r2.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r2.instanceId()).isEqualTo("b");
+	}
+
+	@Test
+	void aQueuedRequestStillGoesToItsInstanceThatStoppedAcceptingWorkWhenNoOtherDoes() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		QueuedRequest r1 = q.submit(request("r1", 1, 100), true, this.outcomes);
+		QueuedRequest r2 = q.submit(request("r2", 2, 100), true, this.outcomes);
+		pool.instance("a").draining(true);
+		pool.instance("b").healthy(false);
+		q.finish(r1);
+
+		assertThat(r2.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r2.instanceId()).isEqualTo("a");
+	}
+
+	@Test
+	void requestsReleasedBeforeAnotherThreadEmptiedTheMembershipAreStillHandedOver() {
+		// The clock stands in for another thread: the moment rebalancing reads it, the
+		// discovery refresh applies an empty list.
+		AtomicBoolean armed = new AtomicBoolean();
+		InstancePool[] holder = new InstancePool[1];
+		NanoClock clock = () -> {
+			if (armed.get() && calledFrom("rebalance")) {
+				armed.set(false);
+				holder[0].updateMembership(List.of());
+			}
+			return this.now.get();
+		};
+		InstancePool pool = pool(clock, "a", "b");
+		holder[0] = pool;
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		QueuedRequest r1 = q.submit(request("r1", 1, 200), true, this.outcomes);
+		QueuedRequest r2 = q.submit(request("r2", 2, 200), true, this.outcomes);
+		QueuedRequest r3 = q.submit(request("r3", 3, 200), true, this.outcomes);
+		// r2 and r3 have waited past the hotspot bound: a is a hotspot, rebalancing runs.
+		this.now.addAndGet(Duration.ofMillis(3_100).toNanos());
+		armed.set(true);
+
+		assertThatCode(() -> q.firstToken(r1)).doesNotThrowAnyException();
+		assertThat(armed.get()).as("the membership changed inside rebalancing").isFalse();
+
+		assertThat(r2.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(this.outcomes.calls.get(r2)).as("r2's listener was told").isEqualTo(1);
+		q.tick(this.now.get());
+		assertThat(r3.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(this.outcomes.calls.values()).containsOnly(1);
+	}
+
+	private static boolean calledFrom(String method) {
+		for (StackTraceElement e : Thread.currentThread().getStackTrace()) {
+			if (e.getClassName().equals(DispatchQueues.class.getName()) && e.getMethodName().equals(method)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	@Test
+	void aRequestWhoseChosenInstanceLeftBeforeAdmissionIsPlacedOnAnotherInsteadOf503() {
+		InstancePool pool = pool("a", "b", "c");
+		RoutingPolicy real = PinnedPolicy.to("c");
+		RoutingPolicy racing = new RoutingPolicy() {
+			@Override
+			public String name() {
+				return "racing";
+			}
+
+			@Override
+			public @Nullable Decision choose(RoutingRequest request, InstancePool p) {
+				Decision d = real.choose(request, p);
+				// Another thread: discovery scaled the chosen instance away.
+				p.updateMembership(
+						p.rings().members().stream().filter(m -> d == null || !m.id().equals(d.instanceId())).toList());
+				return d;
+			}
+		};
+		DispatchQueues q = new DispatchQueues(pool, racing, QueueSettings.custom().build());
+		QueuedRequest r = q.submit(request("r", 1, 100), true, this.outcomes);
+
+		assertThat(r.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r.instanceId()).isIn("a", "b");
+		assertThat(r.decision().reason()).isEqualTo(Reason.FALLBACK);
+	}
+
+}
