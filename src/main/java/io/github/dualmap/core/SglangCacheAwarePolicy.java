@@ -117,9 +117,10 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 			InstanceState chosen = ties.lowest(holders, InstanceState::inFlight);
 			return decision(chosen, Reason.AFFINITY, blocks, request);
 		}
-		// Low match: the emptiest tree is the instance with the most free cache.
-		InstanceState emptiest = ties.lowest(accepting, s -> tree(s.id()).size());
-		return decision(emptiest, Reason.LOAD, blocks, request);
+		// Low match: the least loaded instance (upstream since sglang #14650, December
+		// 2025; before, the smallest tree, whatever its load).
+		InstanceState least = ties.lowest(accepting, InstanceState::inFlight);
+		return decision(least, Reason.LOAD, blocks, request);
 	}
 
 	private boolean isImbalanced(List<InstanceState> accepting) {

@@ -22,13 +22,17 @@ class SglangCacheAwarePolicyTests {
 	}
 
 	@Test
-	void aLowMatchGoesToTheSmallestTree() {
-		f.place(policy, f.request(prompt), "a", prompt.promptTokens());
-		// One block of four matches: 15 / 64 tokens is below 0.3.
+	void aLowMatchGoesToTheLeastLoadedInstanceWhateverItsTree() {
+		PeerFixture.Routed first = f.place(policy, f.request(prompt), "a", prompt.promptTokens());
+		f.finish(policy, first);
+		f.busy(policy, "b", 1);
+		// One block of four matches: 15 / 64 tokens is below 0.3. a holds the bigger tree
+		// but carries no request; b has the empty tree and one request.
 		Decision d = policy.choose(f.request(PeerFixture.prompt(1, 7, 8, 9)), f.pool);
-		assertThat(d.instanceId()).isEqualTo("b");
+		assertThat(d.instanceId()).isEqualTo("a");
 		assertThat(d.reason()).isEqualTo(Reason.LOAD);
 		assertThat(policy.treeBlocks("a")).isEqualTo(4);
+		assertThat(policy.treeBlocks("b")).isZero();
 	}
 
 	@Test
@@ -55,7 +59,8 @@ class SglangCacheAwarePolicyTests {
 		f.place(small, f.request(prompt), "a", prompt.promptTokens());
 		f.place(small, f.request(PeerFixture.prompt(5, 6, 7, 8)), "a", prompt.promptTokens());
 		assertThat(small.treeBlocks("a")).isEqualTo(4);
-		// The first prompt is gone from a, so a now holds the bigger tree than b.
+		// The first prompt is gone from a's tree: a low match, which goes to the less
+		// loaded b (a has two requests in flight).
 		Decision d = small.choose(f.request(prompt), f.pool);
 		assertThat(d.instanceId()).isEqualTo("b");
 		assertThat(d.cachedTokens()).isZero();
