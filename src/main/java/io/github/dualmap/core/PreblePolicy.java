@@ -151,14 +151,7 @@ public final class PreblePolicy implements RoutingPolicy {
 		Placement p = place(blocks, accepting);
 		// The shadow index learns the prompt on dispatch: remember where it stood now.
 		this.placements.put(request.id(), p);
-		List<InstanceState> choices = accepting;
-		if (p.exploit() && p.node() != null) {
-			Set<String> allocation = p.node().allocation;
-			List<InstanceState> allocated = accepting.stream().filter(s -> allocation.contains(s.id())).toList();
-			if (!allocated.isEmpty()) {
-				choices = allocated;
-			}
-		}
+		List<InstanceState> choices = p.exploit() ? exploitChoices(blocks, p.node(), accepting) : accepting;
 		InstanceState chosen = lightest(choices, loads);
 		int cached = blocks.tokensFor(chosen.shadow().peekMatchedBlocks(blocks.chain()));
 		return new Decision(chosen.id(), p.exploit() ? Reason.AFFINITY : Reason.LOAD, cached,
@@ -276,6 +269,43 @@ public final class PreblePolicy implements RoutingPolicy {
 	/** Blocks of the prompt that are full, at least one. */
 	private static int fullBlocks(PromptBlocks blocks) {
 		return Math.max(1, Math.min(blocks.depth(), blocks.promptTokens() / blocks.blockTokens()));
+	}
+
+	/**
+	 * Where an exploit may go. Preble sends it to the allocation of the deepest node of
+	 * its tree on the prompt's path that has one ({@code get_parent_gpu_allocation}), and
+	 * every node a request passes gets its instance, so a conversation's next turn goes
+	 * back where its previous turn went, not to any instance that ever served its system
+	 * prompt. This model keeps important nodes only: the instances holding the longest
+	 * routed prefix of the prompt stand for the deeper nodes' allocation, within the
+	 * important node's allocation (a node that rebalancing moved takes its conversations
+	 * along). When the routed prefix is shallower than the node (forgotten by the shadow
+	 * index), the node's allocation; with neither, every accepting instance.
+	 */
+	private static List<InstanceState> exploitChoices(PromptBlocks blocks, @Nullable Node node,
+			List<InstanceState> accepting) {
+		long[] chain = blocks.chain();
+		int longest = 0;
+		List<InstanceState> holders = new ArrayList<>();
+		for (InstanceState s : accepting) {
+			int m = s.shadow().peekMatchedBlocks(chain);
+			if (m > longest) {
+				longest = m;
+				holders.clear();
+			}
+			if (m > 0 && m == longest) {
+				holders.add(s);
+			}
+		}
+		List<InstanceState> allocated = node == null ? List.of()
+				: accepting.stream().filter(s -> node.allocation.contains(s.id())).toList();
+		if (longest > 0 && (node == null || longest >= node.endBlocks)) {
+			List<InstanceState> both = node == null ? holders : holders.stream().filter(allocated::contains).toList();
+			if (!both.isEmpty()) {
+				return both;
+			}
+		}
+		return allocated.isEmpty() ? accepting : allocated;
 	}
 
 	/** Where a prompt stands in the tree: its seen prefix and the node it extends. */

@@ -45,6 +45,30 @@ class PreblePolicyTests {
 	}
 
 	@Test
+	void aLaterTurnGoesBackToItsPreviousTurnsInstanceNotAnyInstanceOfItsSystemPrompt() {
+		// A system prompt S (blocks 1-8) first on a; a conversation under it explores b,
+		// so S is allocated to both.
+		PromptBlocks system = chain(1, 8);
+		pin(system, "a");
+		pin(PeerFixture.prompt(1, 2, 3, 4, 5, 6, 7, 8, 30, 31, 32, 33, 34, 35, 36, 37, 38), "b");
+		assertThat(policy.allocationOf(system)).containsExactlyInAnyOrder("a", "b");
+		// Turn 1 of another conversation under S: an exploit of S, to the lighter a.
+		PromptBlocks turn1 = PeerFixture.prompt(1, 2, 3, 4, 5, 6, 7, 8, 50, 51);
+		f.busy(policy, "b", 3);
+		PeerFixture.Routed first = f.route(policy, f.request(turn1));
+		assertThat(first.decision().instanceId()).isEqualTo("a");
+		// Now a is the busier one; turn 2 still goes back to a, which holds turn 1.
+		pin(chain(200, 8), "a");
+		pin(chain(300, 8), "a");
+		assertThat(policy.loadNanos("a", f.pool)).isGreaterThan(policy.loadNanos("b", f.pool));
+		PromptBlocks turn2 = PeerFixture.prompt(1, 2, 3, 4, 5, 6, 7, 8, 50, 51, 52);
+		Decision d = policy.choose(f.request(turn2), f.pool);
+		assertThat(d.instanceId()).isEqualTo("a");
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+		assertThat(d.cachedTokens()).isEqualTo(turn1.promptTokens());
+	}
+
+	@Test
 	void theNextTurnFindsItsNodeThoughThePartialLastBlockChanged() {
 		// Turn 1 ends in a partial block (blocks 1-7 full, 8 partial); in turn 2 that
 		// block
