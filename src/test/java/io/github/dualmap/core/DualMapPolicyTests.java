@@ -2,6 +2,7 @@ package io.github.dualmap.core;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -53,6 +54,10 @@ class DualMapPolicyTests {
 
 	private static void cache(InstancePool pool, String id, RoutingRequest r) {
 		pool.instance(id).shadow().record(r.blocks().chain());
+	}
+
+	private static RoutingRequest withSlo(RoutingRequest r, long sloNanos) {
+		return new RoutingRequest(r.id(), r.blocks(), sloNanos, r.arrivalNanos());
 	}
 
 	@Test
@@ -144,6 +149,60 @@ class DualMapPolicyTests {
 		load(pool, c.first(), 200_000);
 		Decision d = policy.choose(r, pool);
 		assertThat(d.instanceId()).isEqualTo(c.second());
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+	}
+
+	@Test
+	void sloSwitchBudgetIsTheRequestsOwnSloOrTheDefaultWhenItHasNone() {
+		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
+		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+		RoutingRequest r = request(31, 32);
+		Candidates c = candidates(pool, r);
+		cache(pool, c.second(), r);
+		// 30k tokens at 25 us each is 0.75 s: over half of a 1 s SLO, within half of 5 s.
+		load(pool, c.second(), 30_000);
+		Decision tight = policy.choose(withSlo(r, Duration.ofSeconds(1).toNanos()), pool);
+		assertThat(tight.instanceId()).isEqualTo(c.first());
+		assertThat(tight.reason()).isEqualTo(Reason.SLO_SWITCH);
+		Decision standard = policy.choose(r, pool);
+		assertThat(standard.instanceId()).isEqualTo(c.second());
+		assertThat(standard.reason()).isEqualTo(Reason.AFFINITY);
+		// No SLO of its own: the pool's default, not a budget of zero.
+		Decision none = policy.choose(withSlo(r, 0), pool);
+		assertThat(none.instanceId()).isEqualTo(c.second());
+		assertThat(none.reason()).isEqualTo(Reason.AFFINITY);
+	}
+
+	@Test
+	void sloSwitchChargesOnlyTheCachedTokensTheOtherCandidateLacks() {
+		long[] chain = new long[100];
+		for (int i = 0; i < chain.length; i++) {
+			chain[i] = 51 + i;
+		}
+		RoutingRequest r = request(chain);
+		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
+		Candidates c = candidates(pool, r);
+		// Half the prompt cached on the second candidate: 3,200 tokens given up by a
+		// switch (80 ms), far less than the 10,000 tokens (250 ms) fewer ahead on the
+		// first.
+		pool.instance(c.second()).shadow().record(Arrays.copyOf(chain, 50));
+		load(pool, c.second(), 150_000);
+		load(pool, c.first(), 140_000);
+		Decision d = DualMapPolicy.of(pool.settings()).choose(r, pool);
+		assertThat(d.instanceId()).isEqualTo(c.first());
+		assertThat(d.reason()).isEqualTo(Reason.SLO_SWITCH);
+	}
+
+	@Test
+	void noSloSwitchWhenTheOtherCandidateIsEquallyLoaded() {
+		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
+		RoutingRequest r = request(61, 62);
+		Candidates c = candidates(pool, r);
+		// Nothing cached: both estimates are equal and over the switch budget.
+		load(pool, c.first(), 150_000);
+		load(pool, c.second(), 150_000);
+		Decision d = DualMapPolicy.of(pool.settings()).choose(r, pool);
+		assertThat(d.instanceId()).isEqualTo(c.first());
 		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
 	}
 
@@ -284,6 +343,16 @@ class DualMapPolicyTests {
 		assertThat(new DualMapPolicy(Variant.NO_REBALANCE, on).choose(r, pool).reason())
 			.isNotEqualTo(Reason.THIRD_CHOICE);
 
+		// Of the two extra instances the faster one is taken, whichever ring found it.
+		assertThat(extras.get(0)).isNotEqualTo(extras.get(1));
+		for (int faster = 0; faster < 2; faster++) {
+			InstancePool.Dispatch slower = load(pool, extras.get(1 - faster), 100_000);
+			Decision best = new DualMapPolicy(Variant.THIRD_CHOICE, pool.settings()).choose(r, pool);
+			assertThat(best.instanceId()).isEqualTo(extras.get(faster));
+			assertThat(best.reason()).isEqualTo(Reason.THIRD_CHOICE);
+			slower.finish();
+		}
+
 		// Extra instances that are no better are not taken.
 		extras.forEach(id -> load(pool, id, 400_000));
 		Decision none = new DualMapPolicy(Variant.THIRD_CHOICE, pool.settings()).choose(r, pool);
@@ -313,6 +382,8 @@ class DualMapPolicyTests {
 		RoutingRequest r = request(101, 102);
 		Candidates c = candidates(pool, r);
 		cache(pool, c.second(), r);
+		// Equal load: the ring-0 candidate, cache or not.
+		assertThat(policy.choose(r, pool).instanceId()).isEqualTo(c.first());
 		load(pool, c.second(), 10);
 		Decision d = policy.choose(r, pool);
 		assertThat(d.instanceId()).isEqualTo(c.first());
