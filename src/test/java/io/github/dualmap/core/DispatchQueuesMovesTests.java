@@ -1,0 +1,494 @@
+package io.github.dualmap.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Where the dispatch queues send work: overflow of a full queue, shedding, re-placement
+ * after a membership change, hotspot moves and idle pull. Most cases use more than two
+ * instances: with two, "the other candidate", "the next instance on ring 2" and "the
+ * first accepting instance on ring 1" are all the same instance, and a wrong choice among
+ * them goes unnoticed.
+ */
+class DispatchQueuesMovesTests {
+
+	private final ManualClock clock = new ManualClock();
+
+	// 1 ms per uncached token: the 10 % SLO migration margin is 500 tokens.
+	private final SchedulerSettings scheduler = SchedulerSettings.custom()
+		.prefillNanosPerToken(1_000_000)
+		.calibrationAlpha(0)
+		.hotspotFloorTokens(1_000)
+		.build();
+
+	private final Outcomes outcomes = new Outcomes();
+
+	private static RoutingRequest request(String id, long family, int promptTokens) {
+		int blocks = Math.max(1, (promptTokens + 63) / 64);
+		long[] chain = new long[blocks];
+		for (int i = 0; i < blocks; i++) {
+			chain[i] = family * 1_000_003L + i + 1;
+		}
+		return new RoutingRequest(id, new PromptBlocks(chain, 64, promptTokens), Duration.ofSeconds(5).toNanos(), 0);
+	}
+
+	private static RoutingRequest withSlo(RoutingRequest r, Duration slo) {
+		return new RoutingRequest(r.id(), r.blocks(), slo.toNanos(), r.arrivalNanos());
+	}
+
+	private InstancePool pool(SchedulerSettings settings, String... ids) {
+		InstancePool pool = new InstancePool("llm", settings, clock);
+		members(pool, ids);
+		return pool;
+	}
+
+	private InstancePool pool(String... ids) {
+		return pool(scheduler, ids);
+	}
+
+	private static void members(InstancePool pool, String... ids) {
+		pool.updateMembership(Arrays.stream(ids).map(id -> new RingMember(id, 1)).toList());
+	}
+
+	/** Settings where only idle pull moves work: no pool-mean or wait-bound hotspot. */
+	private SchedulerSettings noHotspot() {
+		return scheduler.toBuilder().hotspotFloorTokens(Long.MAX_VALUE / 4).hotspotMaxWait(Duration.ofHours(1)).build();
+	}
+
+	/** Places each request on the instance its id starts with. */
+	private static PinnedPolicy byFirstLetter() {
+		return new PinnedPolicy(r -> r.id().substring(0, 1));
+	}
+
+	/** The candidate of {@code q}'s key that is not {@code here}. */
+	private static String otherCandidate(InstancePool pool, QueuedRequest q, String here) {
+		Candidates c = pool.rings().candidates(q.key());
+		return c.first().equals(here) ? c.second() : c.first();
+	}
+
+	// ---- admission: overflow and shedding ----
+
+	@Test
+	void aFullInstanceQueueSendsTheRequestToItsOtherCandidate() {
+		InstancePool pool = pool("a", "b", "c", "d");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(1).idlePull(false).build());
+		q.submit(request("r0", 1, 100), true, outcomes);
+		QueuedRequest r1 = q.submit(request("r1", 2, 100), true, outcomes);
+		// A prompt whose first candidate is a: the overflow goes to the second one.
+		long family = 3;
+		while (!pool.rings().candidates(request("r2", family, 100).blocks().keyAt(1)).first().equals("a")) {
+			family++;
+		}
+		QueuedRequest r2 = q.submit(request("r2", family, 100), true, outcomes);
+
+		assertThat(r1.instanceId()).isEqualTo("a");
+		assertThat(r1.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(r2.instanceId()).isEqualTo(pool.rings().candidates(r2.key()).second());
+		assertThat(r2.decision().reason()).isEqualTo(Reason.FALLBACK);
+		assertThat(r2.state()).as("nothing in prefill there").isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(outcomes.rejected).isEmpty();
+	}
+
+	@Test
+	void aRequestForAnInstanceThatStoppedAcceptingGoesToItsBestCandidate() {
+		// A policy that looked before the instance started draining.
+		RoutingPolicy stale = new RoutingPolicy() {
+			@Override
+			public String name() {
+				return "stale";
+			}
+
+			@Override
+			public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+				return Decision.of("a", Reason.AFFINITY, request);
+			}
+		};
+		InstancePool pool = pool("a", "b", "c", "d");
+		DispatchQueues q = new DispatchQueues(pool, stale, QueueSettings.custom().idlePull(false).build());
+		pool.instance("a").draining(true);
+		RoutingRequest r = request("r", 4, 1_000);
+		Candidates c = pool.rings().candidates(r.blocks().keyAt(1));
+		String home = c.first().equals("a") ? c.second() : c.first();
+		pool.instance(home).shadow().record(r.blocks().chain());
+
+		QueuedRequest sent = q.submit(r, true, outcomes);
+
+		assertThat(sent.instanceId()).isEqualTo(home);
+		assertThat(sent.decision().reason()).isEqualTo(Reason.FALLBACK);
+		assertThat(sent.decision().cachedTokens()).isEqualTo(999);
+		assertThat(pool.instance("a").dispatched()).isZero();
+		assertThat(q.rerouted()).as("placed, never queued on a").isZero();
+	}
+
+	@Test
+	void aFullInstanceQueueDoesNotShedALooserRequestQueuedElsewhere() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(1).idlePull(false).build());
+		q.submit(request("a0", 1, 100), true, outcomes);
+		q.submit(withSlo(request("a1-tight", 2, 100), Duration.ofSeconds(2)), true, outcomes);
+		q.submit(request("b0", 3, 100), true, outcomes);
+		QueuedRequest loose = q.submit(withSlo(request("b1-loose", 4, 100), Duration.ofSeconds(60)), true, outcomes);
+
+		// a is full of work as tight as the arrival, and its other candidate b is full.
+		QueuedRequest arrival = q.submit(withSlo(request("a2-tight", 5, 100), Duration.ofSeconds(2)), true, outcomes);
+
+		assertThat(arrival.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(arrival).message()).contains("instance 'a'");
+		assertThat(loose.state()).as("queued on b, not a's to shed").isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(q.queued("a")).isEqualTo(1);
+		assertThat(q.queued("b")).isEqualTo(1);
+		assertThat(q.shed()).isZero();
+	}
+
+	@Test
+	void aFullPoolShedsTheLoosestSloFirstNotTheNewest() {
+		InstancePool pool = pool("a");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(2).build());
+		q.submit(request("running", 1, 100), true, outcomes);
+		QueuedRequest loosest = q.submit(withSlo(request("loose", 2, 100), Duration.ofSeconds(60)), true, outcomes);
+		QueuedRequest newer = q.submit(withSlo(request("mid", 3, 100), Duration.ofSeconds(30)), true, outcomes);
+
+		QueuedRequest tight = q.submit(withSlo(request("tight", 4, 100), Duration.ofSeconds(2)), true, outcomes);
+
+		assertThat(tight.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(loosest.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(newer.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(q.shed()).isEqualTo(1);
+	}
+
+	// ---- membership changes ----
+
+	@Test
+	void aRemovedInstanceIsNoticedOnTheNextFirstToken() {
+		InstancePool pool = pool(noHotspot(), "a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		QueuedRequest r0 = q.submit(request("r0", 1, 100), true, outcomes);
+		QueuedRequest r1 = q.submit(request("r1", 2, 100), true, outcomes);
+		members(pool, "b");
+
+		// No onMembershipChanged call: the next event must not release r1 to the old a.
+		q.firstToken(r0);
+
+		assertThat(r1.instanceId()).isEqualTo("b");
+		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(q.rerouted()).isEqualTo(1);
+	}
+
+	@Test
+	void aRemovedInstanceIsNoticedBeforeATickExpiresItsQueue() {
+		InstancePool pool = pool(noHotspot(), "a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom()
+					.maxPrefillRequests(1)
+					.idlePull(false)
+					.maxWait(Duration.ofSeconds(1))
+					.expiry(QueueSettings.Expiry.DISPATCH)
+					.build());
+		InstanceState oldA = pool.instance("a");
+		q.submit(request("r0", 1, 100), true, outcomes);
+		QueuedRequest r1 = q.submit(request("r1", 2, 100), true, outcomes);
+		QueuedRequest r2 = q.submit(request("r2", 3, 100), true, outcomes);
+		members(pool, "b");
+		clock.advance(Duration.ofSeconds(2));
+
+		q.tick(clock.nanos());
+
+		// Expired with expiry=dispatch: sent anyway, but where the pool still is.
+		assertThat(List.of(r1, r2)).allSatisfy(r -> {
+			assertThat(r.instanceId()).isEqualTo("b");
+			assertThat(r.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		});
+		assertThat(oldA.dispatched()).isEqualTo(1);
+	}
+
+	@Test
+	void anInstanceThatJoinsPullsWorkWhoseOtherCandidateItBecame() {
+		InstancePool pool = pool(noHotspot(), "a", "b", "c");
+		pool.instance("b").healthy(false);
+		pool.instance("c").healthy(false);
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).build());
+		List<QueuedRequest> all = new ArrayList<>();
+		for (int i = 0; i < 20; i++) {
+			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
+		}
+		assertThat(q.pulls()).isZero();
+
+		members(pool, "a", "b", "c", "d");
+		q.onMembershipChanged();
+
+		// The queued requests' alternatives follow the new rings: d pulls one at once.
+		assertThat(q.pulls()).isEqualTo(1);
+		assertThat(pool.instance("d").prefillRequests()).isEqualTo(1);
+		assertThat(all).filteredOn(r -> "d".equals(r.instanceId()))
+			.singleElement()
+			.satisfies(r -> assertThat(r.decision().reason()).isEqualTo(Reason.IDLE_PULL));
+	}
+
+	@Test
+	void anOrphanGoesToTheNewCandidateThatHoldsItsPrefix() {
+		InstancePool pool = pool("a", "b", "c", "d");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		q.submit(request("r0", 1, 100), true, outcomes);
+		QueuedRequest r1 = q.submit(request("r1", 2, 1_000), true, outcomes);
+		members(pool, "b", "c", "d");
+		Candidates c = pool.rings().candidates(r1.key());
+		// The second candidate holds its prefix: cache beats ring order.
+		pool.instance(c.second()).shadow().record(r1.request().blocks().chain());
+
+		q.onMembershipChanged();
+
+		assertThat(r1.instanceId()).isEqualTo(c.second());
+		assertThat(r1.decision().reason()).isEqualTo(Reason.FALLBACK);
+		assertThat(r1.decision().cachedTokens()).isEqualTo(999);
+		assertThat(r1.decision().uncachedTokens()).isEqualTo(1);
+	}
+
+	@Test
+	void anOrphanWithNothingCachedGoesToTheCandidateWithTheLowerEstimate() {
+		InstancePool pool = pool(noHotspot(), "a", "b", "c", "d");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		q.submit(request("r0", 1, 100), true, outcomes);
+		QueuedRequest r1 = q.submit(request("r1", 2, 1_000), true, outcomes);
+		members(pool, "b", "c", "d");
+		Candidates c = pool.rings().candidates(r1.key());
+		// The first candidate is busy: the second is faster.
+		pool.dispatch(request("busy", 9, 800), new Decision(c.first(), Reason.AFFINITY, 0, 800, -1));
+
+		q.onMembershipChanged();
+
+		assertThat(r1.instanceId()).isEqualTo(c.second());
+		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r1.decision().uncachedTokens()).isEqualTo(1_000);
+	}
+
+	// ---- hotspot moves ----
+
+	@Test
+	void aHotspotMovesWorkToOtherCandidatesButNeverToADrainingInstance() {
+		InstancePool pool = pool("a", "b", "c", "d");
+		pool.instance("b").draining(true);
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		List<QueuedRequest> all = new ArrayList<>();
+		for (int i = 0; i < 12; i++) {
+			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
+		}
+
+		List<QueuedRequest> moved = all.stream().filter(r -> !"a".equals(r.instanceId())).toList();
+		assertThat(moved).isNotEmpty();
+		assertThat(q.migrations()).isEqualTo(moved.size());
+		assertThat(moved).allSatisfy(r -> {
+			assertThat(r.instanceId()).isNotEqualTo("b");
+			assertThat(r.decision().reason()).isEqualTo(Reason.HOTSPOT);
+			assertThat(r.migrations()).isEqualTo(1);
+		});
+		assertThat(pool.instance("b").dispatched()).isZero();
+		// A request whose other candidate accepts work goes there; one whose other
+		// candidate is the draining b goes to the next instance on ring 2.
+		for (QueuedRequest r : moved) {
+			String other = otherCandidate(pool, r, "a");
+			if (!"b".equals(other)) {
+				assertThat(r.instanceId()).as(r.request().id()).isEqualTo(other);
+			}
+		}
+		assertThat(moved).anySatisfy(r -> assertThat(otherCandidate(pool, r, "a")).isEqualTo("b"));
+	}
+
+	@Test
+	void whenTheOtherCandidateIsDrainingAHotspotMovesWorkToTheNextInstanceOnRingTwo() {
+		InstancePool pool = pool("a", "b", "c", "d");
+		pool.instance("b").draining(true);
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		// Prompts whose two candidates are a and b.
+		List<QueuedRequest> all = new ArrayList<>();
+		for (long family = 1; all.size() < 8; family++) {
+			RoutingRequest r = request("r" + family, family, 1_000);
+			Candidates c = pool.rings().candidates(r.blocks().keyAt(1));
+			if (Set.of(c.first(), c.second()).equals(Set.of("a", "b"))) {
+				all.add(q.submit(r, true, outcomes));
+			}
+		}
+
+		List<QueuedRequest> moved = all.stream().filter(r -> !"a".equals(r.instanceId())).toList();
+		assertThat(moved).isNotEmpty().allSatisfy(r -> {
+			assertThat(r.instanceId()).isIn("c", "d");
+			assertThat(r.decision().reason()).isEqualTo(Reason.HOTSPOT);
+		});
+		QueuedRequest first = moved.get(0);
+		assertThat(first.instanceId())
+			.isEqualTo(pool.rings().walk(1, first.key(), id -> !id.equals("a") && !id.equals("b")));
+		assertThat(pool.instance("b").dispatched()).isZero();
+	}
+
+	@Test
+	void aHotspotMovesAtMostTheConfiguredNumberPerEvent() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxMovesPerTrigger(1).idlePull(false).build());
+		pool.instance("b").healthy(false);
+		for (int i = 0; i < 10; i++) {
+			q.submit(request("r" + i, i, 1_000), true, outcomes);
+		}
+		pool.instance("b").healthy(true);
+		assertThat(q.migrations()).isZero();
+
+		q.tick(clock.nanos());
+
+		assertThat(q.migrations()).isEqualTo(1);
+	}
+
+	@Test
+	void aMovedRequestIsNotMovedAgainPastTheMigrationBound() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
+				QueueSettings.custom().maxPrefillRequests(1).maxMigrations(1).idlePull(false).build());
+		pool.instance("b").healthy(false);
+		List<QueuedRequest> fromA = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			fromA.add(q.submit(request("a" + i, i, 1_000), true, outcomes));
+		}
+		pool.instance("b").healthy(true);
+		q.tick(clock.nanos());
+		List<QueuedRequest> moved = fromA.stream()
+			.filter(r -> "b".equals(r.instanceId()) && r.state() == QueuedRequest.State.QUEUED)
+			.toList();
+		assertThat(moved).isNotEmpty().allSatisfy(r -> assertThat(r.migrations()).isEqualTo(1));
+
+		// b turns into the hotspot: what came from a stays.
+		for (int i = 0; i < 10; i++) {
+			q.submit(request("b" + i, 100 + i, 1_000), true, outcomes);
+		}
+		assertThat(moved).allSatisfy(r -> {
+			assertThat(r.instanceId()).isEqualTo("b");
+			assertThat(r.migrations()).isEqualTo(1);
+		});
+	}
+
+	// ---- idle pull ----
+
+	@Test
+	void releasedRequestsLeaveNoStaleEntriesThatStopIdlePull() {
+		InstancePool pool = pool(noHotspot(), "a", "b");
+		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
+				QueueSettings.custom().maxPrefillRequests(1).build());
+		QueuedRequest busyB = q.submit(request("b-busy", 999, 100), true, outcomes);
+		List<QueuedRequest> onA = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			onA.add(q.submit(request("a" + i, 1_000 + i, 1_000), true, outcomes));
+		}
+		// More requests released from a than one pull looks at.
+		for (int i = 0; i < 36; i++) {
+			q.firstToken(onA.get(i));
+			q.finish(onA.get(i));
+		}
+		assertThat(q.pulls()).isZero();
+
+		q.firstToken(busyB);
+
+		assertThat(q.pulls()).isEqualTo(1);
+		assertThat(q.queued("a")).isEqualTo(2);
+	}
+
+	@Test
+	void idlePullMovesAtMostTheConfiguredNumberPerEventAndSendsAtOnce() {
+		InstancePool pool = pool(noHotspot(), "a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(4).maxMovesPerTrigger(1).build());
+		pool.instance("b").healthy(false);
+		List<QueuedRequest> all = new ArrayList<>();
+		for (int i = 0; i < 10; i++) {
+			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
+		}
+		pool.instance("b").healthy(true);
+
+		q.tick(clock.nanos());
+
+		assertThat(q.pulls()).isEqualTo(1);
+		assertThat(all).filteredOn(r -> "b".equals(r.instanceId()))
+			.singleElement()
+			.satisfies(r -> assertThat(r.state()).isEqualTo(QueuedRequest.State.RELEASED));
+	}
+
+	@Test
+	void anIdleCandidateCountsThePrefixItHoldsWhenItPulls() {
+		InstancePool pool = pool(noHotspot(), "a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).build());
+		RoutingRequest warm = request("r1", 7, 2_000);
+		pool.instance("b").healthy(false);
+		q.submit(request("r0", 1, 300), true, outcomes);
+		QueuedRequest r1 = q.submit(warm, true, outcomes);
+		// Cold, b would gain only the 300 tokens ahead (0.3 s, below the 0.5 s margin);
+		// b holds r1's prompt, so there it also skips its 2000-token prefill.
+		pool.instance("b").shadow().record(warm.blocks().chain());
+		pool.instance("b").healthy(true);
+
+		q.tick(clock.nanos());
+
+		assertThat(r1.instanceId()).isEqualTo("b");
+		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r1.decision().cachedTokens()).isEqualTo(1_999);
+	}
+
+	@Test
+	void aRequestsOwnSloSetsTheMarginAnIdlePullMustBeat() {
+		// Behind 1000 tokens in prefill a 1000-token request gains 1 s on the idle b:
+		// beyond 10 % of 5 s, not of 60 s.
+		assertThat(pulledBehind(1_000, withSlo(request("batch", 1, 1_000), Duration.ofSeconds(60)))).isFalse();
+		assertThat(pulledBehind(1_000, request("standard", 1, 1_000))).isTrue();
+		// Behind 100 tokens a 100-token request gains 0.1 s: below 10 % of the 5 s
+		// default that a request without an SLO of its own gets.
+		assertThat(pulledBehind(100, withSlo(request("none", 1, 100), Duration.ZERO))).isFalse();
+	}
+
+	/**
+	 * Whether the idle b pulls {@code r}, queued on a behind a request of {@code ahead}.
+	 */
+	private boolean pulledBehind(int ahead, RoutingRequest r) {
+		InstancePool pool = pool(noHotspot(), "a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).build());
+		q.submit(request("ahead", 0, ahead), true, outcomes);
+		QueuedRequest queued = q.submit(r, true, outcomes);
+		assertThat(q.pulls()).isEqualTo("b".equals(queued.instanceId()) ? 1 : 0);
+		return "b".equals(queued.instanceId());
+	}
+
+	@Test
+	void aRequestsOwnSloSetsTheMarginAHotspotMoveMustBeat() {
+		for (boolean batch : List.of(true, false)) {
+			InstancePool pool = pool("a", "b");
+			DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+					QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+			for (int i = 0; i < 5; i++) {
+				RoutingRequest r = request("r" + i + batch, i, 1_000);
+				q.submit(batch ? withSlo(r, Duration.ofSeconds(60)) : r, true, outcomes);
+			}
+			assertThat(pool.isHotspot(pool.instance("a")) || q.migrations() > 0).isTrue();
+			// No move gains more than 4 s: beyond 10 % of 5 s, not of 60 s.
+			if (batch) {
+				assertThat(q.migrations()).as("60 s SLO").isZero();
+			}
+			else {
+				assertThat(q.migrations()).as("5 s SLO").isPositive();
+			}
+		}
+	}
+
+}
