@@ -187,8 +187,37 @@ class InstancePoolTests {
 		assertThat(pool.isHotspot(a)).isTrue();
 		assertThat(pool.isHotspot(b)).isFalse();
 		b.oldestQueuedNanos(clock.nanos());
-		clock.advance(Duration.ofSeconds(4));
+		// Queued 1.5 s: within the 3 s bound (the clock's own reading is no wait).
+		clock.advance(Duration.ofMillis(1_500));
+		assertThat(pool.isHotspot(b)).isFalse();
+		clock.advance(Duration.ofMillis(2_500));
 		assertThat(pool.isHotspot(b)).isTrue();
+	}
+
+	@Test
+	void scrapedWaitingRequestsCountAtTheMeanSizeOfRequestsSent() {
+		InstanceState a = pool.instance("a");
+		for (int i = 0; i < 200; i++) {
+			send("b", 100).finish();
+		}
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 10, 0, 0, 0, 0, 0));
+		// Ten waiting requests of the 100 tokens every request sent so far had.
+		assertThat(pool.pendingTokens(a)).isEqualTo(1_000);
+	}
+
+	@Test
+	void theShadowIndexStartsWithTheConfiguredCapacityInBlocks() {
+		SchedulerSettings small = SchedulerSettings.custom().shadowCapacityTokens(640).build();
+		InstancePool p = new InstancePool("small", small, clock);
+		p.updateMembership(List.of(new RingMember("a", 1)));
+		long[] chain = new long[20];
+		for (int i = 0; i < chain.length; i++) {
+			chain[i] = 900 + i;
+		}
+		p.instance("a").shadow().record(chain);
+		// 640 tokens of 64-token blocks.
+		assertThat(p.instance("a").shadow().capacityBlocks()).isEqualTo(10);
+		assertThat(p.instance("a").shadow().size()).isEqualTo(10);
 	}
 
 	@Test
@@ -198,6 +227,10 @@ class InstancePoolTests {
 		assertThat(pool.loadCv()).isEqualTo(1.0);
 		send("b", 1);
 		assertThat(pool.loadCv()).isZero();
+		// Queued requests count as load too: 3 on a (1 + 2 queued), 1 on b.
+		pool.instance("a").queuedRequests.addAndGet(2);
+		assertThat(pool.loadCv()).isEqualTo(0.5);
+		pool.instance("a").queuedRequests.addAndGet(-2);
 	}
 
 	/**

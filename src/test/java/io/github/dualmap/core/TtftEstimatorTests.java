@@ -26,6 +26,14 @@ class TtftEstimatorTests {
 	}
 
 	@Test
+	void calibrationFitsTheRateAfterTheBase() {
+		TtftEstimator e = new TtftEstimator(25_000, 20_000_000, 1.0);
+		// 45 ms = the 20 ms base + 1000 tokens at 25 us: the configured rate was right.
+		e.observe(0, 1_000, 45_000_000);
+		assertThat(e.nanosPerToken()).isEqualTo(25_000.0);
+	}
+
+	@Test
 	void outliersAreClampedToTheDriftBound() {
 		TtftEstimator e = new TtftEstimator(100, 0, 1.0);
 		e.observe(0, 10, 1_000_000_000L);
