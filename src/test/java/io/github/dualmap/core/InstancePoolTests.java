@@ -75,8 +75,11 @@ class InstancePoolTests {
 	void firstTokenReleasesPrefillOnceAndFeedsTheModel() {
 		InstanceState a = pool.instance("a");
 		InstancePool.Dispatch d = send("a", 1_000);
+		assertThat(d.uncachedTokens()).isEqualTo(1_000);
+		assertThat(d.isPrefillDone()).isFalse();
 		clock.advance(Duration.ofMillis(500));
 		assertThat(d.firstToken()).isEqualTo(Duration.ofMillis(500).toNanos());
+		assertThat(d.isPrefillDone()).isTrue();
 		assertThat(d.firstToken()).isEqualTo(-1);
 		assertThat(a.prefillTokens()).isZero();
 		assertThat(a.inFlight()).isEqualTo(1);

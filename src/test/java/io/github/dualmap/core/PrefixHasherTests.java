@@ -125,6 +125,40 @@ class PrefixHasherTests {
 		assertThat(ids.depth()).isEqualTo(1);
 		assertThat(text.chain()).isEqualTo(hasher.ofText("m", "").chain());
 		assertThat(text.chain()[0]).isNotEqualTo(hasher.ofText("other", "").chain()[0]);
+		// Empty id lists of one model share a key; of two models they do not.
+		assertThat(ids.chain()).isEqualTo(hasher.ofHashIds("m", new long[0], 512, 0).chain());
+		assertThat(ids.chain()[0]).isNotEqualTo(hasher.ofHashIds("other", new long[0], 512, 0).chain()[0]);
+	}
+
+	@Test
+	void theSmallestValidArgumentsAreAccepted() {
+		PrefixHasher smallest = new PrefixHasher(1, 1, 1);
+		assertThat(smallest.textBlockTokens()).isEqualTo(1);
+		// 2 characters at 4 per token round to 1 token a block.
+		assertThat(new PrefixHasher(2, 4, 64).textBlockTokens()).isEqualTo(1);
+		assertThat(smallest.ofHashIds("m", new long[] { 1 }, 1, 0).promptTokens()).isZero();
+		assertThat(new PromptBlocks(new long[] { 1 }, 1, 0).blockTokens()).isEqualTo(1);
+		assertThat(new ShadowKvIndex(1).capacityBlocks()).isEqualTo(1);
+		assertThatIllegalArgumentException().isThrownBy(() -> new PrefixHasher(256, 0, 64))
+			.withMessageContaining("charsPerToken");
+		assertThatIllegalArgumentException().isThrownBy(() -> new PrefixHasher(256, Double.POSITIVE_INFINITY, 64))
+			.withMessageContaining("charsPerToken");
+		assertThatIllegalArgumentException().isThrownBy(() -> new PrefixHasher(256, 4, 0))
+			.withMessageContaining("blockTokens");
+		assertThatIllegalArgumentException().isThrownBy(() -> new PromptBlocks(new long[] { 1 }, 0, 10))
+			.withMessageContaining("blockTokens");
+		assertThatIllegalArgumentException().isThrownBy(() -> new ShadowKvIndex(0)).withMessageContaining("0");
+	}
+
+	@Test
+	void promptBlocksAreEqualByValue() {
+		PromptBlocks p = new PromptBlocks(new long[] { 1, 2 }, 64, 100);
+		PromptBlocks same = new PromptBlocks(new long[] { 1, 2 }, 64, 100);
+		assertThat(p).isEqualTo(same).hasSameHashCodeAs(same);
+		assertThat(p).isNotEqualTo(new PromptBlocks(new long[] { 1, 3 }, 64, 100))
+			.isNotEqualTo(new PromptBlocks(new long[] { 1, 2 }, 32, 100))
+			.isNotEqualTo(new PromptBlocks(new long[] { 1, 2 }, 64, 99))
+			.isNotEqualTo("PromptBlocks");
 	}
 
 	@Test
