@@ -337,6 +337,31 @@ class DispatchQueuesMovesTests {
 	}
 
 	@Test
+	void aHotspotDoesNotMoveWorkToAnotherHotspot() {
+		InstancePool pool = pool("a", "b", "c", "d");
+		// c is a hotspot of its own: 12k tokens against a pool mean of at most 5k.
+		pool.dispatch(request("load", 99, 12_000), new Decision("c", Reason.AFFINITY, 0, 12_000, -1));
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		// Prompts whose two candidates are a and c.
+		List<QueuedRequest> all = new ArrayList<>();
+		for (long family = 1; all.size() < 8; family++) {
+			RoutingRequest r = request("r" + family, family, 1_000);
+			Candidates c = pool.rings().candidates(r.blocks().keyAt(1));
+			if (Set.of(c.first(), c.second()).equals(Set.of("a", "c"))) {
+				all.add(q.submit(r, true, outcomes));
+			}
+		}
+
+		assertThat(pool.isHotspot(pool.instance("c"))).isTrue();
+		assertThat(q.migrations()).isPositive();
+		assertThat(all).filteredOn(r -> !"a".equals(r.instanceId()))
+			.isNotEmpty()
+			.allSatisfy(r -> assertThat(r.instanceId()).isIn("b", "d"));
+		assertThat(pool.instance("c").dispatched()).isEqualTo(1);
+	}
+
+	@Test
 	void aHotspotMovesAtMostTheConfiguredNumberPerEvent() {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
@@ -378,6 +403,23 @@ class DispatchQueuesMovesTests {
 			assertThat(r.instanceId()).isEqualTo("b");
 			assertThat(r.migrations()).isEqualTo(1);
 		});
+	}
+
+	@Test
+	void aRequestWithoutAnSloOfItsOwnMovesOnlyBeyondTheDefaultMargin() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		q.submit(request("r0", 0, 100), true, outcomes);
+		QueuedRequest none = q.submit(withSlo(request("none", 1, 100), Duration.ZERO), true, outcomes);
+		clock.advance(Duration.ofSeconds(4));
+
+		q.tick(clock.nanos());
+
+		// Hot by its wait, but the move gains 0.1 s: below 10 % of the 5 s default.
+		assertThat(pool.isHotspot(pool.instance("a"))).isTrue();
+		assertThat(none.instanceId()).isEqualTo("a");
+		assertThat(q.migrations()).isZero();
 	}
 
 	// ---- idle pull ----
