@@ -36,8 +36,6 @@ public final class DualHashRing {
 	 */
 	public static final int MAX_RING_NODES = 1 << 20;
 
-	private static final long MAX_WANTED = Long.MAX_VALUE / MAX_RING_NODES;
-
 	// Two seeds of xxHash3: independent placements of virtual nodes and of keys.
 	private static final LongHashFunction[] HASH = { LongHashFunction.xx3(0x9E3779B97F4A7C15L),
 			LongHashFunction.xx3(0xC2B2AE3D27D4EB4FL) };
@@ -127,10 +125,11 @@ public final class DualHashRing {
 		long[] wanted = new long[members.size()];
 		long total = 0;
 		for (int i = 0; i < wanted.length; i++) {
-			// RingMember bounds the weight, so the product fits a long; the cap keeps
-			// the sum of up to MAX_RING_NODES of them from wrapping whatever comes.
+			// RingMember bounds the weight at MAX_WEIGHT, so a count is at most
+			// (2^31 - 1) x 100, about 2^38, and the sum of MAX_RING_NODES (2^20) of them
+			// stays below 2^58: neither wraps a long.
 			double exact = (double) virtualNodes * members.get(i).weight();
-			wanted[i] = exact >= MAX_WANTED ? MAX_WANTED : Math.max(1, Math.round(exact));
+			wanted[i] = Math.max(1, Math.round(exact));
 			total += wanted[i];
 		}
 		int[] counts = new int[wanted.length];
