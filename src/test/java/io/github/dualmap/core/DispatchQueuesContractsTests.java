@@ -2,7 +2,6 @@ package io.github.dualmap.core;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
@@ -11,6 +10,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static io.github.dualmap.core.QueueFixture.request;
 
 /**
  * The dispatch queues' smaller promises: what a release accounts, when estimated prefills
@@ -21,28 +21,15 @@ class DispatchQueuesContractsTests {
 
 	private final ManualClock clock = new ManualClock();
 
-	// 1 ms per uncached token, 20 ms base.
-	private final SchedulerSettings scheduler = SchedulerSettings.custom()
-		.prefillNanosPerToken(1_000_000)
-		.calibrationAlpha(0)
+	// 1 ms per uncached token, 20 ms base; no hotspot by load.
+	private final SchedulerSettings scheduler = QueueFixture.millisecondPerToken()
 		.hotspotFloorTokens(1_000_000_000L)
 		.build();
 
 	private final Outcomes outcomes = new Outcomes();
 
-	private static RoutingRequest request(String id, long family, int promptTokens) {
-		int blocks = Math.max(1, (promptTokens + 63) / 64);
-		long[] chain = new long[blocks];
-		for (int i = 0; i < blocks; i++) {
-			chain[i] = family * 1_000_003L + i + 1;
-		}
-		return new RoutingRequest(id, new PromptBlocks(chain, 64, promptTokens), Duration.ofSeconds(5).toNanos(), 0);
-	}
-
 	private InstancePool pool(String... ids) {
-		InstancePool pool = new InstancePool("llm", scheduler, clock);
-		pool.updateMembership(Arrays.stream(ids).map(id -> new RingMember(id, 1)).toList());
-		return pool;
+		return QueueFixture.pool(scheduler, clock, ids);
 	}
 
 	@Test

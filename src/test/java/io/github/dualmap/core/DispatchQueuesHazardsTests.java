@@ -2,7 +2,6 @@ package io.github.dualmap.core;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -13,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
+import static io.github.dualmap.core.QueueFixture.request;
 
 /**
  * What the dispatch queues must get right when the world changes under them: a request
@@ -24,28 +24,12 @@ class DispatchQueuesHazardsTests {
 
 	private final AtomicLong now = new AtomicLong(1_000_000_000L);
 
-	// 1 ms per uncached token: the 10 % SLO migration margin is 500 tokens.
-	private final SchedulerSettings scheduler = SchedulerSettings.custom()
-		.prefillNanosPerToken(1_000_000)
-		.calibrationAlpha(0)
-		.hotspotFloorTokens(1_000)
-		.build();
+	private final SchedulerSettings scheduler = QueueFixture.millisecondPerToken().hotspotFloorTokens(1_000).build();
 
 	private final Outcomes outcomes = new Outcomes();
 
-	private static RoutingRequest request(String id, long family, int promptTokens) {
-		int blocks = Math.max(1, (promptTokens + 63) / 64);
-		long[] chain = new long[blocks];
-		for (int i = 0; i < blocks; i++) {
-			chain[i] = family * 1_000_003L + i + 1;
-		}
-		return new RoutingRequest(id, new PromptBlocks(chain, 64, promptTokens), Duration.ofSeconds(5).toNanos(), 0);
-	}
-
 	private InstancePool pool(NanoClock clock, String... ids) {
-		InstancePool pool = new InstancePool("llm", this.scheduler, clock);
-		pool.updateMembership(Arrays.stream(ids).map(id -> new RingMember(id, 1)).toList());
-		return pool;
+		return QueueFixture.pool(this.scheduler, clock, ids);
 	}
 
 	private InstancePool pool(String... ids) {
@@ -118,49 +102,49 @@ class DispatchQueuesHazardsTests {
 
 	@Test
 	void queuedRequestsOfAnInstanceThatTurnedUnhealthyGoElsewhereWhenItFreesCapacity() {
-		InstancePool pool = pool("a", "b");
-		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
-		QueuedRequest r1 = q.submit(request("r1", 1, 100), true, this.outcomes);
-		QueuedRequest r2 = q.submit(request("r2", 2, 100), true, this.outcomes);
-		assertThat(r2.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		OnA on = oneSentOneQueuedOnA();
+		assertThat(on.queued().state()).isEqualTo(QueuedRequest.State.QUEUED);
 
 		// A breaker opens (no tick yet), then a's request ends and frees its capacity.
-		pool.instance("a").healthy(false);
-		q.finish(r1);
+		on.pool().instance("a").healthy(false);
+		on.queues().finish(on.sent());
 
-		assertThat(r2.state()).isEqualTo(QueuedRequest.State.RELEASED);
-		assertThat(r2.instanceId()).isEqualTo("b");
+		assertThat(on.queued().state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(on.queued().instanceId()).isEqualTo("b");
 	}
 
 	@Test
 	void queuedRequestsOfADrainingInstanceGoElsewhereWhenItsFirstTokenComesBeforeATick() {
-		InstancePool pool = pool("a", "b");
-		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
-		QueuedRequest r1 = q.submit(request("r1", 1, 100), true, this.outcomes);
-		QueuedRequest r2 = q.submit(request("r2", 2, 100), true, this.outcomes);
+		OnA on = oneSentOneQueuedOnA();
 
-		pool.instance("a").draining(true);
-		q.firstToken(r1);
+		on.pool().instance("a").draining(true);
+		on.queues().firstToken(on.sent());
 
-		assertThat(r2.state()).isEqualTo(QueuedRequest.State.RELEASED);
-		assertThat(r2.instanceId()).isEqualTo("b");
+		assertThat(on.queued().state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(on.queued().instanceId()).isEqualTo("b");
 	}
 
 	@Test
 	void aQueuedRequestStillGoesToItsInstanceThatStoppedAcceptingWorkWhenNoOtherDoes() {
+		OnA on = oneSentOneQueuedOnA();
+		on.pool().instance("a").draining(true);
+		on.pool().instance("b").healthy(false);
+		on.queues().finish(on.sent());
+
+		assertThat(on.queued().state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(on.queued().instanceId()).isEqualTo("a");
+	}
+
+	private record OnA(InstancePool pool, DispatchQueues queues, QueuedRequest sent, QueuedRequest queued) {
+	}
+
+	/** Pool a, b without idle pull; one request in prefill on a, one queued behind it. */
+	private OnA oneSentOneQueuedOnA() {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
-		QueuedRequest r1 = q.submit(request("r1", 1, 100), true, this.outcomes);
-		QueuedRequest r2 = q.submit(request("r2", 2, 100), true, this.outcomes);
-		pool.instance("a").draining(true);
-		pool.instance("b").healthy(false);
-		q.finish(r1);
-
-		assertThat(r2.state()).isEqualTo(QueuedRequest.State.RELEASED);
-		assertThat(r2.instanceId()).isEqualTo("a");
+		QueuedRequest sent = q.submit(request("r1", 1, 100), true, this.outcomes);
+		return new OnA(pool, q, sent, q.submit(request("r2", 2, 100), true, this.outcomes));
 	}
 
 	@Test

@@ -10,6 +10,8 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.github.dualmap.core.QueueFixture.request;
+import static io.github.dualmap.core.QueueFixture.withSlo;
 
 /**
  * Where the dispatch queues send work: overflow of a full queue, shedding, re-placement
@@ -22,32 +24,12 @@ class DispatchQueuesMovesTests {
 
 	private final ManualClock clock = new ManualClock();
 
-	// 1 ms per uncached token: the 10 % SLO migration margin is 500 tokens.
-	private final SchedulerSettings scheduler = SchedulerSettings.custom()
-		.prefillNanosPerToken(1_000_000)
-		.calibrationAlpha(0)
-		.hotspotFloorTokens(1_000)
-		.build();
+	private final SchedulerSettings scheduler = QueueFixture.millisecondPerToken().hotspotFloorTokens(1_000).build();
 
 	private final Outcomes outcomes = new Outcomes();
 
-	private static RoutingRequest request(String id, long family, int promptTokens) {
-		int blocks = Math.max(1, (promptTokens + 63) / 64);
-		long[] chain = new long[blocks];
-		for (int i = 0; i < blocks; i++) {
-			chain[i] = family * 1_000_003L + i + 1;
-		}
-		return new RoutingRequest(id, new PromptBlocks(chain, 64, promptTokens), Duration.ofSeconds(5).toNanos(), 0);
-	}
-
-	private static RoutingRequest withSlo(RoutingRequest r, Duration slo) {
-		return new RoutingRequest(r.id(), r.blocks(), slo.toNanos(), r.arrivalNanos());
-	}
-
 	private InstancePool pool(SchedulerSettings settings, String... ids) {
-		InstancePool pool = new InstancePool("llm", settings, clock);
-		members(pool, ids);
-		return pool;
+		return QueueFixture.pool(settings, clock, ids);
 	}
 
 	private InstancePool pool(String... ids) {

@@ -9,17 +9,14 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static io.github.dualmap.core.QueueFixture.request;
+import static io.github.dualmap.core.QueueFixture.withSlo;
 
 class DispatchQueuesTests {
 
 	private final ManualClock clock = new ManualClock();
 
-	// 1 ms per uncached token: the 10 % SLO migration margin is 500 tokens.
-	private final SchedulerSettings scheduler = SchedulerSettings.custom()
-		.prefillNanosPerToken(1_000_000)
-		.calibrationAlpha(0)
-		.hotspotFloorTokens(1_000)
-		.build();
+	private final SchedulerSettings scheduler = QueueFixture.millisecondPerToken().hotspotFloorTokens(1_000).build();
 
 	private final InstancePool pool = new InstancePool("llm", scheduler, clock);
 
@@ -27,15 +24,6 @@ class DispatchQueuesTests {
 
 	DispatchQueuesTests() {
 		pool.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
-	}
-
-	private static RoutingRequest request(String id, long family, int promptTokens) {
-		int blocks = Math.max(1, (promptTokens + 63) / 64);
-		long[] chain = new long[blocks];
-		for (int i = 0; i < blocks; i++) {
-			chain[i] = family * 1_000_003L + i + 1;
-		}
-		return new RoutingRequest(id, new PromptBlocks(chain, 64, promptTokens), Duration.ofSeconds(5).toNanos(), 0);
 	}
 
 	private DispatchQueues queues(RoutingPolicy policy, QueueSettings.Builder settings) {
@@ -199,10 +187,6 @@ class DispatchQueuesTests {
 		DispatchQueues q = queues(PinnedPolicy.to("a"), settings);
 		a().shadow().record(request("warm", 7, 640).blocks().chain());
 		return new Busy(q, q.submit(request("busy", 1, 100), true, outcomes));
-	}
-
-	private static RoutingRequest withSlo(RoutingRequest r, Duration slo) {
-		return new RoutingRequest(r.id(), r.blocks(), slo.toNanos(), r.arrivalNanos());
 	}
 
 	private void drainOneByOne(DispatchQueues q, QueuedRequest first) {
