@@ -686,7 +686,8 @@ public final class ServicePool {
 			try {
 				// The queues keep it off the instances it failed on while it waits (idle
 				// pull, migration, re-placement), not only in this choice.
-				q = ServicePool.this.queues.submit(this.request, this.streaming, Set.copyOf(this.excluded), this);
+				q = ServicePool.this.queues.submit(this.request, this.streaming,
+						this.excluded.isEmpty() ? Set.of() : Set.copyOf(this.excluded), this);
 			}
 			finally {
 				if (repeat || pin) {
