@@ -113,6 +113,14 @@ public final class HotPrefixTable {
 		return expanded.contains(key);
 	}
 
+	/**
+	 * How many keys have a count: for tests of the memory bound (a key leaves with the
+	 * last request in the window that carried it).
+	 */
+	synchronized int countedKeys() {
+		return counts.size();
+	}
+
 	/** One hot prefix: its chain hash (never prompt text) and its share of the window. */
 	public record HotPrefix(long hash, double share) {
 	}

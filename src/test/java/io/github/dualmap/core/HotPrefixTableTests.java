@@ -94,6 +94,17 @@ class HotPrefixTableTests {
 	}
 
 	@Test
+	void countsAreKeptOnlyForTheRequestsInTheWindow() {
+		SchedulerSettings settings = SchedulerSettings.ofDefaults();
+		HotPrefixTable table = new HotPrefixTable(settings);
+		// Every prompt distinct: each routes on one block, so one key per request.
+		for (int i = 0; i < 50 * settings.hotWindow(); i++) {
+			table.routeDepth(distinct());
+		}
+		assertThat(table.countedKeys()).isEqualTo(settings.hotWindow());
+	}
+
+	@Test
 	void depthStopsAtTheChainAndTheMaximum() {
 		SchedulerSettings settings = SchedulerSettings.custom().maxPrefixDepth(2).build();
 		HotPrefixTable table = new HotPrefixTable(settings);
