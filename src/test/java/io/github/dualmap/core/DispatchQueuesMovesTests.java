@@ -56,6 +56,23 @@ class DispatchQueuesMovesTests {
 		return c.first().equals(here) ? c.second() : c.first();
 	}
 
+	/**
+	 * The first prompt family from {@code from} on whose key's candidates on
+	 * {@code pool}'s rings are the given ones, in either order.
+	 */
+	private static long familyWithCandidates(InstancePool pool, long from, String x, String y) {
+		for (long family = from;; family++) {
+			Candidates c = candidatesOf(pool, family);
+			if (Set.of(c.first(), c.second()).equals(Set.of(x, y))) {
+				return family;
+			}
+		}
+	}
+
+	private static Candidates candidatesOf(InstancePool pool, long family) {
+		return pool.rings().candidates(request("probe", family, 64).blocks().keyAt(1));
+	}
+
 	// ---- admission: overflow and shedding ----
 
 	@Test
@@ -258,6 +275,97 @@ class DispatchQueuesMovesTests {
 		assertThat(r1.decision().uncachedTokens()).isEqualTo(1_000);
 	}
 
+	@Test
+	void anOrphanWithNothingCachedAndNoFasterCandidateGoesToItsFirstCandidate() {
+		InstancePool pool = pool(noHotspot(), "a", "b", "c", "d");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		q.submit(request("r0", 1, 100), true, outcomes);
+		QueuedRequest r1 = q.submit(request("r1", 2, 1_000), true, outcomes);
+		members(pool, "b", "c", "d");
+		Candidates c = pool.rings().candidates(r1.key());
+
+		q.onMembershipChanged();
+
+		// Equal cache, equal estimate: the key's home on ring 1, not the second
+		// candidate.
+		assertThat(r1.instanceId()).isEqualTo(c.first());
+		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+	}
+
+	@Test
+	void anOrphanWhoseNewCandidatesBothDrainGoesToTheFirstAcceptingInstanceOnRingOne() {
+		InstancePool pool = pool(noHotspot(), "a", "b", "c", "d", "e");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		// A prompt whose first accepting instance on ring 1, once a has left and its two
+		// candidates drain, is not the first accepting instance in id order: "anywhere
+		// that accepts" would then put it elsewhere.
+		InstancePool after = QueueFixture.pool(noHotspot(), clock, "b", "c", "d", "e");
+		long family = 1;
+		while (!expectedFallback(after, family).equals("e")) {
+			family++;
+		}
+		q.submit(request("r0", 0, 100), true, outcomes);
+		QueuedRequest r1 = q.submit(request("r1", family, 1_000), true, outcomes);
+		members(pool, "b", "c", "d", "e");
+		Candidates c = pool.rings().candidates(r1.key());
+		pool.instance(c.first()).draining(true);
+		pool.instance(c.second()).draining(true);
+
+		q.onMembershipChanged();
+
+		assertThat(r1.instanceId()).isEqualTo("e");
+		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r1.decision().reason()).isEqualTo(Reason.FALLBACK);
+		assertThat(q.rerouted()).isEqualTo(1);
+		assertThat(pool.instance(c.first()).dispatched()).isZero();
+		assertThat(pool.instance(c.second()).dispatched()).isZero();
+	}
+
+	/**
+	 * Where a request of {@code family} falls back when both its candidates on
+	 * {@code pool} drain: the first other instance clockwise on ring 1.
+	 */
+	private static String expectedFallback(InstancePool pool, long family) {
+		Candidates c = candidatesOf(pool, family);
+		return pool.rings()
+			.walk(0, request("probe", family, 64).blocks().keyAt(1),
+					id -> !id.equals(c.first()) && !id.equals(c.second()));
+	}
+
+	@Test
+	void aRingChangeTakesAQueuedRequestOffTheIdlePullOfTheCandidateItLost() {
+		InstancePool pool = pool(noHotspot(), "a", "b");
+		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
+				QueueSettings.custom().maxPrefillRequests(1).build());
+		// A prompt whose candidates are a and b now, and a and c once c joins.
+		long family = familyWithCandidates(QueueFixture.pool(noHotspot(), clock, "a", "b", "c"), 10, "a", "c");
+		// b is busy, so it cannot pull yet.
+		QueuedRequest b0 = q.submit(request("b0", 0, 100), true, outcomes);
+		q.submit(request("a0", 1, 2_000), true, outcomes);
+		QueuedRequest a1 = q.submit(request("a1", family, 1_000), true, outcomes);
+		assertThat(a1.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		// c joins, not yet accepting work.
+		members(pool, "a", "b", "c");
+		pool.instance("c").healthy(false);
+		q.onMembershipChanged();
+
+		q.firstToken(b0);
+
+		// b is idle, but no longer a candidate of a1: it must not pull it.
+		assertThat(a1.instanceId()).isEqualTo("a");
+		assertThat(a1.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(q.pulls()).isZero();
+
+		pool.instance("c").healthy(true);
+		q.tick(clock.nanos());
+
+		assertThat(a1.instanceId()).isEqualTo("c");
+		assertThat(a1.decision().reason()).isEqualTo(Reason.IDLE_PULL);
+		assertThat(q.pulls()).isEqualTo(1);
+	}
+
 	// ---- hotspot moves ----
 
 	@Test
@@ -341,6 +449,56 @@ class DispatchQueuesMovesTests {
 			.isNotEmpty()
 			.allSatisfy(r -> assertThat(r.instanceId()).isIn("b", "d"));
 		assertThat(pool.instance("c").dispatched()).isEqualTo(1);
+	}
+
+	@Test
+	void aHotspotMovesFirstTheRequestWhosePrefixTheTargetHolds() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxMovesPerTrigger(1).idlePull(false).build());
+		pool.instance("b").healthy(false);
+		q.submit(request("r0", 0, 2_000), true, outcomes);
+		QueuedRequest cold = q.submit(request("cold", 1, 1_000), true, outcomes);
+		RoutingRequest warm = request("warm", 2, 1_000);
+		pool.instance("b").shadow().record(warm.blocks().chain());
+		QueuedRequest held = q.submit(warm, true, outcomes);
+		pool.instance("b").healthy(true);
+
+		q.tick(clock.nanos());
+
+		// Same size, same queue, and the cold one is older: only b's cache tells them
+		// apart.
+		assertThat(q.migrations()).isEqualTo(1);
+		assertThat(held.instanceId()).isEqualTo("b");
+		assertThat(held.decision().reason()).isEqualTo(Reason.HOTSPOT);
+		assertThat(held.decision().cachedTokens()).isEqualTo(999);
+		assertThat(cold.instanceId()).isEqualTo("a");
+	}
+
+	@Test
+	void aHotspotMovesNothingToACandidateWhoseQueueIsFull() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
+				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(2).idlePull(false).build());
+		QueuedRequest b0 = q.submit(request("b0", 0, 100), true, outcomes);
+		q.submit(request("b1", 1, 100), true, outcomes);
+		q.submit(request("b2", 2, 100), true, outcomes);
+		q.submit(request("a0", 3, 3_000), true, outcomes);
+		q.submit(request("a1", 4, 1_000), true, outcomes);
+		q.submit(request("a2", 5, 1_000), true, outcomes);
+
+		// b's queue is at the limit: a stays hot rather than overfill it.
+		assertThat(pool.isHotspot(pool.instance("a"))).isTrue();
+		assertThat(q.migrations()).isZero();
+		assertThat(q.queued("a")).isEqualTo(2);
+		assertThat(q.queued("b")).isEqualTo(2);
+
+		// b0's prefill ends and b1 goes: b has room for one.
+		q.firstToken(b0);
+
+		assertThat(q.migrations()).isEqualTo(1);
+		assertThat(q.queued("a")).isEqualTo(1);
+		assertThat(q.queued("b")).isEqualTo(2);
 	}
 
 	@Test
@@ -447,6 +605,72 @@ class DispatchQueuesMovesTests {
 		assertThat(all).filteredOn(r -> "b".equals(r.instanceId()))
 			.singleElement()
 			.satisfies(r -> assertThat(r.state()).isEqualTo(QueuedRequest.State.RELEASED));
+	}
+
+	@Test
+	void anIdleInstanceLooksAtNoMoreThanTheOldestRequestsOfOnePullScan() {
+		InstancePool pool = pool(noHotspot(), "a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).build());
+		q.submit(request("r0", 0, 2_000), true, outcomes);
+		// The oldest requests are cached on a: moving one would give up its prefix, so
+		// the idle b passes them over.
+		List<QueuedRequest> cached = new ArrayList<>();
+		for (int i = 1; i <= DispatchQueues.PULL_SCAN; i++) {
+			RoutingRequest r = request("cached" + i, i, 1_000);
+			pool.instance("a").shadow().record(r.blocks().chain());
+			cached.add(q.submit(r, true, outcomes));
+		}
+		// Worth pulling (2 s gained), but behind a full scan.
+		QueuedRequest cold = q.submit(request("cold", 999, 100), true, outcomes);
+
+		assertThat(cold.instanceId()).isEqualTo("a");
+		assertThat(q.pulls()).isZero();
+
+		// One of the oldest goes: the cold request is now within the scan.
+		q.cancel(cached.get(0));
+		q.tick(clock.nanos());
+
+		assertThat(cold.instanceId()).isEqualTo("b");
+		assertThat(cold.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(q.pulls()).isEqualTo(1);
+	}
+
+	@Test
+	void anIdlePullSkipsARequestThatWouldOverflowThePrefillTokensAndTakesOneThatFits() {
+		InstancePool pool = pool(noHotspot(), "a", "b", "c");
+		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
+				QueueSettings.custom().maxPrefillTokens(1_000).build());
+		q.submit(request("b0", 0, 400), true, outcomes);
+		// Lone prompts over the token limit: a and c queue whatever comes next.
+		q.submit(request("a0", 1, 5_000), true, outcomes);
+		q.submit(request("c0", 2, 3_000), true, outcomes);
+		// b is the other candidate of both. The first would gain more on b, but 400 +
+		// 700 tokens overflow its prefill; 400 + 600 is exactly the limit.
+		long bigFamily = familyWithCandidates(pool, 10, "a", "b");
+		QueuedRequest big = q.submit(request("a-big", bigFamily, 700), true, outcomes);
+		QueuedRequest fits = q.submit(request("c-fits", familyWithCandidates(pool, bigFamily + 1, "b", "c"), 600), true,
+				outcomes);
+
+		assertThat(big.instanceId()).isEqualTo("a");
+		assertThat(big.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(fits.instanceId()).isEqualTo("b");
+		assertThat(fits.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(q.pulls()).isEqualTo(1);
+	}
+
+	@Test
+	void anIdleInstanceWithNothingInPrefillPullsAPromptOverThePrefillTokenLimit() {
+		InstancePool pool = pool(noHotspot(), "a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillTokens(1_000).build());
+		q.submit(request("r0", 0, 1_000), true, outcomes);
+		QueuedRequest huge = q.submit(request("huge", 1, 3_000), true, outcomes);
+
+		// As a lone prompt on a would be, it is sent alone.
+		assertThat(huge.instanceId()).isEqualTo("b");
+		assertThat(huge.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(q.pulls()).isEqualTo(1);
 	}
 
 	@Test
