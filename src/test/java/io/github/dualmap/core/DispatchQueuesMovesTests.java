@@ -236,14 +236,29 @@ class DispatchQueuesMovesTests {
 			.satisfies(r -> assertThat(r.decision().reason()).isEqualTo(Reason.IDLE_PULL));
 	}
 
-	@Test
-	void anOrphanGoesToTheNewCandidateThatHoldsItsPrefix() {
-		InstancePool pool = pool("a", "b", "c", "d");
+	private record Orphan(InstancePool pool, DispatchQueues queues, QueuedRequest request) {
+	}
+
+	/**
+	 * Pool a-d, every request for a, one prefill slot, no idle pull: r1 waits behind r0
+	 * on a, then a leaves (the queues are not told yet).
+	 */
+	private Orphan orphanOfA(SchedulerSettings settings) {
+		InstancePool pool = pool(settings, "a", "b", "c", "d");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
 		q.submit(request("r0", 1, 100), true, outcomes);
 		QueuedRequest r1 = q.submit(request("r1", 2, 1_000), true, outcomes);
 		members(pool, "b", "c", "d");
+		return new Orphan(pool, q, r1);
+	}
+
+	@Test
+	void anOrphanGoesToTheNewCandidateThatHoldsItsPrefix() {
+		Orphan o = orphanOfA(scheduler);
+		InstancePool pool = o.pool();
+		DispatchQueues q = o.queues();
+		QueuedRequest r1 = o.request();
 		Candidates c = pool.rings().candidates(r1.key());
 		// The second candidate holds its prefix: cache beats ring order.
 		pool.instance(c.second()).shadow().record(r1.request().blocks().chain());
@@ -258,12 +273,10 @@ class DispatchQueuesMovesTests {
 
 	@Test
 	void anOrphanWithNothingCachedGoesToTheCandidateWithTheLowerEstimate() {
-		InstancePool pool = pool(noHotspot(), "a", "b", "c", "d");
-		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
-		q.submit(request("r0", 1, 100), true, outcomes);
-		QueuedRequest r1 = q.submit(request("r1", 2, 1_000), true, outcomes);
-		members(pool, "b", "c", "d");
+		Orphan o = orphanOfA(noHotspot());
+		InstancePool pool = o.pool();
+		DispatchQueues q = o.queues();
+		QueuedRequest r1 = o.request();
 		Candidates c = pool.rings().candidates(r1.key());
 		// The first candidate is busy: the second is faster.
 		pool.dispatch(request("busy", 9, 800), new Decision(c.first(), Reason.AFFINITY, 0, 800, -1));
@@ -277,12 +290,10 @@ class DispatchQueuesMovesTests {
 
 	@Test
 	void anOrphanWithNothingCachedAndNoFasterCandidateGoesToItsFirstCandidate() {
-		InstancePool pool = pool(noHotspot(), "a", "b", "c", "d");
-		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
-		q.submit(request("r0", 1, 100), true, outcomes);
-		QueuedRequest r1 = q.submit(request("r1", 2, 1_000), true, outcomes);
-		members(pool, "b", "c", "d");
+		Orphan o = orphanOfA(noHotspot());
+		InstancePool pool = o.pool();
+		DispatchQueues q = o.queues();
+		QueuedRequest r1 = o.request();
 		Candidates c = pool.rings().candidates(r1.key());
 
 		q.onMembershipChanged();
