@@ -160,9 +160,8 @@ public final class DispatchQueues {
 			InstanceState chosen = decision == null ? null : pool.instance(decision.instanceId());
 			if (decision != null && chosen == null) {
 				// The chosen instance left between the policy's look and the lock (a
-				// membership change on another thread): place it as a queued request
-				// whose
-				// instance left is placed.
+				// membership change on another thread): place the request as a queued one
+				// whose instance left.
 				chosen = place(q, null);
 				if (chosen != null) {
 					q.decision = withPlacement(q, chosen, Reason.FALLBACK);
@@ -182,8 +181,6 @@ public final class DispatchQueues {
 		}
 		finally {
 			lock.unlock();
-			// Also after a failure: what was released or rejected before it is handed
-			// over.
 			run(out);
 		}
 		return q;
@@ -236,8 +233,6 @@ public final class DispatchQueues {
 		}
 		finally {
 			lock.unlock();
-			// Also after a failure: what was released or rejected before it is handed
-			// over.
 			run(out);
 		}
 		return ttft;
@@ -276,8 +271,6 @@ public final class DispatchQueues {
 		}
 		finally {
 			lock.unlock();
-			// Also after a failure: what was released or rejected before it is handed
-			// over.
 			run(out);
 		}
 	}
@@ -303,8 +296,6 @@ public final class DispatchQueues {
 		}
 		finally {
 			lock.unlock();
-			// Also after a failure: what was released or rejected before it is handed
-			// over.
 			run(out);
 		}
 	}
@@ -323,8 +314,6 @@ public final class DispatchQueues {
 		}
 		finally {
 			lock.unlock();
-			// Also after a failure: what was released or rejected before it is handed
-			// over.
 			run(out);
 		}
 	}
@@ -451,7 +440,8 @@ public final class DispatchQueues {
 	private void admit(QueuedRequest q, InstanceState chosen, List<Runnable> out) {
 		InstanceState target = chosen;
 		if (!chosen.acceptsNewWork() || q.avoid.contains(chosen.id())) {
-			// Draining or unhealthy since the policy looked: take its best alternative.
+			// Draining or unhealthy since the policy looked, or one the request must
+			// avoid: take its best alternative.
 			InstanceState alt = place(q, chosen);
 			if (alt != null) {
 				target = alt;
@@ -1060,6 +1050,11 @@ public final class DispatchQueues {
 		}
 	}
 
+	/**
+	 * Runs the listener and policy callbacks an operation collected under the lock, after
+	 * the lock is released; every operation calls it in its {@code finally}, so what was
+	 * released or rejected before a failure is still handed over.
+	 */
 	private static void run(List<Runnable> callbacks) {
 		for (Runnable r : callbacks) {
 			r.run();
