@@ -143,6 +143,18 @@ public final class DispatchQueues {
 	 */
 	public QueuedRequest submit(RoutingRequest request, boolean streaming, Set<String> avoid,
 			DispatchListener listener) {
+		return submit(request, streaming, avoid, Long.MAX_VALUE, listener);
+	}
+
+	/**
+	 * As {@link #submit(RoutingRequest, boolean, Set, DispatchListener)}, for a request
+	 * placed again that has waited in these queues since {@code waitingSinceNanos} (the
+	 * pool clock's reading when it was first submitted): its wait bound, aging and place
+	 * in arrival order count from then, so a request an instance refused after its
+	 * release does not start its wait over. {@code Long.MAX_VALUE}: from now.
+	 */
+	public QueuedRequest submit(RoutingRequest request, boolean streaming, Set<String> avoid, long waitingSinceNanos,
+			DispatchListener listener) {
 		// Peek before the policy records the request, so this is the depth it routes on.
 		PromptBlocks blocks = request.blocks();
 		long key = blocks == null ? ID_HASH.hashChars(request.id())
@@ -153,9 +165,9 @@ public final class DispatchQueues {
 		lock.lock();
 		try {
 			reconcileMembership(out);
-			long now = pool.now();
-			q = new QueuedRequest(request, streaming, key, sequence++, now, now + agingOf(request),
-					now + (request.maxWaitNanos() > 0 ? request.maxWaitNanos() : settings.maxWaitNanos()), decision,
+			long since = Math.min(pool.now(), waitingSinceNanos);
+			q = new QueuedRequest(request, streaming, key, sequence++, since, since + agingOf(request),
+					since + (request.maxWaitNanos() > 0 ? request.maxWaitNanos() : settings.maxWaitNanos()), decision,
 					Set.copyOf(avoid), listener);
 			InstanceState chosen = decision == null ? null : pool.instance(decision.instanceId());
 			if (decision != null && chosen == null) {

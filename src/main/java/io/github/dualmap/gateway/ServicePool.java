@@ -657,6 +657,10 @@ public final class ServicePool {
 
 		private volatile int refusals;
 
+		// When its first placement entered the queues: a placement after a refusal keeps
+		// the wait already spent.
+		private volatile long waitingSince = Long.MAX_VALUE;
+
 		private final @Nullable String pinned;
 
 		Submission(MonoSink<RoutedAttempt> sink, RoutingRequest request, boolean streaming, Set<String> excluded,
@@ -687,12 +691,15 @@ public final class ServicePool {
 				// The queues keep it off the instances it failed on while it waits (idle
 				// pull, migration, re-placement), not only in this choice.
 				q = ServicePool.this.queues.submit(this.request, this.streaming,
-						this.excluded.isEmpty() ? Set.of() : Set.copyOf(this.excluded), this);
+						this.excluded.isEmpty() ? Set.of() : Set.copyOf(this.excluded), this.waitingSince, this);
 			}
 			finally {
 				if (repeat || pin) {
 					ServicePool.this.placement.forget(this.request.id());
 				}
+			}
+			if (this.waitingSince == Long.MAX_VALUE) {
+				this.waitingSince = q.submittedAtNanos();
 			}
 			this.current.set(q);
 			if (this.cancelled) {

@@ -23,6 +23,7 @@ import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.Reason;
+import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
@@ -144,6 +145,48 @@ class ServicePoolTests {
 		retried.get().complete(HttpStatus.OK);
 		busy.complete(HttpStatus.OK);
 		assertThat(pool.pool().instance("b").inFlight()).isZero();
+	}
+
+	@Test
+	void aRequestPlacedAgainAfterABreakerRefusedItKeepsTheWaitItHadAlreadySpent() {
+		// One probe at a time in half-open: the second release to a is refused.
+		CircuitBreakerConfig oneProbe = CircuitBreakerConfig.custom().permittedNumberOfCallsInHalfOpenState(1).build();
+		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).maxWait(Duration.ofSeconds(30)).build(),
+				"dualmap", List.of("llm"), "dualmap.weight", oneProbe, this.clock)
+			.pool("llm");
+		members(pool, "a", "b");
+		RoutedAttempt onB = pool.submit(request("busy b"), true, Set.of("a"), true).block(WAIT);
+		assertThat(onB.instanceId()).isEqualTo("b");
+		pool.breakers().breaker("a").transitionToOpenState();
+		pool.breakers().breaker("a").transitionToHalfOpenState();
+		RoutedAttempt probe = pool.submit(request("shared"), true, Set.of("b"), true).block(WAIT);
+		assertThat(probe.instanceId()).isEqualTo("a");
+		AtomicReference<RoutedAttempt> released = new AtomicReference<>();
+		AtomicReference<Throwable> failed = new AtomicReference<>();
+		// Same prompt as the probe: a holds its prefix.
+		pool.submit(request("shared"), true, Set.of(), false).subscribe(released::set, failed::set);
+		assertThat(pool.queues().queued("a")).isEqualTo(1);
+
+		// 20 s later the probe's first byte releases the waiting request to a, whose
+		// breaker refuses it (its one probe is out): it is placed again, behind busy b.
+		this.now.addAndGet(Duration.ofSeconds(20).toNanos());
+		probe.firstByte(true);
+		assertThat(released.get()).isNull();
+		assertThat(failed.get()).isNull();
+		assertThat(pool.queues().queued("b")).isEqualTo(1);
+
+		// 11 s more: 31 s of waiting in all, past the 30 s bound (not 11 s of a new
+		// wait).
+		this.now.addAndGet(Duration.ofSeconds(11).toNanos());
+		pool.queues().tick(this.now.get());
+		assertThat(released.get()).isNull();
+		assertThat(failed.get()).isInstanceOf(DispatchRejectedException.class);
+		assertThat(((DispatchRejectedException) failed.get()).rejection().status())
+			.isEqualTo(Rejection.SERVICE_UNAVAILABLE);
+		probe.complete(HttpStatus.OK);
+		onB.firstByte(true);
+		onB.complete(HttpStatus.OK);
 	}
 
 	@Test
