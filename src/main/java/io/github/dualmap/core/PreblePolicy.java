@@ -148,10 +148,11 @@ public final class PreblePolicy implements RoutingPolicy {
 		if (blocks == null) {
 			return Decision.of(lightest(accepting, loads).id(), Reason.LOAD, request);
 		}
-		Placement p = place(blocks, accepting);
+		Holders holders = holders(blocks.chain(), accepting);
+		Placement p = place(blocks, holders.longest());
 		// The shadow index learns the prompt on dispatch: remember where it stood now.
 		this.placements.put(request.id(), p);
-		List<InstanceState> choices = p.exploit() ? exploitChoices(blocks, p.node(), accepting) : accepting;
+		List<InstanceState> choices = p.exploit() ? exploitChoices(holders, p.node(), accepting) : accepting;
 		InstanceState chosen = lightest(choices, loads);
 		int cached = blocks.tokensFor(chosen.shadow().peekMatchedBlocks(blocks.chain()));
 		return new Decision(chosen.id(), p.exploit() ? Reason.AFFINITY : Reason.LOAD, cached,
@@ -176,7 +177,8 @@ public final class PreblePolicy implements RoutingPolicy {
 		List<Node> path = new ArrayList<>();
 		if (blocks != null) {
 			Placement chosen = this.placements.remove(request.id());
-			Placement p = chosen != null ? chosen : place(blocks, pool.acceptingInstances());
+			Placement p = chosen != null ? chosen
+					: place(blocks, holders(blocks.chain(), pool.acceptingInstances()).longest());
 			// A node the window forgot since the decision no longer counts.
 			Node found = live(p.node());
 			Node node = p.exploit() && found != null ? found : node(blocks, p.contextTokens(), found);
@@ -282,25 +284,13 @@ public final class PreblePolicy implements RoutingPolicy {
 	 * along). When the routed prefix is shallower than the node (forgotten by the shadow
 	 * index), the node's allocation; with neither, every accepting instance.
 	 */
-	private static List<InstanceState> exploitChoices(PromptBlocks blocks, @Nullable Node node,
+	private static List<InstanceState> exploitChoices(Holders holders, @Nullable Node node,
 			List<InstanceState> accepting) {
-		long[] chain = blocks.chain();
-		int longest = 0;
-		List<InstanceState> holders = new ArrayList<>();
-		for (InstanceState s : accepting) {
-			int m = s.shadow().peekMatchedBlocks(chain);
-			if (m > longest) {
-				longest = m;
-				holders.clear();
-			}
-			if (m > 0 && m == longest) {
-				holders.add(s);
-			}
-		}
 		List<InstanceState> allocated = node == null ? List.of()
 				: accepting.stream().filter(s -> node.allocation.contains(s.id())).toList();
-		if (longest > 0 && (node == null || longest >= node.endBlocks)) {
-			List<InstanceState> both = node == null ? holders : holders.stream().filter(allocated::contains).toList();
+		if (holders.longest() > 0 && (node == null || holders.longest() >= node.endBlocks)) {
+			List<InstanceState> both = node == null ? holders.instances()
+					: holders.instances().stream().filter(allocated::contains).toList();
 			if (!both.isEmpty()) {
 				return both;
 			}
@@ -308,17 +298,40 @@ public final class PreblePolicy implements RoutingPolicy {
 		return allocated.isEmpty() ? accepting : allocated;
 	}
 
+	/**
+	 * The longest prefix of a prompt this router routed (in blocks, from the shadow
+	 * indexes) and the accepting instances holding that much; none when it is 0.
+	 */
+	private record Holders(int longest, List<InstanceState> instances) {
+	}
+
+	private static Holders holders(long[] chain, List<InstanceState> accepting) {
+		int longest = 0;
+		List<InstanceState> instances = new ArrayList<>();
+		for (InstanceState s : accepting) {
+			int m = s.shadow().peekMatchedBlocks(chain);
+			if (m > longest) {
+				longest = m;
+				instances.clear();
+			}
+			if (m > 0 && m == longest) {
+				instances.add(s);
+			}
+		}
+		return new Holders(longest, instances);
+	}
+
 	/** Where a prompt stands in the tree: its seen prefix and the node it extends. */
 	private record Placement(boolean exploit, @Nullable Node node, int contextTokens) {
 
 	}
 
-	private Placement place(PromptBlocks blocks, List<InstanceState> accepting) {
+	/**
+	 * @param routedBlocks the longest prefix of the prompt this router routed, in blocks
+	 */
+	private Placement place(PromptBlocks blocks, int routedBlocks) {
 		long[] chain = blocks.chain();
-		int seen = 0;
-		for (InstanceState s : accepting) {
-			seen = Math.max(seen, s.shadow().peekMatchedBlocks(chain));
-		}
+		int seen = routedBlocks;
 		Node deepest = null;
 		for (int d = chain.length - 1; d >= 0 && deepest == null; d--) {
 			deepest = this.nodes.get(chain[d]);
