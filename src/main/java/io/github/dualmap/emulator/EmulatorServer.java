@@ -13,6 +13,7 @@ import io.github.dualmap.engine.BlockChains;
 import io.github.dualmap.engine.Engine;
 import io.github.dualmap.engine.EngineRequest;
 import io.github.dualmap.engine.EngineStats;
+import io.github.dualmap.gateway.KeepAliveReads;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -64,7 +65,9 @@ public final class EmulatorServer implements AutoCloseable {
 		this.settings = settings;
 		this.driver = new EngineDriver(new Engine(settings.profile()), settings.timeScale(), "emulator-" + port);
 		try {
-			this.server = HttpServer.create()
+			// vLLM's server keeps reading a kept-alive connection after any answer;
+			// Reactor Netty needs help for that (KeepAliveReads).
+			this.server = KeepAliveReads.install(HttpServer.create())
 				.host(settings.host())
 				.port(port)
 				.route(routes -> routes
