@@ -14,6 +14,7 @@ import io.github.dualmap.gateway.DispatchAccountingFilter;
 import io.github.dualmap.gateway.DispatchTicker;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.EngineScraping;
+import io.github.dualmap.gateway.KeepAliveReads;
 import io.github.dualmap.gateway.ModelListGatewayFilterFactory;
 import io.github.dualmap.gateway.ModelRoutePredicateFactory;
 import io.github.dualmap.gateway.OpenAiErrorWebExceptionHandler;
@@ -39,6 +40,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.cloud.client.discovery.ReactiveDiscoveryClient;
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
 import org.springframework.cloud.gateway.config.GatewayReactiveLoadBalancerClientAutoConfiguration;
@@ -225,6 +227,23 @@ public class DualMapAutoConfiguration {
 				(int) Math.min(Integer.MAX_VALUE, s.getMaxBodySize().toBytes()));
 		return new EngineScraping(registry, listener -> new MetricsScraper(settings, NanoClock.SYSTEM, listener),
 				s::pathFor, s.getPathMetadataKey(), s.unresponsiveAfter());
+	}
+
+	/**
+	 * The gateway's own HTTP server re-arms reads after each response (see
+	 * {@link KeepAliveReads}), unless dualmap.server.keep-alive-reads=false.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(NettyServerCustomizer.class)
+	@ConditionalOnProperty(prefix = "dualmap.server", name = "keep-alive-reads", havingValue = "true",
+			matchIfMissing = true)
+	static class KeepAliveReadsConfiguration {
+
+		@Bean
+		NettyServerCustomizer dualMapKeepAliveReads() {
+			return KeepAliveReads::install;
+		}
+
 	}
 
 	/** Replica sync, when dualmap.replicas.enabled=true. */

@@ -153,6 +153,9 @@ public class DualMapProperties {
 	@Valid
 	private final Replicas replicas = new Replicas();
 
+	/** The gateway's own HTTP server. */
+	private final Server server = new Server();
+
 	/**
 	 * dualmap.demo.*, which the demo's own properties bind (DemoProperties): bound here
 	 * too and never read, only so that ignoreUnknownFields = false, which Spring Boot
@@ -459,6 +462,10 @@ public class DualMapProperties {
 		return this.replicas;
 	}
 
+	public Server getServer() {
+		return this.server;
+	}
+
 	Map<String, Object> getDemo() {
 		return this.demo;
 	}
@@ -467,7 +474,28 @@ public class DualMapProperties {
 		this.demo = demo;
 	}
 
-	/** Time-to-first-token objectives. */
+	/** The gateway's own HTTP server (Reactor Netty). */
+	public static class Server {
+
+		/**
+		 * Ask for the next read of an HTTP/1.1 connection after every response: works
+		 * around reactor/reactor-netty#4361 (up to at least 1.3.7), where a keep-alive
+		 * connection whose early or pipelined request was answered at once (a 404, an
+		 * actuator read) stops being read and the client's next request hangs. Turn off
+		 * once the Reactor Netty in use carries the fix.
+		 */
+		private boolean keepAliveReads = true;
+
+		public boolean isKeepAliveReads() {
+			return this.keepAliveReads;
+		}
+
+		public void setKeepAliveReads(boolean keepAliveReads) {
+			this.keepAliveReads = keepAliveReads;
+		}
+
+	}
+
 	/**
 	 * Overrides for one service's pool ({@code dualmap.pools.<service>.*}); an unset
 	 * value is the global one.
@@ -571,6 +599,7 @@ public class DualMapProperties {
 
 	}
 
+	/** Time-to-first-token objectives. */
 	public static class Slo {
 
 		/** TTFT objective of a request that names none. */

@@ -57,6 +57,16 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void keepAliveReadsAreOnUnlessTurnedOff() {
+		this.runner.run(context -> assertThat(context).hasBean("dualMapKeepAliveReads")
+			.getBean(DualMapProperties.class)
+			.extracting(p -> p.getServer().isKeepAliveReads())
+			.isEqualTo(true));
+		this.runner.withPropertyValues("dualmap.server.keep-alive-reads=false")
+			.run(context -> assertThat(context).doesNotHaveBean("dualMapKeepAliveReads"));
+	}
+
+	@Test
 	void propertiesReachTheSchedulerSettings() {
 		this.runner
 			.withPropertyValues("dualmap.switch-factor=0.7", "dualmap.switch-hit-charge=0.5",
