@@ -3,6 +3,7 @@ package io.github.dualmap.overhead;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
+import io.github.dualmap.gateway.KeepAliveReads;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
@@ -36,7 +37,7 @@ final class InstantBackend implements AutoCloseable {
 	private final DisposableServer server;
 
 	InstantBackend() {
-		this.server = HttpServer.create()
+		this.server = KeepAliveReads.install(HttpServer.create())
 			.host("127.0.0.1")
 			.port(0)
 			.route(routes -> routes.post("/v1/chat/completions", InstantBackend::complete)

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.github.dualmap.gateway.KeepAliveReads;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -26,7 +27,7 @@ final class StubEngine {
 	private final DisposableServer server;
 
 	StubEngine() {
-		this.server = HttpServer.create()
+		this.server = KeepAliveReads.install(HttpServer.create())
 			.host("127.0.0.1")
 			.port(0)
 			.route(routes -> routes.post("/v1/chat/completions", this::complete)

@@ -123,7 +123,7 @@ final class StubEngine {
 
 	StubEngine(String name) {
 		this.name = name;
-		this.server = HttpServer.create()
+		this.server = KeepAliveReads.install(HttpServer.create())
 			.host("127.0.0.1")
 			.port(0)
 			.channelGroup(this.connections)
