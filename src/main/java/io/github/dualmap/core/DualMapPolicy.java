@@ -1,6 +1,8 @@
 package io.github.dualmap.core;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
@@ -66,6 +68,12 @@ public final class DualMapPolicy implements RoutingPolicy {
 		Candidates cands = rings.candidates(key);
 		InstanceState a = accepting(pool, cands.first());
 		InstanceState b = accepting(pool, cands.second());
+		if (variant == Variant.DIRECTORY) {
+			Decision d = withDirectory(request, pool, blocks, a, b);
+			if (d != null) {
+				return d;
+			}
+		}
 		if (a == null && b == null) {
 			String id = rings.walk(0, key, other -> accepting(pool, other) != null);
 			InstanceState s = id == null ? null : pool.instance(id);
@@ -103,6 +111,57 @@ public final class DualMapPolicy implements RoutingPolicy {
 			Placement third = thirdChoice(pool, rings, key, cands, blocks, Math.min(pa.rank(), pb.rank()));
 			if (third != null) {
 				return third.decide(Reason.THIRD_CHOICE);
+			}
+		}
+		return chosen.decide(reason);
+	}
+
+	/**
+	 * The choice among the ring candidates and the instance the prefix directory names
+	 * for the request's longest recorded prefix, when that instance accepts work and is
+	 * neither candidate; {@code null} otherwise (the two-candidate choice applies). The
+	 * same rules over three: most cached tokens (by each one's shadow index), then the
+	 * lower estimate, then ring order; the SLO switch to the other with the lowest
+	 * estimate plus the charge for the cached prefix it gives up.
+	 */
+	private @Nullable Decision withDirectory(RoutingRequest request, InstancePool pool, PromptBlocks blocks,
+			@Nullable InstanceState a, @Nullable InstanceState b) {
+		String owner = pool.directory().owner(blocks.chain());
+		InstanceState d = owner == null ? null : accepting(pool, owner);
+		if (d == null || d == a || d == b) {
+			return null;
+		}
+		List<Placement> options = new ArrayList<>(3);
+		if (a != null) {
+			options.add(place(pool, a, blocks));
+		}
+		if (b != null && b != a) {
+			options.add(place(pool, b, blocks));
+		}
+		Placement pd = place(pool, d, blocks);
+		options.add(pd);
+		Placement chosen = options.get(0);
+		for (Placement p : options) {
+			if (p.cachedTokens() > chosen.cachedTokens()
+					|| (p.cachedTokens() == chosen.cachedTokens() && p.rank() < chosen.rank())) {
+				chosen = p;
+			}
+		}
+		Reason reason = chosen == pd ? Reason.DIRECTORY : Reason.AFFINITY;
+		long slo = request.sloTtftNanos() > 0 ? request.sloTtftNanos() : settings.defaultSloNanos();
+		if (chosen.rank() > settings.switchFactor() * slo) {
+			Placement best = null;
+			long bestCost = Long.MAX_VALUE;
+			for (Placement p : options) {
+				long cost = p == chosen ? Long.MAX_VALUE : p.rank() + lostHitNanos(pool, chosen, p);
+				if (cost < bestCost) {
+					best = p;
+					bestCost = cost;
+				}
+			}
+			if (best != null && bestCost < chosen.rank()) {
+				reason = pool.isHotspot(chosen.instance()) ? Reason.HOTSPOT : Reason.SLO_SWITCH;
+				chosen = best;
 			}
 		}
 		return chosen.decide(reason);
@@ -190,7 +249,12 @@ public final class DualMapPolicy implements RoutingPolicy {
 		 */
 		LEAST_LOADED("dualmap-least-loaded"),
 		/** {@link #FULL} with the bounded third choice always on. */
-		THIRD_CHOICE("dualmap-third-choice");
+		THIRD_CHOICE("dualmap-third-choice"),
+		/**
+		 * {@link #FULL} with a third candidate from the pool's prefix directory: the
+		 * instance last sent the request's longest recorded prefix, wherever it is.
+		 */
+		DIRECTORY("dualmap-directory");
 
 		private final String policyName;
 
@@ -204,11 +268,11 @@ public final class DualMapPolicy implements RoutingPolicy {
 		}
 
 		boolean rebalances() {
-			return this == FULL || this == THIRD_CHOICE;
+			return this == FULL || this == THIRD_CHOICE || this == DIRECTORY;
 		}
 
 		boolean switchesOnSlo() {
-			return this == FULL || this == NO_REBALANCE || this == THIRD_CHOICE;
+			return this == FULL || this == NO_REBALANCE || this == THIRD_CHOICE || this == DIRECTORY;
 		}
 
 		/** The variant registered as {@code name}. */

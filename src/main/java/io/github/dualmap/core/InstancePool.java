@@ -43,6 +43,11 @@ public final class InstancePool {
 
 	private final PoolBacklog backlog;
 
+	/** Created by the first policy that asks for it ({@link #directory()}). */
+	private volatile @Nullable PrefixDirectory directory;
+
+	private final AtomicLong directoryRecords = new AtomicLong();
+
 	public InstancePool(String name, SchedulerSettings settings, NanoClock clock) {
 		this.name = name;
 		this.settings = settings;
@@ -71,6 +76,57 @@ public final class InstancePool {
 
 	public TtftEstimator estimator() {
 		return estimator;
+	}
+
+	/**
+	 * The pool's prefix directory, created on first use: a pool whose policy never asks
+	 * for it neither keeps nor feeds one. It learns every release from then on (this
+	 * router's, and with replica sync its peers', {@link #recordElsewhere}), bounded by
+	 * the sum of the instances' shadow index capacities.
+	 */
+	public PrefixDirectory directory() {
+		PrefixDirectory d = this.directory;
+		if (d == null) {
+			synchronized (this) {
+				d = this.directory;
+				if (d == null) {
+					d = new PrefixDirectory(shadowCapacityBlocks());
+					this.directory = d;
+				}
+			}
+		}
+		return d;
+	}
+
+	private int shadowCapacityBlocks() {
+		long sum = 0;
+		for (InstanceState s : ordered) {
+			sum += s.shadow().capacityBlocks();
+		}
+		return (int) Math.min(Integer.MAX_VALUE, Math.max(1, sum));
+	}
+
+	private void recordInDirectory(long[] chain, String instanceId) {
+		PrefixDirectory d = this.directory;
+		if (d == null) {
+			return;
+		}
+		// The shadow indexes follow membership and the engines' scraped KV capacity:
+		// the bound follows them now and then, not on every record.
+		if ((directoryRecords.getAndIncrement() & 255) == 0) {
+			d.capacity(shadowCapacityBlocks());
+		}
+		d.record(chain, instanceId);
+	}
+
+	/**
+	 * A release another router replica made to {@code s}, as replica sync reports it:
+	 * into {@code s}'s shadow index and the prefix directory (when there is one), as this
+	 * router's own releases go.
+	 */
+	public void recordElsewhere(InstanceState s, long[] chain) {
+		s.shadow().record(chain);
+		recordInDirectory(chain, s.id());
 	}
 
 	public HotPrefixTable hotPrefixes() {
@@ -282,6 +338,7 @@ public final class InstancePool {
 			s.estimatedHitTokens.addAndGet(decision.cachedTokens());
 			s.estimatedPromptTokens.addAndGet(blocks.promptTokens());
 			s.shadow().record(blocks.chain());
+			recordInDirectory(blocks.chain(), s.id());
 		}
 		backlog.observeRequestTokens(uncached);
 		return new Dispatch(s, uncached, ahead, clock.nanos());

@@ -30,6 +30,11 @@ public enum Reason {
 	/** A bounded third choice beyond the two candidates, when both would miss the SLO. */
 	THIRD_CHOICE("third-choice"),
 	/**
+	 * Neither ring candidate: the instance the prefix directory says holds the longer
+	 * cached prefix ({@code dualmap-directory}).
+	 */
+	DIRECTORY("directory"),
+	/**
 	 * A load-only decision of a baseline policy, or of any policy for an unparsed body.
 	 */
 	LOAD("load"),

@@ -157,7 +157,7 @@ public final class ReplicaSync implements DualMapListener {
 				continue;
 			}
 			if (r.chain().length > 0) {
-				state.shadow().record(r.chain());
+				pool.pool().recordElsewhere(state, r.chain());
 			}
 			if (r.response() != null) {
 				stored.record(r.service(), r.response(), r.instance());

@@ -115,7 +115,7 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	// The hotspot step of the policy and the queue's migration are one mechanism in the
 	// paper (rebalancing): an ablation without one runs without the other.
 	private static boolean migrates(String name) {
-		return name.equals("dualmap") || name.equals("dualmap-third-choice");
+		return name.equals("dualmap") || name.equals("dualmap-third-choice") || name.equals("dualmap-directory");
 	}
 
 	public RoutingPolicy create(SchedulerSettings settings) {

@@ -439,7 +439,7 @@ public final class Simulation {
 		for (int r = 0; r < pools.length; r++) {
 			InstanceState state = r == routerOf[i] ? null : pools[r].instance(instanceId);
 			if (state != null) {
-				state.shadow().record(chain);
+				pools[r].recordElsewhere(state, chain);
 			}
 		}
 	}

@@ -88,6 +88,102 @@ class DualMapPolicyTests {
 		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
 	}
 
+	/** An instance that is neither ring candidate of {@code r}. */
+	private static String offThePair(InstancePool pool, RoutingRequest r) {
+		Candidates c = candidates(pool, r);
+		return pool.instances()
+			.stream()
+			.map(InstanceState::id)
+			.filter(id -> !id.equals(c.first()) && !id.equals(c.second()))
+			.findFirst()
+			.orElseThrow();
+	}
+
+	/** Sends {@code r} to {@code id} and finishes it: cached there, no load left. */
+	private static void served(InstancePool pool, String id, RoutingRequest r) {
+		pool.dispatch(r, new Decision(id, Reason.SLO_SWITCH, 0, r.blocks().promptTokens(), -1)).finish();
+	}
+
+	@Test
+	void directoryFindsAConversationWhereverItsEarlierTurnWent() {
+		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
+		DualMapPolicy directory = new DualMapPolicy(Variant.DIRECTORY, pool.settings());
+		DualMapPolicy full = DualMapPolicy.of(pool.settings());
+		RoutingRequest turn1 = request(61, 62, 63);
+		RoutingRequest turn2 = request(61, 62, 63, 64);
+		String elsewhere = offThePair(pool, turn2);
+		// Released before any policy asked for the directory: not in it.
+		served(pool, elsewhere, turn1);
+		assertThat(pool.directory().owner(turn2.blocks().chain())).isNull();
+		served(pool, elsewhere, turn1);
+		assertThat(pool.directory().owner(turn2.blocks().chain())).isEqualTo(elsewhere);
+		Decision d = directory.choose(turn2, pool);
+		assertThat(d.instanceId()).isEqualTo(elsewhere);
+		assertThat(d.reason()).isEqualTo(Reason.DIRECTORY);
+		assertThat(d.cachedTokens()).isEqualTo(3 * 64);
+		// The full policy knows only the pair.
+		assertThat(full.choose(turn2, pool).instanceId()).isIn(candidates(pool, turn2).first(),
+				candidates(pool, turn2).second());
+		// The directory's instance stops taking work: the pair again.
+		pool.instance(elsewhere).draining(true);
+		Decision drained = directory.choose(turn2, pool);
+		assertThat(drained.instanceId()).isNotEqualTo(elsewhere);
+		assertThat(drained.reason()).isEqualTo(Reason.AFFINITY);
+	}
+
+	@Test
+	void directoryCandidateWinsOnlyByALongerCachedPrefixAndGivesWayToTheSloSwitch() {
+		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
+		DualMapPolicy policy = new DualMapPolicy(Variant.DIRECTORY, pool.settings());
+		pool.directory();
+		RoutingRequest r = request(71, 72, 73, 74);
+		Candidates c = candidates(pool, r);
+		String elsewhere = offThePair(pool, r);
+		served(pool, elsewhere, request(71, 72));
+		// A candidate holds more: it wins, by affinity.
+		cache(pool, c.second(), r);
+		Decision longer = policy.choose(r, pool);
+		assertThat(longer.instanceId()).isEqualTo(c.second());
+		assertThat(longer.reason()).isEqualTo(Reason.AFFINITY);
+		// The directory's instance holds more, but is past the switch budget: the
+		// faster candidate, net of the prefix it gives up.
+		RoutingRequest deeper = request(71, 72, 73, 74, 75);
+		served(pool, elsewhere, deeper);
+		InstancePool.Dispatch busy = load(pool, elsewhere, 150_000);
+		Decision switched = policy.choose(deeper, pool);
+		assertThat(switched.instanceId()).isEqualTo(c.second());
+		assertThat(switched.reason()).isEqualTo(Reason.SLO_SWITCH);
+		busy.finish();
+		Decision back = policy.choose(deeper, pool);
+		assertThat(back.instanceId()).isEqualTo(elsewhere);
+		assertThat(back.reason()).isEqualTo(Reason.DIRECTORY);
+	}
+
+	@Test
+	void directoryOwnerOnTheRingPairLeavesTheTwoCandidateChoice() {
+		InstancePool pool = pool(settings().build(), 6);
+		DualMapPolicy policy = new DualMapPolicy(Variant.DIRECTORY, pool.settings());
+		pool.directory();
+		RoutingRequest r = request(81, 82);
+		Candidates c = candidates(pool, r);
+		served(pool, c.second(), r);
+		Decision d = policy.choose(r, pool);
+		assertThat(d.instanceId()).isEqualTo(c.second());
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+	}
+
+	@Test
+	void directoryLearnsOtherReplicasReleasesAndIsBoundedByTheShadowIndexes() {
+		InstancePool pool = pool(settings().shadowCapacityTokens(64 * 10).build(), 3);
+		PrefixDirectory directory = pool.directory();
+		assertThat(directory.capacity()).isEqualTo(3 * 10);
+		InstanceState s = pool.instances().get(1);
+		long[] chain = { 91, 92, 93 };
+		pool.recordElsewhere(s, chain);
+		assertThat(directory.owner(chain)).isEqualTo(s.id());
+		assertThat(s.shadow().peekMatchedBlocks(chain)).isEqualTo(3);
+	}
+
 	@Test
 	void sloSwitchFiresUnderLoadAndGoesBackWhenLoadDrops() {
 		// No hotspot by load, to see the switch on its own.

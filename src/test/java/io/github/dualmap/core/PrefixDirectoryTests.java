@@ -1,0 +1,108 @@
+package io.github.dualmap.core;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class PrefixDirectoryTests {
+
+	@Test
+	void ownerOfTheDeepestRecordedBlockAndTheLatestRecordWins() {
+		PrefixDirectory d = new PrefixDirectory(100);
+		assertThat(d.owner(new long[] { 1, 2, 3 })).isNull();
+		d.record(new long[] { 1, 2 }, "a");
+		d.record(new long[] { 1, 2, 3, 4 }, "b");
+		assertThat(d.owner(new long[] { 1, 2, 3, 4, 5 })).isEqualTo("b");
+		assertThat(d.owner(new long[] { 1 })).isEqualTo("b");
+		d.record(new long[] { 1, 2 }, "a");
+		// Block 2 went to a last, blocks 3 and 4 only to b: b holds the longer prefix.
+		assertThat(d.owner(new long[] { 1, 2, 3 })).isEqualTo("b");
+		assertThat(d.owner(new long[] { 1, 2, 9 })).isEqualTo("a");
+		assertThat(d.owner(new long[] { 7, 8 })).isNull();
+		assertThat(d.owner(new long[0])).isNull();
+		assertThat(d.size()).isEqualTo(4);
+	}
+
+	@Test
+	void evictsTheLeastRecentlyRecordedTailsFirst() {
+		PrefixDirectory d = new PrefixDirectory(4);
+		d.record(new long[] { 1, 2, 3 }, "a");
+		d.record(new long[] { 7, 8 }, "b");
+		// Blocks 3 then 2 were the eldest: a keeps its head.
+		assertThat(d.size()).isEqualTo(4);
+		assertThat(d.owner(new long[] { 1, 2, 3 })).isEqualTo("a");
+		assertThat(d.owner(new long[] { 7, 8 })).isEqualTo("b");
+		d.capacity(2);
+		assertThat(d.capacity()).isEqualTo(2);
+		assertThat(d.owner(new long[] { 1 })).isNull();
+		assertThat(d.owner(new long[] { 7, 8 })).isEqualTo("b");
+		assertThatIllegalArgumentException().isThrownBy(() -> d.capacity(0)).withMessageContaining("capacity");
+		assertThatIllegalArgumentException().isThrownBy(() -> new PrefixDirectory(-1));
+	}
+
+	/**
+	 * Chained block hashes (each covers the blocks before it), random conversations
+	 * extending each other, a small bound: bisection finds what walking the chain block
+	 * by block finds.
+	 */
+	@Property(tries = 300)
+	void bisectionAgreesWithAWalkOverChainedHashes(
+			@ForAll @Size(min = 1, max = 60) List<@IntRange(min = 0, max = 999) Integer> steps,
+			@ForAll @IntRange(min = 1, max = 40) int capacity) {
+		PrefixDirectory d = new PrefixDirectory(capacity);
+		List<long[]> chains = new ArrayList<>();
+		for (int step : steps) {
+			long[] chain;
+			if (chains.isEmpty() || step % 3 == 0) {
+				chain = chained(null, step, 1 + step % 5);
+			}
+			else {
+				long[] base = chains.get(step % chains.size());
+				chain = chained(base, step, 1 + step % 4);
+			}
+			chains.add(chain);
+			String owner = d.owner(chain);
+			assertThat(owner).isEqualTo(walk(d, chain));
+			d.record(chain, "i" + step % 4);
+		}
+		for (long[] chain : chains) {
+			assertThat(d.owner(chain)).isEqualTo(walk(d, chain));
+		}
+	}
+
+	/**
+	 * {@code base} (a prefix of some length by {@code seed}) plus {@code more} blocks.
+	 */
+	private static long[] chained(long[] base, int seed, int more) {
+		int keep = base == null ? 0 : 1 + seed % base.length;
+		long[] chain = new long[keep + more];
+		long h = 17;
+		for (int i = 0; i < chain.length; i++) {
+			h = i < keep ? base[i] : h * 31 + seed * 1_000_003L + i;
+			chain[i] = h;
+		}
+		return chain;
+	}
+
+	/** The owner found by walking the chain from its head while blocks are known. */
+	private static String walk(PrefixDirectory d, long[] chain) {
+		String owner = null;
+		for (long block : chain) {
+			String o = d.owner(new long[] { block });
+			if (o == null) {
+				break;
+			}
+			owner = o;
+		}
+		return owner;
+	}
+
+}
