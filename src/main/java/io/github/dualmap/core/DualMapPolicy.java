@@ -224,6 +224,18 @@ public final class DualMapPolicy implements RoutingPolicy {
 		return s != null && s.acceptsNewWork() ? s : null;
 	}
 
+	/**
+	 * The directory variant has its pool keep a directory from the first membership on,
+	 * so it learns every release, also those no decision of this policy made (a retry
+	 * placed off the failed instances, a pinned continuation).
+	 */
+	@Override
+	public void onMembershipChanged(InstancePool pool) {
+		if (variant == Variant.DIRECTORY) {
+			pool.directory();
+		}
+	}
+
 	@Override
 	public String toString() {
 		return "DualMapPolicy[" + variant.policyName() + "]";

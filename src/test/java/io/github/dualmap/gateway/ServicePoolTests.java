@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.sun.net.httpserver.HttpServer;
+import io.github.dualmap.core.Candidates;
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.DualHashRing;
 import io.github.dualmap.core.InstanceState;
@@ -119,6 +120,31 @@ class ServicePoolTests {
 		assertThat(pool.queues().releases()).isEqualTo(2);
 		assertThat(pool.isIdle("a")).isTrue();
 		assertThat(pool.pool().instance("a").inFlight()).isZero();
+	}
+
+	@Test
+	void withTheDirectoryANextTurnFollowsARetryOffItsRingPair() {
+		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
+				"dualmap-directory", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock)
+			.pool("llm");
+		members(pool, "a", "b", "c", "d", "e", "f");
+		String history = ("System prompt of a long conversation. ").repeat(40);
+		RoutingRequest turn1 = new RoutingRequest("t1", this.hasher.ofText("m", history + " first question"),
+				WAIT.toNanos(), this.now.get());
+		Candidates pair = pool.pool().rings().candidates(pool.pool().routingKey(turn1.blocks()));
+		// Its try on the pair failed to connect: the retry goes elsewhere.
+		RoutedAttempt retried = pool.submit(turn1, true, Set.of(pair.first(), pair.second()), true).block(WAIT);
+		assertThat(retried.instanceId()).isNotIn(pair.first(), pair.second());
+		retried.firstByte(true);
+		retried.complete(HttpStatus.OK);
+		// The next turn's pair is the same; the directory knows where its history went.
+		RoutingRequest turn2 = new RoutingRequest("t2",
+				this.hasher.ofText("m", history + " first question and its answer, then a second question"),
+				WAIT.toNanos(), this.now.get());
+		RoutedAttempt next = now(pool, turn2);
+		assertThat(next.instanceId()).isEqualTo(retried.instanceId());
+		assertThat(next.decision().reason()).isEqualTo(Reason.DIRECTORY);
+		assertThat(next.decision().cachedTokens()).isPositive();
 	}
 
 	@Test
