@@ -2,7 +2,10 @@ package io.github.dualmap.gateway;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,6 +22,7 @@ import java.util.regex.Pattern;
 import java.util.zip.DeflaterOutputStream;
 import java.util.zip.GZIPOutputStream;
 
+import io.github.dualmap.RawHttp;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -32,6 +36,7 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
@@ -69,6 +74,9 @@ class DualMapGatewayIntegrationTests {
 
 	@Autowired
 	WebTestClient client;
+
+	@LocalServerPort
+	int port;
 
 	@Autowired
 	DualMapRegistry registry;
@@ -436,6 +444,34 @@ class DualMapGatewayIntegrationTests {
 		EntityExchangeResult<byte[]> bad = post("/v1/responses", "{\"input\":\"x\",\"previous_response_id\":7}");
 		assertThat(bad.getStatus().value()).isEqualTo(400);
 		assertThat(new String(bad.getResponseBodyContent(), StandardCharsets.UTF_8)).contains("previous_response_id");
+	}
+
+	/**
+	 * A kept-alive connection is still read after a pipelined request the gateway
+	 * answered at once (a 404 held behind a proxied completion): without
+	 * {@link KeepAliveReads} the third request on the connection is never read
+	 * (reactor/reactor-netty#4361).
+	 */
+	@Test
+	@Order(10)
+	void connectionIsReadAfterAPipelinedRequestAnsweredAtOnce() throws Exception {
+		String chat = chat(systemPrompt("pipelining"), "hi", false);
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress("127.0.0.1", this.port), 5_000);
+			socket.setSoTimeout(10_000);
+			OutputStream out = socket.getOutputStream();
+			InputStream in = socket.getInputStream();
+			out.write((RawHttp.post("/v1/chat/completions", chat) + RawHttp.get("/nowhere"))
+				.getBytes(StandardCharsets.US_ASCII));
+			out.flush();
+			assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200").contains("x-dualmap-instance");
+			assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 404");
+			for (String path : new String[] { "/actuator/health", "/nowhere", "/actuator/health" }) {
+				out.write(RawHttp.get(path).getBytes(StandardCharsets.US_ASCII));
+				out.flush();
+				assertThat(RawHttp.readResponse(in)).as(path).startsWith("HTTP/1.1 ");
+			}
+		}
 	}
 
 	@Test
