@@ -198,7 +198,18 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 */
 	public record Pool(String service, String policy, String dispatchMode, long sloTtftMs, Dispatch dispatch, int size,
 			int accepting, long ringRebuilds, double loadCv, double meanPendingTokens, TtftModel ttftModel, Queue queue,
-			List<Instance> instances, List<HotPrefix> hotPrefixes, List<String> warnings) {
+			List<Instance> instances, List<HotPrefix> hotPrefixes, @Nullable Directory directory,
+			List<String> warnings) {
+
+	}
+
+	/**
+	 * The pool's prefix directory ({@code dualmap-directory}).
+	 *
+	 * @param blocks block hashes it knows an instance for
+	 * @param capacityBlocks its bound: the sum of the shadow indexes' capacities
+	 */
+	public record Directory(int blocks, int capacityBlocks) {
 
 	}
 

@@ -19,6 +19,7 @@ import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.PrefixDirectory;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.gateway.DualMapListener;
 import io.github.dualmap.gateway.DualMapRegistry;
@@ -144,6 +145,14 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			Gauge.builder("dualmap.instances", pool, InstancePool::size)
 				.tags(tags)
 				.description("Instances on the rings")
+				.strongReference(true)
+				.register(this.meters);
+			Gauge.builder("dualmap.directory.blocks", pool, p -> {
+				PrefixDirectory d = p.directoryIfKept();
+				return d == null ? 0 : d.size();
+			})
+				.tags(tags)
+				.description("Block hashes the pool's prefix directory knows an instance for (0 without one)")
 				.strongReference(true)
 				.register(this.meters);
 			FunctionCounter.builder("dualmap.ring.rebuilds", pool, InstancePool::ringRebuilds)

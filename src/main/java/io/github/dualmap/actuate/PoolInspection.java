@@ -17,6 +17,7 @@ import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.HotPrefixTable;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.PrefixDirectory;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.SchedulerSettings;
@@ -93,7 +94,12 @@ final class PoolInspection {
 		return new DualMapDescriptor.Pool(service.serviceId(), service.policyName(), queueSettings.mode().value(),
 				DualMapDescriptor.millis(settings.defaultSloNanos()), DualMapDescriptor.Dispatch.of(queueSettings),
 				states.size(), accepting, pool.ringRebuilds(), pool.loadCv(), pool.meanPendingTokens(), model,
-				queue(service), List.copyOf(instances), List.copyOf(hot), List.copyOf(warnings));
+				queue(service), List.copyOf(instances), List.copyOf(hot), directory(pool), List.copyOf(warnings));
+	}
+
+	static DualMapDescriptor.@Nullable Directory directory(InstancePool pool) {
+		PrefixDirectory d = pool.directoryIfKept();
+		return d == null ? null : new DualMapDescriptor.Directory(d.size(), d.capacity());
 	}
 
 	static DualMapDescriptor.Queue queue(ServicePool service) {

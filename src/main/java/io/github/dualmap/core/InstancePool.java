@@ -98,6 +98,11 @@ public final class InstancePool {
 		return d;
 	}
 
+	/** The prefix directory if this pool keeps one, without creating it. */
+	public @Nullable PrefixDirectory directoryIfKept() {
+		return this.directory;
+	}
+
 	private int shadowCapacityBlocks() {
 		long sum = 0;
 		for (InstanceState s : ordered) {

@@ -100,6 +100,8 @@ class DualMapMetersTests {
 			.count()).isEqualTo(3);
 		assertThat(this.meters.get("dualmap.ttft").tags("service", "llm", "instance", home).timer().count())
 			.isEqualTo(3);
+		// The pool's policy keeps no prefix directory.
+		assertThat(this.meters.get("dualmap.directory.blocks").tags("service", "llm").gauge().value()).isZero();
 		assertThat(this.meters.get("dualmap.slo")
 			.tags("service", "llm", "class", "default", "outcome", "within")
 			.counter()

@@ -4,11 +4,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.InstanceBreakers;
@@ -19,6 +22,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.cloud.client.ServiceInstance;
+import org.springframework.http.HttpStatus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -100,6 +104,27 @@ class PoolInspectionTests {
 		assertThat(PoolInspection.instance(this.pool, s).engine().ageMs()).isEqualTo(3);
 		s.updateEngine(new EngineSnapshot(this.now.get() + 4_000_000, 0, 1, 0.25, 100, 40, 0));
 		assertThat(PoolInspection.instance(this.pool, s).engine().ageMs()).isZero();
+	}
+
+	@Test
+	void theDirectoryIsShownOnlyForAPoolThatKeepsOne() {
+		List<ServiceInstance> members = List.of(
+				new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
+				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of()));
+		this.pool.updateMembership(members);
+		assertThat(PoolInspection.inspect(this.pool).directory()).isNull();
+		ServicePool directory = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap-directory", List.of("llm"),
+				"dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock)
+			.pool("llm");
+		directory.updateMembership(members);
+		DualMapDescriptor.Directory empty = PoolInspection.inspect(directory).directory();
+		assertThat(empty.blocks()).isZero();
+		int perInstance = directory.pool().instances().get(0).shadow().capacityBlocks();
+		assertThat(empty.capacityBlocks()).isEqualTo(2 * perInstance);
+		RoutingRequest r = new RoutingRequest("r", PrefixHasher.ofDefaults().ofText("m", "hello ".repeat(200)),
+				Duration.ofSeconds(5).toNanos(), this.now.get());
+		directory.submit(r, false, Set.of(), false).block(Duration.ofSeconds(5)).complete(HttpStatus.OK);
+		assertThat(PoolInspection.inspect(directory).directory().blocks()).isEqualTo(r.blocks().chain().length);
 	}
 
 }
