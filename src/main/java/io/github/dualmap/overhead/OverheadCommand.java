@@ -4,11 +4,13 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import io.github.dualmap.core.DualMapPolicy;
 import io.github.dualmap.sim.ConsoleCommand;
 import io.github.dualmap.sim.GatewayProperties;
 import org.jspecify.annotations.Nullable;
@@ -49,10 +51,8 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 	 */
 	private static final Map<String, String> DECIDED_BY_OVERHEAD = Map.of("dualmap.dispatch.mode", "--dispatch-mode",
 			"dualmap.pools.pool.dispatch.mode", "--dispatch-mode", "dualmap.enabled",
-			"the comparison (the dualmap-gateway row runs DualMap)", "dualmap.policy",
-			"the comparison (the dualmap-gateway row runs DualMap)", "dualmap.pools.pool.policy",
-			"the comparison (the dualmap-gateway row runs DualMap)", "dualmap.services",
-			"the backends overhead starts");
+			"the comparison (the dualmap-gateway row runs DualMap)", "dualmap.policy", "--policy",
+			"dualmap.pools.pool.policy", "--policy", "dualmap.services", "the backends overhead starts");
 
 	private static final JsonMapper JSON = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
 
@@ -85,6 +85,11 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 	@Option(names = "--dispatch-mode", defaultValue = "queue",
 			description = "the DualMap gateway's dualmap.dispatch.mode (default ${DEFAULT-VALUE})")
 	String dispatchMode;
+
+	@Option(names = "--policy", defaultValue = "dualmap",
+			description = "the DualMap gateway's dualmap.policy, one of the DualMap family, e.g. dualmap-directory "
+					+ "(default ${DEFAULT-VALUE})")
+	String policy;
 
 	@Option(names = "--set", paramLabel = "PROPERTY=VALUE",
 			description = "a dualmap.* property of the DualMap gateway, repeatable, e.g. "
@@ -168,6 +173,13 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 			throw new IllegalArgumentException(
 					"--dispatch-mode must be queue or pass-through but was '" + this.dispatchMode + "'");
 		}
+		List<String> family = Arrays.stream(DualMapPolicy.Variant.values())
+			.map(DualMapPolicy.Variant::policyName)
+			.toList();
+		if (!family.contains(this.policy)) {
+			throw new IllegalArgumentException(
+					"--policy must be one of " + String.join(", ", family) + " but was '" + this.policy + "'");
+		}
 		// Bound as the gateway will bind them, so a bad one is one line before any
 		// backend or gateway starts, not Spring's startup failure after.
 		GatewayProperties.bind(this.set, "overhead", DECIDED_BY_OVERHEAD);
@@ -208,7 +220,8 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 				.add("spring.cloud.discovery.client.simple.instances.pool[" + i + "].uri=" + pool.get(i).baseUrl());
 		}
 		if (dualMap) {
-			properties.addAll(List.of("dualmap.services=pool", "dualmap.dispatch.mode=" + this.dispatchMode));
+			properties.addAll(List.of("dualmap.services=pool", "dualmap.dispatch.mode=" + this.dispatchMode,
+					"dualmap.policy=" + this.policy));
 			properties.addAll(this.set);
 		}
 		else {
@@ -272,9 +285,9 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 			StringBuilder sb = new StringBuilder();
 			sb.append(String.format(Locale.ROOT,
 					"%d backends, %d requests x %d rounds per path, %d in flight, %d-char prompts, %s, "
-							+ "DualMap dispatch %s (medians over rounds)%n%n",
+							+ "DualMap %s, dispatch %s (medians over rounds)%n%n",
 					c.backends, c.requests, c.rounds, c.concurrency, c.promptChars, c.stream ? "streamed" : "JSON",
-					c.dispatchMode));
+					c.policy, c.dispatchMode));
 			sb.append("| path | throughput (req/s) | p50 (ms) | p90 (ms) | p99 (ms) | CPU / request (us) | errors |\n");
 			sb.append("|---|---:|---:|---:|---:|---:|---:|\n");
 			for (Row r : this.rows) {
@@ -304,6 +317,7 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 			out.put("prompt_chars", c.promptChars);
 			out.put("stream", c.stream);
 			out.put("dispatch_mode", c.dispatchMode);
+			out.put("policy", c.policy);
 			List<Map<String, Object>> paths = new ArrayList<>();
 			for (Row r : this.rows) {
 				Map<String, Object> p = new LinkedHashMap<>();

@@ -31,7 +31,7 @@ class OverheadCommandTests {
 	@Test
 	void everyPathAnswersEveryRequestAndTheReportHasItsShape() {
 		int code = run("--requests", "40", "--rounds", "2", "--concurrency", "4", "--backends", "2", "--prompt-chars",
-				"600", "--prompts", "4", "--stream", "--out", this.dir.toString());
+				"600", "--prompts", "4", "--stream", "--policy", "dualmap-directory", "--out", this.dir.toString());
 		assertThat(code).as(this.err.toString()).isZero();
 		String table = this.out.toString();
 		assertThat(table).contains("| path | throughput (req/s) | p50 (ms)")
@@ -42,6 +42,7 @@ class OverheadCommandTests {
 		JsonNode json = JsonMapper.builder().build().readTree(this.dir.resolve(OverheadCommand.JSON_FILE).toFile());
 		assertThat(json.get("rounds").asInt()).isEqualTo(2);
 		assertThat(json.get("stream").asBoolean()).isTrue();
+		assertThat(json.get("policy").asString()).isEqualTo("dualmap-directory");
 		assertThat(json.get("paths")).hasSize(3);
 		for (JsonNode p : json.get("paths")) {
 			assertThat(p.get("errors").asLong()).as(p.get("name").asString()).isZero();
@@ -69,6 +70,10 @@ class OverheadCommandTests {
 		assertThat(this.err.toString()).contains("--requests must be > 0 but was 0");
 		assertThat(run("--dispatch-mode", "later")).isEqualTo(2);
 		assertThat(this.err.toString()).contains("--dispatch-mode must be queue or pass-through");
+		assertThat(run("--policy", "round-robin")).isEqualTo(2);
+		assertThat(this.err.toString()).contains("--policy must be one of dualmap, ")
+			.contains("dualmap-directory")
+			.contains("but was 'round-robin'");
 	}
 
 	@Test
@@ -80,6 +85,7 @@ class OverheadCommandTests {
 				{ "dualmap.pools.pool.dispatch.mode=queue", "--set dualmap.pools.pool.dispatch.mode is decided by" },
 				{ "dualmap.Dispatch.Mode=queue", "--set dualmap.Dispatch.Mode is decided by --dispatch-mode" },
 				{ "dualmap.services=other", "--set dualmap.services is decided by" },
+				{ "dualmap.policy=least-loaded", "--set dualmap.policy is decided by --policy" },
 				{ "dualmap.services[0]=other", "--set dualmap.services[0] is decided by" } }) {
 			this.err.getBuffer().setLength(0);
 			assertThat(run(concat(small, "--set", refused[0]))).as(refused[0]).isEqualTo(2);
