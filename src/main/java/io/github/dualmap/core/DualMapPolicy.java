@@ -208,7 +208,10 @@ public final class DualMapPolicy implements RoutingPolicy {
 	}
 
 	private boolean thirdChoiceEnabled() {
-		return variant == Variant.THIRD_CHOICE || (variant == Variant.FULL && settings.thirdChoice());
+		// dualmap-directory is the full policy plus the directory's candidate: it honours
+		// dualmap.third-choice as dualmap does.
+		return variant == Variant.THIRD_CHOICE
+				|| ((variant == Variant.FULL || variant == Variant.DIRECTORY) && settings.thirdChoice());
 	}
 
 	private Placement place(InstancePool pool, InstanceState s, PromptBlocks blocks) {

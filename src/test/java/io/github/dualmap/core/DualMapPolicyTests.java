@@ -160,6 +160,20 @@ class DualMapPolicyTests {
 	}
 
 	@Test
+	void directoryVariantHonoursTheThirdChoiceSettingAsTheFullPolicyDoes() {
+		SchedulerSettings on = settings().thirdChoice(true).build();
+		InstancePool pool = pool(on, 8);
+		RoutingRequest r = request(121, 122);
+		Candidates c = candidates(pool, r);
+		load(pool, c.first(), 300_000);
+		load(pool, c.second(), 300_000);
+		assertThat(DualMapPolicy.of(on).choose(r, pool).reason()).isEqualTo(Reason.THIRD_CHOICE);
+		DualMapPolicy directory = new DualMapPolicy(Variant.DIRECTORY, on);
+		directory.onMembershipChanged(pool);
+		assertThat(directory.choose(r, pool).reason()).isEqualTo(Reason.THIRD_CHOICE);
+	}
+
+	@Test
 	void directoryOwnerOnTheRingPairLeavesTheTwoCandidateChoice() {
 		InstancePool pool = pool(settings().build(), 6);
 		DualMapPolicy policy = new DualMapPolicy(Variant.DIRECTORY, pool.settings());
