@@ -30,8 +30,9 @@ public enum Reason {
 	/** A bounded third choice beyond the two candidates, when both would miss the SLO. */
 	THIRD_CHOICE("third-choice"),
 	/**
-	 * Neither ring candidate: the instance the prefix directory says holds the longer
-	 * cached prefix ({@code dualmap-directory}).
+	 * Neither ring candidate: the instance the prefix directory names for the prompt's
+	 * longest recorded prefix, chosen over the candidates by the same rule (more cached
+	 * tokens, then the lower estimate) ({@code dualmap-directory}).
 	 */
 	DIRECTORY("directory"),
 	/**

@@ -159,6 +159,34 @@ class DualMapPolicyTests {
 		assertThat(back.reason()).isEqualTo(Reason.DIRECTORY);
 	}
 
+	/**
+	 * The rule the published rows ran: a tie on the cache goes to the lower estimate, the
+	 * directory's instance included, as between two candidates.
+	 */
+	@Test
+	void directoryCandidateHoldingAsMuchAsTheCandidatesWinsOnlyByALowerEstimate() {
+		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
+		DualMapPolicy policy = new DualMapPolicy(Variant.DIRECTORY, pool.settings());
+		pool.directory();
+		// A shared system prompt: on both candidates, and last sent elsewhere.
+		RoutingRequest system = request(111, 112);
+		RoutingRequest r = request(111, 112, 113);
+		Candidates c = candidates(pool, r);
+		String elsewhere = offThePair(pool, r);
+		cache(pool, c.first(), system);
+		cache(pool, c.second(), system);
+		served(pool, elsewhere, system);
+		load(pool, c.first(), 500);
+		load(pool, c.second(), 600);
+		Decision lighter = policy.choose(r, pool);
+		assertThat(lighter.instanceId()).isEqualTo(elsewhere);
+		assertThat(lighter.reason()).isEqualTo(Reason.DIRECTORY);
+		load(pool, elsewhere, 700);
+		Decision heavier = policy.choose(r, pool);
+		assertThat(heavier.instanceId()).isEqualTo(c.first());
+		assertThat(heavier.reason()).isEqualTo(Reason.AFFINITY);
+	}
+
 	@Test
 	void directoryVariantHonoursTheThirdChoiceSettingAsTheFullPolicyDoes() {
 		SchedulerSettings on = settings().thirdChoice(true).build();
