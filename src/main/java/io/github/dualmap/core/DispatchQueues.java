@@ -637,6 +637,7 @@ public final class DispatchQueues {
 			prefillEstimates.add(q);
 		}
 		out.add(() -> {
+			pool.recordReleased(s, q.request());
 			policy.onDispatched(q.request(), d, pool);
 			try {
 				q.listener.released(q, d, dispatch);

@@ -125,6 +125,16 @@ public final class InstancePool {
 	}
 
 	/**
+	 * {@code request}'s release to {@code s} into the prefix directory, if there is one.
+	 */
+	void recordReleased(InstanceState s, RoutingRequest request) {
+		PromptBlocks blocks = request.blocks();
+		if (blocks != null) {
+			recordInDirectory(blocks.chain(), s.id());
+		}
+	}
+
+	/**
 	 * A release another router replica made to {@code s}, as replica sync reports it:
 	 * into {@code s}'s shadow index and the prefix directory (when there is one), as this
 	 * router's own releases go.
@@ -315,7 +325,7 @@ public final class InstancePool {
 
 	/**
 	 * Accounts a request sent to {@code decision.instanceId()} and records its blocks in
-	 * that instance's shadow index.
+	 * that instance's shadow index and in the prefix directory, if the pool keeps one.
 	 * @return the handle through which its first token and its end are reported, exactly
 	 * once each
 	 */
@@ -324,13 +334,18 @@ public final class InstancePool {
 		if (s == null) {
 			throw new IllegalArgumentException("instance '" + decision.instanceId() + "' is not in pool " + name);
 		}
-		return dispatch(request, decision, s, pendingTokens(s));
+		Dispatch d = dispatch(request, decision, s, pendingTokens(s));
+		recordReleased(s, request);
+		return d;
 	}
 
 	/**
 	 * Dispatch with an explicit count of tokens ahead of the request in the engine. The
 	 * dispatch queues use it: requests the router still holds (W) are not ahead of a
-	 * released request, so counting them would bias the calibration of tPrefill.
+	 * released request, so counting them would bias the calibration of tPrefill. It
+	 * leaves the prefix directory to {@link #recordReleased}, which the queues call once
+	 * they have let go of their lock: a record is O(chain length) under the directory's
+	 * own lock, and the queues of the whole pool should not wait on it.
 	 */
 	Dispatch dispatch(RoutingRequest request, Decision decision, InstanceState s, long ahead) {
 		int uncached = Math.max(0, decision.uncachedTokens());
@@ -343,7 +358,6 @@ public final class InstancePool {
 			s.estimatedHitTokens.addAndGet(decision.cachedTokens());
 			s.estimatedPromptTokens.addAndGet(blocks.promptTokens());
 			s.shadow().record(blocks.chain());
-			recordInDirectory(blocks.chain(), s.id());
 		}
 		backlog.observeRequestTokens(uncached);
 		return new Dispatch(s, uncached, ahead, clock.nanos());
