@@ -90,27 +90,60 @@ public final class DualMapPolicy implements RoutingPolicy {
 			boolean second = pool.pendingTokens(b) < pool.pendingTokens(a);
 			return (second ? pb : pa).decide(Reason.LOAD);
 		}
-		long slo = request.sloTtftNanos() > 0 ? request.sloTtftNanos() : settings.defaultSloNanos();
-		Placement chosen = affinity(pa, pb);
-		Placement other = chosen == pa ? pb : pa;
-		Reason reason = Reason.AFFINITY;
-		// The hotspot step is relative to the two candidates: leaving the cache only pays
-		// when the affinity choice would eat the switch budget and the other candidate is
-		// faster. Steering off a pool-mean hotspot whose estimate is still within budget
-		// gives up the cached prefix for nothing (and under late binding the queue's
-		// migration and idle pull shed a hotspot per request, with the measured gain).
-		// "Faster" is net of the cached prefix given up: the other candidate's estimate
-		// already counts this request's longer prefill, but not the delay that prefill
-		// adds for every request queued behind it there.
-		if (variant.switchesOnSlo() && chosen.rank() > settings.switchFactor() * slo
-				&& other.rank() + lostHitNanos(pool, chosen, other) < chosen.rank()) {
-			reason = variant.rebalances() && pool.isHotspot(chosen.instance()) ? Reason.HOTSPOT : Reason.SLO_SWITCH;
-			chosen = other;
-		}
+		long slo = sloOf(request);
+		Decision decision = affinityThenSwitch(List.of(pa, pb), null, slo, pool);
 		if (thirdChoiceEnabled() && pa.rank() > slo && pb.rank() > slo) {
 			Placement third = thirdChoice(pool, rings, key, cands, blocks, Math.min(pa.rank(), pb.rank()));
 			if (third != null) {
 				return third.decide(Reason.THIRD_CHOICE);
+			}
+		}
+		return decision;
+	}
+
+	private long sloOf(RoutingRequest request) {
+		return request.sloTtftNanos() > 0 ? request.sloTtftNanos() : settings.defaultSloNanos();
+	}
+
+	/**
+	 * Affinity, then the SLO switch, over the candidates {@code options} (in ring order,
+	 * {@code directory}'s pick last when there is one): the one holding the most cached
+	 * tokens, ties to the lower estimate, then to ring order; then, when that one's
+	 * estimate eats more than the switch budget, the other whose estimate plus the charge
+	 * for the cached prefix it gives up is lowest, if that is lower still.
+	 * <p>
+	 * The hotspot step is relative to the candidates: leaving the cache only pays when
+	 * the affinity choice would eat the switch budget and another candidate is faster.
+	 * Steering off a pool-mean hotspot whose estimate is still within budget gives up the
+	 * cached prefix for nothing (and under late binding the queue's migration and idle
+	 * pull shed a hotspot per request, with the measured gain). "Faster" is net of the
+	 * cached prefix given up: the other candidate's estimate already counts this
+	 * request's longer prefill, but not the delay that prefill adds for every request
+	 * queued behind it there.
+	 */
+	private Decision affinityThenSwitch(List<Placement> options, @Nullable Placement directory, long slo,
+			InstancePool pool) {
+		Placement chosen = options.get(0);
+		for (Placement p : options) {
+			if (p.cachedTokens() > chosen.cachedTokens()
+					|| (p.cachedTokens() == chosen.cachedTokens() && p.rank() < chosen.rank())) {
+				chosen = p;
+			}
+		}
+		Reason reason = chosen == directory ? Reason.DIRECTORY : Reason.AFFINITY;
+		if (variant.switchesOnSlo() && chosen.rank() > settings.switchFactor() * slo) {
+			Placement best = null;
+			long bestCost = Long.MAX_VALUE;
+			for (Placement p : options) {
+				long cost = p == chosen ? Long.MAX_VALUE : p.rank() + lostHitNanos(pool, chosen, p);
+				if (cost < bestCost) {
+					best = p;
+					bestCost = cost;
+				}
+			}
+			if (best != null && bestCost < chosen.rank()) {
+				reason = variant.rebalances() && pool.isHotspot(chosen.instance()) ? Reason.HOTSPOT : Reason.SLO_SWITCH;
+				chosen = best;
 			}
 		}
 		return chosen.decide(reason);
@@ -140,31 +173,7 @@ public final class DualMapPolicy implements RoutingPolicy {
 		}
 		Placement pd = place(pool, d, blocks);
 		options.add(pd);
-		Placement chosen = options.get(0);
-		for (Placement p : options) {
-			if (p.cachedTokens() > chosen.cachedTokens()
-					|| (p.cachedTokens() == chosen.cachedTokens() && p.rank() < chosen.rank())) {
-				chosen = p;
-			}
-		}
-		Reason reason = chosen == pd ? Reason.DIRECTORY : Reason.AFFINITY;
-		long slo = request.sloTtftNanos() > 0 ? request.sloTtftNanos() : settings.defaultSloNanos();
-		if (chosen.rank() > settings.switchFactor() * slo) {
-			Placement best = null;
-			long bestCost = Long.MAX_VALUE;
-			for (Placement p : options) {
-				long cost = p == chosen ? Long.MAX_VALUE : p.rank() + lostHitNanos(pool, chosen, p);
-				if (cost < bestCost) {
-					best = p;
-					bestCost = cost;
-				}
-			}
-			if (best != null && bestCost < chosen.rank()) {
-				reason = pool.isHotspot(chosen.instance()) ? Reason.HOTSPOT : Reason.SLO_SWITCH;
-				chosen = best;
-			}
-		}
-		return chosen.decide(reason);
+		return affinityThenSwitch(options, pd, sloOf(request), pool);
 	}
 
 	/**
@@ -175,14 +184,6 @@ public final class DualMapPolicy implements RoutingPolicy {
 	private long lostHitNanos(InstancePool pool, Placement chosen, Placement other) {
 		long lost = Math.max(0, other.uncachedTokens() - chosen.uncachedTokens());
 		return (long) (settings.switchHitCharge() * lost * pool.estimator().nanosPerToken());
-	}
-
-	/** More cached tokens wins; then the lower estimate; then the ring-0 candidate. */
-	private static Placement affinity(Placement pa, Placement pb) {
-		if (pa.cachedTokens() != pb.cachedTokens()) {
-			return pa.cachedTokens() > pb.cachedTokens() ? pa : pb;
-		}
-		return pb.rank() < pa.rank() ? pb : pa;
 	}
 
 	/**
