@@ -202,6 +202,19 @@ class DualMapPolicyTests {
 	}
 
 	@Test
+	void onlyTheDirectoryVariantHasItsPoolKeepADirectory() {
+		InstancePool pool = pool(settings().build(), 3);
+		for (Variant v : Variant.values()) {
+			if (v != Variant.DIRECTORY) {
+				new DualMapPolicy(v, pool.settings()).onMembershipChanged(pool);
+			}
+		}
+		assertThat(pool.directoryIfKept()).isNull();
+		new DualMapPolicy(Variant.DIRECTORY, pool.settings()).onMembershipChanged(pool);
+		assertThat(pool.directoryIfKept()).isNotNull();
+	}
+
+	@Test
 	void directoryOwnerOnTheRingPairLeavesTheTwoCandidateChoice() {
 		InstancePool pool = pool(settings().build(), 6);
 		DualMapPolicy policy = new DualMapPolicy(Variant.DIRECTORY, pool.settings());

@@ -43,6 +43,7 @@ class PrefixDirectoryTests {
 		assertThat(d.owner(new long[] { 7, 8 })).isEqualTo("b");
 		d.capacity(2);
 		assertThat(d.capacity()).isEqualTo(2);
+		assertThat(d.size()).isEqualTo(2);
 		assertThat(d.owner(new long[] { 1 })).isNull();
 		assertThat(d.owner(new long[] { 7, 8 })).isEqualTo("b");
 		assertThatIllegalArgumentException().isThrownBy(() -> d.capacity(0)).withMessageContaining("capacity");
