@@ -2,6 +2,7 @@ package io.github.dualmap.core;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 import org.jspecify.annotations.Nullable;
 
@@ -18,7 +19,13 @@ import org.jspecify.annotations.Nullable;
  * shadow index does. Lookups do not count as use. Because block hashes are chained (a
  * block's hash covers every block before it), a recorded block's whole prefix was
  * recorded after it and outlives it: the known blocks of any chain form a prefix, which
- * is what lets {@link #owner} search by bisection. Thread-safe.
+ * is what lets {@link #owner} search by bisection.
+ * <p>
+ * Thread-safe: lookups share a read lock; a record takes the write lock for at most
+ * {@value #RECORD_CHUNK} blocks at a time, so a decision waits for a chunk, never for a
+ * whole long prompt (a 1,500-block chain takes the best part of a millisecond). A lookup
+ * between two chunks of a new chain may see its tail before its head and name the
+ * instance that chain is being sent to, which is where its blocks are going anyway.
  */
 public final class PrefixDirectory {
 
@@ -33,15 +40,30 @@ public final class PrefixDirectory {
 
 	private int capacityBlocks;
 
+	/** Most blocks a record writes per hold of the write lock. */
+	static final int RECORD_CHUNK = 64;
+
+	private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
 	public PrefixDirectory(int capacityBlocks) {
 		this.capacityBlocks = checked(capacityBlocks);
 	}
 
 	/** Records that the whole {@code chain} was sent to {@code instanceId}. */
-	public synchronized void record(long[] chain, String instanceId) {
-		for (int i = chain.length - 1; i >= 0; i--) {
-			this.owners.remove(chain[i]);
-			this.owners.put(chain[i], instanceId);
+	public void record(long[] chain, String instanceId) {
+		int i = chain.length - 1;
+		while (i >= 0) {
+			int end = Math.max(-1, i - RECORD_CHUNK);
+			this.lock.writeLock().lock();
+			try {
+				for (; i > end; i--) {
+					this.owners.remove(chain[i]);
+					this.owners.put(chain[i], instanceId);
+				}
+			}
+			finally {
+				this.lock.writeLock().unlock();
+			}
 		}
 	}
 
@@ -50,7 +72,17 @@ public final class PrefixDirectory {
 	 * holds its longest recorded prefix), or {@code null} when not even its first block
 	 * is known.
 	 */
-	public synchronized @Nullable String owner(long[] chain) {
+	public @Nullable String owner(long[] chain) {
+		this.lock.readLock().lock();
+		try {
+			return ownerLocked(chain);
+		}
+		finally {
+			this.lock.readLock().unlock();
+		}
+	}
+
+	private @Nullable String ownerLocked(long[] chain) {
 		// The known blocks of a chain are a prefix of it: find its end by bisection.
 		int known = 0;
 		int unknown = chain.length;
@@ -67,26 +99,44 @@ public final class PrefixDirectory {
 	}
 
 	/** Sets the bound in blocks, evicting the least recently recorded down to it. */
-	public synchronized void capacity(int blocks) {
+	public void capacity(int blocks) {
 		int c = checked(blocks);
-		if (c == this.capacityBlocks) {
-			return;
+		this.lock.writeLock().lock();
+		try {
+			if (c == this.capacityBlocks) {
+				return;
+			}
+			this.capacityBlocks = c;
+			var it = this.owners.entrySet().iterator();
+			while (this.owners.size() > c && it.hasNext()) {
+				it.next();
+				it.remove();
+			}
 		}
-		this.capacityBlocks = c;
-		var it = this.owners.entrySet().iterator();
-		while (this.owners.size() > c && it.hasNext()) {
-			it.next();
-			it.remove();
+		finally {
+			this.lock.writeLock().unlock();
 		}
 	}
 
-	public synchronized int capacity() {
-		return this.capacityBlocks;
+	public int capacity() {
+		this.lock.readLock().lock();
+		try {
+			return this.capacityBlocks;
+		}
+		finally {
+			this.lock.readLock().unlock();
+		}
 	}
 
 	/** Blocks known. */
-	public synchronized int size() {
-		return this.owners.size();
+	public int size() {
+		this.lock.readLock().lock();
+		try {
+			return this.owners.size();
+		}
+		finally {
+			this.lock.readLock().unlock();
+		}
 	}
 
 	private static int checked(int blocks) {

@@ -2,6 +2,11 @@ package io.github.dualmap.core;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -48,6 +53,61 @@ class PrefixDirectoryTests {
 		assertThat(d.owner(new long[] { 7, 8 })).isEqualTo("b");
 		assertThatIllegalArgumentException().isThrownBy(() -> d.capacity(0)).withMessageContaining("capacity");
 		assertThatIllegalArgumentException().isThrownBy(() -> new PrefixDirectory(-1));
+	}
+
+	@Test
+	void aChainLongerThanOneLockHoldIsRecordedTailFirstAsAWhole() {
+		int blocks = PrefixDirectory.RECORD_CHUNK * 2 + 22;
+		long[] chain = new long[blocks];
+		for (int i = 0; i < blocks; i++) {
+			chain[i] = 1_000 + i;
+		}
+		PrefixDirectory d = new PrefixDirectory(100);
+		d.record(chain, "a");
+		// The bound kept the head: the 100 blocks recorded last.
+		assertThat(d.size()).isEqualTo(100);
+		assertThat(d.owner(chain)).isEqualTo("a");
+		assertThat(d.owner(new long[] { chain[99] })).isEqualTo("a");
+		assertThat(d.owner(new long[] { chain[100] })).isNull();
+	}
+
+	@Test
+	void concurrentRecordsAndLookupsStayWithinTheBound() throws Exception {
+		PrefixDirectory d = new PrefixDirectory(500);
+		int threads = 4;
+		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		try {
+			List<Future<?>> done = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				int seed = t;
+				done.add(pool.submit(() -> {
+					SplittableRandom random = new SplittableRandom(seed);
+					for (int n = 0; n < 2_000; n++) {
+						long[] chain = new long[1 + random.nextInt(300)];
+						long h = random.nextInt(50);
+						for (int i = 0; i < chain.length; i++) {
+							h = h * 31 + (i < 3 ? 0 : random.nextInt(1_000));
+							chain[i] = h;
+						}
+						if (random.nextBoolean()) {
+							d.record(chain, "i" + seed);
+						}
+						else {
+							String owner = d.owner(chain);
+							assertThat(owner == null || owner.startsWith("i")).isTrue();
+						}
+					}
+					return null;
+				}));
+			}
+			for (Future<?> f : done) {
+				f.get(60, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(d.size()).isLessThanOrEqualTo(500);
 	}
 
 	/**
