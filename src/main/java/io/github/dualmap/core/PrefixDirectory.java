@@ -107,11 +107,7 @@ public final class PrefixDirectory {
 				return;
 			}
 			this.capacityBlocks = c;
-			var it = this.owners.entrySet().iterator();
-			while (this.owners.size() > c && it.hasNext()) {
-				it.next();
-				it.remove();
-			}
+			ShadowKvIndex.evictEldest(this.owners, c);
 		}
 		finally {
 			this.lock.writeLock().unlock();

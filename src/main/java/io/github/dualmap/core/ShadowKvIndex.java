@@ -76,8 +76,17 @@ public final class ShadowKvIndex {
 			return;
 		}
 		capacityBlocks = newCapacityBlocks;
-		var it = blocks.entrySet().iterator();
-		while (blocks.size() > capacityBlocks && it.hasNext()) {
+		evictEldest(blocks, capacityBlocks);
+	}
+
+	/**
+	 * Removes the eldest entries of {@code lru} (its iteration order's first) until it
+	 * holds at most {@code capacity}: what shrinking the bound of a
+	 * {@code removeEldestEntry} LRU takes, since that hook only trims on insertion.
+	 */
+	static void evictEldest(LinkedHashMap<?, ?> lru, int capacity) {
+		var it = lru.entrySet().iterator();
+		while (lru.size() > capacity && it.hasNext()) {
 			it.next();
 			it.remove();
 		}
