@@ -1,7 +1,5 @@
 package io.github.dualmap.core;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 import org.jspecify.annotations.Nullable;
@@ -29,16 +27,9 @@ import org.jspecify.annotations.Nullable;
  */
 public final class PrefixDirectory {
 
-	// Insertion order; a record re-inserts, so the eldest entry is the least recently
-	// recorded.
-	private final LinkedHashMap<Long, String> owners = new LinkedHashMap<>(1024, 0.75f, false) {
-		@Override
-		protected boolean removeEldestEntry(Map.Entry<Long, String> eldest) {
-			return size() > PrefixDirectory.this.capacityBlocks;
-		}
-	};
-
-	private int capacityBlocks;
+	// A record puts, which makes the block the newest, so the eldest entry is the least
+	// recently recorded; lookups read without reordering, so they share the read lock.
+	private final LongLruMap<String> owners;
 
 	/** Most blocks a record writes per hold of the write lock. */
 	static final int RECORD_CHUNK = 64;
@@ -46,7 +37,7 @@ public final class PrefixDirectory {
 	private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
 	public PrefixDirectory(int capacityBlocks) {
-		this.capacityBlocks = checked(capacityBlocks);
+		this.owners = new LongLruMap<>(checked(capacityBlocks));
 	}
 
 	/** Records that the whole {@code chain} was sent to {@code instanceId}. */
@@ -57,7 +48,6 @@ public final class PrefixDirectory {
 			this.lock.writeLock().lock();
 			try {
 				for (; i > end; i--) {
-					this.owners.remove(chain[i]);
 					this.owners.put(chain[i], instanceId);
 				}
 			}
@@ -103,11 +93,7 @@ public final class PrefixDirectory {
 		int c = checked(blocks);
 		this.lock.writeLock().lock();
 		try {
-			if (c == this.capacityBlocks) {
-				return;
-			}
-			this.capacityBlocks = c;
-			ShadowKvIndex.evictEldest(this.owners, c);
+			this.owners.capacity(c);
 		}
 		finally {
 			this.lock.writeLock().unlock();
@@ -117,7 +103,7 @@ public final class PrefixDirectory {
 	public int capacity() {
 		this.lock.readLock().lock();
 		try {
-			return this.capacityBlocks;
+			return this.owners.capacity();
 		}
 		finally {
 			this.lock.readLock().unlock();

@@ -1,8 +1,5 @@
 package io.github.dualmap.core;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
-
 /**
  * What the router believes an instance has cached: an LRU set of the block hashes it
  * routed there. The estimated hit of a prompt is its longest chain prefix present in the
@@ -12,7 +9,7 @@ import java.util.Map;
  */
 public final class ShadowKvIndex {
 
-	private final LinkedHashMap<Long, Boolean> blocks;
+	private final LongLruMap<Boolean> blocks;
 
 	private volatile int capacityBlocks;
 
@@ -21,12 +18,7 @@ public final class ShadowKvIndex {
 			throw new IllegalArgumentException("capacityBlocks must be > 0 but was " + capacityBlocks);
 		}
 		this.capacityBlocks = capacityBlocks;
-		this.blocks = new LinkedHashMap<>(1024, 0.75f, true) {
-			@Override
-			protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
-				return size() > ShadowKvIndex.this.capacityBlocks;
-			}
-		};
+		this.blocks = new LongLruMap<>(capacityBlocks);
 	}
 
 	/**
@@ -42,7 +34,7 @@ public final class ShadowKvIndex {
 		// prefix before its head, as an engine frees blocks, and never strands a tail
 		// behind an evicted head.
 		for (int i = n - 1; i >= 0; i--) {
-			blocks.get(chain[i]);
+			blocks.touch(chain[i]);
 		}
 		return n;
 	}
@@ -76,20 +68,7 @@ public final class ShadowKvIndex {
 			return;
 		}
 		capacityBlocks = newCapacityBlocks;
-		evictEldest(blocks, capacityBlocks);
-	}
-
-	/**
-	 * Removes the eldest entries of {@code lru} (its iteration order's first) until it
-	 * holds at most {@code capacity}: what shrinking the bound of a
-	 * {@code removeEldestEntry} LRU takes, since that hook only trims on insertion.
-	 */
-	static void evictEldest(LinkedHashMap<?, ?> lru, int capacity) {
-		var it = lru.entrySet().iterator();
-		while (lru.size() > capacity && it.hasNext()) {
-			it.next();
-			it.remove();
-		}
+		blocks.capacity(newCapacityBlocks);
 	}
 
 	/**
@@ -98,19 +77,7 @@ public final class ShadowKvIndex {
 	 * LRU order there.
 	 */
 	public synchronized long[] recent(int max) {
-		int n = Math.max(0, Math.min(max, blocks.size()));
-		long[] out = new long[n];
-		int skip = blocks.size() - n;
-		int i = 0;
-		for (Long block : blocks.keySet()) {
-			// Iteration runs least recently used first.
-			if (skip > 0) {
-				skip--;
-				continue;
-			}
-			out[n - 1 - i++] = block;
-		}
-		return out;
+		return blocks.newest(max);
 	}
 
 	public synchronized int size() {
