@@ -14,6 +14,7 @@ import io.github.dualmap.gateway.DispatchAccountingFilter;
 import io.github.dualmap.gateway.DispatchTicker;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.EngineScraping;
+import io.github.dualmap.gateway.HeaderReadTimeout;
 import io.github.dualmap.gateway.KeepAliveReads;
 import io.github.dualmap.gateway.ModelListGatewayFilterFactory;
 import io.github.dualmap.gateway.ModelRoutePredicateFactory;
@@ -36,9 +37,13 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionMessage;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.cloud.client.discovery.ReactiveDiscoveryClient;
@@ -49,8 +54,11 @@ import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfigurati
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.reactive.function.server.RequestPredicates;
@@ -242,6 +250,43 @@ public class DualMapAutoConfiguration {
 		@Bean
 		NettyServerCustomizer dualMapKeepAliveReads() {
 			return KeepAliveReads::install;
+		}
+
+	}
+
+	/**
+	 * The gateway's own HTTP server answers 408 and closes a connection whose request
+	 * head takes longer than dualmap.server.header-read-timeout to arrive (see
+	 * {@link HeaderReadTimeout}), unless it is 0.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(NettyServerCustomizer.class)
+	@Conditional(HeaderReadTimeoutConfiguration.On.class)
+	static class HeaderReadTimeoutConfiguration {
+
+		@Bean
+		NettyServerCustomizer dualMapHeaderReadTimeout(DualMapProperties properties) {
+			Duration timeout = properties.getServer().getHeaderReadTimeout();
+			return server -> HeaderReadTimeout.install(server, timeout);
+		}
+
+		/** dualmap.server.header-read-timeout is not 0 (unset: its default). */
+		static class On extends SpringBootCondition {
+
+			private static final String PROPERTY = DualMapProperties.PREFIX + ".server.header-read-timeout";
+
+			@Override
+			public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+				ConditionMessage.Builder message = ConditionMessage.forCondition(PROPERTY);
+				// A value that does not bind, or a negative one, fails the startup when
+				// the properties bind and are validated.
+				Duration timeout = Binder.get(context.getEnvironment())
+					.bind(PROPERTY, Duration.class)
+					.orElse(HeaderReadTimeout.DEFAULT_TIMEOUT);
+				return timeout.isZero() ? ConditionOutcome.noMatch(message.because("it is 0 (off)"))
+						: ConditionOutcome.match(message.because("it is " + timeout));
+			}
+
 		}
 
 	}

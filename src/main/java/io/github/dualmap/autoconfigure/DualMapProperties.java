@@ -12,6 +12,7 @@ import io.github.dualmap.core.DualHashRing;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.BodyLimits;
+import io.github.dualmap.gateway.HeaderReadTimeout;
 import io.github.dualmap.prompt.PromptParser;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
@@ -154,6 +155,7 @@ public class DualMapProperties {
 	private final Replicas replicas = new Replicas();
 
 	/** The gateway's own HTTP server. */
+	@Valid
 	private final Server server = new Server();
 
 	/**
@@ -486,12 +488,34 @@ public class DualMapProperties {
 		 */
 		private boolean keepAliveReads = true;
 
+		/**
+		 * The longest a request's head (request line and headers) may take to arrive,
+		 * from its first byte to its last; a slower one gets 408 and its connection is
+		 * closed (slowloris). Idle time between requests does not count
+		 * (server.netty.idle-timeout bounds it). 0 turns it off.
+		 */
+		@NotNull(message = "dualmap.server.header-read-timeout must be set")
+		private Duration headerReadTimeout = HeaderReadTimeout.DEFAULT_TIMEOUT;
+
+		@AssertTrue(message = "dualmap.server.header-read-timeout must be >= 0 (0: off)")
+		private boolean isHeaderReadTimeoutNonNegative() {
+			return this.headerReadTimeout == null || !this.headerReadTimeout.isNegative();
+		}
+
 		public boolean isKeepAliveReads() {
 			return this.keepAliveReads;
 		}
 
 		public void setKeepAliveReads(boolean keepAliveReads) {
 			this.keepAliveReads = keepAliveReads;
+		}
+
+		public Duration getHeaderReadTimeout() {
+			return this.headerReadTimeout;
+		}
+
+		public void setHeaderReadTimeout(Duration headerReadTimeout) {
+			this.headerReadTimeout = headerReadTimeout;
 		}
 
 	}

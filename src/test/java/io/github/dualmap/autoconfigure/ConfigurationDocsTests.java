@@ -70,6 +70,8 @@ class ConfigurationDocsTests {
 		DualMapProperties defaults = new DualMapProperties();
 		assertThat(DurationStyle.detectAndParse(text(defaultOf(metadata, "dualmap.body-read-timeout"))))
 			.isEqualTo(defaults.getBodyReadTimeout());
+		assertThat(DurationStyle.detectAndParse(text(defaultOf(metadata, "dualmap.server.header-read-timeout"))))
+			.isEqualTo(defaults.getServer().getHeaderReadTimeout());
 		assertThat(defaultOf(metadata, "dualmap.dispatch.max-prefill-requests").longValue())
 			.isEqualTo(defaults.getDispatch().getMaxPrefillRequests());
 		assertThat(defaultOf(metadata, "dualmap.dispatch.max-prefill-tokens").longValue())
@@ -113,8 +115,8 @@ class ConfigurationDocsTests {
 			}
 		}
 		assertThat(wrong).as("defaults of docs/configuration.md against the metadata").isEmpty();
-		assertThat(checked).contains("dualmap.body-read-timeout", "dualmap.retry.statuses",
-				"management.health.dualmap-replicas.enabled");
+		assertThat(checked).contains("dualmap.body-read-timeout", "dualmap.server.header-read-timeout",
+				"dualmap.retry.statuses", "management.health.dualmap-replicas.enabled");
 	}
 
 	private static JsonNode defaultOf(Map<String, JsonNode> metadata, String name) {

@@ -67,6 +67,25 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void theHeaderReadTimeoutIsThirtySecondsUnlessSetAndZeroTurnsItOff() {
+		this.runner.run(context -> assertThat(context).hasBean("dualMapHeaderReadTimeout")
+			.getBean(DualMapProperties.class)
+			.extracting(p -> p.getServer().getHeaderReadTimeout())
+			.isEqualTo(Duration.ofSeconds(30)));
+		this.runner.withPropertyValues("dualmap.server.header-read-timeout=300ms")
+			.run(context -> assertThat(context).hasBean("dualMapHeaderReadTimeout")
+				.getBean(DualMapProperties.class)
+				.extracting(p -> p.getServer().getHeaderReadTimeout())
+				.isEqualTo(Duration.ofMillis(300)));
+		for (String off : new String[] { "0", "0s", "0ms" }) {
+			this.runner.withPropertyValues("dualmap.server.header-read-timeout=" + off)
+				.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean("dualMapHeaderReadTimeout"));
+		}
+		expectFailure("dualmap.server.header-read-timeout=-1s",
+				"dualmap.server.header-read-timeout must be >= 0 (0: off)");
+	}
+
+	@Test
 	void propertiesReachTheSchedulerSettings() {
 		this.runner
 			.withPropertyValues("dualmap.switch-factor=0.7", "dualmap.switch-hit-charge=0.5",

@@ -1,0 +1,144 @@
+package io.github.dualmap.gateway;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.github.dualmap.RawHttp;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code dualmap.server.header-read-timeout} on the gateway's own server, over raw
+ * sockets: a client that trickles its request head (slowloris) gets 408 and loses its
+ * connection; a client that sends its head at once is served, however long it waits
+ * between requests on a kept-alive connection.
+ */
+@SpringBootTest(classes = HeaderReadTimeoutIntegrationTests.App.class,
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "server.address=127.0.0.1", "spring.cloud.gateway.server.webflux.routes[0].id=llm",
+				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
+				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
+				"dualmap.server.header-read-timeout=300ms" })
+class HeaderReadTimeoutIntegrationTests {
+
+	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"));
+
+	static final String CHAT = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}";
+
+	@LocalServerPort
+	int port;
+
+	@DynamicPropertySource
+	static void engines(DynamicPropertyRegistry properties) {
+		StubEngine.discover(properties, "llm", ENGINES);
+	}
+
+	@AfterAll
+	static void stopEngines() {
+		ENGINES.forEach(StubEngine::stop);
+	}
+
+	private Socket connect() throws IOException {
+		Socket socket = new Socket();
+		socket.connect(new InetSocketAddress("127.0.0.1", this.port), 5_000);
+		// Several seconds for an answer due after 300 ms, on a loaded machine.
+		socket.setSoTimeout(10_000);
+		return socket;
+	}
+
+	@Test
+	void aTrickledHeadIsAnswered408AndItsConnectionClosed() throws Exception {
+		ExecutorService trickler = Executors.newSingleThreadExecutor();
+		try (Socket socket = connect()) {
+			OutputStream out = socket.getOutputStream();
+			InputStream in = socket.getInputStream();
+			// One byte every 100 ms for 3 s, 10 times the timeout: a head that never ends
+			// (a header line that grows), written beside the read so that the answer is
+			// read as soon as it comes, not after a write the closed connection refuses.
+			byte[] start = "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
+				.getBytes(StandardCharsets.US_ASCII);
+			Future<?> trickling = trickler.submit(() -> {
+				try {
+					for (int i = 0; i < 30; i++) {
+						out.write(i == 0 ? start : new byte[] { 'a' });
+						out.flush();
+						Thread.sleep(100);
+					}
+				}
+				catch (IOException ex) {
+					// The gateway closed the connection: as expected.
+				}
+				return null;
+			});
+			String answer = RawHttp.readResponse(in);
+			assertThat(answer).startsWith("HTTP/1.1 408 Request Timeout\r\n")
+				.containsIgnoringCase("content-type: application/json")
+				.containsIgnoringCase("connection: close")
+				.endsWith("\r\n\r\n{\"error\":{\"message\":\"request head not received within "
+						+ "dualmap.server.header-read-timeout (300 ms)\",\"type\":\"invalid_request_error\","
+						+ "\"param\":null,\"code\":\"request_timeout\"}}");
+			assertThat(closed(in)).as("connection closed after the 408").isTrue();
+			trickling.get(10, TimeUnit.SECONDS);
+		}
+		finally {
+			trickler.shutdownNow();
+		}
+	}
+
+	/** Whether the connection ends (a FIN, or a reset for the bytes sent after it). */
+	private static boolean closed(InputStream in) throws IOException {
+		try {
+			return in.read() < 0;
+		}
+		catch (SocketException reset) {
+			return true;
+		}
+	}
+
+	@Test
+	void headsSentAtOnceAreServedHoweverLongTheConnectionIdlesBetweenThem() throws Exception {
+		try (Socket socket = connect()) {
+			OutputStream out = socket.getOutputStream();
+			InputStream in = socket.getInputStream();
+			for (int i = 0; i < 2; i++) {
+				out.write(RawHttp.post("/v1/chat/completions", CHAT).getBytes(StandardCharsets.US_ASCII));
+				out.flush();
+				assertThat(RawHttp.readResponse(in)).as("request %d", i)
+					.startsWith("HTTP/1.1 200 ")
+					.contains("\"served_by\":\"a\"");
+				// Idle on a kept-alive connection, well past the head's timeout.
+				Thread.sleep(1_000);
+			}
+			out.write(RawHttp.get("/actuator/health").getBytes(StandardCharsets.US_ASCII));
+			out.flush();
+			assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 ").doesNotStartWith("HTTP/1.1 408");
+		}
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+}
