@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Thread-safe: lookups share a read lock; a record takes the write lock for at most
  * {@value #RECORD_CHUNK} blocks at a time, so a decision waits for a chunk, never for a
- * whole long prompt (a 1,500-block chain takes the best part of a millisecond). A lookup
+ * whole long prompt (a 1,500-block chain takes about a tenth of a millisecond). A lookup
  * between two chunks of a new chain may see its tail before its head and name the
  * instance that chain is being sent to, which is where its blocks are going anyway.
  */
