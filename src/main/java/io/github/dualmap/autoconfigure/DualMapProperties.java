@@ -41,6 +41,9 @@ public class DualMapProperties {
 	/** The prefix of every property. */
 	public static final String PREFIX = "dualmap";
 
+	/** {@code dualmap.policy}'s default. */
+	public static final String DEFAULT_POLICY = "dualmap-directory";
+
 	/** Whether the DualMap routing is active. */
 	private boolean enabled = true;
 
@@ -58,9 +61,13 @@ public class DualMapProperties {
 	@Valid
 	private Map<String, Pool> pools = new LinkedHashMap<>();
 
-	/** Routing policy name: dualmap or a baseline registered in RoutingPolicies. */
+	/**
+	 * Routing policy name: dualmap-directory (the default: DualMap's two ring candidates
+	 * plus the instance the pool's prefix directory names), dualmap and its ablations, or
+	 * a baseline registered in RoutingPolicies.
+	 */
 	@NotBlank(message = "dualmap.policy must not be blank")
-	private String policy = "dualmap";
+	private String policy = DEFAULT_POLICY;
 
 	/** Largest request body read for routing; larger bodies get 413. */
 	@NotNull(message = "dualmap.max-body-size must be set")

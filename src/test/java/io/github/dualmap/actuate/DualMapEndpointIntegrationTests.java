@@ -119,7 +119,7 @@ class DualMapEndpointIntegrationTests {
 		await().atMost(Duration.ofSeconds(5)).until(() -> this.registry.pool("llm").pool().size() == 2);
 		String body = get("/actuator/dualmap");
 		JsonNode root = JSON.readTree(body);
-		assertThat(root.get("policy").asString()).isEqualTo("dualmap");
+		assertThat(root.get("policy").asString()).isEqualTo("dualmap-directory");
 		assertThat(root.get("dispatchMode").asString()).isEqualTo("queue");
 		JsonNode buffers = root.get("buffers");
 		assertThat(buffers.get("limitBytes").asLong()).isEqualTo(this.buffers.limit()).isPositive();
@@ -273,7 +273,7 @@ class DualMapEndpointIntegrationTests {
 		String metrics = get("/actuator/prometheus");
 		assertThat(metrics)
 			.containsPattern("dualmap_decisions_total\\{instance=\"" + home
-					+ "\",policy=\"dualmap\",reason=\"affinity\",service=\"llm\"} 13\\.0")
+					+ "\",policy=\"dualmap-directory\",reason=\"affinity\",service=\"llm\"} 13\\.0")
 			.containsPattern("dualmap_ttft_seconds_count\\{instance=\"" + home + "\",service=\"llm\"} 13")
 			.contains("dualmap_ttft_seconds_bucket{instance=\"" + home + "\",service=\"llm\",le=\"")
 			.containsPattern("dualmap_slo_total\\{class=\"default\",outcome=\"within\",service=\"llm\"} 13\\.0")

@@ -60,7 +60,7 @@ class ConfigSamplesTests {
 			assertThat(context).hasNotFailed();
 			DualMapProperties p = context.getBean(DualMapProperties.class);
 			assertThat(p.getServices()).containsExactly("vllm");
-			assertThat(p.getPolicy()).isEqualTo("dualmap");
+			assertThat(p.getPolicy()).isEqualTo("dualmap-directory");
 			assertThat(p.getMaxBodySize()).isEqualTo(DataSize.ofMegabytes(32));
 			assertThat(p.getScrape().getInterval()).isEqualTo(Duration.ofMillis(500));
 			assertThat(context.getBean(DualMapRegistry.class).pools()).containsOnlyKeys("vllm");

@@ -52,7 +52,7 @@ class DualMapPropertiesTests {
 			SchedulerSettings s = context.getBean(DualMapProperties.class).toSchedulerSettings();
 			assertThat(s).isEqualTo(SchedulerSettings.custom().defaultSlo(Duration.ofSeconds(5)).build());
 			assertThat(s.prefillNanosPerToken()).isEqualTo(25_000);
-			assertThat(context.getBean(DualMapRegistry.class).policyName()).isEqualTo("dualmap");
+			assertThat(context.getBean(DualMapRegistry.class).policyName()).isEqualTo("dualmap-directory");
 		});
 	}
 
@@ -390,7 +390,7 @@ class DualMapPropertiesTests {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				ServicePool llm = registry.pool("llm");
 				ServicePool big = registry.pool("big");
-				assertThat(llm.policyName()).isEqualTo("dualmap");
+				assertThat(llm.policyName()).isEqualTo("dualmap-directory");
 				assertThat(llm.pool().settings()).isEqualTo(registry.settings());
 				assertThat(llm.queues().settings()).isEqualTo(registry.queueSettings());
 				assertThat(big.policyName()).isEqualTo("least-loaded");
@@ -403,7 +403,7 @@ class DualMapPropertiesTests {
 				assertThat(q.agingNanos()).isEqualTo(Duration.ofSeconds(1).toNanos());
 				assertThat(big.pool().settings().switchFactor()).isEqualTo(registry.settings().switchFactor());
 				// The global view is unchanged.
-				assertThat(registry.policyName()).isEqualTo("dualmap");
+				assertThat(registry.policyName()).isEqualTo("dualmap-directory");
 				assertThat(registry.settings().defaultSloNanos()).isEqualTo(Duration.ofSeconds(3).toNanos());
 				assertThat(registry.queueSettings().mode()).isEqualTo(DispatchMode.QUEUE);
 			});

@@ -132,10 +132,10 @@ class PoolSettingsIntegrationTests {
 			.expectBody()
 			.returnResult()
 			.getResponseBodyContent(), StandardCharsets.UTF_8));
-		assertThat(root.get("policy").asString()).isEqualTo("dualmap");
+		assertThat(root.get("policy").asString()).isEqualTo("dualmap-directory");
 		assertThat(root.get("dispatchMode").asString()).isEqualTo("queue");
 		JsonNode affine = root.get("pools").get("affine");
-		assertThat(affine.get("policy").asString()).isEqualTo("dualmap");
+		assertThat(affine.get("policy").asString()).isEqualTo("dualmap-directory");
 		assertThat(affine.get("dispatchMode").asString()).isEqualTo("queue");
 		assertThat(affine.get("sloTtftMs").asLong()).isEqualTo(3_600_000);
 		assertThat(affine.get("dispatch").get("maxPrefillRequests").asInt()).isEqualTo(32);
@@ -145,7 +145,7 @@ class PoolSettingsIntegrationTests {
 		assertThat(spreadPool.get("sloTtftMs").asLong()).isEqualTo(1);
 		assertThat(spreadPool.get("dispatch").get("maxPrefillRequests").asInt()).isEqualTo(4);
 
-		// The same prompt stays on one instance under dualmap, alternates under
+		// The same prompt stays on one instance under DualMap, alternates under
 		// round-robin.
 		assertThat(send("affine", 4)).hasSize(4).doesNotContainNull().containsOnly(send("affine", 1).get(0));
 		List<String> spread = send("spread", 4);
@@ -159,9 +159,20 @@ class PoolSettingsIntegrationTests {
 		});
 		assertThat(slo("affine", "over")).isZero();
 		assertThat(slo("spread", "within")).isZero();
-		assertThat(decisions("affine", "dualmap")).isEqualTo(5);
+		assertThat(decisions("affine", "dualmap-directory")).isEqualTo(5);
+		// The default policy keeps a prefix directory; round-robin keeps none.
+		JsonNode after = JSON.readTree(new String(this.client.get()
+			.uri("/actuator/dualmap")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.returnResult()
+			.getResponseBodyContent(), StandardCharsets.UTF_8));
+		assertThat(after.get("pools").get("affine").get("directory").get("blocks").asInt()).isPositive();
+		assertThat(after.get("pools").get("spread").get("directory").isNull()).isTrue();
 		assertThat(decisions("spread", "round-robin")).isEqualTo(4);
-		assertThat(decisions("spread", "dualmap")).isZero();
+		assertThat(decisions("spread", "dualmap-directory")).isZero();
 	}
 
 	@SpringBootConfiguration
