@@ -3,8 +3,12 @@ package io.github.dualmap;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 
 /**
  * HTTP/1.1 by hand over a socket, for tests that need what clients do not offer:
@@ -24,6 +28,43 @@ public final class RawHttp {
 	public static String post(String path, String json) {
 		return "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "
 				+ json.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + json;
+	}
+
+	/**
+	 * A slow client on {@code trickler}'s thread: writes {@code start}, then one byte
+	 * ({@code a}) every {@code everyMillis} ms until {@code bytes} more have gone, and
+	 * stops quietly once the server has closed the connection. Beside the test's own
+	 * reads, so an answer is read as soon as it comes, not after a write the closed
+	 * connection refuses.
+	 */
+	public static Future<?> trickle(ExecutorService trickler, OutputStream out, String start, int bytes,
+			long everyMillis) {
+		byte[] head = start.getBytes(StandardCharsets.US_ASCII);
+		return trickler.submit(() -> {
+			try {
+				out.write(head);
+				out.flush();
+				for (int i = 0; i < bytes; i++) {
+					Thread.sleep(everyMillis);
+					out.write('a');
+					out.flush();
+				}
+			}
+			catch (IOException ex) {
+				// Closed by the server.
+			}
+			return null;
+		});
+	}
+
+	/** Whether the connection ends (a FIN, or a reset for bytes sent after it). */
+	public static boolean closed(InputStream in) throws IOException {
+		try {
+			return in.read() < 0;
+		}
+		catch (SocketException reset) {
+			return true;
+		}
 	}
 
 	/**

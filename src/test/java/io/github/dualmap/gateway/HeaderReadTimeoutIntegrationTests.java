@@ -5,7 +5,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -73,23 +72,9 @@ class HeaderReadTimeoutIntegrationTests {
 			OutputStream out = socket.getOutputStream();
 			InputStream in = socket.getInputStream();
 			// One byte every 100 ms for 3 s, 10 times the timeout: a head that never ends
-			// (a header line that grows), written beside the read so that the answer is
-			// read as soon as it comes, not after a write the closed connection refuses.
-			byte[] start = "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
-				.getBytes(StandardCharsets.US_ASCII);
-			Future<?> trickling = trickler.submit(() -> {
-				try {
-					for (int i = 0; i < 30; i++) {
-						out.write(i == 0 ? start : new byte[] { 'a' });
-						out.flush();
-						Thread.sleep(100);
-					}
-				}
-				catch (IOException ex) {
-					// The gateway closed the connection: as expected.
-				}
-				return null;
-			});
+			// (a header line that grows).
+			Future<?> trickling = RawHttp.trickle(trickler, out,
+					"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nX-Slow: ", 29, 100);
 			String answer = RawHttp.readResponse(in);
 			assertThat(answer).startsWith("HTTP/1.1 408 Request Timeout\r\n")
 				.containsIgnoringCase("content-type: application/json")
@@ -97,21 +82,11 @@ class HeaderReadTimeoutIntegrationTests {
 				.endsWith("\r\n\r\n{\"error\":{\"message\":\"request head not received within "
 						+ "dualmap.server.header-read-timeout (300 ms)\",\"type\":\"invalid_request_error\","
 						+ "\"param\":null,\"code\":\"request_timeout\"}}");
-			assertThat(closed(in)).as("connection closed after the 408").isTrue();
+			assertThat(RawHttp.closed(in)).as("connection closed after the 408").isTrue();
 			trickling.get(10, TimeUnit.SECONDS);
 		}
 		finally {
 			trickler.shutdownNow();
-		}
-	}
-
-	/** Whether the connection ends (a FIN, or a reset for the bytes sent after it). */
-	private static boolean closed(InputStream in) throws IOException {
-		try {
-			return in.read() < 0;
-		}
-		catch (SocketException reset) {
-			return true;
 		}
 	}
 

@@ -1,11 +1,9 @@
 package io.github.dualmap.gateway;
 
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
@@ -53,40 +51,17 @@ class HeaderReadTimeoutServerTests {
 			}
 			// A third head, a byte every 100 ms: the deadline restarts from its first
 			// byte.
-			Future<?> trickling = trickler.submit(() -> {
-				try {
-					byte[] start = "GET /slow HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
-						.getBytes(StandardCharsets.US_ASCII);
-					for (int i = 0; i < 30; i++) {
-						out.write(i == 0 ? start : new byte[] { 'a' });
-						out.flush();
-						Thread.sleep(100);
-					}
-				}
-				catch (IOException ex) {
-					// Closed by the server, as expected.
-				}
-				return null;
-			});
+			Future<?> trickling = RawHttp.trickle(trickler, out, "GET /slow HTTP/1.1\r\nHost: localhost\r\nX-Slow: ",
+					29, 100);
 			assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 408 Request Timeout\r\n")
 				.containsIgnoringCase("connection: close")
 				.contains("\"code\":\"request_timeout\"");
-			assertThat(closed(in)).as("connection closed after the 408").isTrue();
+			assertThat(RawHttp.closed(in)).as("connection closed after the 408").isTrue();
 			trickling.get(10, TimeUnit.SECONDS);
 		}
 		finally {
 			trickler.shutdownNow();
 			server.disposeNow();
-		}
-	}
-
-	/** Whether the connection ends (a FIN, or a reset for the bytes sent after it). */
-	private static boolean closed(InputStream in) throws IOException {
-		try {
-			return in.read() < 0;
-		}
-		catch (SocketException reset) {
-			return true;
 		}
 	}
 

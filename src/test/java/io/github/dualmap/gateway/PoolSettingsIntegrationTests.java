@@ -124,14 +124,7 @@ class PoolSettingsIntegrationTests {
 			.until(() -> this.registry.pool("affine").pool().size() == 2
 					&& this.registry.pool("spread").pool().size() == 2);
 
-		JsonNode root = JSON.readTree(new String(this.client.get()
-			.uri("/actuator/dualmap")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody()
-			.returnResult()
-			.getResponseBodyContent(), StandardCharsets.UTF_8));
+		JsonNode root = actuator();
 		assertThat(root.get("policy").asString()).isEqualTo("dualmap-directory");
 		assertThat(root.get("dispatchMode").asString()).isEqualTo("queue");
 		JsonNode affine = root.get("pools").get("affine");
@@ -161,7 +154,15 @@ class PoolSettingsIntegrationTests {
 		assertThat(slo("spread", "within")).isZero();
 		assertThat(decisions("affine", "dualmap-directory")).isEqualTo(5);
 		// The default policy keeps a prefix directory; round-robin keeps none.
-		JsonNode after = JSON.readTree(new String(this.client.get()
+		JsonNode after = actuator();
+		assertThat(after.get("pools").get("affine").get("directory").get("blocks").asInt()).isPositive();
+		assertThat(after.get("pools").get("spread").get("directory").isNull()).isTrue();
+		assertThat(decisions("spread", "round-robin")).isEqualTo(4);
+		assertThat(decisions("spread", "dualmap-directory")).isZero();
+	}
+
+	private JsonNode actuator() {
+		return JSON.readTree(new String(this.client.get()
 			.uri("/actuator/dualmap")
 			.exchange()
 			.expectStatus()
@@ -169,10 +170,6 @@ class PoolSettingsIntegrationTests {
 			.expectBody()
 			.returnResult()
 			.getResponseBodyContent(), StandardCharsets.UTF_8));
-		assertThat(after.get("pools").get("affine").get("directory").get("blocks").asInt()).isPositive();
-		assertThat(after.get("pools").get("spread").get("directory").isNull()).isTrue();
-		assertThat(decisions("spread", "round-robin")).isEqualTo(4);
-		assertThat(decisions("spread", "dualmap-directory")).isZero();
 	}
 
 	@SpringBootConfiguration
