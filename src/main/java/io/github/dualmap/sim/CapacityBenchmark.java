@@ -20,13 +20,24 @@ public final class CapacityBenchmark {
 
 	private final int threads;
 
+	private final boolean stopEarly;
+
 	public CapacityBenchmark(Workload workload, SimulationConfig config, int threads) {
+		this(workload, config, threads, true);
+	}
+
+	/**
+	 * @param stopEarly whether a run stops once more than 10 % of its measured requests
+	 * have missed (see {@link Simulation#run}); capacities are the same either way
+	 */
+	public CapacityBenchmark(Workload workload, SimulationConfig config, int threads, boolean stopEarly) {
 		if (threads <= 0) {
 			throw new IllegalArgumentException("threads must be > 0 but was " + threads);
 		}
 		this.workload = workload;
 		this.config = config;
 		this.threads = threads;
+		this.stopEarly = stopEarly;
 	}
 
 	/**
@@ -34,10 +45,10 @@ public final class CapacityBenchmark {
 	 */
 	public BenchmarkReport search(List<PolicySpec> policies, CapacitySearch search, Runnable progress) {
 		List<CapacitySearch.Outcome> outcomes = parallel(policies,
-				p -> search.search(rate -> Simulation.run(workload, p, config, rate, false), progress));
+				p -> search.search(rate -> Simulation.run(workload, p, config, rate, false, stopEarly), progress));
 		double fixed = fixedRate(policies, outcomes);
 		List<RunResult> atFixed = parallel(policies, p -> {
-			RunResult r = Simulation.run(workload, p, config, fixed, true);
+			RunResult r = Simulation.run(workload, p, config, fixed, true, stopEarly);
 			progress.run();
 			return r;
 		});
@@ -47,7 +58,7 @@ public final class CapacityBenchmark {
 	/** Evaluates every policy at {@code rate} only. */
 	public BenchmarkReport atRate(List<PolicySpec> policies, double rate, Runnable progress) {
 		List<RunResult> runs = parallel(policies, p -> {
-			RunResult r = Simulation.run(workload, p, config, rate, true);
+			RunResult r = Simulation.run(workload, p, config, rate, true, stopEarly);
 			progress.run();
 			return r;
 		});

@@ -117,6 +117,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	@Option(names = "--rate", description = "evaluate this one rate (req/s) instead of searching")
 	@Nullable Double rate;
 
+	@Option(names = "--no-stop", description = "run every measured request to its end, even once more than 10 %% "
+			+ "have missed (by default such a run stops there: the rate fails either way); slower at failing rates, "
+			+ "but their attainment and TTFT percentiles are then what the whole trace reaches")
+	boolean noStop;
+
 	@Option(names = "--warmup", defaultValue = "500",
 			description = "leading requests excluded from metrics (default ${DEFAULT-VALUE})")
 	int warmup;
@@ -249,7 +254,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (rate != null && !membership.isEmpty()) {
 			return scaled(workload, specs, config, rate, membership, windowLength, dir);
 		}
-		CapacityBenchmark benchmark = new CapacityBenchmark(workload, config, threads);
+		CapacityBenchmark benchmark = new CapacityBenchmark(workload, config, threads, !noStop);
 		CapacitySearch search = new CapacitySearch(START_RATE_PER_INSTANCE * instances, quick ? 0.1 : 0.02, 10);
 		long steps = rate != null ? specs.size() : (long) specs.size() * (search.expectedEvaluations() + 1);
 		BenchmarkReport report;

@@ -5,6 +5,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -101,8 +102,32 @@ class SimCommandTests {
 		assertThat(out.toString()).contains("| policy | capacity (req/s)").contains("| dualmap |");
 		// The engine-state table follows, one row per policy; results.json keeps its
 		// shape.
-		String engines = out.toString().substring(out.toString().indexOf("| policy | rate (req/s) | running"));
+		String printed = out.toString();
+		String engines = printed.substring(printed.indexOf("| policy | rate (req/s) | running"),
+				printed.indexOf("SLO attainment in the same runs"));
 		assertThat(engines.lines().filter(l -> l.startsWith("| dualmap |"))).hasSize(1);
+	}
+
+	@Test
+	void attainmentIsPrintedAndNoStopRunsAFailingRateToTheEnd() {
+		String[] failing = { "--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "1", "--rate",
+				"500", "--policies", "round-robin" };
+		assertThat(run(concat(failing, "--out", dir.resolve("stop").toString()))).as(err.toString()).isZero();
+		String stopped = out.toString();
+		assertThat(stopped).contains("SLO attainment in the same runs")
+			.containsPattern(
+					"\\| round-robin \\| 500\\.00 \\| 200 \\| \\d+ \\| [\\d.]+ % \\| stopped once over 10 % had missed");
+		out.getBuffer().setLength(0);
+		assertThat(run(concat(failing, "--no-stop", "--out", dir.resolve("whole").toString()))).as(err.toString())
+			.isZero();
+		assertThat(out.toString())
+			.containsPattern("\\| round-robin \\| 500\\.00 \\| 200 \\| \\d+ \\| [\\d.]+ % \\| whole trace \\|");
+	}
+
+	private static String[] concat(String[] head, String... tail) {
+		String[] all = Arrays.copyOf(head, head.length + tail.length);
+		System.arraycopy(tail, 0, all, head.length, tail.length);
+		return all;
 	}
 
 	@Test

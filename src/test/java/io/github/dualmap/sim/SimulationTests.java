@@ -64,6 +64,27 @@ class SimulationTests {
 	}
 
 	@Test
+	void aRunToldNotToStopRunsEveryMeasuredRequestAndTheSearchFindsTheSameCapacity() {
+		Workload w = Workload.of(evenlySpaced(1000));
+		SimulationConfig config = fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150));
+		PolicySpec rr = PolicySpec.named("round-robin");
+		RunResult stopped = Simulation.run(w, rr, config, 20, false);
+		RunResult whole = Simulation.run(w, rr, config, 20, false, false);
+		assertThat(stopped.stoppedEarly()).isTrue();
+		assertThat(whole.stoppedEarly()).isFalse();
+		assertThat(whole.measured()).isEqualTo(stopped.measured());
+		// Twice the capacity: the queue only grows, so the whole run's tail is far longer
+		// than the stopped run's, whose TTFTs were censored where it stopped.
+		assertThat(whole.ttftP99Seconds()).isGreaterThan(stopped.ttftP99Seconds() * 2);
+		assertThat(whole.attainment()).isLessThan(0.1);
+		CapacitySearch.Outcome o = new CapacitySearch(1, 0.02, 10)
+			.search(rate -> Simulation.run(w, rr, config, rate, false, false), () -> {
+			});
+		assertThat(o.capacity()).isCloseTo(10.0, withinPercentage(2));
+		assertThat(o.points()).noneMatch(RunResult::stoppedEarly);
+	}
+
+	@Test
 	void overloadedRunCountsUnfinishedRequestsAsMisses() {
 		Workload w = Workload.of(evenlySpaced(400));
 		RunResult r = Simulation.run(w, PolicySpec.named("round-robin"),
