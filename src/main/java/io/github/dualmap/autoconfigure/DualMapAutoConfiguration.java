@@ -15,6 +15,7 @@ import io.github.dualmap.gateway.DispatchTicker;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.EngineScraping;
 import io.github.dualmap.gateway.HeaderReadTimeout;
+import io.github.dualmap.gateway.Http10Responses;
 import io.github.dualmap.gateway.KeepAliveReads;
 import io.github.dualmap.gateway.ModelListGatewayFilterFactory;
 import io.github.dualmap.gateway.ModelRoutePredicateFactory;
@@ -250,6 +251,24 @@ public class DualMapAutoConfiguration {
 		@Bean
 		NettyServerCustomizer dualMapKeepAliveReads() {
 			return KeepAliveReads::install;
+		}
+
+	}
+
+	/**
+	 * The gateway's own HTTP server ends a response of unknown length to an HTTP/1.0
+	 * request by closing the connection, not in chunks (see {@link Http10Responses}),
+	 * unless dualmap.server.http10-close-delimited=false.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(NettyServerCustomizer.class)
+	@ConditionalOnProperty(prefix = "dualmap.server", name = "http10-close-delimited", havingValue = "true",
+			matchIfMissing = true)
+	static class Http10ResponsesConfiguration {
+
+		@Bean
+		NettyServerCustomizer dualMapHttp10Responses() {
+			return Http10Responses::install;
 		}
 
 	}

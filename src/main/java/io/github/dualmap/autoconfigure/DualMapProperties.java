@@ -496,6 +496,13 @@ public class DualMapProperties {
 		private boolean keepAliveReads = true;
 
 		/**
+		 * End a response of unknown length (a streamed completion) to an HTTP/1.0 request
+		 * by closing the connection instead of chunked encoding, which HTTP/1.0 clients
+		 * (nginx proxying with its default proxy_http_version 1.0) do not decode.
+		 */
+		private boolean http10CloseDelimited = true;
+
+		/**
 		 * The longest a request's head (request line and headers) may take to arrive,
 		 * from its first byte to its last; a slower one gets 408 and its connection is
 		 * closed (slowloris). Idle time between requests does not count
@@ -515,6 +522,14 @@ public class DualMapProperties {
 
 		public void setKeepAliveReads(boolean keepAliveReads) {
 			this.keepAliveReads = keepAliveReads;
+		}
+
+		public boolean isHttp10CloseDelimited() {
+			return this.http10CloseDelimited;
+		}
+
+		public void setHttp10CloseDelimited(boolean http10CloseDelimited) {
+			this.http10CloseDelimited = http10CloseDelimited;
 		}
 
 		public Duration getHeaderReadTimeout() {

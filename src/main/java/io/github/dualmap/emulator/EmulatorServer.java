@@ -13,6 +13,7 @@ import io.github.dualmap.engine.BlockChains;
 import io.github.dualmap.engine.Engine;
 import io.github.dualmap.engine.EngineRequest;
 import io.github.dualmap.engine.EngineStats;
+import io.github.dualmap.gateway.Http10Responses;
 import io.github.dualmap.gateway.KeepAliveReads;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -65,9 +66,10 @@ public final class EmulatorServer implements AutoCloseable {
 		this.settings = settings;
 		this.driver = new EngineDriver(new Engine(settings.profile()), settings.timeScale(), "emulator-" + port);
 		try {
-			// vLLM's server keeps reading a kept-alive connection after any answer;
-			// Reactor Netty needs help for that (KeepAliveReads).
-			this.server = KeepAliveReads.install(HttpServer.create())
+			// vLLM's server keeps reading a kept-alive connection after any answer and
+			// streams to an HTTP/1.0 client without chunks; Reactor Netty needs help for
+			// both (KeepAliveReads, Http10Responses).
+			this.server = Http10Responses.install(KeepAliveReads.install(HttpServer.create()))
 				.host(settings.host())
 				.port(port)
 				.route(routes -> routes

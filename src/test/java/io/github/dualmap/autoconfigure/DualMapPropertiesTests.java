@@ -67,6 +67,16 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void http10ResponsesAreCloseDelimitedUnlessTurnedOff() {
+		this.runner.run(context -> assertThat(context).hasBean("dualMapHttp10Responses")
+			.getBean(DualMapProperties.class)
+			.extracting(p -> p.getServer().isHttp10CloseDelimited())
+			.isEqualTo(true));
+		this.runner.withPropertyValues("dualmap.server.http10-close-delimited=false")
+			.run(context -> assertThat(context).doesNotHaveBean("dualMapHttp10Responses"));
+	}
+
+	@Test
 	void theHeaderReadTimeoutIsThirtySecondsUnlessSetAndZeroTurnsItOff() {
 		this.runner.run(context -> assertThat(context).hasBean("dualMapHeaderReadTimeout")
 			.getBean(DualMapProperties.class)

@@ -474,6 +474,32 @@ class DualMapGatewayIntegrationTests {
 		}
 	}
 
+	/**
+	 * An HTTP/1.0 client (nginx proxies with HTTP/1.0 by default) gets a streamed
+	 * completion as plain bytes ended by the close, not in chunks it cannot decode
+	 * ({@link Http10Responses}).
+	 */
+	@Test
+	@Order(11)
+	void aStreamToAnHttp10ClientIsNotChunked() throws Exception {
+		String chat = chat(systemPrompt("http10"), "go", true);
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress("127.0.0.1", this.port), 5_000);
+			socket.setSoTimeout(10_000);
+			OutputStream out = socket.getOutputStream();
+			out.write(RawHttp.post("/v1/chat/completions", chat)
+				.replace(" HTTP/1.1\r\n", " HTTP/1.0\r\n")
+				.getBytes(StandardCharsets.US_ASCII));
+			out.flush();
+			String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			assertThat(answer).startsWith("HTTP/1.1 200")
+				.containsIgnoringCase("content-type: text/event-stream")
+				.containsIgnoringCase("connection: close")
+				.doesNotContainIgnoringCase("transfer-encoding")
+				.endsWith("\r\n\r\n" + String.join("", StubEngine.EVENTS));
+		}
+	}
+
 	@Test
 	@Order(90)
 	void anInstanceThatRefusesWorkHasTheRequestSentToAnotherOnce(CapturedOutput output) {
