@@ -19,6 +19,13 @@ public final class DualMapExchangeAttributes {
 	public static final String ATTEMPT_ATTR = PREFIX + "attempt";
 
 	/**
+	 * Nanoseconds the request has spent in the dispatch queues over its tries so far (a
+	 * {@code Long}, {@link RoutedAttempt#queueWaitNanos()} of the latest): a try after a
+	 * failure continues that wait instead of starting one over.
+	 */
+	public static final String QUEUE_WAIT_ATTR = PREFIX + "queueWait";
+
+	/**
 	 * A {@code Sinks.Empty<Void>} the current try's {@link RoutedAttempt} completes when
 	 * the gateway stops waiting for its instance's answer
 	 * ({@link RoutedAttempt#whenAbandoned}).

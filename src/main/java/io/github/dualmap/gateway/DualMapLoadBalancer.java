@@ -123,7 +123,10 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		Set<String> avoid = excluded instanceof Set<?> s ? Set.copyOf((Set<String>) s) : Set.of();
 		boolean repeated = attributes.putIfAbsent(DualMapExchangeAttributes.PLACED_ATTR, Boolean.TRUE) != null;
 		String pinned = attributes.get(DualMapExchangeAttributes.PINNED_INSTANCE_ATTR) instanceof String id ? id : null;
-		return this.service.submit(request, streaming, avoid, repeated, pinned).map(attempt -> {
+		// A try after a failed one continues the queue wait of the tries before it.
+		long waited = repeated && attributes.get(DualMapExchangeAttributes.QUEUE_WAIT_ATTR) instanceof Long w ? w : 0;
+		return this.service.submit(request, streaming, avoid, repeated, pinned, waited).map(attempt -> {
+			attributes.put(DualMapExchangeAttributes.QUEUE_WAIT_ATTR, attempt.queueWaitNanos());
 			if (attributes.get(DualMapExchangeAttributes.SLO_CLASS_ATTR) instanceof String sloClass) {
 				attempt.sloClass(sloClass);
 			}

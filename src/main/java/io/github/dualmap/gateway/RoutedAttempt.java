@@ -81,6 +81,16 @@ public final class RoutedAttempt {
 		return Math.max(0, this.dispatch.sentAtNanos() - this.request.arrivalNanos());
 	}
 
+	/**
+	 * Time the request spent in the dispatch queues before this try was sent, the waits
+	 * of its earlier tries included (a try placed again continues its wait, see
+	 * {@link ServicePool#submit(RoutingRequest, boolean, java.util.Set, boolean, String, long)}).
+	 */
+	public long queueWaitNanos() {
+		QueuedRequest q = this.queued;
+		return q == null ? 0 : Math.max(0, this.dispatch.sentAtNanos() - q.submittedAtNanos());
+	}
+
 	public String instanceId() {
 		return this.decision.instanceId();
 	}

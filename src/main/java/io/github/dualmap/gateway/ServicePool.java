@@ -376,7 +376,22 @@ public final class ServicePool {
 	 */
 	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, Set<String> excluded, boolean repeated,
 			@Nullable String pinned) {
-		return Mono.create(sink -> new Submission(sink, request, streaming, excluded, pinned).start(repeated));
+		return submit(request, streaming, excluded, repeated, pinned, 0);
+	}
+
+	/**
+	 * As {@link #submit(RoutingRequest, boolean, Set, boolean, String)}, for a try after
+	 * an earlier one failed (its instance refused the connection or answered a retried
+	 * status) that had already waited {@code queuedNanos} in the queues: its wait bound,
+	 * aging and place in arrival order count that wait, as a request placed again after a
+	 * breaker refused its release does, so a retry neither waits a whole bound again nor
+	 * goes behind requests that arrived after it.
+	 */
+	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, Set<String> excluded, boolean repeated,
+			@Nullable String pinned, long queuedNanos) {
+		return Mono.create(sink -> new Submission(sink, request, streaming, excluded, pinned,
+				queuedNanos > 0 ? this.pool.now() - queuedNanos : Long.MAX_VALUE)
+			.start(repeated));
 	}
 
 	/**
@@ -664,12 +679,13 @@ public final class ServicePool {
 		private final @Nullable String pinned;
 
 		Submission(MonoSink<RoutedAttempt> sink, RoutingRequest request, boolean streaming, Set<String> excluded,
-				@Nullable String pinned) {
+				@Nullable String pinned, long waitingSince) {
 			this.sink = sink;
 			this.request = request;
 			this.streaming = streaming;
 			this.excluded.addAll(excluded);
 			this.pinned = pinned;
+			this.waitingSince = waitingSince;
 		}
 
 		void start(boolean repeated) {

@@ -226,6 +226,14 @@ class DualMapLoadBalancerTests {
 		lb.choose(new DefaultRequest<>(new RequestDataContext(data))).block();
 		assertThat(choices).hasValue(1);
 		attempt(attributes).complete(HttpStatus.OK);
+		// Each try records the queue wait so far; a try after a failure starts from it.
+		assertThat(attributes.get(DualMapExchangeAttributes.QUEUE_WAIT_ATTR)).isInstanceOf(Long.class);
+		long earlier = Duration.ofSeconds(7).toNanos();
+		attributes.put(DualMapExchangeAttributes.QUEUE_WAIT_ATTR, earlier);
+		lb.choose(new DefaultRequest<>(new RequestDataContext(data))).block();
+		assertThat(attempt(attributes).queueWaitNanos()).isGreaterThanOrEqualTo(earlier);
+		assertThat((Long) attributes.get(DualMapExchangeAttributes.QUEUE_WAIT_ATTR)).isGreaterThanOrEqualTo(earlier);
+		attempt(attributes).complete(HttpStatus.OK);
 		assertThat(counted.pool("llm").pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
 	}
 

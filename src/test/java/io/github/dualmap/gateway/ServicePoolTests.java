@@ -216,6 +216,40 @@ class ServicePoolTests {
 	}
 
 	@Test
+	void aRequestTriedAgainAfterItsInstanceFailedKeepsTheQueueWaitItHadAlreadySpent() {
+		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).maxWait(Duration.ofSeconds(30)).build(),
+				"dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock)
+			.pool("llm");
+		members(pool, "a", "b");
+		RoutedAttempt onA = pool.submit(request("busy a"), true, Set.of("b"), true).block(WAIT);
+		RoutedAttempt onB = pool.submit(request("busy b"), true, Set.of("a"), true).block(WAIT);
+		AtomicReference<RoutedAttempt> first = new AtomicReference<>();
+		pool.submit(request("waits"), true, Set.of("b"), true).subscribe(first::set);
+		// 20 s in a's queue, then released to a, which refuses the connection.
+		this.now.addAndGet(Duration.ofSeconds(20).toNanos());
+		onA.firstByte(true);
+		assertThat(first.get().instanceId()).isEqualTo("a");
+		assertThat(first.get().queueWaitNanos()).isEqualTo(Duration.ofSeconds(20).toNanos());
+		first.get().fail(new java.net.ConnectException("refused"));
+
+		// The retry, kept off a, waits behind busy b: 11 s more is 31 s of queueing in
+		// all, past the 30 s bound (not 11 s of a new wait).
+		AtomicReference<RoutedAttempt> retried = new AtomicReference<>();
+		AtomicReference<Throwable> failed = new AtomicReference<>();
+		pool.submit(request("waits"), true, Set.of("a"), true, null, first.get().queueWaitNanos())
+			.subscribe(retried::set, failed::set);
+		assertThat(pool.queues().queued("b")).isEqualTo(1);
+		this.now.addAndGet(Duration.ofSeconds(11).toNanos());
+		pool.queues().tick(this.now.get());
+		assertThat(retried.get()).isNull();
+		assertThat(failed.get()).isInstanceOf(DispatchRejectedException.class);
+		onA.complete(HttpStatus.OK);
+		onB.firstByte(true);
+		onB.complete(HttpStatus.OK);
+	}
+
+	@Test
 	void aFullQueueIsRejectedWith429AndRetryAfter() {
 		ServicePool pool = pool(SchedulerSettings.ofDefaults(),
 				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(1).build(), "a");
