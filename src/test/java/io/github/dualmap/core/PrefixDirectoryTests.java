@@ -72,6 +72,36 @@ class PrefixDirectoryTests {
 	}
 
 	@Test
+	void aChainOneBlockLongerThanALockHoldIsRecordedDownToItsHead() {
+		// The last hold writes block 0 alone.
+		long[] chain = new long[PrefixDirectory.RECORD_CHUNK + 1];
+		for (int i = 0; i < chain.length; i++) {
+			chain[i] = 5_000 + i;
+		}
+		PrefixDirectory d = new PrefixDirectory(1_000);
+		d.record(chain, "a");
+		assertThat(d.size()).isEqualTo(chain.length);
+		assertThat(d.owner(new long[] { chain[0] })).isEqualTo("a");
+		assertThat(d.owner(chain)).isEqualTo("a");
+	}
+
+	@Test
+	void readingAndSettingTheBoundLetOtherThreadsRecordAfterwards() throws Exception {
+		PrefixDirectory d = new PrefixDirectory(100);
+		d.capacity(50);
+		assertThat(d.capacity()).isEqualTo(50);
+		ExecutorService other = Executors.newSingleThreadExecutor();
+		try {
+			// Both calls let go of their locks: a record on another thread goes through.
+			other.submit(() -> d.record(new long[] { 1, 2, 3 }, "b")).get(5, TimeUnit.SECONDS);
+		}
+		finally {
+			other.shutdownNow();
+		}
+		assertThat(d.owner(new long[] { 1, 2, 3 })).isEqualTo("b");
+	}
+
+	@Test
 	void concurrentRecordsAndLookupsStayWithinTheBound() throws Exception {
 		PrefixDirectory d = new PrefixDirectory(500);
 		int threads = 4;

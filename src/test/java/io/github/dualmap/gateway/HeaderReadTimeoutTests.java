@@ -251,8 +251,17 @@ class HeaderReadTimeoutTests {
 
 	@Test
 	void aClosedConnectionHasNoDeadlineLeft() {
+		java.util.concurrent.atomic.AtomicBoolean inactive = new java.util.concurrent.atomic.AtomicBoolean();
+		this.channel.pipeline().addLast(new io.netty.channel.ChannelInboundHandlerAdapter() {
+			@Override
+			public void channelInactive(ChannelHandlerContext ctx) {
+				inactive.set(true);
+			}
+		});
 		receive("GET / HTTP/1.1\r\n");
 		this.channel.close();
+		// The handlers after it (Reactor Netty's) still hear that the connection closed.
+		assertThat(inactive).isTrue();
 		advance(1_000);
 		assertThat(written()).isEmpty();
 	}
