@@ -11,9 +11,16 @@ import java.util.List;
  * @param sloTtftSeconds the TTFT objective
  * @param fixedRate the rate of the per-policy runs behind the CDF and load charts
  * @param policies one entry per policy, in the order asked for
+ * @param targetAttainment the share within the SLO that defined capacity
  */
 public record BenchmarkReport(String trace, int instances, int routers, double sloTtftSeconds, double fixedRate,
-		List<PolicyReport> policies) {
+		List<PolicyReport> policies, double targetAttainment) {
+
+	/** A report whose capacities were judged at {@link Simulation#TARGET_ATTAINMENT}. */
+	public BenchmarkReport(String trace, int instances, int routers, double sloTtftSeconds, double fixedRate,
+			List<PolicyReport> policies) {
+		this(trace, instances, routers, sloTtftSeconds, fixedRate, policies, Simulation.TARGET_ATTAINMENT);
+	}
 
 	/**
 	 * One policy's results.

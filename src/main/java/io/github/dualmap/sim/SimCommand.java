@@ -117,6 +117,12 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	@Option(names = "--rate", description = "evaluate this one rate (req/s) instead of searching")
 	@Nullable Double rate;
 
+	@Option(names = "--target-attainment", defaultValue = "0.9",
+			description = "the share of measured requests within the TTFT SLO that a rate must reach to pass; capacity "
+					+ "is the highest such rate (default ${DEFAULT-VALUE}, the benchmark's definition; 0.95 or 0.99 for "
+					+ "stricter objectives)")
+	double targetAttainment;
+
 	@Option(names = "--no-stop", description = "run every measured request to its end, even once more than 10 %% "
 			+ "have missed (by default such a run stops there: the rate fails either way); slower at failing rates, "
 			+ "but their attainment and TTFT percentiles are then what the whole trace reaches")
@@ -195,6 +201,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (warmup < 0) {
 			throw new IllegalArgumentException("--warmup must be >= 0 but was " + warmup);
 		}
+		if (!(targetAttainment > 0 && targetAttainment <= 1)) {
+			throw new IllegalArgumentException("--target-attainment must be in (0, 1] but was " + targetAttainment);
+		}
 		if (requests != null) {
 			positive("--requests", requests);
 		}
@@ -245,7 +254,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (!classes.isEmpty() && scale != null) {
 			throw new IllegalArgumentException("--slo-classes is not supported with --scale");
 		}
-		config = config.withSloClasses(classes);
+		config = config.withSloClasses(classes).withTargetAttainment(targetAttainment);
 		Workload workload = Workload.of(workloadTrace);
 		if (warmup >= workload.size()) {
 			throw new IllegalArgumentException("the workload has " + workload.size()
@@ -255,7 +264,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			return scaled(workload, specs, config, rate, membership, windowLength, dir);
 		}
 		CapacityBenchmark benchmark = new CapacityBenchmark(workload, config, threads, !noStop);
-		CapacitySearch search = new CapacitySearch(START_RATE_PER_INSTANCE * instances, quick ? 0.1 : 0.02, 10);
+		CapacitySearch search = new CapacitySearch(START_RATE_PER_INSTANCE * instances, quick ? 0.1 : 0.02, 10,
+				targetAttainment);
 		long steps = rate != null ? specs.size() : (long) specs.size() * (search.expectedEvaluations() + 1);
 		BenchmarkReport report;
 		try (ProgressBar bar = progressBar(steps)) {

@@ -247,7 +247,7 @@ public final class Simulation {
 		this.scrapeNanos = config.scrapeIntervalOf(policy.name()).toNanos();
 		this.warmup = config.warmup();
 		this.measured = n - warmup;
-		this.missBudget = (int) Math.floor(measured * (1 - TARGET_ATTAINMENT));
+		this.missBudget = (int) Math.floor(measured * (1 - config.targetAttainment()));
 		this.decisionNanos = new long[measured];
 		int slots = schedule.slots(config.instances());
 		this.instanceIds = new String[slots];

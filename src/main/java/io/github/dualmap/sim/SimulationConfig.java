@@ -29,10 +29,25 @@ import org.jspecify.annotations.Nullable;
  * from its own routing (no effect with one router)
  * @param sloClasses objectives per request class; {@link SloClasses#NONE}: every request
  * has {@code slo}
+ * @param targetAttainment the share of measured requests within their objective that a
+ * rate must reach to pass (capacity is the highest such rate): the issue's definition,
+ * {@link Simulation#TARGET_ATTAINMENT} (0.9), unless asked otherwise
  */
 public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
-		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses) {
+		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses,
+		double targetAttainment) {
+
+	/**
+	 * A configuration whose capacity is judged at {@link Simulation#TARGET_ATTAINMENT}.
+	 */
+	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
+			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
+			InstanceModel.Factory instanceModels, NanoClock decisionTimer, @Nullable Duration prefixShareInterval,
+			SloClasses sloClasses) {
+		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
+				decisionTimer, prefixShareInterval, sloClasses, Simulation.TARGET_ATTAINMENT);
+	}
 
 	/** A configuration in which every request has the objective {@code slo}. */
 	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
@@ -72,6 +87,9 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 		if (prefixShareInterval != null && (prefixShareInterval.isNegative() || prefixShareInterval.isZero())) {
 			throw new IllegalArgumentException("prefixShareInterval must be > 0 but was " + prefixShareInterval);
 		}
+		if (!(targetAttainment > 0 && targetAttainment <= 1)) {
+			throw new IllegalArgumentException("targetAttainment must be in (0, 1] but was " + targetAttainment);
+		}
 	}
 
 	/** The scrape interval {@code policy} runs with. */
@@ -81,17 +99,23 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 
 	public SimulationConfig withDecisionTimer(NanoClock timer) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, timer, prefixShareInterval, sloClasses);
+				instanceModels, timer, prefixShareInterval, sloClasses, targetAttainment);
 	}
 
 	public SimulationConfig withPrefixShareInterval(@Nullable Duration interval) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, interval, sloClasses);
+				instanceModels, decisionTimer, interval, sloClasses, targetAttainment);
 	}
 
 	public SimulationConfig withSloClasses(SloClasses classes) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, classes);
+				instanceModels, decisionTimer, prefixShareInterval, classes, targetAttainment);
+	}
+
+	/** The same configuration, judging capacity at {@code target} attainment. */
+	public SimulationConfig withTargetAttainment(double target) {
+		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
+				instanceModels, decisionTimer, prefixShareInterval, sloClasses, target);
 	}
 
 }

@@ -124,6 +124,21 @@ class SimCommandTests {
 			.containsPattern("\\| round-robin \\| 500\\.00 \\| 200 \\| \\d+ \\| [\\d.]+ % \\| whole trace \\|");
 	}
 
+	@Test
+	void aStricterTargetAttainmentIsNamedInTheOutputAndANonsenseOneRefused() {
+		String[] run = { "--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "1", "--rate",
+				"2", "--policies", "round-robin" };
+		assertThat(run(concat(run, "--target-attainment", "0.95", "--out", dir.resolve("t95").toString())))
+			.as(err.toString())
+			.isZero();
+		assertThat(out.toString()).contains("TTFT SLO 5.00 s, capacity at 95.0 % within it");
+		out.getBuffer().setLength(0);
+		assertThat(run(concat(run, "--out", dir.resolve("t90").toString()))).isZero();
+		assertThat(out.toString()).contains("TTFT SLO 5.00 s\n").doesNotContain("capacity at");
+		assertThat(run(concat(run, "--target-attainment", "1.5", "--out", dir.resolve("bad").toString()))).isEqualTo(2);
+		assertThat(err.toString()).contains("--target-attainment must be in (0, 1]");
+	}
+
 	private static String[] concat(String[] head, String... tail) {
 		String[] all = Arrays.copyOf(head, head.length + tail.length);
 		System.arraycopy(tail, 0, all, head.length, tail.length);

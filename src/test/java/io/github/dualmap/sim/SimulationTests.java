@@ -85,6 +85,30 @@ class SimulationTests {
 	}
 
 	@Test
+	void capacityIsJudgedAtTheTargetAttainmentAskedFor() {
+		Workload w = Workload.of(evenlySpaced(1000));
+		// Every request takes 100 ms on one FIFO instance; about 7 % of them have a 50 ms
+		// objective they can never meet, so attainment is about 93 % up to 10 req/s.
+		SimulationConfig config = fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150))
+			.withSloClasses(SloClasses.parse("tight=50ms:0.07"));
+		PolicySpec rr = PolicySpec.named("round-robin");
+		RunResult at5 = Simulation.run(w, rr, config, 5, false);
+		assertThat(at5.attainment()).isBetween(0.9, 0.95);
+		CapacitySearch.Outcome at90 = new CapacitySearch(1, 0.02, 10, 0.9)
+			.search(rate -> Simulation.run(w, rr, config, rate, false), () -> {
+			});
+		assertThat(at90.capacity()).isCloseTo(10.0, withinPercentage(2));
+		SimulationConfig strict = config.withTargetAttainment(0.95);
+		CapacitySearch.Outcome at95 = new CapacitySearch(1, 0.02, 10, 0.95)
+			.search(rate -> Simulation.run(w, rr, strict, rate, false), () -> {
+			});
+		assertThat(at95.capacity()).isZero();
+		// A run judged at 95 % stops once more than 5 % have missed.
+		assertThat(Simulation.run(w, rr, strict, 5, false).stoppedEarly()).isTrue();
+		assertThat(at5.stoppedEarly()).isFalse();
+	}
+
+	@Test
 	void overloadedRunCountsUnfinishedRequestsAsMisses() {
 		Workload w = Workload.of(evenlySpaced(400));
 		RunResult r = Simulation.run(w, PolicySpec.named("round-robin"),

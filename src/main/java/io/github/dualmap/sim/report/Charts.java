@@ -67,8 +67,9 @@ public final class Charts {
 			}
 			chart.addSeries(p.name(), x, y).setMarker(SeriesMarkers.CIRCLE);
 		}
-		XYSeries target = chart.addSeries("90 % target", new double[] { 0, Math.max(maxRate, 1e-9) },
-				new double[] { 100 * Simulation.TARGET_ATTAINMENT, 100 * Simulation.TARGET_ATTAINMENT });
+		double goal = 100 * report.targetAttainment();
+		XYSeries target = chart.addSeries(String.format(java.util.Locale.ROOT, "%.3g %% target", goal),
+				new double[] { 0, Math.max(maxRate, 1e-9) }, new double[] { goal, goal });
 		target.setMarker(SeriesMarkers.NONE);
 		chart.getStyler().setYAxisMin(0.0).setYAxisMax(100.0);
 		BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);

@@ -4,6 +4,7 @@ import java.util.Locale;
 
 import io.github.dualmap.sim.BenchmarkReport;
 import io.github.dualmap.sim.RunResult;
+import io.github.dualmap.sim.Simulation;
 
 /**
  * The results as markdown: the headline table, one row per policy with metrics at each
@@ -16,8 +17,10 @@ public final class MarkdownTable {
 
 	public static String render(BenchmarkReport report) {
 		StringBuilder out = new StringBuilder();
-		out.append(String.format(Locale.ROOT, "Trace %s, %d instances, %d router(s), TTFT SLO %.3g s%n%n",
-				report.trace(), report.instances(), report.routers(), report.sloTtftSeconds()));
+		out.append(String.format(Locale.ROOT, "Trace %s, %d instances, %d router(s), TTFT SLO %.3g s%s%n%n",
+				report.trace(), report.instances(), report.routers(), report.sloTtftSeconds(),
+				report.targetAttainment() == Simulation.TARGET_ATTAINMENT ? "" : String.format(Locale.ROOT,
+						", capacity at %.3g %% within it", 100 * report.targetAttainment())));
 		out.append("| policy | capacity (req/s) | goodput (req/s) | TTFT p50 (s) | TTFT p90 (s) | TTFT p99 (s) "
 				+ "| hit rate | load CV | migrations | decision p99 (us) |\n");
 		out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
