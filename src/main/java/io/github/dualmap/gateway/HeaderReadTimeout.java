@@ -131,12 +131,7 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 		if (pipeline.get(NAME) != null) {
 			return;
 		}
-		ChannelHandlerContext codec = pipeline.context(NettyPipeline.HttpCodec);
-		if (codec == null) {
-			// With h2c on, Netty's upgrade handler adds the codec under a name of its
-			// own.
-			codec = pipeline.context(HttpServerCodec.class);
-		}
+		ChannelHandlerContext codec = Http11Codec.in(pipeline);
 		if (codec == null) {
 			return;
 		}

@@ -62,10 +62,7 @@ public final class Http10Responses extends ChannelDuplexHandler {
 		if (pipeline.get(NAME) != null) {
 			return;
 		}
-		ChannelHandlerContext codec = pipeline.context(NettyPipeline.HttpCodec);
-		if (codec == null) {
-			codec = pipeline.context(HttpServerCodec.class);
-		}
+		ChannelHandlerContext codec = Http11Codec.in(pipeline);
 		if (codec != null) {
 			pipeline.addAfter(codec.name(), NAME, new Http10Responses());
 		}
