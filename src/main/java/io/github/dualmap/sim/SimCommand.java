@@ -282,6 +282,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		Charts.writeAll(report, dir);
 		stdout.print(MarkdownTable.render(report));
+		stdout.print(MarkdownTable.workBound(report, WorkBound.of(workloadTrace, engine, warmup), engine.name()));
 		stdout.flush();
 		return 0;
 	}

@@ -109,6 +109,21 @@ class SimCommandTests {
 	}
 
 	@Test
+	void printsTheWorkBoundOfTheTraceAndEachCapacityAsAShareOfIt() throws IOException {
+		Path trace = mooncakeFile(400);
+		int code = run("--trace", trace.toString(), "--instances", "2", "--policies", "round-robin", "--warmup", "100",
+				"--rate", "1", "--out", dir.resolve("bound").toString());
+		assertThat(code).as(err.toString()).isZero();
+		WorkBound bound = WorkBound.of(io.github.dualmap.sim.trace.MooncakeTraceReader.read(trace),
+				io.github.dualmap.engine.EngineProfile.h100_8b(), 100);
+		String printed = out.toString();
+		assertThat(printed).contains("Work bound (no router can serve more)")
+			.contains(String.format(java.util.Locale.ROOT, "2 h100-8b engines are busy all the time at %.2f req/s",
+					bound.maxRate(2)))
+			.contains(String.format(java.util.Locale.ROOT, "| round-robin | 1.00 | %.1f %% |", 100 / bound.maxRate(2)));
+	}
+
+	@Test
 	void attainmentIsPrintedAndNoStopRunsAFailingRateToTheEnd() {
 		String[] failing = { "--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "1", "--rate",
 				"500", "--policies", "round-robin" };

@@ -5,6 +5,7 @@ import java.util.Locale;
 import io.github.dualmap.sim.BenchmarkReport;
 import io.github.dualmap.sim.RunResult;
 import io.github.dualmap.sim.Simulation;
+import io.github.dualmap.sim.WorkBound;
 
 /**
  * The results as markdown: the headline table, one row per policy with metrics at each
@@ -13,6 +14,31 @@ import io.github.dualmap.sim.Simulation;
 public final class MarkdownTable {
 
 	private MarkdownTable() {
+	}
+
+	/**
+	 * The workload's {@link WorkBound}: the rate at which the report's engines would be
+	 * busy all the time with every reusable prefix cached, and each policy's capacity as
+	 * a share of it.
+	 */
+	public static String workBound(BenchmarkReport report, WorkBound bound, String profile) {
+		StringBuilder out = new StringBuilder();
+		double max = bound.maxRate(report.instances());
+		out.append(String.format(Locale.ROOT, "%nWork bound (no router can serve more)%n%n"));
+		out.append(String.format(Locale.ROOT,
+				"With every prefix an earlier request computed still cached (an infinite KV cache: %.1f %% of the "
+						+ "measured prompt tokens) and the work spread evenly, %d %s engines are busy all the time at "
+						+ "%.2f req/s (%.3f s of engine time per request, the fixed cost of each step left out; "
+						+ "%.2f req/s with no reuse).%n%n",
+				100 * bound.reusableShare(), report.instances(), profile, max, bound.busySecondsPerRequest(),
+				bound.coldMaxRate(report.instances())));
+		out.append("| policy | capacity (req/s) | share of the bound |\n");
+		out.append("|---|---:|---:|\n");
+		for (BenchmarkReport.PolicyReport p : report.policies()) {
+			out.append(String.format(Locale.ROOT, "| %s | %.2f | %.1f %% |%n", p.name(), p.search().capacity(),
+					100 * p.search().capacity() / max));
+		}
+		return out.toString();
 	}
 
 	public static String render(BenchmarkReport report) {

@@ -1,0 +1,148 @@
+package io.github.dualmap.sim;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.dualmap.engine.Engine;
+import io.github.dualmap.engine.EngineProfile;
+import io.github.dualmap.engine.EngineRequest;
+import io.github.dualmap.engine.EngineStats;
+import io.github.dualmap.engine.HashIdExpander;
+import io.github.dualmap.sim.trace.Trace;
+import io.github.dualmap.sim.trace.TraceRequest;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+class WorkBoundTests {
+
+	private static final EngineProfile H100 = EngineProfile.h100_8b();
+
+	/** The h100 profile without the fixed cost of a step, which the bound leaves out. */
+	private static final EngineProfile NO_T0 = H100.withLatency(0, H100.cLinSeconds(), H100.attentionFlops(),
+			H100.cKvSeconds());
+
+	private static TraceRequest request(int i, int prompt, int output, long... ids) {
+		return new TraceRequest(i * 1000.0, prompt, output, ids);
+	}
+
+	/**
+	 * Prompts that share prefixes in every way the engine's chain allows: a partial last
+	 * block reused by a longer prompt, a shorter prompt capped at prompt length minus
+	 * one, a cold one, and a branch after a shared first block.
+	 */
+	private static Trace sharing() {
+		return new Trace("sharing", 512,
+				List.of(request(0, 1300, 5, 1, 2, 3), request(1, 1800, 3, 1, 2, 3, 4), request(2, 1024, 2, 1, 2),
+						request(3, 100, 4, 9), request(4, 700, 1, 1, 5), request(5, 1800, 6, 1, 2, 3, 4)));
+	}
+
+	@Test
+	void matchesTheEngineServingTheRequestsOneAtATimeWithNothingEvicted() {
+		Trace trace = sharing();
+		Engine engine = new Engine(NO_T0);
+		HashIdExpander expander = new HashIdExpander(trace.blockTokens(), NO_T0.blockTokens());
+		long now = 0;
+		List<TraceRequest> requests = trace.requests();
+		for (int i = 0; i < requests.size(); i++) {
+			TraceRequest r = requests.get(i);
+			engine.submit(EngineRequest.ofHashIds("r" + i, r.hashIds(), r.inputTokens(), r.outputTokens(), expander),
+					now);
+			while (engine.hasWork()) {
+				now = engine.step(now).endNanos();
+			}
+		}
+		EngineStats stats = engine.stats();
+		assertThat(stats.evictedBlocks()).isZero();
+
+		WorkBound bound = WorkBound.of(trace, NO_T0, 0);
+
+		assertThat(bound.measured()).isEqualTo(6);
+		assertThat(bound.busySecondsPerRequest() * bound.measured()).isCloseTo(now / 1e9, within(1e-6));
+		assertThat(bound.reusableShare()).isCloseTo((double) stats.prefixHitTokens() / stats.prefixQueryTokens(),
+				within(1e-12));
+		// Of 6,724 prompt tokens: 1,296 (81 blocks of the first prompt's 1,300), 1,008
+		// (the
+		// first 1,024 less the last token, in blocks), 512, and 1,792 (112 blocks of the
+		// second prompt, capped below its 1,800).
+		assertThat(bound.reusableShare()).isCloseTo((1296 + 1008 + 512 + 1792) / 6724.0, within(1e-12));
+	}
+
+	@Test
+	void leavesOutTheFixedCostOfEachStepWhichTheEngineStillPays() {
+		Trace trace = sharing();
+		Engine engine = new Engine(H100);
+		HashIdExpander expander = new HashIdExpander(trace.blockTokens(), H100.blockTokens());
+		long now = 0;
+		int steps = 0;
+		for (int i = 0; i < trace.size(); i++) {
+			TraceRequest r = trace.requests().get(i);
+			engine.submit(EngineRequest.ofHashIds("r" + i, r.hashIds(), r.inputTokens(), r.outputTokens(), expander),
+					now);
+			while (engine.hasWork()) {
+				now = engine.step(now).endNanos();
+				steps++;
+			}
+		}
+		WorkBound bound = WorkBound.of(trace, H100, 0);
+		assertThat(bound.busySecondsPerRequest() * bound.measured()).isCloseTo(now / 1e9 - steps * H100.t0Seconds(),
+				within(1e-6));
+	}
+
+	@Test
+	void warmUpRequestsFillTheCacheButAreNotCosted() {
+		WorkBound all = WorkBound.of(sharing(), H100, 0);
+		WorkBound afterTwo = WorkBound.of(sharing(), H100, 2);
+
+		assertThat(afterTwo.measured()).isEqualTo(4);
+		// The last four reuse what the first two computed.
+		assertThat(afterTwo.reusableShare()).isCloseTo((1008 + 512 + 1792) / (1024 + 100 + 700 + 1800.0),
+				within(1e-12));
+		double firstTwo = WorkBound.seconds(H100, 1300, 0, 5) + WorkBound.seconds(H100, 1800, 1296, 3);
+		assertThat(afterTwo.busySecondsPerRequest() * 4).isCloseTo(all.busySecondsPerRequest() * 6 - firstTwo,
+				within(1e-9));
+	}
+
+	@Test
+	void withoutReuseTheBoundIsTheColdOne() {
+		List<TraceRequest> requests = new ArrayList<>();
+		for (int i = 0; i < 10; i++) {
+			requests.add(request(i, 2000 + 100 * i, 50, 100L * i, 100L * i + 1, 100L * i + 2, 100L * i + 3));
+		}
+		WorkBound bound = WorkBound.of(new Trace("distinct", 512, requests), H100, 0);
+
+		assertThat(bound.reusableShare()).isZero();
+		assertThat(bound.busySecondsPerRequest()).isEqualTo(bound.coldBusySecondsPerRequest());
+		assertThat(bound.maxRate(16)).isEqualTo(bound.coldMaxRate(16));
+	}
+
+	@Test
+	void aPoolOfNEnginesServesNTimesOneEnginesWork() {
+		WorkBound bound = WorkBound.of(sharing(), H100, 0);
+
+		assertThat(bound.maxRate(1)).isCloseTo(1 / bound.busySecondsPerRequest(), within(1e-9));
+		assertThat(bound.maxRate(16)).isCloseTo(16 * bound.maxRate(1), within(1e-9));
+		assertThat(bound.maxRate(8)).isGreaterThan(bound.coldMaxRate(8));
+	}
+
+	@Test
+	void costIsLinearAndAttentionForTheFreshPartPlusEachDecodeStep() {
+		// 1,000 fresh tokens after 24 cached, then 9 decode steps at contexts
+		// 1,025..1,033.
+		double expected = 1000 * H100.cLinSeconds() + H100.cAttnSeconds() * (1000.0 * 24 + 1000.0 * 1000 / 2)
+				+ 9 * H100.cLinSeconds() + H100.cKvSeconds() * (9 * 1024 + 45);
+		assertThat(WorkBound.seconds(H100, 1024, 24, 10)).isCloseTo(expected, within(1e-15));
+	}
+
+	@Test
+	void rejectsAWarmUpThatLeavesNothingAndBlocksTheEngineCannotSplit() {
+		assertThatThrownBy(() -> WorkBound.of(sharing(), H100, 6)).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("warmup must be in [0, 6)");
+		Trace odd = new Trace("odd", 24, List.of(request(0, 100, 1, 1), request(1, 100, 1, 2)));
+		assertThatThrownBy(() -> WorkBound.of(odd, H100, 0)).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("not a multiple of the engine's 16");
+	}
+
+}
