@@ -183,14 +183,23 @@ public final class InstancePool {
 			list.add(s);
 		}
 		List<String> ids = next.members().stream().map(RingMember::id).toList();
+		List<String> left = new ArrayList<>();
 		for (InstanceState gone : states.values()) {
 			if (!ids.contains(gone.id())) {
 				gone.leave();
+				left.add(gone.id());
 			}
 		}
 		states.keySet().retainAll(ids);
 		this.ordered = List.copyOf(list);
 		this.rings = next;
+		PrefixDirectory d = this.directory;
+		if (d != null) {
+			for (String id : left) {
+				d.forget(id);
+			}
+			d.capacity(shadowCapacityBlocks());
+		}
 		ringRebuilds.incrementAndGet();
 		return true;
 	}

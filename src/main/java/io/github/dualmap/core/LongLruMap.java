@@ -1,6 +1,7 @@
 package io.github.dualmap.core;
 
 import java.util.Arrays;
+import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
 
@@ -190,6 +191,34 @@ final class LongLruMap<V> {
 			e = this.prev[e];
 		}
 		return out;
+	}
+
+	/**
+	 * Entry numbers handed out so far: {@link #removeValues} scans {@code [0, span)}. An
+	 * entry keeps its number while it is present, whatever else is put or removed.
+	 */
+	int entrySpan() {
+		return this.allocated;
+	}
+
+	/**
+	 * Removes the present entries numbered {@code [from, from + count)} whose value
+	 * matches; the others keep their place in the order of use.
+	 * @return how many were removed
+	 */
+	int removeValues(Predicate<? super V> matches, int from, int count) {
+		int end = (int) Math.min(this.allocated, Math.max(0L, (long) from + Math.max(0, count)));
+		int removed = 0;
+		for (int e = Math.max(0, from); e < end; e++) {
+			@SuppressWarnings("unchecked")
+			V v = (V) this.values[e];
+			// A free entry has no value.
+			if (v != null && matches.test(v)) {
+				removeEntry(e);
+				removed++;
+			}
+		}
+		return removed;
 	}
 
 	/** Removes every entry and gives the grown arrays back. */

@@ -88,6 +88,39 @@ public final class PrefixDirectory {
 		return known == 0 ? null : this.owners.get(chain[known - 1]);
 	}
 
+	/** Most entries a {@link #forget} scans per hold of the write lock. */
+	static final int FORGET_SLICE = 16_384;
+
+	/**
+	 * Forgets every block last sent to {@code instanceId}, which left the pool: its
+	 * entries could only name an instance that is gone (or, should the same id come back,
+	 * an empty one) and would hold room the live instances' entries need until they aged
+	 * out. A scan of the whole directory, {@value #FORGET_SLICE} entries per hold of the
+	 * write lock (a million-block directory in a few milliseconds, decisions waiting for
+	 * one slice at most).
+	 * <p>
+	 * A chain whose head was last sent elsewhere keeps its head and loses its tail, so
+	 * its known blocks stay a prefix; one whose head went to {@code instanceId} and its
+	 * tail elsewhere keeps a tail without its head, which {@link #owner} may find or
+	 * miss, naming at most an instance that was sent that whole prefix.
+	 * @return blocks forgotten
+	 */
+	public long forget(String instanceId) {
+		long removed = 0;
+		for (int from = 0;; from += FORGET_SLICE) {
+			this.lock.writeLock().lock();
+			try {
+				if (from >= this.owners.entrySpan()) {
+					return removed;
+				}
+				removed += this.owners.removeValues(instanceId::equals, from, FORGET_SLICE);
+			}
+			finally {
+				this.lock.writeLock().unlock();
+			}
+		}
+	}
+
 	/** Sets the bound in blocks, evicting the least recently recorded down to it. */
 	public void capacity(int blocks) {
 		int c = checked(blocks);

@@ -144,6 +144,30 @@ class InstancePoolTests {
 	}
 
 	@Test
+	void aRemovedInstanceLeavesThePrefixDirectoryAndItsBoundShrinks() {
+		PrefixDirectory directory = pool.directory();
+		int perInstance = pool.instance("a").shadow().capacityBlocks();
+		assertThat(directory.capacity()).isEqualTo(2 * perInstance);
+		RoutingRequest onA = request(100);
+		RoutingRequest onB = new RoutingRequest("r2", new PromptBlocks(new long[] { 7, 8, 9 }, 64, 200), 0, 0);
+		pool.dispatch(onA, new Decision("a", Reason.AFFINITY, 0, 100, -1));
+		pool.dispatch(onB, new Decision("b", Reason.AFFINITY, 0, 200, -1));
+		assertThat(directory.size()).isEqualTo(5);
+
+		pool.updateMembership(List.of(new RingMember("a", 1), new RingMember("c", 1), new RingMember("d", 1)));
+
+		assertThat(directory.owner(onB.blocks().chain())).isNull();
+		assertThat(directory.owner(onA.blocks().chain())).isEqualTo("a");
+		assertThat(directory.size()).isEqualTo(2);
+		assertThat(directory.capacity()).isEqualTo(3 * perInstance);
+		// Draining is not leaving: its entries stay for when it accepts work again.
+		pool.instance("a").draining(true);
+		pool.updateMembership(List.of(new RingMember("a", 1), new RingMember("c", 1)));
+		assertThat(directory.owner(onA.blocks().chain())).isEqualTo("a");
+		assertThat(directory.capacity()).isEqualTo(2 * perInstance);
+	}
+
+	@Test
 	void pendingTokensBlendScrapedWaitingWithLocalAccounting() {
 		InstanceState a = pool.instance("a");
 		send("a", 1_000);

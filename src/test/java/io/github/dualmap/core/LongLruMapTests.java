@@ -76,6 +76,33 @@ class LongLruMapTests {
 	}
 
 	@Test
+	void removingValuesKeepsTheOthersInTheirOrderAndTheirEntryNumbers() {
+		LongLruMap<String> m = new LongLruMap<>(8);
+		for (long k = 0; k < 8; k++) {
+			m.put(k, k % 2 == 0 ? "even" : "odd");
+		}
+		m.touch(2);
+		assertThat(m.entrySpan()).isEqualTo(8);
+		// A slice beyond the entries handed out, and an empty one, remove nothing.
+		assertThat(m.removeValues("odd"::equals, 8, 100)).isZero();
+		assertThat(m.removeValues("odd"::equals, 0, 0)).isZero();
+		assertThat(m.removeValues("odd"::equals, 0, 4)).isEqualTo(2);
+		assertThat(m.newest(10)).containsExactly(2, 7, 6, 5, 4, 0);
+		assertThat(m.removeValues("odd"::equals, 4, Integer.MAX_VALUE)).isEqualTo(2);
+		assertThat(m.newest(10)).containsExactly(2, 6, 4, 0);
+		assertThat(m.size()).isEqualTo(4);
+		// Freed entries are reused before new ones are handed out, and nothing evicts
+		// until the bound is reached again.
+		for (long k = 10; k < 14; k++) {
+			m.put(k, "new");
+		}
+		assertThat(m.entrySpan()).isEqualTo(8);
+		assertThat(m.newest(10)).containsExactly(13, 12, 11, 10, 2, 6, 4, 0);
+		assertThat(m.get(1)).isNull();
+		assertThat(m.get(6)).isEqualTo("even");
+	}
+
+	@Test
 	void rejectsABoundBelowOneAndNullValues() {
 		assertThatIllegalArgumentException().isThrownBy(() -> new LongLruMap<>(0));
 		LongLruMap<String> m = new LongLruMap<>(1);
@@ -116,10 +143,23 @@ class LongLruMapTests {
 				int max = random.nextInt(bound + 5);
 				assertThat(actual.newest(max)).containsExactly(expected.newest(max));
 			}
-			else if (op < 99) {
+			else if (op < 97) {
 				int c = 1 + random.nextInt(2 * bound);
 				actual.capacity(c);
 				expected.capacity(c);
+			}
+			else if (op < 99) {
+				// Every value with a given remainder, scanned in slices of any size.
+				int mod = 2 + random.nextInt(3);
+				int rem = random.nextInt(mod);
+				int slice = 1 + random.nextInt(bound + 2);
+				int before = actual.size();
+				int removed = 0;
+				for (int from = 0; from < actual.entrySpan(); from += slice) {
+					removed += actual.removeValues(v -> v % mod == rem, from, slice);
+				}
+				expected.map.values().removeIf(v -> v % mod == rem);
+				assertThat(removed).isEqualTo(before - expected.map.size());
 			}
 			else {
 				actual.clear();

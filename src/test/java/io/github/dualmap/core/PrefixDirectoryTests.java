@@ -56,6 +56,48 @@ class PrefixDirectoryTests {
 	}
 
 	@Test
+	void forgettingAnInstanceRemovesWhatWasLastSentThereAcrossSlices() {
+		int blocks = PrefixDirectory.FORGET_SLICE * 2 + 100;
+		PrefixDirectory d = new PrefixDirectory(2 * blocks);
+		long[] gone = new long[blocks];
+		long[] kept = new long[blocks];
+		for (int i = 0; i < blocks; i++) {
+			// Interleaved, so both instances have entries in every slice.
+			gone[i] = 2L * i + 1_000_000;
+			kept[i] = 2L * i + 1_000_001;
+		}
+		for (int i = 0; i < blocks; i += 1000) {
+			d.record(java.util.Arrays.copyOfRange(gone, i, Math.min(blocks, i + 1000)), "gone");
+			d.record(java.util.Arrays.copyOfRange(kept, i, Math.min(blocks, i + 1000)), "kept");
+		}
+		assertThat(d.size()).isEqualTo(2 * blocks);
+
+		assertThat(d.forget("gone")).isEqualTo(blocks);
+
+		assertThat(d.size()).isEqualTo(blocks);
+		assertThat(d.owner(new long[] { gone[0] })).isNull();
+		assertThat(d.owner(new long[] { gone[blocks - 1] })).isNull();
+		assertThat(d.owner(new long[] { kept[blocks - 1] })).isEqualTo("kept");
+		assertThat(d.forget("gone")).isZero();
+		assertThat(d.forget("never")).isZero();
+	}
+
+	@Test
+	void forgettingKeepsTheHeadOfAChainThatWentElsewhereLast() {
+		PrefixDirectory d = new PrefixDirectory(100);
+		d.record(new long[] { 1, 2, 3, 4 }, "a");
+		d.record(new long[] { 1, 2 }, "b");
+		d.forget("a");
+		assertThat(d.size()).isEqualTo(2);
+		assertThat(d.owner(new long[] { 1, 2, 3, 4 })).isEqualTo("b");
+		// The room the forgotten blocks took goes to new records, not to evicting b's.
+		d.capacity(4);
+		d.record(new long[] { 7, 8 }, "c");
+		assertThat(d.owner(new long[] { 1, 2 })).isEqualTo("b");
+		assertThat(d.owner(new long[] { 7, 8 })).isEqualTo("c");
+	}
+
+	@Test
 	void aChainLongerThanOneLockHoldIsRecordedTailFirstAsAWhole() {
 		int blocks = PrefixDirectory.RECORD_CHUNK * 2 + 22;
 		long[] chain = new long[blocks];
