@@ -3,10 +3,12 @@ package io.github.dualmap.actuate;
 import io.github.dualmap.autoconfigure.DualMapAutoConfiguration;
 import io.github.dualmap.autoconfigure.DualMapProperties;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.HeaderReadTimeout;
 import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -91,6 +93,16 @@ public class DualMapActuatorAutoConfiguration {
 		@ConditionalOnMissingBean
 		RequestBuffersMeters dualMapRequestBuffersMeters(RequestBuffers buffers) {
 			return new RequestBuffersMeters(buffers);
+		}
+
+		@Bean
+		@ConditionalOnBean(HeaderReadTimeout.Expirations.class)
+		MeterBinder dualMapHeaderReadTimeoutMeters(HeaderReadTimeout.Expirations expirations) {
+			return meters -> FunctionCounter
+				.builder("dualmap.server.header.read.timeouts", expirations, HeaderReadTimeout.Expirations::count)
+				.description("Connections answered 408 and closed because a request head took longer than "
+						+ "dualmap.server.header-read-timeout to arrive")
+				.register(meters);
 		}
 
 	}

@@ -284,9 +284,15 @@ public class DualMapAutoConfiguration {
 	static class HeaderReadTimeoutConfiguration {
 
 		@Bean
-		NettyServerCustomizer dualMapHeaderReadTimeout(DualMapProperties properties) {
+		HeaderReadTimeout.Expirations dualMapHeaderReadTimeouts() {
+			return new HeaderReadTimeout.Expirations();
+		}
+
+		@Bean
+		NettyServerCustomizer dualMapHeaderReadTimeout(DualMapProperties properties,
+				HeaderReadTimeout.Expirations expirations) {
 			Duration timeout = properties.getServer().getHeaderReadTimeout();
-			return server -> HeaderReadTimeout.install(server, timeout);
+			return server -> HeaderReadTimeout.install(server, timeout, expirations);
 		}
 
 		/** dualmap.server.header-read-timeout is not 0 (unset: its default). */

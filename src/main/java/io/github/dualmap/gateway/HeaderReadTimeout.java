@@ -2,6 +2,7 @@ package io.github.dualmap.gateway;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 import io.github.dualmap.prompt.OpenAiError;
 import io.netty.buffer.ByteBuf;
@@ -83,6 +84,9 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 
 	private final long timeoutNanos;
 
+	/** Heads answered 408 on the server, counted for its meter. */
+	private final Expirations expirations;
+
 	/** The 408's body, shared by every connection of a server. */
 	private final byte[] answer;
 
@@ -107,8 +111,9 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 	/** The deadline passed: the connection is answered 408 and closing. */
 	private boolean expired;
 
-	private HeaderReadTimeout(long timeoutNanos, byte[] answer, ChannelHandlerContext codec) {
+	private HeaderReadTimeout(long timeoutNanos, Expirations expirations, byte[] answer, ChannelHandlerContext codec) {
 		this.timeoutNanos = timeoutNanos;
+		this.expirations = expirations;
 		this.answer = answer;
 		this.codec = codec;
 	}
@@ -116,18 +121,20 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 	/**
 	 * {@code server} with the deadline on every HTTP/1.1 connection it accepts.
 	 * @param timeout how long a head may take to arrive, > 0
+	 * @param expirations counts the heads answered 408
 	 */
-	public static HttpServer install(HttpServer server, Duration timeout) {
+	public static HttpServer install(HttpServer server, Duration timeout, Expirations expirations) {
 		byte[] answer = answer(timeout);
 		long nanos = timeout.toNanos();
-		return server.doOnChannelInit((observer, channel, remote) -> addTo(channel.pipeline(), nanos, answer));
+		return server
+			.doOnChannelInit((observer, channel, remote) -> addTo(channel.pipeline(), nanos, expirations, answer));
 	}
 
-	static void addTo(ChannelPipeline pipeline, Duration timeout) {
-		addTo(pipeline, timeout.toNanos(), answer(timeout));
+	static void addTo(ChannelPipeline pipeline, Duration timeout, Expirations expirations) {
+		addTo(pipeline, timeout.toNanos(), expirations, answer(timeout));
 	}
 
-	private static void addTo(ChannelPipeline pipeline, long timeoutNanos, byte[] answer) {
+	private static void addTo(ChannelPipeline pipeline, long timeoutNanos, Expirations expirations, byte[] answer) {
 		if (pipeline.get(NAME) != null) {
 			return;
 		}
@@ -135,7 +142,7 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 		if (codec == null) {
 			return;
 		}
-		HeaderReadTimeout handler = new HeaderReadTimeout(timeoutNanos, answer, codec);
+		HeaderReadTimeout handler = new HeaderReadTimeout(timeoutNanos, expirations, answer, codec);
 		pipeline.addBefore(codec.name(), BYTES_NAME, handler.new FirstBytes());
 		pipeline.addAfter(codec.name(), NAME, handler);
 	}
@@ -229,6 +236,7 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 			return;
 		}
 		this.expired = true;
+		this.expirations.count.increment();
 		if (logger.isDebugEnabled()) {
 			logger.debug("Request head from " + context.channel().remoteAddress() + " not received within "
 					+ Duration.ofNanos(this.timeoutNanos).toMillis() + " ms: answered 408, connection closed");
@@ -241,6 +249,22 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 			.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
 		// Into the codec, which is between requests (no response is owed).
 		context.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+	}
+
+	/**
+	 * How many request heads a server answered 408 because they took longer than the
+	 * timeout: the meter {@code dualmap.server.header.read.timeouts} reads it, since the
+	 * 408 is written past the server's request handling and never reaches
+	 * {@code http.server.requests}. Thread-safe.
+	 */
+	public static final class Expirations {
+
+		private final LongAdder count = new LongAdder();
+
+		public long count() {
+			return this.count.sum();
+		}
+
 	}
 
 	/**

@@ -13,9 +13,11 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import io.github.dualmap.RawHttp;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -46,6 +48,9 @@ class HeaderReadTimeoutIntegrationTests {
 
 	@LocalServerPort
 	int port;
+
+	@Autowired
+	MeterRegistry meters;
 
 	@DynamicPropertySource
 	static void engines(DynamicPropertyRegistry properties) {
@@ -84,6 +89,9 @@ class HeaderReadTimeoutIntegrationTests {
 						+ "\"param\":null,\"code\":\"request_timeout\"}}");
 			assertThat(RawHttp.closed(in)).as("connection closed after the 408").isTrue();
 			trickling.get(10, TimeUnit.SECONDS);
+			// The 408 never reaches the server's request handling: its own meter counts
+			// it.
+			assertThat(this.meters.get("dualmap.server.header.read.timeouts").functionCounter().count()).isEqualTo(1.0);
 		}
 		finally {
 			trickler.shutdownNow();

@@ -32,8 +32,10 @@ class HeaderReadTimeoutServerTests {
 	void headsSentAtOnceAreServedAcrossIdleTimeAndATrickledOneIsAnswered408(boolean h2c) throws Exception {
 		HttpProtocol[] protocols = h2c ? new HttpProtocol[] { HttpProtocol.HTTP11, HttpProtocol.H2C }
 				: new HttpProtocol[] { HttpProtocol.HTTP11 };
+		HeaderReadTimeout.Expirations expirations = new HeaderReadTimeout.Expirations();
 		DisposableServer server = HeaderReadTimeout
-			.install(HttpServer.create().host("127.0.0.1").port(0).protocol(protocols), Duration.ofMillis(300))
+			.install(HttpServer.create().host("127.0.0.1").port(0).protocol(protocols), Duration.ofMillis(300),
+					expirations)
 			.handle((request, response) -> response.header("content-type", "text/plain").sendString(Mono.just("ok")))
 			.bindNow();
 		ExecutorService trickler = Executors.newSingleThreadExecutor();
@@ -57,6 +59,7 @@ class HeaderReadTimeoutServerTests {
 				.containsIgnoringCase("connection: close")
 				.contains("\"code\":\"request_timeout\"");
 			assertThat(RawHttp.closed(in)).as("connection closed after the 408").isTrue();
+			assertThat(expirations.count()).as("408s counted").isOne();
 			trickling.get(10, TimeUnit.SECONDS);
 		}
 		finally {

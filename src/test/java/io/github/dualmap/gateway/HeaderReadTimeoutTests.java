@@ -39,14 +39,16 @@ class HeaderReadTimeoutTests {
 
 	private static final Duration TIMEOUT = Duration.ofMillis(300);
 
-	private final EmbeddedChannel channel = channel();
+	private final HeaderReadTimeout.Expirations expirations = new HeaderReadTimeout.Expirations();
 
-	private static EmbeddedChannel channel() {
+	private final EmbeddedChannel channel = channel(this.expirations);
+
+	private static EmbeddedChannel channel(HeaderReadTimeout.Expirations expirations) {
 		EmbeddedChannel channel = new EmbeddedChannel();
 		channel.freezeTime();
 		// Named as Reactor Netty names its codec.
 		channel.pipeline().addLast(NettyPipeline.HttpCodec, new HttpServerCodec());
-		HeaderReadTimeout.addTo(channel.pipeline(), TIMEOUT);
+		HeaderReadTimeout.addTo(channel.pipeline(), TIMEOUT, expirations);
 		return channel;
 	}
 
@@ -102,7 +104,9 @@ class HeaderReadTimeoutTests {
 		assertThat(this.channel.isOpen()).isTrue();
 		assertThat(written()).isEmpty();
 		receive("alhost\r\nX-Slow: a");
+		assertThat(this.expirations.count()).isZero();
 		advance(1);
+		assertThat(this.expirations.count()).isOne();
 		String answer = written();
 		assertThat(answer).startsWith("HTTP/1.1 408 Request Timeout\r\n")
 			.containsIgnoringCase("content-type: application/json\r\n")
@@ -145,6 +149,7 @@ class HeaderReadTimeoutTests {
 		advance(60_000);
 		assertThat(written()).isEmpty();
 		assertThat(this.channel.isOpen()).isTrue();
+		assertThat(this.expirations.count()).isZero();
 	}
 
 	@Test
@@ -269,7 +274,7 @@ class HeaderReadTimeoutTests {
 	@Test
 	void goesAroundTheCodecOnceAndOnlyWhereThereIsOne() {
 		ChannelPipeline pipeline = this.channel.pipeline();
-		HeaderReadTimeout.addTo(pipeline, TIMEOUT);
+		HeaderReadTimeout.addTo(pipeline, TIMEOUT, this.expirations);
 		List<String> names = pipeline.names();
 		assertThat(names).containsSubsequence(HeaderReadTimeout.BYTES_NAME, NettyPipeline.HttpCodec,
 				HeaderReadTimeout.NAME);
@@ -280,7 +285,7 @@ class HeaderReadTimeoutTests {
 		// With h2c on, Netty's upgrade handler adds the codec under a name of its own.
 		EmbeddedChannel h2c = new EmbeddedChannel(new HttpServerCodec());
 		h2c.freezeTime();
-		HeaderReadTimeout.addTo(h2c.pipeline(), TIMEOUT);
+		HeaderReadTimeout.addTo(h2c.pipeline(), TIMEOUT, this.expirations);
 		assertThat(h2c.pipeline().names()).hasSizeGreaterThanOrEqualTo(3)
 			.startsWith(HeaderReadTimeout.BYTES_NAME)
 			.element(2)
@@ -291,7 +296,7 @@ class HeaderReadTimeoutTests {
 		assertThat(h2c.isOpen()).isFalse();
 		h2c.finishAndReleaseAll();
 		EmbeddedChannel withoutCodec = new EmbeddedChannel();
-		HeaderReadTimeout.addTo(withoutCodec.pipeline(), TIMEOUT);
+		HeaderReadTimeout.addTo(withoutCodec.pipeline(), TIMEOUT, this.expirations);
 		assertThat(withoutCodec.pipeline().get(HeaderReadTimeout.NAME)).isNull();
 		assertThat(withoutCodec.pipeline().get(HeaderReadTimeout.BYTES_NAME)).isNull();
 		withoutCodec.finishAndReleaseAll();
