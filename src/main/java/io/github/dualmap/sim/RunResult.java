@@ -88,12 +88,23 @@ public record RunResult(String policy, double rate, int measured, int withinSlo,
 	}
 
 	/**
-	 * Per-instance load over time.
+	 * Per-instance state over time, one sample per scrape tick; every array but
+	 * {@code seconds} and {@code instances} is indexed {@code [instance][sample]}, and an
+	 * instance that has not joined yet (or has left) samples as zero.
 	 *
 	 * @param seconds virtual time of each sample
-	 * @param load {@code load[instance][sample]}, running + waiting requests
+	 * @param load running + waiting requests (the load chart's)
+	 * @param instances the instances' ids, in slot order
+	 * @param running requests running in the engine
+	 * @param waiting requests waiting in the engine's queue
+	 * @param kvUsage fraction of the engine's KV blocks held by requests
+	 * @param preemptions requests the engine has preempted so far (cumulative)
+	 * @param inFlight requests the routers have sent to it and not seen end, summed over
+	 * routers
+	 * @param queued requests the routers' dispatch queues hold for it (0 without queues)
 	 */
-	public record Timeline(double[] seconds, double[][] load) {
+	public record Timeline(double[] seconds, double[][] load, String[] instances, int[][] running, int[][] waiting,
+			double[][] kvUsage, long[][] preemptions, int[][] inFlight, int[][] queued) {
 	}
 
 }

@@ -154,6 +154,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ "--network-delay (with --routers > 1)")
 	boolean replicaSync;
 
+	@Option(names = "--engine-timeline",
+			description = "also write DIR/engine_timeline.json: every engine's running, waiting, KV usage, preemptions, "
+					+ "requests in flight and queued at each scrape of the runs behind the load chart")
+	boolean engineTimeline;
+
 	@Option(names = "--set", paramLabel = "PROPERTY=VALUE",
 			description = "a gateway property for the run, repeatable, e.g. dualmap.switch-hit-charge=2 or "
 					+ "dualmap.dispatch.max-queued-per-pool=4096; scheduler properties apply to every row, "
@@ -254,6 +259,10 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (!classes.isEmpty() && scale != null) {
 			throw new IllegalArgumentException("--slo-classes is not supported with --scale");
 		}
+		if (engineTimeline && scale != null) {
+			throw new IllegalArgumentException(
+					"--engine-timeline is not supported with --scale (its timeline.json has the windows)");
+		}
 		config = config.withSloClasses(classes).withTargetAttainment(targetAttainment);
 		Workload workload = Workload.of(workloadTrace);
 		if (warmup >= workload.size()) {
@@ -279,6 +288,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		ResultsJson.write(report, dir.resolve("results.json"));
 		if (!classes.isEmpty()) {
 			ResultsJson.writeClasses(report, dir.resolve("classes.json"));
+		}
+		if (engineTimeline) {
+			ResultsJson.writeTimeline(report, dir.resolve("engine_timeline.json"));
 		}
 		Charts.writeAll(report, dir);
 		stdout.print(MarkdownTable.render(report));

@@ -181,6 +181,14 @@ public final class Simulation {
 
 	private final List<double[]> tickLoads = new ArrayList<>();
 
+	// Per tick, per instance slot: running, waiting, in flight, queued; KV usage;
+	// preemptions.
+	private final List<int[][]> tickCounts = new ArrayList<>();
+
+	private final List<double[]> tickKv = new ArrayList<>();
+
+	private final List<long[]> tickPreemptions = new ArrayList<>();
+
 	private boolean stoppedEarly;
 
 	private final MembershipSchedule schedule;
@@ -617,6 +625,7 @@ public final class Simulation {
 		if (recordTimeline) {
 			tickSeconds.add(now / 1e9);
 			tickLoads.add(loads);
+			recordTick(snapshots);
 		}
 		// Requests whose deadline passed without a first token have missed: resolve them
 		// now so a saturated run stops without waiting for its queues to drain.
@@ -627,6 +636,31 @@ public final class Simulation {
 			}
 		}
 		schedule(now + scrapeNanos, SCRAPE, 0, null);
+	}
+
+	private void recordTick(EngineSnapshot[] snapshots) {
+		int n = engines.length;
+		int[][] counts = new int[4][n];
+		double[] kv = new double[n];
+		long[] preempted = new long[n];
+		for (int k = 0; k < joined; k++) {
+			if (!member[k]) {
+				continue;
+			}
+			counts[0][k] = snapshots[k].running();
+			counts[1][k] = snapshots[k].waiting();
+			kv[k] = snapshots[k].kvUsage();
+			preempted[k] = engines[k].preemptions();
+			for (int r = 0; r < pools.length; r++) {
+				InstanceState state = pools[r].instance(instanceIds[k]);
+				counts[2][k] += state == null ? 0 : state.inFlight();
+				DispatchQueues q = queues[r];
+				counts[3][k] += q == null ? 0 : q.queued(instanceIds[k]);
+			}
+		}
+		tickCounts.add(counts);
+		tickKv.add(kv);
+		tickPreemptions.add(preempted);
 	}
 
 	/** Makes sure router {@code r}'s queues are ticked at their next deadline. */
@@ -729,13 +763,25 @@ public final class Simulation {
 		Arrays.sort(took);
 		RunResult.Timeline timeline = null;
 		if (recordTimeline) {
-			double[][] load = new double[engines.length][tickLoads.size()];
-			for (int s = 0; s < tickLoads.size(); s++) {
-				for (int k = 0; k < engines.length; k++) {
+			int n = engines.length;
+			int ticks = tickLoads.size();
+			double[][] load = new double[n][ticks];
+			int[][][] counts = new int[4][n][ticks];
+			double[][] kv = new double[n][ticks];
+			long[][] preempted = new long[n][ticks];
+			for (int s = 0; s < ticks; s++) {
+				int[][] c = tickCounts.get(s);
+				for (int k = 0; k < n; k++) {
 					load[k][s] = tickLoads.get(s)[k];
+					for (int f = 0; f < 4; f++) {
+						counts[f][k][s] = c[f][k];
+					}
+					kv[k][s] = tickKv.get(s)[k];
+					preempted[k][s] = tickPreemptions.get(s)[k];
 				}
 			}
-			timeline = new RunResult.Timeline(tickSeconds.stream().mapToDouble(Double::doubleValue).toArray(), load);
+			timeline = new RunResult.Timeline(tickSeconds.stream().mapToDouble(Double::doubleValue).toArray(), load,
+					instanceIds.clone(), counts[0], counts[1], kv, preempted, counts[2], counts[3]);
 		}
 		return new RunResult(policy.name(), rate, measured, withinSlo, rejected, stoppedEarly,
 				percentile(seconds, 0.50), percentile(seconds, 0.90), percentile(seconds, 0.99),

@@ -124,6 +124,38 @@ class SimCommandTests {
 	}
 
 	@Test
+	void engineTimelineWritesEveryEnginesSeriesOnlyWhenAskedAndNotWithScale() throws IOException {
+		Path trace = mooncakeFile(400);
+		String[] run = { "--trace", trace.toString(), "--instances", "2", "--policies", "dualmap,round-robin",
+				"--warmup", "100", "--rate", "3" };
+		assertThat(run(concat(run, "--out", dir.resolve("plain").toString()))).as(err.toString()).isZero();
+		assertThat(dir.resolve("plain").resolve("engine_timeline.json")).doesNotExist();
+		Path out = dir.resolve("timeline");
+		assertThat(run(concat(run, "--engine-timeline", "--out", out.toString()))).as(err.toString()).isZero();
+		JsonNode json = JsonMapper.builder().build().readTree(out.resolve("engine_timeline.json").toFile());
+		assertThat(json.get("instances").asInt()).isEqualTo(2);
+		assertThat(json.get("rate_rps").asDouble()).isEqualTo(3.0);
+		assertThat(json.get("policies")).hasSize(2);
+		for (JsonNode p : json.get("policies")) {
+			int samples = p.get("time_s").size();
+			assertThat(samples).isGreaterThan(10);
+			assertThat(p.get("instances")).hasSize(2);
+			for (JsonNode i : p.get("instances")) {
+				assertThat(i.get("id").asString()).startsWith("engine-");
+				assertThat(i.propertyNames()).containsExactly("id", "running", "waiting", "kv_usage", "preemptions",
+						"in_flight", "queued");
+				for (String series : List.of("running", "waiting", "kv_usage", "preemptions", "in_flight", "queued")) {
+					assertThat(i.get(series)).as(series).hasSize(samples);
+				}
+			}
+		}
+		assertThat(run("--trace", trace.toString(), "--instances", "2", "--rate", "3", "--scale", "50%:+1",
+				"--engine-timeline", "--out", dir.resolve("scaled").toString()))
+			.isEqualTo(2);
+		assertThat(err.toString()).contains("--engine-timeline is not supported with --scale");
+	}
+
+	@Test
 	void attainmentIsPrintedAndNoStopRunsAFailingRateToTheEnd() {
 		String[] failing = { "--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "1", "--rate",
 				"500", "--policies", "round-robin" };

@@ -195,6 +195,45 @@ class SimulationTests {
 	}
 
 	@Test
+	void theTimelineSamplesEveryEngineAndWhatTheRoutersHoldForIt() {
+		Workload w = Workload.of(SyntheticWorkload.RAG.generate(1500, 3));
+		SimulationConfig config = engineConfig(3, 2, 4);
+		for (String name : List.of("dualmap", "least-loaded")) {
+			RunResult.Timeline t = Simulation.run(w, PolicySpec.named(name), config, 150, true, false).timeline();
+			assertThat(t).isNotNull();
+			assertThat(t.instances()).containsExactly("engine-000", "engine-001", "engine-002");
+			int samples = t.seconds().length;
+			assertThat(samples).isGreaterThan(10);
+			int running = 0;
+			int queued = 0;
+			int exact = 0;
+			for (int k = 0; k < 3; k++) {
+				for (int s = 0; s < samples; s++) {
+					int inEngine = t.running()[k][s] + t.waiting()[k][s];
+					assertThat(t.load()[k][s]).isEqualTo(inEngine);
+					// Sent before it arrives, seen to end after it ends.
+					assertThat(t.inFlight()[k][s]).as("%s %d %d", name, k, s).isGreaterThanOrEqualTo(inEngine);
+					exact += t.inFlight()[k][s] == inEngine ? 1 : 0;
+					assertThat(t.kvUsage()[k][s]).isBetween(0.0, 1.0);
+					if (s > 0) {
+						assertThat(t.preemptions()[k][s]).isGreaterThanOrEqualTo(t.preemptions()[k][s - 1]);
+					}
+					running += t.running()[k][s] > 0 ? 1 : 0;
+					queued += t.queued()[k][s];
+				}
+			}
+			assertThat(running).as(name).isGreaterThan(samples);
+			assertThat(exact).as(name).isGreaterThan(samples * 3 / 2);
+			if (name.equals("dualmap")) {
+				assertThat(queued).as("requests held in the queues").isPositive();
+			}
+			else {
+				assertThat(queued).as("no queues").isZero();
+			}
+		}
+	}
+
+	@Test
 	void engineStateShowsCongestionOnlyWhenTheCacheIsTooSmall() {
 		Workload w = Workload.of(SyntheticWorkload.SESSIONS.generate(700, 3));
 		List<PolicySpec> policy = List.of(PolicySpec.named("least-loaded"));

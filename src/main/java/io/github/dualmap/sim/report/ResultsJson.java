@@ -19,6 +19,8 @@ public final class ResultsJson {
 
 	private static final JsonMapper JSON = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
 
+	private static final JsonMapper COMPACT = JsonMapper.builder().build();
+
 	private ResultsJson() {
 	}
 
@@ -73,6 +75,62 @@ public final class ResultsJson {
 			}
 		}
 		return root;
+	}
+
+	/**
+	 * {@code engine_timeline.json} (outside the contract of {@code results.json}): per
+	 * policy, every engine's state at each scrape of the run behind the load chart, at
+	 * the report's fixed rate; one array per series, indexed by sample.
+	 */
+	public static ObjectNode timelineJson(BenchmarkReport report) {
+		ObjectNode root = run(report);
+		root.put("rate_rps", round(report.fixedRate()));
+		ArrayNode policies = root.putArray("policies");
+		for (BenchmarkReport.PolicyReport p : report.policies()) {
+			RunResult.Timeline t = p.atFixedRate().timeline();
+			ObjectNode o = policies.addObject();
+			o.put("name", p.name());
+			ArrayNode seconds = o.putArray("time_s");
+			ArrayNode instances = o.putArray("instances");
+			if (t == null) {
+				continue;
+			}
+			for (double x : t.seconds()) {
+				seconds.add(round(x));
+			}
+			for (int k = 0; k < t.instances().length; k++) {
+				if (t.instances()[k] == null) {
+					// A slot no instance ever took.
+					continue;
+				}
+				ObjectNode i = instances.addObject();
+				i.put("id", t.instances()[k]);
+				ints(i.putArray("running"), t.running()[k]);
+				ints(i.putArray("waiting"), t.waiting()[k]);
+				ArrayNode kv = i.putArray("kv_usage");
+				for (double x : t.kvUsage()[k]) {
+					kv.add(round(x));
+				}
+				ArrayNode preemptions = i.putArray("preemptions");
+				for (long x : t.preemptions()[k]) {
+					preemptions.add(x);
+				}
+				ints(i.putArray("in_flight"), t.inFlight()[k]);
+				ints(i.putArray("queued"), t.queued()[k]);
+			}
+		}
+		return root;
+	}
+
+	private static void ints(ArrayNode array, int[] values) {
+		for (int v : values) {
+			array.add(v);
+		}
+	}
+
+	/** Compact: a series per array, thousands of samples each. */
+	public static void writeTimeline(BenchmarkReport report, Path file) throws IOException {
+		Files.writeString(file, COMPACT.writeValueAsString(timelineJson(report)) + System.lineSeparator());
 	}
 
 	public static void writeClasses(BenchmarkReport report, Path file) throws IOException {
