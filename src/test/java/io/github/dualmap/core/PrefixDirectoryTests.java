@@ -132,9 +132,12 @@ class PrefixDirectoryTests {
 		PrefixDirectory d = new PrefixDirectory(100);
 		d.capacity(50);
 		assertThat(d.capacity()).isEqualTo(50);
+		d.record(new long[] { 7 }, "a");
+		assertThat(d.forget("a")).isOne();
 		ExecutorService other = Executors.newSingleThreadExecutor();
 		try {
-			// Both calls let go of their locks: a record on another thread goes through.
+			// All three calls let go of their locks: a record on another thread goes
+			// through.
 			other.submit(() -> d.record(new long[] { 1, 2, 3 }, "b")).get(5, TimeUnit.SECONDS);
 		}
 		finally {

@@ -138,6 +138,8 @@ class WorkBoundTests {
 
 	@Test
 	void rejectsAWarmUpThatLeavesNothingAndBlocksTheEngineCannotSplit() {
+		assertThatThrownBy(() -> new WorkBound(0, 0, 1, 1)).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("measured must be > 0");
 		assertThatThrownBy(() -> WorkBound.of(sharing(), H100, 6)).isInstanceOf(IllegalArgumentException.class)
 			.hasMessageContaining("warmup must be in [0, 6)");
 		Trace odd = new Trace("odd", 24, List.of(request(0, 100, 1, 1), request(1, 100, 1, 2)));
