@@ -312,6 +312,7 @@ public class DualMapProperties {
 			.unavailableRetryAfter(d.unavailableRetryAfter)
 			.idlePull(d.idlePull)
 			.sloAware(d.sloAware)
+			.maxWaitShare(d.maxWaitShare)
 			.build();
 	}
 
@@ -1563,6 +1564,22 @@ public class DualMapProperties {
 		/** reject: 503 with Retry-After; dispatch: send it to its instance anyway. */
 		@NotNull(message = "dualmap.dispatch.expiry must be reject or dispatch")
 		private QueueSettings.Expiry expiry = QueueSettings.Expiry.REJECT;
+
+		/**
+		 * With expiry reject, a queued request also expires once it has waited this share
+		 * of its own TTFT SLO; 0 turns it off.
+		 */
+		@DecimalMin(value = "0", message = "dualmap.dispatch.max-wait-share must be >= 0")
+		@DecimalMax(value = "1000", message = "dualmap.dispatch.max-wait-share must be <= 1000")
+		private double maxWaitShare = QueueSettings.DEFAULT_MAX_WAIT_SHARE;
+
+		public double getMaxWaitShare() {
+			return this.maxWaitShare;
+		}
+
+		public void setMaxWaitShare(double maxWaitShare) {
+			this.maxWaitShare = maxWaitShare;
+		}
 
 		/** Times the rebalancer may move one queued request. */
 		@Min(value = 0, message = "dualmap.dispatch.max-migrations must be >= 0")

@@ -167,7 +167,7 @@ public final class DispatchQueues {
 			reconcileMembership(out);
 			long since = Math.min(pool.now(), waitingSinceNanos);
 			q = new QueuedRequest(request, streaming, key, sequence++, since, since + agingOf(request),
-					since + (request.maxWaitNanos() > 0 ? request.maxWaitNanos() : settings.maxWaitNanos()), decision,
+					since + settings.waitBoundNanos(request.maxWaitNanos(), sloOf(request)), decision,
 					Set.copyOf(avoid), listener);
 			InstanceState chosen = decision == null ? null : pool.instance(decision.instanceId());
 			if (decision != null && chosen == null) {
@@ -574,6 +574,11 @@ public final class DispatchQueues {
 		return Math.max(1, Math.min(maxSeconds, seconds));
 	}
 
+	/** {@code request}'s TTFT objective: its own, else the pool's default. */
+	private long sloOf(RoutingRequest request) {
+		return request.sloTtftNanos() > 0 ? request.sloTtftNanos() : pool.settings().defaultSloNanos();
+	}
+
 	/**
 	 * How long a request may be passed over for requests with longer cached prefixes: the
 	 * aging bound for a request with the pool's default SLO, in proportion for others (a
@@ -834,7 +839,7 @@ public final class DispatchQueues {
 			long pendingHere = pool.pendingTokens(from.state);
 			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
 			long estThere = pool.estimateTtft(idle, uncachedThere);
-			long slo = q.request().sloTtftNanos() > 0 ? q.request().sloTtftNanos() : pool.settings().defaultSloNanos();
+			long slo = sloOf(q.request());
 			long gain = netGain(q, estHere, pool.warmthScaled(idle, from.state, estThere), uncachedThere);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, idle, estThere);
@@ -884,7 +889,7 @@ public final class DispatchQueues {
 			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedTokens(q, there));
 			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
 			long estThere = pool.estimateTtft(there, uncachedThere);
-			long slo = q.request().sloTtftNanos() > 0 ? q.request().sloTtftNanos() : pool.settings().defaultSloNanos();
+			long slo = sloOf(q.request());
 			long gain = netGain(q, estHere, pool.warmthScaled(there, here, estThere), uncachedThere);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, there, estThere);

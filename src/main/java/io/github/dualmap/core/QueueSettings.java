@@ -43,17 +43,26 @@ import java.time.Duration;
  * @param sloAware requests of SLO classes other than the default age in proportion to
  * their SLO, and full queues shed a queued request of a looser class for a tighter
  * arrival; {@code false}: one aging bound for all and no shedding
+ * @param maxWaitShare with {@link Expiry#REJECT}, a queued request also expires once it
+ * has waited this share of its own TTFT SLO (0: only {@code maxWait} applies)
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
-		boolean sloAware) {
+		boolean sloAware, double maxWaitShare) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
 
 	/** Default prefill token bound per instance: two vLLM H100 chunked-prefill steps. */
 	public static final long DEFAULT_MAX_PREFILL_TOKENS = 2 * 8192;
+
+	/**
+	 * Default share of its TTFT SLO a request may wait in the queues: half, which leaves
+	 * the other half for its prefill (docs/benchmarks.md, "Shedding what can no longer
+	 * make its SLO").
+	 */
+	public static final double DEFAULT_MAX_WAIT_SHARE = 0.5;
 
 	/** What to do with a request that waited {@code maxWait} in the queue. */
 	public enum Expiry {
@@ -86,6 +95,23 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		}
 		positive("maxMovesPerTrigger", maxMovesPerTrigger);
 		positive("unavailableRetryAfterSeconds", unavailableRetryAfterSeconds);
+		if (!(maxWaitShare >= 0) || Double.isInfinite(maxWaitShare)) {
+			throw new IllegalArgumentException("maxWaitShare must be finite and >= 0 but was " + maxWaitShare);
+		}
+	}
+
+	/**
+	 * How long a request may wait in the queues: {@code classMaxWaitNanos} (its SLO
+	 * class's bound; 0 for {@link #maxWaitNanos()}), and with {@link Expiry#REJECT} and a
+	 * {@link #maxWaitShare()} no longer than that share of {@code sloNanos}, at least 1
+	 * ns.
+	 */
+	public long waitBoundNanos(long classMaxWaitNanos, long sloNanos) {
+		long bound = classMaxWaitNanos > 0 ? classMaxWaitNanos : maxWaitNanos;
+		if (maxWaitShare > 0 && expiry == Expiry.REJECT && sloNanos > 0) {
+			bound = Math.min(bound, Math.max(1, (long) Math.min(Long.MAX_VALUE, maxWaitShare * sloNanos)));
+		}
+		return bound;
 	}
 
 	private static void positive(String name, long v) {
@@ -119,6 +145,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.unavailableRetryAfterSeconds = unavailableRetryAfterSeconds;
 		b.idlePull = idlePull;
 		b.sloAware = sloAware;
+		b.maxWaitShare = maxWaitShare;
 		return b;
 	}
 
@@ -164,6 +191,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		private boolean idlePull = true;
 
 		private boolean sloAware = true;
+
+		private double maxWaitShare = DEFAULT_MAX_WAIT_SHARE;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -235,10 +264,15 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder maxWaitShare(double v) {
+			this.maxWaitShare = v;
+			return this;
+		}
+
 		public QueueSettings build() {
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
-					unavailableRetryAfterSeconds, idlePull, sloAware);
+					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare);
 		}
 
 	}

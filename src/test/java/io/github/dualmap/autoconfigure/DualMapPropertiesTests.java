@@ -173,7 +173,8 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.max-wait=12s", "dualmap.dispatch.expiry=dispatch",
 					"dualmap.dispatch.max-migrations=0", "dualmap.dispatch.migration-margin=0.25",
 					"dualmap.dispatch.max-moves-per-event=3", "dualmap.dispatch.unavailable-retry-after=2s",
-					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false", "dualmap.slow-start=30s")
+					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false",
+					"dualmap.dispatch.max-wait-share=0.8", "dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.pool("llm").queues().settings();
@@ -192,6 +193,7 @@ class DualMapPropertiesTests {
 					.unavailableRetryAfter(Duration.ofSeconds(2))
 					.idlePull(false)
 					.sloAware(false)
+					.maxWaitShare(0.8)
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});
@@ -224,6 +226,8 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.dispatch.max-queued-per-pool=0", "dualmap.dispatch.max-queued-per-pool must be >= 1");
 		expectFailure("dualmap.dispatch.migration-margin=1", "dualmap.dispatch.migration-margin must be in [0, 1)");
 		expectFailure("dualmap.dispatch.max-wait=0s", "dualmap.dispatch.max-wait must be > 0");
+		expectFailure("dualmap.dispatch.max-wait-share=-0.5", "dualmap.dispatch.max-wait-share must be >= 0");
+		expectFailure("dualmap.dispatch.max-wait-share=1e6", "dualmap.dispatch.max-wait-share must be <= 1000");
 		expectFailure("dualmap.dispatch.tick-interval=0s", "dualmap.dispatch.tick-interval must be >= 1ms");
 		expectFailure("dualmap.dispatch.mode=later", "dualmap.dispatch.mode");
 		expectFailure("dualmap.replicas.enabled=true",

@@ -559,8 +559,9 @@ class DispatchQueuesMovesTests {
 	@Test
 	void aRequestWithoutAnSloOfItsOwnMovesOnlyBeyondTheDefaultMargin() {
 		InstancePool pool = pool("a", "b");
+		// No expiry at half the SLO: it waits past the 3 s hotspot bound.
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).maxWaitShare(0).build());
 		q.submit(request("r0", 0, 100), true, outcomes);
 		QueuedRequest none = q.submit(withSlo(request("none", 1, 100), Duration.ZERO), true, outcomes);
 		clock.advance(Duration.ofSeconds(4));

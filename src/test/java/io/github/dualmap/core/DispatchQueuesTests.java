@@ -307,7 +307,7 @@ class DispatchQueuesTests {
 	@Test
 	void aRequestQueuedBeyondTheWaitBoundIsRejectedWith503() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)));
+				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)).maxWaitShare(0));
 		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
 		QueuedRequest waiting = q.submit(request("waiting", 2, 100), true, outcomes);
 		assertThat(q.nextDeadlineNanos())
@@ -328,9 +328,78 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void aRequestThatWaitedItsShareOfItsOwnSloIsRejectedBeforeTheWaitBound() {
+		// Nothing moves to the idle instance b: every request waits for a.
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom()
+					.maxPrefillRequests(1)
+					.maxWait(Duration.ofSeconds(10))
+					.maxWaitShare(0.5)
+					.idlePull(false)
+					.maxMigrations(0));
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest interactive = q.submit(withSlo(request("interactive", 2, 100), Duration.ofSeconds(2)), true,
+				outcomes);
+		QueuedRequest standard = q.submit(request("standard", 3, 100), true, outcomes);
+		QueuedRequest batch = q.submit(withSlo(request("batch", 4, 100), Duration.ofSeconds(60)), true, outcomes);
+		assertThat(q.nextDeadlineNanos())
+			.isLessThanOrEqualTo(interactive.submittedAtNanos() + Duration.ofSeconds(1).toNanos());
+
+		clock.advance(Duration.ofMillis(999));
+		q.tick(clock.nanos());
+		assertThat(interactive.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		clock.advance(Duration.ofMillis(1));
+		q.tick(clock.nanos());
+		// Half of its 2 s: the other half is left for its prefill.
+		assertThat(interactive.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(interactive).status()).isEqualTo(503);
+		assertThat(outcomes.rejected.get(interactive).message()).contains("waited 1000 ms");
+		assertThat(standard.state()).isEqualTo(QueuedRequest.State.QUEUED);
+
+		clock.advance(Duration.ofMillis(1_500));
+		q.tick(clock.nanos());
+		assertThat(standard.state()).as("half of 5 s").isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(standard).message()).contains("waited 2500 ms");
+		// Half of 60 s is past the queues' bound, which comes first.
+		clock.advance(Duration.ofMillis(7_499));
+		q.tick(clock.nanos());
+		assertThat(batch.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		clock.advance(Duration.ofMillis(1));
+		q.tick(clock.nanos());
+		assertThat(batch.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(batch).message()).contains("waited 10000 ms");
+		assertThat(a().queuedRequests()).isZero();
+		q.finish(busy);
+		assertThat(a().inFlight()).isZero();
+	}
+
+	@Test
+	void theWaitBoundIsTheEarlierOfTheClassBoundAndTheShareOfTheSlo() {
+		long second = Duration.ofSeconds(1).toNanos();
+		QueueSettings half = QueueSettings.custom().maxWait(Duration.ofSeconds(30)).maxWaitShare(0.5).build();
+		assertThat(half.maxWaitShare()).isEqualTo(QueueSettings.DEFAULT_MAX_WAIT_SHARE);
+		assertThat(half.waitBoundNanos(0, 5 * second)).isEqualTo(2_500_000_000L);
+		assertThat(half.waitBoundNanos(second, 5 * second)).as("a class's tighter bound").isEqualTo(second);
+		assertThat(half.waitBoundNanos(0, 120 * second)).as("the queues' bound").isEqualTo(30 * second);
+		assertThat(half.waitBoundNanos(90 * second, 120 * second)).as("a class's looser bound").isEqualTo(60 * second);
+		assertThat(half.waitBoundNanos(0, 0)).as("no SLO: the bound alone").isEqualTo(30 * second);
+		assertThat(half.waitBoundNanos(0, 1)).as("never 0").isEqualTo(1);
+		QueueSettings off = half.toBuilder().maxWaitShare(0).build();
+		assertThat(off.waitBoundNanos(0, 5 * second)).isEqualTo(30 * second);
+		// A request sent anyway when it expires is not cut short by its SLO.
+		QueueSettings dispatch = half.toBuilder().expiry(QueueSettings.Expiry.DISPATCH).build();
+		assertThat(dispatch.waitBoundNanos(0, 5 * second)).isEqualTo(30 * second);
+		assertThat(dispatch.maxWaitShare()).isEqualTo(0.5);
+		for (double bad : new double[] { -0.1, Double.NaN, Double.POSITIVE_INFINITY }) {
+			assertThatIllegalArgumentException().isThrownBy(() -> QueueSettings.custom().maxWaitShare(bad).build())
+				.withMessageContaining("maxWaitShare must be finite and >= 0");
+		}
+	}
+
+	@Test
 	void aRequestWithItsOwnWaitBoundExpiresByItNotByArrival() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)));
+				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)).maxWaitShare(0));
 		q.submit(request("busy", 1, 100), true, outcomes);
 		QueuedRequest patient = q.submit(request("patient", 2, 100), true, outcomes);
 		clock.advance(Duration.ofSeconds(1));

@@ -222,7 +222,9 @@ class DualMapQueueIntegrationTests {
 			// One request in prefill per instance at most; the pool bound (6) holds the
 			// rest.
 			await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 6);
-			Result interactive = post("interactive tenant", "quick", "1000").block(Duration.ofSeconds(20));
+			// 10 s: it may wait half of that (dispatch.max-wait-share), longer than the
+			// 1.5 s prefills of the requests ahead of it take.
+			Result interactive = post("interactive tenant", "quick", "10000").block(Duration.ofSeconds(20));
 			assertThat(interactive.status()).isEqualTo(200);
 			await().atMost(Duration.ofSeconds(20)).until(() -> batch.size() == 9);
 			List<Result> shed = batch.stream().filter(r -> r.body().contains("tighter TTFT SLO")).toList();
@@ -269,6 +271,29 @@ class DualMapQueueIntegrationTests {
 			assertThat(patient).allSatisfy(r -> assertThat(r.status()).isEqualTo(200));
 			assertThat(patient.stream().filter(r -> Long.parseLong(r.queueMs()) >= 1000)).hasSize(3);
 			assertThat(patient.stream().filter(r -> Long.parseLong(r.queueMs()) < 1000)).hasSize(3);
+		}
+		finally {
+			clients.dispose();
+		}
+	}
+
+	@Test
+	void aRequestThatWaitedHalfItsOwnSloExpiresWhileOthersWait() {
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(1500)));
+		ServicePool pool = this.registry.pool("llm");
+		List<Result> patient = new CopyOnWriteArrayList<>();
+		Disposable clients = Flux.range(0, 6).flatMap(i -> post("waiting tenant " + i), 6).subscribe(patient::add);
+		try {
+			await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 3);
+			// Its own 600 ms objective: after 300 ms in the queue it could no longer be
+			// met.
+			Result tight = post("tight tenant", "now", "600").block(Duration.ofSeconds(10));
+			assertThat(tight.status()).isEqualTo(503);
+			assertThat(tight.body()).contains("\"code\":\"queue_wait_exceeded\"", "waited 300 ms");
+			assertThat(Long.parseLong(tight.retryAfter())).isPositive();
+			// The default 5 s objective lets the others wait their 1.5 s.
+			await().atMost(Duration.ofSeconds(20)).until(() -> patient.size() == 6);
+			assertThat(patient).allSatisfy(r -> assertThat(r.status()).isEqualTo(200));
 		}
 		finally {
 			clients.dispose();
