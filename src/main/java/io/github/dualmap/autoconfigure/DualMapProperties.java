@@ -1571,7 +1571,7 @@ public class DualMapProperties {
 		 */
 		@DecimalMin(value = "0", message = "dualmap.dispatch.max-wait-share must be >= 0")
 		@DecimalMax(value = "1000", message = "dualmap.dispatch.max-wait-share must be <= 1000")
-		private double maxWaitShare = QueueSettings.DEFAULT_MAX_WAIT_SHARE;
+		private double maxWaitShare = 0.5;
 
 		public double getMaxWaitShare() {
 			return this.maxWaitShare;

@@ -44,7 +44,8 @@ import java.time.Duration;
  * their SLO, and full queues shed a queued request of a looser class for a tighter
  * arrival; {@code false}: one aging bound for all and no shedding
  * @param maxWaitShare with {@link Expiry#REJECT}, a queued request also expires once it
- * has waited this share of its own TTFT SLO (0: only {@code maxWait} applies)
+ * has waited this share of its own TTFT SLO, unless its SLO class sets a wait bound of
+ * its own (0: only {@code maxWait} applies)
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
@@ -101,13 +102,17 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	}
 
 	/**
-	 * How long a request may wait in the queues: {@code classMaxWaitNanos} (its SLO
-	 * class's bound; 0 for {@link #maxWaitNanos()}), and with {@link Expiry#REJECT} and a
-	 * {@link #maxWaitShare()} no longer than that share of {@code sloNanos}, at least 1
-	 * ns.
+	 * How long a request may wait in the queues: its SLO class's own bound when the class
+	 * sets one ({@code classMaxWaitNanos} > 0, an explicit choice for that class that the
+	 * share does not shorten); else {@link #maxWaitNanos()}, with {@link Expiry#REJECT}
+	 * and a {@link #maxWaitShare()} no longer than that share of {@code sloNanos}, at
+	 * least 1 ns.
 	 */
 	public long waitBoundNanos(long classMaxWaitNanos, long sloNanos) {
-		long bound = classMaxWaitNanos > 0 ? classMaxWaitNanos : maxWaitNanos;
+		if (classMaxWaitNanos > 0) {
+			return classMaxWaitNanos;
+		}
+		long bound = maxWaitNanos;
 		if (maxWaitShare > 0 && expiry == Expiry.REJECT && sloNanos > 0) {
 			bound = Math.min(bound, Math.max(1, (long) Math.min(Long.MAX_VALUE, maxWaitShare * sloNanos)));
 		}

@@ -149,15 +149,21 @@ class ConfigSamplesTests {
 			assertThat(p.getSlo().getClasses().get("interactive").getTtft()).isEqualTo(Duration.ofMillis(800));
 			assertThat(p.getHotspot().getMaxQueueWait()).isEqualTo(Duration.ofSeconds(2));
 			assertThat(p.toSchedulerSettings().switchHitCharge()).isEqualTo(1.0);
-			// Batch requests must not expire before their SLO is spent.
-			assertThat(p.getDispatch().getMaxWait()).isGreaterThan(p.getSlo().getClasses().get("batch").getTtft());
+			QueueSettings queues = p.toQueueSettings();
 			SloResolver slos = context.getBean(SloResolver.class);
 			HttpHeaders headers = new HttpHeaders();
 			headers.add("x-slo-class", "batch");
 			assertThat(slos.resolveNanos(headers)).isEqualTo(Duration.ofSeconds(60).toNanos());
-			assertThat(slos.resolve(headers).maxWaitNanos()).isZero();
+			// Batch requests must not expire before their SLO is spent: their class's own
+			// bound, not half their SLO.
+			SloResolver.Slo batch = slos.resolve(headers);
+			assertThat(queues.waitBoundNanos(batch.maxWaitNanos(), batch.nanos()))
+				.isEqualTo(Duration.ofSeconds(90).toNanos());
 			headers.set("x-slo-class", "interactive");
-			assertThat(slos.resolve(headers).maxWaitNanos()).isEqualTo(Duration.ofSeconds(10).toNanos());
+			SloResolver.Slo interactive = slos.resolve(headers);
+			assertThat(interactive.maxWaitNanos()).isZero();
+			assertThat(queues.waitBoundNanos(interactive.maxWaitNanos(), interactive.nanos()))
+				.isEqualTo(Duration.ofMillis(400).toNanos());
 			headers.add("x-slo-ttft-ms", "250");
 			assertThat(slos.resolveNanos(headers)).isEqualTo(Duration.ofMillis(250).toNanos());
 		});

@@ -374,14 +374,16 @@ class DispatchQueuesTests {
 	}
 
 	@Test
-	void theWaitBoundIsTheEarlierOfTheClassBoundAndTheShareOfTheSlo() {
+	void theWaitBoundIsAClassesOwnOrElseTheEarlierOfMaxWaitAndTheShareOfTheSlo() {
 		long second = Duration.ofSeconds(1).toNanos();
 		QueueSettings half = QueueSettings.custom().maxWait(Duration.ofSeconds(30)).maxWaitShare(0.5).build();
 		assertThat(half.maxWaitShare()).isEqualTo(QueueSettings.DEFAULT_MAX_WAIT_SHARE);
 		assertThat(half.waitBoundNanos(0, 5 * second)).isEqualTo(2_500_000_000L);
 		assertThat(half.waitBoundNanos(second, 5 * second)).as("a class's tighter bound").isEqualTo(second);
 		assertThat(half.waitBoundNanos(0, 120 * second)).as("the queues' bound").isEqualTo(30 * second);
-		assertThat(half.waitBoundNanos(90 * second, 120 * second)).as("a class's looser bound").isEqualTo(60 * second);
+		// A class's own bound is its own choice: not cut to half its SLO.
+		assertThat(half.waitBoundNanos(90 * second, 60 * second)).as("a class's own looser bound")
+			.isEqualTo(90 * second);
 		assertThat(half.waitBoundNanos(0, 0)).as("no SLO: the bound alone").isEqualTo(30 * second);
 		assertThat(half.waitBoundNanos(0, 1)).as("never 0").isEqualTo(1);
 		QueueSettings off = half.toBuilder().maxWaitShare(0).build();
