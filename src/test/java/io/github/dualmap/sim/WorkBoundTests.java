@@ -39,42 +39,15 @@ class WorkBoundTests {
 						request(3, 100, 4, 9), request(4, 700, 1, 1, 5), request(5, 1800, 6, 1, 2, 3, 4)));
 	}
 
-	@Test
-	void matchesTheEngineServingTheRequestsOneAtATimeWithNothingEvicted() {
-		Trace trace = sharing();
-		Engine engine = new Engine(NO_T0);
-		HashIdExpander expander = new HashIdExpander(trace.blockTokens(), NO_T0.blockTokens());
-		long now = 0;
-		List<TraceRequest> requests = trace.requests();
-		for (int i = 0; i < requests.size(); i++) {
-			TraceRequest r = requests.get(i);
-			engine.submit(EngineRequest.ofHashIds("r" + i, r.hashIds(), r.inputTokens(), r.outputTokens(), expander),
-					now);
-			while (engine.hasWork()) {
-				now = engine.step(now).endNanos();
-			}
-		}
-		EngineStats stats = engine.stats();
-		assertThat(stats.evictedBlocks()).isZero();
-
-		WorkBound bound = WorkBound.of(trace, NO_T0, 0);
-
-		assertThat(bound.measured()).isEqualTo(6);
-		assertThat(bound.busySecondsPerRequest() * bound.measured()).isCloseTo(now / 1e9, within(1e-6));
-		assertThat(bound.reusableShare()).isCloseTo((double) stats.prefixHitTokens() / stats.prefixQueryTokens(),
-				within(1e-12));
-		// Of 6,724 prompt tokens: 1,296 (81 blocks of the first prompt's 1,300), 1,008
-		// (the
-		// first 1,024 less the last token, in blocks), 512, and 1,792 (112 blocks of the
-		// second prompt, capped below its 1,800).
-		assertThat(bound.reusableShare()).isCloseTo((1296 + 1008 + 512 + 1792) / 6724.0, within(1e-12));
+	/**
+	 * What an engine of {@code profile} did serving the trace's requests one at a time.
+	 */
+	private record Served(double seconds, int steps, EngineStats stats) {
 	}
 
-	@Test
-	void leavesOutTheFixedCostOfEachStepWhichTheEngineStillPays() {
-		Trace trace = sharing();
-		Engine engine = new Engine(H100);
-		HashIdExpander expander = new HashIdExpander(trace.blockTokens(), H100.blockTokens());
+	private static Served serveOneAtATime(Trace trace, EngineProfile profile) {
+		Engine engine = new Engine(profile);
+		HashIdExpander expander = new HashIdExpander(trace.blockTokens(), profile.blockTokens());
 		long now = 0;
 		int steps = 0;
 		for (int i = 0; i < trace.size(); i++) {
@@ -86,9 +59,35 @@ class WorkBoundTests {
 				steps++;
 			}
 		}
+		return new Served(now / 1e9, steps, engine.stats());
+	}
+
+	@Test
+	void matchesTheEngineServingTheRequestsOneAtATimeWithNothingEvicted() {
+		Trace trace = sharing();
+		Served served = serveOneAtATime(trace, NO_T0);
+		assertThat(served.stats().evictedBlocks()).isZero();
+
+		WorkBound bound = WorkBound.of(trace, NO_T0, 0);
+
+		assertThat(bound.measured()).isEqualTo(6);
+		assertThat(bound.busySecondsPerRequest() * bound.measured()).isCloseTo(served.seconds(), within(1e-6));
+		assertThat(bound.reusableShare())
+			.isCloseTo((double) served.stats().prefixHitTokens() / served.stats().prefixQueryTokens(), within(1e-12));
+		// Of 6,724 prompt tokens: 1,296 (81 blocks of the first prompt's 1,300), 1,008
+		// (the
+		// first 1,024 less the last token, in blocks), 512, and 1,792 (112 blocks of the
+		// second prompt, capped below its 1,800).
+		assertThat(bound.reusableShare()).isCloseTo((1296 + 1008 + 512 + 1792) / 6724.0, within(1e-12));
+	}
+
+	@Test
+	void leavesOutTheFixedCostOfEachStepWhichTheEngineStillPays() {
+		Trace trace = sharing();
+		Served served = serveOneAtATime(trace, H100);
 		WorkBound bound = WorkBound.of(trace, H100, 0);
-		assertThat(bound.busySecondsPerRequest() * bound.measured()).isCloseTo(now / 1e9 - steps * H100.t0Seconds(),
-				within(1e-6));
+		assertThat(bound.busySecondsPerRequest() * bound.measured())
+			.isCloseTo(served.seconds() - served.steps() * H100.t0Seconds(), within(1e-6));
 	}
 
 	@Test
