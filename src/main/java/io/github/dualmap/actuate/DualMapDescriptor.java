@@ -99,16 +99,20 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param idlePull whether idle instances pull queued requests
 	 * @param sloAware whether other SLO classes age in proportion and looser ones are
 	 * shed first
+	 * @param maxWaitShare share of its own SLO a request may wait before it expires (0:
+	 * off)
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
-			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware) {
+			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware,
+			double maxWaitShare) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
 					q.maxQueuedPerInstance(), q.maxQueuedPerPool(), millis(q.maxWaitNanos()),
 					q.expiry().name().toLowerCase(Locale.ROOT), q.maxMigrations(), q.migrationMargin(),
-					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware());
+					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware(),
+					q.maxWaitShare());
 		}
 
 	}

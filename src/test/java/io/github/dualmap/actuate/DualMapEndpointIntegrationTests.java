@@ -131,6 +131,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(dispatch.get("sloAware").asBoolean()).isTrue();
 		assertThat(dispatch.get("maxPrefillTokens").asLong()).isEqualTo(16384);
 		assertThat(dispatch.get("maxWaitMs").asLong()).isEqualTo(30_000);
+		assertThat(dispatch.get("maxWaitShare").asDouble()).isEqualTo(0.5);
 		assertThat(dispatch.get("agingMs").asLong()).isEqualTo(2000);
 		assertThat(dispatch.get("expiry").asString()).isEqualTo("reject");
 		JsonNode pool = root.get("pools").get("llm");
