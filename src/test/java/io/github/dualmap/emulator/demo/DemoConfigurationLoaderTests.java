@@ -28,6 +28,9 @@ class DemoConfigurationLoaderTests {
 		// The user's port wins; what the user does not set comes from the demo.
 		assertThat(environment.getProperty("server.port")).isEqualTo("9000");
 		assertThat(environment.getProperty("dualmap.services[0]")).isEqualTo("demo-pool");
+		// Batch work waits its own 90 s instead of expiring at half its 60 s SLO.
+		assertThat(environment.getProperty("dualmap.slo.classes.batch.max-wait")).isEqualTo("90s");
+		assertThat(environment.getProperty("dualmap.dispatch.max-wait")).isNull();
 		assertThat(environment.getProperty("management.endpoints.web.exposure.include"))
 			.isEqualTo("health,prometheus,dualmap");
 		assertThat(environment.getPropertySources().stream().map(PropertySource::getName)).containsSubsequence("user",
