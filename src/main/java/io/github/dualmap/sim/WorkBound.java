@@ -86,11 +86,12 @@ public record WorkBound(int measured, double reusableShare, double busySecondsPe
 
 	/** Engine time of one request, step overhead left out. */
 	static double seconds(EngineProfile profile, int prompt, int cached, int output) {
-		double fresh = prompt - cached;
-		double prefill = profile.cLinSeconds() * fresh + profile.cAttnSeconds() * (fresh * cached + fresh * fresh / 2);
-		double decodes = output - 1.0;
-		double context = decodes * prompt + decodes * (decodes + 1) / 2;
-		return prefill + profile.cLinSeconds() * decodes + profile.cKvSeconds() * context;
+		long fresh = prompt - cached;
+		long decodes = output - 1L;
+		// The sums over its steps, as one step of the profile's cost less its fixed part.
+		double pairs = (double) fresh * cached + (double) fresh * fresh / 2;
+		long context = decodes * prompt + decodes * (decodes + 1) / 2;
+		return profile.stepSeconds(fresh + decodes, pairs, context) - profile.t0Seconds();
 	}
 
 	/**
