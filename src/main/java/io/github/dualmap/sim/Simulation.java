@@ -177,17 +177,14 @@ public final class Simulation {
 
 	private long @Nullable [] evictedAtStart;
 
-	private final List<Double> tickSeconds = new ArrayList<>();
+	private final List<Tick> ticks = new ArrayList<>();
 
-	private final List<double[]> tickLoads = new ArrayList<>();
-
-	// Per tick, per instance slot: running, waiting, in flight, queued; KV usage;
-	// preemptions.
-	private final List<int[][]> tickCounts = new ArrayList<>();
-
-	private final List<double[]> tickKv = new ArrayList<>();
-
-	private final List<long[]> tickPreemptions = new ArrayList<>();
+	/**
+	 * One scrape tick of the timeline, per instance slot: running + waiting (the load
+	 * chart's), then running, waiting, in flight, queued; KV usage; preemptions so far.
+	 */
+	private record Tick(double seconds, double[] load, int[][] counts, double[] kv, long[] preempted) {
+	}
 
 	private boolean stoppedEarly;
 
@@ -623,9 +620,7 @@ public final class Simulation {
 			cvSamples++;
 		}
 		if (recordTimeline) {
-			tickSeconds.add(now / 1e9);
-			tickLoads.add(loads);
-			recordTick(snapshots);
+			ticks.add(tick(loads, snapshots));
 		}
 		// Requests whose deadline passed without a first token have missed: resolve them
 		// now so a saturated run stops without waiting for its queues to drain.
@@ -638,7 +633,7 @@ public final class Simulation {
 		schedule(now + scrapeNanos, SCRAPE, 0, null);
 	}
 
-	private void recordTick(EngineSnapshot[] snapshots) {
+	private Tick tick(double[] loads, EngineSnapshot[] snapshots) {
 		int n = engines.length;
 		int[][] counts = new int[4][n];
 		double[] kv = new double[n];
@@ -658,9 +653,7 @@ public final class Simulation {
 				counts[3][k] += q == null ? 0 : q.queued(instanceIds[k]);
 			}
 		}
-		tickCounts.add(counts);
-		tickKv.add(kv);
-		tickPreemptions.add(preempted);
+		return new Tick(now / 1e9, loads, counts, kv, preempted);
 	}
 
 	/** Makes sure router {@code r}'s queues are ticked at their next deadline. */
@@ -764,24 +757,26 @@ public final class Simulation {
 		RunResult.Timeline timeline = null;
 		if (recordTimeline) {
 			int n = engines.length;
-			int ticks = tickLoads.size();
-			double[][] load = new double[n][ticks];
-			int[][][] counts = new int[4][n][ticks];
-			double[][] kv = new double[n][ticks];
-			long[][] preempted = new long[n][ticks];
-			for (int s = 0; s < ticks; s++) {
-				int[][] c = tickCounts.get(s);
+			int samples = ticks.size();
+			double[] times = new double[samples];
+			double[][] load = new double[n][samples];
+			int[][][] counts = new int[4][n][samples];
+			double[][] kv = new double[n][samples];
+			long[][] preempted = new long[n][samples];
+			for (int s = 0; s < samples; s++) {
+				Tick t = ticks.get(s);
+				times[s] = t.seconds();
 				for (int k = 0; k < n; k++) {
-					load[k][s] = tickLoads.get(s)[k];
+					load[k][s] = t.load()[k];
 					for (int f = 0; f < 4; f++) {
-						counts[f][k][s] = c[f][k];
+						counts[f][k][s] = t.counts()[f][k];
 					}
-					kv[k][s] = tickKv.get(s)[k];
-					preempted[k][s] = tickPreemptions.get(s)[k];
+					kv[k][s] = t.kv()[k];
+					preempted[k][s] = t.preempted()[k];
 				}
 			}
-			timeline = new RunResult.Timeline(tickSeconds.stream().mapToDouble(Double::doubleValue).toArray(), load,
-					instanceIds.clone(), counts[0], counts[1], kv, preempted, counts[2], counts[3]);
+			timeline = new RunResult.Timeline(times, load, instanceIds.clone(), counts[0], counts[1], kv, preempted,
+					counts[2], counts[3]);
 		}
 		return new RunResult(policy.name(), rate, measured, withinSlo, rejected, stoppedEarly,
 				percentile(seconds, 0.50), percentile(seconds, 0.90), percentile(seconds, 0.99),
