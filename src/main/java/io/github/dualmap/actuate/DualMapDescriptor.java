@@ -64,16 +64,20 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param refusedBatches peers' batches refused for other prompt hashing
 	 * @param bootstrap the snapshot learned from a peer at start, or {@code null} (none
 	 * asked for, none answered yet, or bootstrap off)
+	 * @param shareLoad whether replicas share their load
+	 * ({@code dualmap.replicas.share-load})
+	 * @param loadPeers peers whose published load counts here now (published within the
+	 * load TTL)
 	 */
 	public record Replicas(String replica, String hashing, List<String> peers, int buffered, long sent, long dropped,
 			long failedPublications, long applied, long ignored, long refusedBatches,
-			ReplicaPublisher.@Nullable Bootstrap bootstrap) {
+			ReplicaPublisher.@Nullable Bootstrap bootstrap, boolean shareLoad, int loadPeers) {
 
 		public static Replicas of(ReplicaSync sync, ReplicaPublisher publisher) {
 			return new Replicas(sync.replicaId(), sync.hashing(),
 					publisher.peers().stream().map(Object::toString).toList(), sync.buffered(), sync.sent(),
 					sync.dropped(), sync.failedPublications(), sync.applied(), sync.ignored(), sync.refusedBatches(),
-					publisher.bootstrapped());
+					publisher.bootstrapped(), sync.sharesLoad(), sync.loadPeers());
 		}
 
 	}
@@ -251,11 +255,14 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param queuedTokens uncached tokens the router holds for it (W)
 	 * @param prefillTokens uncached tokens sent and still in prefill (P)
 	 * @param localPendingTokens W + P
-	 * @param pendingTokens what policies see: W + P, or the scraped queue in tokens when
-	 * larger
+	 * @param pendingTokens what policies see: W + P with the peers' published W + P, or
+	 * the scraped queue in tokens when larger
 	 * @param inFlight requests sent and not finished
 	 * @param queuedRequests requests waiting for it in the pool's dispatch queues
 	 * @param prefillRequests requests sent whose first token has not come back
+	 * @param peerPrefillRequests the other gateway replicas' requests in prefill on it,
+	 * as they last published (replica sync with load sharing; else 0)
+	 * @param peerPendingTokens the other replicas' W + P for it, as they last published
 	 * @param dispatched requests sent since it joined
 	 * @param estimatedHitRate share of routed prompt tokens the shadow index expected to
 	 * be cached, {@code null} before any
@@ -268,9 +275,9 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	public record Instance(String id, @Nullable String uri, double weight, int virtualNodes, double firstCandidateShare,
 			double secondCandidateShare, boolean healthy, String breaker, boolean responsive, boolean draining,
 			boolean idle, boolean hotspot, long queuedTokens, long prefillTokens, long localPendingTokens,
-			long pendingTokens, int inFlight, int queuedRequests, int prefillRequests, long dispatched,
-			@Nullable Double estimatedHitRate, int shadowBlocks, int shadowCapacityBlocks, long scrapeFailures,
-			long memberForMs, @Nullable Engine engine) {
+			long pendingTokens, int inFlight, int queuedRequests, int prefillRequests, int peerPrefillRequests,
+			long peerPendingTokens, long dispatched, @Nullable Double estimatedHitRate, int shadowBlocks,
+			int shadowCapacityBlocks, long scrapeFailures, long memberForMs, @Nullable Engine engine) {
 
 	}
 

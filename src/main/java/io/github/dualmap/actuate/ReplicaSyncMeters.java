@@ -11,7 +11,8 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * Replica sync meters: {@code dualmap.replicas.releases} by {@code outcome} (sent,
  * dropped, applied, ignored), {@code dualmap.replicas.publish.failures},
  * {@code dualmap.replicas.refused.batches}, and the gauges
- * {@code dualmap.replicas.buffered} and {@code dualmap.replicas.peers}.
+ * {@code dualmap.replicas.buffered}, {@code dualmap.replicas.peers} and
+ * {@code dualmap.replicas.load.peers}.
  */
 public final class ReplicaSyncMeters implements MeterBinder {
 
@@ -41,6 +42,9 @@ public final class ReplicaSyncMeters implements MeterBinder {
 			.register(meters);
 		Gauge.builder("dualmap.replicas.peers", this.publisher, p -> p.peers().size())
 			.description("Replicas the next publication goes to")
+			.register(meters);
+		Gauge.builder("dualmap.replicas.load.peers", this.sync, ReplicaSync::loadPeers)
+			.description("Peers whose published load counts here now (load sharing)")
 			.register(meters);
 	}
 

@@ -330,6 +330,9 @@ public class DualMapAutoConfiguration {
 					ReplicaSync.hashingFingerprint(p.getBlockChars(), p.getCharsPerToken(), p.getBlockTokens()),
 					properties.getReplicas().getMaxBufferedReleases());
 			storedResponses.ifAvailable(sync::shareStoredResponses);
+			if (properties.getReplicas().isShareLoad()) {
+				sync.shareLoad(properties.getReplicas().getLoadTtl());
+			}
 			registry.addListener(sync);
 			return sync;
 		}

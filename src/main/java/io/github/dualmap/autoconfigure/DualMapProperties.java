@@ -1881,6 +1881,42 @@ public class DualMapProperties {
 		 */
 		private boolean bootstrap = true;
 
+		/**
+		 * Whether replicas share their load too: each publishes, with every flush, its
+		 * requests and tokens in prefill and its queued tokens per instance, and counts
+		 * its peers' in the dispatch queues' release limit and in its load estimates.
+		 */
+		private boolean shareLoad = true;
+
+		/**
+		 * How long a peer's published load counts after its last publication (a peer that
+		 * stopped or cannot reach this replica stops counting then). Longer than
+		 * flush-interval.
+		 */
+		@NotNull(message = "dualmap.replicas.load-ttl must be set")
+		private Duration loadTtl = Duration.ofSeconds(1);
+
+		@AssertTrue(message = "dualmap.replicas.load-ttl must be longer than dualmap.replicas.flush-interval")
+		private boolean isLoadTtlBeyondFlush() {
+			return this.loadTtl.compareTo(this.flushInterval) > 0;
+		}
+
+		public boolean isShareLoad() {
+			return this.shareLoad;
+		}
+
+		public void setShareLoad(boolean shareLoad) {
+			this.shareLoad = shareLoad;
+		}
+
+		public Duration getLoadTtl() {
+			return this.loadTtl;
+		}
+
+		public void setLoadTtl(Duration loadTtl) {
+			this.loadTtl = loadTtl;
+		}
+
 		@AssertTrue(message = "dualmap.replicas.token must be set when dualmap.replicas.enabled=true")
 		private boolean isTokenSetWhenEnabled() {
 			return !this.enabled || (this.token != null && !this.token.isBlank());

@@ -541,7 +541,8 @@ public final class DispatchQueues {
 		dequeue(q);
 		if (settings.expiry() == QueueSettings.Expiry.DISPATCH) {
 			release(q, iq.state,
-					Math.max(iq.state.prefillTokens(), pool.pendingTokens(iq.state) - iq.state.queuedTokens()), out);
+					Math.max(iq.state.sharedPrefillTokens(), pool.pendingTokens(iq.state) - iq.state.queuedTokens()),
+					out);
 		}
 		else {
 			reject(q, Rejection.SERVICE_UNAVAILABLE,
@@ -616,15 +617,16 @@ public final class DispatchQueues {
 				cached = next.cachedTokens;
 				uncached = next.uncachedTokens;
 			}
-			int inPrefill = s.prefillRequests();
+			// With replica sync the limit is the instance's: the peers' prefill counts.
+			int inPrefill = s.sharedPrefillRequests();
 			if (inPrefill > 0 && (inPrefill >= settings.maxPrefillRequests()
-					|| s.prefillTokens() + uncached > settings.maxPrefillTokens())) {
+					|| s.sharedPrefillTokens() + uncached > settings.maxPrefillTokens())) {
 				return;
 			}
 			dequeue(next);
 			next.cachedTokens = cached;
 			next.uncachedTokens = uncached;
-			release(next, s, s.prefillTokens(), out);
+			release(next, s, s.sharedPrefillTokens(), out);
 		}
 	}
 
@@ -817,8 +819,8 @@ public final class DispatchQueues {
 	 * has prefill capacity for it.
 	 */
 	private @Nullable Move bestPull(InstanceState idle, TreeSet<QueuedRequest> pullable) {
-		int inPrefill = idle.prefillRequests();
-		if (inPrefill >= settings.maxPrefillRequests() || idle.prefillTokens() >= settings.maxPrefillTokens()) {
+		int inPrefill = idle.sharedPrefillRequests();
+		if (inPrefill >= settings.maxPrefillRequests() || idle.sharedPrefillTokens() >= settings.maxPrefillTokens()) {
 			return null;
 		}
 		Move best = null;
@@ -833,7 +835,7 @@ public final class DispatchQueues {
 				continue;
 			}
 			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedTokens(q, idle));
-			if (inPrefill > 0 && idle.prefillTokens() + uncachedThere > settings.maxPrefillTokens()) {
+			if (inPrefill > 0 && idle.sharedPrefillTokens() + uncachedThere > settings.maxPrefillTokens()) {
 				continue;
 			}
 			long pendingHere = pool.pendingTokens(from.state);

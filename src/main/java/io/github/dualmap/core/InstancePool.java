@@ -232,12 +232,13 @@ public final class InstancePool {
 
 	/**
 	 * Estimated pending uncached tokens ahead of a new request on {@code s}: the router's
-	 * own W + P, or the engine's scraped queue turned into tokens when that is larger
-	 * (other routers' traffic is only visible there). Stale scraped state counts as
-	 * unknown, never as saturated.
+	 * own W + P with what its peers published of theirs (replica sync), or the engine's
+	 * scraped queue turned into tokens when that is larger (other routers' traffic is
+	 * otherwise only visible there). Stale scraped state counts as unknown, never as
+	 * saturated.
 	 */
 	public long pendingTokens(InstanceState s) {
-		long local = s.localPendingTokens();
+		long local = s.knownPendingTokens();
 		EngineSnapshot e = s.freshEngine(clock.nanos(), settings.staleAfterNanos());
 		if (e == null || e.waiting() <= 0) {
 			return local;
@@ -248,8 +249,9 @@ public final class InstancePool {
 
 	/**
 	 * Mean pending tokens over instances that accept work (0 when none), in O(1) from
-	 * running totals: router-local W + P exactly, plus each instance's scraped queue
-	 * beyond that as of its last snapshot (a failed scrape clears it).
+	 * running totals: router-local W + P exactly and the peers' published W + P, plus
+	 * each instance's scraped queue beyond that as of its last snapshot (a failed scrape
+	 * clears it).
 	 */
 	public double meanPendingTokens() {
 		return backlog.mean();

@@ -37,6 +37,15 @@ public final class InstanceState {
 
 	final AtomicLong estimatedPromptTokens = new AtomicLong();
 
+	// What the other gateway replicas last published of their load on the instance
+	// (replica sync): their requests and uncached tokens in prefill there, and the
+	// uncached tokens they hold queued for it. Zero without replica sync.
+	private volatile int peerPrefillRequests;
+
+	private volatile long peerPrefillTokens;
+
+	private volatile long peerQueuedTokens;
+
 	private volatile @Nullable EngineSnapshot engine;
 
 	private volatile boolean engineFailed;
@@ -106,6 +115,42 @@ public final class InstanceState {
 		return prefillRequests.get();
 	}
 
+	/**
+	 * Requests the other gateway replicas have in prefill on the instance, as they last
+	 * published it (0 without replica sync).
+	 */
+	public int peerPrefillRequests() {
+		return peerPrefillRequests;
+	}
+
+	/** Uncached tokens of {@link #peerPrefillRequests()}. */
+	public long peerPrefillTokens() {
+		return peerPrefillTokens;
+	}
+
+	/** Uncached tokens the other gateway replicas hold queued for the instance. */
+	public long peerQueuedTokens() {
+		return peerQueuedTokens;
+	}
+
+	/** The other replicas' pending uncached tokens for the instance (their W + P). */
+	public long peerPendingTokens() {
+		return peerQueuedTokens + peerPrefillTokens;
+	}
+
+	/**
+	 * Requests in prefill on the instance from this router and, as last published, its
+	 * peers: what the dispatch queues' release limit counts.
+	 */
+	public int sharedPrefillRequests() {
+		return prefillRequests.get() + peerPrefillRequests;
+	}
+
+	/** Uncached tokens of {@link #sharedPrefillRequests()}. */
+	public long sharedPrefillTokens() {
+		return prefillTokens.get() + peerPrefillTokens;
+	}
+
 	/** Requests sent and not finished (prefill and decode). */
 	public int inFlight() {
 		return inFlight.get();
@@ -119,6 +164,14 @@ public final class InstanceState {
 	/** Router-local pending uncached tokens, W + P. */
 	public long localPendingTokens() {
 		return queuedTokens.get() + prefillTokens.get();
+	}
+
+	/**
+	 * Pending uncached tokens this router knows of exactly: its own W + P and what its
+	 * peers last published of theirs.
+	 */
+	public long knownPendingTokens() {
+		return localPendingTokens() + peerPendingTokens();
 	}
 
 	/**
@@ -221,6 +274,23 @@ public final class InstanceState {
 		}
 	}
 
+	/**
+	 * Replaces what the other replicas published of their load on this instance (the sum
+	 * over peers); negative values are taken as 0.
+	 * @param prefillRequests their requests in prefill here
+	 * @param prefillTokens those requests' uncached tokens
+	 * @param queuedTokens uncached tokens they hold queued for this instance
+	 */
+	public synchronized void peerLoad(int prefillRequests, long prefillTokens, long queuedTokens) {
+		long before = peerPendingTokens();
+		this.peerPrefillRequests = Math.max(0, prefillRequests);
+		this.peerPrefillTokens = Math.max(0, prefillTokens);
+		this.peerQueuedTokens = Math.max(0, queuedTokens);
+		if (counted && backlog != null) {
+			backlog.add(peerPendingTokens() - before, 0, 0);
+		}
+	}
+
 	/** Starts counting this instance in {@code totals} (it joined a pool). */
 	synchronized void join(PoolBacklog totals) {
 		this.backlog = totals;
@@ -236,7 +306,7 @@ public final class InstanceState {
 	private synchronized void recount() {
 		PoolBacklog b = backlog;
 		if (b != null && acceptsNewWork() && !counted) {
-			b.add(localPendingTokens(), countedExcess, 1);
+			b.add(knownPendingTokens(), countedExcess, 1);
 			counted = true;
 		}
 		else if (counted && !acceptsNewWork()) {
@@ -247,14 +317,15 @@ public final class InstanceState {
 	private synchronized void uncount() {
 		PoolBacklog b = backlog;
 		if (counted && b != null) {
-			b.add(-localPendingTokens(), -countedExcess, -1);
+			b.add(-knownPendingTokens(), -countedExcess, -1);
 		}
 		counted = false;
 	}
 
 	/**
-	 * The scraped queue in tokens beyond what this router already counts: other routers'
-	 * traffic. Taken at the snapshot and kept until the next one (or a failed scrape).
+	 * The scraped queue in tokens beyond what this router already counts (its own and
+	 * what its peers published): other routers' traffic. Taken at the snapshot and kept
+	 * until the next one (or a failed scrape).
 	 */
 	private synchronized void updateScrapedExcess(EngineSnapshot snapshot) {
 		PoolBacklog b = backlog;
@@ -263,7 +334,7 @@ public final class InstanceState {
 			return;
 		}
 		long scraped = (long) (snapshot.waiting() * b.meanRequestTokens()) + prefillTokens();
-		scrapedExcess(Math.max(0, scraped - localPendingTokens()));
+		scrapedExcess(Math.max(0, scraped - knownPendingTokens()));
 	}
 
 	private synchronized void scrapedExcess(long excess) {

@@ -3,6 +3,7 @@ package io.github.dualmap.replica;
 import java.util.List;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import org.jspecify.annotations.Nullable;
 
 import tools.jackson.core.JacksonException;
@@ -19,13 +20,24 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code {"service":"llm","instance":"...","chain":[],"response":"resp_..."}}. The
  * hashing fingerprint names the prompt hashing parameters: chains hashed differently
  * cannot be matched, so a batch from a replica configured differently is refused, not
- * applied.
+ * applied. A replica that shares its load adds
+ * {@code "load":[{"service":"llm","instance":"...","prefillRequests":3,
+ * "prefillTokens":5120,"queuedTokens":20480}]}: its whole load at the time of the
+ * publication (an instance left out has none), which replaces what it published before.
  *
  * @param replica the sending replica's id (random per process start)
  * @param hashing the sender's {@link ReplicaSync#hashingFingerprint fingerprint}
  * @param releases what was sent where, oldest first
+ * @param load the sender's load per instance, or {@code null} when it does not share it
+ * (the member is then left out)
  */
-public record ReleaseBatch(String replica, String hashing, List<Release> releases) {
+public record ReleaseBatch(String replica, String hashing, List<Release> releases,
+		@JsonInclude(JsonInclude.Include.NON_NULL) @Nullable List<Load> load) {
+
+	/** A batch without load. */
+	public ReleaseBatch(String replica, String hashing, List<Release> releases) {
+		this(replica, hashing, releases, null);
+	}
 
 	/** Longest replica id or fingerprint accepted. */
 	static final int MAX_ID_LENGTH = 256;
@@ -57,6 +69,17 @@ public record ReleaseBatch(String replica, String hashing, List<Release> release
 		public Release(String service, String instance, long[] chain) {
 			this(service, instance, chain, null);
 		}
+
+	}
+
+	/**
+	 * The sender's load on one instance: requests it sent there whose first byte has not
+	 * come back and their uncached tokens, and the uncached tokens it holds queued for
+	 * the instance.
+	 */
+	public record Load(@JsonProperty(required = true) String service, @JsonProperty(required = true) String instance,
+			@JsonProperty(required = true) int prefillRequests, @JsonProperty(required = true) long prefillTokens,
+			@JsonProperty(required = true) long queuedTokens) {
 
 	}
 
@@ -108,7 +131,28 @@ public record ReleaseBatch(String replica, String hashing, List<Release> release
 				throw new IllegalArgumentException("releases[" + i + "].chain must be a non-empty array of integers");
 			}
 		}
+		if (batch.load() != null) {
+			for (int i = 0; i < batch.load().size(); i++) {
+				checkLoad(i, batch.load().get(i));
+			}
+		}
 		return batch;
+	}
+
+	private static void checkLoad(int i, @Nullable Load l) {
+		if (l == null) {
+			throw new IllegalArgumentException("load[" + i + "] must be an object");
+		}
+		if (l.service() == null || l.service().isBlank()) {
+			throw new IllegalArgumentException("load[" + i + "].service must be a non-empty string");
+		}
+		if (l.instance() == null || l.instance().isBlank()) {
+			throw new IllegalArgumentException("load[" + i + "].instance must be a non-empty string");
+		}
+		if (l.prefillRequests() < 0 || l.prefillTokens() < 0 || l.queuedTokens() < 0) {
+			throw new IllegalArgumentException(
+					"load[" + i + "]: prefillRequests, prefillTokens and queuedTokens must be >= 0");
+		}
 	}
 
 	private static void requireId(String field, String value) {

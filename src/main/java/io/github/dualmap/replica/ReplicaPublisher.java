@@ -271,11 +271,16 @@ public final class ReplicaPublisher implements SmartLifecycle {
 	 */
 	Mono<Void> flush() {
 		List<ReleaseBatch.Release> fresh = this.sync.take(this.maxPending);
+		@Nullable List<ReleaseBatch.Load> load = null;
+		if (this.sync.sharesLoad()) {
+			this.sync.expirePeerLoads();
+			load = this.sync.localLoad();
+		}
 		List<URI> targets = this.peers.current();
 		this.states.keySet().retainAll(targets);
 		List<Mono<Void>> sends = new ArrayList<>();
 		// Peers that kept up get the same batch: serialize it once.
-		Map<List<ReleaseBatch.Release>, byte[]> bodies = new HashMap<>();
+		Map<Body, byte[]> bodies = new HashMap<>();
 		for (URI peer : targets) {
 			Peer state = this.states.computeIfAbsent(peer, p -> new Peer());
 			state.add(fresh, this.maxPending, this.sync);
@@ -283,17 +288,21 @@ public final class ReplicaPublisher implements SmartLifecycle {
 				continue;
 			}
 			List<ReleaseBatch.Release> batch = state.take(this.maxBatch);
-			if (batch.isEmpty()) {
+			// Load goes out while there is some, and once more when it changed (to none).
+			List<ReleaseBatch.Load> loadToSend = load != null && (!load.isEmpty() || !load.equals(state.lastLoad))
+					? load : null;
+			if (batch.isEmpty() && loadToSend == null) {
 				state.inFlight.set(false);
 				continue;
 			}
-			byte[] body = bodies.computeIfAbsent(batch,
-					b -> new ReleaseBatch(this.sync.replicaId(), this.sync.hashing(), b).toJson());
+			byte[] body = bodies.computeIfAbsent(new Body(batch, loadToSend),
+					b -> new ReleaseBatch(this.sync.replicaId(), this.sync.hashing(), b.releases(), b.load()).toJson());
 			// Free before the completion propagates, so whoever waits on this flush can
 			// publish to the peer again at once.
-			sends.add(publish(peer, state, body, batch.size()).doOnTerminate(() -> state.inFlight.set(false))
-				.doOnCancel(() -> state.inFlight.set(false))
-				.cache());
+			sends
+				.add(publish(peer, state, body, batch.size(), loadToSend).doOnTerminate(() -> state.inFlight.set(false))
+					.doOnCancel(() -> state.inFlight.set(false))
+					.cache());
 		}
 		// Started here, not on subscription: a caller that never subscribes still
 		// publishes.
@@ -301,10 +310,18 @@ public final class ReplicaPublisher implements SmartLifecycle {
 		return Flux.merge(sends).then();
 	}
 
+	/** What one publication carries. */
+	private record Body(List<ReleaseBatch.Release> releases, @Nullable List<ReleaseBatch.Load> load) {
+
+	}
+
 	/** One peer's releases not yet published to it. */
 	private static final class Peer {
 
 		final AtomicBoolean inFlight = new AtomicBoolean();
+
+		/** The load this peer last received from this replica (at first: none). */
+		volatile List<ReleaseBatch.Load> lastLoad = List.of();
 
 		/** Whether the last publication succeeded, to log changes only. */
 		final AtomicReference<@Nullable Boolean> healthy = new AtomicReference<>();
@@ -329,7 +346,8 @@ public final class ReplicaPublisher implements SmartLifecycle {
 
 	}
 
-	private Mono<Void> publish(URI peer, Peer state, byte[] body, int releases) {
+	private Mono<Void> publish(URI peer, Peer state, byte[] body, int releases,
+			@Nullable List<ReleaseBatch.Load> load) {
 		return this.client.post()
 			.uri(syncUri(peer))
 			.headers(h -> h.setBearerAuth(this.token))
@@ -342,6 +360,9 @@ public final class ReplicaPublisher implements SmartLifecycle {
 				}
 				if (response.statusCode().is2xxSuccessful()) {
 					this.sync.countSent(releases);
+					if (load != null) {
+						state.lastLoad = load;
+					}
 					healthy(peer, state, null);
 				}
 				else {

@@ -1,7 +1,10 @@
 package io.github.dualmap.replica;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -10,6 +13,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.gateway.DualMapListener;
@@ -21,10 +25,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * This replica's side of replica sync: buffers every release (a decision's prompt chain
  * and instance) for the {@link ReplicaPublisher}, and applies the batches its peers
- * publish to the shadow indexes of its own pools. Receiving only adds to what a shadow
- * index believes is cached; load accounting stays local (engine load reaches every
- * replica through scraping). Thread-safe; {@link #onDecision} is on the request path and
- * never blocks.
+ * publish to the shadow indexes of its own pools. With load sharing on, it also gives the
+ * publisher this replica's load per instance ({@link #localLoad()}) and keeps each peer's
+ * last published load, summed per instance into {@link InstanceState#peerLoad}, so that
+ * the dispatch queues' release limit and the load estimates count what every replica
+ * sent; a peer's load is forgotten when nothing came from it for the load TTL.
+ * Thread-safe; {@link #onDecision} is on the request path and never blocks.
  */
 public final class ReplicaSync implements DualMapListener {
 
@@ -52,6 +58,14 @@ public final class ReplicaSync implements DualMapListener {
 
 	private final LongAdder failedPublications = new LongAdder();
 
+	/** Each peer's last published load and when it arrived; guarded by itself. */
+	private final Map<String, PeerLoad> peerLoads = new HashMap<>();
+
+	/** How long a peer's load counts after its last publication; 0: load not shared. */
+	private volatile long loadTtlNanos;
+
+	private final NanoClock clock;
+
 	/** Where peers' stored responses go; null: they are ignored. */
 	private volatile @Nullable StoredResponses storedResponses;
 
@@ -65,6 +79,10 @@ public final class ReplicaSync implements DualMapListener {
 	}
 
 	ReplicaSync(DualMapRegistry registry, String replicaId, String hashing, int maxBuffered) {
+		this(registry, replicaId, hashing, maxBuffered, NanoClock.SYSTEM);
+	}
+
+	ReplicaSync(DualMapRegistry registry, String replicaId, String hashing, int maxBuffered, NanoClock clock) {
 		if (maxBuffered <= 0) {
 			throw new IllegalArgumentException("maxBuffered must be > 0 but was " + maxBuffered);
 		}
@@ -72,6 +90,25 @@ public final class ReplicaSync implements DualMapListener {
 		this.replicaId = replicaId;
 		this.hashing = hashing;
 		this.maxBuffered = maxBuffered;
+		this.clock = clock;
+	}
+
+	/**
+	 * Shares load too: this replica's load goes out with its publications, and its peers'
+	 * count here until {@code ttl} after the last publication from each.
+	 * @return this
+	 */
+	public ReplicaSync shareLoad(Duration ttl) {
+		if (ttl.toNanos() <= 0) {
+			throw new IllegalArgumentException("load TTL must be > 0 but was " + ttl);
+		}
+		this.loadTtlNanos = ttl.toNanos();
+		return this;
+	}
+
+	/** Whether this replica shares its load with its peers. */
+	public boolean sharesLoad() {
+		return this.loadTtlNanos > 0;
 	}
 
 	/**
@@ -147,6 +184,9 @@ public final class ReplicaSync implements DualMapListener {
 			throw new HashingMismatchException("replica " + batch.replica() + " hashes prompts as '" + batch.hashing()
 					+ "' but this replica as '" + this.hashing + "'; replicas must share dualmap.prompt.*");
 		}
+		if (batch.load() != null && sharesLoad()) {
+			applyLoad(batch.replica(), batch.load());
+		}
 		int ok = 0;
 		int responses = 0;
 		StoredResponses stored = this.storedResponses;
@@ -169,6 +209,118 @@ public final class ReplicaSync implements DualMapListener {
 		this.applied.add(ok);
 		this.ignored.add(skipped);
 		return new Applied(ok, skipped, responses);
+	}
+
+	/**
+	 * This replica's load on every instance that has some: requests and uncached tokens
+	 * in prefill, uncached tokens queued. Empty when there is none (or load is not
+	 * shared).
+	 */
+	public List<ReleaseBatch.Load> localLoad() {
+		if (!sharesLoad()) {
+			return List.of();
+		}
+		List<ReleaseBatch.Load> load = new ArrayList<>();
+		for (ServicePool pool : this.registry.pools().values()) {
+			for (InstanceState s : pool.pool().instances()) {
+				int requests = s.prefillRequests();
+				long prefill = s.prefillTokens();
+				long queued = s.queuedTokens();
+				if (requests > 0 || prefill > 0 || queued > 0) {
+					load.add(new ReleaseBatch.Load(pool.serviceId(), s.id(), requests, prefill, queued));
+				}
+			}
+		}
+		return load;
+	}
+
+	private void applyLoad(String peer, List<ReleaseBatch.Load> load) {
+		Map<String, Map<String, long[]>> byService = new HashMap<>();
+		for (ReleaseBatch.Load l : load) {
+			long[] sum = byService.computeIfAbsent(l.service(), k -> new HashMap<>())
+				.computeIfAbsent(l.instance(), k -> new long[3]);
+			sum[0] += l.prefillRequests();
+			sum[1] += l.prefillTokens();
+			sum[2] += l.queuedTokens();
+		}
+		List<ServicePool> changed;
+		synchronized (this.peerLoads) {
+			this.peerLoads.put(peer, new PeerLoad(this.clock.nanos(), byService));
+			changed = recomputePeerLoads();
+		}
+		release(changed);
+	}
+
+	/**
+	 * Forgets the load of peers that published nothing for the load TTL (stopped, or
+	 * cannot reach this replica); the publisher calls it with every flush.
+	 */
+	public void expirePeerLoads() {
+		List<ServicePool> changed = List.of();
+		synchronized (this.peerLoads) {
+			long now = this.clock.nanos();
+			if (this.peerLoads.values().removeIf(p -> now - p.receivedAtNanos() >= this.loadTtlNanos)) {
+				changed = recomputePeerLoads();
+			}
+		}
+		release(changed);
+	}
+
+	/**
+	 * Lets the dispatch queues of {@code pools} release what now fits (outside the lock:
+	 * a release runs the request's listeners).
+	 */
+	private static void release(List<ServicePool> pools) {
+		for (ServicePool pool : pools) {
+			pool.queues().tick(pool.pool().now());
+		}
+	}
+
+	/** Peers whose published load counts here now. */
+	public int loadPeers() {
+		synchronized (this.peerLoads) {
+			return this.peerLoads.size();
+		}
+	}
+
+	/**
+	 * Sets every instance's peer load to the sum over peers.
+	 * @return the pools whose peer load changed
+	 */
+	private List<ServicePool> recomputePeerLoads() {
+		List<ServicePool> changed = new ArrayList<>();
+		for (ServicePool pool : this.registry.pools().values()) {
+			boolean any = false;
+			for (InstanceState s : pool.pool().instances()) {
+				long requests = 0;
+				long prefill = 0;
+				long queued = 0;
+				for (PeerLoad p : this.peerLoads.values()) {
+					Map<String, long[]> service = p.byService().get(pool.serviceId());
+					long[] l = service == null ? null : service.get(s.id());
+					if (l != null) {
+						requests += l[0];
+						prefill += l[1];
+						queued += l[2];
+					}
+				}
+				int r = (int) Math.min(Integer.MAX_VALUE, requests);
+				if (r != s.peerPrefillRequests() || prefill != s.peerPrefillTokens()
+						|| queued != s.peerQueuedTokens()) {
+					s.peerLoad(r, prefill, queued);
+					any = true;
+				}
+			}
+			if (any) {
+				changed.add(pool);
+			}
+		}
+		return changed;
+	}
+
+	/** A peer's last published load per service and instance, and when it arrived. */
+	private record PeerLoad(long receivedAtNanos, Map<String, Map<String, long[]>> byService) {
+
 	}
 
 	/**

@@ -151,7 +151,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	@Option(names = { "--replica-sync", "--shared-prefix-view" },
 			description = "router replicas publish their releases to each other as the gateway's replica sync "
 					+ "does (dualmap.replicas.*): every dualmap.replicas.flush-interval, arriving after "
-					+ "--network-delay (with --routers > 1)")
+					+ "--network-delay, with their load per instance unless --set "
+					+ "dualmap.replicas.share-load=false (with --routers > 1)")
 	boolean replicaSync;
 
 	@Option(names = "--engine-timeline",
@@ -263,7 +264,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException(
 					"--engine-timeline is not supported with --scale (its timeline.json has the windows)");
 		}
-		config = config.withSloClasses(classes).withTargetAttainment(targetAttainment);
+		config = config.withSloClasses(classes)
+			.withTargetAttainment(targetAttainment)
+			.withLoadSharing(gateway.getReplicas().isShareLoad());
 		Workload workload = Workload.of(workloadTrace);
 		if (warmup >= workload.size()) {
 			throw new IllegalArgumentException("the workload has " + workload.size()

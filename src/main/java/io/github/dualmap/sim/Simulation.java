@@ -62,6 +62,14 @@ public final class Simulation {
 	private static final int SHARE = 8;
 
 	/**
+	 * Replica sync flush: every router's prefill per instance, published to the others.
+	 */
+	private static final int LOAD_FLUSH = 9;
+
+	/** A flush's load publication reaches the other routers. */
+	private static final int LOAD_SEEN = 10;
+
+	/**
 	 * Earliest revisit of a queue deadline that is already due: a request waiting past
 	 * the hotspot bound keeps its deadline in the past until it leaves, and ticking at
 	 * the same instant again would not change anything.
@@ -372,6 +380,9 @@ public final class Simulation {
 			schedule(arrival[i], ARRIVAL, i, null);
 		}
 		schedule(0, SCRAPE, 0, null);
+		if (config.shareLoad() && shareNanos > 0 && pools.length > 1) {
+			schedule(shareNanos, LOAD_FLUSH, 0, null);
+		}
 		long span = arrival[arrival.length - 1] - arrival[0];
 		for (int s = 0; s < schedule.steps().size(); s++) {
 			schedule(arrival[0] + schedule.steps().get(s).nanos(span), MEMBERSHIP, s, null);
@@ -389,6 +400,8 @@ public final class Simulation {
 				case QUEUE_TICK -> queueTick(e.index);
 				case MEMBERSHIP -> changeMembership(e.index);
 				case SHARE -> shared(e.index, (String) e.payload);
+				case LOAD_FLUSH -> flushLoad();
+				case LOAD_SEEN -> loadSeen((long[][]) e.payload);
 				default -> throw new IllegalStateException("unknown event kind " + e.kind);
 			}
 		}
@@ -460,6 +473,58 @@ public final class Simulation {
 			InstanceState state = r == routerOf[i] ? null : pools[r].instance(instanceId);
 			if (state != null) {
 				pools[r].recordElsewhere(state, chain);
+			}
+		}
+	}
+
+	/**
+	 * With replica sync and load sharing, every router publishes its load on each
+	 * instance with its flush (requests and uncached tokens in prefill, uncached tokens
+	 * queued); the others see it after the network delay, replacing what they knew.
+	 */
+	private void flushLoad() {
+		long[][] load = new long[pools.length][3 * joined];
+		for (int r = 0; r < pools.length; r++) {
+			for (int k = 0; k < joined; k++) {
+				InstanceState state = pools[r].instance(instanceIds[k]);
+				if (state != null) {
+					load[r][3 * k] = state.prefillRequests();
+					load[r][3 * k + 1] = state.prefillTokens();
+					load[r][3 * k + 2] = state.queuedTokens();
+				}
+			}
+		}
+		schedule(now + delayNanos, LOAD_SEEN, 0, load);
+		schedule(now + shareNanos, LOAD_FLUSH, 0, null);
+	}
+
+	/**
+	 * Each router's view of its peers' load becomes {@code load}'s; queues may release.
+	 */
+
+	private void loadSeen(long[][] load) {
+		for (int r = 0; r < pools.length; r++) {
+			for (int k = 0; k < load[r].length / 3; k++) {
+				InstanceState state = pools[r].instance(instanceIds[k]);
+				if (state == null) {
+					continue;
+				}
+				long requests = 0;
+				long tokens = 0;
+				long queuedTokens = 0;
+				for (int o = 0; o < pools.length; o++) {
+					if (o != r) {
+						requests += load[o][3 * k];
+						tokens += load[o][3 * k + 1];
+						queuedTokens += load[o][3 * k + 2];
+					}
+				}
+				state.peerLoad((int) requests, tokens, queuedTokens);
+			}
+			DispatchQueues q = queues[r];
+			if (q != null) {
+				q.tick(now);
+				scheduleTick(r);
 			}
 		}
 	}

@@ -32,11 +32,25 @@ import org.jspecify.annotations.Nullable;
  * @param targetAttainment the share of measured requests within their objective that a
  * rate must reach to pass (capacity is the highest such rate): the issue's definition,
  * {@link Simulation#TARGET_ATTAINMENT} (0.9), unless asked otherwise
+ * @param shareLoad with {@code prefixShareInterval}: replicas also publish their load per
+ * instance (requests and uncached tokens in prefill, uncached tokens queued) with every
+ * flush, as the gateway's replica sync does with {@code dualmap.replicas.share-load}
  */
 public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
-		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses,
-		double targetAttainment) {
+		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses, double targetAttainment,
+		boolean shareLoad) {
+
+	/**
+	 * A configuration whose replicas, when they sync, share their load too.
+	 */
+	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
+			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
+			InstanceModel.Factory instanceModels, NanoClock decisionTimer, @Nullable Duration prefixShareInterval,
+			SloClasses sloClasses, double targetAttainment) {
+		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
+				decisionTimer, prefixShareInterval, sloClasses, targetAttainment, true);
+	}
 
 	/**
 	 * A configuration whose capacity is judged at {@link Simulation#TARGET_ATTAINMENT}.
@@ -109,13 +123,22 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 
 	public SimulationConfig withSloClasses(SloClasses classes) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, classes, targetAttainment);
+				instanceModels, decisionTimer, prefixShareInterval, classes, targetAttainment, shareLoad);
 	}
 
 	/** The same configuration, judging capacity at {@code target} attainment. */
 	public SimulationConfig withTargetAttainment(double target) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, sloClasses, target);
+				instanceModels, decisionTimer, prefixShareInterval, sloClasses, target, shareLoad);
+	}
+
+	/**
+	 * The same configuration; with replica sync its replicas share their load too, or
+	 * only their releases.
+	 */
+	public SimulationConfig withLoadSharing(boolean share) {
+		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
+				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, share);
 	}
 
 }

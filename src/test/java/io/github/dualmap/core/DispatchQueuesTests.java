@@ -63,6 +63,48 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void theReleaseLimitCountsWhatPeerReplicasPublishedOfTheirPrefill() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(2).maxPrefillTokens(1_000));
+		a().peerLoad(1, 300, 0);
+		QueuedRequest r1 = q.submit(request("r1", 1, 100), true, outcomes);
+		QueuedRequest r2 = q.submit(request("r2", 2, 100), true, outcomes);
+		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r2.state()).as("one of ours and one of a peer's: the limit of 2 is reached")
+			.isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(a().sharedPrefillRequests()).isEqualTo(2);
+		assertThat(a().sharedPrefillTokens()).isEqualTo(400);
+
+		// The peer's request got its first token: its next publication says so.
+		a().peerLoad(0, 0, 0);
+		q.tick(clock.nanos());
+		assertThat(r2.state()).isEqualTo(QueuedRequest.State.RELEASED);
+
+		// In tokens too: 100 ours + 800 a peer's + 200 > 1,000.
+		q.firstToken(r1);
+		a().peerLoad(0, 800, 0);
+		QueuedRequest r3 = q.submit(request("r3", 3, 200), true, outcomes);
+		assertThat(r3.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		a().peerLoad(0, 600, 0);
+		q.tick(clock.nanos());
+		assertThat(r3.state()).isEqualTo(QueuedRequest.State.RELEASED);
+	}
+
+	@Test
+	void anInstanceWithNothingInPrefillAnywhereTakesARequestHoweverLargeButAPeersPrefillCounts() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillTokens(1_000));
+		a().peerLoad(1, 100, 0);
+		QueuedRequest huge = q.submit(request("huge", 1, 5_000), true, outcomes);
+		assertThat(huge.state()).as("the instance is not idle: a peer has a request in prefill there")
+			.isEqualTo(QueuedRequest.State.QUEUED);
+		a().peerLoad(0, 0, 0);
+		q.tick(clock.nanos());
+		assertThat(huge.state()).isEqualTo(QueuedRequest.State.RELEASED);
+	}
+
+	@Test
 	void releasesWhilePrefillTokensFitAndNeverStrandsAHugePrompt() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillTokens(1_000));

@@ -72,6 +72,33 @@ class InstancePoolTests {
 	}
 
 	@Test
+	void whatPeerReplicasPublishedCountsInTheEstimatesAndThePoolMeanUntilReplaced() {
+		InstanceState a = pool.instance("a");
+		send("a", 1_000);
+		a.peerLoad(2, 3_000, 4_000);
+		assertThat(a.peerPendingTokens()).isEqualTo(7_000);
+		assertThat(a.knownPendingTokens()).isEqualTo(8_000);
+		assertThat(a.localPendingTokens()).isEqualTo(1_000);
+		assertThat(pool.pendingTokens(a)).isEqualTo(8_000);
+		assertThat(pool.meanPendingTokens()).isEqualTo(4_000.0);
+
+		a.peerLoad(0, 0, 1_000);
+		assertThat(pool.pendingTokens(a)).isEqualTo(2_000);
+		assertThat(pool.meanPendingTokens()).isEqualTo(1_000.0);
+		a.peerLoad(-1, -5, -7);
+		assertThat(a.peerPrefillRequests()).isZero();
+		assertThat(a.peerPendingTokens()).isZero();
+		assertThat(pool.meanPendingTokens()).isEqualTo(500.0);
+
+		// An instance that stops accepting work leaves the mean with its peers' load.
+		a.peerLoad(0, 0, 9_000);
+		a.draining(true);
+		assertThat(pool.meanPendingTokens()).isZero();
+		a.draining(false);
+		assertThat(pool.meanPendingTokens()).isEqualTo(5_000.0);
+	}
+
+	@Test
 	void firstTokenReleasesPrefillOnceAndFeedsTheModel() {
 		InstanceState a = pool.instance("a");
 		InstancePool.Dispatch d = send("a", 1_000);

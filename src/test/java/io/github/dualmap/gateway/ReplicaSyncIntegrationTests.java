@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
@@ -17,6 +18,7 @@ import io.github.dualmap.replica.ReplicaSyncHandler;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
@@ -28,6 +30,7 @@ import org.springframework.http.MediaType;
 import org.springframework.mock.web.server.MockServerWebExchange;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -236,6 +239,59 @@ class ReplicaSyncIntegrationTests {
 		assertThat(prometheus).containsPattern("dualmap_replicas_releases_total\\{.*outcome=\"applied\".*\\} [1-9]")
 			.contains("dualmap_replicas_peers ")
 			.contains("dualmap_replicas_publish_failures_total");
+	}
+
+	@Test
+	void aRequestInPrefillAtOneReplicaCountsInTheOthersLoadUntilItsFirstByte() {
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofSeconds(2)));
+		try {
+			String system = ("You are the assistant for load sharing. ").repeat(20);
+			Disposable streaming = WebClient.create("http://127.0.0.1:" + portA)
+				.post()
+				.uri("/v1/chat/completions")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue("{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"system\",\"content\":\"" + system
+						+ "\"},{\"role\":\"user\",\"content\":\"hi\"}]}")
+				.retrieve()
+				.bodyToFlux(String.class)
+				.subscribe();
+			// B learns A's load with A's next flush (20 ms here), before the first byte.
+			await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(peerPrefill(b)).isEqualTo(1));
+			ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
+			client(portB).get()
+				.uri("/actuator/dualmap")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.replicas.shareLoad")
+				.isEqualTo(true)
+				.jsonPath("$.replicas.loadPeers")
+				.isEqualTo(1)
+				.jsonPath("$.pools.llm.instances[?(@.peerPrefillRequests == 1)].peerPendingTokens")
+				.value(tokens -> assertThat(tokens.toString()).matches("\\[[1-9][0-9]*\\]"));
+			// The first byte came back at A: its next publication says so.
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(peerPrefill(b)).isZero());
+			streaming.dispose();
+			assertThat(peerPrefill(a)).as("B sent nothing").isZero();
+		}
+		finally {
+			ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
+		}
+	}
+
+	/**
+	 * The other replicas' requests in prefill, over the instances, as {@code replica}
+	 * sees them.
+	 */
+	private static int peerPrefill(ConfigurableApplicationContext replica) {
+		return replica.getBean(DualMapRegistry.class)
+			.pool("llm")
+			.pool()
+			.instances()
+			.stream()
+			.mapToInt(InstanceState::peerPrefillRequests)
+			.sum();
 	}
 
 	@Test

@@ -39,6 +39,36 @@ class ReleaseBatchTests {
 	}
 
 	@Test
+	void loadTravelsBesideTheReleasesAndABatchWithoutItReadsAsBefore() {
+		ReleaseBatch batch = new ReleaseBatch("r", "h", List.of(),
+				List.of(new ReleaseBatch.Load("llm", "a", 3, 5120, 20480), new ReleaseBatch.Load("llm", "b", 0, 0, 7)));
+		String json = new String(batch.toJson(), StandardCharsets.UTF_8);
+		assertThat(json).contains("\"load\":[{\"service\":\"llm\",\"instance\":\"a\",\"prefillRequests\":3,"
+				+ "\"prefillTokens\":5120,\"queuedTokens\":20480}");
+		assertThat(ReleaseBatch.parse(batch.toJson()).load()).isEqualTo(batch.load());
+		ReleaseBatch without = new ReleaseBatch("r", "h", List.of());
+		assertThat(new String(without.toJson(), StandardCharsets.UTF_8)).doesNotContain("load");
+		assertThat(ReleaseBatch.parse(without.toJson()).load()).isNull();
+		assertThat(ReleaseBatch.parse(new ReleaseBatch("r", "h", List.of(), List.of()).toJson()).load()).isEmpty();
+	}
+
+	@Test
+	void badLoadIsRefusedNamingWhatIsWrong() {
+		String head = "{\"replica\":\"r\",\"hashing\":\"h\",\"releases\":[],\"load\":";
+		bad(head + "[null]}", "load[0] must be an object");
+		bad(head + "[{\"instance\":\"a\",\"prefillRequests\":1,\"prefillTokens\":1,\"queuedTokens\":1}]}", "service");
+		bad(head + "[{\"service\":\"llm\",\"instance\":\" \",\"prefillRequests\":1,\"prefillTokens\":1,"
+				+ "\"queuedTokens\":1}]}", "load[0].instance must be a non-empty string");
+		bad(head + "[{\"service\":\"llm\",\"instance\":\"a\",\"prefillRequests\":1,\"prefillTokens\":1}]}",
+				"queuedTokens");
+		bad(head + "[{\"service\":\"llm\",\"instance\":\"a\",\"prefillRequests\":-1,\"prefillTokens\":1,"
+				+ "\"queuedTokens\":1}]}", "must be >= 0");
+		bad(head + "[{\"service\":\"llm\",\"instance\":\"a\",\"prefillRequests\":\"1\",\"prefillTokens\":1,"
+				+ "\"queuedTokens\":1}]}", "not a release batch");
+		bad(head + "{}}", "not a release batch");
+	}
+
+	@Test
 	void membersANewerReplicaAddsAreIgnoredSoRollingUpgradesKeepSharing() {
 		ReleaseBatch batch = ReleaseBatch.parse(("{\"replica\":\"r\",\"hashing\":\"h\",\"sent_at\":1,"
 				+ "\"releases\":[{\"service\":\"llm\",\"instance\":\"a\",\"chain\":[5],\"weight\":{\"x\":[1]}}]}")

@@ -9,6 +9,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.Reason;
@@ -22,6 +23,7 @@ import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
+import org.springframework.cloud.client.DefaultServiceInstance;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -89,6 +91,53 @@ class ReplicaPublisherTests {
 		PromptBlocks blocks = blocks(topic);
 		RoutingRequest request = new RoutingRequest(topic, blocks, 1, 0);
 		this.sync.onDecision("llm", request, Decision.of(instance, Reason.AFFINITY, request));
+	}
+
+	@Test
+	void withLoadSharedEveryFlushCarriesTheLoadWhileThereIsSomeAndOnceMoreWhenItEnds() {
+		this.registry.pool("llm")
+			.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of())));
+		this.sync.shareLoad(Duration.ofSeconds(1));
+		Peer one = peer("peer-1", Duration.ZERO);
+		ReplicaPublisher publisher = publisher(List.of(one.uri()), Duration.ofSeconds(5));
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(one.bodies()).as("no load and no release: nothing to say").isEmpty();
+
+		PromptBlocks blocks = blocks("one");
+		RoutingRequest request = new RoutingRequest("one", blocks, 1, 0);
+		InstancePool.Dispatch sent = this.registry.pool("llm")
+			.pool()
+			.dispatch(request, new Decision("a", Reason.AFFINITY, 0, 640, -1));
+		publisher.flush().block(Duration.ofSeconds(10));
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(one.bodies()).as("the same load again: a live replica's load must not expire at its peers")
+			.hasSize(2)
+			.allSatisfy(body -> assertThat(ReleaseBatch.parse(body.getBytes(StandardCharsets.UTF_8)).load())
+				.containsExactly(new ReleaseBatch.Load("llm", "a", 1, 640, 0)));
+
+		sent.firstToken();
+		publisher.flush().block(Duration.ofSeconds(10));
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(one.bodies()).hasSize(3);
+		ReleaseBatch last = ReleaseBatch.parse(one.bodies().get(2).getBytes(StandardCharsets.UTF_8));
+		assertThat(last.releases()).isEmpty();
+		assertThat(last.load()).as("the load ended: said once").isEmpty();
+	}
+
+	@Test
+	void withoutLoadSharingAPublicationCarriesNoLoad() {
+		this.registry.pool("llm")
+			.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of())));
+		Peer one = peer("peer-1", Duration.ZERO);
+		ReplicaPublisher publisher = publisher(List.of(one.uri()), Duration.ofSeconds(5));
+		RoutingRequest request = new RoutingRequest("one", blocks("one"), 1, 0);
+		this.registry.pool("llm").pool().dispatch(request, new Decision("a", Reason.AFFINITY, 0, 640, -1));
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(one.bodies()).isEmpty();
+		release("a", "two");
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(one.bodies()).singleElement()
+			.satisfies(body -> assertThat(body).contains("\"releases\":[{").doesNotContain("load"));
 	}
 
 	@Test

@@ -3,18 +3,25 @@ package io.github.dualmap.replica;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
+import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.RoutedAttempt;
 import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
 
@@ -46,6 +53,106 @@ class ReplicaSyncTests {
 
 	private int matched(String instance, PromptBlocks blocks) {
 		return this.registry.pool("llm").pool().instance(instance).shadow().peekMatchedBlocks(blocks.chain());
+	}
+
+	private InstanceState instance(String id) {
+		return this.registry.pool("llm").pool().instance(id);
+	}
+
+	private static ReleaseBatch loadOf(String replica, ReleaseBatch.Load... load) {
+		return new ReleaseBatch(replica, "h", List.of(), List.of(load));
+	}
+
+	private static ReleaseBatch.Load load(String instance, int requests, long prefill, long queued) {
+		return new ReleaseBatch.Load("llm", instance, requests, prefill, queued);
+	}
+
+	@Test
+	void localLoadListsEveryInstanceWithWorkInPrefillOrQueuedAndNothingUnlessLoadIsShared() {
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
+		ServicePool pool = this.registry.pool("llm");
+		RoutingRequest request = new RoutingRequest("r", blocks("one"), Duration.ofSeconds(5).toNanos(), 0);
+		// Both instances at the release limit (32 requests in prefill): the next request
+		// queues.
+		for (int i = 0; i < QueueSettings.DEFAULT_MAX_PREFILL_REQUESTS; i++) {
+			for (String id : List.of("a", "b")) {
+				pool.pool().dispatch(request, new Decision(id, Reason.AFFINITY, 0, 10, -1));
+			}
+		}
+		AtomicReference<RoutedAttempt> attempt = new AtomicReference<>();
+		Disposable waiting = pool.submit(request, true, Set.of(), false).subscribe(attempt::set);
+		assertThat(attempt.get()).isNull();
+		assertThat(sync.localLoad()).as("load not shared").isEmpty();
+
+		sync.shareLoad(Duration.ofSeconds(1));
+		List<ReleaseBatch.Load> load = sync.localLoad();
+		assertThat(load).hasSize(2).allSatisfy(l -> {
+			assertThat(l.service()).isEqualTo("llm");
+			assertThat(l.prefillRequests()).isEqualTo(32);
+			assertThat(l.prefillTokens()).isEqualTo(320);
+		});
+		// The queued request's uncached tokens, on the one instance it waits for.
+		assertThat(load).filteredOn(l -> l.queuedTokens() > 0).hasSize(1);
+		waiting.dispose();
+		assertThat(sync.localLoad()).allSatisfy(l -> assertThat(l.queuedTokens()).isZero());
+	}
+
+	@Test
+	void peersLoadIsSummedPerInstanceReplacedByTheirNextPublicationAndForgottenAfterTheTtl() {
+		AtomicLong now = new AtomicLong();
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16, now::get).shareLoad(Duration.ofSeconds(1));
+		sync.apply(loadOf("p1", load("a", 2, 1_000, 500)));
+		sync.apply(loadOf("p2", load("a", 1, 200, 0), load("b", 0, 0, 300), load("gone", 5, 5, 5),
+				new ReleaseBatch.Load("other", "a", 7, 7, 7)));
+		assertThat(sync.loadPeers()).isEqualTo(2);
+		assertThat(instance("a").peerPrefillRequests()).isEqualTo(3);
+		assertThat(instance("a").peerPrefillTokens()).isEqualTo(1_200);
+		assertThat(instance("a").peerQueuedTokens()).isEqualTo(500);
+		assertThat(instance("b").peerPendingTokens()).isEqualTo(300);
+		assertThat(this.registry.pool("llm").pool().pendingTokens(instance("a"))).isEqualTo(1_700);
+
+		// p1's prefill ended; a batch from this replica itself changes nothing.
+		now.addAndGet(Duration.ofMillis(500).toNanos());
+		sync.apply(loadOf("p1"));
+		sync.apply(loadOf("me", load("a", 9, 9, 9)));
+		assertThat(instance("a").peerPrefillRequests()).isEqualTo(1);
+		assertThat(instance("a").peerPendingTokens()).isEqualTo(200);
+		// A batch without load (a peer that does not share it) leaves its last load.
+		sync.apply(new ReleaseBatch("p2", "h", List.of()));
+		assertThat(instance("a").peerPrefillRequests()).isEqualTo(1);
+
+		// p2 published last at 0: at 1 s it is forgotten, p1 (at 0.5 s) still counts.
+		now.addAndGet(Duration.ofMillis(499).toNanos());
+		sync.expirePeerLoads();
+		assertThat(sync.loadPeers()).isEqualTo(2);
+		now.addAndGet(Duration.ofMillis(1).toNanos());
+		sync.expirePeerLoads();
+		assertThat(sync.loadPeers()).isEqualTo(1);
+		assertThat(instance("a").peerPrefillRequests()).isZero();
+		assertThat(instance("a").peerPendingTokens()).isZero();
+		assertThat(instance("b").peerPendingTokens()).isZero();
+	}
+
+	@Test
+	void aReplicaThatDoesNotShareLoadIgnoresItsPeers() {
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
+		sync.apply(loadOf("p1", load("a", 2, 1_000, 500)));
+		assertThat(sync.loadPeers()).isZero();
+		assertThat(instance("a").peerPrefillRequests()).isZero();
+		assertThatThrownBy(() -> sync.shareLoad(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+	}
+
+	@Test
+	void aRequestQueuedBehindThePeersPrefillIsReleasedWhenTheirNextPublicationShowsItEnded() {
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16).shareLoad(Duration.ofSeconds(1));
+		sync.apply(loadOf("p1", load("a", 32, 32_000, 0), load("b", 32, 32_000, 0)));
+		AtomicReference<RoutedAttempt> attempt = new AtomicReference<>();
+		RoutingRequest request = new RoutingRequest("r", blocks("one"), Duration.ofSeconds(5).toNanos(), 0);
+		this.registry.pool("llm").submit(request, true, Set.of(), false).subscribe(attempt::set);
+		assertThat(attempt.get()).as("both candidates are full of the peer's requests").isNull();
+		sync.apply(loadOf("p1", load("b", 32, 32_000, 0)));
+		assertThat(attempt.get()).isNotNull();
+		assertThat(attempt.get().instanceId()).isEqualTo("a");
 	}
 
 	@Test

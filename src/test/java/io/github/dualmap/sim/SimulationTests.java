@@ -295,6 +295,54 @@ class SimulationTests {
 	}
 
 	@Test
+	void withReplicaSyncRoutersSeeTheirPeersPrefillFromTheFlushAfterItAndNotWithoutLoadSharing() {
+		// Two routers take turns every 100 ms; one FIFO instance serves a request a
+		// second, so every request stays in prefill for seconds.
+		List<TraceRequest> requests = new ArrayList<>();
+		for (int i = 0; i < 30; i++) {
+			requests.add(new TraceRequest(i * 100.0, 1024, 1, new long[] { 1000L + 2 * i, 1001L + 2 * i }));
+		}
+		Workload w = Workload.of(new Trace("prefill-pile-up", 512, requests));
+		SimulationConfig synced = new SimulationConfig(1, 2, Duration.ofSeconds(60), null, Duration.ofMillis(5), 10, 1,
+				SETTINGS, (index, seed) -> new FifoInstance(1_000_000_000L), () -> 0L, Duration.ofMillis(50));
+		List<long[]> shared = peerPrefillSeen(w, synced);
+		// Request 1 (router 1, at 100 ms) sees request 0 (router 0, released at 0 ms,
+		// published with the flush at 50 ms); request 2 (router 0, at 200 ms) sees
+		// request 1 (flush at 150 ms); request 3 sees requests 0 and 2.
+		assertThat(shared.get(0)).containsExactly(0, 0);
+		assertThat(shared.get(1)).containsExactly(1, 1024);
+		assertThat(shared.get(2)).containsExactly(1, 1024);
+		assertThat(shared.get(3)).containsExactly(2, 2048);
+		assertThat(shared.get(29)[0]).isGreaterThan(5);
+		assertThat(peerPrefillSeen(w, synced.withLoadSharing(false)))
+			.allSatisfy(seen -> assertThat(seen).containsOnly(0));
+		assertThat(peerPrefillSeen(w, synced.withLoadSharing(true))).usingRecursiveComparison().isEqualTo(shared);
+	}
+
+	/** Per request, its router's view of the instance's prefill at the other router. */
+	private static List<long[]> peerPrefillSeen(Workload w, SimulationConfig config) {
+		List<long[]> seen = new ArrayList<>();
+		PolicySpec spec = new PolicySpec("first-instance", settings -> new RoutingPolicy() {
+
+			@Override
+			public String name() {
+				return "first-instance";
+			}
+
+			@Override
+			public Decision choose(RoutingRequest request, InstancePool pool) {
+				InstanceState first = pool.instances().iterator().next();
+				seen.add(new long[] { first.peerPrefillRequests(), first.peerPrefillTokens() });
+				return Decision.of(first.id(), Reason.AFFINITY, request);
+			}
+
+		});
+		// The trace's own rate: one request every 100 ms.
+		Simulation.run(w, spec, config, 10, false, false);
+		return seen;
+	}
+
+	@Test
 	void warmupMustLeaveSomethingToMeasure() {
 		Workload w = Workload.of(evenlySpaced(100));
 		assertThatThrownBy(() -> Simulation.run(w, PolicySpec.named("round-robin"),
