@@ -331,7 +331,7 @@ public class DualMapAutoConfiguration {
 					properties.getReplicas().getMaxBufferedReleases());
 			storedResponses.ifAvailable(sync::shareStoredResponses);
 			if (properties.getReplicas().isShareLoad()) {
-				sync.shareLoad(properties.getReplicas().getLoadTtl());
+				sync.shareLoad(properties.getReplicas().effectiveLoadTtl());
 			}
 			registry.addListener(sync);
 			return sync;

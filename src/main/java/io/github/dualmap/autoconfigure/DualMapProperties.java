@@ -1891,14 +1891,25 @@ public class DualMapProperties {
 		/**
 		 * How long a peer's published load counts after its last publication (a peer that
 		 * stopped or cannot reach this replica stops counting then). Longer than
-		 * flush-interval.
+		 * flush-interval; unset: 4 x flush-interval, at least 1s.
 		 */
-		@NotNull(message = "dualmap.replicas.load-ttl must be set")
-		private Duration loadTtl = Duration.ofSeconds(1);
+		private @Nullable Duration loadTtl;
 
 		@AssertTrue(message = "dualmap.replicas.load-ttl must be longer than dualmap.replicas.flush-interval")
 		private boolean isLoadTtlBeyondFlush() {
-			return this.loadTtl.compareTo(this.flushInterval) > 0;
+			return this.loadTtl == null || this.loadTtl.compareTo(this.flushInterval) > 0;
+		}
+
+		/**
+		 * The load TTL in effect: {@code load-ttl}, else 4 x flush-interval, at least 1
+		 * s.
+		 */
+		public Duration effectiveLoadTtl() {
+			if (this.loadTtl != null) {
+				return this.loadTtl;
+			}
+			Duration derived = this.flushInterval.multipliedBy(4);
+			return derived.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : derived;
 		}
 
 		public boolean isShareLoad() {
@@ -1909,11 +1920,11 @@ public class DualMapProperties {
 			this.shareLoad = shareLoad;
 		}
 
-		public Duration getLoadTtl() {
+		public @Nullable Duration getLoadTtl() {
 			return this.loadTtl;
 		}
 
-		public void setLoadTtl(Duration loadTtl) {
+		public void setLoadTtl(@Nullable Duration loadTtl) {
 			this.loadTtl = loadTtl;
 		}
 

@@ -238,6 +238,19 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.replicas.path=releases", "dualmap.replicas.path must be a path starting with /");
 		expectFailure("dualmap.replicas.path=/bad%zz", "dualmap.replicas.path must be a path starting with /");
 		expectFailure("dualmap.replicas.max-batch-releases=0", "dualmap.replicas.max-batch-releases must be >= 1");
+		expectFailure("dualmap.replicas.load-ttl=50ms",
+				"dualmap.replicas.load-ttl must be longer than dualmap.replicas.flush-interval");
+	}
+
+	@Test
+	void aPeersLoadCountsForFourFlushesAndAtLeastASecondUnlessSetOtherwise() {
+		DualMapProperties.Replicas replicas = new DualMapProperties().getReplicas();
+		assertThat(replicas.isShareLoad()).isTrue();
+		assertThat(replicas.effectiveLoadTtl()).isEqualTo(Duration.ofSeconds(1));
+		replicas.setFlushInterval(Duration.ofMillis(400));
+		assertThat(replicas.effectiveLoadTtl()).isEqualTo(Duration.ofMillis(1_600));
+		replicas.setLoadTtl(Duration.ofMillis(500));
+		assertThat(replicas.effectiveLoadTtl()).isEqualTo(Duration.ofMillis(500));
 	}
 
 	@Test
