@@ -2,10 +2,15 @@ package io.github.dualmap.replica;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -60,6 +65,9 @@ public final class ReplicaSync implements DualMapListener {
 
 	/** Each peer's last published load and when it arrived; guarded by itself. */
 	private final Map<String, PeerLoad> peerLoads = new HashMap<>();
+
+	/** The sum of {@link #peerLoads} per instance, kept in step; guarded by peerLoads. */
+	private final Map<InstanceKey, long[]> totals = new HashMap<>();
 
 	/** How long a peer's load counts after its last publication; 0: load not shared. */
 	private volatile long loadTtlNanos;
@@ -234,19 +242,29 @@ public final class ReplicaSync implements DualMapListener {
 		return load;
 	}
 
+	/**
+	 * Largest tokens or requests one peer's entry counts for: sums of any number of peers
+	 * stay far from overflowing.
+	 */
+	private static final long MAX_LOAD_VALUE = 1L << 40;
+
 	private void applyLoad(String peer, List<ReleaseBatch.Load> load) {
-		Map<String, Map<String, long[]>> byService = new HashMap<>();
+		Map<InstanceKey, long[]> entries = new HashMap<>();
 		for (ReleaseBatch.Load l : load) {
-			long[] sum = byService.computeIfAbsent(l.service(), k -> new HashMap<>())
-				.computeIfAbsent(l.instance(), k -> new long[3]);
-			sum[0] += l.prefillRequests();
-			sum[1] += l.prefillTokens();
-			sum[2] += l.queuedTokens();
+			long[] sum = entries.computeIfAbsent(new InstanceKey(l.service(), l.instance()), k -> new long[3]);
+			sum[0] = Math.min(MAX_LOAD_VALUE, sum[0] + l.prefillRequests());
+			sum[1] = Math.min(MAX_LOAD_VALUE, sum[1] + Math.min(MAX_LOAD_VALUE, l.prefillTokens()));
+			sum[2] = Math.min(MAX_LOAD_VALUE, sum[2] + Math.min(MAX_LOAD_VALUE, l.queuedTokens()));
 		}
-		List<ServicePool> changed;
+		Collection<ServicePool> changed;
 		synchronized (this.peerLoads) {
-			this.peerLoads.put(peer, new PeerLoad(this.clock.nanos(), byService));
-			changed = recomputePeerLoads();
+			Set<InstanceKey> touched = new HashSet<>();
+			PeerLoad before = this.peerLoads.put(peer, new PeerLoad(this.clock.nanos(), entries));
+			if (before != null) {
+				addToTotals(before.entries(), -1, touched);
+			}
+			addToTotals(entries, 1, touched);
+			changed = setPeerLoads(touched);
 		}
 		release(changed);
 	}
@@ -256,11 +274,19 @@ public final class ReplicaSync implements DualMapListener {
 	 * cannot reach this replica); the publisher calls it with every flush.
 	 */
 	public void expirePeerLoads() {
-		List<ServicePool> changed = List.of();
+		Collection<ServicePool> changed = List.of();
 		synchronized (this.peerLoads) {
 			long now = this.clock.nanos();
-			if (this.peerLoads.values().removeIf(p -> now - p.receivedAtNanos() >= this.loadTtlNanos)) {
-				changed = recomputePeerLoads();
+			Set<InstanceKey> touched = new HashSet<>();
+			for (Iterator<PeerLoad> it = this.peerLoads.values().iterator(); it.hasNext();) {
+				PeerLoad p = it.next();
+				if (now - p.receivedAtNanos() >= this.loadTtlNanos) {
+					it.remove();
+					addToTotals(p.entries(), -1, touched);
+				}
+			}
+			if (!touched.isEmpty()) {
+				changed = setPeerLoads(touched);
 			}
 		}
 		release(changed);
@@ -270,7 +296,7 @@ public final class ReplicaSync implements DualMapListener {
 	 * Lets the dispatch queues of {@code pools} release what now fits (outside the lock:
 	 * a release runs the request's listeners).
 	 */
-	private static void release(List<ServicePool> pools) {
+	private static void release(Collection<ServicePool> pools) {
 		for (ServicePool pool : pools) {
 			pool.queues().tick(pool.pool().now());
 		}
@@ -283,43 +309,56 @@ public final class ReplicaSync implements DualMapListener {
 		}
 	}
 
+	/** Adds ({@code sign} 1) or takes away (-1) one peer's entries from the totals. */
+	private void addToTotals(Map<InstanceKey, long[]> entries, int sign, Set<InstanceKey> touched) {
+		for (Map.Entry<InstanceKey, long[]> e : entries.entrySet()) {
+			long[] total = this.totals.computeIfAbsent(e.getKey(), k -> new long[3]);
+			long[] v = e.getValue();
+			for (int i = 0; i < 3; i++) {
+				total[i] += sign * v[i];
+			}
+			if (total[0] == 0 && total[1] == 0 && total[2] == 0) {
+				this.totals.remove(e.getKey());
+			}
+			touched.add(e.getKey());
+		}
+	}
+
 	/**
-	 * Sets every instance's peer load to the sum over peers.
+	 * Sets the peer load of the {@code touched} instances this replica knows to the
+	 * peers' totals.
 	 * @return the pools whose peer load changed
 	 */
-	private List<ServicePool> recomputePeerLoads() {
-		List<ServicePool> changed = new ArrayList<>();
-		for (ServicePool pool : this.registry.pools().values()) {
-			boolean any = false;
-			for (InstanceState s : pool.pool().instances()) {
-				long requests = 0;
-				long prefill = 0;
-				long queued = 0;
-				for (PeerLoad p : this.peerLoads.values()) {
-					Map<String, long[]> service = p.byService().get(pool.serviceId());
-					long[] l = service == null ? null : service.get(s.id());
-					if (l != null) {
-						requests += l[0];
-						prefill += l[1];
-						queued += l[2];
-					}
-				}
-				int r = (int) Math.min(Integer.MAX_VALUE, requests);
-				if (r != s.peerPrefillRequests() || prefill != s.peerPrefillTokens()
-						|| queued != s.peerQueuedTokens()) {
-					s.peerLoad(r, prefill, queued);
-					any = true;
-				}
+	private Collection<ServicePool> setPeerLoads(Set<InstanceKey> touched) {
+		Set<ServicePool> changed = new LinkedHashSet<>();
+		for (InstanceKey key : touched) {
+			ServicePool pool = this.registry.pool(key.service());
+			InstanceState s = pool == null ? null : pool.pool().instance(key.instance());
+			if (s == null) {
+				continue;
 			}
-			if (any) {
+			long[] t = this.totals.getOrDefault(key, NO_LOAD);
+			int requests = (int) Math.min(Integer.MAX_VALUE, t[0]);
+			if (requests != s.peerPrefillRequests() || t[1] != s.peerPrefillTokens() || t[2] != s.peerQueuedTokens()) {
+				s.peerLoad(requests, t[1], t[2]);
 				changed.add(pool);
 			}
 		}
 		return changed;
 	}
 
-	/** A peer's last published load per service and instance, and when it arrived. */
-	private record PeerLoad(long receivedAtNanos, Map<String, Map<String, long[]>> byService) {
+	private static final long[] NO_LOAD = new long[3];
+
+	/** An instance of a service, as peers name it. */
+	private record InstanceKey(String service, String instance) {
+
+	}
+
+	/**
+	 * A peer's last published load per instance (requests and tokens in prefill, queued
+	 * tokens) and when it arrived.
+	 */
+	private record PeerLoad(long receivedAtNanos, Map<InstanceKey, long[]> entries) {
 
 	}
 

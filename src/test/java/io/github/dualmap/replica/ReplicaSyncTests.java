@@ -134,6 +134,20 @@ class ReplicaSyncTests {
 	}
 
 	@Test
+	void absurdLoadFromPeersSaturatesInsteadOfOverflowing() {
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16).shareLoad(Duration.ofSeconds(1));
+		sync.apply(loadOf("p1", load("a", Integer.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE)));
+		sync.apply(loadOf("p2", load("a", Integer.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE)));
+		assertThat(instance("a").peerPrefillRequests()).isEqualTo(Integer.MAX_VALUE);
+		assertThat(instance("a").peerPrefillTokens()).isEqualTo(2L << 40);
+		assertThat(instance("a").peerPendingTokens()).isPositive();
+		sync.apply(loadOf("p1"));
+		sync.apply(loadOf("p2"));
+		assertThat(instance("a").peerPrefillRequests()).isZero();
+		assertThat(instance("a").peerPendingTokens()).isZero();
+	}
+
+	@Test
 	void aReplicaThatDoesNotShareLoadIgnoresItsPeers() {
 		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
 		sync.apply(loadOf("p1", load("a", 2, 1_000, 500)));
