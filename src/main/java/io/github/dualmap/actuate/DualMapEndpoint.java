@@ -81,6 +81,15 @@ public class DualMapEndpoint {
 			warnings.add("replica sync is on but has no peer to publish to (dualmap.replicas.peers, "
 					+ "or dualmap.replicas.service-id listing no other replica)");
 		}
+		List<String> withoutLoad = this.replicaSync == null ? List.of() : this.replicaSync.peersWithoutLoad();
+		if (!withoutLoad.isEmpty()) {
+			boolean one = withoutLoad.size() == 1;
+			warnings.add((one ? "replica " : "replicas ") + String.join(", ", withoutLoad)
+					+ (one ? " publishes releases without its load" : " publish releases without their load")
+					+ " (dualmap.replicas.share-load=false there, or a build before load sharing): "
+					+ (one ? "its" : "their") + " requests do not count in this replica's release limits, so "
+					+ "together the replicas may send an instance more than dualmap.dispatch.max-prefill-*");
+		}
 		return new DualMapDescriptor(this.registry.policyName(), this.registry.queueSettings().mode().value(),
 				DualMapDescriptor.Settings.of(this.registry.settings()),
 				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings, replicas,

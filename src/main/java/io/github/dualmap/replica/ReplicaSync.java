@@ -66,6 +66,11 @@ public final class ReplicaSync implements DualMapListener {
 	/** Each peer's last published load and when it arrived; guarded by itself. */
 	private final Map<String, PeerLoad> peerLoads = new HashMap<>();
 
+	/**
+	 * Peers whose last release batch carried no load, and when; guarded by peerLoads.
+	 */
+	private final Map<String, Long> withoutLoad = new HashMap<>();
+
 	/** The sum of {@link #peerLoads} per instance, kept in step; guarded by peerLoads. */
 	private final Map<InstanceKey, long[]> totals = new HashMap<>();
 
@@ -192,8 +197,13 @@ public final class ReplicaSync implements DualMapListener {
 			throw new HashingMismatchException("replica " + batch.replica() + " hashes prompts as '" + batch.hashing()
 					+ "' but this replica as '" + this.hashing + "'; replicas must share dualmap.prompt.*");
 		}
-		if (batch.load() != null && sharesLoad()) {
-			applyLoad(batch.replica(), batch.load());
+		if (sharesLoad()) {
+			if (batch.load() != null) {
+				applyLoad(batch.replica(), batch.load());
+			}
+			else if (!batch.releases().isEmpty()) {
+				noteWithoutLoad(batch.replica());
+			}
 		}
 		int ok = 0;
 		int responses = 0;
@@ -251,6 +261,12 @@ public final class ReplicaSync implements DualMapListener {
 	private void applyLoad(String peer, List<ReleaseBatch.Load> load) {
 		Map<InstanceKey, long[]> entries = new HashMap<>();
 		for (ReleaseBatch.Load l : load) {
+			// Only instances known here: a peer's view of membership may run ahead (its
+			// next publication tells again) and nothing unknown is kept.
+			ServicePool pool = this.registry.pool(l.service());
+			if (pool == null || pool.pool().instance(l.instance()) == null) {
+				continue;
+			}
 			long[] sum = entries.computeIfAbsent(new InstanceKey(l.service(), l.instance()), k -> new long[3]);
 			sum[0] = Math.min(MAX_LOAD_VALUE, sum[0] + l.prefillRequests());
 			sum[1] = Math.min(MAX_LOAD_VALUE, sum[1] + Math.min(MAX_LOAD_VALUE, l.prefillTokens()));
@@ -259,6 +275,7 @@ public final class ReplicaSync implements DualMapListener {
 		Collection<ServicePool> changed;
 		synchronized (this.peerLoads) {
 			Set<InstanceKey> touched = new HashSet<>();
+			this.withoutLoad.remove(peer);
 			PeerLoad before = this.peerLoads.put(peer, new PeerLoad(this.clock.nanos(), entries));
 			if (before != null) {
 				addToTotals(before.entries(), -1, touched);
@@ -306,6 +323,35 @@ public final class ReplicaSync implements DualMapListener {
 	public int loadPeers() {
 		synchronized (this.peerLoads) {
 			return this.peerLoads.size();
+		}
+	}
+
+	/** How long a peer that published releases without its load is reported. */
+	static final Duration WITHOUT_LOAD_REPORTED = Duration.ofMinutes(1);
+
+	private void noteWithoutLoad(String peer) {
+		synchronized (this.peerLoads) {
+			this.withoutLoad.put(peer, this.clock.nanos());
+		}
+	}
+
+	/**
+	 * Peers that published releases without their load within the last minute, while this
+	 * replica shares load (their {@code share-load} is off, or they are of a build before
+	 * it): their traffic counts here only through the scraped engine queues.
+	 */
+	public List<String> peersWithoutLoad() {
+		synchronized (this.peerLoads) {
+			long now = this.clock.nanos();
+			this.withoutLoad.values().removeIf(at -> now - at >= WITHOUT_LOAD_REPORTED.toNanos());
+			return this.withoutLoad.keySet().stream().filter(p -> !this.peerLoads.containsKey(p)).sorted().toList();
+		}
+	}
+
+	/** Instances some peer has load on. */
+	int peerLoadedInstances() {
+		synchronized (this.peerLoads) {
+			return this.totals.size();
 		}
 	}
 

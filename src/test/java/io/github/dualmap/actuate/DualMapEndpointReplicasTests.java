@@ -7,6 +7,7 @@ import java.util.List;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.replica.ReplicaPeers;
+import io.github.dualmap.replica.ReleaseBatch;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -46,9 +47,28 @@ class DualMapEndpointReplicasTests {
 		assertThat(warnsOfNoPeer(paired)).isFalse();
 		assertThat(paired.replicas().peers()).containsExactly("http://gateway-1:8080");
 
+		assertThat(paired.replicas().shareLoad()).isFalse();
+		assertThat(paired.replicas().loadPeers()).isZero();
+
 		DualMapDescriptor off = new DualMapEndpoint(this.registry).dualMap();
 		assertThat(off.replicas()).isNull();
 		assertThat(warnsOfNoPeer(off)).isFalse();
+	}
+
+	@Test
+	void aPeerThatSendsNoLoadWhileThisReplicaSharesItIsAWarning() {
+		this.sync.shareLoad(Duration.ofSeconds(1));
+		ReplicaPublisher publisher = publisher(List.of(URI.create("http://gateway-1:8080")));
+		assertThat(new DualMapEndpoint(this.registry, this.sync, publisher).dualMap().warnings())
+			.noneMatch(w -> w.startsWith("replica"));
+		this.sync.apply(
+				new ReleaseBatch("gateway-1-id", "h", List.of(new ReleaseBatch.Release("llm", "a", new long[] { 1 }))));
+		DualMapDescriptor d = new DualMapEndpoint(this.registry, this.sync, publisher).dualMap();
+		assertThat(d.warnings()).filteredOn(w -> w.startsWith("replica"))
+			.singleElement()
+			.asString()
+			.startsWith("replica gateway-1-id publishes releases without its load");
+		assertThat(d.replicas().shareLoad()).isTrue();
 	}
 
 }

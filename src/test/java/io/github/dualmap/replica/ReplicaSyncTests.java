@@ -105,6 +105,7 @@ class ReplicaSyncTests {
 		sync.apply(loadOf("p2", load("a", 1, 200, 0), load("b", 0, 0, 300), load("gone", 5, 5, 5),
 				new ReleaseBatch.Load("other", "a", 7, 7, 7)));
 		assertThat(sync.loadPeers()).isEqualTo(2);
+		assertThat(sync.peerLoadedInstances()).as("the unknown instance and service are not kept").isEqualTo(2);
 		assertThat(instance("a").peerPrefillRequests()).isEqualTo(3);
 		assertThat(instance("a").peerPrefillTokens()).isEqualTo(1_200);
 		assertThat(instance("a").peerQueuedTokens()).isEqualTo(500);
@@ -145,6 +146,25 @@ class ReplicaSyncTests {
 		sync.apply(loadOf("p2"));
 		assertThat(instance("a").peerPrefillRequests()).isZero();
 		assertThat(instance("a").peerPendingTokens()).isZero();
+	}
+
+	@Test
+	void aPeerPublishingReleasesWithoutItsLoadIsReportedForAMinuteOrUntilItSendsLoad() {
+		AtomicLong now = new AtomicLong();
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16, now::get).shareLoad(Duration.ofSeconds(1));
+		ReleaseBatch.Release release = new ReleaseBatch.Release("llm", "a", blocks("one").chain());
+		sync.apply(new ReleaseBatch("old-2", "h", List.of(release)));
+		sync.apply(new ReleaseBatch("old-1", "h", List.of(release)));
+		sync.apply(new ReleaseBatch("quiet", "h", List.of()));
+		sync.apply(new ReleaseBatch("me", "h", List.of(release)));
+		assertThat(sync.peersWithoutLoad()).containsExactly("old-1", "old-2");
+		sync.apply(new ReleaseBatch("old-1", "h", List.of(release), List.of()));
+		assertThat(sync.peersWithoutLoad()).containsExactly("old-2");
+		now.addAndGet(ReplicaSync.WITHOUT_LOAD_REPORTED.toNanos());
+		assertThat(sync.peersWithoutLoad()).isEmpty();
+		ReplicaSync notSharing = new ReplicaSync(this.registry, "me", "h", 16);
+		notSharing.apply(new ReleaseBatch("old-2", "h", List.of(release)));
+		assertThat(notSharing.peersWithoutLoad()).isEmpty();
 	}
 
 	@Test
