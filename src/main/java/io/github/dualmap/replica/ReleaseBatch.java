@@ -109,15 +109,7 @@ public record ReleaseBatch(String replica, String hashing, List<Release> release
 		}
 		for (int i = 0; i < batch.releases().size(); i++) {
 			Release r = batch.releases().get(i);
-			if (r == null) {
-				throw new IllegalArgumentException("releases[" + i + "] must be an object");
-			}
-			if (r.service() == null || r.service().isBlank()) {
-				throw new IllegalArgumentException("releases[" + i + "].service must be a non-empty string");
-			}
-			if (r.instance() == null || r.instance().isBlank()) {
-				throw new IllegalArgumentException("releases[" + i + "].instance must be a non-empty string");
-			}
+			requireInstance("releases[" + i + "]", r, r == null ? null : r.service(), r == null ? null : r.instance());
 			if (r.response() != null) {
 				if (r.response().isEmpty() || r.response().length() > MAX_ID_LENGTH) {
 					throw new IllegalArgumentException("releases[" + i
@@ -139,16 +131,22 @@ public record ReleaseBatch(String replica, String hashing, List<Release> release
 		return batch;
 	}
 
+	/** An element naming an instance: an object with a non-empty service and instance. */
+	private static void requireInstance(String element, @Nullable Object value, @Nullable String service,
+			@Nullable String instance) {
+		if (value == null) {
+			throw new IllegalArgumentException(element + " must be an object");
+		}
+		if (service == null || service.isBlank()) {
+			throw new IllegalArgumentException(element + ".service must be a non-empty string");
+		}
+		if (instance == null || instance.isBlank()) {
+			throw new IllegalArgumentException(element + ".instance must be a non-empty string");
+		}
+	}
+
 	private static void checkLoad(int i, @Nullable Load l) {
-		if (l == null) {
-			throw new IllegalArgumentException("load[" + i + "] must be an object");
-		}
-		if (l.service() == null || l.service().isBlank()) {
-			throw new IllegalArgumentException("load[" + i + "].service must be a non-empty string");
-		}
-		if (l.instance() == null || l.instance().isBlank()) {
-			throw new IllegalArgumentException("load[" + i + "].instance must be a non-empty string");
-		}
+		requireInstance("load[" + i + "]", l, l == null ? null : l.service(), l == null ? null : l.instance());
 		if (l.prefillRequests() < 0 || l.prefillTokens() < 0 || l.queuedTokens() < 0) {
 			throw new IllegalArgumentException(
 					"load[" + i + "]: prefillRequests, prefillTokens and queuedTokens must be >= 0");
