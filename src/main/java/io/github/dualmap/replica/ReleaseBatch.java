@@ -20,7 +20,7 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code {"service":"llm","instance":"...","chain":[],"response":"resp_..."}}. The
  * hashing fingerprint names the prompt hashing parameters: chains hashed differently
  * cannot be matched, so a batch from a replica configured differently is refused, not
- * applied. A replica that shares its load adds
+ * applied. A replica that shares its load adds to every publication
  * {@code "load":[{"service":"llm","instance":"...","prefillRequests":3,
  * "prefillTokens":5120,"queuedTokens":20480}]}: its whole load at the time of the
  * publication (an instance left out has none), which replaces what it published before.

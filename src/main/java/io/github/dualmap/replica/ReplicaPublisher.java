@@ -288,13 +288,16 @@ public final class ReplicaPublisher implements SmartLifecycle {
 				continue;
 			}
 			List<ReleaseBatch.Release> batch = state.take(this.maxBatch);
-			// Load goes out while there is some, and once more when it changed (to none).
-			List<ReleaseBatch.Load> loadToSend = load != null && (!load.isEmpty() || !load.equals(state.lastLoad))
-					? load : null;
-			if (batch.isEmpty() && loadToSend == null) {
+			// Load is news while there is some, and once more when it changed (to none);
+			// a replica that shares it sends it with every publication, so a batch
+			// without
+			// it means a peer that does not.
+			boolean loadNews = load != null && (!load.isEmpty() || !load.equals(state.lastLoad));
+			if (batch.isEmpty() && !loadNews) {
 				state.inFlight.set(false);
 				continue;
 			}
+			List<ReleaseBatch.Load> loadToSend = load;
 			byte[] body = bodies.computeIfAbsent(new Body(batch, loadToSend),
 					b -> new ReleaseBatch(this.sync.replicaId(), this.sync.hashing(), b.releases(), b.load()).toJson());
 			// Free before the completion propagates, so whoever waits on this flush can

@@ -344,7 +344,7 @@ public final class ReplicaSync implements DualMapListener {
 		synchronized (this.peerLoads) {
 			long now = this.clock.nanos();
 			this.withoutLoad.values().removeIf(at -> now - at >= WITHOUT_LOAD_REPORTED.toNanos());
-			return this.withoutLoad.keySet().stream().filter(p -> !this.peerLoads.containsKey(p)).sorted().toList();
+			return this.withoutLoad.keySet().stream().sorted().toList();
 		}
 	}
 

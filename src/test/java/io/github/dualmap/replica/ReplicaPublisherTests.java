@@ -122,6 +122,23 @@ class ReplicaPublisherTests {
 		ReleaseBatch last = ReleaseBatch.parse(one.bodies().get(2).getBytes(StandardCharsets.UTF_8));
 		assertThat(last.releases()).isEmpty();
 		assertThat(last.load()).as("the load ended: said once").isEmpty();
+
+		// Releases without load still say so: a batch without "load" is from a replica
+		// that does not share it.
+		release("a", "two");
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(ReleaseBatch.parse(one.bodies().get(3).getBytes(StandardCharsets.UTF_8)).load()).isEmpty();
+	}
+
+	@Test
+	void everyFlushForgetsPeersThatFellSilent() {
+		this.sync.shareLoad(Duration.ofNanos(1));
+		this.registry.pool("llm")
+			.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of())));
+		this.sync.apply(new ReleaseBatch("peer", "h", List.of(), List.of(new ReleaseBatch.Load("llm", "a", 1, 1, 1))));
+		assertThat(this.sync.loadPeers()).isEqualTo(1);
+		publisher(List.of(), Duration.ofSeconds(1)).flush().block(Duration.ofSeconds(10));
+		assertThat(this.sync.loadPeers()).isZero();
 	}
 
 	@Test

@@ -132,6 +132,34 @@ class ReplicaSyncTests {
 		assertThat(instance("a").peerPrefillRequests()).isZero();
 		assertThat(instance("a").peerPendingTokens()).isZero();
 		assertThat(instance("b").peerPendingTokens()).isZero();
+		sync.apply(loadOf("p1"));
+		assertThat(sync.peerLoadedInstances()).as("nothing kept for load that ended").isZero();
+	}
+
+	@Test
+	void aChangeOfAnyOneFigureReachesTheInstance() {
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16).shareLoad(Duration.ofSeconds(1));
+		sync.apply(loadOf("p1", load("a", 1, 100, 10)));
+		sync.apply(loadOf("p1", load("a", 1, 100, 20)));
+		assertThat(instance("a").peerQueuedTokens()).isEqualTo(20);
+		sync.apply(loadOf("p1", load("a", 1, 200, 20)));
+		assertThat(instance("a").peerPrefillTokens()).isEqualTo(200);
+		sync.apply(loadOf("p1", load("a", 2, 200, 20)));
+		assertThat(instance("a").peerPrefillRequests()).isEqualTo(2);
+	}
+
+	@Test
+	void aRequestQueuedBehindAPeersPrefillIsReleasedWhenThatPeerFallsSilent() {
+		AtomicLong now = new AtomicLong();
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16, now::get).shareLoad(Duration.ofSeconds(1));
+		sync.apply(loadOf("p1", load("a", 32, 32_000, 0), load("b", 32, 32_000, 0)));
+		AtomicReference<RoutedAttempt> attempt = new AtomicReference<>();
+		RoutingRequest request = new RoutingRequest("r", blocks("one"), Duration.ofSeconds(5).toNanos(), 0);
+		this.registry.pool("llm").submit(request, true, Set.of(), false).subscribe(attempt::set);
+		assertThat(attempt.get()).isNull();
+		now.addAndGet(Duration.ofSeconds(1).toNanos());
+		sync.expirePeerLoads();
+		assertThat(attempt.get()).as("released at once, not at the next dispatch tick").isNotNull();
 	}
 
 	@Test
@@ -150,7 +178,7 @@ class ReplicaSyncTests {
 
 	@Test
 	void aPeerPublishingReleasesWithoutItsLoadIsReportedForAMinuteOrUntilItSendsLoad() {
-		AtomicLong now = new AtomicLong();
+		AtomicLong now = new AtomicLong(Duration.ofSeconds(5).toNanos());
 		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16, now::get).shareLoad(Duration.ofSeconds(1));
 		ReleaseBatch.Release release = new ReleaseBatch.Release("llm", "a", blocks("one").chain());
 		sync.apply(new ReleaseBatch("old-2", "h", List.of(release)));
@@ -160,7 +188,9 @@ class ReplicaSyncTests {
 		assertThat(sync.peersWithoutLoad()).containsExactly("old-1", "old-2");
 		sync.apply(new ReleaseBatch("old-1", "h", List.of(release), List.of()));
 		assertThat(sync.peersWithoutLoad()).containsExactly("old-2");
-		now.addAndGet(ReplicaSync.WITHOUT_LOAD_REPORTED.toNanos());
+		now.addAndGet(ReplicaSync.WITHOUT_LOAD_REPORTED.toNanos() - 1);
+		assertThat(sync.peersWithoutLoad()).containsExactly("old-2");
+		now.addAndGet(1);
 		assertThat(sync.peersWithoutLoad()).isEmpty();
 		ReplicaSync notSharing = new ReplicaSync(this.registry, "me", "h", 16);
 		notSharing.apply(new ReleaseBatch("old-2", "h", List.of(release)));
