@@ -297,7 +297,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		Charts.writeAll(report, dir);
 		stdout.print(MarkdownTable.render(report));
-		stdout.print(MarkdownTable.workBound(report, WorkBound.of(workloadTrace, engine, warmup), engine.name()));
+		stdout.print(MarkdownTable.workBound(report, WorkBound.of(workloadTrace, engine, warmup),
+				WorkBound.pooledLru(workloadTrace, engine, warmup, instances), engine.name()));
 		stdout.flush();
 		return 0;
 	}

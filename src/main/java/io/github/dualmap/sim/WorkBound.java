@@ -1,6 +1,7 @@
 package io.github.dualmap.sim;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -48,15 +49,7 @@ public record WorkBound(int measured, double reusableShare, double busySecondsPe
 	 * trace's blocks are not a multiple of the engine's
 	 */
 	public static WorkBound of(Trace trace, EngineProfile profile, int warmup) {
-		int blockTokens = profile.blockTokens();
-		if (trace.blockTokens() % blockTokens != 0) {
-			throw new IllegalArgumentException("trace blocks of " + trace.blockTokens()
-					+ " tokens are not a multiple of the engine's " + blockTokens);
-		}
-		if (warmup < 0 || warmup >= trace.size()) {
-			throw new IllegalArgumentException(
-					"warmup must be in [0, " + trace.size() + ") for this trace but was " + warmup);
-		}
+		int blockTokens = check(trace, profile, warmup);
 		int perId = trace.blockTokens() / blockTokens;
 		PrefixTrie trie = new PrefixTrie();
 		double warm = 0;
@@ -82,6 +75,153 @@ public record WorkBound(int measured, double reusableShare, double busySecondsPe
 		}
 		int measured = requests.size() - warmup;
 		return new WorkBound(measured, (double) reusable / prompts, warm / measured, cold / measured);
+	}
+
+	/**
+	 * The same costing with the engines' caches pooled into one LRU cache of
+	 * {@code instances} engines' KV capacity: requests served one after another in
+	 * arrival order, a request's blocks becoming evictable when it is served, its tail
+	 * blocks ahead of its prefix, least recently released first (as
+	 * {@link io.github.dualmap.engine.Engine}'s free queue). No block is held twice and
+	 * none is pinned by a running request, so on one pool this is about the most reuse a
+	 * router can get from engines that evict least recently used blocks; it is not a
+	 * bound for every router, since several caches fed apart (a router that keeps one-off
+	 * prompts away from reused ones) can keep more than one LRU cache does.
+	 * @throws IllegalArgumentException as {@link #of}, or when {@code instances} is not
+	 * positive
+	 */
+	public static WorkBound pooledLru(Trace trace, EngineProfile profile, int warmup, int instances) {
+		if (instances <= 0) {
+			throw new IllegalArgumentException("instances must be > 0 but was " + instances);
+		}
+		int blockTokens = check(trace, profile, warmup);
+		int perId = trace.blockTokens() / blockTokens;
+		long capacity = instances * (profile.kvCapacityTokens() / blockTokens);
+		PrefixTrie trie = new PrefixTrie();
+		LruBlocks lru = new LruBlocks();
+		double warm = 0;
+		double cold = 0;
+		long reused = 0;
+		long prompts = 0;
+		List<TraceRequest> requests = trace.requests();
+		for (int i = 0; i < requests.size(); i++) {
+			TraceRequest r = requests.get(i);
+			int prompt = r.inputTokens();
+			int[] blocks = trie.blocks(r.hashIds(), perId, Math.min(prompt / blockTokens, r.hashIds().length * perId));
+			int cap = (prompt - 1) / blockTokens;
+			int cachedBlocks = 0;
+			while (cachedBlocks < blocks.length && cachedBlocks < cap && lru.holds(blocks[cachedBlocks])) {
+				cachedBlocks++;
+			}
+			lru.release(blocks, capacity);
+			if (i < warmup) {
+				continue;
+			}
+			int cached = cachedBlocks * blockTokens;
+			warm += seconds(profile, prompt, cached, r.outputTokens());
+			cold += seconds(profile, prompt, 0, r.outputTokens());
+			reused += cached;
+			prompts += prompt;
+		}
+		int measured = requests.size() - warmup;
+		return new WorkBound(measured, (double) reused / prompts, warm / measured, cold / measured);
+	}
+
+	private static int check(Trace trace, EngineProfile profile, int warmup) {
+		int blockTokens = profile.blockTokens();
+		if (trace.blockTokens() % blockTokens != 0) {
+			throw new IllegalArgumentException("trace blocks of " + trace.blockTokens()
+					+ " tokens are not a multiple of the engine's " + blockTokens);
+		}
+		if (warmup < 0 || warmup >= trace.size()) {
+			throw new IllegalArgumentException(
+					"warmup must be in [0, " + trace.size() + ") for this trace but was " + warmup);
+		}
+		return blockTokens;
+	}
+
+	/**
+	 * Evictable blocks, least recently released first: a doubly linked list over dense
+	 * block ids.
+	 */
+	private static final class LruBlocks {
+
+		private static final int NONE = -1;
+
+		private int[] prev = new int[1024];
+
+		private int[] next = new int[1024];
+
+		private boolean[] held = new boolean[1024];
+
+		private int head = NONE;
+
+		private int tail = NONE;
+
+		private long size;
+
+		boolean holds(int block) {
+			return block < held.length && held[block];
+		}
+
+		/**
+		 * A request's blocks become the most recently released, its last block first (so
+		 * it goes before its prefix); the least recently released make room.
+		 */
+		void release(int[] blocks, long capacity) {
+			for (int block : blocks) {
+				if (holds(block)) {
+					unlink(block);
+				}
+			}
+			int keep = (int) Math.min(blocks.length, capacity);
+			for (int k = keep - 1; k >= 0; k--) {
+				while (size >= capacity) {
+					unlink(head);
+				}
+				append(blocks[k]);
+			}
+		}
+
+		private void append(int block) {
+			if (block >= held.length) {
+				int length = Math.max(block + 1, held.length * 2);
+				prev = Arrays.copyOf(prev, length);
+				next = Arrays.copyOf(next, length);
+				held = Arrays.copyOf(held, length);
+			}
+			prev[block] = tail;
+			next[block] = NONE;
+			if (tail == NONE) {
+				head = block;
+			}
+			else {
+				next[tail] = block;
+			}
+			tail = block;
+			held[block] = true;
+			size++;
+		}
+
+		private void unlink(int block) {
+			int p = prev[block];
+			int n = next[block];
+			if (p == NONE) {
+				head = n;
+			}
+			else {
+				next[p] = n;
+			}
+			if (n == NONE) {
+				tail = p;
+			}
+			else {
+				prev[n] = p;
+			}
+			held[block] = false;
+			size--;
+		}
+
 	}
 
 	/** Engine time of one request, step overhead left out. */
@@ -139,17 +279,38 @@ public record WorkBound(int measured, double reusableShare, double busySecondsPe
 			return cached;
 		}
 
+		/**
+		 * Dense ids of a prompt's {@code fullBlocks} engine blocks (block {@code j} of
+		 * the node of its first {@code k + 1} ids is {@code node * perId + j}), adding
+		 * the nodes it is the first to reach.
+		 */
+		int[] blocks(long[] ids, int perId, int fullBlocks) {
+			int[] out = new int[fullBlocks];
+			int node = -1;
+			for (int b = 0; b < fullBlocks; b++) {
+				if (b % perId == 0) {
+					node = child(node, ids[b / perId]);
+				}
+				out[b] = node * perId + b % perId;
+			}
+			return out;
+		}
+
+		private int child(int parent, long id) {
+			Edge edge = new Edge(parent, id);
+			Integer child = children.get(edge);
+			if (child == null) {
+				child = maxBlocks.size();
+				maxBlocks.add(new int[] { 0 });
+				children.put(edge, child);
+			}
+			return child;
+		}
+
 		void add(long[] ids, int perId, int fullBlocks) {
 			int node = -1;
 			for (int k = 0; k < ids.length && k * perId < fullBlocks; k++) {
-				Edge edge = new Edge(node, ids[k]);
-				Integer child = children.get(edge);
-				if (child == null) {
-					child = maxBlocks.size();
-					maxBlocks.add(new int[] { 0 });
-					children.put(edge, child);
-				}
-				node = child;
+				node = child(node, ids[k]);
 				int[] seen = maxBlocks.get(node);
 				seen[0] = Math.max(seen[0], fullBlocks);
 			}

@@ -116,11 +116,19 @@ class SimCommandTests {
 		assertThat(code).as(err.toString()).isZero();
 		WorkBound bound = WorkBound.of(io.github.dualmap.sim.trace.MooncakeTraceReader.read(trace),
 				io.github.dualmap.engine.EngineProfile.h100_8b(), 100);
+		WorkBound lru = WorkBound.pooledLru(io.github.dualmap.sim.trace.MooncakeTraceReader.read(trace),
+				io.github.dualmap.engine.EngineProfile.h100_8b(), 100, 2);
 		String printed = out.toString();
 		assertThat(printed).contains("Work bound (no router can serve more)")
 			.contains(String.format(java.util.Locale.ROOT, "2 h100-8b engines are busy all the time at %.2f req/s",
 					bound.maxRate(2)))
-			.contains(String.format(java.util.Locale.ROOT, "| round-robin | 1.00 | %.1f %% |", 100 / bound.maxRate(2)));
+			.contains(String.format(java.util.Locale.ROOT,
+					"pooled into one that evicts least recently used blocks, as each engine does (no block held "
+							+ "twice, none held by running requests, requests served in arrival order), %.1f %% of "
+							+ "the measured prompt tokens are reused and the engines are busy all the time at %.2f req/s",
+					100 * lru.reusableShare(), lru.maxRate(2)))
+			.contains(String.format(java.util.Locale.ROOT, "| round-robin | 1.00 | %.1f %% | %.1f %% |",
+					100 / bound.maxRate(2), 100 / lru.maxRate(2)));
 	}
 
 	@Test

@@ -104,6 +104,63 @@ class WorkBoundTests {
 				within(1e-9));
 	}
 
+	/**
+	 * Three conversations of two 512-token blocks taking turns, eight rounds: an LRU
+	 * cache that holds fewer than all three loses each before its next turn.
+	 */
+	private static Trace threeTakingTurns() {
+		List<TraceRequest> requests = new ArrayList<>();
+		for (int i = 0; i < 24; i++) {
+			long c = i % 3;
+			requests.add(request(i, 1024, 1, 10 * c + 1, 10 * c + 2));
+		}
+		return new Trace("three-taking-turns", 512, requests);
+	}
+
+	@Test
+	void pooledLruReusesWhatTheEngineKeepsServingTheRequestsOneAtATime() {
+		// Prompts of whole blocks and one output token: the engine holds nothing but the
+		// prompt's blocks, as the model assumes; it keeps exactly what the model keeps.
+		for (int capacityBlocks : new int[] { 100, 150, 200, 1_000 }) {
+			EngineProfile small = NO_T0.withKvCapacityTokens(capacityBlocks * 16L);
+			Served served = serveOneAtATime(threeTakingTurns(), small);
+			WorkBound lru = WorkBound.pooledLru(threeTakingTurns(), small, 0, 1);
+			assertThat(lru.reusableShare() * 24 * 1024).as("%d blocks", capacityBlocks)
+				.isCloseTo(served.stats().prefixHitTokens(), within(1e-6));
+			assertThat(lru.busySecondsPerRequest() * 24).isCloseTo(served.seconds(), within(1e-6));
+		}
+		// A running request's partial and decode blocks evict a little more in the
+		// engine, which the model leaves out: it keeps at least as much.
+		long prompts = sharing().requests().stream().mapToLong(TraceRequest::inputTokens).sum();
+		for (int capacityBlocks : new int[] { 120, 150, 200, 1_000 }) {
+			EngineProfile small = NO_T0.withKvCapacityTokens(capacityBlocks * 16L);
+			long engineHits = serveOneAtATime(sharing(), small).stats().prefixHitTokens();
+			double modelHits = WorkBound.pooledLru(sharing(), small, 0, 1).reusableShare() * prompts;
+			assertThat(modelHits).as("%d blocks", capacityBlocks).isGreaterThanOrEqualTo(engineHits - 1e-6);
+			if (capacityBlocks == 1_000) {
+				assertThat(modelHits).isCloseTo(engineHits, within(1e-6));
+			}
+		}
+		// Too small for the three (64 blocks each): nothing is left at a conversation's
+		// next turn; large enough: every turn after the first reuses 63 of 64 blocks.
+		EngineProfile small = H100.withKvCapacityTokens(100 * 16L);
+		assertThat(WorkBound.pooledLru(threeTakingTurns(), small, 3, 1).reusableShare()).isZero();
+		WorkBound two = WorkBound.pooledLru(threeTakingTurns(), small, 3, 2);
+		assertThat(two.reusableShare()).isEqualTo(63 * 16 / 1024.0);
+		assertThat(two.busySecondsPerRequest())
+			.isEqualTo(WorkBound.of(threeTakingTurns(), small, 3).busySecondsPerRequest());
+	}
+
+	@Test
+	void pooledLruWithRoomForEverythingIsTheInfiniteCache() {
+		WorkBound infinite = WorkBound.of(sharing(), H100, 1);
+		WorkBound lru = WorkBound.pooledLru(sharing(), H100, 1, 1);
+		assertThat(lru).isEqualTo(infinite);
+		assertThatThrownBy(() -> WorkBound.pooledLru(sharing(), H100, 1, 0))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("instances must be > 0");
+	}
+
 	@Test
 	void withoutReuseTheBoundIsTheColdOne() {
 		List<TraceRequest> requests = new ArrayList<>();
