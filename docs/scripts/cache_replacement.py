@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""How much prefix reuse a pooled KV cache keeps on a Mooncake trace: LRU against optimal.
+
+Usage: cache_replacement.py TRACE.jsonl [INSTANCES ...]
+
+The KV capacity of INSTANCES engines (900,000 tokens each, the h100-8b profile) is pooled into one
+cache of 512-token blocks (the trace's hash blocks); requests are served one after another in
+arrival order and the first 500 are not counted. For each size it prints the share of the counted
+requests' prompt tokens found cached as a prefix, with least-recently-used replacement (a request's
+tail blocks evicted before its prefix, as the engine's free queue) and with Belady's optimal rule
+(evict the block used again last; a parent is never used later than its children, so evicting the
+deepest of equals keeps the cache prefix-closed and the rule optimal for prefixes too). The
+simulator's `WorkBound.pooledLru` does the LRU case with the engine's 16-token blocks.
+"""
+import heapq
+import json
+import sys
+from collections import OrderedDict
+
+BLOCK = 512
+KV_TOKENS = 900_000
+WARMUP = 500
+
+
+def load(path):
+    nodes = {}
+    requests = []
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            prompt = r["input_length"]
+            full = prompt // BLOCK
+            path_ids, parent = [], -1
+            for h in r["hash_ids"][:full]:
+                key = (parent, h)
+                node = nodes.get(key)
+                if node is None:
+                    node = nodes[key] = len(nodes)
+                path_ids.append(node)
+                parent = node
+            requests.append((prompt, path_ids))
+    return requests
+
+
+def lru(requests, capacity):
+    cache = OrderedDict()
+    hit = total = 0
+    for i, (prompt, ids) in enumerate(requests):
+        cap = (prompt - 1) // BLOCK
+        h = 0
+        while h < len(ids) and h < cap and ids[h] in cache:
+            h += 1
+        for b in ids:
+            cache.pop(b, None)
+        for b in reversed(ids):  # tail first: evicted before the prefix
+            while len(cache) >= capacity:
+                cache.popitem(last=False)
+            cache[b] = True
+        if i >= WARMUP:
+            hit += h * BLOCK
+            total += prompt
+    return hit / total
+
+
+def optimal(requests, capacity):
+    never = len(requests)
+    nxt = [None] * len(requests)
+    upcoming = {}
+    for i in range(len(requests) - 1, -1, -1):
+        ids = requests[i][1]
+        nxt[i] = [upcoming.get(b, never) for b in ids]
+        for b in ids:
+            upcoming[b] = i
+    key = {}
+    heap = []  # (-next use, -depth, block): the top is evicted
+    hit = total = 0
+    for i, (prompt, ids) in enumerate(requests):
+        cap = (prompt - 1) // BLOCK
+        h = 0
+        while h < len(ids) and h < cap and ids[h] in key:
+            h += 1
+        for d, b in enumerate(ids):
+            if b not in key:
+                while len(key) >= capacity:
+                    top = heapq.heappop(heap)
+                    if key.get(top[2]) == top:  # else a stale entry of a block used since
+                        del key[top[2]]
+            entry = (-nxt[i][d], -d, b)
+            key[b] = entry
+            heapq.heappush(heap, entry)
+        if i >= WARMUP:
+            hit += h * BLOCK
+            total += prompt
+    return hit / total
+
+
+def main():
+    requests = load(sys.argv[1])
+    sizes = [int(a) for a in sys.argv[2:]] or [8, 16, 32]
+    print("| instances | cache (512-token blocks) | LRU | optimal |")
+    print("|---:|---:|---:|---:|")
+    for n in sizes:
+        capacity = n * KV_TOKENS // BLOCK
+        print(f"| {n} | {capacity} | {100 * lru(requests, capacity):.1f} % | {100 * optimal(requests, capacity):.1f} % |")
+
+
+if __name__ == "__main__":
+    main()
