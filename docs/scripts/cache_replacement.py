@@ -7,10 +7,13 @@ The KV capacity of INSTANCES engines (900,000 tokens each, the h100-8b profile) 
 cache of 512-token blocks (the trace's hash blocks); requests are served one after another in
 arrival order and the first 500 are not counted. For each size it prints the share of the counted
 requests' prompt tokens found cached as a prefix, with least-recently-used replacement (a request's
-tail blocks evicted before its prefix, as the engine's free queue) and with Belady's optimal rule
-(evict the block used again last; a parent is never used later than its children, so evicting the
-deepest of equals keeps the cache prefix-closed and the rule optimal for prefixes too). The
-simulator's `WorkBound.pooledLru` does the LRU case with the engine's 16-token blocks.
+tail blocks evicted before its prefix, as the engine's free queue), with LRU that never caches a
+block no later request uses (an oracle admission rule), and with Belady's optimal rule (evict the
+block used again last; a parent is never used later than its children, so evicting the deepest
+of equals keeps the cache prefix-closed and the rule optimal for prefixes too). It also prints how
+many block uses are the block's last, and how many requests have no block any later request
+uses (those a router could keep off the caches by placement alone). The simulator's
+`WorkBound.pooledLru` does the LRU case with the engine's 16-token blocks.
 """
 import heapq
 import json
@@ -42,7 +45,21 @@ def load(path):
     return requests
 
 
-def lru(requests, capacity):
+def next_uses(requests):
+    """For each request and block, the index of the next request using the block."""
+    never = len(requests)
+    nxt = [None] * len(requests)
+    upcoming = {}
+    for i in range(len(requests) - 1, -1, -1):
+        ids = requests[i][1]
+        nxt[i] = [upcoming.get(b, never) for b in ids]
+        for b in ids:
+            upcoming[b] = i
+    return nxt
+
+
+def lru(requests, capacity, admit=None):
+    """LRU; with `admit`, a block is cached only when admit(request, depth) says so."""
     cache = OrderedDict()
     hit = total = 0
     for i, (prompt, ids) in enumerate(requests):
@@ -52,25 +69,19 @@ def lru(requests, capacity):
             h += 1
         for b in ids:
             cache.pop(b, None)
-        for b in reversed(ids):  # tail first: evicted before the prefix
+        for d in range(len(ids) - 1, -1, -1):  # tail first: evicted before the prefix
+            if admit is not None and not admit(i, d):
+                continue
             while len(cache) >= capacity:
                 cache.popitem(last=False)
-            cache[b] = True
+            cache[ids[d]] = True
         if i >= WARMUP:
             hit += h * BLOCK
             total += prompt
     return hit / total
 
 
-def optimal(requests, capacity):
-    never = len(requests)
-    nxt = [None] * len(requests)
-    upcoming = {}
-    for i in range(len(requests) - 1, -1, -1):
-        ids = requests[i][1]
-        nxt[i] = [upcoming.get(b, never) for b in ids]
-        for b in ids:
-            upcoming[b] = i
+def optimal(requests, capacity, nxt):
     key = {}
     heap = []  # (-next use, -depth, block): the top is evicted
     hit = total = 0
@@ -97,11 +108,22 @@ def optimal(requests, capacity):
 def main():
     requests = load(sys.argv[1])
     sizes = [int(a) for a in sys.argv[2:]] or [8, 16, 32]
-    print("| instances | cache (512-token blocks) | LRU | optimal |")
-    print("|---:|---:|---:|---:|")
+    nxt = next_uses(requests)
+    never = len(requests)
+    accesses = sum(len(x) for x in nxt)
+    dead = sum(1 for x in nxt for v in x if v == never)
+    wholly = sum(1 for x in nxt if x and all(v == never for v in x))
+    print(f"block uses never followed by another: {100 * dead / accesses:.1f} %; "
+          f"requests none of whose blocks is used again: {100 * wholly / len(requests):.1f} %")
+    print()
+    print("| instances | cache (512-token blocks) | LRU | LRU, blocks never used again not cached | optimal |")
+    print("|---:|---:|---:|---:|---:|")
     for n in sizes:
         capacity = n * KV_TOKENS // BLOCK
-        print(f"| {n} | {capacity} | {100 * lru(requests, capacity):.1f} % | {100 * optimal(requests, capacity):.1f} % |")
+        plain = lru(requests, capacity)
+        admitted = lru(requests, capacity, lambda i, d: nxt[i][d] < never)
+        best = optimal(requests, capacity, nxt)
+        print(f"| {n} | {capacity} | {100 * plain:.1f} % | {100 * admitted:.1f} % | {100 * best:.1f} % |")
 
 
 if __name__ == "__main__":
