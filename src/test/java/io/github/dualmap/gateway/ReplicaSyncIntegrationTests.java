@@ -243,7 +243,7 @@ class ReplicaSyncIntegrationTests {
 
 	@Test
 	void aRequestInPrefillAtOneReplicaCountsInTheOthersLoadUntilItsFirstByte() {
-		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofSeconds(2)));
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofSeconds(4)));
 		try {
 			String system = ("You are the assistant for load sharing. ").repeat(20);
 			Disposable streaming = WebClient.create("http://127.0.0.1:" + portA)
@@ -256,7 +256,7 @@ class ReplicaSyncIntegrationTests {
 				.bodyToFlux(String.class)
 				.subscribe();
 			// B learns A's load with A's next flush (20 ms here), before the first byte.
-			await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(peerPrefill(b)).isEqualTo(1));
+			await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> assertThat(peerPrefill(b)).isEqualTo(1));
 			ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
 			client(portB).get()
 				.uri("/actuator/dualmap")
