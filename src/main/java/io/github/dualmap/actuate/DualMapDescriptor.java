@@ -105,18 +105,20 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * shed first
 	 * @param maxWaitShare share of its own SLO a request may wait before it expires (0:
 	 * off)
+	 * @param rescue whether an expired request first goes to another instance that can
+	 * start it at once and still make its SLO
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
 			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware,
-			double maxWaitShare) {
+			double maxWaitShare, boolean rescue) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
 					q.maxQueuedPerInstance(), q.maxQueuedPerPool(), millis(q.maxWaitNanos()),
 					q.expiry().name().toLowerCase(Locale.ROOT), q.maxMigrations(), q.migrationMargin(),
 					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware(),
-					q.maxWaitShare());
+					q.maxWaitShare(), q.rescue());
 		}
 
 	}
@@ -129,12 +131,14 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param migrations queued requests the rebalancer moved off a hotspot
 	 * @param rerouted queued requests moved because their instance left, was drained or
 	 * became unhealthy
+	 * @param rescues requests sent at their wait bound to another instance that could
+	 * start them at once, instead of being rejected
 	 * @param rejections requests the queues rejected (429 and 503)
 	 * @param releases requests sent to an instance
 	 * @param rejectionsByStatus requests answered 429 or 503 instead of being sent, by
 	 * status: the queues' rejections plus requests every candidate refused
 	 */
-	public record Queue(int queued, long migrations, long rerouted, long rejections, long releases,
+	public record Queue(int queued, long migrations, long rerouted, long rescues, long rejections, long releases,
 			Map<Integer, Long> rejectionsByStatus) {
 
 	}

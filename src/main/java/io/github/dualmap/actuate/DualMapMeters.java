@@ -168,6 +168,11 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 				.tags(tags)
 				.description("Queued requests moved because their instance left, was drained or became unhealthy")
 				.register(this.meters);
+			FunctionCounter.builder("dualmap.queue.rescues", queues, DispatchQueues::rescues)
+				.tags(tags)
+				.description("Requests sent at their wait bound to another instance that could start them at once, "
+						+ "instead of being rejected")
+				.register(this.meters);
 			FunctionCounter.builder("dualmap.queue.shed", queues, DispatchQueues::shed)
 				.tags(tags)
 				.description("Queued requests answered 429 to make room for an arrival with a tighter TTFT SLO")

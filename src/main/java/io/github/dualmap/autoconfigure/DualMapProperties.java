@@ -313,6 +313,7 @@ public class DualMapProperties {
 			.idlePull(d.idlePull)
 			.sloAware(d.sloAware)
 			.maxWaitShare(d.maxWaitShare)
+			.rescue(d.rescue)
 			.build();
 	}
 
@@ -1575,6 +1576,20 @@ public class DualMapProperties {
 
 		public double getMaxWaitShare() {
 			return this.maxWaitShare;
+		}
+
+		/**
+		 * With expiry reject, an expired request first goes to another instance that can
+		 * start it at once and still make its SLO, if there is one.
+		 */
+		private boolean rescue = true;
+
+		public boolean isRescue() {
+			return this.rescue;
+		}
+
+		public void setRescue(boolean rescue) {
+			this.rescue = rescue;
 		}
 
 		public void setMaxWaitShare(double maxWaitShare) {

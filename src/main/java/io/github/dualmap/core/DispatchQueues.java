@@ -101,6 +101,8 @@ public final class DispatchQueues {
 
 	private long rerouted;
 
+	private long rescues;
+
 	private long rejections;
 
 	private long releases;
@@ -411,6 +413,14 @@ public final class DispatchQueues {
 		return locked(() -> rerouted);
 	}
 
+	/**
+	 * Requests sent at their wait bound to another instance that could start them at once
+	 * instead of being rejected ({@link QueueSettings#rescue()}).
+	 */
+	public long rescues() {
+		return locked(() -> rescues);
+	}
+
 	/** Requests rejected (429 and 503). */
 	public long rejections() {
 		return locked(() -> rejections);
@@ -544,12 +554,61 @@ public final class DispatchQueues {
 					Math.max(iq.state.sharedPrefillTokens(), pool.pendingTokens(iq.state) - iq.state.queuedTokens()),
 					out);
 		}
-		else {
+		else if (!(settings.rescue() && rescue(q, iq, out))) {
 			reject(q, Rejection.SERVICE_UNAVAILABLE,
 					"request waited " + ((q.expiresAtNanos - q.submittedAtNanos()) / 1_000_000) + " ms for instance '"
 							+ iq.state.id() + "' of pool '" + pool.name() + "'",
 					retryAfter(pool.estimateTtft(iq.state, 0)), out);
 		}
+	}
+
+	/**
+	 * The last chance of a request at its wait bound: the instance, other than the one it
+	 * waited for, with the lowest TTFT estimate among those that accept work and have
+	 * prefill capacity for it now. It goes there ahead of that instance's own queue
+	 * (whose head did not fit the room left, or it would have been released) when the
+	 * estimate fits what is left of its SLO. Below capacity this saves most of what the
+	 * wait bound would turn away; at capacity no instance has room, and the request is
+	 * rejected.
+	 * @return whether the request was sent
+	 */
+	private boolean rescue(QueuedRequest q, InstanceQueue from, List<Runnable> out) {
+		// A pinned request belongs where its stored response is; a final placement is no
+		// migration, so the migration bound does not apply.
+		if (q.pinned) {
+			return false;
+		}
+		long left = sloOf(q.request()) - (pool.now() - q.submittedAtNanos());
+		InstanceState best = null;
+		long bestEstimate = Long.MAX_VALUE;
+		int bestCached = 0;
+		for (InstanceState s : pool.instances()) {
+			if (s == from.state || !mayTake(q, s)) {
+				continue;
+			}
+			int cached = cachedTokens(q, s);
+			int uncached = Math.max(0, q.request().promptTokens() - cached);
+			int inPrefill = s.sharedPrefillRequests();
+			if (inPrefill > 0 && (inPrefill >= settings.maxPrefillRequests()
+					|| s.sharedPrefillTokens() + uncached > settings.maxPrefillTokens())) {
+				continue;
+			}
+			long estimate = pool.estimateTtft(s, uncached);
+			if (estimate < bestEstimate) {
+				best = s;
+				bestEstimate = estimate;
+				bestCached = cached;
+			}
+		}
+		if (best == null || bestEstimate > left) {
+			return false;
+		}
+		q.cachedTokens = bestCached;
+		q.uncachedTokens = Math.max(0, q.request().promptTokens() - bestCached);
+		q.decision = new Decision(best.id(), Reason.RESCUE, q.cachedTokens, q.uncachedTokens, bestEstimate);
+		rescues++;
+		release(q, best, best.sharedPrefillTokens(), out);
+		return true;
 	}
 
 	private void reject(QueuedRequest q, int status, String message, long retryAfterSeconds, List<Runnable> out) {

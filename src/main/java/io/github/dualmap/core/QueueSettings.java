@@ -46,11 +46,15 @@ import java.time.Duration;
  * @param maxWaitShare with {@link Expiry#REJECT}, a queued request also expires once it
  * has waited this share of its own TTFT SLO, unless its SLO class sets a wait bound of
  * its own (0: only {@code maxWait} applies)
+ * @param rescue with {@link Expiry#REJECT}, an expired request is first offered to the
+ * instance with the lowest TTFT estimate among the others that accept work and have
+ * prefill capacity for it now (ahead of that instance's own queue), when the estimate
+ * still fits what is left of its SLO; only otherwise is it rejected
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
-		boolean sloAware, double maxWaitShare) {
+		boolean sloAware, double maxWaitShare, boolean rescue) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -151,6 +155,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.idlePull = idlePull;
 		b.sloAware = sloAware;
 		b.maxWaitShare = maxWaitShare;
+		b.rescue = rescue;
 		return b;
 	}
 
@@ -198,6 +203,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		private boolean sloAware = true;
 
 		private double maxWaitShare = DEFAULT_MAX_WAIT_SHARE;
+
+		private boolean rescue = true;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -269,6 +276,11 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder rescue(boolean v) {
+			this.rescue = v;
+			return this;
+		}
+
 		public Builder maxWaitShare(double v) {
 			this.maxWaitShare = v;
 			return this;
@@ -277,7 +289,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		public QueueSettings build() {
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
-					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare);
+					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue);
 		}
 
 	}

@@ -27,6 +27,12 @@ public enum Reason {
 	 * nothing queued (late binding's work stealing).
 	 */
 	IDLE_PULL("idle-pull"),
+	/**
+	 * A queued request at its wait bound, sent to another instance that could start it at
+	 * once and still make its SLO instead of being turned away
+	 * ({@link QueueSettings#rescue()}).
+	 */
+	RESCUE("rescue"),
 	/** A bounded third choice beyond the two candidates, when both would miss the SLO. */
 	THIRD_CHOICE("third-choice"),
 	/**

@@ -132,6 +132,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(dispatch.get("maxPrefillTokens").asLong()).isEqualTo(16384);
 		assertThat(dispatch.get("maxWaitMs").asLong()).isEqualTo(30_000);
 		assertThat(dispatch.get("maxWaitShare").asDouble()).isEqualTo(0.5);
+		assertThat(dispatch.get("rescue").asBoolean()).isTrue();
 		assertThat(dispatch.get("agingMs").asLong()).isEqualTo(2000);
 		assertThat(dispatch.get("expiry").asString()).isEqualTo("reject");
 		JsonNode pool = root.get("pools").get("llm");
@@ -148,6 +149,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(queue.get("releases").asLong()).isZero();
 		assertThat(queue.get("migrations").asLong()).isZero();
 		assertThat(queue.get("rerouted").asLong()).isZero();
+		assertThat(queue.get("rescues").asLong()).isZero();
 		assertThat(queue.get("rejections").asLong()).isZero();
 		assertThat(queue.get("rejectionsByStatus").get("429").asLong()).isZero();
 		assertThat(queue.get("rejectionsByStatus").get("503").asLong()).isZero();
@@ -294,6 +296,7 @@ class DualMapEndpointIntegrationTests {
 			.containsPattern("dualmap_queue_releases_total\\{service=\"llm\"} 13\\.0")
 			.containsPattern("dualmap_migrations_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_reroutes_total\\{service=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_queue_rescues_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"429\"} 0\\.0")
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"503\"} 0\\.0")
 			.containsPattern("dualmap_retries_total\\{cause=\"connect\",service=\"llm\"} 0\\.0")

@@ -174,7 +174,7 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.max-migrations=0", "dualmap.dispatch.migration-margin=0.25",
 					"dualmap.dispatch.max-moves-per-event=3", "dualmap.dispatch.unavailable-retry-after=2s",
 					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false",
-					"dualmap.dispatch.max-wait-share=0.8", "dualmap.slow-start=30s")
+					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false", "dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.pool("llm").queues().settings();
@@ -194,6 +194,7 @@ class DualMapPropertiesTests {
 					.idlePull(false)
 					.sloAware(false)
 					.maxWaitShare(0.8)
+					.rescue(false)
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});

@@ -378,7 +378,8 @@ class DispatchQueuesTests {
 					.maxWait(Duration.ofSeconds(10))
 					.maxWaitShare(0.5)
 					.idlePull(false)
-					.maxMigrations(0));
+					.maxMigrations(0)
+					.rescue(false));
 		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
 		QueuedRequest interactive = q.submit(withSlo(request("interactive", 2, 100), Duration.ofSeconds(2)), true,
 				outcomes);
@@ -440,10 +441,102 @@ class DispatchQueuesTests {
 		}
 	}
 
+	/** Every request waits for a; nothing moves before its wait bound. */
+	private DispatchQueues waitingForA(QueueSettings.Builder settings) {
+		return queues(PinnedPolicy.to("a"),
+				settings.maxPrefillTokens(1_000).maxWait(Duration.ofSeconds(10)).idlePull(false).maxMigrations(0));
+	}
+
+	@Test
+	void atItsWaitBoundARequestGoesToAnotherInstanceThatCanStartItAndStillMakeItsSlo() {
+		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest waiting = q.submit(request("waiting", 2, 600), true, outcomes);
+		clock.advance(Duration.ofMillis(2_499));
+		q.tick(clock.nanos());
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		clock.advance(Duration.ofMillis(1));
+		q.tick(clock.nanos());
+
+		// Half of its 5 s waited; b starts its 600 tokens at once (0.6 s at 1 ms a
+		// token).
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		Decision d = outcomes.released.get(1).decision();
+		assertThat(d.instanceId()).isEqualTo("b");
+		assertThat(d.reason()).isEqualTo(Reason.RESCUE);
+		assertThat(d.uncachedTokens()).isEqualTo(600);
+		assertThat(q.rescues()).isEqualTo(1);
+		assertThat(q.rejections()).isZero();
+		assertThat(pool.instance("b").prefillRequests()).isEqualTo(1);
+		assertThat(a().queuedRequests()).isZero();
+		q.finish(busy);
+		q.finish(waiting);
+	}
+
+	@Test
+	void aRequestThatCouldNoLongerMakeItsSloAnywhereIsStillRejected() {
+		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		q.submit(request("busy", 1, 100), true, outcomes);
+		// 2.6 s of prefill on b after 2.5 s of waiting: past its 5 s.
+		QueuedRequest tooLate = q.submit(request("too-late", 2, 2_600), true, outcomes);
+		clock.advance(Duration.ofMillis(2_500));
+		q.tick(clock.nanos());
+		assertThat(tooLate.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(tooLate).status()).isEqualTo(503);
+		assertThat(q.rescues()).isZero();
+	}
+
+	@Test
+	void aRescueNeedsRoomOnTheInstanceItGoesToCountingOtherReplicasPrefill() {
+		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(2));
+		q.submit(request("busy-a1", 1, 500), true, outcomes);
+		q.submit(request("busy-a2", 2, 500), true, outcomes);
+		// b: another replica's request in prefill there (500 tokens).
+		pool.instance("b").peerLoad(1, 500, 0);
+		QueuedRequest waiting = q.submit(request("waiting", 3, 400), true, outcomes);
+		clock.advance(Duration.ofMillis(2_500));
+		q.tick(clock.nanos());
+		assertThat(waiting.state())
+			.as("500 + 400 fit b's 1,000 tokens " + outcomes.rejected.get(waiting) + " " + outcomes.releasedIds())
+			.isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(outcomes.released.get(outcomes.released.size() - 1).decision().instanceId()).isEqualTo("b");
+
+		pool.instance("b").peerLoad(2, 500, 0);
+		QueuedRequest full = q.submit(request("no-room", 4, 100), true, outcomes);
+		clock.advance(Duration.ofMillis(2_500));
+		q.tick(clock.nanos());
+		assertThat(full.state()).as("b is at its request limit").isEqualTo(QueuedRequest.State.REJECTED);
+	}
+
+	@Test
+	void withoutRescueOrForAPinnedRequestTheWaitBoundRejects() {
+		DispatchQueues off = waitingForA(QueueSettings.custom().maxPrefillRequests(1).rescue(false));
+		off.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest waiting = off.submit(request("waiting", 2, 600), true, outcomes);
+		clock.advance(Duration.ofMillis(2_500));
+		off.tick(clock.nanos());
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(off.rescues()).isZero();
+
+		// A request continuing a stored response only a holds waits for a or nothing.
+		DispatchQueues pinned = queues(PinnedPolicy.holding("a"),
+				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)));
+		pinned.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest held = pinned.submit(request("held", 2, 600), true, outcomes);
+		clock.advance(Duration.ofMillis(2_500));
+		pinned.tick(clock.nanos());
+		assertThat(held.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(pinned.rescues()).isZero();
+	}
+
 	@Test
 	void aRequestWithItsOwnWaitBoundExpiresByItNotByArrival() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)).maxWaitShare(0));
+				QueueSettings.custom()
+					.maxPrefillRequests(1)
+					.maxWait(Duration.ofSeconds(10))
+					.maxWaitShare(0)
+					.rescue(false));
 		q.submit(request("busy", 1, 100), true, outcomes);
 		QueuedRequest patient = q.submit(request("patient", 2, 100), true, outcomes);
 		clock.advance(Duration.ofSeconds(1));
