@@ -188,6 +188,22 @@ class ConfigSamplesTests {
 	}
 
 	@Test
+	void peakCapacity() {
+		withSample("peak-capacity.yml").run(context -> {
+			assertThat(context).hasNotFailed();
+			DualMapRegistry registry = context.getBean(DualMapRegistry.class);
+			assertThat(context.getBean(DualMapProperties.class).getPolicy()).isEqualTo("dualmap-cache-affinity");
+			assertThat(registry.pool("vllm").policyName()).isEqualTo("dualmap-cache-affinity");
+			QueueSettings q = registry.queueSettings();
+			assertThat(q.maxWaitShare()).isEqualTo(0.4);
+			assertThat(q.rescue()).isTrue();
+			assertThat(q.maxMigrations()).isZero();
+			assertThat(q.idlePull()).isFalse();
+			assertThat(q.waitBoundNanos(0, Duration.ofSeconds(5).toNanos())).isEqualTo(Duration.ofSeconds(2).toNanos());
+		});
+	}
+
+	@Test
 	void replicas() {
 		withSample("replicas.yml").run(context -> assertThat(context).hasFailed()
 			.getFailure()
