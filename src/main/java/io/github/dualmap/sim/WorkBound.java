@@ -52,29 +52,46 @@ public record WorkBound(int measured, double reusableShare, double busySecondsPe
 		int blockTokens = check(trace, profile, warmup);
 		int perId = trace.blockTokens() / blockTokens;
 		PrefixTrie trie = new PrefixTrie();
+		return cost(trace, profile, warmup, r -> {
+			int prompt = r.inputTokens();
+			// vLLM recomputes at least the last prompt token to produce logits.
+			int cached = Math.min(trie.cachedBlocks(r.hashIds(), perId), (prompt - 1) / blockTokens);
+			trie.add(r.hashIds(), perId, prompt / blockTokens);
+			return cached;
+		});
+	}
+
+	/**
+	 * Engine blocks of a request's prompt found cached; called for every request of the
+	 * trace in order, so it can keep its cache's state.
+	 */
+	@FunctionalInterface
+	private interface Reuse {
+
+		int cachedBlocks(TraceRequest request);
+
+	}
+
+	/** Costs the measured requests with the cached prefixes {@code reuse} finds. */
+	private static WorkBound cost(Trace trace, EngineProfile profile, int warmup, Reuse reuse) {
 		double warm = 0;
 		double cold = 0;
-		long reusable = 0;
+		long reused = 0;
 		long prompts = 0;
 		List<TraceRequest> requests = trace.requests();
 		for (int i = 0; i < requests.size(); i++) {
 			TraceRequest r = requests.get(i);
-			int prompt = r.inputTokens();
-			int fullBlocks = prompt / blockTokens;
-			// vLLM recomputes at least the last prompt token to produce logits.
-			int cachedBlocks = Math.min(trie.cachedBlocks(r.hashIds(), perId), (prompt - 1) / blockTokens);
-			trie.add(r.hashIds(), perId, fullBlocks);
+			int cached = reuse.cachedBlocks(r) * profile.blockTokens();
 			if (i < warmup) {
 				continue;
 			}
-			int cached = cachedBlocks * blockTokens;
-			warm += seconds(profile, prompt, cached, r.outputTokens());
-			cold += seconds(profile, prompt, 0, r.outputTokens());
-			reusable += cached;
-			prompts += prompt;
+			warm += seconds(profile, r.inputTokens(), cached, r.outputTokens());
+			cold += seconds(profile, r.inputTokens(), 0, r.outputTokens());
+			reused += cached;
+			prompts += r.inputTokens();
 		}
 		int measured = requests.size() - warmup;
-		return new WorkBound(measured, (double) reusable / prompts, warm / measured, cold / measured);
+		return new WorkBound(measured, (double) reused / prompts, warm / measured, cold / measured);
 	}
 
 	/**
@@ -99,32 +116,17 @@ public record WorkBound(int measured, double reusableShare, double busySecondsPe
 		long capacity = instances * (profile.kvCapacityTokens() / blockTokens);
 		PrefixTrie trie = new PrefixTrie();
 		LruBlocks lru = new LruBlocks();
-		double warm = 0;
-		double cold = 0;
-		long reused = 0;
-		long prompts = 0;
-		List<TraceRequest> requests = trace.requests();
-		for (int i = 0; i < requests.size(); i++) {
-			TraceRequest r = requests.get(i);
+		return cost(trace, profile, warmup, r -> {
 			int prompt = r.inputTokens();
 			int[] blocks = trie.blocks(r.hashIds(), perId, Math.min(prompt / blockTokens, r.hashIds().length * perId));
 			int cap = (prompt - 1) / blockTokens;
-			int cachedBlocks = 0;
-			while (cachedBlocks < blocks.length && cachedBlocks < cap && lru.holds(blocks[cachedBlocks])) {
-				cachedBlocks++;
+			int cached = 0;
+			while (cached < blocks.length && cached < cap && lru.holds(blocks[cached])) {
+				cached++;
 			}
 			lru.release(blocks, capacity);
-			if (i < warmup) {
-				continue;
-			}
-			int cached = cachedBlocks * blockTokens;
-			warm += seconds(profile, prompt, cached, r.outputTokens());
-			cold += seconds(profile, prompt, 0, r.outputTokens());
-			reused += cached;
-			prompts += prompt;
-		}
-		int measured = requests.size() - warmup;
-		return new WorkBound(measured, (double) reused / prompts, warm / measured, cold / measured);
+			return cached;
+		});
 	}
 
 	private static int check(Trace trace, EngineProfile profile, int warmup) {
