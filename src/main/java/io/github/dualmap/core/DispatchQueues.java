@@ -588,9 +588,7 @@ public final class DispatchQueues {
 			}
 			int cached = cachedTokens(q, s);
 			int uncached = Math.max(0, q.request().promptTokens() - cached);
-			int inPrefill = s.sharedPrefillRequests();
-			if (inPrefill > 0 && (inPrefill >= settings.maxPrefillRequests()
-					|| s.sharedPrefillTokens() + uncached > settings.maxPrefillTokens())) {
+			if (!hasRoom(s, uncached)) {
 				continue;
 			}
 			long estimate = pool.estimateTtft(s, uncached);
@@ -676,10 +674,7 @@ public final class DispatchQueues {
 				cached = next.cachedTokens;
 				uncached = next.uncachedTokens;
 			}
-			// With replica sync the limit is the instance's: the peers' prefill counts.
-			int inPrefill = s.sharedPrefillRequests();
-			if (inPrefill > 0 && (inPrefill >= settings.maxPrefillRequests()
-					|| s.sharedPrefillTokens() + uncached > settings.maxPrefillTokens())) {
+			if (!hasRoom(s, uncached)) {
 				return;
 			}
 			dequeue(next);
@@ -687,6 +682,18 @@ public final class DispatchQueues {
 			next.uncachedTokens = uncached;
 			release(next, s, s.sharedPrefillTokens(), out);
 		}
+	}
+
+	/**
+	 * Whether {@code s} may start a request of {@code uncached} tokens now: fewer
+	 * requests than the limit in prefill there and room for its tokens, or nothing in
+	 * prefill at all (a larger request is never stranded). With replica sync the limit is
+	 * the instance's: the peers' prefill counts.
+	 */
+	private boolean hasRoom(InstanceState s, int uncached) {
+		int inPrefill = s.sharedPrefillRequests();
+		return inPrefill == 0 || (inPrefill < settings.maxPrefillRequests()
+				&& s.sharedPrefillTokens() + uncached <= settings.maxPrefillTokens());
 	}
 
 	private void release(QueuedRequest q, InstanceState s, long tokensAhead, List<Runnable> out) {
@@ -894,7 +901,7 @@ public final class DispatchQueues {
 				continue;
 			}
 			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedTokens(q, idle));
-			if (inPrefill > 0 && idle.sharedPrefillTokens() + uncachedThere > settings.maxPrefillTokens()) {
+			if (!hasRoom(idle, uncachedThere)) {
 				continue;
 			}
 			long pendingHere = pool.pendingTokens(from.state);

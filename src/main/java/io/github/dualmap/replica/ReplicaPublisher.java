@@ -297,15 +297,13 @@ public final class ReplicaPublisher implements SmartLifecycle {
 				state.inFlight.set(false);
 				continue;
 			}
-			List<ReleaseBatch.Load> loadToSend = load;
-			byte[] body = bodies.computeIfAbsent(new Body(batch, loadToSend),
+			byte[] body = bodies.computeIfAbsent(new Body(batch, load),
 					b -> new ReleaseBatch(this.sync.replicaId(), this.sync.hashing(), b.releases(), b.load()).toJson());
 			// Free before the completion propagates, so whoever waits on this flush can
 			// publish to the peer again at once.
-			sends
-				.add(publish(peer, state, body, batch.size(), loadToSend).doOnTerminate(() -> state.inFlight.set(false))
-					.doOnCancel(() -> state.inFlight.set(false))
-					.cache());
+			sends.add(publish(peer, state, body, batch.size(), load).doOnTerminate(() -> state.inFlight.set(false))
+				.doOnCancel(() -> state.inFlight.set(false))
+				.cache());
 		}
 		// Started here, not on subscription: a caller that never subscribes still
 		// publishes.
