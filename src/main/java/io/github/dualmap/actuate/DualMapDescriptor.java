@@ -107,18 +107,22 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * off)
 	 * @param rescue whether an expired request first goes to another instance that can
 	 * start it at once and still make its SLO
+	 * @param rescueToQueue whether, failing that, it joins the queue of the instance with
+	 * the lowest estimate when that still fits its SLO
+	 * @param moveLateOnly whether hotspot migration and idle pull move only requests that
+	 * would miss their SLO where they wait (hotspot moves only to an instance with room)
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
 			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware,
-			double maxWaitShare, boolean rescue) {
+			double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
 					q.maxQueuedPerInstance(), q.maxQueuedPerPool(), millis(q.maxWaitNanos()),
 					q.expiry().name().toLowerCase(Locale.ROOT), q.maxMigrations(), q.migrationMargin(),
 					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware(),
-					q.maxWaitShare(), q.rescue());
+					q.maxWaitShare(), q.rescue(), q.rescueToQueue(), q.moveLateOnly());
 		}
 
 	}
@@ -131,15 +135,17 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param migrations queued requests the rebalancer moved off a hotspot
 	 * @param rerouted queued requests moved because their instance left, was drained or
 	 * became unhealthy
-	 * @param rescues requests sent at their wait bound to another instance that could
-	 * start them at once, instead of being rejected
+	 * @param rescues requests placed at their wait bound on another instance that could
+	 * still make their SLO, instead of being rejected (sent at once or queued there)
+	 * @param rescuesQueued of those, the ones queued there because no instance could
+	 * start them at once
 	 * @param rejections requests the queues rejected (429 and 503)
 	 * @param releases requests sent to an instance
 	 * @param rejectionsByStatus requests answered 429 or 503 instead of being sent, by
 	 * status: the queues' rejections plus requests every candidate refused
 	 */
-	public record Queue(int queued, long migrations, long rerouted, long rescues, long rejections, long releases,
-			Map<Integer, Long> rejectionsByStatus) {
+	public record Queue(int queued, long migrations, long rerouted, long rescues, long rescuesQueued, long rejections,
+			long releases, Map<Integer, Long> rejectionsByStatus) {
 
 	}
 

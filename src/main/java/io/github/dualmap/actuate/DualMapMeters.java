@@ -170,8 +170,13 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 				.register(this.meters);
 			FunctionCounter.builder("dualmap.queue.rescues", queues, DispatchQueues::rescues)
 				.tags(tags)
-				.description("Requests sent at their wait bound to another instance that could start them at once, "
-						+ "instead of being rejected")
+				.description("Requests placed at their wait bound on another instance that could still make their "
+						+ "SLO, instead of being rejected (sent at once or queued there)")
+				.register(this.meters);
+			FunctionCounter.builder("dualmap.queue.rescues.queued", queues, DispatchQueues::rescuesQueued)
+				.tags(tags)
+				.description("Rescued requests that joined another instance's queue because none could start them "
+						+ "at once")
 				.register(this.meters);
 			FunctionCounter.builder("dualmap.queue.shed", queues, DispatchQueues::shed)
 				.tags(tags)

@@ -108,8 +108,8 @@ final class PoolInspection {
 		for (int status : REJECTION_STATUSES) {
 			byStatus.put(status, service.rejections(status));
 		}
-		return new DualMapDescriptor.Queue(q.queued(), q.migrations(), q.rerouted(), q.rescues(), q.rejections(),
-				q.releases(), Collections.unmodifiableMap(byStatus));
+		return new DualMapDescriptor.Queue(q.queued(), q.migrations(), q.rerouted(), q.rescues(), q.rescuesQueued(),
+				q.rejections(), q.releases(), Collections.unmodifiableMap(byStatus));
 	}
 
 	static String hex(long hash) {

@@ -42,7 +42,7 @@ public class DualMapProperties {
 	public static final String PREFIX = "dualmap";
 
 	/** {@code dualmap.policy}'s default. */
-	public static final String DEFAULT_POLICY = "dualmap-directory";
+	public static final String DEFAULT_POLICY = "dualmap";
 
 	/** Whether the DualMap routing is active. */
 	private boolean enabled = true;
@@ -62,9 +62,9 @@ public class DualMapProperties {
 	private Map<String, Pool> pools = new LinkedHashMap<>();
 
 	/**
-	 * Routing policy name: dualmap-directory (the default: DualMap's two ring candidates
-	 * plus the instance the pool's prefix directory names), dualmap and its ablations, or
-	 * a baseline registered in RoutingPolicies.
+	 * Routing policy name: dualmap (the default: DualMap's two ring candidates, cache
+	 * affinity, the SLO switch and the queue's rebalancing), its variants, or a baseline
+	 * registered in RoutingPolicies.
 	 */
 	@NotBlank(message = "dualmap.policy must not be blank")
 	private String policy = DEFAULT_POLICY;
@@ -314,6 +314,8 @@ public class DualMapProperties {
 			.sloAware(d.sloAware)
 			.maxWaitShare(d.maxWaitShare)
 			.rescue(d.rescue)
+			.rescueToQueue(d.rescueToQueue)
+			.moveLateOnly(d.moveLateOnly)
 			.build();
 	}
 
@@ -1572,7 +1574,8 @@ public class DualMapProperties {
 		 */
 		@DecimalMin(value = "0", message = "dualmap.dispatch.max-wait-share must be >= 0")
 		@DecimalMax(value = "1000", message = "dualmap.dispatch.max-wait-share must be <= 1000")
-		private double maxWaitShare = 0.5;
+		// QueueSettings.DEFAULT_MAX_WAIT_SHARE, as a literal the metadata can show.
+		private double maxWaitShare = 0.35;
 
 		public double getMaxWaitShare() {
 			return this.maxWaitShare;
@@ -1590,6 +1593,36 @@ public class DualMapProperties {
 
 		public void setRescue(boolean rescue) {
 			this.rescue = rescue;
+		}
+
+		/**
+		 * With rescue, an expired request that no instance can start now joins the queue
+		 * of the instance with the lowest TTFT estimate, when that still fits what is
+		 * left of its SLO; it is rejected if it cannot start there in time.
+		 */
+		private boolean rescueToQueue = true;
+
+		public boolean isRescueToQueue() {
+			return this.rescueToQueue;
+		}
+
+		public void setRescueToQueue(boolean rescueToQueue) {
+			this.rescueToQueue = rescueToQueue;
+		}
+
+		/**
+		 * Hotspot migration and idle pull move only a queued request that would miss its
+		 * SLO where it waits, and a hotspot move goes only to an instance that can start
+		 * it now; false: any move whose gain beats the migration margin.
+		 */
+		private boolean moveLateOnly = true;
+
+		public boolean isMoveLateOnly() {
+			return this.moveLateOnly;
+		}
+
+		public void setMoveLateOnly(boolean moveLateOnly) {
+			this.moveLateOnly = moveLateOnly;
 		}
 
 		public void setMaxWaitShare(double maxWaitShare) {

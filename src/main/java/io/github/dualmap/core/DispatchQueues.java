@@ -103,6 +103,8 @@ public final class DispatchQueues {
 
 	private long rescues;
 
+	private long rescuesQueued;
+
 	private long rejections;
 
 	private long releases;
@@ -414,11 +416,20 @@ public final class DispatchQueues {
 	}
 
 	/**
-	 * Requests sent at their wait bound to another instance that could start them at once
-	 * instead of being rejected ({@link QueueSettings#rescue()}).
+	 * Requests placed at their wait bound on another instance that could still make their
+	 * SLO instead of being rejected ({@link QueueSettings#rescue()}): sent at once, or
+	 * queued there ({@link #rescuesQueued()}).
 	 */
 	public long rescues() {
 		return locked(() -> rescues);
+	}
+
+	/**
+	 * Of {@link #rescues()}, the requests that joined another instance's queue because
+	 * none could start them at once ({@link QueueSettings#rescueToQueue()}).
+	 */
+	public long rescuesQueued() {
+		return locked(() -> rescuesQueued);
 	}
 
 	/** Requests rejected (429 and 503). */
@@ -567,45 +578,60 @@ public final class DispatchQueues {
 	 * waited for, with the lowest TTFT estimate among those that accept work and have
 	 * prefill capacity for it now. It goes there ahead of that instance's own queue
 	 * (whose head did not fit the room left, or it would have been released) when the
-	 * estimate fits what is left of its SLO. Below capacity this saves most of what the
-	 * wait bound would turn away; at capacity no instance has room, and the request is
-	 * rejected.
-	 * @return whether the request was sent
+	 * estimate fits what is left of its SLO. Failing that, with
+	 * {@link QueueSettings#rescueToQueue()}, it joins the queue of the instance with the
+	 * lowest estimate of all when that estimate fits, until the last moment its prefill
+	 * could start there in time (a request is rescued once). Below capacity this saves
+	 * most of what the wait bound would turn away; at capacity no estimate fits, and the
+	 * request is rejected.
+	 * @return whether the request was sent or queued again
 	 */
 	private boolean rescue(QueuedRequest q, InstanceQueue from, List<Runnable> out) {
 		// A pinned request belongs where its stored response is; a final placement is no
 		// migration, so the migration bound does not apply.
-		if (q.pinned) {
+		if (q.pinned || q.rescuedToQueue) {
 			return false;
 		}
 		long left = sloOf(q.request()) - (pool.now() - q.submittedAtNanos());
-		InstanceState best = null;
-		long bestEstimate = Long.MAX_VALUE;
-		int bestCached = 0;
+		InstanceState now = null;
+		long nowEstimate = Long.MAX_VALUE;
+		InstanceState queued = null;
+		long queuedEstimate = Long.MAX_VALUE;
 		for (InstanceState s : pool.instances()) {
 			if (s == from.state || !mayTake(q, s)) {
 				continue;
 			}
-			int cached = cachedTokens(q, s);
-			int uncached = Math.max(0, q.request().promptTokens() - cached);
-			if (!hasRoom(s, uncached)) {
-				continue;
-			}
+			int uncached = Math.max(0, q.request().promptTokens() - cachedTokens(q, s));
 			long estimate = pool.estimateTtft(s, uncached);
-			if (estimate < bestEstimate) {
-				best = s;
-				bestEstimate = estimate;
-				bestCached = cached;
+			if (estimate < nowEstimate && hasRoom(s, uncached)) {
+				now = s;
+				nowEstimate = estimate;
+			}
+			if (estimate < queuedEstimate && queueOf(s).byArrival.size() < settings.maxQueuedPerInstance()) {
+				queued = s;
+				queuedEstimate = estimate;
 			}
 		}
-		if (best == null || bestEstimate > left) {
+		if (now != null && nowEstimate <= left) {
+			q.decision = withPlacement(q, now, Reason.RESCUE, nowEstimate);
+			rescues++;
+			release(q, now, now.sharedPrefillTokens(), out);
+			return true;
+		}
+		if (!settings.rescueToQueue() || queued == null || queuedEstimate > left) {
 			return false;
 		}
-		q.cachedTokens = bestCached;
-		q.uncachedTokens = Math.max(0, q.request().promptTokens() - bestCached);
-		q.decision = new Decision(best.id(), Reason.RESCUE, q.cachedTokens, q.uncachedTokens, bestEstimate);
+		q.decision = withPlacement(q, queued, Reason.RESCUE, queuedEstimate);
+		long lastStart = q.submittedAtNanos() + sloOf(q.request()) - pool.estimator().estimate(0, q.uncachedTokens);
+		if (lastStart <= pool.now()) {
+			return false;
+		}
+		q.rescuedToQueue = true;
+		q.expiresAtNanos = lastStart;
 		rescues++;
-		release(q, best, best.sharedPrefillTokens(), out);
+		rescuesQueued++;
+		enqueue(q, queued);
+		pump(queueOf(queued), out);
 		return true;
 	}
 
@@ -909,12 +935,26 @@ public final class DispatchQueues {
 			long estThere = pool.estimateTtft(idle, uncachedThere);
 			long slo = sloOf(q.request());
 			long gain = netGain(q, estHere, pool.warmthScaled(idle, from.state, estThere), uncachedThere);
+			if (settings.moveLateOnly() && !late(q, estHere, slo)) {
+				continue;
+			}
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, idle, estThere);
 				bestGain = gain;
 			}
 		}
 		return best;
+	}
+
+	/**
+	 * Whether {@code q} would miss its SLO where it waits: its wait so far plus
+	 * {@code estimateHereNanos} exceeds {@code sloNanos}. With
+	 * {@link QueueSettings#moveLateOnly()} only such requests move: one that makes its
+	 * SLO where it waits keeps its cached prefix, which at capacity is worth more to the
+	 * pool than the earlier start a move would give it (measured in docs/benchmarks.md).
+	 */
+	private boolean late(QueuedRequest q, long estimateHereNanos, long sloNanos) {
+		return pool.now() - q.submittedAtNanos() + estimateHereNanos > sloNanos;
 	}
 
 	/**
@@ -959,6 +999,9 @@ public final class DispatchQueues {
 			long estThere = pool.estimateTtft(there, uncachedThere);
 			long slo = sloOf(q.request());
 			long gain = netGain(q, estHere, pool.warmthScaled(there, here, estThere), uncachedThere);
+			if (settings.moveLateOnly() && (!late(q, estHere, slo) || !hasRoom(there, uncachedThere))) {
+				continue;
+			}
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, there, estThere);
 				bestGain = gain;
@@ -1048,9 +1091,15 @@ public final class DispatchQueues {
 
 	private Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason) {
 		int cached = cachedTokens(q, s);
+		return withPlacement(q, s, reason, pool.estimateTtft(s, Math.max(0, q.request().promptTokens() - cached)));
+	}
+
+	/** Sets {@code q}'s prefix split for {@code s}; its decision with that estimate. */
+	private Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason, long estimateNanos) {
+		int cached = cachedTokens(q, s);
 		q.cachedTokens = cached;
 		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
-		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, pool.estimateTtft(s, q.uncachedTokens));
+		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
 	}
 
 	/** Estimated cached prefix of {@code q} on {@code s}, from its shadow index. */

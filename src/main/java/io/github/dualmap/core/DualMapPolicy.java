@@ -254,8 +254,8 @@ public final class DualMapPolicy implements RoutingPolicy {
 		 */
 		FULL("dualmap"),
 		/**
-		 * No hotspot step: the SLO switch alone (the simulator also turns migration and
-		 * idle pull off for it).
+		 * No hotspot step: the SLO switch alone (its queue moves nothing either:
+		 * {@link RoutingPolicies#queueSettingsFor}).
 		 */
 		NO_REBALANCE("dualmap-no-rebalance"),
 		/** Cache affinity only: no SLO switch, no hotspot step. */

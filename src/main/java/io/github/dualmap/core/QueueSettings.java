@@ -50,11 +50,19 @@ import java.time.Duration;
  * instance with the lowest TTFT estimate among the others that accept work and have
  * prefill capacity for it now (ahead of that instance's own queue), when the estimate
  * still fits what is left of its SLO; only otherwise is it rejected
+ * @param rescueToQueue with {@code rescue}, an expired request that no instance can start
+ * now joins the queue of the instance with the lowest TTFT estimate when that estimate
+ * fits what is left of its SLO; it then waits there until the last moment its prefill
+ * could still start in time, and is rejected after that (it is rescued once)
+ * @param moveLateOnly hotspot migration and idle pull move only a request that is late
+ * where it waits (its wait so far plus its TTFT estimate there exceeds its SLO), and a
+ * hotspot move goes only to an instance with prefill room for it now; {@code false}: any
+ * move whose gain beats the margin
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
-		boolean sloAware, double maxWaitShare, boolean rescue) {
+		boolean sloAware, double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -63,11 +71,12 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	public static final long DEFAULT_MAX_PREFILL_TOKENS = 2 * 8192;
 
 	/**
-	 * Default share of its TTFT SLO a request may wait in the queues: half, which leaves
-	 * the other half for its prefill (docs/benchmarks.md, "Shedding what can no longer
-	 * make its SLO").
+	 * Default share of its TTFT SLO a request may wait in its queue before the rescue
+	 * places it elsewhere (or it is turned away): 35 %, which leaves most of the SLO for
+	 * a rescue into another queue and the prefill (docs/benchmarks.md, "Rescue into
+	 * another queue").
 	 */
-	public static final double DEFAULT_MAX_WAIT_SHARE = 0.5;
+	public static final double DEFAULT_MAX_WAIT_SHARE = 0.35;
 
 	/** What to do with a request that waited {@code maxWait} in the queue. */
 	public enum Expiry {
@@ -156,6 +165,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.sloAware = sloAware;
 		b.maxWaitShare = maxWaitShare;
 		b.rescue = rescue;
+		b.rescueToQueue = rescueToQueue;
+		b.moveLateOnly = moveLateOnly;
 		return b;
 	}
 
@@ -205,6 +216,10 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		private double maxWaitShare = DEFAULT_MAX_WAIT_SHARE;
 
 		private boolean rescue = true;
+
+		private boolean rescueToQueue = true;
+
+		private boolean moveLateOnly = true;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -281,6 +296,16 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder rescueToQueue(boolean v) {
+			this.rescueToQueue = v;
+			return this;
+		}
+
+		public Builder moveLateOnly(boolean v) {
+			this.moveLateOnly = v;
+			return this;
+		}
+
 		public Builder maxWaitShare(double v) {
 			this.maxWaitShare = v;
 			return this;
@@ -289,7 +314,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		public QueueSettings build() {
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
-					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue);
+					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue, rescueToQueue,
+					moveLateOnly);
 		}
 
 	}

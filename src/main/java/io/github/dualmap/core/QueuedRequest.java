@@ -44,8 +44,13 @@ public final class QueuedRequest {
 	final long agedAtNanos;
 
 	// When it expires if still queued: submission plus its wait bound (its SLO class's,
-	// else the queues').
-	final long expiresAtNanos;
+	// else the queues'); after a rescue into another queue, the last moment its prefill
+	// could start there and still make its SLO.
+	long expiresAtNanos;
+
+	// Whether it was rescued into another instance's queue at its wait bound: it is
+	// rejected when it expires again.
+	boolean rescuedToQueue;
 
 	final DispatchListener listener;
 

@@ -51,4 +51,24 @@ public final class RoutingPolicies {
 		return FACTORIES.containsKey(name);
 	}
 
+	/**
+	 * The dispatch queue settings a pool running {@code name} uses: {@code queue} as
+	 * configured, except that a DualMap ablation without the hotspot step
+	 * ({@code dualmap-no-rebalance}, {@code dualmap-cache-affinity},
+	 * {@code dualmap-least-loaded}) moves nothing while it queues (no migration, so no
+	 * idle pull either): the hotspot step of the policy and the queue's migration are one
+	 * mechanism in the paper, rebalancing, and an ablation without one runs without the
+	 * other. The rescue at the wait bound is no migration and stays as configured. The
+	 * gateway and the simulator apply the same rule, so a simulated row is what a pool
+	 * with that policy runs.
+	 */
+	public static QueueSettings queueSettingsFor(String name, QueueSettings queue) {
+		for (DualMapPolicy.Variant v : DualMapPolicy.Variant.values()) {
+			if (v.policyName().equals(name) && !v.rebalances() && queue.maxMigrations() != 0) {
+				return queue.toBuilder().maxMigrations(0).build();
+			}
+		}
+		return queue;
+	}
+
 }

@@ -103,7 +103,8 @@ public final class DualMapRegistry {
 			pools.computeIfAbsent(id, k -> {
 				PoolSettings own = settingsOf.apply(id);
 				InstancePool pool = new InstancePool(id, own.settings(), clock);
-				return new ServicePool(id, pool, policies.apply(own.policyName(), own.settings()), own.queueSettings(),
+				return new ServicePool(id, pool, policies.apply(own.policyName(), own.settings()),
+						RoutingPolicies.queueSettingsFor(own.policyName(), own.queueSettings()),
 						new InstanceBreakers(pool, breakerConfig), weightMetadataKey, this.listeners);
 			});
 		}

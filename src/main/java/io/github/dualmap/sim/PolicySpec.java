@@ -94,11 +94,8 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		if (!name.startsWith("dualmap")) {
 			return new PolicySpec(name, factory);
 		}
-		QueueSettings.Builder rowQueue = queue.toBuilder().mode(DispatchMode.QUEUE);
-		if (!migrates(name)) {
-			rowQueue.maxMigrations(0);
-		}
-		return new PolicySpec(name, factory, rowQueue.build());
+		return new PolicySpec(name, factory,
+				RoutingPolicies.queueSettingsFor(name, queue.toBuilder().mode(DispatchMode.QUEUE).build()));
 	}
 
 	/**
@@ -110,12 +107,6 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		names.add(names.indexOf(DUALMAP_PASS_THROUGH) + 1, DUALMAP_FIXED_DEPTH);
 		names.add(names.indexOf(DUALMAP_FIXED_DEPTH) + 1, DUALMAP_NO_PULL);
 		return names;
-	}
-
-	// The hotspot step of the policy and the queue's migration are one mechanism in the
-	// paper (rebalancing): an ablation without one runs without the other.
-	private static boolean migrates(String name) {
-		return name.equals("dualmap") || name.equals("dualmap-third-choice") || name.equals("dualmap-directory");
 	}
 
 	public RoutingPolicy create(SchedulerSettings settings) {

@@ -119,7 +119,7 @@ class DualMapEndpointIntegrationTests {
 		await().atMost(Duration.ofSeconds(5)).until(() -> this.registry.pool("llm").pool().size() == 2);
 		String body = get("/actuator/dualmap");
 		JsonNode root = JSON.readTree(body);
-		assertThat(root.get("policy").asString()).isEqualTo("dualmap-directory");
+		assertThat(root.get("policy").asString()).isEqualTo("dualmap");
 		assertThat(root.get("dispatchMode").asString()).isEqualTo("queue");
 		JsonNode buffers = root.get("buffers");
 		assertThat(buffers.get("limitBytes").asLong()).isEqualTo(this.buffers.limit()).isPositive();
@@ -131,8 +131,10 @@ class DualMapEndpointIntegrationTests {
 		assertThat(dispatch.get("sloAware").asBoolean()).isTrue();
 		assertThat(dispatch.get("maxPrefillTokens").asLong()).isEqualTo(16384);
 		assertThat(dispatch.get("maxWaitMs").asLong()).isEqualTo(30_000);
-		assertThat(dispatch.get("maxWaitShare").asDouble()).isEqualTo(0.5);
+		assertThat(dispatch.get("maxWaitShare").asDouble()).isEqualTo(0.35);
 		assertThat(dispatch.get("rescue").asBoolean()).isTrue();
+		assertThat(dispatch.get("rescueToQueue").asBoolean()).isTrue();
+		assertThat(dispatch.get("moveLateOnly").asBoolean()).isTrue();
 		assertThat(dispatch.get("agingMs").asLong()).isEqualTo(2000);
 		assertThat(dispatch.get("expiry").asString()).isEqualTo("reject");
 		JsonNode pool = root.get("pools").get("llm");
@@ -150,6 +152,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(queue.get("migrations").asLong()).isZero();
 		assertThat(queue.get("rerouted").asLong()).isZero();
 		assertThat(queue.get("rescues").asLong()).isZero();
+		assertThat(queue.get("rescuesQueued").asLong()).isZero();
 		assertThat(queue.get("rejections").asLong()).isZero();
 		assertThat(queue.get("rejectionsByStatus").get("429").asLong()).isZero();
 		assertThat(queue.get("rejectionsByStatus").get("503").asLong()).isZero();
@@ -276,7 +279,7 @@ class DualMapEndpointIntegrationTests {
 		String metrics = get("/actuator/prometheus");
 		assertThat(metrics)
 			.containsPattern("dualmap_decisions_total\\{instance=\"" + home
-					+ "\",policy=\"dualmap-directory\",reason=\"affinity\",service=\"llm\"} 13\\.0")
+					+ "\",policy=\"dualmap\",reason=\"affinity\",service=\"llm\"} 13\\.0")
 			.containsPattern("dualmap_ttft_seconds_count\\{instance=\"" + home + "\",service=\"llm\"} 13")
 			.contains("dualmap_ttft_seconds_bucket{instance=\"" + home + "\",service=\"llm\",le=\"")
 			.containsPattern("dualmap_slo_total\\{class=\"default\",outcome=\"within\",service=\"llm\"} 13\\.0")
@@ -297,6 +300,7 @@ class DualMapEndpointIntegrationTests {
 			.containsPattern("dualmap_migrations_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_reroutes_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_queue_rescues_total\\{service=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_queue_rescues_queued_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"429\"} 0\\.0")
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"503\"} 0\\.0")
 			.containsPattern("dualmap_retries_total\\{cause=\"connect\",service=\"llm\"} 0\\.0")

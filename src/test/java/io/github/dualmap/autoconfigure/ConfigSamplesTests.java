@@ -60,7 +60,7 @@ class ConfigSamplesTests {
 			assertThat(context).hasNotFailed();
 			DualMapProperties p = context.getBean(DualMapProperties.class);
 			assertThat(p.getServices()).containsExactly("vllm");
-			assertThat(p.getPolicy()).isEqualTo("dualmap-directory");
+			assertThat(p.getPolicy()).isEqualTo("dualmap");
 			assertThat(p.getMaxBodySize()).isEqualTo(DataSize.ofMegabytes(32));
 			assertThat(p.getScrape().getInterval()).isEqualTo(Duration.ofMillis(500));
 			assertThat(context.getBean(DualMapRegistry.class).pools()).containsOnlyKeys("vllm");
@@ -194,12 +194,14 @@ class ConfigSamplesTests {
 			DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 			assertThat(context.getBean(DualMapProperties.class).getPolicy()).isEqualTo("dualmap-cache-affinity");
 			assertThat(registry.pool("vllm").policyName()).isEqualTo("dualmap-cache-affinity");
-			QueueSettings q = registry.queueSettings();
-			assertThat(q.maxWaitShare()).isEqualTo(0.4);
+			QueueSettings q = registry.pool("vllm").queues().settings();
+			assertThat(q.maxWaitShare()).isEqualTo(0.35);
 			assertThat(q.rescue()).isTrue();
+			assertThat(q.rescueToQueue()).isTrue();
+			// The policy has no hotspot step: its queue moves nothing.
 			assertThat(q.maxMigrations()).isZero();
-			assertThat(q.idlePull()).isFalse();
-			assertThat(q.waitBoundNanos(0, Duration.ofSeconds(5).toNanos())).isEqualTo(Duration.ofSeconds(2).toNanos());
+			assertThat(q.waitBoundNanos(0, Duration.ofSeconds(5).toNanos()))
+				.isEqualTo(Duration.ofMillis(1_750).toNanos());
 		});
 	}
 

@@ -52,7 +52,7 @@ class DualMapPropertiesTests {
 			SchedulerSettings s = context.getBean(DualMapProperties.class).toSchedulerSettings();
 			assertThat(s).isEqualTo(SchedulerSettings.custom().defaultSlo(Duration.ofSeconds(5)).build());
 			assertThat(s.prefillNanosPerToken()).isEqualTo(25_000);
-			assertThat(context.getBean(DualMapRegistry.class).policyName()).isEqualTo("dualmap-directory");
+			assertThat(context.getBean(DualMapRegistry.class).policyName()).isEqualTo("dualmap");
 		});
 	}
 
@@ -174,7 +174,8 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.max-migrations=0", "dualmap.dispatch.migration-margin=0.25",
 					"dualmap.dispatch.max-moves-per-event=3", "dualmap.dispatch.unavailable-retry-after=2s",
 					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false",
-					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false", "dualmap.slow-start=30s")
+					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false",
+					"dualmap.dispatch.rescue-to-queue=false", "dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.pool("llm").queues().settings();
@@ -195,6 +196,7 @@ class DualMapPropertiesTests {
 					.sloAware(false)
 					.maxWaitShare(0.8)
 					.rescue(false)
+					.rescueToQueue(false)
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});
@@ -418,7 +420,7 @@ class DualMapPropertiesTests {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				ServicePool llm = registry.pool("llm");
 				ServicePool big = registry.pool("big");
-				assertThat(llm.policyName()).isEqualTo("dualmap-directory");
+				assertThat(llm.policyName()).isEqualTo("dualmap");
 				assertThat(llm.pool().settings()).isEqualTo(registry.settings());
 				assertThat(llm.queues().settings()).isEqualTo(registry.queueSettings());
 				assertThat(big.policyName()).isEqualTo("least-loaded");
@@ -431,7 +433,7 @@ class DualMapPropertiesTests {
 				assertThat(q.agingNanos()).isEqualTo(Duration.ofSeconds(1).toNanos());
 				assertThat(big.pool().settings().switchFactor()).isEqualTo(registry.settings().switchFactor());
 				// The global view is unchanged.
-				assertThat(registry.policyName()).isEqualTo("dualmap-directory");
+				assertThat(registry.policyName()).isEqualTo("dualmap");
 				assertThat(registry.settings().defaultSloNanos()).isEqualTo(Duration.ofSeconds(3).toNanos());
 				assertThat(registry.queueSettings().mode()).isEqualTo(DispatchMode.QUEUE);
 			});

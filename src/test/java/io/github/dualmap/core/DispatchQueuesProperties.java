@@ -29,7 +29,7 @@ class DispatchQueuesProperties {
 	@Property(tries = 200)
 	void everyRequestEndsExactlyOnceAndCountersReturnToZero(
 			@ForAll @Size(max = 120) List<@IntRange(min = 0, max = 9_999) Integer> actions, @ForAll boolean passThrough,
-			@ForAll boolean idlePull) {
+			@ForAll boolean idlePull, @ForAll boolean rescueToQueue) {
 		ManualClock clock = new ManualClock();
 		SchedulerSettings scheduler = SchedulerSettings.custom()
 			.prefillNanosPerToken(1_000_000)
@@ -49,6 +49,7 @@ class DispatchQueuesProperties {
 			.maxQueuedPerPool(15)
 			.maxWait(Duration.ofSeconds(8))
 			.idlePull(idlePull)
+			.rescueToQueue(rescueToQueue)
 			.expiry(actions.size() % 2 == 0 ? QueueSettings.Expiry.REJECT : QueueSettings.Expiry.DISPATCH)
 			.build();
 		DispatchQueues queues = new DispatchQueues(pool, policy, settings);
@@ -104,6 +105,10 @@ class DispatchQueuesProperties {
 			assertThat(outcomes.calls.values()).allMatch(n -> n == 1);
 			assertThat(all).allMatch(q -> q.migrations() <= settings.maxMigrations());
 			assertThat(queues.pulls()).isLessThanOrEqualTo(queues.migrations());
+			assertThat(queues.rescuesQueued()).isLessThanOrEqualTo(queues.rescues());
+			if (!rescueToQueue) {
+				assertThat(queues.rescuesQueued()).isZero();
+			}
 			if (!idlePull || passThrough) {
 				assertThat(queues.pulls()).isZero();
 			}

@@ -420,7 +420,8 @@ class DispatchQueuesTests {
 	void theWaitBoundIsAClassesOwnOrElseTheEarlierOfMaxWaitAndTheShareOfTheSlo() {
 		long second = Duration.ofSeconds(1).toNanos();
 		QueueSettings half = QueueSettings.custom().maxWait(Duration.ofSeconds(30)).maxWaitShare(0.5).build();
-		assertThat(half.maxWaitShare()).isEqualTo(QueueSettings.DEFAULT_MAX_WAIT_SHARE);
+		assertThat(QueueSettings.ofDefaults().maxWaitShare()).isEqualTo(QueueSettings.DEFAULT_MAX_WAIT_SHARE)
+			.isEqualTo(0.35);
 		assertThat(half.waitBoundNanos(0, 5 * second)).isEqualTo(2_500_000_000L);
 		assertThat(half.waitBoundNanos(second, 5 * second)).as("a class's tighter bound").isEqualTo(second);
 		assertThat(half.waitBoundNanos(0, 120 * second)).as("the queues' bound").isEqualTo(30 * second);
@@ -441,10 +442,17 @@ class DispatchQueuesTests {
 		}
 	}
 
-	/** Every request waits for a; nothing moves before its wait bound. */
+	/**
+	 * Every request waits for a; nothing moves before its wait bound, half its SLO (2.5 s
+	 * of the default 5 s).
+	 */
 	private DispatchQueues waitingForA(QueueSettings.Builder settings) {
 		return queues(PinnedPolicy.to("a"),
-				settings.maxPrefillTokens(1_000).maxWait(Duration.ofSeconds(10)).idlePull(false).maxMigrations(0));
+				settings.maxPrefillTokens(1_000)
+					.maxWait(Duration.ofSeconds(10))
+					.maxWaitShare(0.5)
+					.idlePull(false)
+					.maxMigrations(0));
 	}
 
 	@Test
@@ -488,7 +496,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void aRescueNeedsRoomOnTheInstanceItGoesToCountingOtherReplicasPrefill() {
-		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(2));
+		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(2).rescueToQueue(false));
 		q.submit(request("busy-a1", 1, 500), true, outcomes);
 		q.submit(request("busy-a2", 2, 500), true, outcomes);
 		// b: another replica's request in prefill there (500 tokens).
@@ -506,6 +514,118 @@ class DispatchQueuesTests {
 		clock.advance(Duration.ofMillis(2_500));
 		q.tick(clock.nanos());
 		assertThat(full.state()).as("b is at its request limit").isEqualTo(QueuedRequest.State.REJECTED);
+	}
+
+	/**
+	 * A request of 600 tokens that waits behind a busy a until its wait bound (2.5 s)
+	 * while b has another replica's request of 300 tokens in prefill, so no instance has
+	 * room for it then.
+	 */
+	private QueuedRequest waitForABehindBusyB(DispatchQueues q) {
+		q.submit(request("busy", 1, 100), true, outcomes);
+		pool.instance("b").peerLoad(1, 300, 0);
+		QueuedRequest waiting = q.submit(request("waiting", 2, 600), true, outcomes);
+		clock.advance(Duration.ofMillis(2_500));
+		q.tick(clock.nanos());
+		return waiting;
+	}
+
+	@Test
+	void withNoRoomAnywhereARequestAtItsWaitBoundJoinsTheQueueWithTheLowestEstimateThatFits() {
+		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		// b has another replica's request of 300 tokens in prefill: no room now.
+		pool.instance("b").peerLoad(1, 300, 0);
+		QueuedRequest waiting = q.submit(request("waiting", 2, 600), true, outcomes);
+		clock.advance(Duration.ofMillis(2_500));
+		q.tick(clock.nanos());
+
+		// b's estimate: 300 + 600 tokens at 1 ms = 0.9 s, within the 2.5 s left.
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(waiting.instanceId()).isEqualTo("b");
+		assertThat(waiting.decision().reason()).isEqualTo(Reason.RESCUE);
+		assertThat(q.queued("b")).isEqualTo(1);
+		assertThat(q.queued("a")).isZero();
+		assertThat(pool.instance("b").queuedTokens()).isEqualTo(600);
+		assertThat(a().queuedTokens()).isZero();
+		assertThat(q.rescues()).isEqualTo(1);
+		assertThat(q.rescuesQueued()).isEqualTo(1);
+		assertThat(q.rejections()).isZero();
+
+		// The peer's request got its first token: b releases it.
+		pool.instance("b").peerLoad(0, 0, 0);
+		q.tick(clock.nanos());
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		Decision d = outcomes.released.get(outcomes.released.size() - 1).decision();
+		assertThat(d.instanceId()).isEqualTo("b");
+		assertThat(d.reason()).isEqualTo(Reason.RESCUE);
+		assertThat(pool.instance("b").queuedRequests()).isZero();
+		q.finish(busy);
+		q.finish(waiting);
+	}
+
+	@Test
+	void aRequestRescuedIntoAQueueIsRejectedOnceItCouldNoLongerStartInTimeAndNeverRescuedTwice() {
+		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		QueuedRequest waiting = waitForABehindBusyB(q);
+		assertThat(waiting.instanceId()).isEqualTo("b");
+		// Its 600 tokens take 0.62 s on b (0.6 s plus the estimator's step): started
+		// later
+		// than that before its 5 s it would miss them.
+		long lastStart = waiting.submittedAtNanos() + Duration.ofSeconds(5).toNanos()
+				- pool.estimator().estimate(0, 600);
+		assertThat(lastStart - waiting.submittedAtNanos()).isEqualTo(Duration.ofMillis(4_380).toNanos());
+		assertThat(q.nextDeadlineNanos()).isLessThanOrEqualTo(lastStart);
+		clock.advance(Duration.ofNanos(lastStart - 1 - clock.nanos()));
+		q.tick(clock.nanos());
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		clock.advance(Duration.ofNanos(1));
+		q.tick(clock.nanos());
+
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(outcomes.rejected.get(waiting).status()).isEqualTo(503);
+		assertThat(outcomes.rejected.get(waiting).message()).contains("waited 4380 ms for instance 'b'");
+		assertThat(q.rescues()).isEqualTo(1);
+		assertThat(q.rejections()).isEqualTo(1);
+		assertThat(pool.instance("b").queuedRequests()).isZero();
+		assertThat(pool.instance("b").queuedTokens()).isZero();
+	}
+
+	@Test
+	void aRequestRescuedIntoAQueueLeavesItWhenItsClientGoesAway() {
+		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		QueuedRequest waiting = waitForABehindBusyB(q);
+		assertThat(waiting.instanceId()).isEqualTo("b");
+
+		assertThat(q.cancel(waiting)).isTrue();
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.CANCELLED);
+		assertThat(q.queued()).isZero();
+		assertThat(pool.instance("b").queuedTokens()).isZero();
+		clock.advance(Duration.ofSeconds(5));
+		q.tick(clock.nanos());
+		assertThat(outcomes.rejected).doesNotContainKey(waiting);
+	}
+
+	@Test
+	void withoutRescueToQueueARequestNoInstanceCanStartNowIsRejected() {
+		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1).rescueToQueue(false));
+		QueuedRequest waiting = waitForABehindBusyB(q);
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(q.rescues()).isZero();
+		assertThat(q.rescuesQueued()).isZero();
+	}
+
+	@Test
+	void aRequestIsNotRescuedIntoAQueueWhoseEstimateMissesItsSlo() {
+		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		q.submit(request("busy", 1, 100), true, outcomes);
+		// b: 2,000 tokens in prefill, so 2,000 + 600 take 2.6 s, past the 2.5 s left.
+		pool.instance("b").peerLoad(1, 2_000, 0);
+		QueuedRequest waiting = q.submit(request("waiting", 2, 600), true, outcomes);
+		clock.advance(Duration.ofMillis(2_500));
+		q.tick(clock.nanos());
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(q.rescues()).isZero();
 	}
 
 	@Test
@@ -705,7 +825,8 @@ class DispatchQueuesTests {
 
 	@Test
 	void migratesQueuedWorkOffAHotspotUntilBalanced() {
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1));
 		List<QueuedRequest> all = new ArrayList<>();
 		for (int i = 0; i < 10; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
@@ -719,6 +840,71 @@ class DispatchQueuesTests {
 		assertThat(pool.isHotspot(a())).as("excess shed").isFalse();
 		assertThat(movedToB).as("stops once balanced, not everything moves").isLessThan(6);
 		assertThat(all).allSatisfy(r -> assertThat(r.migrations()).isLessThanOrEqualTo(1));
+	}
+
+	@Test
+	void withMoveLateOnlyAHotspotMovesNothingUntilAQueuedRequestWouldMissItsSloThere() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1).idlePull(false));
+		InstancePool eagerPool = new InstancePool("eager", scheduler, clock);
+		eagerPool.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+		DispatchQueues eager = new DispatchQueues(eagerPool, PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).moveLateOnly(false).build());
+		for (int i = 0; i < 4; i++) {
+			q.submit(request("r" + i, i, 1_000), true, outcomes);
+			eager.submit(request("r" + i, i, 1_000), true, outcomes);
+		}
+		// a is a hotspot either way; at 1 ms a token 4,000 tokens pending make every
+		// queued request's estimate about 4 s, within its 5 s.
+		assertThat(pool.isHotspot(a())).isTrue();
+		assertThat(eager.migrations()).as("without the gate the hotspot sheds at once").isPositive();
+		assertThat(q.migrations()).isZero();
+		assertThat(q.queued("a")).isEqualTo(3);
+
+		// Two more and the estimate passes 5 s: now moves go to b.
+		QueuedRequest r4 = q.submit(request("r4", 4, 1_000), true, outcomes);
+		QueuedRequest r5 = q.submit(request("r5", 5, 1_000), true, outcomes);
+		assertThat(q.migrations()).isPositive();
+		assertThat(List.of(r4, r5).stream().filter(r -> "b".equals(r.instanceId())).count() + q.queued("b")
+				+ pool.instance("b").prefillRequests())
+			.isPositive();
+	}
+
+	@Test
+	void withMoveLateOnlyAHotspotMoveNeedsPrefillRoomOnTheTarget() {
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1).idlePull(false));
+		// b has another replica's request in prefill: at its limit of 1.
+		pool.instance("b").peerLoad(1, 100, 0);
+		for (int i = 0; i < 10; i++) {
+			q.submit(request("r" + i, i, 1_000), true, outcomes);
+		}
+		assertThat(pool.isHotspot(a())).isTrue();
+		assertThat(q.migrations()).as("late work, but b cannot take it").isZero();
+
+		// Its prefill done, b has room: the next trigger moves late work there.
+		pool.instance("b").peerLoad(0, 0, 0);
+		q.submit(request("r10", 10, 1_000), true, outcomes);
+		assertThat(q.migrations()).isPositive();
+		assertThat(q.queued("b") + pool.instance("b").prefillRequests()).isPositive();
+	}
+
+	@Test
+	void withMoveLateOnlyAnIdleCandidatePullsARequestOnlyOnceItWouldMissItsSloWhereItWaits() {
+		// One request in prefill on a (1,000 tokens), then one of 3,500 tokens whose
+		// other
+		// candidate b is idle: about 4.5 s at a, within its 5 s, so it stays.
+		DispatchQueues q = pullOnly(true, true);
+		q.submit(request("busy", 1, 1_000), true, outcomes);
+		QueuedRequest waiting = q.submit(request("waiting", 2, 3_500), true, outcomes);
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(q.pulls()).isZero();
+
+		// 0.6 s later its wait plus its estimate there pass 5 s: b pulls it.
+		clock.advance(Duration.ofMillis(600));
+		q.tick(clock.nanos());
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(waiting.instanceId()).isEqualTo("b");
+		assertThat(waiting.decision().reason()).isEqualTo(Reason.IDLE_PULL);
+		assertThat(q.pulls()).isEqualTo(1);
 	}
 
 	@Test
@@ -781,6 +967,11 @@ class DispatchQueuesTests {
 	 * bound out of reach), one request in prefill at a time.
 	 */
 	private DispatchQueues pullOnly(boolean idlePull) {
+		return pullOnly(idlePull, false);
+	}
+
+	/** Two instances that never turn hot, so only idle pull moves work. */
+	private DispatchQueues pullOnly(boolean idlePull, boolean moveLateOnly) {
 		SchedulerSettings noHotspot = scheduler.toBuilder()
 			.hotspotFloorTokens(Long.MAX_VALUE / 4)
 			.hotspotMaxWait(Duration.ofHours(1))
@@ -788,7 +979,7 @@ class DispatchQueuesTests {
 		InstancePool p = new InstancePool("pull", noHotspot, clock);
 		p.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
 		return new DispatchQueues(p, PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(idlePull).build());
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(idlePull).moveLateOnly(moveLateOnly).build());
 	}
 
 	@Test
@@ -898,7 +1089,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void aMoveIsChargedTheCachedPrefixItGivesUpSoUncachedWorkMovesFirst() {
-		DispatchQueues q = pullOnly(true);
+		DispatchQueues q = pullOnly(true, false);
 		InstanceState a = q.pool().instance("a");
 		// 2000 tokens in prefill on a; r1 has 1024 of its 1200 tokens cached there.
 		q.submit(request("r0", 0, 2_000), true, outcomes);

@@ -57,7 +57,14 @@ import static org.awaitility.Awaitility.await;
 				"dualmap.dispatch.max-queued-per-pool=6", "dualmap.dispatch.migration-margin=0",
 				"dualmap.dispatch.max-wait=20s", "dualmap.hotspot.max-queue-wait=300ms",
 				"dualmap.discovery.refresh-interval=100ms", "dualmap.slo.classes.hurried.ttft=1s",
-				"dualmap.slo.classes.hurried.max-wait=300ms" })
+				"dualmap.slo.classes.hurried.max-wait=300ms",
+				// The queue's moves, wait bound and rejections as these tests count them:
+				// the
+				// full policy's eager moves, half the SLO, no rescue into another queue
+				// (each
+				// has tests of its own in DispatchQueuesTests).
+				"dualmap.policy=dualmap", "dualmap.dispatch.move-late-only=false",
+				"dualmap.dispatch.max-wait-share=0.5", "dualmap.dispatch.rescue-to-queue=false" })
 class DualMapQueueIntegrationTests {
 
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));

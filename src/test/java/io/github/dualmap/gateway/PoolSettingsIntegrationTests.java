@@ -35,7 +35,7 @@ import static org.awaitility.Awaitility.await;
  */
 @SpringBootTest(classes = PoolSettingsIntegrationTests.App.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=affine",
+		properties = { "dualmap.policy=dualmap-directory", "spring.cloud.gateway.server.webflux.routes[0].id=affine",
 				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://affine",
 				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
 				"spring.cloud.gateway.server.webflux.routes[0].predicates[1]=Header=x-pool, affine",
@@ -153,7 +153,7 @@ class PoolSettingsIntegrationTests {
 		assertThat(slo("affine", "over")).isZero();
 		assertThat(slo("spread", "within")).isZero();
 		assertThat(decisions("affine", "dualmap-directory")).isEqualTo(5);
-		// The default policy keeps a prefix directory; round-robin keeps none.
+		// dualmap-directory keeps a prefix directory; round-robin keeps none.
 		JsonNode after = actuator();
 		assertThat(after.get("pools").get("affine").get("directory").get("blocks").asInt()).isPositive();
 		assertThat(after.get("pools").get("spread").get("directory").isNull()).isTrue();

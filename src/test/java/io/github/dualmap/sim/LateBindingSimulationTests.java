@@ -55,7 +55,8 @@ class LateBindingSimulationTests {
 		// Near this workload's capacity on four instances: queues build and hotspots
 		// form.
 		Workload w = Workload.of(SyntheticWorkload.RAG.generate(1500, 7));
-		RunResult r = Simulation.run(w, PolicySpec.named("dualmap"), config(4), 130, false);
+		RunResult r = Simulation.run(w, PolicySpec.named("dualmap", QueueSettings.custom().moveLateOnly(false).build()),
+				config(4), 130, false);
 		assertThat(r.migrations()).isPositive();
 		RunResult none = Simulation.run(w, PolicySpec.named("dualmap-no-rebalance"), config(4), 130, false);
 		assertThat(none.migrations()).isZero();
