@@ -595,25 +595,30 @@ public final class DispatchQueues {
 		long left = sloOf(q.request()) - (pool.now() - q.submittedAtNanos());
 		InstanceState now = null;
 		long nowEstimate = Long.MAX_VALUE;
+		int nowCached = 0;
 		InstanceState queued = null;
 		long queuedEstimate = Long.MAX_VALUE;
+		int queuedCached = 0;
 		for (InstanceState s : pool.instances()) {
 			if (s == from.state || !mayTake(q, s)) {
 				continue;
 			}
-			int uncached = Math.max(0, q.request().promptTokens() - cachedTokens(q, s));
+			int cached = cachedTokens(q, s);
+			int uncached = Math.max(0, q.request().promptTokens() - cached);
 			long estimate = pool.estimateTtft(s, uncached);
 			if (estimate < nowEstimate && hasRoom(s, uncached)) {
 				now = s;
 				nowEstimate = estimate;
+				nowCached = cached;
 			}
 			if (estimate < queuedEstimate && queueOf(s).byArrival.size() < settings.maxQueuedPerInstance()) {
 				queued = s;
 				queuedEstimate = estimate;
+				queuedCached = cached;
 			}
 		}
 		if (now != null && nowEstimate <= left) {
-			q.decision = withPlacement(q, now, Reason.RESCUE, nowEstimate);
+			q.decision = withPlacement(q, now, Reason.RESCUE, nowCached, nowEstimate);
 			rescues++;
 			release(q, now, now.sharedPrefillTokens(), out);
 			return true;
@@ -621,11 +626,12 @@ public final class DispatchQueues {
 		if (!settings.rescueToQueue() || queued == null || queuedEstimate > left) {
 			return false;
 		}
-		q.decision = withPlacement(q, queued, Reason.RESCUE, queuedEstimate);
-		long lastStart = q.submittedAtNanos() + sloOf(q.request()) - pool.estimator().estimate(0, q.uncachedTokens);
+		int uncachedThere = Math.max(0, q.request().promptTokens() - queuedCached);
+		long lastStart = q.submittedAtNanos() + sloOf(q.request()) - pool.estimator().estimate(0, uncachedThere);
 		if (lastStart <= pool.now()) {
 			return false;
 		}
+		q.decision = withPlacement(q, queued, Reason.RESCUE, queuedCached, queuedEstimate);
 		q.rescuedToQueue = true;
 		q.expiresAtNanos = lastStart;
 		rescues++;
@@ -932,12 +938,12 @@ public final class DispatchQueues {
 			}
 			long pendingHere = pool.pendingTokens(from.state);
 			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
-			long estThere = pool.estimateTtft(idle, uncachedThere);
 			long slo = sloOf(q.request());
-			long gain = netGain(q, estHere, pool.warmthScaled(idle, from.state, estThere), uncachedThere);
 			if (settings.moveLateOnly() && !late(q, estHere, slo)) {
 				continue;
 			}
+			long estThere = pool.estimateTtft(idle, uncachedThere);
+			long gain = netGain(q, estHere, pool.warmthScaled(idle, from.state, estThere), uncachedThere);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, idle, estThere);
 				bestGain = gain;
@@ -996,12 +1002,12 @@ public final class DispatchQueues {
 			}
 			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedTokens(q, there));
 			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
-			long estThere = pool.estimateTtft(there, uncachedThere);
 			long slo = sloOf(q.request());
-			long gain = netGain(q, estHere, pool.warmthScaled(there, here, estThere), uncachedThere);
 			if (settings.moveLateOnly() && (!late(q, estHere, slo) || !hasRoom(there, uncachedThere))) {
 				continue;
 			}
+			long estThere = pool.estimateTtft(there, uncachedThere);
+			long gain = netGain(q, estHere, pool.warmthScaled(there, here, estThere), uncachedThere);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, there, estThere);
 				bestGain = gain;
@@ -1091,12 +1097,15 @@ public final class DispatchQueues {
 
 	private Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason) {
 		int cached = cachedTokens(q, s);
-		return withPlacement(q, s, reason, pool.estimateTtft(s, Math.max(0, q.request().promptTokens() - cached)));
+		return withPlacement(q, s, reason, cached,
+				pool.estimateTtft(s, Math.max(0, q.request().promptTokens() - cached)));
 	}
 
-	/** Sets {@code q}'s prefix split for {@code s}; its decision with that estimate. */
-	private Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason, long estimateNanos) {
-		int cached = cachedTokens(q, s);
+	/**
+	 * Sets {@code q}'s prefix split for {@code s} ({@code cached} tokens cached there);
+	 * its decision with that estimate.
+	 */
+	private Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason, int cached, long estimateNanos) {
 		q.cachedTokens = cached;
 		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
 		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
