@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static io.github.dualmap.core.QueueFixture.request;
+import static io.github.dualmap.core.QueueFixture.ungatedMoves;
 
 /**
  * What the dispatch queues must get right when the world changes under them: a request
@@ -39,8 +40,7 @@ class DispatchQueuesHazardsTests {
 	@Test
 	void anIdleInstanceARequestMustAvoidDoesNotTakeIt() {
 		InstancePool pool = pool("a", "b");
-		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("b"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).build());
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("b"), ungatedMoves().maxPrefillRequests(1).build());
 		QueuedRequest busy = q.submit(request("busy", 1, 1_000), true, this.outcomes);
 		assertThat(busy.instanceId()).isEqualTo("b");
 
@@ -65,7 +65,7 @@ class DispatchQueuesHazardsTests {
 	void aHotspotMovesNoQueuedRequestToAnInstanceItMustAvoid() {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("b"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).idlePull(false).build());
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		q.submit(request("busy", 1, 1_000), true, this.outcomes);
 		List<QueuedRequest> avoiding = new ArrayList<>();
 		for (int i = 0; i < 6; i++) {
@@ -86,7 +86,7 @@ class DispatchQueuesHazardsTests {
 	void aQueuedRequestWhoseInstanceLeftIsNotReplacedOnAnInstanceItMustAvoid() {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("b"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).idlePull(false).build());
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		q.submit(request("busy", 1, 1_000), true, this.outcomes);
 		QueuedRequest retry = q.submit(request("retry", 2, 1_000), true, Set.of("a"), this.outcomes);
 		QueuedRequest free = q.submit(request("free", 3, 1_000), true, this.outcomes);
@@ -142,7 +142,7 @@ class DispatchQueuesHazardsTests {
 	private OnA oneSentOneQueuedOnA() {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).idlePull(false).build());
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		QueuedRequest sent = q.submit(request("r1", 1, 100), true, this.outcomes);
 		return new OnA(pool, q, sent, q.submit(request("r2", 2, 100), true, this.outcomes));
 	}
@@ -163,7 +163,7 @@ class DispatchQueuesHazardsTests {
 		InstancePool pool = pool(clock, "a", "b");
 		holder[0] = pool;
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).idlePull(false).build());
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		QueuedRequest r1 = q.submit(request("r1", 1, 200), true, this.outcomes);
 		QueuedRequest r2 = q.submit(request("r2", 2, 200), true, this.outcomes);
 		QueuedRequest r3 = q.submit(request("r3", 3, 200), true, this.outcomes);
@@ -209,7 +209,7 @@ class DispatchQueuesHazardsTests {
 				return d;
 			}
 		};
-		DispatchQueues q = new DispatchQueues(pool, racing, QueueSettings.custom().moveLateOnly(false).build());
+		DispatchQueues q = new DispatchQueues(pool, racing, ungatedMoves().build());
 		QueuedRequest r = q.submit(request("r", 1, 100), true, this.outcomes);
 
 		assertThat(r.state()).isEqualTo(QueuedRequest.State.RELEASED);

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static io.github.dualmap.core.QueueFixture.request;
+import static io.github.dualmap.core.QueueFixture.ungatedMoves;
 import static io.github.dualmap.core.QueueFixture.withSlo;
 
 /**
@@ -81,12 +82,7 @@ class DispatchQueuesMovesTests {
 	void aFullInstanceQueueSendsTheRequestToItsOtherCandidate() {
 		InstancePool pool = pool("a", "b", "c", "d");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom()
-					.moveLateOnly(false)
-					.maxPrefillRequests(1)
-					.maxQueuedPerInstance(1)
-					.idlePull(false)
-					.build());
+				ungatedMoves().maxPrefillRequests(1).maxQueuedPerInstance(1).idlePull(false).build());
 		q.submit(request("r0", 1, 100), true, outcomes);
 		QueuedRequest r1 = q.submit(request("r1", 2, 100), true, outcomes);
 		// A prompt whose first candidate is a: the overflow goes to the second one.
@@ -119,8 +115,7 @@ class DispatchQueuesMovesTests {
 			}
 		};
 		InstancePool pool = pool("a", "b", "c", "d");
-		DispatchQueues q = new DispatchQueues(pool, stale,
-				QueueSettings.custom().moveLateOnly(false).idlePull(false).build());
+		DispatchQueues q = new DispatchQueues(pool, stale, ungatedMoves().idlePull(false).build());
 		pool.instance("a").draining(true);
 		RoutingRequest r = request("r", 4, 1_000);
 		Candidates c = pool.rings().candidates(r.blocks().keyAt(1));
@@ -140,12 +135,7 @@ class DispatchQueuesMovesTests {
 	void aFullInstanceQueueDoesNotShedALooserRequestQueuedElsewhere() {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
-				QueueSettings.custom()
-					.moveLateOnly(false)
-					.maxPrefillRequests(1)
-					.maxQueuedPerInstance(1)
-					.idlePull(false)
-					.build());
+				ungatedMoves().maxPrefillRequests(1).maxQueuedPerInstance(1).idlePull(false).build());
 		q.submit(request("a0", 1, 100), true, outcomes);
 		q.submit(withSlo(request("a1-tight", 2, 100), Duration.ofSeconds(2)), true, outcomes);
 		q.submit(request("b0", 3, 100), true, outcomes);
@@ -166,7 +156,7 @@ class DispatchQueuesMovesTests {
 	void aFullPoolShedsTheLoosestSloFirstNotTheNewest() {
 		InstancePool pool = pool("a");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).maxQueuedPerPool(2).build());
+				ungatedMoves().maxPrefillRequests(1).maxQueuedPerPool(2).build());
 		q.submit(request("running", 1, 100), true, outcomes);
 		QueuedRequest loosest = q.submit(withSlo(request("loose", 2, 100), Duration.ofSeconds(60)), true, outcomes);
 		QueuedRequest newer = q.submit(withSlo(request("mid", 3, 100), Duration.ofSeconds(30)), true, outcomes);
@@ -185,7 +175,7 @@ class DispatchQueuesMovesTests {
 	void aRemovedInstanceIsNoticedOnTheNextFirstToken() {
 		InstancePool pool = pool(noHotspot(), "a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).idlePull(false).build());
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		QueuedRequest r0 = q.submit(request("r0", 1, 100), true, outcomes);
 		QueuedRequest r1 = q.submit(request("r1", 2, 100), true, outcomes);
 		members(pool, "b");
@@ -202,9 +192,7 @@ class DispatchQueuesMovesTests {
 	void aRemovedInstanceIsNoticedBeforeATickExpiresItsQueue() {
 		InstancePool pool = pool(noHotspot(), "a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom()
-					.moveLateOnly(false)
-					.maxPrefillRequests(1)
+				ungatedMoves().maxPrefillRequests(1)
 					.idlePull(false)
 					.maxWait(Duration.ofSeconds(1))
 					.expiry(QueueSettings.Expiry.DISPATCH)
@@ -231,8 +219,7 @@ class DispatchQueuesMovesTests {
 		InstancePool pool = pool(noHotspot(), "a", "b", "c");
 		pool.instance("b").healthy(false);
 		pool.instance("c").healthy(false);
-		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).build());
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"), ungatedMoves().maxPrefillRequests(1).build());
 		List<QueuedRequest> all = new ArrayList<>();
 		for (int i = 0; i < 20; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
@@ -260,7 +247,7 @@ class DispatchQueuesMovesTests {
 	private Orphan orphanOfA(SchedulerSettings settings) {
 		InstancePool pool = pool(settings, "a", "b", "c", "d");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).idlePull(false).build());
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		q.submit(request("r0", 1, 100), true, outcomes);
 		QueuedRequest r1 = q.submit(request("r1", 2, 1_000), true, outcomes);
 		members(pool, "b", "c", "d");
@@ -322,7 +309,7 @@ class DispatchQueuesMovesTests {
 	void anOrphanWhoseNewCandidatesBothDrainGoesToTheFirstAcceptingInstanceOnRingOne() {
 		InstancePool pool = pool(noHotspot(), "a", "b", "c", "d", "e");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).idlePull(false).build());
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		// A prompt whose first accepting instance on ring 1, once a has left and its two
 		// candidates drain, is not the first accepting instance in id order: "anywhere
 		// that accepts" would then put it elsewhere.
@@ -362,8 +349,7 @@ class DispatchQueuesMovesTests {
 	@Test
 	void aRingChangeTakesAQueuedRequestOffTheIdlePullOfTheCandidateItLost() {
 		InstancePool pool = pool(noHotspot(), "a", "b");
-		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).build());
+		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(), ungatedMoves().maxPrefillRequests(1).build());
 		// A prompt whose candidates are a and b now, and a and c once c joins.
 		long family = familyWithCandidates(QueueFixture.pool(noHotspot(), clock, "a", "b", "c"), 10, "a", "c");
 		// b is busy, so it cannot pull yet.
@@ -398,7 +384,7 @@ class DispatchQueuesMovesTests {
 		InstancePool pool = pool("a", "b", "c", "d");
 		pool.instance("b").draining(true);
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).idlePull(false).build());
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		List<QueuedRequest> all = new ArrayList<>();
 		for (int i = 0; i < 12; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
@@ -429,7 +415,7 @@ class DispatchQueuesMovesTests {
 		InstancePool pool = pool("a", "b", "c", "d");
 		pool.instance("b").draining(true);
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).idlePull(false).build());
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		// Prompts whose two candidates are a and b.
 		List<QueuedRequest> all = new ArrayList<>();
 		for (long family = 1; all.size() < 8; family++) {
@@ -457,7 +443,7 @@ class DispatchQueuesMovesTests {
 		// c is a hotspot of its own: 12k tokens against a pool mean of at most 5k.
 		pool.dispatch(request("load", 99, 12_000), new Decision("c", Reason.AFFINITY, 0, 12_000, -1));
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).idlePull(false).build());
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		// Prompts whose two candidates are a and c.
 		List<QueuedRequest> all = new ArrayList<>();
 		for (long family = 1; all.size() < 8; family++) {
@@ -480,12 +466,7 @@ class DispatchQueuesMovesTests {
 	void aHotspotMovesFirstTheRequestWhosePrefixTheTargetHolds() {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom()
-					.moveLateOnly(false)
-					.maxPrefillRequests(1)
-					.maxMovesPerTrigger(1)
-					.idlePull(false)
-					.build());
+				ungatedMoves().maxPrefillRequests(1).maxMovesPerTrigger(1).idlePull(false).build());
 		pool.instance("b").healthy(false);
 		q.submit(request("r0", 0, 2_000), true, outcomes);
 		QueuedRequest cold = q.submit(request("cold", 1, 1_000), true, outcomes);
@@ -509,12 +490,7 @@ class DispatchQueuesMovesTests {
 	void aHotspotMovesNothingToACandidateWhoseQueueIsFull() {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
-				QueueSettings.custom()
-					.moveLateOnly(false)
-					.maxPrefillRequests(1)
-					.maxQueuedPerInstance(2)
-					.idlePull(false)
-					.build());
+				ungatedMoves().maxPrefillRequests(1).maxQueuedPerInstance(2).idlePull(false).build());
 		QueuedRequest b0 = q.submit(request("b0", 0, 100), true, outcomes);
 		q.submit(request("b1", 1, 100), true, outcomes);
 		q.submit(request("b2", 2, 100), true, outcomes);
@@ -540,12 +516,7 @@ class DispatchQueuesMovesTests {
 	void aHotspotMovesAtMostTheConfiguredNumberPerEvent() {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom()
-					.moveLateOnly(false)
-					.maxPrefillRequests(1)
-					.maxMovesPerTrigger(1)
-					.idlePull(false)
-					.build());
+				ungatedMoves().maxPrefillRequests(1).maxMovesPerTrigger(1).idlePull(false).build());
 		pool.instance("b").healthy(false);
 		for (int i = 0; i < 10; i++) {
 			q.submit(request("r" + i, i, 1_000), true, outcomes);
@@ -562,12 +533,7 @@ class DispatchQueuesMovesTests {
 	void aMovedRequestIsNotMovedAgainPastTheMigrationBound() {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
-				QueueSettings.custom()
-					.moveLateOnly(false)
-					.maxPrefillRequests(1)
-					.maxMigrations(1)
-					.idlePull(false)
-					.build());
+				ungatedMoves().maxPrefillRequests(1).maxMigrations(1).idlePull(false).build());
 		pool.instance("b").healthy(false);
 		List<QueuedRequest> fromA = new ArrayList<>();
 		for (int i = 0; i < 6; i++) {
@@ -595,12 +561,7 @@ class DispatchQueuesMovesTests {
 		InstancePool pool = pool("a", "b");
 		// No expiry at half the SLO: it waits past the 3 s hotspot bound.
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom()
-					.moveLateOnly(false)
-					.maxPrefillRequests(1)
-					.idlePull(false)
-					.maxWaitShare(0)
-					.build());
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).maxWaitShare(0).build());
 		q.submit(request("r0", 0, 100), true, outcomes);
 		QueuedRequest none = q.submit(withSlo(request("none", 1, 100), Duration.ZERO), true, outcomes);
 		clock.advance(Duration.ofSeconds(4));
@@ -618,8 +579,7 @@ class DispatchQueuesMovesTests {
 	@Test
 	void releasedRequestsLeaveNoStaleEntriesThatStopIdlePull() {
 		InstancePool pool = pool(noHotspot(), "a", "b");
-		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).build());
+		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(), ungatedMoves().maxPrefillRequests(1).build());
 		QueuedRequest busyB = q.submit(request("b-busy", 999, 100), true, outcomes);
 		List<QueuedRequest> onA = new ArrayList<>();
 		for (int i = 0; i < 40; i++) {
@@ -642,7 +602,7 @@ class DispatchQueuesMovesTests {
 	void idlePullMovesAtMostTheConfiguredNumberPerEventAndSendsAtOnce() {
 		InstancePool pool = pool(noHotspot(), "a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(4).maxMovesPerTrigger(1).build());
+				ungatedMoves().maxPrefillRequests(4).maxMovesPerTrigger(1).build());
 		pool.instance("b").healthy(false);
 		List<QueuedRequest> all = new ArrayList<>();
 		for (int i = 0; i < 10; i++) {
@@ -661,8 +621,7 @@ class DispatchQueuesMovesTests {
 	@Test
 	void anIdleInstanceLooksAtNoMoreThanTheOldestRequestsOfOnePullScan() {
 		InstancePool pool = pool(noHotspot(), "a", "b");
-		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).build());
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"), ungatedMoves().maxPrefillRequests(1).build());
 		q.submit(request("r0", 0, 2_000), true, outcomes);
 		// The oldest requests are cached on a: moving one would give up its prefix, so
 		// the idle b passes them over.
@@ -690,8 +649,7 @@ class DispatchQueuesMovesTests {
 	@Test
 	void anIdlePullSkipsARequestThatWouldOverflowThePrefillTokensAndTakesOneThatFits() {
 		InstancePool pool = pool(noHotspot(), "a", "b", "c");
-		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillTokens(1_000).build());
+		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(), ungatedMoves().maxPrefillTokens(1_000).build());
 		q.submit(request("b0", 0, 400), true, outcomes);
 		// Lone prompts over the token limit: a and c queue whatever comes next.
 		q.submit(request("a0", 1, 5_000), true, outcomes);
@@ -714,7 +672,7 @@ class DispatchQueuesMovesTests {
 	void anIdleInstanceWithNothingInPrefillPullsAPromptOverThePrefillTokenLimit() {
 		InstancePool pool = pool(noHotspot(), "a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillTokens(1_000).build());
+				ungatedMoves().maxPrefillTokens(1_000).build());
 		q.submit(request("r0", 0, 1_000), true, outcomes);
 		QueuedRequest huge = q.submit(request("huge", 1, 3_000), true, outcomes);
 
@@ -727,8 +685,7 @@ class DispatchQueuesMovesTests {
 	@Test
 	void anIdleCandidateCountsThePrefixItHoldsWhenItPulls() {
 		InstancePool pool = pool(noHotspot(), "a", "b");
-		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).build());
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"), ungatedMoves().maxPrefillRequests(1).build());
 		RoutingRequest warm = request("r1", 7, 2_000);
 		pool.instance("b").healthy(false);
 		q.submit(request("r0", 1, 300), true, outcomes);
@@ -761,8 +718,7 @@ class DispatchQueuesMovesTests {
 	 */
 	private boolean pulledBehind(int ahead, RoutingRequest r) {
 		InstancePool pool = pool(noHotspot(), "a", "b");
-		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).build());
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"), ungatedMoves().maxPrefillRequests(1).build());
 		q.submit(request("ahead", 0, ahead), true, outcomes);
 		QueuedRequest queued = q.submit(r, true, outcomes);
 		assertThat(q.pulls()).isEqualTo("b".equals(queued.instanceId()) ? 1 : 0);
@@ -774,7 +730,7 @@ class DispatchQueuesMovesTests {
 		for (boolean batch : List.of(true, false)) {
 			InstancePool pool = pool("a", "b");
 			DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-					QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1).idlePull(false).build());
+					ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 			for (int i = 0; i < 5; i++) {
 				RoutingRequest r = request("r" + i + batch, i, 1_000);
 				q.submit(batch ? withSlo(r, Duration.ofSeconds(60)) : r, true, outcomes);

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static io.github.dualmap.core.QueueFixture.request;
+import static io.github.dualmap.core.QueueFixture.ungatedMoves;
 import static io.github.dualmap.core.QueueFixture.withSlo;
 
 class DispatchQueuesTests {
@@ -825,8 +826,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void migratesQueuedWorkOffAHotspotUntilBalanced() {
-		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().moveLateOnly(false).maxPrefillRequests(1));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), ungatedMoves().maxPrefillRequests(1));
 		List<QueuedRequest> all = new ArrayList<>();
 		for (int i = 0; i < 10; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));

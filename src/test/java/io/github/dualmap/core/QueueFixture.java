@@ -35,6 +35,15 @@ final class QueueFixture {
 	 * 1 ms per uncached token (the 10 % migration margin of a 5 s SLO is 500 tokens), no
 	 * calibration.
 	 */
+	/**
+	 * Queue settings for tests of the move mechanics themselves (hotspot migration, idle
+	 * pull, overflow): without {@link QueueSettings#moveLateOnly()}'s gate, whose own
+	 * tests are in {@code DispatchQueuesTests}.
+	 */
+	static QueueSettings.Builder ungatedMoves() {
+		return QueueSettings.custom().moveLateOnly(false);
+	}
+
 	static SchedulerSettings.Builder millisecondPerToken() {
 		return SchedulerSettings.custom().prefillNanosPerToken(1_000_000).calibrationAlpha(0);
 	}
