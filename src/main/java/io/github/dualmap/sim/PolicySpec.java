@@ -47,6 +47,16 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 */
 	public static final String DUALMAP_NO_PULL = "dualmap-no-pull";
 
+	/**
+	 * Suffix of a peer's row behind the gateway's dispatch queue
+	 * ({@code dynamo-cost+queue}): the peer chooses the instance, the request waits there
+	 * for prefill room under the same wait bound and rescue as DualMap's, and nothing
+	 * moves it (hotspot migration and idle pull follow DualMap's rings, which a peer does
+	 * not route by). It measures what the queue's admission control gives a policy that
+	 * is not DualMap.
+	 */
+	public static final String QUEUED_SUFFIX = "+queue";
+
 	/** A policy dispatched immediately. */
 	public PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy> factory) {
 		this(name, factory, null, null);
@@ -62,7 +72,8 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 * {@value #DUALMAP_FIXED_DEPTH} or {@value #DUALMAP_NO_PULL}. The DualMap family runs
 	 * behind the dispatch queues as the gateway default ({@code dispatch: queue});
 	 * ablations that have no hotspot step run the queue without migration, so they ablate
-	 * the rebalancer as a whole. Peers dispatch immediately.
+	 * the rebalancer as a whole. Peers dispatch immediately, or behind the queue without
+	 * moves when named with {@value #QUEUED_SUFFIX}.
 	 */
 	public static PolicySpec named(String name) {
 		return named(name, QueueSettings.ofDefaults());
@@ -86,6 +97,16 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		if (name.equals(DUALMAP_NO_PULL)) {
 			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
 					queue.toBuilder().mode(DispatchMode.QUEUE).idlePull(false).build());
+		}
+		if (name.endsWith(QUEUED_SUFFIX)) {
+			String peer = name.substring(0, name.length() - QUEUED_SUFFIX.length());
+			if (!RoutingPolicies.exists(peer) || peer.startsWith("dualmap")) {
+				throw new IllegalArgumentException("'" + name + "': " + QUEUED_SUFFIX
+						+ " puts a peer policy behind the dispatch queue; known peers: " + String.join(", ",
+								RoutingPolicies.names().stream().filter(n -> !n.startsWith("dualmap")).toList()));
+			}
+			return new PolicySpec(name, settings -> RoutingPolicies.create(peer, settings),
+					queue.toBuilder().mode(DispatchMode.QUEUE).maxMigrations(0).idlePull(false).build());
 		}
 		if (!RoutingPolicies.exists(name)) {
 			throw new IllegalArgumentException("unknown policy '" + name + "'; known: " + String.join(", ", names()));

@@ -29,11 +29,32 @@ import org.jspecify.annotations.Nullable;
  * @param engines what the engines went through while measured requests arrived and ran
  * @param classes attainment per SLO class ({@code --slo-classes}), the default class
  * last; empty when every request had the run's objective
+ * @param prompts prompt tokens of the measured requests, of those within the SLO and of
+ * the rejected: whether the requests a policy serves in time, or turns away, are the
+ * cheap or the expensive ones
  */
 public record RunResult(String policy, double rate, int measured, int withinSlo, int rejected, boolean stoppedEarly,
 		double ttftP50Seconds, double ttftP90Seconds, double ttftP99Seconds, double hitRate, double loadCv,
 		long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline, EngineLoad engines,
-		List<ClassResult> classes) {
+		List<ClassResult> classes, PromptTokens prompts) {
+
+	/**
+	 * Prompt tokens of measured requests. Attainment counts requests alike; a policy that
+	 * turns away or delays mostly long prompts reaches it with less engine work than one
+	 * that serves all sizes alike, and these sums show it.
+	 *
+	 * @param measured of all measured requests
+	 * @param withinSlo of those whose first token came within the SLO
+	 * @param rejected of those no instance accepted
+	 */
+	public record PromptTokens(long measured, long withinSlo, long rejected) {
+
+		/** Share of the measured prompt tokens that belong to requests within the SLO. */
+		public double withinSloShare() {
+			return measured == 0 ? 0 : (double) withinSlo / measured;
+		}
+
+	}
 
 	/**
 	 * The measured requests of one SLO class. TTFTs are censored as the run's are.

@@ -155,6 +155,10 @@ public final class Simulation {
 
 	private int rejected;
 
+	private long withinSloPromptTokens;
+
+	private long rejectedPromptTokens;
+
 	private int resolvedCount;
 
 	private int deadlineCursor;
@@ -555,6 +559,7 @@ public final class Simulation {
 	private void reject(int i) {
 		if (i >= warmup) {
 			rejected++;
+			rejectedPromptTokens += workload.trace().requests().get(i).inputTokens();
 			miss(i);
 		}
 	}
@@ -621,6 +626,7 @@ public final class Simulation {
 				resolved[i] = true;
 				resolvedCount++;
 				withinSlo++;
+				withinSloPromptTokens += workload.trace().requests().get(i).inputTokens();
 			}
 			else {
 				miss(i);
@@ -811,8 +817,10 @@ public final class Simulation {
 
 	private RunResult result() {
 		double[] seconds = new double[measured];
+		long measuredPromptTokens = 0;
 		for (int j = 0; j < measured; j++) {
 			int i = warmup + j;
+			measuredPromptTokens += workload.trace().requests().get(i).inputTokens();
 			long t = ttft[i] >= 0 ? ttft[i] : Math.max(0, now - arrival[i]);
 			seconds[j] = t / 1e9;
 		}
@@ -847,7 +855,8 @@ public final class Simulation {
 				percentile(seconds, 0.50), percentile(seconds, 0.90), percentile(seconds, 0.99),
 				promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, cvSamples == 0 ? 0 : cvSum / cvSamples,
 				migrations(), took.length == 0 ? 0 : percentile(took, 0.99), seconds, timeline, engineLoad(),
-				classResults());
+				classResults(),
+				new RunResult.PromptTokens(measuredPromptTokens, withinSloPromptTokens, rejectedPromptTokens));
 	}
 
 	/**

@@ -12,6 +12,7 @@ import io.github.dualmap.sim.trace.SyntheticWorkload;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * The simulator driving {@link io.github.dualmap.core.DispatchQueues} like the gateway.
@@ -37,6 +38,39 @@ class LateBindingSimulationTests {
 		assertThat(fixed.maxPrefixDepth()).isEqualTo(SETTINGS.minPrefixDepth());
 		assertThat(PolicySpec.named("dualmap").settingsFor(SETTINGS)).isSameAs(SETTINGS);
 		assertThat(PolicySpec.names()).contains(PolicySpec.DUALMAP_PASS_THROUGH).containsAll(RoutingPolicies.names());
+	}
+
+	@Test
+	void aPeerNamedWithTheQueueSuffixRunsBehindTheQueueWithoutMoves() {
+		QueueSettings base = QueueSettings.custom().maxWaitShare(0.2).build();
+		PolicySpec queued = PolicySpec.named("dynamo-cost" + PolicySpec.QUEUED_SUFFIX, base);
+		assertThat(queued.name()).isEqualTo("dynamo-cost+queue");
+		assertThat(queued.queue()).satisfies(q -> {
+			assertThat(q.mode()).isEqualTo(DispatchMode.QUEUE);
+			assertThat(q.maxMigrations()).isZero();
+			assertThat(q.idlePull()).isFalse();
+			assertThat(q.maxWaitShare()).isEqualTo(0.2);
+		});
+		assertThat(queued.create(SETTINGS)).isInstanceOf(RoutingPolicies.create("dynamo-cost", SETTINGS).getClass());
+		assertThat(queued.dispatchLabel()).isEqualTo("queue, no migration");
+		assertThatIllegalArgumentException().isThrownBy(() -> PolicySpec.named("dualmap+queue"))
+			.withMessageContaining("known peers: ")
+			.withMessageNotContaining("dualmap-");
+		assertThatIllegalArgumentException().isThrownBy(() -> PolicySpec.named("nope+queue"))
+			.withMessageContaining("'nope+queue'");
+	}
+
+	@Test
+	void theQueueTurnsAwayAPeersRequestsItWouldOtherwiseSendAtOnce() {
+		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(900, 4));
+		QueueSettings tiny = QueueSettings.custom().maxQueuedPerPool(1).maxPrefillRequests(1).build();
+		RunResult direct = Simulation.run(w, PolicySpec.named("least-loaded", tiny), config(2), 40, false);
+		RunResult queued = Simulation.run(w, PolicySpec.named("least-loaded+queue", tiny), config(2), 40, false);
+		assertThat(direct.rejected()).isZero();
+		assertThat(direct.prompts().rejected()).isZero();
+		assertThat(queued.rejected()).isPositive();
+		assertThat(queued.prompts().rejected()).isGreaterThanOrEqualTo(queued.rejected());
+		assertThat(queued.migrations()).isZero();
 	}
 
 	@Test
@@ -70,6 +104,12 @@ class LateBindingSimulationTests {
 		RunResult r = Simulation.run(w, spec, config(2), 40, false);
 		assertThat(r.rejected()).isPositive();
 		assertThat(r.withinSlo()).isLessThanOrEqualTo(r.measured() - r.rejected());
+		// Prompt tokens of the measured requests split like the requests do.
+		long measured = w.trace().requests().stream().skip(200).mapToLong(t -> t.inputTokens()).sum();
+		assertThat(r.prompts().measured()).isEqualTo(measured);
+		assertThat(r.prompts().rejected()).isPositive();
+		assertThat(r.prompts().withinSlo() + r.prompts().rejected()).isLessThanOrEqualTo(measured);
+		assertThat(r.prompts().withinSloShare()).isLessThan(1.0);
 	}
 
 	@Test
@@ -78,6 +118,8 @@ class LateBindingSimulationTests {
 		RunResult r = Simulation.run(w, PolicySpec.named("dualmap"), config(4), 2, false);
 		assertThat(r.rejected()).isZero();
 		assertThat(r.attainment()).isEqualTo(1.0);
+		assertThat(r.prompts().withinSloShare()).isEqualTo(1.0);
+		assertThat(r.prompts().rejected()).isZero();
 		assertThat(r.decisionNanosP99()).isZero();
 		assertThat(r.hitRate()).isGreaterThan(0.2);
 	}

@@ -171,12 +171,12 @@ class SimCommandTests {
 		String stopped = out.toString();
 		assertThat(stopped).contains("SLO attainment in the same runs")
 			.containsPattern(
-					"\\| round-robin \\| 500\\.00 \\| 200 \\| \\d+ \\| [\\d.]+ % \\| stopped once over 10 % had missed");
+					"\\| round-robin \\| 500\\.00 \\| 200 \\| \\d+ \\| [\\d.]+ % \\| [\\d.]+ % \\| - / \\d+ \\| stopped once over 10 % had missed");
 		out.getBuffer().setLength(0);
 		assertThat(run(concat(failing, "--no-stop", "--out", dir.resolve("whole").toString()))).as(err.toString())
 			.isZero();
-		assertThat(out.toString())
-			.containsPattern("\\| round-robin \\| 500\\.00 \\| 200 \\| \\d+ \\| [\\d.]+ % \\| whole trace \\|");
+		assertThat(out.toString()).containsPattern(
+				"\\| round-robin \\| 500\\.00 \\| 200 \\| \\d+ \\| [\\d.]+ % \\| [\\d.]+ % \\| - / \\d+ \\| whole trace \\|");
 	}
 
 	@Test
@@ -273,6 +273,8 @@ class SimCommandTests {
 		String outDir = dir.resolve("x").toString();
 		assertThat(run("--trace", trace.toString(), "--policies", "dualmap,nope", "--out", outDir)).isEqualTo(2);
 		assertThat(err.toString()).contains("unknown policy 'nope'");
+		assertThat(run("--trace", trace.toString(), "--policies", "dualmap+queue", "--out", outDir)).isEqualTo(2);
+		assertThat(err.toString()).contains("'dualmap+queue': +queue puts a peer policy behind the dispatch queue");
 		assertThat(run("--trace", dir.resolve("missing.jsonl").toString(), "--out", outDir)).isEqualTo(2);
 		assertThat(err.toString()).contains("cannot read trace file");
 		assertThat(run("--trace", trace.toString(), "--instances", "0", "--out", outDir)).isEqualTo(2);
