@@ -93,6 +93,12 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	@Option(names = "--requests", description = "replay only the first N requests (warm-up included)")
 	@Nullable Integer requests;
 
+	@Option(names = "--repeat", defaultValue = "1", paramLabel = "K",
+			description = "replay the trace K times back to back, each copy with its own prefixes (after --requests; "
+					+ "the warm-up is the first copy's): a longer run in which an overloaded pool's backlog keeps "
+					+ "growing (default ${DEFAULT-VALUE})")
+	int repeat = 1;
+
 	@Option(names = "--routers", defaultValue = "1", description = "gateway replicas (default ${DEFAULT-VALUE})")
 	int routers;
 
@@ -204,6 +210,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		positive("--instances", instances);
 		positive("--routers", routers);
 		positive("--threads", threads);
+		positive("--repeat", repeat);
 		if (warmup < 0) {
 			throw new IllegalArgumentException("--warmup must be >= 0 but was " + warmup);
 		}
@@ -372,7 +379,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 				t = t.first(n);
 			}
 		}
-		return t;
+		return t.repeated(repeat);
 	}
 
 	static List<PolicySpec> policySpecs(String list) {

@@ -241,6 +241,19 @@ class SimCommandTests {
 	}
 
 	@Test
+	void aRepeatedTraceIsMeasuredOverEveryCopyAfterTheWarmUp() {
+		Path outDir = dir.resolve("repeat");
+		assertThat(run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--rate", "2",
+				"--repeat", "3", "--policies", "least-loaded", "--out", outDir.toString()))
+			.as(err.toString())
+			.isZero();
+		assertThat(out.toString()).contains("synthetic-rag x3")
+			.containsPattern("\\| least-loaded \\| 2\\.00 \\| 800 \\|");
+		assertThat(run("--synthetic", "rag", "--repeat", "0", "--out", outDir.toString())).isEqualTo(2);
+		assertThat(err.toString()).contains("--repeat must be > 0 but was 0");
+	}
+
+	@Test
 	void gatewayPropertiesSetForTheRunAndBadOnesRefused() {
 		String outDir = dir.resolve("set").toString();
 		int code = run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--rate", "2",

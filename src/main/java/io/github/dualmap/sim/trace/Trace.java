@@ -1,5 +1,7 @@
 package io.github.dualmap.sim.trace;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -53,6 +55,41 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 			throw new IllegalArgumentException("request count must be > 0 but was " + n);
 		}
 		return n >= requests.size() ? this : new Trace(name, blockTokens, requests.subList(0, n));
+	}
+
+	/**
+	 * This trace replayed {@code times} times back to back, as that many independent
+	 * populations of the same kind: copy {@code c} arrives after copy {@code c - 1} (one
+	 * mean gap after its last request) and its hash ids are shifted past every id of the
+	 * copies before, so it shares no prefix with them. Each copy has the original's
+	 * prefix reuse and sizes; a longer replay lets an overloaded pool's backlog build for
+	 * longer, so work deferred past the end of a short trace weighs less.
+	 * @throws IllegalArgumentException when {@code times} is not positive
+	 */
+	public Trace repeated(int times) {
+		if (times <= 0) {
+			throw new IllegalArgumentException("repeat count must be > 0 but was " + times);
+		}
+		if (times == 1) {
+			return this;
+		}
+		long idSpan = requests.stream().flatMapToLong(r -> Arrays.stream(r.hashIds())).max().orElseThrow() + 1;
+		double start = requests.get(0).timestampMillis();
+		double period = spanMillis(requests) * requests.size() / (requests.size() - 1);
+		List<TraceRequest> out = new ArrayList<>(requests.size() * times);
+		for (int c = 0; c < times; c++) {
+			long idShift = c * idSpan;
+			double timeShift = c * period;
+			for (TraceRequest r : requests) {
+				long[] ids = r.hashIds().clone();
+				for (int k = 0; k < ids.length; k++) {
+					ids[k] += idShift;
+				}
+				out.add(new TraceRequest(r.timestampMillis() - start + timeShift, r.inputTokens(), r.outputTokens(),
+						ids));
+			}
+		}
+		return new Trace(name + " x" + times, blockTokens, out);
 	}
 
 	/**

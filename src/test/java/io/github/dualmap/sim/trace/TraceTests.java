@@ -34,6 +34,32 @@ class TraceTests {
 	}
 
 	@Test
+	void aRepeatedTraceReplaysItsCopiesBackToBackWithDisjointPrefixes() {
+		Trace t = new Trace("t", 512,
+				List.of(new TraceRequest(1000, 100, 10, new long[] { 0, 1 }),
+						new TraceRequest(2000, 200, 20, new long[] { 0, 2 }),
+						new TraceRequest(4000, 300, 30, new long[] { 3 })));
+		Trace three = t.repeated(3);
+		assertThat(three.name()).isEqualTo("t x3");
+		assertThat(three.size()).isEqualTo(9);
+		// Span 3 s over 2 gaps: a copy lasts 4.5 s (its span plus one mean gap).
+		assertThat(three.requests()).extracting(TraceRequest::timestampMillis)
+			.containsExactly(0.0, 1000.0, 3000.0, 4500.0, 5500.0, 7500.0, 9000.0, 10000.0, 12000.0);
+		assertThat(three.requests()).extracting(TraceRequest::inputTokens)
+			.containsExactly(100, 200, 300, 100, 200, 300, 100, 200, 300);
+		assertThat(three.requests().get(4).hashIds()).containsExactly(4, 6);
+		assertThat(three.requests().get(7).hashIds()).containsExactly(8, 10);
+		// Same relative timing, so the same rate replays each copy as the original.
+		long[] arrivals = three.arrivalNanos(1.0);
+		long[] original = t.arrivalNanos(1.0 * t.nativeRate() / three.nativeRate());
+		assertThat(arrivals[4] - arrivals[3]).isEqualTo(original[1] - original[0]);
+		// The original is untouched, and one copy is the trace itself.
+		assertThat(t.requests().get(1).hashIds()).containsExactly(0, 2);
+		assertThat(t.repeated(1)).isSameAs(t);
+		assertThatThrownBy(() -> t.repeated(0)).hasMessageContaining("repeat count must be > 0 but was 0");
+	}
+
+	@Test
 	void badRatesAndTracesAreRejected() {
 		Trace t = new Trace("t", 512, List.of(at(0), at(10)));
 		assertThatThrownBy(() -> t.arrivalNanos(0)).hasMessageContaining("rate must be > 0");
