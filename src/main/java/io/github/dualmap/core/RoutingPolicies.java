@@ -58,17 +58,18 @@ public final class RoutingPolicies {
 	 * {@code dualmap-least-loaded}) moves nothing while it queues (no migration, so no
 	 * idle pull either): the hotspot step of the policy and the queue's migration are one
 	 * mechanism in the paper, rebalancing, and an ablation without one runs without the
-	 * other. The rescue at the wait bound is no migration and stays as configured. The
+	 * other. A policy that is not DualMap moves nothing either: the queue's moves go to a
+	 * request's other candidate on DualMap's rings, which such a policy does not route
+	 * by. The rescue at the wait bound is no migration and stays as configured. The
 	 * gateway and the simulator apply the same rule, so a simulated row is what a pool
 	 * with that policy runs.
 	 */
 	public static QueueSettings queueSettingsFor(String name, QueueSettings queue) {
+		boolean rebalances = false;
 		for (DualMapPolicy.Variant v : DualMapPolicy.Variant.values()) {
-			if (v.policyName().equals(name) && !v.rebalances() && queue.maxMigrations() != 0) {
-				return queue.toBuilder().maxMigrations(0).build();
-			}
+			rebalances |= v.policyName().equals(name) && v.rebalances();
 		}
-		return queue;
+		return rebalances || queue.maxMigrations() == 0 ? queue : queue.toBuilder().maxMigrations(0).build();
 	}
 
 }

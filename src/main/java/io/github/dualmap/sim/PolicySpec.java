@@ -49,11 +49,11 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 
 	/**
 	 * Suffix of a peer's row behind the gateway's dispatch queue
-	 * ({@code dynamo-cost+queue}): the peer chooses the instance, the request waits there
-	 * for prefill room under the same wait bound and rescue as DualMap's, and nothing
-	 * moves it (hotspot migration and idle pull follow DualMap's rings, which a peer does
-	 * not route by). It measures what the queue's admission control gives a policy that
-	 * is not DualMap.
+	 * ({@code dynamo-cost+queue}), as a gateway runs it with {@code dualmap.policy} set
+	 * to that peer: the peer chooses the instance, the request waits there for prefill
+	 * room under the same wait bound and rescue as DualMap's, and nothing moves it
+	 * ({@link RoutingPolicies#queueSettingsFor}). It measures what the queue's admission
+	 * control gives a policy that is not DualMap.
 	 */
 	public static final String QUEUED_SUFFIX = "+queue";
 
@@ -106,7 +106,7 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 								RoutingPolicies.names().stream().filter(n -> !n.startsWith("dualmap")).toList()));
 			}
 			return new PolicySpec(name, settings -> RoutingPolicies.create(peer, settings),
-					queue.toBuilder().mode(DispatchMode.QUEUE).maxMigrations(0).idlePull(false).build());
+					RoutingPolicies.queueSettingsFor(peer, queue.toBuilder().mode(DispatchMode.QUEUE).build()));
 		}
 		if (!RoutingPolicies.exists(name)) {
 			throw new IllegalArgumentException("unknown policy '" + name + "'; known: " + String.join(", ", names()));

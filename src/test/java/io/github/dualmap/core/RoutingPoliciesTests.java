@@ -29,6 +29,23 @@ class RoutingPoliciesTests {
 	}
 
 	@Test
+	void onlyTheDualMapPoliciesWithAHotspotStepMoveQueuedRequests() {
+		QueueSettings queue = QueueSettings.ofDefaults();
+		assertThat(queue.maxMigrations()).isPositive();
+		for (String name : new String[] { "dualmap", "dualmap-third-choice", "dualmap-directory" }) {
+			assertThat(RoutingPolicies.queueSettingsFor(name, queue)).as(name).isSameAs(queue);
+		}
+		for (String name : new String[] { "dualmap-no-rebalance", "dualmap-cache-affinity", "dualmap-least-loaded",
+				"dynamo-cost", "round-robin", "sglang-cache-aware" }) {
+			QueueSettings own = RoutingPolicies.queueSettingsFor(name, queue);
+			assertThat(own.maxMigrations()).as(name).isZero();
+			assertThat(own.toBuilder().maxMigrations(queue.maxMigrations()).build()).as(name).isEqualTo(queue);
+		}
+		QueueSettings none = queue.toBuilder().maxMigrations(0).build();
+		assertThat(RoutingPolicies.queueSettingsFor("dynamo-cost", none)).isSameAs(none);
+	}
+
+	@Test
 	void unknownNameIsNamedInTheError() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> RoutingPolicies.create("no-such-policy", SchedulerSettings.ofDefaults()))

@@ -132,11 +132,14 @@ class PoolSettingsIntegrationTests {
 		assertThat(affine.get("dispatchMode").asString()).isEqualTo("queue");
 		assertThat(affine.get("sloTtftMs").asLong()).isEqualTo(3_600_000);
 		assertThat(affine.get("dispatch").get("maxPrefillRequests").asInt()).isEqualTo(32);
+		assertThat(affine.get("dispatch").get("maxMigrations").asInt()).isEqualTo(2);
 		JsonNode spreadPool = root.get("pools").get("spread");
 		assertThat(spreadPool.get("policy").asString()).isEqualTo("round-robin");
 		assertThat(spreadPool.get("dispatchMode").asString()).isEqualTo("pass-through");
 		assertThat(spreadPool.get("sloTtftMs").asLong()).isEqualTo(1);
 		assertThat(spreadPool.get("dispatch").get("maxPrefillRequests").asInt()).isEqualTo(4);
+		// A peer policy's queue moves nothing: its moves would follow DualMap's rings.
+		assertThat(spreadPool.get("dispatch").get("maxMigrations").asInt()).isZero();
 
 		// The same prompt stays on one instance under DualMap, alternates under
 		// round-robin.

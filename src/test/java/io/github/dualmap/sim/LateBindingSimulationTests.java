@@ -48,7 +48,6 @@ class LateBindingSimulationTests {
 		assertThat(queued.queue()).satisfies(q -> {
 			assertThat(q.mode()).isEqualTo(DispatchMode.QUEUE);
 			assertThat(q.maxMigrations()).isZero();
-			assertThat(q.idlePull()).isFalse();
 			assertThat(q.maxWaitShare()).isEqualTo(0.2);
 		});
 		assertThat(queued.create(SETTINGS)).isInstanceOf(RoutingPolicies.create("dynamo-cost", SETTINGS).getClass());
