@@ -1,0 +1,248 @@
+package io.github.dualmap.gateway;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Predicate;
+
+import io.github.dualmap.core.Candidates;
+import io.github.dualmap.core.DispatchQueues;
+import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.PromptBlocks;
+import io.github.dualmap.prompt.PromptParser;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The rescue at the wait bound through the gateway, with the dispatch defaults: a request
+ * whose two candidates are busy past 35 % of its SLO is sent to the third instance when
+ * it has room ({@code dispatch.rescue}), or joins another instance's queue when none has
+ * ({@code dispatch.rescue-to-queue}) and is served there, or answered 503 once its last
+ * possible start has passed. Three stub engines, one request in prefill per instance;
+ * each test learns the candidates of its prompts from the pool's rings, so it knows which
+ * instance is which.
+ */
+@SpringBootTest(classes = DualMapRescueIntegrationTests.App.class,
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
+				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
+				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
+				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
+				"dualmap.dispatch.max-prefill-requests=1", "management.endpoints.web.exposure.include=dualmap" })
+class DualMapRescueIntegrationTests {
+
+	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));
+
+	static final String PATH = "/v1/chat/completions";
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	DualMapRegistry registry;
+
+	@Autowired
+	PromptParser parser;
+
+	@Autowired
+	MeterRegistry meters;
+
+	@DynamicPropertySource
+	static void engines(DynamicPropertyRegistry properties) {
+		StubEngine.discover(properties, "llm", ENGINES);
+	}
+
+	@AfterAll
+	static void stopEngines() {
+		ENGINES.forEach(StubEngine::stop);
+	}
+
+	@AfterEach
+	void settle() {
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
+		ServicePool pool = this.registry.pool("llm");
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			assertThat(pool.queues().queued()).isZero();
+			assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+		});
+	}
+
+	record Result(int status, String instance, String reason, long queueMs, String body) {
+	}
+
+	static String body(String tenant) {
+		// The tenant's name opens the prompt, so tenants differ in their first block
+		// (the routing key at the minimum depth).
+		return """
+				{"model":"m","stream":true,"messages":[{"role":"system","content":"%s"},{"role":"user","content":"go"}]}"""
+			.formatted(("Tenant " + tenant + " has its own system prompt. ").repeat(20));
+	}
+
+	Mono<Result> post(String tenant, String sloMs) {
+		return WebClient.create("http://127.0.0.1:" + this.port).post().uri(PATH).headers(h -> {
+			if (sloMs != null) {
+				h.set(SloResolver.TTFT_HEADER, sloMs);
+			}
+		})
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body(tenant))
+			.exchangeToMono(r -> r.bodyToMono(String.class).defaultIfEmpty("").map(b -> {
+				HttpHeaders h = r.headers().asHttpHeaders();
+				String queued = h.getFirst(DispatchAccountingFilter.QUEUE_HEADER);
+				return new Result(r.statusCode().value(), String.valueOf(h.getFirst("x-dualmap-instance")),
+						String.valueOf(h.getFirst("x-dualmap-reason")), queued == null ? -1 : Long.parseLong(queued),
+						b);
+			}));
+	}
+
+	/** The candidates of a tenant's prompt, as the pool routes it now. */
+	Candidates candidates(String tenant) {
+		InstancePool pool = this.registry.pool("llm").pool();
+		PromptBlocks blocks = this.parser.parse(PATH, body(tenant).getBytes(StandardCharsets.UTF_8)).blocks();
+		return pool.rings().candidates(blocks.keyAt(pool.hotPrefixes().peekDepth(blocks)));
+	}
+
+	/** A tenant named {@code prefix} and a number whose candidates are {@code wanted}. */
+	String tenant(String prefix, Predicate<Candidates> wanted) {
+		for (int i = 0; i < 10_000; i++) {
+			String tenant = prefix + i;
+			if (wanted.test(candidates(tenant))) {
+				return tenant;
+			}
+		}
+		throw new AssertionError("no tenant with the wanted candidates");
+	}
+
+	StubEngine engine(String instanceId) {
+		return ENGINES.stream().filter(e -> e.instanceId().equals(instanceId)).findFirst().orElseThrow();
+	}
+
+	static String third(Candidates c) {
+		return ENGINES.stream()
+			.map(StubEngine::instanceId)
+			.filter(id -> !id.equals(c.first()) && !id.equals(c.second()))
+			.findFirst()
+			.orElseThrow();
+	}
+
+	/** Sends a request and waits until it holds its instance's one prefill slot. */
+	Mono<Result> occupy(String tenant, String instance) {
+		Mono<Result> r = post(tenant, null).cache();
+		r.subscribe();
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> this.registry.pool("llm").pool().instance(instance).prefillRequests() == 1);
+		return r;
+	}
+
+	double meter(String name) {
+		return this.meters.get(name).tag("service", "llm").functionCounter().count();
+	}
+
+	@Test
+	void aRequestWhoseCandidatesAreBusyIsSentToAnInstanceWithRoomAtItsWaitBound() {
+		Candidates pair = candidates("rescue-");
+		String spare = third(pair);
+		String busyOther = tenant("other-", c -> c.first().equals(pair.second()));
+		engine(pair.first()).firstByteDelay.set(Duration.ofSeconds(3));
+		engine(pair.second()).firstByteDelay.set(Duration.ofSeconds(3));
+		DispatchQueues queues = this.registry.pool("llm").queues();
+		long rescues = queues.rescues();
+		long queued = queues.rescuesQueued();
+		double counted = meter("dualmap.queue.rescues");
+		Mono<Result> onSecond = occupy(busyOther, pair.second());
+		Mono<Result> onFirst = occupy("rescue-", pair.first());
+		// A 2 s objective: its wait bound is 700 ms (35 %), long before either candidate
+		// has room again.
+		Result rescued = post("rescue-", "2000").block(Duration.ofSeconds(10));
+		assertThat(rescued.status()).isEqualTo(200);
+		assertThat(rescued.body()).isEqualTo(String.join("", StubEngine.EVENTS));
+		assertThat(rescued.instance()).isEqualTo(spare);
+		assertThat(rescued.reason()).isEqualTo("rescue");
+		assertThat(rescued.queueMs()).isBetween(700L, 2500L);
+		assertThat(queues.rescues()).isEqualTo(rescues + 1);
+		assertThat(queues.rescuesQueued()).isEqualTo(queued);
+		assertThat(meter("dualmap.queue.rescues")).isEqualTo(counted + 1);
+		assertThat(onFirst.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
+		assertThat(onSecond.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
+	}
+
+	@Test
+	void withNoInstanceFreeItJoinsAnotherQueueAndIsServedThereInTime() {
+		Candidates pair = candidates("queued-");
+		String spare = third(pair);
+		String onSecondTenant = tenant("second-", c -> c.first().equals(pair.second()));
+		String onSpareTenant = tenant("spare-", c -> c.first().equals(spare));
+		engine(pair.first()).firstByteDelay.set(Duration.ofSeconds(6));
+		engine(pair.second()).firstByteDelay.set(Duration.ofSeconds(3));
+		engine(spare).firstByteDelay.set(Duration.ofSeconds(3));
+		DispatchQueues queues = this.registry.pool("llm").queues();
+		long rescues = queues.rescues();
+		long queued = queues.rescuesQueued();
+		double counted = meter("dualmap.queue.rescues.queued");
+		Mono<Result> a = occupy(onSecondTenant, pair.second());
+		Mono<Result> b = occupy(onSpareTenant, spare);
+		Mono<Result> c = occupy("queued-", pair.first());
+		// A 4 s objective: at 1.4 s every instance is busy; the other two free up at
+		// about 3 s, before its last possible start.
+		Result rescued = post("queued-", "4000").block(Duration.ofSeconds(15));
+		assertThat(rescued.status()).isEqualTo(200);
+		assertThat(rescued.instance()).isIn(pair.second(), spare);
+		assertThat(rescued.reason()).isEqualTo("rescue");
+		assertThat(rescued.queueMs()).isBetween(1400L, 4000L);
+		assertThat(queues.rescues()).isEqualTo(rescues + 1);
+		assertThat(queues.rescuesQueued()).isEqualTo(queued + 1);
+		assertThat(meter("dualmap.queue.rescues.queued")).isEqualTo(counted + 1);
+		for (Mono<Result> r : List.of(a, b, c)) {
+			assertThat(r.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
+		}
+	}
+
+	@Test
+	void aRequestRescuedIntoAQueueThatDoesNotFreeInTimeIsAnswered503Once() {
+		Candidates pair = candidates("late-");
+		String spare = third(pair);
+		String onSecondTenant = tenant("late-second-", c -> c.first().equals(pair.second()));
+		String onSpareTenant = tenant("late-spare-", c -> c.first().equals(spare));
+		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofSeconds(6)));
+		DispatchQueues queues = this.registry.pool("llm").queues();
+		long queued = queues.rescuesQueued();
+		long releases = queues.releases();
+		Mono<Result> a = occupy(onSecondTenant, pair.second());
+		Mono<Result> b = occupy(onSpareTenant, spare);
+		Mono<Result> c = occupy("late-", pair.first());
+		Result late = post("late-", "3000").block(Duration.ofSeconds(15));
+		assertThat(late.status()).isEqualTo(503);
+		assertThat(late.body()).startsWith("{\"error\":{").contains("\"code\":\"queue_wait_exceeded\"");
+		assertThat(queues.rescuesQueued()).isEqualTo(queued + 1);
+		for (Mono<Result> r : List.of(a, b, c)) {
+			assertThat(r.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
+		}
+		// Only the three that held the prefill slots were ever sent.
+		assertThat(queues.releases()).isEqualTo(releases + 3);
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+}
