@@ -99,12 +99,7 @@ class DualMapQueueIntegrationTests {
 
 	@AfterEach
 	void settle() {
-		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
-		ServicePool pool = this.registry.pool("llm");
-		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-			assertThat(pool.queues().queued()).isZero();
-			assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
-		});
+		StubEngine.settle(ENGINES, this.registry.pool("llm"));
 	}
 
 	record Result(int status, String instance, String reason, String retryAfter, String body, String queueMs,

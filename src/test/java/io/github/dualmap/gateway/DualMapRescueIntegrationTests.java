@@ -2,6 +2,7 @@ package io.github.dualmap.gateway;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
 
@@ -77,12 +78,7 @@ class DualMapRescueIntegrationTests {
 
 	@AfterEach
 	void settle() {
-		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
-		ServicePool pool = this.registry.pool("llm");
-		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-			assertThat(pool.queues().queued()).isZero();
-			assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
-		});
+		StubEngine.settle(ENGINES, this.registry.pool("llm"));
 	}
 
 	record Result(int status, String instance, String reason, long queueMs, String body) {
@@ -143,13 +139,30 @@ class DualMapRescueIntegrationTests {
 			.orElseThrow();
 	}
 
-	/** Sends a request and waits until it holds its instance's one prefill slot. */
-	Mono<Result> occupy(String tenant, String instance) {
-		Mono<Result> r = post(tenant, null).cache();
-		r.subscribe();
-		await().atMost(Duration.ofSeconds(5))
-			.until(() -> this.registry.pool("llm").pool().instance(instance).prefillRequests() == 1);
-		return r;
+	/**
+	 * Fills the one prefill slot of each of {@code instances}, in order, with a request
+	 * of a tenant whose first candidate it is: {@code tenant} itself on its own first
+	 * candidate, else a tenant named after it.
+	 * @return the requests holding the slots
+	 */
+	List<Mono<Result>> occupy(String tenant, String... instances) {
+		List<Mono<Result>> held = new ArrayList<>();
+		for (String instance : instances) {
+			String own = candidates(tenant).first().equals(instance) ? tenant
+					: tenant(tenant + instance + "-", c -> c.first().equals(instance));
+			Mono<Result> r = post(own, null).cache();
+			r.subscribe();
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> this.registry.pool("llm").pool().instance(instance).prefillRequests() == 1);
+			held.add(r);
+		}
+		return held;
+	}
+
+	static void assertServed(List<Mono<Result>> held) {
+		for (Mono<Result> r : held) {
+			assertThat(r.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
+		}
 	}
 
 	double meter(String name) {
@@ -160,15 +173,13 @@ class DualMapRescueIntegrationTests {
 	void aRequestWhoseCandidatesAreBusyIsSentToAnInstanceWithRoomAtItsWaitBound() {
 		Candidates pair = candidates("rescue-");
 		String spare = third(pair);
-		String busyOther = tenant("other-", c -> c.first().equals(pair.second()));
 		engine(pair.first()).firstByteDelay.set(Duration.ofSeconds(3));
 		engine(pair.second()).firstByteDelay.set(Duration.ofSeconds(3));
 		DispatchQueues queues = this.registry.pool("llm").queues();
 		long rescues = queues.rescues();
 		long queued = queues.rescuesQueued();
 		double counted = meter("dualmap.queue.rescues");
-		Mono<Result> onSecond = occupy(busyOther, pair.second());
-		Mono<Result> onFirst = occupy("rescue-", pair.first());
+		List<Mono<Result>> held = occupy("rescue-", pair.second(), pair.first());
 		// A 2 s objective: its wait bound is 700 ms (35 %), long before either candidate
 		// has room again.
 		Result rescued = post("rescue-", "2000").block(Duration.ofSeconds(10));
@@ -180,16 +191,13 @@ class DualMapRescueIntegrationTests {
 		assertThat(queues.rescues()).isEqualTo(rescues + 1);
 		assertThat(queues.rescuesQueued()).isEqualTo(queued);
 		assertThat(meter("dualmap.queue.rescues")).isEqualTo(counted + 1);
-		assertThat(onFirst.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
-		assertThat(onSecond.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
+		assertServed(held);
 	}
 
 	@Test
 	void withNoInstanceFreeItJoinsAnotherQueueAndIsServedThereInTime() {
 		Candidates pair = candidates("queued-");
 		String spare = third(pair);
-		String onSecondTenant = tenant("second-", c -> c.first().equals(pair.second()));
-		String onSpareTenant = tenant("spare-", c -> c.first().equals(spare));
 		engine(pair.first()).firstByteDelay.set(Duration.ofSeconds(6));
 		engine(pair.second()).firstByteDelay.set(Duration.ofSeconds(3));
 		engine(spare).firstByteDelay.set(Duration.ofSeconds(3));
@@ -197,9 +205,7 @@ class DualMapRescueIntegrationTests {
 		long rescues = queues.rescues();
 		long queued = queues.rescuesQueued();
 		double counted = meter("dualmap.queue.rescues.queued");
-		Mono<Result> a = occupy(onSecondTenant, pair.second());
-		Mono<Result> b = occupy(onSpareTenant, spare);
-		Mono<Result> c = occupy("queued-", pair.first());
+		List<Mono<Result>> held = occupy("queued-", pair.second(), spare, pair.first());
 		// A 4 s objective: at 1.4 s every instance is busy; the other two free up at
 		// about 3 s, before its last possible start.
 		Result rescued = post("queued-", "4000").block(Duration.ofSeconds(15));
@@ -210,31 +216,23 @@ class DualMapRescueIntegrationTests {
 		assertThat(queues.rescues()).isEqualTo(rescues + 1);
 		assertThat(queues.rescuesQueued()).isEqualTo(queued + 1);
 		assertThat(meter("dualmap.queue.rescues.queued")).isEqualTo(counted + 1);
-		for (Mono<Result> r : List.of(a, b, c)) {
-			assertThat(r.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
-		}
+		assertServed(held);
 	}
 
 	@Test
 	void aRequestRescuedIntoAQueueThatDoesNotFreeInTimeIsAnswered503Once() {
 		Candidates pair = candidates("late-");
 		String spare = third(pair);
-		String onSecondTenant = tenant("late-second-", c -> c.first().equals(pair.second()));
-		String onSpareTenant = tenant("late-spare-", c -> c.first().equals(spare));
 		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofSeconds(6)));
 		DispatchQueues queues = this.registry.pool("llm").queues();
 		long queued = queues.rescuesQueued();
 		long releases = queues.releases();
-		Mono<Result> a = occupy(onSecondTenant, pair.second());
-		Mono<Result> b = occupy(onSpareTenant, spare);
-		Mono<Result> c = occupy("late-", pair.first());
+		List<Mono<Result>> held = occupy("late-", pair.second(), spare, pair.first());
 		Result late = post("late-", "3000").block(Duration.ofSeconds(15));
 		assertThat(late.status()).isEqualTo(503);
 		assertThat(late.body()).startsWith("{\"error\":{").contains("\"code\":\"queue_wait_exceeded\"");
 		assertThat(queues.rescuesQueued()).isEqualTo(queued + 1);
-		for (Mono<Result> r : List.of(a, b, c)) {
-			assertThat(r.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
-		}
+		assertServed(held);
 		// Only the three that held the prefill slots were ever sent.
 		assertThat(queues.releases()).isEqualTo(releases + 3);
 	}

@@ -25,6 +25,9 @@ import reactor.netty.http.server.HttpServerResponse;
 
 import org.springframework.test.context.DynamicPropertyRegistry;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 /**
  * A vLLM-like backend on loopback: OpenAI completions and chat completions (SSE or JSON),
  * streamed responses (SSE) and a vLLM V1 {@code /metrics} whose waiting-queue gauge the
@@ -112,6 +115,18 @@ final class StubEngine {
 	// Every connection of the stub, so that stopping it also drops the gateway's pooled
 	// keep-alive connections, as a crashed engine would.
 	private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+
+	/**
+	 * After a test: every engine answers at once again, and {@code pool} holds no queued
+	 * request and none in flight (the test's stragglers have finished).
+	 */
+	static void settle(List<StubEngine> engines, ServicePool pool) {
+		engines.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			assertThat(pool.queues().queued()).isZero();
+			assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+		});
+	}
 
 	/** Lists {@code engines} as the instances of {@code service} in simple discovery. */
 	static void discover(DynamicPropertyRegistry properties, String service, List<StubEngine> engines) {
