@@ -12,9 +12,17 @@ import java.util.List;
  * @param fixedRate the rate of the per-policy runs behind the CDF and load charts
  * @param policies one entry per policy, in the order asked for
  * @param targetAttainment the share within the SLO that defined capacity
+ * @param promptTokenTarget the share of prompt tokens within the SLO a rate also had to
+ * reach (0: none)
  */
 public record BenchmarkReport(String trace, int instances, int routers, double sloTtftSeconds, double fixedRate,
-		List<PolicyReport> policies, double targetAttainment) {
+		List<PolicyReport> policies, double targetAttainment, double promptTokenTarget) {
+
+	/** A report whose capacities asked nothing of the prompt tokens. */
+	public BenchmarkReport(String trace, int instances, int routers, double sloTtftSeconds, double fixedRate,
+			List<PolicyReport> policies, double targetAttainment) {
+		this(trace, instances, routers, sloTtftSeconds, fixedRate, policies, targetAttainment, 0);
+	}
 
 	/** A report whose capacities were judged at {@link Simulation#TARGET_ATTAINMENT}. */
 	public BenchmarkReport(String trace, int instances, int routers, double sloTtftSeconds, double fixedRate,

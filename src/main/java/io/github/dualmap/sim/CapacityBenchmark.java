@@ -63,7 +63,7 @@ public final class CapacityBenchmark {
 			return r;
 		});
 		List<CapacitySearch.Outcome> outcomes = runs.stream()
-			.map(r -> r.passes(config.targetAttainment()) ? new CapacitySearch.Outcome(rate, r, List.of(r))
+			.map(r -> config.passes(r) ? new CapacitySearch.Outcome(rate, r, List.of(r))
 					: new CapacitySearch.Outcome(0, null, List.of(r)))
 			.toList();
 		return report(policies, outcomes, runs, rate);
@@ -76,7 +76,7 @@ public final class CapacityBenchmark {
 			rows.add(new BenchmarkReport.PolicyReport(policies.get(i).name(), outcomes.get(i), atFixed.get(i)));
 		}
 		return new BenchmarkReport(workload.trace().name(), config.instances(), config.routers(),
-				config.slo().toNanos() / 1e9, fixed, rows, config.targetAttainment());
+				config.slo().toNanos() / 1e9, fixed, rows, config.targetAttainment(), config.promptTokenTarget());
 	}
 
 	/**

@@ -18,17 +18,28 @@ import org.jspecify.annotations.Nullable;
  * @param tolerance relative width of the final bracket, e.g. 0.02
  * @param maxSteps bound on doublings and on halvings
  * @param target the share of measured requests within the SLO a rate must reach
+ * @param promptTokenTarget the share of measured prompt tokens the requests within the
+ * SLO must hold as well (0: none)
  */
-public record CapacitySearch(double startRate, double tolerance, int maxSteps, double target) {
+public record CapacitySearch(double startRate, double tolerance, int maxSteps, double target,
+		double promptTokenTarget) {
 
 	/** A search at {@link Simulation#TARGET_ATTAINMENT}. */
 	public CapacitySearch(double startRate, double tolerance, int maxSteps) {
 		this(startRate, tolerance, maxSteps, Simulation.TARGET_ATTAINMENT);
 	}
 
+	/** A search that asks nothing of the prompt tokens. */
+	public CapacitySearch(double startRate, double tolerance, int maxSteps, double target) {
+		this(startRate, tolerance, maxSteps, target, 0);
+	}
+
 	public CapacitySearch {
 		if (!(target > 0 && target <= 1)) {
 			throw new IllegalArgumentException("target must be in (0, 1] but was " + target);
+		}
+		if (!(promptTokenTarget >= 0 && promptTokenTarget <= 1)) {
+			throw new IllegalArgumentException("promptTokenTarget must be in [0, 1] but was " + promptTokenTarget);
 		}
 		if (!(startRate > 0) || Double.isInfinite(startRate)) {
 			throw new IllegalArgumentException("startRate must be > 0 but was " + startRate);
@@ -51,13 +62,13 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 		RunResult best = null;
 		double lo;
 		double hi;
-		if (first.passes(target)) {
+		if (first.passes(target, promptTokenTarget)) {
 			best = first;
 			lo = startRate;
 			hi = Double.NaN;
 			for (int i = 0; i < maxSteps && Double.isNaN(hi); i++) {
 				RunResult r = evaluate(run, lo * 2, points, progress);
-				if (r.passes(target)) {
+				if (r.passes(target, promptTokenTarget)) {
 					best = r;
 					lo = r.rate();
 				}
@@ -75,7 +86,7 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 			lo = Double.NaN;
 			for (int i = 0; i < maxSteps && Double.isNaN(lo); i++) {
 				RunResult r = evaluate(run, hi / 2, points, progress);
-				if (r.passes(target)) {
+				if (r.passes(target, promptTokenTarget)) {
 					best = r;
 					lo = r.rate();
 				}
@@ -89,7 +100,7 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 		}
 		while ((hi - lo) / lo > tolerance) {
 			RunResult r = evaluate(run, (lo + hi) / 2, points, progress);
-			if (r.passes(target)) {
+			if (r.passes(target, promptTokenTarget)) {
 				best = r;
 				lo = r.rate();
 			}

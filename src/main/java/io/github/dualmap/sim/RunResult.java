@@ -86,6 +86,14 @@ public record RunResult(String policy, double rate, int measured, int withinSlo,
 		return attainment() >= target;
 	}
 
+	/**
+	 * Whether at least {@code target} of measured requests met the SLO and requests
+	 * within it hold at least {@code promptTokenTarget} of the measured prompt tokens.
+	 */
+	public boolean passes(double target, double promptTokenTarget) {
+		return passes(target) && prompts.withinSloShare() >= promptTokenTarget;
+	}
+
 	/** Requests within the SLO per second of arrivals: rate x attainment. */
 	public double goodput() {
 		return rate * attainment();

@@ -129,6 +129,12 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ "stricter objectives)")
 	double targetAttainment;
 
+	@Option(names = "--target-prompt-tokens", defaultValue = "0", paramLabel = "F",
+			description = "also require this share of the measured prompt tokens to belong to requests within the "
+					+ "TTFT SLO for a rate to pass (default ${DEFAULT-VALUE}: none): attainment counts requests alike, "
+					+ "so a policy that turns away long prompts passes with less work served; 0.8 judges the work too")
+	double targetPromptTokens;
+
 	@Option(names = "--no-stop", description = "run every measured request to its end, even once more than 10 %% "
 			+ "have missed (by default such a run stops there: the rate fails either way); slower at failing rates, "
 			+ "but their attainment and TTFT percentiles are then what the whole trace reaches")
@@ -217,6 +223,10 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (!(targetAttainment > 0 && targetAttainment <= 1)) {
 			throw new IllegalArgumentException("--target-attainment must be in (0, 1] but was " + targetAttainment);
 		}
+		if (!(targetPromptTokens >= 0 && targetPromptTokens <= 1)) {
+			throw new IllegalArgumentException(
+					"--target-prompt-tokens must be in [0, 1] but was " + targetPromptTokens);
+		}
 		if (requests != null) {
 			positive("--requests", requests);
 		}
@@ -273,6 +283,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		config = config.withSloClasses(classes)
 			.withTargetAttainment(targetAttainment)
+			.withPromptTokenTarget(targetPromptTokens)
 			.withLoadSharing(gateway.getReplicas().isShareLoad());
 		Workload workload = Workload.of(workloadTrace);
 		if (warmup >= workload.size()) {
@@ -284,7 +295,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		CapacityBenchmark benchmark = new CapacityBenchmark(workload, config, threads, !noStop);
 		CapacitySearch search = new CapacitySearch(START_RATE_PER_INSTANCE * instances, quick ? 0.1 : 0.02, 10,
-				targetAttainment);
+				targetAttainment, targetPromptTokens);
 		long steps = rate != null ? specs.size() : (long) specs.size() * (search.expectedEvaluations() + 1);
 		BenchmarkReport report;
 		try (ProgressBar bar = progressBar(steps)) {

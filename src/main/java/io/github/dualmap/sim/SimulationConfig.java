@@ -35,11 +35,27 @@ import org.jspecify.annotations.Nullable;
  * @param shareLoad with {@code prefixShareInterval}: replicas also publish their load per
  * instance (requests and uncached tokens in prefill, uncached tokens queued) with every
  * flush, as the gateway's replica sync does with {@code dualmap.replicas.share-load}
+ * @param promptTokenTarget the share of the measured requests' prompt tokens that must
+ * belong to requests within their objective for a rate to pass, besides
+ * {@code targetAttainment}; 0 (the default) asks nothing of them. Attainment counts
+ * requests alike, so a policy that turns away long prompts passes with less work served;
+ * this judges the work too
  */
 public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
 		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses, double targetAttainment,
-		boolean shareLoad) {
+		boolean shareLoad, double promptTokenTarget) {
+
+	/**
+	 * A configuration that asks nothing of the prompt tokens within the objective.
+	 */
+	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
+			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
+			InstanceModel.Factory instanceModels, NanoClock decisionTimer, @Nullable Duration prefixShareInterval,
+			SloClasses sloClasses, double targetAttainment, boolean shareLoad) {
+		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
+				decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, 0);
+	}
 
 	/**
 	 * A configuration whose replicas, when they sync, share their load too.
@@ -104,6 +120,16 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 		if (!(targetAttainment > 0 && targetAttainment <= 1)) {
 			throw new IllegalArgumentException("targetAttainment must be in (0, 1] but was " + targetAttainment);
 		}
+		if (!(promptTokenTarget >= 0 && promptTokenTarget <= 1)) {
+			throw new IllegalArgumentException("promptTokenTarget must be in [0, 1] but was " + promptTokenTarget);
+		}
+	}
+
+	/**
+	 * Whether {@code run}'s rate passes: the requests' and the prompt tokens' targets.
+	 */
+	public boolean passes(RunResult run) {
+		return run.passes(targetAttainment, promptTokenTarget);
 	}
 
 	/** The scrape interval {@code policy} runs with. */
@@ -113,23 +139,33 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 
 	public SimulationConfig withDecisionTimer(NanoClock timer) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, timer, prefixShareInterval, sloClasses, targetAttainment);
+				instanceModels, timer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, promptTokenTarget);
 	}
 
 	public SimulationConfig withPrefixShareInterval(@Nullable Duration interval) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, interval, sloClasses, targetAttainment);
+				instanceModels, decisionTimer, interval, sloClasses, targetAttainment, shareLoad, promptTokenTarget);
 	}
 
 	public SimulationConfig withSloClasses(SloClasses classes) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, classes, targetAttainment, shareLoad);
+				instanceModels, decisionTimer, prefixShareInterval, classes, targetAttainment, shareLoad,
+				promptTokenTarget);
 	}
 
 	/** The same configuration, judging capacity at {@code target} attainment. */
 	public SimulationConfig withTargetAttainment(double target) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, sloClasses, target, shareLoad);
+				instanceModels, decisionTimer, prefixShareInterval, sloClasses, target, shareLoad, promptTokenTarget);
+	}
+
+	/**
+	 * The same configuration, also requiring {@code target} of the measured prompt tokens
+	 * within the objective for a rate to pass.
+	 */
+	public SimulationConfig withPromptTokenTarget(double target) {
+		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
+				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, target);
 	}
 
 	/**
@@ -138,7 +174,8 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 	 */
 	public SimulationConfig withLoadSharing(boolean share) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, share);
+				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, share,
+				promptTokenTarget);
 	}
 
 }

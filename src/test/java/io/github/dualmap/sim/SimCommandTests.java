@@ -192,6 +192,14 @@ class SimCommandTests {
 		assertThat(out.toString()).contains("TTFT SLO 5.00 s\n").doesNotContain("capacity at");
 		assertThat(run(concat(run, "--target-attainment", "1.5", "--out", dir.resolve("bad").toString()))).isEqualTo(2);
 		assertThat(err.toString()).contains("--target-attainment must be in (0, 1]");
+		out.getBuffer().setLength(0);
+		assertThat(run(concat(run, "--target-prompt-tokens", "0.8", "--out", dir.resolve("p80").toString())))
+			.as(err.toString())
+			.isZero();
+		assertThat(out.toString()).contains("TTFT SLO 5.00 s, and with 80.0 % of prompt tokens within it\n");
+		assertThat(run(concat(run, "--target-prompt-tokens", "-1", "--out", dir.resolve("bad").toString())))
+			.isEqualTo(2);
+		assertThat(err.toString()).contains("--target-prompt-tokens must be in [0, 1] but was -1.0");
 	}
 
 	private static String[] concat(String[] head, String... tail) {

@@ -108,6 +108,47 @@ class SimulationTests {
 		assertThat(at5.stoppedEarly()).isFalse();
 	}
 
+	/**
+	 * A run at {@code rate} in which 95 % of 100 requests meet the SLO up to 10 req/s (50
+	 * % beyond), and those requests hold 90 % of the prompt tokens up to 6 req/s (70 %
+	 * beyond): from 6 to 10 req/s the misses are the long prompts.
+	 */
+	private static RunResult shedsLongPromptsFrom6(double rate) {
+		int within = rate <= 10 ? 95 : 50;
+		long tokens = rate <= 6 ? 900_000 : 700_000;
+		return new RunResult("p", rate, 100, within, 0, false, 0, 0, 0, 0, 0, 0, 0, new double[0], null,
+				new RunResult.EngineLoad(0, 0, 0, 0, 0), List.of(), new RunResult.PromptTokens(1_000_000, tokens, 0));
+	}
+
+	@Test
+	void aPromptTokenTargetJudgesTheWorkServedAsWellAsTheRequests() {
+		CapacitySearch.Outcome requests = new CapacitySearch(1, 0.02, 10).search(SimulationTests::shedsLongPromptsFrom6,
+				() -> {
+				});
+		assertThat(requests.capacity()).isCloseTo(10.0, withinPercentage(2));
+		CapacitySearch.Outcome work = new CapacitySearch(1, 0.02, 10, 0.9, 0.8)
+			.search(SimulationTests::shedsLongPromptsFrom6, () -> {
+			});
+		assertThat(work.capacity()).isCloseTo(6.0, withinPercentage(2));
+		assertThat(work.atCapacity().prompts().withinSloShare()).isEqualTo(0.9);
+		// The configuration's verdict for a single rate is the same rule.
+		SimulationConfig config = fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150));
+		assertThat(config.promptTokenTarget()).isZero();
+		assertThat(config.passes(shedsLongPromptsFrom6(8))).isTrue();
+		SimulationConfig strict = config.withPromptTokenTarget(0.8).withLoadSharing(false);
+		assertThat(strict.passes(shedsLongPromptsFrom6(8))).isFalse();
+		assertThat(strict.passes(shedsLongPromptsFrom6(5))).isTrue();
+		// Every wither keeps the rest of the configuration.
+		assertThat(strict.withTargetAttainment(0.95).withDecisionTimer(() -> 1L).withPrefixShareInterval(null))
+			.satisfies(c -> {
+				assertThat(c.promptTokenTarget()).isEqualTo(0.8);
+				assertThat(c.shareLoad()).isFalse();
+				assertThat(c.targetAttainment()).isEqualTo(0.95);
+			});
+		assertThatThrownBy(() -> config.withPromptTokenTarget(1.5)).hasMessageContaining("promptTokenTarget");
+		assertThatThrownBy(() -> new CapacitySearch(1, 0.02, 10, 0.9, -0.1)).hasMessageContaining("promptTokenTarget");
+	}
+
 	@Test
 	void overloadedRunCountsUnfinishedRequestsAsMisses() {
 		Workload w = Workload.of(evenlySpaced(400));

@@ -53,10 +53,13 @@ public final class MarkdownTable {
 
 	public static String render(BenchmarkReport report) {
 		StringBuilder out = new StringBuilder();
-		out.append(String.format(Locale.ROOT, "Trace %s, %d instances, %d router(s), TTFT SLO %.3g s%s%n%n",
+		out.append(String.format(Locale.ROOT, "Trace %s, %d instances, %d router(s), TTFT SLO %.3g s%s%s%n%n",
 				report.trace(), report.instances(), report.routers(), report.sloTtftSeconds(),
-				report.targetAttainment() == Simulation.TARGET_ATTAINMENT ? "" : String.format(Locale.ROOT,
-						", capacity at %.3g %% within it", 100 * report.targetAttainment())));
+				report.targetAttainment() == Simulation.TARGET_ATTAINMENT ? ""
+						: String.format(Locale.ROOT, ", capacity at %.3g %% within it",
+								100 * report.targetAttainment()),
+				report.promptTokenTarget() == 0 ? "" : String.format(Locale.ROOT,
+						", and with %.3g %% of prompt tokens within it", 100 * report.promptTokenTarget())));
 		out.append("| policy | capacity (req/s) | goodput (req/s) | TTFT p50 (s) | TTFT p90 (s) | TTFT p99 (s) "
 				+ "| hit rate | load CV | migrations | decision p99 (us) |\n");
 		out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
