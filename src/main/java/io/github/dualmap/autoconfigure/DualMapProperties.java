@@ -1575,7 +1575,7 @@ public class DualMapProperties {
 		@DecimalMin(value = "0", message = "dualmap.dispatch.max-wait-share must be >= 0")
 		@DecimalMax(value = "1000", message = "dualmap.dispatch.max-wait-share must be <= 1000")
 		// QueueSettings.DEFAULT_MAX_WAIT_SHARE, as a literal the metadata can show.
-		private double maxWaitShare = 0.35;
+		private double maxWaitShare = 0.5;
 
 		public double getMaxWaitShare() {
 			return this.maxWaitShare;

@@ -131,7 +131,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(dispatch.get("sloAware").asBoolean()).isTrue();
 		assertThat(dispatch.get("maxPrefillTokens").asLong()).isEqualTo(16384);
 		assertThat(dispatch.get("maxWaitMs").asLong()).isEqualTo(30_000);
-		assertThat(dispatch.get("maxWaitShare").asDouble()).isEqualTo(0.35);
+		assertThat(dispatch.get("maxWaitShare").asDouble()).isEqualTo(0.5);
 		assertThat(dispatch.get("rescue").asBoolean()).isTrue();
 		assertThat(dispatch.get("rescueToQueue").asBoolean()).isTrue();
 		assertThat(dispatch.get("moveLateOnly").asBoolean()).isTrue();

@@ -422,7 +422,7 @@ class DispatchQueuesTests {
 		long second = Duration.ofSeconds(1).toNanos();
 		QueueSettings half = QueueSettings.custom().maxWait(Duration.ofSeconds(30)).maxWaitShare(0.5).build();
 		assertThat(QueueSettings.ofDefaults().maxWaitShare()).isEqualTo(QueueSettings.DEFAULT_MAX_WAIT_SHARE)
-			.isEqualTo(0.35);
+			.isEqualTo(0.5);
 		assertThat(half.waitBoundNanos(0, 5 * second)).isEqualTo(2_500_000_000L);
 		assertThat(half.waitBoundNanos(second, 5 * second)).as("a class's tighter bound").isEqualTo(second);
 		assertThat(half.waitBoundNanos(0, 120 * second)).as("the queues' bound").isEqualTo(30 * second);
