@@ -122,12 +122,12 @@ class DispatchQueuesContractsTests {
 		// Just past the 3 s wait bound, when the instance turns hot: before the 30 s
 		// max-wait.
 		assertThat(q.nextDeadlineNanos()).isEqualTo(r1.submittedAtNanos() + pool.settings().hotspotMaxWaitNanos() + 1);
-		// With the default share, 35 % of its 5 s SLO comes first: it expires at 1.75 s.
+		// With the default share, half its 5 s SLO comes first: it expires at 2.5 s.
 		DispatchQueues shared = new DispatchQueues(pool("c", "d"), PinnedPolicy.to("c"),
 				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
 		shared.submit(request("r2", 1, 100), true, outcomes);
 		QueuedRequest r3 = shared.submit(request("r3", 2, 100), true, outcomes);
-		assertThat(shared.nextDeadlineNanos()).isEqualTo(r3.submittedAtNanos() + Duration.ofMillis(1_750).toNanos());
+		assertThat(shared.nextDeadlineNanos()).isEqualTo(r3.submittedAtNanos() + Duration.ofMillis(2_500).toNanos());
 	}
 
 	@Test
