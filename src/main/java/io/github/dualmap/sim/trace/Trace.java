@@ -3,6 +3,7 @@ package io.github.dualmap.sim.trace;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.LongSummaryStatistics;
 
 /**
  * A workload: requests in arrival order with prefix block ids over blocks of
@@ -73,7 +74,18 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 		if (times == 1) {
 			return this;
 		}
-		long idSpan = requests.stream().flatMapToLong(r -> Arrays.stream(r.hashIds())).max().orElseThrow() + 1;
+		LongSummaryStatistics ids = requests.stream()
+			.flatMapToLong(r -> Arrays.stream(r.hashIds()))
+			.summaryStatistics();
+		long idSpan;
+		try {
+			idSpan = Math.addExact(Math.subtractExact(ids.getMax(), ids.getMin()), 1);
+			Math.addExact(ids.getMax(), Math.multiplyExact(times - 1, idSpan));
+		}
+		catch (ArithmeticException ex) {
+			throw new IllegalArgumentException("trace '" + name + "': its hash ids (" + ids.getMin() + " to "
+					+ ids.getMax() + ") span too much to shift " + times + " copies apart");
+		}
 		double start = requests.get(0).timestampMillis();
 		double period = spanMillis(requests) * requests.size() / (requests.size() - 1);
 		List<TraceRequest> out = new ArrayList<>(requests.size() * times);

@@ -57,6 +57,16 @@ class TraceTests {
 		assertThat(t.requests().get(1).hashIds()).containsExactly(0, 2);
 		assertThat(t.repeated(1)).isSameAs(t);
 		assertThatThrownBy(() -> t.repeated(0)).hasMessageContaining("repeat count must be > 0 but was 0");
+		// Ids as a trace file may have them: negative, or so far apart that copies
+		// shifted
+		// past each other would overflow.
+		Trace wide = new Trace("wide", 512, List.of(new TraceRequest(0, 100, 10, new long[] { -5 }),
+				new TraceRequest(10, 100, 10, new long[] { 5 })));
+		assertThat(wide.repeated(2).requests()).extracting(r -> r.hashIds()[0]).containsExactly(-5L, 5L, 6L, 16L);
+		Trace huge = new Trace("huge", 512, List.of(new TraceRequest(0, 100, 10, new long[] { Long.MIN_VALUE }),
+				new TraceRequest(10, 100, 10, new long[] { Long.MAX_VALUE / 2 })));
+		assertThatThrownBy(() -> huge.repeated(2)).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("span too much to shift 2 copies apart");
 	}
 
 	@Test
