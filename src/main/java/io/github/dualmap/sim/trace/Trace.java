@@ -74,17 +74,17 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 		if (times == 1) {
 			return this;
 		}
-		LongSummaryStatistics ids = requests.stream()
+		LongSummaryStatistics range = requests.stream()
 			.flatMapToLong(r -> Arrays.stream(r.hashIds()))
 			.summaryStatistics();
 		long idSpan;
 		try {
-			idSpan = Math.addExact(Math.subtractExact(ids.getMax(), ids.getMin()), 1);
-			Math.addExact(ids.getMax(), Math.multiplyExact(times - 1, idSpan));
+			idSpan = Math.addExact(Math.subtractExact(range.getMax(), range.getMin()), 1);
+			Math.addExact(range.getMax(), Math.multiplyExact(times - 1, idSpan));
 		}
 		catch (ArithmeticException ex) {
-			throw new IllegalArgumentException("trace '" + name + "': its hash ids (" + ids.getMin() + " to "
-					+ ids.getMax() + ") span too much to shift " + times + " copies apart");
+			throw new IllegalArgumentException("trace '" + name + "': its hash ids (" + range.getMin() + " to "
+					+ range.getMax() + ") span too much to shift " + times + " copies apart");
 		}
 		double start = requests.get(0).timestampMillis();
 		double period = spanMillis(requests) * requests.size() / (requests.size() - 1);
