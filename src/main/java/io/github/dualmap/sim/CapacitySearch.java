@@ -62,13 +62,13 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 		RunResult best = null;
 		double lo;
 		double hi;
-		if (first.passes(target, promptTokenTarget)) {
+		if (passes(first)) {
 			best = first;
 			lo = startRate;
 			hi = Double.NaN;
 			for (int i = 0; i < maxSteps && Double.isNaN(hi); i++) {
 				RunResult r = evaluate(run, lo * 2, points, progress);
-				if (r.passes(target, promptTokenTarget)) {
+				if (passes(r)) {
 					best = r;
 					lo = r.rate();
 				}
@@ -86,7 +86,7 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 			lo = Double.NaN;
 			for (int i = 0; i < maxSteps && Double.isNaN(lo); i++) {
 				RunResult r = evaluate(run, hi / 2, points, progress);
-				if (r.passes(target, promptTokenTarget)) {
+				if (passes(r)) {
 					best = r;
 					lo = r.rate();
 				}
@@ -100,7 +100,7 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 		}
 		while ((hi - lo) / lo > tolerance) {
 			RunResult r = evaluate(run, (lo + hi) / 2, points, progress);
-			if (r.passes(target, promptTokenTarget)) {
+			if (passes(r)) {
 				best = r;
 				lo = r.rate();
 			}
@@ -109,6 +109,10 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 			}
 		}
 		return new Outcome(lo, best, sorted(points));
+	}
+
+	private boolean passes(RunResult r) {
+		return r.passes(target, promptTokenTarget);
 	}
 
 	/** Rates a search evaluates in the usual case, for sizing a progress bar. */
