@@ -32,11 +32,30 @@ import org.jspecify.annotations.Nullable;
  * @param prompts prompt tokens of the measured requests, of those within the SLO and of
  * the rejected: whether the requests a policy serves in time, or turns away, are the
  * cheap or the expensive ones
+ * @param served TTFT percentiles of the measured requests that got a first token, so not
+ * censored: what the clients that were served saw
  */
 public record RunResult(String policy, double rate, int measured, int withinSlo, int rejected, boolean stoppedEarly,
 		double ttftP50Seconds, double ttftP90Seconds, double ttftP99Seconds, double hitRate, double loadCv,
 		long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline, EngineLoad engines,
-		List<ClassResult> classes, PromptTokens prompts) {
+		List<ClassResult> classes, PromptTokens prompts, Served served) {
+
+	/**
+	 * TTFT of the measured requests that got a first token. The run's percentiles count
+	 * rejected and unfinished requests at their censored wait (up to the end of the run,
+	 * hundreds of seconds for a request turned away early), so a policy that turns some
+	 * away shows a p99 no client saw; these leave them out.
+	 *
+	 * @param count measured requests that got a first token
+	 * @param ttftP90Seconds their 90th percentile TTFT, 0 when there are none
+	 * @param ttftP99Seconds their 99th percentile TTFT, 0 when there are none
+	 */
+	public record Served(int count, double ttftP90Seconds, double ttftP99Seconds) {
+
+		/** No measured request got a first token. */
+		public static final Served NONE = new Served(0, 0, 0);
+
+	}
 
 	/**
 	 * Prompt tokens of measured requests. Attainment counts requests alike; a policy that

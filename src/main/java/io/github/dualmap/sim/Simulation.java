@@ -817,14 +817,21 @@ public final class Simulation {
 
 	private RunResult result() {
 		double[] seconds = new double[measured];
+		double[] served = new double[measured];
+		int servedCount = 0;
 		long measuredPromptTokens = 0;
 		for (int j = 0; j < measured; j++) {
 			int i = warmup + j;
 			measuredPromptTokens += workload.trace().requests().get(i).inputTokens();
 			long t = ttft[i] >= 0 ? ttft[i] : Math.max(0, now - arrival[i]);
 			seconds[j] = t / 1e9;
+			if (ttft[i] >= 0) {
+				served[servedCount++] = seconds[j];
+			}
 		}
 		Arrays.sort(seconds);
+		served = Arrays.copyOf(served, servedCount);
+		Arrays.sort(served);
 		long[] took = Arrays.copyOf(decisionNanos, decisions);
 		Arrays.sort(took);
 		RunResult.Timeline timeline = null;
@@ -856,7 +863,9 @@ public final class Simulation {
 				promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, cvSamples == 0 ? 0 : cvSum / cvSamples,
 				migrations(), took.length == 0 ? 0 : percentile(took, 0.99), seconds, timeline, engineLoad(),
 				classResults(),
-				new RunResult.PromptTokens(measuredPromptTokens, withinSloPromptTokens, rejectedPromptTokens));
+				new RunResult.PromptTokens(measuredPromptTokens, withinSloPromptTokens, rejectedPromptTokens),
+				servedCount == 0 ? RunResult.Served.NONE
+						: new RunResult.Served(servedCount, percentile(served, 0.90), percentile(served, 0.99)));
 	}
 
 	/**

@@ -109,6 +109,13 @@ class LateBindingSimulationTests {
 		assertThat(r.prompts().rejected()).isPositive();
 		assertThat(r.prompts().withinSlo() + r.prompts().rejected()).isLessThanOrEqualTo(measured);
 		assertThat(r.prompts().withinSloShare()).isLessThan(1.0);
+		// The served percentiles leave out the rejected, whose censored waits (up to the
+		// end of the run) make the run's p99.
+		assertThat(r.served().count()).isPositive().isLessThanOrEqualTo(r.measured() - r.rejected());
+		assertThat(r.served().count()).isGreaterThanOrEqualTo(r.withinSlo());
+		assertThat(r.rejected()).isGreaterThan(r.measured() / 100);
+		assertThat(r.served().ttftP99Seconds()).isLessThan(r.ttftP99Seconds());
+		assertThat(r.served().ttftP90Seconds()).isLessThanOrEqualTo(r.served().ttftP99Seconds());
 	}
 
 	@Test
@@ -119,6 +126,10 @@ class LateBindingSimulationTests {
 		assertThat(r.attainment()).isEqualTo(1.0);
 		assertThat(r.prompts().withinSloShare()).isEqualTo(1.0);
 		assertThat(r.prompts().rejected()).isZero();
+		// Everyone was served, so the served percentiles are the run's.
+		assertThat(r.served().count()).isEqualTo(r.measured());
+		assertThat(r.served().ttftP90Seconds()).isEqualTo(r.ttftP90Seconds());
+		assertThat(r.served().ttftP99Seconds()).isEqualTo(r.ttftP99Seconds());
 		assertThat(r.decisionNanosP99()).isZero();
 		assertThat(r.hitRate()).isGreaterThan(0.2);
 	}

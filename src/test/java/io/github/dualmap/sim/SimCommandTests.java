@@ -106,6 +106,11 @@ class SimCommandTests {
 		String engines = printed.substring(printed.indexOf("| policy | rate (req/s) | running"),
 				printed.indexOf("SLO attainment in the same runs"));
 		assertThat(engines.lines().filter(l -> l.startsWith("| dualmap |"))).hasSize(1);
+		// The attainment table gives the served requests' own TTFT tail beside it.
+		String attainment = printed.substring(printed.indexOf("SLO attainment in the same runs"));
+		assertThat(attainment).contains("| TTFT p90 / p99 of the served (s) |");
+		assertThat(attainment.lines().filter(l -> l.startsWith("| dualmap |")).findFirst().orElseThrow())
+			.matches(".*\\| \\d+\\.\\d{3} / \\d+\\.\\d{3} \\| (whole trace|stopped.*) \\|$");
 	}
 
 	@Test
@@ -171,12 +176,12 @@ class SimCommandTests {
 		String stopped = out.toString();
 		assertThat(stopped).contains("SLO attainment in the same runs")
 			.containsPattern(
-					"\\| round-robin \\| 500\\.00 \\| 200 \\| \\d+ \\| [\\d.]+ % \\| [\\d.]+ % \\| - / \\d+ \\| stopped once over 10 % had missed");
+					"\\| round-robin \\| 500\\.00 \\| 200 \\| \\d+ \\| [\\d.]+ % \\| [\\d.]+ % \\| - / \\d+ \\| ([\\d.]+ / [\\d.]+|-) \\| stopped once over 10 % had missed");
 		out.getBuffer().setLength(0);
 		assertThat(run(concat(failing, "--no-stop", "--out", dir.resolve("whole").toString()))).as(err.toString())
 			.isZero();
 		assertThat(out.toString()).containsPattern(
-				"\\| round-robin \\| 500\\.00 \\| 200 \\| \\d+ \\| [\\d.]+ % \\| [\\d.]+ % \\| - / \\d+ \\| whole trace \\|");
+				"\\| round-robin \\| 500\\.00 \\| 200 \\| \\d+ \\| [\\d.]+ % \\| [\\d.]+ % \\| - / \\d+ \\| ([\\d.]+ / [\\d.]+|-) \\| whole trace \\|");
 	}
 
 	@Test

@@ -84,16 +84,18 @@ public final class MarkdownTable {
 		}
 		out.append(String.format(Locale.ROOT, "%nSLO attainment in the same runs%n%n"));
 		out.append("| policy | rate (req/s) | measured | within SLO | attainment | prompt tokens within SLO "
-				+ "| mean prompt, rejected / all | run |\n");
-		out.append("|---|---:|---:|---:|---:|---:|---:|---|\n");
+				+ "| mean prompt, rejected / all | TTFT p90 / p99 of the served (s) | run |\n");
+		out.append("|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
 		for (BenchmarkReport.PolicyReport p : report.policies()) {
 			RunResult r = p.headline();
 			RunResult.PromptTokens t = r.prompts();
 			String rejectedMean = r.rejected() == 0 ? "-"
 					: String.format(Locale.ROOT, "%.0f", (double) t.rejected() / r.rejected());
-			out.append(String.format(Locale.ROOT, "| %s | %.2f | %d | %d | %.1f %% | %.1f %% | %s / %.0f | %s |%n",
+			String served = r.served().count() == 0 ? "-" : String.format(Locale.ROOT, "%.3f / %.3f",
+					r.served().ttftP90Seconds(), r.served().ttftP99Seconds());
+			out.append(String.format(Locale.ROOT, "| %s | %.2f | %d | %d | %.1f %% | %.1f %% | %s / %.0f | %s | %s |%n",
 					p.name(), r.rate(), r.measured(), r.withinSlo(), 100 * r.attainment(), 100 * t.withinSloShare(),
-					rejectedMean, r.measured() == 0 ? 0 : (double) t.measured() / r.measured(),
+					rejectedMean, r.measured() == 0 ? 0 : (double) t.measured() / r.measured(), served,
 					r.stoppedEarly() ? "stopped once over 10 % had missed (rest counted as misses; --no-stop runs all)"
 							: "whole trace"));
 		}
