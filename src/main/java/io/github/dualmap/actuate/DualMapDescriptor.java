@@ -111,18 +111,20 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * the lowest estimate when that still fits its SLO
 	 * @param moveLateOnly whether hotspot migration and idle pull move only requests that
 	 * would miss their SLO where they wait (hotspot moves only to an instance with room)
+	 * @param shedHopeless whether a request about to be released that would miss its SLO
+	 * there is rescued or answered 503 instead, while others wait
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
 			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware,
-			double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly) {
+			double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly, boolean shedHopeless) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
 					q.maxQueuedPerInstance(), q.maxQueuedPerPool(), millis(q.maxWaitNanos()),
 					q.expiry().name().toLowerCase(Locale.ROOT), q.maxMigrations(), q.migrationMargin(),
 					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware(),
-					q.maxWaitShare(), q.rescue(), q.rescueToQueue(), q.moveLateOnly());
+					q.maxWaitShare(), q.rescue(), q.rescueToQueue(), q.moveLateOnly(), q.shedHopeless());
 		}
 
 	}
@@ -139,13 +141,15 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * still make their SLO, instead of being rejected (sent at once or queued there)
 	 * @param rescuesQueued of those, the ones queued there because no instance could
 	 * start them at once
+	 * @param hopelessShed requests answered 503 when about to be released because they
+	 * would have missed their SLO there while others waited (in {@code rejections} too)
 	 * @param rejections requests the queues rejected (429 and 503)
 	 * @param releases requests sent to an instance
 	 * @param rejectionsByStatus requests answered 429 or 503 instead of being sent, by
 	 * status: the queues' rejections plus requests every candidate refused
 	 */
-	public record Queue(int queued, long migrations, long rerouted, long rescues, long rescuesQueued, long rejections,
-			long releases, Map<Integer, Long> rejectionsByStatus) {
+	public record Queue(int queued, long migrations, long rerouted, long rescues, long rescuesQueued, long hopelessShed,
+			long rejections, long releases, Map<Integer, Long> rejectionsByStatus) {
 
 	}
 

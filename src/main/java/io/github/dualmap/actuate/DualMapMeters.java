@@ -178,6 +178,11 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 				.description("Rescued requests that joined another instance's queue because none could start them "
 						+ "at once")
 				.register(this.meters);
+			FunctionCounter.builder("dualmap.queue.hopeless", queues, DispatchQueues::hopelessShed)
+				.tags(tags)
+				.description("Requests answered 503 when about to be released, because their wait plus their TTFT "
+						+ "estimate there exceeded their SLO while others waited (dualmap.dispatch.shed-hopeless)")
+				.register(this.meters);
 			FunctionCounter.builder("dualmap.queue.shed", queues, DispatchQueues::shed)
 				.tags(tags)
 				.description("Queued requests answered 429 to make room for an arrival with a tighter TTFT SLO")

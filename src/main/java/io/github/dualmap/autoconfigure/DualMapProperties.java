@@ -316,6 +316,7 @@ public class DualMapProperties {
 			.rescue(d.rescue)
 			.rescueToQueue(d.rescueToQueue)
 			.moveLateOnly(d.moveLateOnly)
+			.shedHopeless(d.shedHopeless)
 			.build();
 	}
 
@@ -1616,6 +1617,21 @@ public class DualMapProperties {
 		 * it now; false: any move whose gain beats the migration margin.
 		 */
 		private boolean moveLateOnly = true;
+
+		/**
+		 * With expiry reject, a request about to be released whose wait so far plus its
+		 * TTFT estimate there exceeds its SLO is not sent while other requests wait: it
+		 * is rescued to an instance where it can still make its SLO, or answered 503.
+		 */
+		private boolean shedHopeless = true;
+
+		public boolean isShedHopeless() {
+			return this.shedHopeless;
+		}
+
+		public void setShedHopeless(boolean shedHopeless) {
+			this.shedHopeless = shedHopeless;
+		}
 
 		public boolean isMoveLateOnly() {
 			return this.moveLateOnly;

@@ -105,6 +105,8 @@ public final class DispatchQueues {
 
 	private long rescuesQueued;
 
+	private long hopelessShed;
+
 	private long rejections;
 
 	private long releases;
@@ -432,6 +434,15 @@ public final class DispatchQueues {
 		return locked(() -> rescuesQueued);
 	}
 
+	/**
+	 * Requests answered 503 when about to be released, because their wait so far plus
+	 * their TTFT estimate there exceeded their SLO while others waited
+	 * ({@link QueueSettings#shedHopeless()}; counted in {@link #rejections()} too).
+	 */
+	public long hopelessShed() {
+		return locked(() -> hopelessShed);
+	}
+
 	/** Requests rejected (429 and 503). */
 	public long rejections() {
 		return locked(() -> rejections);
@@ -709,11 +720,40 @@ public final class DispatchQueues {
 			if (!hasRoom(s, uncached)) {
 				return;
 			}
+			if (hopeless(next, s, uncached, now)) {
+				long waitedMs = (now - next.submittedAtNanos()) / 1_000_000;
+				long estimateMs = pool.estimator().estimate(s.sharedPrefillTokens(), uncached) / 1_000_000;
+				dequeue(next);
+				if (!(settings.rescue() && rescue(next, iq, out))) {
+					hopelessShed++;
+					reject(next, Rejection.SERVICE_UNAVAILABLE,
+							"request waited " + waitedMs + " ms for instance '" + s.id() + "' of pool '" + pool.name()
+									+ "' and would need about " + estimateMs
+									+ " ms more for its first token there: past its TTFT objective of "
+									+ sloOf(next.request()) / 1_000_000 + " ms",
+							retryAfter(pool.estimateTtft(s, 0)), out);
+				}
+				continue;
+			}
 			dequeue(next);
 			next.cachedTokens = cached;
 			next.uncachedTokens = uncached;
 			release(next, s, s.sharedPrefillTokens(), out);
 		}
+	}
+
+	/**
+	 * Whether {@code q}, about to be released to {@code s}, is not to be sent
+	 * ({@link QueueSettings#shedHopeless()}): its wait so far plus its TTFT estimate
+	 * there (the prefill ahead of it in the engine and its own uncached tokens) exceeds
+	 * its SLO, and other requests wait in the pool.
+	 */
+	private boolean hopeless(QueuedRequest q, InstanceState s, int uncached, long now) {
+		if (!settings.shedHopeless() || settings.expiry() != QueueSettings.Expiry.REJECT || queuedTotal <= 1) {
+			return false;
+		}
+		long firstTokenAt = now - q.submittedAtNanos() + pool.estimator().estimate(s.sharedPrefillTokens(), uncached);
+		return firstTokenAt > sloOf(q.request());
 	}
 
 	/**

@@ -58,11 +58,20 @@ import java.time.Duration;
  * where it waits (its wait so far plus its TTFT estimate there exceeds its SLO), and a
  * hotspot move goes only to an instance with prefill room for it now; {@code false}: any
  * move whose gain beats the margin
+ * @param shedHopeless with {@link Expiry#REJECT}, a request about to be released whose
+ * wait so far plus its TTFT estimate on that instance exceeds its SLO is not sent while
+ * other requests wait in the pool: it is rescued (with {@code rescue}) to an instance on
+ * which it can still make its SLO, or answered 503 like a request at its wait bound. It
+ * would miss its objective anyway, and the engine time it would take (a long cold prompt
+ * holds an instance's prefill for seconds) is what the requests behind it need. With
+ * nothing else queued it is sent: an idle pool serves a request late rather than not at
+ * all
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
-		boolean sloAware, double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly) {
+		boolean sloAware, double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly,
+		boolean shedHopeless) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -169,6 +178,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.rescue = rescue;
 		b.rescueToQueue = rescueToQueue;
 		b.moveLateOnly = moveLateOnly;
+		b.shedHopeless = shedHopeless;
 		return b;
 	}
 
@@ -222,6 +232,10 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		private boolean rescueToQueue = true;
 
 		private boolean moveLateOnly = true;
+
+		// Measured in docs/benchmarks.md ("Not sending what cannot make its SLO"): the
+		// long cold prompts it holds back took the engine time the others needed.
+		private boolean shedHopeless = true;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -308,6 +322,11 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder shedHopeless(boolean v) {
+			this.shedHopeless = v;
+			return this;
+		}
+
 		public Builder maxWaitShare(double v) {
 			this.maxWaitShare = v;
 			return this;
@@ -316,8 +335,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		public QueueSettings build() {
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
-					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue, rescueToQueue,
-					moveLateOnly);
+					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue, rescueToQueue, moveLateOnly,
+					shedHopeless);
 		}
 
 	}

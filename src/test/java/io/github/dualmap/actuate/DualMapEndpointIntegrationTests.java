@@ -134,6 +134,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(dispatch.get("maxWaitShare").asDouble()).isEqualTo(0.5);
 		assertThat(dispatch.get("rescue").asBoolean()).isTrue();
 		assertThat(dispatch.get("rescueToQueue").asBoolean()).isTrue();
+		assertThat(dispatch.get("shedHopeless").asBoolean()).isTrue();
 		assertThat(dispatch.get("moveLateOnly").asBoolean()).isTrue();
 		assertThat(dispatch.get("agingMs").asLong()).isEqualTo(2000);
 		assertThat(dispatch.get("expiry").asString()).isEqualTo("reject");
@@ -153,6 +154,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(queue.get("rerouted").asLong()).isZero();
 		assertThat(queue.get("rescues").asLong()).isZero();
 		assertThat(queue.get("rescuesQueued").asLong()).isZero();
+		assertThat(queue.get("hopelessShed").asLong()).isZero();
 		assertThat(queue.get("rejections").asLong()).isZero();
 		assertThat(queue.get("rejectionsByStatus").get("429").asLong()).isZero();
 		assertThat(queue.get("rejectionsByStatus").get("503").asLong()).isZero();
@@ -301,6 +303,7 @@ class DualMapEndpointIntegrationTests {
 			.containsPattern("dualmap_reroutes_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_queue_rescues_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_queue_rescues_queued_total\\{service=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_queue_hopeless_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"429\"} 0\\.0")
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"503\"} 0\\.0")
 			.containsPattern("dualmap_retries_total\\{cause=\"connect\",service=\"llm\"} 0\\.0")

@@ -175,7 +175,8 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.max-moves-per-event=3", "dualmap.dispatch.unavailable-retry-after=2s",
 					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false",
 					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false",
-					"dualmap.dispatch.rescue-to-queue=false", "dualmap.slow-start=30s")
+					"dualmap.dispatch.rescue-to-queue=false", "dualmap.dispatch.shed-hopeless=false",
+					"dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.pool("llm").queues().settings();
@@ -197,6 +198,7 @@ class DualMapPropertiesTests {
 					.maxWaitShare(0.8)
 					.rescue(false)
 					.rescueToQueue(false)
+					.shedHopeless(false)
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});

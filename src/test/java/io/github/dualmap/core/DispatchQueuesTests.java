@@ -629,6 +629,108 @@ class DispatchQueuesTests {
 		assertThat(q.rescues()).isZero();
 	}
 
+	/**
+	 * One instance whose prefill limit (one request) holds "long" (3,000 tokens, 3.02 s
+	 * of prefill at 1 ms a token) behind "busy" for 2.2 s, with "small" queued behind it
+	 * when {@code withSmall}; "busy" then gets its first token and "long" is next.
+	 */
+	private QueuedRequest longReadyAfter2200Ms(DispatchQueues q, boolean withSmall) {
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest long_ = q.submit(request("long", 2, 3_000), true, outcomes);
+		if (withSmall) {
+			q.submit(request("small", 3, 100), true, outcomes);
+		}
+		clock.advance(Duration.ofMillis(2_200));
+		q.firstToken(busy);
+		return long_;
+	}
+
+	@Test
+	void aRequestThatWouldMissItsSloWhereItIsReleasedIsAnswered503WhileOthersWait() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		QueuedRequest long_ = longReadyAfter2200Ms(q, true);
+
+		// 2.2 s waited plus 3.02 s of its own prefill: 5.22 s, past its 5 s. Nowhere to
+		// rescue it (one instance), so 503, and the request behind it goes at once.
+		assertThat(long_.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		Rejection r = outcomes.rejected.get(long_);
+		assertThat(r.status()).isEqualTo(503);
+		assertThat(r.message()).contains("waited 2200 ms for instance 'a'")
+			.contains("about 3020 ms more")
+			.contains("TTFT objective of 5000 ms");
+		assertThat(r.retryAfterSeconds()).isPositive();
+		assertThat(outcomes.releasedIds()).containsExactly("busy", "small");
+		assertThat(q.hopelessShed()).isEqualTo(1);
+		assertThat(q.rejections()).isEqualTo(1);
+		assertThat(a().queuedRequests()).isZero();
+		assertThat(a().queuedTokens()).isZero();
+	}
+
+	@Test
+	void aRequestThatWouldMissItsSloIsStillSentWhenNothingElseWaits() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		QueuedRequest long_ = longReadyAfter2200Ms(q, false);
+		assertThat(long_.state()).as("late beats not at all when it holds no one up")
+			.isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(q.hopelessShed()).isZero();
+	}
+
+	@Test
+	void aRequestThatCanStillMakeItsSloIsSentEvenWhenOthersWait() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest long_ = q.submit(request("long", 2, 3_000), true, outcomes);
+		q.submit(request("small", 3, 100), true, outcomes);
+		// 1.9 s + 3.02 s = 4.92 s: within 5 s.
+		clock.advance(Duration.ofMillis(1_900));
+		q.firstToken(busy);
+		assertThat(long_.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(q.hopelessShed()).isZero();
+	}
+
+	@Test
+	void withoutShedHopelessTheRequestIsSentLate() {
+		single();
+		DispatchQueues off = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).shedHopeless(false));
+		assertThat(longReadyAfter2200Ms(off, true).state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(off.hopelessShed()).isZero();
+	}
+
+	@Test
+	void whenExpiredRequestsAreSentAnywaySoIsARequestThatWouldMissItsSlo() {
+		single();
+		DispatchQueues serveAll = queues(PinnedPolicy.to("a"),
+				QueueSettings.custom().maxPrefillRequests(1).expiry(QueueSettings.Expiry.DISPATCH));
+		assertThat(longReadyAfter2200Ms(serveAll, true).state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(serveAll.hopelessShed()).isZero();
+	}
+
+	@Test
+	void aRequestThatWouldMissItsSloWhereItIsReleasedIsRescuedWhereItCanStillMakeIt() {
+		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		QueuedRequest waiting = q.submit(request("waiting", 2, 600), true, outcomes);
+		q.submit(request("other", 3, 100), true, outcomes);
+		// Another replica's 2,000 tokens stay in prefill on a (no request of its own
+		// counted, so a has room once busy is done): 2,000 + 600 tokens, 2.62 s, after
+		// 2.45 s of waiting is past 5 s on a; b starts it at once and makes it.
+		a().peerLoad(0, 2_000, 0);
+		clock.advance(Duration.ofMillis(2_450));
+		q.firstToken(busy);
+
+		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		Decision d = outcomes.released.get(outcomes.released.indexOf(waiting)).decision();
+		assertThat(d.instanceId()).isEqualTo("b");
+		assertThat(d.reason()).isEqualTo(Reason.RESCUE);
+		assertThat(q.rescues()).isEqualTo(1);
+		assertThat(q.hopelessShed()).isZero();
+		assertThat(outcomes.rejected).isEmpty();
+	}
+
 	@Test
 	void withoutRescueOrForAPinnedRequestTheWaitBoundRejects() {
 		DispatchQueues off = waitingForA(QueueSettings.custom().maxPrefillRequests(1).rescue(false));

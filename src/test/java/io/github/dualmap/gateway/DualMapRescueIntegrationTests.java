@@ -93,13 +93,17 @@ class DualMapRescueIntegrationTests {
 	}
 
 	Mono<Result> post(String tenant, String sloMs) {
+		return postBody(body(tenant), sloMs);
+	}
+
+	Mono<Result> postBody(String body, String sloMs) {
 		return WebClient.create("http://127.0.0.1:" + this.port).post().uri(PATH).headers(h -> {
 			if (sloMs != null) {
 				h.set(SloResolver.TTFT_HEADER, sloMs);
 			}
 		})
 			.contentType(MediaType.APPLICATION_JSON)
-			.bodyValue(body(tenant))
+			.bodyValue(body)
 			.exchangeToMono(r -> r.bodyToMono(String.class).defaultIfEmpty("").map(b -> {
 				HttpHeaders h = r.headers().asHttpHeaders();
 				String queued = h.getFirst(DispatchAccountingFilter.QUEUE_HEADER);
@@ -235,6 +239,49 @@ class DualMapRescueIntegrationTests {
 		assertServed(held);
 		// Only the three that held the prefill slots were ever sent.
 		assertThat(queues.releases()).isEqualTo(releases + 3);
+	}
+
+	@Test
+	void aRequestThatWouldMissItsSloWhereItIsAboutToBeSentIsAnswered503AndNeverSent() {
+		Candidates pair = candidates("hopeless-");
+		String spare = third(pair);
+		engine(pair.first()).firstByteDelay.set(Duration.ofMillis(400));
+		engine(pair.second()).firstByteDelay.set(Duration.ofMillis(400));
+		engine(spare).firstByteDelay.set(Duration.ofSeconds(3));
+		DispatchQueues queues = this.registry.pool("llm").queues();
+		long shed = queues.hopelessShed();
+		long releases = queues.releases();
+		double counted = meter("dualmap.queue.hopeless");
+		List<Mono<Result>> held = occupy("hopeless-", pair.second(), spare, pair.first());
+		// Another request waits meanwhile: the tenant that holds the spare's slot, queued
+		// there (its prefix is cached there) behind a slot busy for 3 s.
+		String spareTenant = tenant("hopeless-" + spare + "-", c -> c.first().equals(spare));
+		Mono<Result> waiting = post(spareTenant, "60000").cache();
+		waiting.subscribe();
+		await().atMost(Duration.ofSeconds(5)).until(() -> queues.queued() == 1);
+
+		// A prompt whose own prefill the pool estimates at more than its 1.5 s
+		// objective.
+		String longBody = body("hopeless-").replace("\"go\"",
+				"\"" + "Summarise every paragraph of this long report carefully. ".repeat(6_000) + "\"");
+		int tokens = this.parser.parse(PATH, longBody.getBytes(StandardCharsets.UTF_8)).blocks().promptTokens();
+		assertThat(this.registry.pool("llm").pool().estimator().estimate(0, tokens))
+			.isGreaterThan(Duration.ofMillis(1_500).toNanos());
+		long start = System.nanoTime();
+		Result hopeless = postBody(longBody, "1500").block(Duration.ofSeconds(10));
+		long tookMs = (System.nanoTime() - start) / 1_000_000;
+		assertThat(hopeless.status()).isEqualTo(503);
+		assertThat(hopeless.body()).startsWith("{\"error\":{")
+			.contains("\"code\":\"queue_wait_exceeded\"")
+			.contains("would need about");
+		// Answered when its instance had room for it, before its wait bound (750 ms).
+		assertThat(tookMs).isLessThan(750);
+		assertThat(queues.hopelessShed()).isEqualTo(shed + 1);
+		assertThat(meter("dualmap.queue.hopeless")).isEqualTo(counted + 1);
+		assertThat(waiting.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
+		assertServed(held);
+		// The three that held the slots and the one that waited; never the long one.
+		assertThat(queues.releases()).isEqualTo(releases + 4);
 	}
 
 	@SpringBootConfiguration
