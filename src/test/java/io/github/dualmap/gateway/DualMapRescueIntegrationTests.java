@@ -135,6 +135,16 @@ class DualMapRescueIntegrationTests {
 		return ENGINES.stream().filter(e -> e.instanceId().equals(instanceId)).findFirst().orElseThrow();
 	}
 
+	/**
+	 * Sets the first-byte delays of {@code pair}'s first and second candidates and of the
+	 * third instance, as the test needs them.
+	 */
+	void firstByteDelays(Candidates pair, Duration first, Duration second, Duration spare) {
+		engine(pair.first()).firstByteDelay.set(first);
+		engine(pair.second()).firstByteDelay.set(second);
+		engine(third(pair)).firstByteDelay.set(spare);
+	}
+
 	static String third(Candidates c) {
 		return ENGINES.stream()
 			.map(StubEngine::instanceId)
@@ -177,8 +187,7 @@ class DualMapRescueIntegrationTests {
 	void aRequestWhoseCandidatesAreBusyIsSentToAnInstanceWithRoomAtItsWaitBound() {
 		Candidates pair = candidates("rescue-");
 		String spare = third(pair);
-		engine(pair.first()).firstByteDelay.set(Duration.ofSeconds(3));
-		engine(pair.second()).firstByteDelay.set(Duration.ofSeconds(3));
+		firstByteDelays(pair, Duration.ofSeconds(3), Duration.ofSeconds(3), Duration.ZERO);
 		DispatchQueues queues = this.registry.pool("llm").queues();
 		long rescues = queues.rescues();
 		long queued = queues.rescuesQueued();
@@ -202,9 +211,7 @@ class DualMapRescueIntegrationTests {
 	void withNoInstanceFreeItJoinsAnotherQueueAndIsServedThereInTime() {
 		Candidates pair = candidates("queued-");
 		String spare = third(pair);
-		engine(pair.first()).firstByteDelay.set(Duration.ofSeconds(6));
-		engine(pair.second()).firstByteDelay.set(Duration.ofSeconds(3));
-		engine(spare).firstByteDelay.set(Duration.ofSeconds(3));
+		firstByteDelays(pair, Duration.ofSeconds(6), Duration.ofSeconds(3), Duration.ofSeconds(3));
 		DispatchQueues queues = this.registry.pool("llm").queues();
 		long rescues = queues.rescues();
 		long queued = queues.rescuesQueued();
@@ -245,9 +252,7 @@ class DualMapRescueIntegrationTests {
 	void aRequestThatWouldMissItsSloWhereItIsAboutToBeSentIsAnswered503AndNeverSent() {
 		Candidates pair = candidates("hopeless-");
 		String spare = third(pair);
-		engine(pair.first()).firstByteDelay.set(Duration.ofMillis(400));
-		engine(pair.second()).firstByteDelay.set(Duration.ofMillis(400));
-		engine(spare).firstByteDelay.set(Duration.ofSeconds(3));
+		firstByteDelays(pair, Duration.ofMillis(400), Duration.ofMillis(400), Duration.ofSeconds(3));
 		DispatchQueues queues = this.registry.pool("llm").queues();
 		long shed = queues.hopelessShed();
 		long releases = queues.releases();
