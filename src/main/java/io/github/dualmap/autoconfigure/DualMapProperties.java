@@ -317,6 +317,7 @@ public class DualMapProperties {
 			.rescueToQueue(d.rescueToQueue)
 			.moveLateOnly(d.moveLateOnly)
 			.shedHopeless(d.shedHopeless)
+			.holdOnEngineQueue(d.holdOnEngineQueue)
 			.build();
 	}
 
@@ -1624,6 +1625,21 @@ public class DualMapProperties {
 		 * is rescued to an instance where it can still make its SLO, or answered 503.
 		 */
 		private boolean shedHopeless = true;
+
+		/**
+		 * Release nothing to an instance whose engine (as last scraped) has more requests
+		 * waiting in its own queue than this gateway has in prefill there: for several
+		 * gateway replicas that do not share their load (replica sync off).
+		 */
+		private boolean holdOnEngineQueue = false;
+
+		public boolean isHoldOnEngineQueue() {
+			return this.holdOnEngineQueue;
+		}
+
+		public void setHoldOnEngineQueue(boolean holdOnEngineQueue) {
+			this.holdOnEngineQueue = holdOnEngineQueue;
+		}
 
 		public boolean isShedHopeless() {
 			return this.shedHopeless;

@@ -764,8 +764,22 @@ public final class DispatchQueues {
 	 */
 	private boolean hasRoom(InstanceState s, int uncached) {
 		int inPrefill = s.sharedPrefillRequests();
+		if (settings.holdOnEngineQueue() && foreignBacklog(s, inPrefill)) {
+			return false;
+		}
 		return inPrefill == 0 || (inPrefill < settings.maxPrefillRequests()
 				&& s.sharedPrefillTokens() + uncached <= settings.maxPrefillTokens());
+	}
+
+	/**
+	 * Whether the engine of {@code s}, as last scraped (and still fresh), has more
+	 * requests waiting in its own queue than the {@code inPrefill} this gateway knows it
+	 * sent there: a backlog the release limits do not see
+	 * ({@link QueueSettings#holdOnEngineQueue()}).
+	 */
+	private boolean foreignBacklog(InstanceState s, int inPrefill) {
+		EngineSnapshot e = s.freshEngine(pool.now(), pool.settings().staleAfterNanos());
+		return e != null && e.waiting() > inPrefill;
 	}
 
 	private void release(QueuedRequest q, InstanceState s, long tokensAhead, List<Runnable> out) {

@@ -66,12 +66,16 @@ import java.time.Duration;
  * holds an instance's prefill for seconds) is what the requests behind it need. With
  * nothing else queued it is sent: an idle pool serves a request late rather than not at
  * all
+ * @param holdOnEngineQueue release nothing to an instance whose engine, as last scraped,
+ * has more requests waiting in its own queue than this gateway (with its peers, under
+ * replica sync) has in prefill there: someone else's backlog, typically other gateway
+ * replicas that do not share their load, or requests the engine preempted. Off by default
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
 		boolean sloAware, double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly,
-		boolean shedHopeless) {
+		boolean shedHopeless, boolean holdOnEngineQueue) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -179,6 +183,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.rescueToQueue = rescueToQueue;
 		b.moveLateOnly = moveLateOnly;
 		b.shedHopeless = shedHopeless;
+		b.holdOnEngineQueue = holdOnEngineQueue;
 		return b;
 	}
 
@@ -236,6 +241,10 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		// Measured in docs/benchmarks.md ("Not sending what cannot make its SLO"): the
 		// long cold prompts it holds back took the engine time the others needed.
 		private boolean shedHopeless = true;
+
+		// Measured in docs/benchmarks.md ("Four router replicas"): it helps replicas that
+		// do not share their load and costs a step to one gateway judged on the work.
+		private boolean holdOnEngineQueue = false;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -322,6 +331,11 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder holdOnEngineQueue(boolean v) {
+			this.holdOnEngineQueue = v;
+			return this;
+		}
+
 		public Builder shedHopeless(boolean v) {
 			this.shedHopeless = v;
 			return this;
@@ -336,7 +350,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
 					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue, rescueToQueue, moveLateOnly,
-					shedHopeless);
+					shedHopeless, holdOnEngineQueue);
 		}
 
 	}

@@ -732,6 +732,45 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void withHoldOnEngineQueueNothingIsReleasedWhileTheEngineQueuesRequestsThisGatewayDidNotSend() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().holdOnEngineQueue(true));
+		QueuedRequest first = q.submit(request("first", 1, 100), true, outcomes);
+		assertThat(first.state()).as("no engine state scraped yet: nothing to hold for")
+			.isEqualTo(QueuedRequest.State.RELEASED);
+		// The engine reports its one waiting request: ours, still in prefill.
+		a().updateEngine(new EngineSnapshot(clock.nanos(), 1, 0, 0.1, 0, 0, 0));
+		QueuedRequest second = q.submit(request("second", 2, 100), true, outcomes);
+		assertThat(second.state()).isEqualTo(QueuedRequest.State.RELEASED);
+
+		// Three waiting there against our two in prefill: someone else's backlog.
+		a().updateEngine(new EngineSnapshot(clock.nanos(), 3, 0, 0.1, 0, 0, 0));
+		QueuedRequest third = q.submit(request("third", 3, 100), true, outcomes);
+		assertThat(third.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		clock.advance(Duration.ofMillis(100));
+		a().updateEngine(new EngineSnapshot(clock.nanos(), 2, 0, 0.1, 0, 0, 0));
+		q.tick(clock.nanos());
+		assertThat(third.state()).isEqualTo(QueuedRequest.State.RELEASED);
+
+		// A stale report (older than stale-after, 2 s) holds nothing.
+		a().updateEngine(new EngineSnapshot(clock.nanos(), 50, 0, 0.1, 0, 0, 0));
+		QueuedRequest fourth = q.submit(request("fourth", 4, 100), true, outcomes);
+		assertThat(fourth.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		clock.advance(Duration.ofMillis(2_001));
+		q.tick(clock.nanos());
+		assertThat(fourth.state()).isEqualTo(QueuedRequest.State.RELEASED);
+	}
+
+	@Test
+	void byDefaultTheEnginesOwnQueueHoldsNothing() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom());
+		assertThat(q.settings().holdOnEngineQueue()).isFalse();
+		a().updateEngine(new EngineSnapshot(clock.nanos(), 50, 0, 0.1, 0, 0, 0));
+		assertThat(q.submit(request("r", 1, 100), true, outcomes).state()).isEqualTo(QueuedRequest.State.RELEASED);
+	}
+
+	@Test
 	void withoutRescueOrForAPinnedRequestTheWaitBoundRejects() {
 		DispatchQueues off = waitingForA(QueueSettings.custom().maxPrefillRequests(1).rescue(false));
 		off.submit(request("busy", 1, 100), true, outcomes);
