@@ -720,9 +720,10 @@ public final class DispatchQueues {
 			if (!hasRoom(s, uncached)) {
 				return;
 			}
-			if (hopeless(next, s, uncached, now)) {
+			long estimate = pool.estimator().estimate(s.sharedPrefillTokens(), uncached);
+			if (hopeless(next, estimate, now)) {
 				long waitedMs = (now - next.submittedAtNanos()) / 1_000_000;
-				long estimateMs = pool.estimator().estimate(s.sharedPrefillTokens(), uncached) / 1_000_000;
+				long estimateMs = estimate / 1_000_000;
 				dequeue(next);
 				if (!(settings.rescue() && rescue(next, iq, out))) {
 					hopelessShed++;
@@ -743,17 +744,17 @@ public final class DispatchQueues {
 	}
 
 	/**
-	 * Whether {@code q}, about to be released to {@code s}, is not to be sent
-	 * ({@link QueueSettings#shedHopeless()}): its wait so far plus its TTFT estimate
-	 * there (the prefill ahead of it in the engine and its own uncached tokens) exceeds
-	 * its SLO, and other requests wait in the pool.
+	 * Whether {@code q}, about to be released with a TTFT estimate of
+	 * {@code estimateNanos} there (the prefill ahead of it in the engine and its own
+	 * uncached tokens), is not to be sent ({@link QueueSettings#shedHopeless()}): its
+	 * wait so far plus that estimate exceeds its SLO, and other requests wait in the
+	 * pool.
 	 */
-	private boolean hopeless(QueuedRequest q, InstanceState s, int uncached, long now) {
+	private boolean hopeless(QueuedRequest q, long estimateNanos, long now) {
 		if (!settings.shedHopeless() || settings.expiry() != QueueSettings.Expiry.REJECT || queuedTotal <= 1) {
 			return false;
 		}
-		long firstTokenAt = now - q.submittedAtNanos() + pool.estimator().estimate(s.sharedPrefillTokens(), uncached);
-		return firstTokenAt > sloOf(q.request());
+		return now - q.submittedAtNanos() + estimateNanos > sloOf(q.request());
 	}
 
 	/**
