@@ -576,7 +576,7 @@ public final class DispatchQueues {
 					Math.max(iq.state.sharedPrefillTokens(), pool.pendingTokens(iq.state) - iq.state.queuedTokens()),
 					out);
 		}
-		else if (!(settings.rescue() && rescue(q, iq, out))) {
+		else if (!rescue(q, iq, out)) {
 			reject(q, Rejection.SERVICE_UNAVAILABLE,
 					"request waited " + ((q.expiresAtNanos - q.submittedAtNanos()) / 1_000_000) + " ms for instance '"
 							+ iq.state.id() + "' of pool '" + pool.name() + "'",
@@ -594,13 +594,13 @@ public final class DispatchQueues {
 	 * lowest estimate of all when that estimate fits, until the last moment its prefill
 	 * could start there in time (a request is rescued once). Below capacity this saves
 	 * most of what the wait bound would turn away; at capacity no estimate fits, and the
-	 * request is rejected.
+	 * request is rejected. Nothing of this without {@link QueueSettings#rescue()}.
 	 * @return whether the request was sent or queued again
 	 */
 	private boolean rescue(QueuedRequest q, InstanceQueue from, List<Runnable> out) {
 		// A pinned request belongs where its stored response is; a final placement is no
 		// migration, so the migration bound does not apply.
-		if (q.pinned || q.rescuedToQueue) {
+		if (!settings.rescue() || q.pinned || q.rescuedToQueue) {
 			return false;
 		}
 		long left = sloOf(q.request()) - (pool.now() - q.submittedAtNanos());
@@ -721,11 +721,11 @@ public final class DispatchQueues {
 				return;
 			}
 			long estimate = pool.estimator().estimate(s.sharedPrefillTokens(), uncached);
-			if (hopeless(next, estimate, now)) {
+			if (hopeless(next, estimate)) {
 				long waitedMs = (now - next.submittedAtNanos()) / 1_000_000;
 				long estimateMs = estimate / 1_000_000;
 				dequeue(next);
-				if (!(settings.rescue() && rescue(next, iq, out))) {
+				if (!rescue(next, iq, out)) {
 					hopelessShed++;
 					reject(next, Rejection.SERVICE_UNAVAILABLE,
 							"request waited " + waitedMs + " ms for instance '" + s.id() + "' of pool '" + pool.name()
@@ -750,11 +750,9 @@ public final class DispatchQueues {
 	 * wait so far plus that estimate exceeds its SLO, and other requests wait in the
 	 * pool.
 	 */
-	private boolean hopeless(QueuedRequest q, long estimateNanos, long now) {
-		if (!settings.shedHopeless() || settings.expiry() != QueueSettings.Expiry.REJECT || queuedTotal <= 1) {
-			return false;
-		}
-		return now - q.submittedAtNanos() + estimateNanos > sloOf(q.request());
+	private boolean hopeless(QueuedRequest q, long estimateNanos) {
+		return settings.shedHopeless() && settings.expiry() == QueueSettings.Expiry.REJECT && queuedTotal > 1
+				&& late(q, estimateNanos, sloOf(q.request()));
 	}
 
 	/**
@@ -1013,6 +1011,8 @@ public final class DispatchQueues {
 	 * {@link QueueSettings#moveLateOnly()} only such requests move: one that makes its
 	 * SLO where it waits keeps its cached prefix, which at capacity is worth more to the
 	 * pool than the earlier start a move would give it (measured in docs/benchmarks.md).
+	 * With {@link QueueSettings#shedHopeless()} such a request is not released either
+	 * ({@link #hopeless}).
 	 */
 	private boolean late(QueuedRequest q, long estimateHereNanos, long sloNanos) {
 		return pool.now() - q.submittedAtNanos() + estimateHereNanos > sloNanos;
