@@ -34,7 +34,7 @@ public final class EmulatorCommand extends ConsoleCommand<EmulatorCommand> {
 	int basePort;
 
 	@Option(names = "--profile", defaultValue = EngineProfile.DEFAULT,
-			description = "Engine profile: h100-8b or a100-8b (default ${DEFAULT-VALUE}).")
+			description = "Engine profile: h100-8b, h100-8b-fp8 or a100-8b (default ${DEFAULT-VALUE}).")
 	String profile;
 
 	@Option(names = "--time-scale", defaultValue = "1.0",

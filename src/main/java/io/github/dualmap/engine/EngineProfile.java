@@ -7,7 +7,8 @@ package io.github.dualmap.engine;
  * with {@code cAttn = 4*layers*hidden/attentionFlops} (Mooncake's attention FLOPs per
  * token pair).
  *
- * @param name profile name ({@code h100-8b}, {@code a100-8b} or a custom one)
+ * @param name profile name ({@code h100-8b}, {@code h100-8b-fp8}, {@code a100-8b} or a
+ * custom one)
  * @param t0Seconds fixed cost of one iteration
  * @param cLinSeconds linear cost per new token (weights, MLP, projections)
  * @param attentionFlops sustained attention throughput in FLOP/s
@@ -53,31 +54,61 @@ public record EngineProfile(String name, double t0Seconds, double cLinSeconds, d
 	}
 
 	/**
-	 * Llama-3-8B class model on one H100: t0 7 ms, 20 us/token, attention at 400 TFLOPS,
-	 * 20 ns per decoder context token, 8192 tokens and 1024 sequences per step, 0.9 M
-	 * tokens of KV, 128k context.
+	 * KV cache of vLLM's default deployment of a Llama-3.1-8B-class model on one 80 GB
+	 * H100, in tokens: the model's 16-bit KV at {@code --gpu-memory-utilization 0.9}. The
+	 * H100 80 GB exposes 79.6 GiB; 0.9 of it is 71.6 GiB; the bf16 weights (8.03 B
+	 * parameters x 2 bytes) take 15.0 GiB and the profiled activation peak at 8192
+	 * batched tokens, the CUDA graphs and non-torch memory about 2.9 GiB, which leaves
+	 * 53.7 GiB of KV. A token's KV is 32 layers x 2 (K and V) x 8 KV heads x 128 x 2
+	 * bytes = 128 KiB, so 53.7 GiB hold 53.7 x 8192 = 440,000 tokens (rounded down to
+	 * whole 16-token blocks), the size vLLM logs at start-up as its KV cache.
+	 */
+	public static final long KV_TOKENS_16BIT = 440_000;
+
+	/**
+	 * The same memory with an fp8 KV cache ({@code --kv-cache-dtype fp8}, 64 KiB a token)
+	 * and the same reserve: about twice the tokens, 0.9 M.
+	 */
+	public static final long KV_TOKENS_FP8 = 900_000;
+
+	/**
+	 * Llama-3-8B class model on one H100 as vLLM deploys it by default: t0 7 ms, 20
+	 * us/token, attention at 400 TFLOPS, 20 ns per decoder context token, 8192 tokens and
+	 * 1024 sequences per step, {@link #KV_TOKENS_16BIT} tokens of 16-bit KV, 128k
+	 * context.
 	 */
 	public static EngineProfile h100_8b() {
-		return new EngineProfile("h100-8b", 0.007, 20e-6, 400e12, 32, 4096, 20e-9, 8192, 1024, 16, 900_000, 131_072, 0,
-				0);
+		return new EngineProfile("h100-8b", 0.007, 20e-6, 400e12, 32, 4096, 20e-9, 8192, 1024, 16, KV_TOKENS_16BIT,
+				131_072, 0, 0);
 	}
 
 	/**
-	 * The same model on one A100: t0 10 ms, 65 us/token, attention at 170 TFLOPS, 2048
-	 * tokens and 256 sequences per step.
+	 * {@link #h100_8b()} with an fp8 KV cache: {@link #KV_TOKENS_FP8} tokens, the same
+	 * step costs.
+	 */
+	public static EngineProfile h100_8b_fp8() {
+		return new EngineProfile("h100-8b-fp8", 0.007, 20e-6, 400e12, 32, 4096, 20e-9, 8192, 1024, 16, KV_TOKENS_FP8,
+				131_072, 0, 0);
+	}
+
+	/**
+	 * The same model on one 80 GB A100 as vLLM deploys it by default (16-bit KV, the same
+	 * memory as {@link #h100_8b()}: {@link #KV_TOKENS_16BIT} tokens): t0 10 ms, 65
+	 * us/token, attention at 170 TFLOPS, 2048 tokens and 256 sequences per step.
 	 */
 	public static EngineProfile a100_8b() {
-		return new EngineProfile("a100-8b", 0.010, 65e-6, 170e12, 32, 4096, 20e-9, 2048, 256, 16, 900_000, 131_072, 0,
-				0);
+		return new EngineProfile("a100-8b", 0.010, 65e-6, 170e12, 32, 4096, 20e-9, 2048, 256, 16, KV_TOKENS_16BIT,
+				131_072, 0, 0);
 	}
 
 	/** The built-in profile called {@code name}. */
 	public static EngineProfile named(String name) {
 		return switch (name) {
 			case "h100-8b" -> h100_8b();
+			case "h100-8b-fp8" -> h100_8b_fp8();
 			case "a100-8b" -> a100_8b();
-			default ->
-				throw new IllegalArgumentException("unknown engine profile '" + name + "' (known: h100-8b, a100-8b)");
+			default -> throw new IllegalArgumentException(
+					"unknown engine profile '" + name + "' (known: h100-8b, h100-8b-fp8, a100-8b)");
 		};
 	}
 
@@ -106,8 +137,17 @@ public record EngineProfile(String name, double t0Seconds, double cLinSeconds, d
 	 * back to back, each a full step.
 	 */
 	public double coldTtftSeconds(int promptTokens) {
+		return idleTtftSeconds(promptTokens, 0);
+	}
+
+	/**
+	 * Idle time to first token of a prompt of {@code promptTokens} whose first
+	 * {@code cachedTokens} are in the prefix cache: the rest's chunks run back to back,
+	 * each a full step attending to everything before it.
+	 */
+	public double idleTtftSeconds(int promptTokens, int cachedTokens) {
 		double total = 0;
-		for (int done = 0; done < promptTokens; done += tokenBudget) {
+		for (int done = Math.max(0, cachedTokens); done < promptTokens; done += tokenBudget) {
 			int n = Math.min(tokenBudget, promptTokens - done);
 			total += stepSeconds(n, n * (done + n / 2.0), 0);
 		}

@@ -330,7 +330,7 @@ class EmulatorServerTests {
 			assertThat(metrics.value("vllm:num_requests_running", model)).isZero();
 			assertThat(metrics.value("vllm:num_requests_waiting", model)).isZero();
 			assertThat(metrics.value("vllm:kv_cache_usage_perc", model)).isZero();
-			assertThat(metrics.value("vllm:cache_config_info", "num_gpu_blocks=56250", "block_size=16")).isEqualTo(1);
+			assertThat(metrics.value("vllm:cache_config_info", "num_gpu_blocks=27500", "block_size=16")).isEqualTo(1);
 
 			// What the gateway's own scraper makes of it.
 			EngineSnapshot snapshot = new EngineMetricsParser().parse(res.body(), 42);
@@ -341,7 +341,7 @@ class EmulatorServerTests {
 			assertThat(snapshot.kvUsage()).isZero();
 			assertThat(snapshot.prefixQueriesTokens()).isEqualTo(prompt);
 			assertThat(snapshot.prefixHitsTokens()).isEqualTo(metrics.value("vllm:prefix_cache_hits_total", model));
-			assertThat(snapshot.kvCapacityTokens()).isEqualTo(56_250L * 16);
+			assertThat(snapshot.kvCapacityTokens()).isEqualTo(27_500L * 16);
 		}
 	}
 
@@ -398,7 +398,7 @@ class EmulatorServerTests {
 			post(own, "/v1/completions", "{\"prompt\":\"hello world\",\"max_tokens\":2}");
 			PrometheusText metrics = new PrometheusText(get(own, "/metrics").body());
 			assertThat(metrics.value("sglang:num_queue_reqs")).isZero();
-			assertThat(metrics.value("sglang:max_total_num_tokens")).isEqualTo(900_000);
+			assertThat(metrics.value("sglang:max_total_num_tokens")).isEqualTo(440_000);
 			assertThat(metrics.value("sglang:generation_tokens_total")).isEqualTo(2);
 			assertThat(metrics.value("sglang:time_to_first_token_seconds_count")).isEqualTo(1);
 
@@ -407,7 +407,7 @@ class EmulatorServerTests {
 			assertThat(new EngineMetricsParser().detect(body)).isEqualTo(EngineFlavour.SGLANG);
 			assertThat(snapshot.waiting()).isZero();
 			assertThat(snapshot.running()).isZero();
-			assertThat(snapshot.kvCapacityTokens()).isEqualTo(900_000);
+			assertThat(snapshot.kvCapacityTokens()).isEqualTo(440_000);
 		}
 	}
 

@@ -42,7 +42,7 @@ public record DemoProperties(
 		return !this.model.isBlank();
 	}
 
-	@AssertTrue(message = "dualmap.demo.profile must name an engine profile: h100-8b or a100-8b")
+	@AssertTrue(message = "dualmap.demo.profile must name an engine profile: h100-8b, h100-8b-fp8 or a100-8b")
 	private boolean isProfileKnown() {
 		try {
 			EngineProfile.named(this.profile);
