@@ -90,7 +90,47 @@ public enum SyntheticWorkload {
 			}
 			return out;
 		}
+	},
+
+	/**
+	 * No prefix reuse: every request has blocks of its own, with prompt and output
+	 * lengths shaped like a chat service's. Both are lognormal with the medians of the
+	 * conversation trace of Azure's LLM inference traces (2023) as Splitwise reports them
+	 * (Patel et al., "Splitwise: Efficient Generative LLM Inference Using Phase
+	 * Splitting", ISCA 2024, section III: median prompt 1020 tokens, median output 129)
+	 * and a log-scale spread of {@link #NO_REUSE_SIGMA} (a chosen value, not fitted),
+	 * clipped to [{@link #NO_REUSE_MIN_PROMPT}, {@link #MAX_SESSION_TOKENS}] prompt and
+	 * [1, {@link #NO_REUSE_MAX_OUTPUT}] output tokens.
+	 */
+	NO_REUSE {
+		@Override
+		List<TraceRequest> generate(int requests, SplittableRandom random, IdSource ids) {
+			List<TraceRequest> out = new ArrayList<>(requests);
+			double clock = 0;
+			for (int i = 0; i < requests; i++) {
+				clock += exponential(random, 1000.0);
+				int prompt = lognormal(random, NO_REUSE_MEDIAN_PROMPT, NO_REUSE_MIN_PROMPT, MAX_SESSION_TOKENS);
+				int output = lognormal(random, NO_REUSE_MEDIAN_OUTPUT, 1, NO_REUSE_MAX_OUTPUT);
+				out.add(request(clock, new long[0], prompt, output, ids));
+			}
+			return out;
+		}
 	};
+
+	/** Median prompt of {@link #NO_REUSE}: Splitwise's conversation trace. */
+	public static final int NO_REUSE_MEDIAN_PROMPT = 1020;
+
+	/** Median output of {@link #NO_REUSE}: Splitwise's conversation trace. */
+	public static final int NO_REUSE_MEDIAN_OUTPUT = 129;
+
+	/** Standard deviation of the log of {@link #NO_REUSE}'s lengths. */
+	public static final double NO_REUSE_SIGMA = 1.0;
+
+	/** Shortest prompt of {@link #NO_REUSE}. */
+	public static final int NO_REUSE_MIN_PROMPT = 16;
+
+	/** Longest output of {@link #NO_REUSE}. */
+	public static final int NO_REUSE_MAX_OUTPUT = 4096;
 
 	/** Tenants in {@link #TENANTS}. */
 	public static final int TENANT_COUNT = 64;
@@ -122,12 +162,12 @@ public enum SyntheticWorkload {
 
 	/** The lower-case name used by {@code --synthetic}. */
 	public String cliName() {
-		return name().toLowerCase(Locale.ROOT);
+		return name().toLowerCase(Locale.ROOT).replace('_', '-');
 	}
 
 	/**
-	 * The generator called {@code name} ({@code tenants}, {@code sessions} or
-	 * {@code rag}).
+	 * The generator called {@code name} ({@code tenants}, {@code sessions}, {@code rag}
+	 * {@code no-reuse}).
 	 */
 	public static SyntheticWorkload fromCliName(String name) {
 		for (SyntheticWorkload w : values()) {
@@ -135,7 +175,8 @@ public enum SyntheticWorkload {
 				return w;
 			}
 		}
-		throw new IllegalArgumentException("unknown synthetic workload '" + name + "'; known: tenants, sessions, rag");
+		throw new IllegalArgumentException(
+				"unknown synthetic workload '" + name + "'; known: tenants, sessions, rag, no-reuse");
 	}
 
 	private static TraceRequest request(double at, long[] prefix, int ownTokens, int output, IdSource ids) {
@@ -183,6 +224,12 @@ public enum SyntheticWorkload {
 
 	private static double nthEarliest(List<TraceRequest> all, int n) {
 		return all.stream().mapToDouble(TraceRequest::timestampMillis).sorted().skip(n - 1).findFirst().orElseThrow();
+	}
+
+	/** A lognormal length of median {@code median}, clipped to [min, max]. */
+	private static int lognormal(SplittableRandom random, int median, int min, int max) {
+		double x = median * Math.exp(NO_REUSE_SIGMA * random.nextGaussian());
+		return (int) Math.max(min, Math.min(max, Math.round(x)));
 	}
 
 	private static double exponential(SplittableRandom random, double meanMillis) {

@@ -79,6 +79,38 @@ class SyntheticWorkloadTests {
 	}
 
 	@Test
+	void noReuseGivesEveryRequestBlocksOfItsOwnWithAChatServicesMedianLengths() {
+		Trace t = SyntheticWorkload.NO_REUSE.generate(20_000, 7);
+		assertThat(t.name()).isEqualTo("synthetic-no-reuse");
+		java.util.Set<Long> seen = new java.util.HashSet<>();
+		int[] prompts = new int[t.size()];
+		int[] outputs = new int[t.size()];
+		for (int i = 0; i < t.size(); i++) {
+			TraceRequest r = t.requests().get(i);
+			assertThat(r.hashIds()).hasSize((r.inputTokens() + 511) / 512);
+			for (long id : r.hashIds()) {
+				assertThat(seen.add(id)).as("block %d of request %d is shared", id, i).isTrue();
+			}
+			prompts[i] = r.inputTokens();
+			outputs[i] = r.outputTokens();
+		}
+		java.util.Arrays.sort(prompts);
+		java.util.Arrays.sort(outputs);
+		assertThat(prompts[prompts.length / 2]).isCloseTo(SyntheticWorkload.NO_REUSE_MEDIAN_PROMPT,
+				org.assertj.core.api.Assertions.withinPercentage(5));
+		assertThat(outputs[outputs.length / 2]).isCloseTo(SyntheticWorkload.NO_REUSE_MEDIAN_OUTPUT,
+				org.assertj.core.api.Assertions.withinPercentage(5));
+		// Spread: about 16 % of lognormal(sigma 1) samples lie above e times the median.
+		long above = java.util.Arrays.stream(prompts).filter(p -> p > Math.E * 1020).count();
+		assertThat(above / (double) prompts.length).isBetween(0.14, 0.18);
+		assertThat(prompts[0]).isGreaterThanOrEqualTo(SyntheticWorkload.NO_REUSE_MIN_PROMPT);
+		assertThat(prompts[prompts.length - 1]).isLessThanOrEqualTo(SyntheticWorkload.MAX_SESSION_TOKENS);
+		assertThat(outputs[0]).isPositive();
+		assertThat(SyntheticWorkload.fromCliName("no-reuse")).isEqualTo(SyntheticWorkload.NO_REUSE);
+		assertThat(SyntheticWorkload.NO_REUSE.cliName()).isEqualTo("no-reuse");
+	}
+
+	@Test
 	void unknownNameIsRejected() {
 		assertThat(SyntheticWorkload.fromCliName("rag")).isEqualTo(SyntheticWorkload.RAG);
 		assertThatThrownBy(() -> SyntheticWorkload.fromCliName("chat")).hasMessageContaining("'chat'");
