@@ -148,7 +148,16 @@ public final class QueuedRequest {
 		return d == null ? null : d.instanceId();
 	}
 
-	/** Times the rebalancer moved it. */
+	/**
+	 * Whether its current placement is the rescue's ({@link Reason#RESCUE}): sent, or
+	 * queued again, elsewhere at its wait bound instead of being turned away, and not
+	 * moved since. Once released, whether the rescue made its final placement.
+	 */
+	public boolean placedByRescue() {
+		Decision d = decision;
+		return d != null && d.reason() == Reason.RESCUE;
+	}
+
 	/**
 	 * Whether it was placed on the instance holding the state it continues; such a
 	 * request is never moved by rebalancing or pulled by an idle instance.
@@ -157,6 +166,7 @@ public final class QueuedRequest {
 		return pinned;
 	}
 
+	/** Times the rebalancer moved it. */
 	public int migrations() {
 		return migrations;
 	}

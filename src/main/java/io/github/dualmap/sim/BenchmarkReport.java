@@ -12,11 +12,19 @@ import java.util.List;
  * @param fixedRate the rate of the per-policy runs behind the CDF and load charts
  * @param policies one entry per policy, in the order asked for
  * @param targetAttainment the share within the SLO that defined capacity
- * @param promptTokenTarget the share of prompt tokens within the SLO a rate also had to
- * reach (0: none)
+ * @param promptTokenTarget the share of the feasible requests' prompt tokens within the
+ * SLO a rate also had to reach (0: none)
+ * @param sizeFloor the share of every prompt-size quartile of the feasible requests
+ * within the SLO a rate also had to reach (0: none)
  */
 public record BenchmarkReport(String trace, int instances, int routers, double sloTtftSeconds, double fixedRate,
-		List<PolicyReport> policies, double targetAttainment, double promptTokenTarget) {
+		List<PolicyReport> policies, double targetAttainment, double promptTokenTarget, double sizeFloor) {
+
+	/** A report whose capacities asked nothing of the size quartiles. */
+	public BenchmarkReport(String trace, int instances, int routers, double sloTtftSeconds, double fixedRate,
+			List<PolicyReport> policies, double targetAttainment, double promptTokenTarget) {
+		this(trace, instances, routers, sloTtftSeconds, fixedRate, policies, targetAttainment, promptTokenTarget, 0);
+	}
 
 	/** A report whose capacities asked nothing of the prompt tokens. */
 	public BenchmarkReport(String trace, int instances, int routers, double sloTtftSeconds, double fixedRate,
@@ -48,6 +56,29 @@ public record BenchmarkReport(String trace, int instances, int routers, double s
 			return r != null ? r : atFixedRate;
 		}
 
+	}
+
+	/**
+	 * The headline's definition, as {@code results.json}'s {@code "metric"} names it.
+	 */
+	public String metric() {
+		StringBuilder b = new StringBuilder("feasible requests");
+		if (promptTokenTarget > 0) {
+			b.append(promptTokenTarget == targetAttainment ? " and prompt tokens" : "");
+		}
+		b.append(String.format(java.util.Locale.ROOT, " >= %s", share(targetAttainment)));
+		if (promptTokenTarget > 0 && promptTokenTarget != targetAttainment) {
+			b.append(String.format(java.util.Locale.ROOT, ", their prompt tokens >= %s", share(promptTokenTarget)));
+		}
+		b.append(" within SLO");
+		if (sizeFloor > 0) {
+			b.append(String.format(java.util.Locale.ROOT, ", every prompt-size quartile >= %s", share(sizeFloor)));
+		}
+		return b.append(", steady state").toString();
+	}
+
+	private static String share(double f) {
+		return new java.math.BigDecimal(Double.toString(f)).stripTrailingZeros().toPlainString();
 	}
 
 }

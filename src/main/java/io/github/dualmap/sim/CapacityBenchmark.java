@@ -1,20 +1,48 @@
 package io.github.dualmap.sim;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import io.github.dualmap.engine.EngineProfile;
+import io.github.dualmap.sim.trace.Trace;
+import org.jspecify.annotations.Nullable;
+
 /**
  * Runs the capacity search (or one fixed rate) for every policy on one workload, policies
  * in parallel on a fixed pool of threads. Every run builds its own engines, pools and
  * policy objects, so the report does not depend on how runs are scheduled.
+ * <p>
+ * <b>Steady state.</b> Each rate replays the trace as many times as it takes (each copy
+ * with its own prefixes, as {@link Trace#repeated} does) for the measured window to last
+ * at least {@code minWindowSeconds} at that rate, so the engines' work, not the SLO's
+ * slack, decides whether it passes; each run is judged on its replay's {@link Yardstick},
+ * computed once per replay.
  */
 public final class CapacityBenchmark {
 
-	private final Workload workload;
+	/** Replays kept at once; a search revisits only a few copy counts. */
+	private static final int REPLAYS_KEPT = 4;
+
+	/** The most requests a replay holds, whatever the window asks. */
+	static final int MAX_REPLAY_REQUESTS = 4_000_000;
+
+	private final Trace base;
+
+	private final int minCopies;
+
+	private final @Nullable EngineProfile profile;
+
+	private final double minWindowSeconds;
+
+	private final Map<Integer, Replay> replays = new LinkedHashMap<>(8, 0.75f, true);
+
+	private final String name;
 
 	private final SimulationConfig config;
 
@@ -31,13 +59,87 @@ public final class CapacityBenchmark {
 	 * have missed (see {@link Simulation#run}); capacities are the same either way
 	 */
 	public CapacityBenchmark(Workload workload, SimulationConfig config, int threads, boolean stopEarly) {
+		this(workload.trace(), 1, config, threads, stopEarly, null, 0);
+		replays.put(1, new Replay(workload, Yardstick.allFeasible(workload.trace(), config.warmup())));
+	}
+
+	/**
+	 * @param base the trace one copy of the replay is
+	 * @param minCopies copies every rate replays at least
+	 * @param profile the engines' profile, for the {@link Yardstick}'s feasibility and
+	 * work; {@code null}: every request feasible, no run transient
+	 * @param minWindowSeconds the shortest measured window (first measured arrival to
+	 * last arrival) a rate is run for, in virtual seconds; 0 for one pass of
+	 * {@code minCopies}
+	 */
+	public CapacityBenchmark(Trace base, int minCopies, SimulationConfig config, int threads, boolean stopEarly,
+			@Nullable EngineProfile profile, double minWindowSeconds) {
 		if (threads <= 0) {
 			throw new IllegalArgumentException("threads must be > 0 but was " + threads);
 		}
-		this.workload = workload;
+		if (minCopies <= 0) {
+			throw new IllegalArgumentException("minCopies must be > 0 but was " + minCopies);
+		}
+		if (!(minWindowSeconds >= 0) || Double.isInfinite(minWindowSeconds)) {
+			throw new IllegalArgumentException("minWindowSeconds must be >= 0 but was " + minWindowSeconds);
+		}
+		this.base = base;
+		this.minCopies = minCopies;
 		this.config = config;
 		this.threads = threads;
 		this.stopEarly = stopEarly;
+		this.profile = profile;
+		this.minWindowSeconds = minWindowSeconds;
+		this.name = minCopies == 1 ? base.name() : base.name() + " x" + minCopies;
+	}
+
+	/** A workload replayed some number of times and its yardstick. */
+	record Replay(Workload workload, Yardstick yardstick) {
+	}
+
+	/**
+	 * Copies of the trace a run at {@code rate} replays: at least {@code minCopies}, and
+	 * enough that the measured arrivals span {@code minWindowSeconds} (each copy adds
+	 * about its size over the rate).
+	 */
+	int copiesFor(double rate) {
+		int n = base.size();
+		double needed = (minWindowSeconds * rate + 1 + config.warmup()) / n;
+		int most = Math.max(minCopies, MAX_REPLAY_REQUESTS / n);
+		return (int) Math.min(most, Math.max(minCopies, Math.ceil(needed)));
+	}
+
+	/** The replay for {@code rate}, built (hashed and judged) once per copy count. */
+	Replay replay(double rate) {
+		int copies = copiesFor(rate);
+		synchronized (replays) {
+			Replay r = replays.get(copies);
+			if (r == null) {
+				Trace t = base.repeated(copies);
+				Yardstick y = profile == null ? Yardstick.allFeasible(t, config.warmup())
+						: Yardstick.of(t, profile, config.warmup(), sloFunction(), config.networkDelay().toNanos());
+				r = new Replay(Workload.of(t), y);
+				replays.put(copies, r);
+				if (replays.size() > REPLAYS_KEPT) {
+					replays.remove(replays.keySet().iterator().next());
+				}
+			}
+			return r;
+		}
+	}
+
+	private java.util.function.IntToLongFunction sloFunction() {
+		long slo = config.slo().toNanos();
+		SloClasses classes = config.sloClasses();
+		if (classes.isEmpty()) {
+			return i -> slo;
+		}
+		return i -> classes.sloNanos(classes.classOf(i, config.seed()), slo);
+	}
+
+	private RunResult run(PolicySpec p, double rate, boolean recordTimeline) {
+		Replay r = replay(rate);
+		return Simulation.run(r.workload(), r.yardstick(), p, config, rate, recordTimeline, stopEarly);
 	}
 
 	/**
@@ -45,10 +147,10 @@ public final class CapacityBenchmark {
 	 */
 	public BenchmarkReport search(List<PolicySpec> policies, CapacitySearch search, Runnable progress) {
 		List<CapacitySearch.Outcome> outcomes = parallel(policies,
-				p -> search.search(rate -> Simulation.run(workload, p, config, rate, false, stopEarly), progress));
+				p -> search.search(rate -> run(p, rate, false), progress));
 		double fixed = fixedRate(policies, outcomes);
 		List<RunResult> atFixed = parallel(policies, p -> {
-			RunResult r = Simulation.run(workload, p, config, fixed, true, stopEarly);
+			RunResult r = run(p, fixed, true);
 			progress.run();
 			return r;
 		});
@@ -58,13 +160,13 @@ public final class CapacityBenchmark {
 	/** Evaluates every policy at {@code rate} only. */
 	public BenchmarkReport atRate(List<PolicySpec> policies, double rate, Runnable progress) {
 		List<RunResult> runs = parallel(policies, p -> {
-			RunResult r = Simulation.run(workload, p, config, rate, true, stopEarly);
+			RunResult r = run(p, rate, true);
 			progress.run();
 			return r;
 		});
 		List<CapacitySearch.Outcome> outcomes = runs.stream()
-			.map(r -> config.passes(r) ? new CapacitySearch.Outcome(rate, r, List.of(r))
-					: new CapacitySearch.Outcome(0, null, List.of(r)))
+			.map(r -> new CapacitySearch.Outcome(config.passes(r) ? rate : 0, config.passes(r) ? r : null, List.of(r),
+					config.passesRequests(r) ? rate : 0))
 			.toList();
 		return report(policies, outcomes, runs, rate);
 	}
@@ -75,8 +177,8 @@ public final class CapacityBenchmark {
 		for (int i = 0; i < policies.size(); i++) {
 			rows.add(new BenchmarkReport.PolicyReport(policies.get(i).name(), outcomes.get(i), atFixed.get(i)));
 		}
-		return new BenchmarkReport(workload.trace().name(), config.instances(), config.routers(),
-				config.slo().toNanos() / 1e9, fixed, rows, config.targetAttainment(), config.promptTokenTarget());
+		return new BenchmarkReport(name, config.instances(), config.routers(), config.slo().toNanos() / 1e9, fixed,
+				rows, config.targetAttainment(), config.promptTokenTarget(), config.sizeFloor());
 	}
 
 	/**

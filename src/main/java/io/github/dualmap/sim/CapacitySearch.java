@@ -8,21 +8,39 @@ import java.util.function.DoubleFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Finds the highest arrival rate at which a policy still meets the SLO for {@code target}
- * (90 % unless asked otherwise) of measured requests: doubling (or halving) from a start
- * rate until the verdict flips, then bisecting between the last passing and the first
- * failing rate to a relative tolerance. Every evaluated rate is kept for the attainment
- * chart.
+ * Finds the highest arrival rate at which a policy passes the headline
+ * ({@link RunResult#passesHeadline}: of the feasible requests, {@code target} of the
+ * requests and {@code promptTokenTarget} of their prompt tokens within the SLO, no
+ * prompt-size quartile below {@code sizeFloor}, not transient): doubling (or halving)
+ * from a start rate until the verdict flips, then bisecting between the last passing and
+ * the first failing rate to a relative tolerance. Then the request-only capacity
+ * ({@link RunResult#passesRequests}: {@code target} of all measured requests) from the
+ * same evaluated rates, bisecting further only where they leave its bracket wider than
+ * the tolerance. Every evaluated rate is kept for the attainment chart.
  *
  * @param startRate first rate tried, requests per second
  * @param tolerance relative width of the final bracket, e.g. 0.02
- * @param maxSteps bound on doublings and on halvings
+ * @param maxSteps bound on doublings (and on halvings, at most {@link #MAX_HALVINGS})
  * @param target the share of measured requests within the SLO a rate must reach
- * @param promptTokenTarget the share of measured prompt tokens the requests within the
- * SLO must hold as well (0: none)
+ * @param promptTokenTarget the share of the feasible requests' prompt tokens the requests
+ * within the SLO must hold as well (0: none)
+ * @param sizeFloor the share of each prompt-size quartile of the feasible requests that
+ * must be within the SLO (0: none)
  */
-public record CapacitySearch(double startRate, double tolerance, int maxSteps, double target,
-		double promptTokenTarget) {
+public record CapacitySearch(double startRate, double tolerance, int maxSteps, double target, double promptTokenTarget,
+		double sizeFloor) {
+
+	/**
+	 * Halvings below the start rate before a search gives up (capacity 0): an eighth of
+	 * the start. Lower rates say nothing about capacity, and a replay at them lasts so
+	 * long in virtual time that its scrape ticks dominate the cost.
+	 */
+	public static final int MAX_HALVINGS = 3;
+
+	/** A search that asks nothing of the size quartiles. */
+	public CapacitySearch(double startRate, double tolerance, int maxSteps, double target, double promptTokenTarget) {
+		this(startRate, tolerance, maxSteps, target, promptTokenTarget, 0);
+	}
 
 	/** A search at {@link Simulation#TARGET_ATTAINMENT}. */
 	public CapacitySearch(double startRate, double tolerance, int maxSteps) {
@@ -40,6 +58,9 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 		}
 		if (!(promptTokenTarget >= 0 && promptTokenTarget <= 1)) {
 			throw new IllegalArgumentException("promptTokenTarget must be in [0, 1] but was " + promptTokenTarget);
+		}
+		if (!(sizeFloor >= 0 && sizeFloor <= 1)) {
+			throw new IllegalArgumentException("sizeFloor must be in [0, 1] but was " + sizeFloor);
 		}
 		if (!(startRate > 0) || Double.isInfinite(startRate)) {
 			throw new IllegalArgumentException("startRate must be > 0 but was " + startRate);
@@ -78,13 +99,13 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 			}
 			if (Double.isNaN(hi)) {
 				// Never failed within the bound: report the highest rate tried.
-				return new Outcome(lo, best, sorted(points));
+				return outcome(run, lo, best, points, progress);
 			}
 		}
 		else {
 			hi = startRate;
 			lo = Double.NaN;
-			for (int i = 0; i < maxSteps && Double.isNaN(lo); i++) {
+			for (int i = 0; i < Math.min(maxSteps, MAX_HALVINGS) && Double.isNaN(lo); i++) {
 				RunResult r = evaluate(run, hi / 2, points, progress);
 				if (passes(r)) {
 					best = r;
@@ -95,7 +116,7 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 				}
 			}
 			if (Double.isNaN(lo)) {
-				return new Outcome(0, null, sorted(points));
+				return outcome(run, 0, null, points, progress);
 			}
 		}
 		while ((hi - lo) / lo > tolerance) {
@@ -108,11 +129,75 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 				hi = r.rate();
 			}
 		}
-		return new Outcome(lo, best, sorted(points));
+		return outcome(run, lo, best, points, progress);
+	}
+
+	private Outcome outcome(DoubleFunction<RunResult> run, double capacity, @Nullable RunResult best,
+			List<RunResult> points, Runnable progress) {
+		double requests = requestsCapacity(run, points, progress);
+		return new Outcome(capacity, best, sorted(points), requests);
+	}
+
+	/**
+	 * The highest rate passing on requests alone: bracketed by the rates evaluated so
+	 * far, widened by doubling or halving when they all pass or all fail, and bisected to
+	 * the tolerance; new runs join {@code points}.
+	 */
+	private double requestsCapacity(DoubleFunction<RunResult> run, List<RunResult> points, Runnable progress) {
+		double lo = Double.NaN;
+		for (RunResult r : points) {
+			if (r.passesRequests(target) && !(r.rate() <= lo)) {
+				lo = r.rate();
+			}
+		}
+		double lowest = points.stream().mapToDouble(RunResult::rate).min().orElse(startRate);
+		for (int i = 0; i < Math.min(maxSteps, MAX_HALVINGS) && Double.isNaN(lo); i++) {
+			lowest /= 2;
+			RunResult r = evaluate(run, lowest, points, progress);
+			if (r.passesRequests(target)) {
+				lo = r.rate();
+			}
+		}
+		if (Double.isNaN(lo)) {
+			return 0;
+		}
+		double hi = failingAbove(points, lo);
+		for (int i = 0; i < maxSteps && Double.isNaN(hi); i++) {
+			RunResult r = evaluate(run, lo * 2, points, progress);
+			if (r.passesRequests(target)) {
+				lo = r.rate();
+			}
+			else {
+				hi = r.rate();
+			}
+		}
+		if (Double.isNaN(hi)) {
+			return lo;
+		}
+		while ((hi - lo) / lo > tolerance) {
+			RunResult r = evaluate(run, (lo + hi) / 2, points, progress);
+			if (r.passesRequests(target)) {
+				lo = r.rate();
+			}
+			else {
+				hi = r.rate();
+			}
+		}
+		return lo;
+	}
+
+	private static double failingAbove(List<RunResult> points, double lo) {
+		double hi = Double.NaN;
+		for (RunResult r : points) {
+			if (r.rate() > lo && !(r.rate() >= hi)) {
+				hi = r.rate();
+			}
+		}
+		return hi;
 	}
 
 	private boolean passes(RunResult r) {
-		return r.passes(target, promptTokenTarget);
+		return r.passesHeadline(target, promptTokenTarget, sizeFloor);
 	}
 
 	/** Rates a search evaluates in the usual case, for sizing a progress bar. */
@@ -138,8 +223,11 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 	 * @param capacity highest passing rate, 0 when even the lowest rate tried failed
 	 * @param atCapacity the run at that rate, {@code null} when none passed
 	 * @param points every evaluated rate, by rate
+	 * @param requestsCapacity highest rate passing on requests alone
+	 * ({@link RunResult#passesRequests}), 0 when none did
 	 */
-	public record Outcome(double capacity, @Nullable RunResult atCapacity, List<RunResult> points) {
+	public record Outcome(double capacity, @Nullable RunResult atCapacity, List<RunResult> points,
+			double requestsCapacity) {
 	}
 
 }

@@ -34,11 +34,122 @@ import org.jspecify.annotations.Nullable;
  * cheap or the expensive ones
  * @param served TTFT percentiles of the measured requests that got a first token, so not
  * censored: what the clients that were served saw
+ * @param judged the run on the {@link Yardstick}: the feasible requests, the prompt-size
+ * quartiles, the rescues and the work served in time
  */
 public record RunResult(String policy, double rate, int measured, int withinSlo, int rejected, boolean stoppedEarly,
 		double ttftP50Seconds, double ttftP90Seconds, double ttftP99Seconds, double hitRate, double loadCv,
 		long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline, EngineLoad engines,
-		List<ClassResult> classes, PromptTokens prompts, Served served) {
+		List<ClassResult> classes, PromptTokens prompts, Served served, Judged judged) {
+
+	/**
+	 * A result judged with every measured request feasible, no quartiles, no rescue and
+	 * no work known (never transient).
+	 */
+	public RunResult(String policy, double rate, int measured, int withinSlo, int rejected, boolean stoppedEarly,
+			double ttftP50Seconds, double ttftP90Seconds, double ttftP99Seconds, double hitRate, double loadCv,
+			long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline,
+			EngineLoad engines, List<ClassResult> classes, PromptTokens prompts, Served served) {
+		this(policy, rate, measured, withinSlo, rejected, stoppedEarly, ttftP50Seconds, ttftP90Seconds, ttftP99Seconds,
+				hitRate, loadCv, migrations, decisionNanosP99, ttftSeconds, timeline, engines, classes, prompts, served,
+				new Judged(measured, withinSlo, prompts.measured(), prompts.withinSlo(), List.of(), 0, 0,
+						Double.POSITIVE_INFINITY));
+	}
+
+	/**
+	 * The run on the {@link Yardstick}. Misses include rejections and, in a run that
+	 * stopped early, the requests it never resolved.
+	 *
+	 * @param feasible feasible measured requests
+	 * @param feasibleWithin those whose first token came within their objective
+	 * @param feasibleTokens prompt tokens of the feasible measured requests
+	 * @param feasibleWithinTokens prompt tokens of those within their objective
+	 * @param quartiles the feasible requests by prompt size, shortest first (empty when
+	 * not judged by size)
+	 * @param rescued measured requests whose final placement the dispatch queue's rescue
+	 * made
+	 * @param inTimeWorkSeconds engine seconds ({@link WorkBound} cost) of the measured
+	 * requests served within their objective
+	 * @param engineSeconds what the engines can do over the measured window: instances x
+	 * (from the first measured arrival to the end of the run); infinite when the work is
+	 * unknown
+	 */
+	public record Judged(int feasible, int feasibleWithin, long feasibleTokens, long feasibleWithinTokens,
+			List<SizeQuartile> quartiles, int rescued, double inTimeWorkSeconds, double engineSeconds) {
+
+		/** Share of the feasible requests within their objective. */
+		public double requestShare() {
+			return feasible == 0 ? 0 : (double) feasibleWithin / feasible;
+		}
+
+		/** Share of the feasible requests' prompt tokens within their objective. */
+		public double tokenShare() {
+			return feasibleTokens == 0 ? 0 : (double) feasibleWithinTokens / feasibleTokens;
+		}
+
+		/** The lowest quartile attainment, 1 when there are no quartiles. */
+		public double worstQuartile() {
+			return quartiles.stream().mapToDouble(SizeQuartile::attainment).min().orElse(1);
+		}
+
+		/**
+		 * Whether the requests served in time need more engine time than the engines had
+		 * over the run: a burst absorbed by the SLO's slack, not a steady state.
+		 */
+		public boolean isTransient() {
+			return inTimeWorkSeconds > engineSeconds;
+		}
+
+	}
+
+	/**
+	 * One prompt-size quartile of the feasible measured requests.
+	 *
+	 * @param minPromptTokens its shortest prompt
+	 * @param maxPromptTokens its longest prompt
+	 * @param requests its requests
+	 * @param withinSlo those within their objective
+	 */
+	public record SizeQuartile(int minPromptTokens, int maxPromptTokens, int requests, int withinSlo) {
+
+		public double attainment() {
+			return requests == 0 ? 1 : (double) withinSlo / requests;
+		}
+
+	}
+
+	/**
+	 * Whether the rate passes the headline: of the feasible requests, at least
+	 * {@code requestShare} and at least {@code tokenShare} of their prompt tokens within
+	 * the objective, no prompt-size quartile below {@code sizeFloor}, and not transient.
+	 */
+	public boolean passesHeadline(double requestShare, double tokenShare, double sizeFloor) {
+		return judged.requestShare() >= requestShare && judged.tokenShare() >= tokenShare
+				&& judged.worstQuartile() >= sizeFloor && !judged.isTransient();
+	}
+
+	/**
+	 * Whether the rate passes on requests alone: at least {@code target} of all measured
+	 * requests within the objective, and not transient.
+	 */
+	public boolean passesRequests(double target) {
+		return passes(target) && !judged.isTransient();
+	}
+
+	/** Share of the measured requests that are feasible. */
+	public double feasibleShare() {
+		return measured == 0 ? 0 : (double) judged.feasible() / measured;
+	}
+
+	/** Share of the measured requests turned away. */
+	public double rejectedShare() {
+		return measured == 0 ? 0 : (double) rejected / measured;
+	}
+
+	/** Share of the measured requests whose final placement the queue's rescue made. */
+	public double rescueShare() {
+		return measured == 0 ? 0 : (double) judged.rescued() / measured;
+	}
 
 	/**
 	 * TTFT of the measured requests that got a first token. The run's percentiles count

@@ -55,6 +55,12 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	 */
 	public static final int SYNTHETIC_REQUESTS = 50_000;
 
+	/** Relative width of the search's final bracket in a full run. */
+	static final double FULL_TOLERANCE = 0.02;
+
+	/** Relative width of the search's final bracket with {@code --quick}. */
+	static final double QUICK_TOLERANCE = 0.1;
+
 	/** First rate of the search, per instance. */
 	public static final double START_RATE_PER_INSTANCE = 1.0;
 
@@ -65,7 +71,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			description = "trace format (default: azure for .csv files, mooncake otherwise)")
 	@Nullable String format;
 
-	@Option(names = "--synthetic", paramLabel = "tenants|sessions|rag",
+	@Option(names = "--synthetic", paramLabel = "tenants|sessions|rag|no-reuse",
 			description = "generate a synthetic workload instead of reading --trace")
 	@Nullable String synthetic;
 
@@ -73,7 +79,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	int instances;
 
 	@Option(names = "--profile", defaultValue = EngineProfile.DEFAULT,
-			description = "engine profile: h100-8b or a100-8b (default ${DEFAULT-VALUE})")
+			description = "engine profile: h100-8b (16-bit KV, 0.44 M tokens), h100-8b-fp8 (0.9 M) or a100-8b (default ${DEFAULT-VALUE})")
 	String profile = EngineProfile.DEFAULT;
 
 	@Option(names = "--slo-ttft", defaultValue = "5s", paramLabel = "DURATION",
@@ -129,11 +135,22 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ "stricter objectives)")
 	double targetAttainment;
 
-	@Option(names = "--target-prompt-tokens", defaultValue = "0", paramLabel = "F",
-			description = "also require this share of the measured prompt tokens to belong to requests within the "
-					+ "TTFT SLO for a rate to pass (default ${DEFAULT-VALUE}: none): attainment counts requests alike, "
-					+ "so a policy that turns away long prompts passes with less work served; 0.8 judges the work too")
-	double targetPromptTokens;
+	@Option(names = "--target-prompt-tokens", defaultValue = "0.9", paramLabel = "F",
+			description = "also require this share of the feasible requests' prompt tokens to belong to requests "
+					+ "within the TTFT SLO for a rate to pass (default ${DEFAULT-VALUE}; 0: none): attainment counts "
+					+ "requests alike, so a policy that turns away long prompts would pass with less work served")
+	double targetPromptTokens = 0.9;
+
+	@Option(names = "--size-floor", defaultValue = "0.8", paramLabel = "F",
+			description = "also require this share of each prompt-size quartile of the feasible requests within the "
+					+ "TTFT SLO for a rate to pass (default ${DEFAULT-VALUE}; 0: none)")
+	double sizeFloor = 0.8;
+
+	@Option(names = "--min-duration", paramLabel = "DURATION",
+			description = "the shortest measured window a rate is run for: the trace is replayed, each copy with its "
+					+ "own prefixes, until its measured arrivals span this long (default: the TTFT SLO over the "
+					+ "search tolerance, 250s in a full run and 50s with --quick at a 5s SLO)")
+	@Nullable String minDuration;
 
 	@Option(names = "--no-stop", description = "run every measured request to its end, even once more than 10 %% "
 			+ "have missed (by default such a run stops there: the rate fails either way); slower at failing rates, "
@@ -227,6 +244,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException(
 					"--target-prompt-tokens must be in [0, 1] but was " + targetPromptTokens);
 		}
+		if (!(sizeFloor >= 0 && sizeFloor <= 1)) {
+			throw new IllegalArgumentException("--size-floor must be in [0, 1] but was " + sizeFloor);
+		}
 		if (requests != null) {
 			positive("--requests", requests);
 		}
@@ -256,7 +276,14 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		EngineProfile engine = EngineProfile.named(profile);
 		DualMapProperties gateway = GatewayProperties.bind(set);
 		List<PolicySpec> specs = policySpecs(policies, gateway.toQueueSettings());
-		Trace workloadTrace = loadTrace();
+		Trace baseTrace = loadTrace();
+		Trace workloadTrace = baseTrace.repeated(repeat);
+		double tolerance = quick ? QUICK_TOLERANCE : FULL_TOLERANCE;
+		// A pool loaded a share e above its capacity builds a backlog at e of its work
+		// rate, which pushes waits past the SLO after about SLO / e: to tell a rate from
+		// one a tolerance above it, a run must last at least SLO / tolerance.
+		Duration steady = minDuration == null ? Duration.ofNanos(Math.round(slo.toNanos() / tolerance))
+				: parseDuration("--min-duration", minDuration);
 		Path dir = out;
 		if (dir == null) {
 			throw new IllegalArgumentException("--out is required");
@@ -284,18 +311,19 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		config = config.withSloClasses(classes)
 			.withTargetAttainment(targetAttainment)
 			.withPromptTokenTarget(targetPromptTokens)
+			.withSizeFloor(sizeFloor)
 			.withLoadSharing(gateway.getReplicas().isShareLoad());
-		Workload workload = Workload.of(workloadTrace);
-		if (warmup >= workload.size()) {
-			throw new IllegalArgumentException("the workload has " + workload.size()
+		if (warmup >= workloadTrace.size()) {
+			throw new IllegalArgumentException("the workload has " + workloadTrace.size()
 					+ " requests, not more than --warmup " + warmup + "; nothing would be measured");
 		}
 		if (rate != null && !membership.isEmpty()) {
-			return scaled(workload, specs, config, rate, membership, windowLength, dir);
+			return scaled(Workload.of(workloadTrace), specs, config, rate, membership, windowLength, dir);
 		}
-		CapacityBenchmark benchmark = new CapacityBenchmark(workload, config, threads, !noStop);
-		CapacitySearch search = new CapacitySearch(START_RATE_PER_INSTANCE * instances, quick ? 0.1 : 0.02, 10,
-				targetAttainment, targetPromptTokens);
+		CapacityBenchmark benchmark = new CapacityBenchmark(baseTrace, repeat, config, threads, !noStop, engine,
+				steady.toNanos() / 1e9);
+		CapacitySearch search = new CapacitySearch(START_RATE_PER_INSTANCE * instances, tolerance, 10, targetAttainment,
+				targetPromptTokens, sizeFloor);
 		long steps = rate != null ? specs.size() : (long) specs.size() * (search.expectedEvaluations() + 1);
 		BenchmarkReport report;
 		try (ProgressBar bar = progressBar(steps)) {
@@ -366,7 +394,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 
 	private Trace loadTrace() {
 		if ((trace == null) == (synthetic == null)) {
-			throw new IllegalArgumentException("give exactly one of --trace FILE and --synthetic tenants|sessions|rag");
+			throw new IllegalArgumentException(
+					"give exactly one of --trace FILE and --synthetic tenants|sessions|rag|no-reuse");
 		}
 		Trace t;
 		if (synthetic != null) {
@@ -390,7 +419,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 				t = t.first(n);
 			}
 		}
-		return t.repeated(repeat);
+		return t;
 	}
 
 	static List<PolicySpec> policySpecs(String list) {

@@ -149,6 +149,33 @@ public final class Simulation {
 
 	private final int missBudget;
 
+	private final Yardstick yardstick;
+
+	// Misses the headline allows before it can no longer be met: of the feasible
+	// requests, of their prompt tokens and per size quartile.
+	private final int feasibleMissBudget;
+
+	private final double feasibleTokenMissBudget;
+
+	private final int[] quartileMissBudget = new int[Yardstick.QUARTILES];
+
+	private int feasibleWithin;
+
+	private int feasibleMissed;
+
+	private long feasibleWithinTokens;
+
+	private long feasibleMissedTokens;
+
+	private final int[] quartileWithin = new int[Yardstick.QUARTILES];
+
+	private final int[] quartileMissed = new int[Yardstick.QUARTILES];
+
+	private double inTimeWork;
+
+	// Measured requests whose release was the rescue's placement.
+	private final boolean[] rescued;
+
 	private int withinSlo;
 
 	private int missed;
@@ -215,12 +242,7 @@ public final class Simulation {
 	private final List<Long> changeNanos = new ArrayList<>();
 
 	private Simulation(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
-			boolean recordTimeline, boolean stopEarly) {
-		this(workload, policy, config, rate, recordTimeline, MembershipSchedule.NONE, stopEarly);
-	}
-
-	private Simulation(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
-			boolean recordTimeline, MembershipSchedule schedule, boolean stopEarly) {
+			boolean recordTimeline, MembershipSchedule schedule, boolean stopEarly, @Nullable Yardstick yardstick) {
 		if (config.warmup() >= workload.size()) {
 			throw new IllegalArgumentException("the trace has " + workload.size()
 					+ " requests, not more than the warm-up of " + config.warmup() + "; nothing would be measured");
@@ -264,7 +286,19 @@ public final class Simulation {
 		this.scrapeNanos = config.scrapeIntervalOf(policy.name()).toNanos();
 		this.warmup = config.warmup();
 		this.measured = n - warmup;
-		this.missBudget = (int) Math.floor(measured * (1 - config.targetAttainment()));
+		this.missBudget = budget(measured, config.targetAttainment());
+		this.yardstick = yardstick != null ? yardstick : Yardstick.allFeasible(workload.trace(), warmup);
+		if (this.yardstick.warmup() != warmup) {
+			throw new IllegalArgumentException(
+					"yardstick warm-up " + this.yardstick.warmup() + " is not the run's " + warmup);
+		}
+		this.feasibleMissBudget = budget(this.yardstick.feasibleCount(), config.targetAttainment());
+		this.feasibleTokenMissBudget = this.yardstick.feasibleTokens() * (1 - config.promptTokenTarget())
+				+ 1e-9 * this.yardstick.feasibleTokens();
+		for (int q = 0; q < Yardstick.QUARTILES; q++) {
+			quartileMissBudget[q] = budget(this.yardstick.quartileCount(q), config.sizeFloor());
+		}
+		this.rescued = new boolean[n];
 		this.decisionNanos = new long[measured];
 		int slots = schedule.slots(config.instances());
 		this.instanceIds = new String[slots];
@@ -312,7 +346,28 @@ public final class Simulation {
 	 */
 	public static RunResult run(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
 			boolean recordTimeline, boolean stopEarly) {
-		return new Simulation(workload, policy, config, rate, recordTimeline, stopEarly).run();
+		return run(workload, null, policy, config, rate, recordTimeline, stopEarly);
+	}
+
+	/**
+	 * Runs {@code policy} on {@code workload} at {@code rate}, judged on
+	 * {@code yardstick} (every measured request feasible when {@code null}); with
+	 * {@code stopEarly} the run stops once neither the headline nor the request-only
+	 * target can be met.
+	 */
+	public static RunResult run(Workload workload, @Nullable Yardstick yardstick, PolicySpec policy,
+			SimulationConfig config, double rate, boolean recordTimeline, boolean stopEarly) {
+		return new Simulation(workload, policy, config, rate, recordTimeline, MembershipSchedule.NONE, stopEarly,
+				yardstick)
+			.run();
+	}
+
+	/**
+	 * Misses {@code count} requests allow while at least {@code target} of them stay
+	 * within the objective.
+	 */
+	static int budget(int count, double target) {
+		return count - (int) Math.ceil(target * count - 1e-9);
 	}
 
 	/**
@@ -322,7 +377,7 @@ public final class Simulation {
 	 */
 	public static ScheduledRun run(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
 			MembershipSchedule schedule) {
-		Simulation sim = new Simulation(workload, policy, config, rate, true, schedule, false);
+		Simulation sim = new Simulation(workload, policy, config, rate, true, schedule, false, null);
 		RunResult result = sim.run();
 		return new ScheduledRun(result, sim.arrival.clone(), sim.ttft.clone(), sim.cachedOf.clone(),
 				sim.instanceOf.clone(), List.of(Arrays.copyOf(sim.instanceIds, sim.joined)), config.instances(),
@@ -626,7 +681,17 @@ public final class Simulation {
 				resolved[i] = true;
 				resolvedCount++;
 				withinSlo++;
-				withinSloPromptTokens += workload.trace().requests().get(i).inputTokens();
+				int prompt = workload.trace().requests().get(i).inputTokens();
+				withinSloPromptTokens += prompt;
+				inTimeWork += yardstick.workSeconds(i);
+				if (yardstick.feasible(i)) {
+					feasibleWithin++;
+					feasibleWithinTokens += prompt;
+					int quartile = yardstick.quartile(i);
+					if (quartile >= 0) {
+						quartileWithin[quartile]++;
+					}
+				}
 			}
 			else {
 				miss(i);
@@ -655,11 +720,32 @@ public final class Simulation {
 		resolved[i] = true;
 		resolvedCount++;
 		missed++;
-		if (stopEarly && missed > missBudget && !stoppedEarly) {
-			// It can no longer reach the target: the rest of the run would not change
-			// the verdict, only cost time.
+		if (yardstick.feasible(i)) {
+			feasibleMissed++;
+			feasibleMissedTokens += workload.trace().requests().get(i).inputTokens();
+			int q = yardstick.quartile(i);
+			if (q >= 0) {
+				quartileMissed[q]++;
+			}
+		}
+		if (stopEarly && !stoppedEarly && missed > missBudget && headlineLost()) {
+			// Neither the headline nor the request-only target can be reached: the rest
+			// of the run would not change either verdict, only cost time.
 			stoppedEarly = resolvedCount < measured;
 		}
+	}
+
+	/** Whether one of the headline's criteria can no longer be met. */
+	private boolean headlineLost() {
+		if (feasibleMissed > feasibleMissBudget || feasibleMissedTokens > feasibleTokenMissBudget) {
+			return true;
+		}
+		for (int q = 0; q < Yardstick.QUARTILES; q++) {
+			if (quartileMissed[q] > quartileMissBudget[q]) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private void scrape() {
@@ -858,6 +944,21 @@ public final class Simulation {
 			timeline = new RunResult.Timeline(times, load, instanceIds.clone(), counts[0], counts[1], kv, preempted,
 					counts[2], counts[3]);
 		}
+		List<RunResult.SizeQuartile> quartiles = new ArrayList<>();
+		for (int q = 0; q < Yardstick.QUARTILES; q++) {
+			if (yardstick.quartileCount(q) > 0) {
+				quartiles.add(new RunResult.SizeQuartile(yardstick.quartileMin(q), yardstick.quartileMax(q),
+						yardstick.quartileCount(q), quartileWithin[q]));
+			}
+		}
+		int rescuedCount = 0;
+		for (int i = warmup; i < rescued.length; i++) {
+			rescuedCount += rescued[i] ? 1 : 0;
+		}
+		double engineSeconds = yardstick.knowsWork() ? config.instances() * Math.max(0, now - arrival[warmup]) / 1e9
+				: Double.POSITIVE_INFINITY;
+		RunResult.Judged judged = new RunResult.Judged(yardstick.feasibleCount(), feasibleWithin,
+				yardstick.feasibleTokens(), feasibleWithinTokens, quartiles, rescuedCount, inTimeWork, engineSeconds);
 		return new RunResult(policy.name(), rate, measured, withinSlo, rejected, stoppedEarly,
 				percentile(seconds, 0.50), percentile(seconds, 0.90), percentile(seconds, 0.99),
 				promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, cvSamples == 0 ? 0 : cvSum / cvSamples,
@@ -865,7 +966,8 @@ public final class Simulation {
 				classResults(),
 				new RunResult.PromptTokens(measuredPromptTokens, withinSloPromptTokens, rejectedPromptTokens),
 				servedCount == 0 ? RunResult.Served.NONE
-						: new RunResult.Served(servedCount, percentile(served, 0.90), percentile(served, 0.99)));
+						: new RunResult.Served(servedCount, percentile(served, 0.90), percentile(served, 0.99)),
+				judged);
 	}
 
 	/**
@@ -927,6 +1029,7 @@ public final class Simulation {
 			}
 			instanceOf[index] = target;
 			dispatches[index] = dispatch;
+			rescued[index] = request.placedByRescue();
 			shareRelease(index, decision.instanceId());
 			// Always through the event queue: the engine may start a step, and this runs
 			// inside a call into the queues.

@@ -39,12 +39,26 @@ import org.jspecify.annotations.Nullable;
  * belong to requests within their objective for a rate to pass, besides
  * {@code targetAttainment}; 0 (the default) asks nothing of them. Attainment counts
  * requests alike, so a policy that turns away long prompts passes with less work served;
- * this judges the work too
+ * this judges the work too. Both targets are over the feasible requests
+ * ({@link Yardstick})
+ * @param sizeFloor the share of each prompt-size quartile of the feasible requests that
+ * must be within its objective for a rate to pass; 0 asks nothing of the quartiles
  */
 public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
 		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses, double targetAttainment,
-		boolean shareLoad, double promptTokenTarget) {
+		boolean shareLoad, double promptTokenTarget, double sizeFloor) {
+
+	/**
+	 * A configuration that asks nothing of the prompt-size quartiles.
+	 */
+	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
+			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
+			InstanceModel.Factory instanceModels, NanoClock decisionTimer, @Nullable Duration prefixShareInterval,
+			SloClasses sloClasses, double targetAttainment, boolean shareLoad, double promptTokenTarget) {
+		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
+				decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, promptTokenTarget, 0);
+	}
 
 	/**
 	 * A configuration that asks nothing of the prompt tokens within the objective.
@@ -123,13 +137,25 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 		if (!(promptTokenTarget >= 0 && promptTokenTarget <= 1)) {
 			throw new IllegalArgumentException("promptTokenTarget must be in [0, 1] but was " + promptTokenTarget);
 		}
+		if (!(sizeFloor >= 0 && sizeFloor <= 1)) {
+			throw new IllegalArgumentException("sizeFloor must be in [0, 1] but was " + sizeFloor);
+		}
 	}
 
 	/**
-	 * Whether {@code run}'s rate passes: the requests' and the prompt tokens' targets.
+	 * Whether {@code run}'s rate passes the headline: of the feasible requests, the
+	 * requests', the prompt tokens' and every size quartile's targets, and not transient.
 	 */
 	public boolean passes(RunResult run) {
-		return run.passes(targetAttainment, promptTokenTarget);
+		return run.passesHeadline(targetAttainment, promptTokenTarget, sizeFloor);
+	}
+
+	/**
+	 * Whether {@code run}'s rate passes on requests alone: {@code targetAttainment} of
+	 * all measured requests, and not transient.
+	 */
+	public boolean passesRequests(RunResult run) {
+		return run.passesRequests(targetAttainment);
 	}
 
 	/** The scrape interval {@code policy} runs with. */
@@ -139,24 +165,27 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 
 	public SimulationConfig withDecisionTimer(NanoClock timer) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, timer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, promptTokenTarget);
+				instanceModels, timer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, promptTokenTarget,
+				sizeFloor);
 	}
 
 	public SimulationConfig withPrefixShareInterval(@Nullable Duration interval) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, interval, sloClasses, targetAttainment, shareLoad, promptTokenTarget);
+				instanceModels, decisionTimer, interval, sloClasses, targetAttainment, shareLoad, promptTokenTarget,
+				sizeFloor);
 	}
 
 	public SimulationConfig withSloClasses(SloClasses classes) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
 				instanceModels, decisionTimer, prefixShareInterval, classes, targetAttainment, shareLoad,
-				promptTokenTarget);
+				promptTokenTarget, sizeFloor);
 	}
 
 	/** The same configuration, judging capacity at {@code target} attainment. */
 	public SimulationConfig withTargetAttainment(double target) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, sloClasses, target, shareLoad, promptTokenTarget);
+				instanceModels, decisionTimer, prefixShareInterval, sloClasses, target, shareLoad, promptTokenTarget,
+				sizeFloor);
 	}
 
 	/**
@@ -165,7 +194,8 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 	 */
 	public SimulationConfig withPromptTokenTarget(double target) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, target);
+				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, target,
+				sizeFloor);
 	}
 
 	/**
@@ -175,7 +205,17 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 	public SimulationConfig withLoadSharing(boolean share) {
 		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
 				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, share,
-				promptTokenTarget);
+				promptTokenTarget, sizeFloor);
+	}
+
+	/**
+	 * The same configuration, also requiring {@code floor} of every prompt-size quartile
+	 * of the feasible requests within the objective for a rate to pass.
+	 */
+	public SimulationConfig withSizeFloor(double floor) {
+		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
+				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad,
+				promptTokenTarget, floor);
 	}
 
 }

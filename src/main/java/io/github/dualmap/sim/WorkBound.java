@@ -62,6 +62,30 @@ public record WorkBound(int measured, double reusableShare, double busySecondsPe
 	}
 
 	/**
+	 * Tokens of each request's prompt an infinite cache holds when it arrives (the
+	 * costing of {@link #of}): full engine blocks of the chain an earlier request
+	 * computed, at most {@code (P - 1) / blockTokens} of them; indexed as the trace.
+	 */
+	static int[] cachedTokens(Trace trace, EngineProfile profile) {
+		int blockTokens = profile.blockTokens();
+		if (trace.blockTokens() % blockTokens != 0) {
+			throw new IllegalArgumentException("trace blocks of " + trace.blockTokens()
+					+ " tokens are not a multiple of the engine's " + blockTokens);
+		}
+		int perId = trace.blockTokens() / blockTokens;
+		PrefixTrie trie = new PrefixTrie();
+		List<TraceRequest> requests = trace.requests();
+		int[] out = new int[requests.size()];
+		for (int i = 0; i < out.length; i++) {
+			TraceRequest r = requests.get(i);
+			int prompt = r.inputTokens();
+			out[i] = Math.min(trie.cachedBlocks(r.hashIds(), perId), (prompt - 1) / blockTokens) * blockTokens;
+			trie.add(r.hashIds(), perId, prompt / blockTokens);
+		}
+		return out;
+	}
+
+	/**
 	 * Engine blocks of a request's prompt found cached; called for every request of the
 	 * trace in order, so it can keep its cache's state.
 	 */

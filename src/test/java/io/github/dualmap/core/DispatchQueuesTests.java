@@ -474,6 +474,8 @@ class DispatchQueuesTests {
 		assertThat(d.instanceId()).isEqualTo("b");
 		assertThat(d.reason()).isEqualTo(Reason.RESCUE);
 		assertThat(d.uncachedTokens()).isEqualTo(600);
+		assertThat(waiting.placedByRescue()).as("the rescue made its final placement").isTrue();
+		assertThat(busy.placedByRescue()).as("released by its own queue").isFalse();
 		assertThat(q.rescues()).isEqualTo(1);
 		assertThat(q.rejections()).isZero();
 		assertThat(pool.instance("b").prefillRequests()).isEqualTo(1);
@@ -492,6 +494,7 @@ class DispatchQueuesTests {
 		q.tick(clock.nanos());
 		assertThat(tooLate.state()).isEqualTo(QueuedRequest.State.REJECTED);
 		assertThat(outcomes.rejected.get(tooLate).status()).isEqualTo(503);
+		assertThat(tooLate.placedByRescue()).isFalse();
 		assertThat(q.rescues()).isZero();
 	}
 
@@ -560,6 +563,7 @@ class DispatchQueuesTests {
 		Decision d = outcomes.released.get(outcomes.released.size() - 1).decision();
 		assertThat(d.instanceId()).isEqualTo("b");
 		assertThat(d.reason()).isEqualTo(Reason.RESCUE);
+		assertThat(waiting.placedByRescue()).as("rescued into b's queue, then released there").isTrue();
 		assertThat(pool.instance("b").queuedRequests()).isZero();
 		q.finish(busy);
 		q.finish(waiting);

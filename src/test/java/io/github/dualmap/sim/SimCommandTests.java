@@ -77,7 +77,10 @@ class SimCommandTests {
 				"100", "--quick", "--out", outDir.toString());
 		assertThat(code).as(err.toString()).isZero();
 		JsonNode json = JsonMapper.builder().build().readTree(outDir.resolve("results.json").toFile());
-		assertThat(json.propertyNames()).containsExactly("trace", "instances", "routers", "slo_ttft_s", "policies");
+		assertThat(json.propertyNames()).containsExactly("trace", "instances", "routers", "slo_ttft_s", "metric",
+				"policies");
+		assertThat(json.get("metric").asString()).isEqualTo(
+				"feasible requests and prompt tokens >= 0.9 within SLO, every prompt-size quartile >= 0.8, steady state");
 		assertThat(json.get("trace").asString()).isEqualTo("tiny.jsonl");
 		assertThat(json.get("instances").asInt()).isEqualTo(2);
 		assertThat(json.get("routers").asInt()).isEqualTo(1);
@@ -85,8 +88,23 @@ class SimCommandTests {
 		assertThat(json.get("policies")).hasSize(2);
 		for (JsonNode p : json.get("policies")) {
 			assertThat(p.propertyNames()).containsExactly("name", "capacity_rps", "goodput_rps", "ttft_p50_s",
-					"ttft_p90_s", "ttft_p99_s", "hit_rate", "load_cv", "migrations", "decision_us_p99");
+					"ttft_p90_s", "ttft_p99_s", "hit_rate", "load_cv", "migrations", "decision_us_p99",
+					"capacity_requests_rps", "feasible_share", "rejected_share", "rescue_share", "attainment_by_size",
+					"transient", "points");
 			assertThat(p.get("capacity_rps").asDouble()).isPositive();
+			assertThat(p.get("capacity_requests_rps").asDouble()).isPositive();
+			assertThat(p.get("feasible_share").asDouble()).isBetween(0.5, 1.0);
+			assertThat(p.get("rejected_share").asDouble()).isBetween(0.0, 0.1);
+			assertThat(p.get("rescue_share").asDouble()).isBetween(0.0, 1.0);
+			assertThat(p.get("attainment_by_size")).hasSize(4);
+			JsonNode longest = p.get("attainment_by_size").get(3);
+			assertThat(longest.propertyNames()).containsExactly("min_prompt_tokens", "max_prompt_tokens", "requests",
+					"attainment");
+			assertThat(longest.get("attainment").asDouble()).isGreaterThanOrEqualTo(0.8);
+			assertThat(longest.get("min_prompt_tokens").asInt())
+				.isGreaterThanOrEqualTo(p.get("attainment_by_size").get(2).get("max_prompt_tokens").asInt());
+			assertThat(p.get("transient").asBoolean()).isFalse();
+			assertThat(p.get("points").size()).isGreaterThan(2);
 			assertThat(p.get("goodput_rps").asDouble()).isPositive()
 				.isLessThanOrEqualTo(p.get("capacity_rps").asDouble());
 			assertThat(p.get("migrations").isIntegralNumber()).isTrue();
@@ -171,7 +189,7 @@ class SimCommandTests {
 	@Test
 	void attainmentIsPrintedAndNoStopRunsAFailingRateToTheEnd() {
 		String[] failing = { "--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "1", "--rate",
-				"500", "--policies", "round-robin" };
+				"500", "--policies", "round-robin", "--min-duration", "0" };
 		assertThat(run(concat(failing, "--out", dir.resolve("stop").toString()))).as(err.toString()).isZero();
 		String stopped = out.toString();
 		assertThat(stopped).contains("SLO attainment in the same runs")
@@ -191,17 +209,29 @@ class SimCommandTests {
 		assertThat(run(concat(run, "--target-attainment", "0.95", "--out", dir.resolve("t95").toString())))
 			.as(err.toString())
 			.isZero();
-		assertThat(out.toString()).contains("TTFT SLO 5.00 s, capacity at 95.0 % within it");
+		assertThat(out.toString()).contains("TTFT SLO 5.00 s\n")
+			.contains(
+					"Capacity: the highest rate with feasible requests >= 0.95, their prompt tokens >= 0.9 within SLO, "
+							+ "every prompt-size quartile >= 0.8, steady state\n");
 		out.getBuffer().setLength(0);
 		assertThat(run(concat(run, "--out", dir.resolve("t90").toString()))).isZero();
-		assertThat(out.toString()).contains("TTFT SLO 5.00 s\n").doesNotContain("capacity at");
+		assertThat(out.toString()).contains("Capacity: the highest rate with feasible requests and prompt tokens "
+				+ ">= 0.9 within SLO, every prompt-size quartile >= 0.8, steady state\n");
 		assertThat(run(concat(run, "--target-attainment", "1.5", "--out", dir.resolve("bad").toString()))).isEqualTo(2);
 		assertThat(err.toString()).contains("--target-attainment must be in (0, 1]");
 		out.getBuffer().setLength(0);
 		assertThat(run(concat(run, "--target-prompt-tokens", "0.8", "--out", dir.resolve("p80").toString())))
 			.as(err.toString())
 			.isZero();
-		assertThat(out.toString()).contains("TTFT SLO 5.00 s, and with 80.0 % of prompt tokens within it\n");
+		assertThat(out.toString()).contains("feasible requests >= 0.9, their prompt tokens >= 0.8 within SLO");
+		out.getBuffer().setLength(0);
+		assertThat(run(
+				concat(run, "--target-prompt-tokens", "0", "--size-floor", "0", "--out", dir.resolve("p0").toString())))
+			.as(err.toString())
+			.isZero();
+		assertThat(out.toString()).contains("with feasible requests >= 0.9 within SLO, steady state\n");
+		assertThat(run(concat(run, "--size-floor", "2", "--out", dir.resolve("bad").toString()))).isEqualTo(2);
+		assertThat(err.toString()).contains("--size-floor must be in [0, 1] but was 2.0");
 		assertThat(run(concat(run, "--target-prompt-tokens", "-1", "--out", dir.resolve("bad").toString())))
 			.isEqualTo(2);
 		assertThat(err.toString()).contains("--target-prompt-tokens must be in [0, 1] but was -1.0");
@@ -217,11 +247,12 @@ class SimCommandTests {
 	void sloClassesArePrintedAndWrittenBesideAnUnchangedResultsJson() throws IOException {
 		Path outDir = dir.resolve("classes");
 		int code = run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--rate", "2",
-				"--policies", "dualmap", "--slo-classes", "interactive=1s:0.3,batch=60s:0.2", "--out",
-				outDir.toString());
+				"--policies", "dualmap", "--slo-classes", "interactive=1s:0.3,batch=60s:0.2", "--min-duration", "0",
+				"--out", outDir.toString());
 		assertThat(code).as(err.toString()).isZero();
 		JsonNode results = JsonMapper.builder().build().readTree(outDir.resolve("results.json").toFile());
-		assertThat(results.propertyNames()).containsExactly("trace", "instances", "routers", "slo_ttft_s", "policies");
+		assertThat(results.propertyNames()).containsExactly("trace", "instances", "routers", "slo_ttft_s", "metric",
+				"policies");
 		JsonNode classes = JsonMapper.builder().build().readTree(outDir.resolve("classes.json").toFile());
 		JsonNode dualmap = classes.get("policies").get(0);
 		assertThat(dualmap.get("name").asString()).isEqualTo("dualmap");

@@ -4,7 +4,6 @@ import java.util.Locale;
 
 import io.github.dualmap.sim.BenchmarkReport;
 import io.github.dualmap.sim.RunResult;
-import io.github.dualmap.sim.Simulation;
 import io.github.dualmap.sim.WorkBound;
 
 /**
@@ -53,13 +52,31 @@ public final class MarkdownTable {
 
 	public static String render(BenchmarkReport report) {
 		StringBuilder out = new StringBuilder();
-		out.append(String.format(Locale.ROOT, "Trace %s, %d instances, %d router(s), TTFT SLO %.3g s%s%s%n%n",
-				report.trace(), report.instances(), report.routers(), report.sloTtftSeconds(),
-				report.targetAttainment() == Simulation.TARGET_ATTAINMENT ? ""
-						: String.format(Locale.ROOT, ", capacity at %.3g %% within it",
-								100 * report.targetAttainment()),
-				report.promptTokenTarget() == 0 ? "" : String.format(Locale.ROOT,
-						", and with %.3g %% of prompt tokens within it", 100 * report.promptTokenTarget())));
+		out.append(String.format(Locale.ROOT, "Trace %s, %d instances, %d router(s), TTFT SLO %.3g s%n", report.trace(),
+				report.instances(), report.routers(), report.sloTtftSeconds()));
+		out.append(String.format(Locale.ROOT, "Capacity: the highest rate with %s%n%n", report.metric()));
+		out.append("| policy | capacity (req/s) | request-only capacity (req/s) | feasible | feasible within SLO "
+				+ "| their prompt tokens within SLO | by prompt size, shortest quartile first | rejected | rescued |\n");
+		out.append("|---|---:|---:|---:|---:|---:|---|---:|---:|\n");
+		for (BenchmarkReport.PolicyReport p : report.policies()) {
+			RunResult r = p.headline();
+			RunResult.Judged j = r.judged();
+			StringBuilder sizes = new StringBuilder();
+			for (RunResult.SizeQuartile q : j.quartiles()) {
+				sizes.append(sizes.isEmpty() ? "" : ", ")
+					.append(String.format(Locale.ROOT, "%.0f %% (%d-%d)", 100 * q.attainment(), q.minPromptTokens(),
+							q.maxPromptTokens()));
+			}
+			out.append(String.format(Locale.ROOT,
+					"| %s | %.2f | %.2f | %.1f %% | %.1f %% | %.1f %% | %s | %.1f %% | %.1f %% |%n", label(p.name()),
+					p.search().capacity(), p.search().requestsCapacity(), 100 * r.feasibleShare(),
+					100 * j.requestShare(), 100 * j.tokenShare(), sizes.isEmpty() ? "-" : sizes,
+					100 * r.rejectedShare(), 100 * r.rescueShare()));
+		}
+		out.append(String.format(Locale.ROOT,
+				"%nAt each row's capacity (or, when no rate passed, at the charts' rate). A `+queue` row is a hybrid: "
+						+ "the peer behind this gateway's dispatch queue, whose rescue makes the final placement of "
+						+ "the `rescued` share.%n%n"));
 		out.append("| policy | capacity (req/s) | goodput (req/s) | TTFT p50 (s) | TTFT p90 (s) | TTFT p99 (s) "
 				+ "| hit rate | load CV | migrations | decision p99 (us) |\n");
 		out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -99,6 +116,26 @@ public final class MarkdownTable {
 					r.stoppedEarly() ? "stopped once over 10 % had missed (rest counted as misses; --no-stop runs all)"
 							: "whole trace"));
 		}
+		out.append(String.format(Locale.ROOT,
+				"%nEvaluated rates (req/s): P passes the headline, R passes on "
+						+ "requests only, F fails both, T transient (the work served in time exceeds what the engines "
+						+ "can do over the run: a burst, never a capacity), then the measured window%n%n"));
+		out.append("| policy | rates |\n|---|---|\n");
+		for (BenchmarkReport.PolicyReport p : report.policies()) {
+			StringBuilder rates = new StringBuilder();
+			for (RunResult x : p.search().points()) {
+				RunResult.Judged j = x.judged();
+				String verdict = j.isTransient() ? "T"
+						: x.passesHeadline(report.targetAttainment(), report.promptTokenTarget(), report.sizeFloor())
+								? "P" : x.passesRequests(report.targetAttainment()) ? "R" : "F";
+				rates.append(rates.isEmpty() ? "" : ", ")
+					.append(String.format(Locale.ROOT, "%.2f %s", x.rate(), verdict));
+				if (Double.isFinite(j.engineSeconds())) {
+					rates.append(String.format(Locale.ROOT, " %.0fs", j.engineSeconds() / report.instances()));
+				}
+			}
+			out.append(String.format(Locale.ROOT, "| %s | %s |%n", p.name(), rates));
+		}
 		if (report.policies().stream().anyMatch(p -> !p.headline().classes().isEmpty())) {
 			out.append(String.format(Locale.ROOT, "%nSLO classes in the same runs%n%n"));
 			out.append(
@@ -114,6 +151,11 @@ public final class MarkdownTable {
 			}
 		}
 		return out.toString();
+	}
+
+	/** A {@code +queue} row is labelled a hybrid. */
+	static String label(String policy) {
+		return policy.endsWith("+queue") ? policy + " (hybrid)" : policy;
 	}
 
 }

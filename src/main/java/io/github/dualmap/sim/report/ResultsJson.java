@@ -12,8 +12,9 @@ import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Writes {@code results.json} with exactly the fields of the output contract, in its
- * order.
+ * Writes {@code results.json}: the output contract's fields in its order, then the
+ * yardstick's (request-only capacity, feasible, rejected and rescued shares, attainment
+ * by prompt size, whether the headline run is transient, every evaluated rate).
  */
 public final class ResultsJson {
 
@@ -27,6 +28,7 @@ public final class ResultsJson {
 	/** The contract's JSON tree for {@code report}. */
 	public static ObjectNode toJson(BenchmarkReport report) {
 		ObjectNode root = run(report);
+		root.put("metric", report.metric());
 		ArrayNode policies = root.putArray("policies");
 		for (BenchmarkReport.PolicyReport p : report.policies()) {
 			RunResult r = p.headline();
@@ -41,6 +43,38 @@ public final class ResultsJson {
 			o.put("load_cv", round(r.loadCv()));
 			o.put("migrations", r.migrations());
 			o.put("decision_us_p99", round(r.decisionNanosP99() / 1000.0));
+			o.put("capacity_requests_rps", round(p.search().requestsCapacity()));
+			o.put("feasible_share", round(r.feasibleShare()));
+			o.put("rejected_share", round(r.rejectedShare()));
+			o.put("rescue_share", round(r.rescueShare()));
+			ArrayNode sizes = o.putArray("attainment_by_size");
+			for (RunResult.SizeQuartile q : r.judged().quartiles()) {
+				sizes.addObject()
+					.put("min_prompt_tokens", q.minPromptTokens())
+					.put("max_prompt_tokens", q.maxPromptTokens())
+					.put("requests", q.requests())
+					.put("attainment", round(q.attainment()));
+			}
+			o.put("transient", r.judged().isTransient());
+			ArrayNode points = o.putArray("points");
+			for (RunResult x : p.search().points()) {
+				RunResult.Judged j = x.judged();
+				ObjectNode point = points.addObject()
+					.put("rate_rps", round(x.rate()))
+					.put("measured", x.measured())
+					.put("attainment", round(x.attainment()))
+					.put("feasible_attainment", round(j.requestShare()))
+					.put("feasible_token_attainment", round(j.tokenShare()))
+					.put("worst_size_attainment", round(j.worstQuartile()))
+					.put("rejected_share", round(x.rejectedShare()))
+					.put("rescue_share", round(x.rescueShare()))
+					.put("stopped_early", x.stoppedEarly())
+					.put("transient", j.isTransient());
+				if (Double.isFinite(j.engineSeconds())) {
+					point.put("in_time_work_share",
+							round(j.engineSeconds() == 0 ? 0 : j.inTimeWorkSeconds() / j.engineSeconds()));
+				}
+			}
 		}
 		return root;
 	}

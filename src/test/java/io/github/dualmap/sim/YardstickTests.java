@@ -1,0 +1,197 @@
+package io.github.dualmap.sim;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.engine.EngineProfile;
+import io.github.dualmap.sim.trace.Trace;
+import io.github.dualmap.sim.trace.TraceRequest;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.withinPercentage;
+
+class YardstickTests {
+
+	private static final EngineProfile H100 = EngineProfile.h100_8b();
+
+	private static final long SECOND = 1_000_000_000L;
+
+	private static long[] ids(long from, int count) {
+		long[] out = new long[count];
+		for (int k = 0; k < count; k++) {
+			out[k] = from + k;
+		}
+		return out;
+	}
+
+	/**
+	 * A warm-up prompt of 80 blocks; the same prompt again (all but its last token
+	 * cached); a prompt as long with blocks of its own; a short prompt of its own.
+	 */
+	private static Trace handMade() {
+		int p = 80 * 512;
+		return new Trace("hand-made", 512,
+				List.of(new TraceRequest(0, p, 10, ids(0, 80)), new TraceRequest(1000, p, 10, ids(0, 80)),
+						new TraceRequest(2000, p, 10, ids(100, 80)), new TraceRequest(3000, 100, 10, ids(200, 1))));
+	}
+
+	@Test
+	void aRequestIsFeasibleWhenAnIdleEngineWithEveryEarlierPrefixCachedMakesItsSlo() {
+		Trace t = handMade();
+		int p = 80 * 512;
+		// A cold 40,960-token prompt takes about 2 s on an idle H100; with its prefix
+		// cached only its last block's tokens are computed.
+		double cold = H100.idleTtftSeconds(p, 0);
+		assertThat(cold).isBetween(1.5, 2.5);
+		assertThat(H100.idleTtftSeconds(p, p - 16)).isLessThan(0.05);
+
+		Yardstick y = Yardstick.of(t, H100, 1, i -> SECOND, 0);
+		assertThat(y.feasible(1)).as("its whole prefix was computed by the warm-up request").isTrue();
+		assertThat(y.feasible(2)).as("cold, %.2f s > 1 s", cold).isFalse();
+		assertThat(y.feasible(3)).isTrue();
+		assertThat(y.feasibleCount()).isEqualTo(2);
+		assertThat(y.feasibleTokens()).isEqualTo(p + 100);
+		assertThat(y.feasibleShare()).isCloseTo(2.0 / 3, withinPercentage(0.001));
+		// The request's own objective decides: 10 s makes the cold prompt feasible.
+		Yardstick own = Yardstick.of(t, H100, 1, i -> i == 2 ? 10 * SECOND : SECOND, 0);
+		assertThat(own.feasible(2)).isTrue();
+		// The network delay counts both ways: 0.6 s each way leaves no short prompt 1 s.
+		Yardstick far = Yardstick.of(t, H100, 1, i -> SECOND, 600_000_000L);
+		assertThat(far.feasible(3)).isFalse();
+		assertThat(far.feasibleCount()).isZero();
+		// The work is WorkBound's: the repeated prompt costs next to nothing.
+		assertThat(y.workSeconds(1)).isLessThan(y.workSeconds(2) / 100);
+		assertThat(y.workSeconds(2)).isCloseTo(WorkBound.seconds(H100, p, 0, 10), withinPercentage(0.001));
+	}
+
+	@Test
+	void quartilesSplitTheFeasibleMeasuredRequestsByPromptSize() {
+		List<TraceRequest> requests = new ArrayList<>();
+		int[] sizes = { 900, 100, 800, 200, 700, 300, 600, 400, 50 };
+		for (int i = 0; i < sizes.length; i++) {
+			requests.add(new TraceRequest(i * 1000.0, sizes[i], 1, ids(10L * i, 2)));
+		}
+		Yardstick y = Yardstick.allFeasible(new Trace("sizes", 512, requests), 1);
+		// Measured: 50 to 800 tokens; two per quartile, shortest first.
+		assertThat(y.quartileCount(0)).isEqualTo(2);
+		assertThat(y.quartileMin(0)).isEqualTo(50);
+		assertThat(y.quartileMax(0)).isEqualTo(100);
+		assertThat(y.quartileMin(3)).isEqualTo(700);
+		assertThat(y.quartileMax(3)).isEqualTo(800);
+		assertThat(y.quartile(2)).as("800 tokens").isEqualTo(3);
+		assertThat(y.quartile(0)).as("warm-up").isEqualTo(-1);
+		assertThat(y.knowsWork()).isFalse();
+	}
+
+	private static RunResult judged(double rate, int within, long tokens, int[] quartileWithin, double work) {
+		List<RunResult.SizeQuartile> q = new ArrayList<>();
+		for (int k = 0; k < 4; k++) {
+			q.add(new RunResult.SizeQuartile(k * 100, k * 100 + 99, 25, quartileWithin[k]));
+		}
+		return new RunResult("p", rate, 100, within, 0, false, 0, 0, 0, 0, 0, 0, 0, new double[0], null,
+				new RunResult.EngineLoad(0, 0, 0, 0, 0), List.of(), new RunResult.PromptTokens(1000, tokens, 0),
+				RunResult.Served.NONE, new RunResult.Judged(100, within, 1000, tokens, q, 0, work, 100));
+	}
+
+	@Test
+	void noPromptSizeQuartileMayFallBelowTheFloor() {
+		// 92 % of requests and of tokens, but the longest quartile at 72 %.
+		RunResult r = judged(1, 92, 920, new int[] { 25, 25, 24, 18 }, 10);
+		assertThat(r.judged().worstQuartile()).isEqualTo(0.72);
+		assertThat(r.passesHeadline(0.9, 0.9, 0.8)).isFalse();
+		assertThat(r.passesHeadline(0.9, 0.9, 0.7)).isTrue();
+		assertThat(r.passesHeadline(0.9, 0.95, 0.7)).as("tokens").isFalse();
+		assertThat(r.passesRequests(0.9)).isTrue();
+	}
+
+	@Test
+	void theHeadlineAndTheRequestOnlyCapacityComeFromTheSameEvaluatedRates() {
+		// Up to 10 req/s every quartile holds; from 10 to 14 the longest quartile falls
+		// to 60 % while 90 % of the requests still make it; beyond 14 all fail.
+		AtomicInteger runs = new AtomicInteger();
+		CapacitySearch.Outcome o = new CapacitySearch(1, 0.02, 10, 0.9, 0.5, 0.8).search(rate -> {
+			runs.incrementAndGet();
+			if (rate <= 10) {
+				return judged(rate, 95, 950, new int[] { 25, 24, 23, 23 }, 1);
+			}
+			if (rate <= 14) {
+				return judged(rate, 90, 800, new int[] { 25, 25, 25, 15 }, 1);
+			}
+			return judged(rate, 50, 500, new int[] { 13, 13, 12, 12 }, 1);
+		}, () -> {
+		});
+		assertThat(o.capacity()).isCloseTo(10, withinPercentage(2));
+		assertThat(o.requestsCapacity()).isCloseTo(14, withinPercentage(2));
+		assertThat(o.points()).hasSize(runs.get());
+		// The headline's bracket [8, 16] already holds the request-only verdicts at 8,
+		// 12 and 16; it bisects only between 12 and 16: fewer runs than a second search.
+		assertThat(runs.get()).isLessThan(20);
+	}
+
+	@Test
+	void aRateWhoseInTimeWorkExceedsTheEnginesIsTransientAndNeverACapacity() {
+		// In-time work 150 engine-seconds over 100: a burst absorbed by the SLO.
+		RunResult burst = judged(16, 100, 1000, new int[] { 25, 25, 25, 25 }, 150);
+		assertThat(burst.judged().isTransient()).isTrue();
+		assertThat(burst.passesHeadline(0.9, 0.9, 0.8)).isFalse();
+		assertThat(burst.passesRequests(0.9)).isFalse();
+		CapacitySearch.Outcome o = new CapacitySearch(4, 0.02, 10, 0.9, 0.9, 0.8)
+			.search(rate -> judged(rate, 100, 1000, new int[] { 25, 25, 25, 25 }, rate * 10), () -> {
+			});
+		// Work 10 x rate against 100: transient above 10 req/s.
+		assertThat(o.capacity()).isCloseTo(10, withinPercentage(2));
+		assertThat(o.requestsCapacity()).isCloseTo(10, withinPercentage(2));
+	}
+
+	/**
+	 * Short prompts with long answers: prefill is cheap, so first tokens come fast while
+	 * decode work piles up.
+	 */
+	private static Trace chat(int n) {
+		List<TraceRequest> requests = new ArrayList<>();
+		for (int i = 0; i < n; i++) {
+			requests.add(new TraceRequest(i * 1000.0, 100, 2000, new long[] { i }));
+		}
+		return new Trace("long-answers", 512, requests);
+	}
+
+	private static SimulationConfig oneEngine() {
+		return new SimulationConfig(1, 1, Duration.ofSeconds(5), null, Duration.ZERO, 50, 1,
+				SchedulerSettings.custom().blockTokens(512).build(), EngineInstance.factory(H100, 512), () -> 0L)
+			.withPromptTokenTarget(0.9)
+			.withSizeFloor(0.8);
+	}
+
+	@Test
+	void aShortReplayServesABurstInTimeButIsJudgedTransientAndALongerOneIsNot() {
+		// 300 requests at 100 req/s on one engine: 3 s of arrivals, each needing about
+		// 0.08 s of decode: 8 times what the engine does in that time.
+		Trace t = chat(300);
+		SimulationConfig config = oneEngine();
+		Yardstick y = Yardstick.of(t, H100, 50, i -> 5 * SECOND, 0);
+		RunResult shortRun = Simulation.run(Workload.of(t), y, PolicySpec.named("round-robin"), config, 100, false,
+				true);
+		assertThat(shortRun.judged().feasibleWithin()).as("first tokens come fast").isEqualTo(250);
+		assertThat(shortRun.judged().isTransient()).isTrue();
+		assertThat(config.passes(shortRun)).isFalse();
+		assertThat(config.passesRequests(shortRun)).isFalse();
+
+		// Replayed for at least 60 s, the same rate is a steady state the engine cannot
+		// hold: it fails on the SLO, not as a transient.
+		CapacityBenchmark steady = new CapacityBenchmark(t, 1, config, 1, true, H100, 60);
+		assertThat(steady.copiesFor(100)).isEqualTo(21);
+		assertThat(steady.copiesFor(1)).isEqualTo(1);
+		BenchmarkReport report = steady.atRate(List.of(PolicySpec.named("round-robin")), 100, () -> {
+		});
+		RunResult longRun = report.policies().get(0).atFixedRate();
+		assertThat(longRun.measured()).isEqualTo(21 * 300 - 50);
+		assertThat(longRun.judged().requestShare()).isLessThan(0.9);
+		assertThat(report.policies().get(0).search().capacity()).isZero();
+		assertThat(report.policies().get(0).search().requestsCapacity()).isZero();
+	}
+
+}
