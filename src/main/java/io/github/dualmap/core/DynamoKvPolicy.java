@@ -249,17 +249,17 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 	/** Reference-counted blocks of one worker's active requests. */
 	private static final class ActiveBlocks {
 
-		private final Map<Long, Integer> refs = new HashMap<>();
+		private final LongCounts refs = new LongCounts();
 
 		synchronized void add(long[] chain) {
 			for (long h : chain) {
-				refs.merge(h, 1, Integer::sum);
+				refs.increment(h);
 			}
 		}
 
 		synchronized void remove(long[] chain) {
 			for (long h : chain) {
-				refs.computeIfPresent(h, (k, n) -> n == 1 ? null : n - 1);
+				refs.decrement(h);
 			}
 		}
 
@@ -270,7 +270,7 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 		synchronized int missing(long[] chain) {
 			int n = 0;
 			for (long h : chain) {
-				if (!refs.containsKey(h)) {
+				if (!refs.contains(h)) {
 					n++;
 				}
 			}

@@ -49,60 +49,24 @@ public final class KvEventIndex {
 		byInstance.keySet().retainAll(members);
 	}
 
-	/**
-	 * Open-addressing set of block hashes with backward-shift deletion, no boxing: the
-	 * events cover every block of every prompt.
-	 */
+	/** The blocks of one instance: a set of hashes. */
 	private static final class BlockSet {
 
-		private long[] keys = new long[1024];
-
-		private boolean[] used = new boolean[1024];
-
-		private int size;
+		private final LongCounts hashes = new LongCounts();
 
 		synchronized void add(long key) {
-			if ((size + 1) * 2 > keys.length) {
-				grow();
+			if (!hashes.contains(key)) {
+				hashes.increment(key);
 			}
-			int mask = keys.length - 1;
-			int i = slot(key, mask);
-			while (used[i]) {
-				if (keys[i] == key) {
-					return;
-				}
-				i = (i + 1) & mask;
-			}
-			keys[i] = key;
-			used[i] = true;
-			size++;
 		}
 
 		synchronized void remove(long key) {
-			int mask = keys.length - 1;
-			int i = slot(key, mask);
-			while (used[i] && keys[i] != key) {
-				i = (i + 1) & mask;
-			}
-			if (!used[i]) {
-				return;
-			}
-			size--;
-			int hole = i;
-			for (int j = (hole + 1) & mask; used[j]; j = (j + 1) & mask) {
-				int home = slot(keys[j], mask);
-				boolean between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
-				if (!between) {
-					keys[hole] = keys[j];
-					hole = j;
-				}
-			}
-			used[hole] = false;
+			hashes.remove(key);
 		}
 
 		synchronized int prefix(long[] chain) {
 			for (int k = 0; k < chain.length; k++) {
-				if (!contains(chain[k])) {
+				if (!hashes.contains(chain[k])) {
 					return k;
 				}
 			}
@@ -110,40 +74,7 @@ public final class KvEventIndex {
 		}
 
 		synchronized int size() {
-			return size;
-		}
-
-		private boolean contains(long key) {
-			int mask = keys.length - 1;
-			for (int i = slot(key, mask); used[i]; i = (i + 1) & mask) {
-				if (keys[i] == key) {
-					return true;
-				}
-			}
-			return false;
-		}
-
-		private void grow() {
-			long[] oldKeys = keys;
-			boolean[] oldUsed = used;
-			keys = new long[oldKeys.length * 2];
-			used = new boolean[oldKeys.length * 2];
-			int mask = keys.length - 1;
-			for (int j = 0; j < oldKeys.length; j++) {
-				if (oldUsed[j]) {
-					int i = slot(oldKeys[j], mask);
-					while (used[i]) {
-						i = (i + 1) & mask;
-					}
-					keys[i] = oldKeys[j];
-					used[i] = true;
-				}
-			}
-		}
-
-		private static int slot(long key, int mask) {
-			long h = key * 0x9E3779B97F4A7C15L;
-			return (int) (h ^ (h >>> 32)) & mask;
+			return hashes.size();
 		}
 
 	}

@@ -531,7 +531,7 @@ public final class Simulation {
 			waiting.addLast(i);
 			return;
 		}
-		route(i);
+		route(i, false);
 	}
 
 	/**
@@ -544,12 +544,17 @@ public final class Simulation {
 			return;
 		}
 		while (!waiting.isEmpty() && !((AdmissionHold) policies[r]).mustHold(pools[r])) {
-			route(waiting.pollFirst());
+			route(waiting.pollFirst(), true);
 		}
 	}
 
-	/** Chooses request {@code i}'s instance and sends it there (immediate dispatch). */
-	private void route(int i) {
+	/**
+	 * Chooses request {@code i}'s instance and sends it there (immediate dispatch);
+	 * {@code later}: through the event queue even without a network delay, since a
+	 * release runs inside the handling of another event, which may be about to start the
+	 * same engine's next step.
+	 */
+	private void route(int i, boolean later) {
 		int r = routerOf[i];
 		RoutingRequest request = routed[i];
 		long start = config.decisionTimer().nanos();
@@ -570,7 +575,7 @@ public final class Simulation {
 		if (meshNanos > 0 && request.blocks() != null) {
 			schedule((now / meshNanos + 1) * meshNanos + delayNanos, MESH_INSERT, i, d.instanceId());
 		}
-		if (delayNanos == 0) {
+		if (delayNanos == 0 && !later) {
 			deliver(i);
 		}
 		else {
