@@ -1,5 +1,6 @@
 package io.github.dualmap.core;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +35,13 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 	 * router's 4 characters per token: 2^24 tokens.
 	 */
 	public static final long DEFAULT_MAX_TREE_TOKENS = (1L << 26) / 4;
+
+	/**
+	 * How often an SGLang Model Gateway router replica exchanges state with a peer when
+	 * its mesh is enabled ({@code --enable-mesh}): the mesh controller's gossip round of
+	 * one second, which carries the cache-aware trees' inserts.
+	 */
+	public static final Duration DEFAULT_MESH_SYNC_INTERVAL = Duration.ofSeconds(1);
 
 	private final double cacheThreshold;
 
@@ -150,6 +158,17 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		PromptBlocks blocks = request.blocks();
 		if (blocks != null && pool.instance(decision.instanceId()) != null) {
 			tree(decision.instanceId()).record(blocks.chain());
+		}
+	}
+
+	/**
+	 * Mesh sync: a peer router replica inserted {@code blocks} into its tree of
+	 * {@code instanceId}, and the insert reached this replica, whose tree of that
+	 * instance gets it too. Ignored for an instance no longer in {@code pool}.
+	 */
+	public void peerInserted(String instanceId, PromptBlocks blocks, InstancePool pool) {
+		if (pool.instance(instanceId) != null) {
+			tree(instanceId).record(blocks.chain());
 		}
 	}
 

@@ -67,6 +67,14 @@ public final class Engine {
 	}
 
 	/**
+	 * Reports every block the prefix cache stores or evicts to {@code listener} (vLLM's
+	 * KV events); {@link KvEventListener#NONE} stops it.
+	 */
+	public void kvEvents(KvEventListener listener) {
+		cache.events(listener);
+	}
+
+	/**
 	 * Queues {@code request}, arrived at {@code nowNanos}.
 	 * @throws IllegalArgumentException when the id is in use, the request exceeds the
 	 * context length, or it could never fit in the KV cache

@@ -32,6 +32,8 @@ final class KvBlockCache {
 
 	private long evictions;
 
+	private KvEventListener events = KvEventListener.NONE;
+
 	KvBlockCache(int capacity) {
 		this.capacity = capacity;
 		this.refCount = new int[capacity];
@@ -47,6 +49,11 @@ final class KvBlockCache {
 
 	int capacity() {
 		return capacity;
+	}
+
+	/** Where stored and evicted blocks are reported from now on. */
+	void events(KvEventListener listener) {
+		this.events = listener;
 	}
 
 	/** Blocks with no reference (free or cached-but-evictable). */
@@ -107,6 +114,7 @@ final class KvBlockCache {
 			index.remove(hashOf[b]);
 			hashed[b] = false;
 			evictions++;
+			events.removed(hashOf[b]);
 		}
 		refCount[b] = 1;
 		return b;
@@ -120,6 +128,7 @@ final class KvBlockCache {
 		if (!hashed[block] && index.putIfAbsent(hash, block)) {
 			hashOf[block] = hash;
 			hashed[block] = true;
+			events.stored(hash);
 		}
 	}
 

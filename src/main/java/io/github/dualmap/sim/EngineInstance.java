@@ -8,6 +8,7 @@ import io.github.dualmap.engine.EngineProfile;
 import io.github.dualmap.engine.EngineRequest;
 import io.github.dualmap.engine.EngineStats;
 import io.github.dualmap.engine.HashIdExpander;
+import io.github.dualmap.engine.KvEventListener;
 import io.github.dualmap.engine.RequestProgress;
 import io.github.dualmap.engine.StepResult;
 import io.github.dualmap.sim.trace.TraceRequest;
@@ -50,6 +51,31 @@ public final class EngineInstance implements InstanceModel {
 			// lost.
 			return false;
 		}
+	}
+
+	@Override
+	public KvEventSource kvEventSource() {
+		return new KvEventSource() {
+			@Override
+			public void listen(KvEventListener listener) {
+				engine.kvEvents(listener);
+			}
+
+			@Override
+			public long[] blockHashes(TraceRequest request) {
+				return expander.expand(request.hashIds(), request.inputTokens());
+			}
+
+			@Override
+			public int blockTokens() {
+				return engine.profile().blockTokens();
+			}
+
+			@Override
+			public int maxBatchedTokens() {
+				return engine.profile().tokenBudget();
+			}
+		};
 	}
 
 	@Override

@@ -1,7 +1,9 @@
 package io.github.dualmap.sim;
 
 import io.github.dualmap.core.EngineSnapshot;
+import io.github.dualmap.engine.KvEventListener;
 import io.github.dualmap.sim.trace.TraceRequest;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One serving instance as the simulator drives it: requests go in, iterations run one at
@@ -44,6 +46,36 @@ public interface InstanceModel {
 	 */
 	default long evictedBlocks() {
 		return 0;
+	}
+
+	/**
+	 * The instance's KV events and what a router needs to match them against a request,
+	 * or {@code null} for a model without a prefix cache.
+	 */
+	default @Nullable KvEventSource kvEventSource() {
+		return null;
+	}
+
+	/**
+	 * An engine's KV events (blocks stored in and evicted from its prefix cache) and its
+	 * block keys: the router side of vLLM's {@code --kv-events-config}.
+	 */
+	interface KvEventSource {
+
+		/** Reports every stored and evicted block to {@code listener} from now on. */
+		void listen(KvEventListener listener);
+
+		/**
+		 * The chained hashes of the request's full prompt blocks, as the cache keys them.
+		 */
+		long[] blockHashes(TraceRequest request);
+
+		/** Tokens per block. */
+		int blockTokens();
+
+		/** Tokens scheduled per step at most ({@code max_num_batched_tokens}). */
+		int maxBatchedTokens();
+
 	}
 
 	/**

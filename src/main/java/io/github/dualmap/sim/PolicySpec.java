@@ -6,6 +6,8 @@ import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 import io.github.dualmap.core.DispatchMode;
+import io.github.dualmap.core.DynamoKvPolicy;
+import io.github.dualmap.core.LlmdPrecisePolicy;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
@@ -69,8 +71,10 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 
 	/**
 	 * The row called {@code name}: a registered policy, {@value #DUALMAP_PASS_THROUGH},
-	 * {@value #DUALMAP_FIXED_DEPTH} or {@value #DUALMAP_NO_PULL}. The DualMap family runs
-	 * behind the dispatch queues as the gateway default ({@code dispatch: queue});
+	 * {@value #DUALMAP_FIXED_DEPTH}, {@value #DUALMAP_NO_PULL}, or one of the peers that
+	 * route on engine KV events, which only the simulator can feed
+	 * ({@value DynamoKvPolicy#NAME}, {@value LlmdPrecisePolicy#NAME}). The DualMap family
+	 * runs behind the dispatch queues as the gateway default ({@code dispatch: queue});
 	 * ablations that have no hotspot step run the queue without migration, so they ablate
 	 * the rebalancer as a whole. Peers dispatch immediately, or behind the queue without
 	 * moves when named with {@value #QUEUED_SUFFIX}.
@@ -97,6 +101,12 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		if (name.equals(DUALMAP_NO_PULL)) {
 			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
 					queue.toBuilder().mode(DispatchMode.QUEUE).idlePull(false).build());
+		}
+		if (name.equals(DynamoKvPolicy.NAME)) {
+			return new PolicySpec(name, settings -> new DynamoKvPolicy());
+		}
+		if (name.equals(LlmdPrecisePolicy.NAME)) {
+			return new PolicySpec(name, settings -> new LlmdPrecisePolicy());
 		}
 		if (name.endsWith(QUEUED_SUFFIX)) {
 			String peer = name.substring(0, name.length() - QUEUED_SUFFIX.length());
@@ -127,6 +137,8 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		names.add(names.indexOf("dualmap") + 1, DUALMAP_PASS_THROUGH);
 		names.add(names.indexOf(DUALMAP_PASS_THROUGH) + 1, DUALMAP_FIXED_DEPTH);
 		names.add(names.indexOf(DUALMAP_FIXED_DEPTH) + 1, DUALMAP_NO_PULL);
+		names.add(names.indexOf("llmd-scorer") + 1, LlmdPrecisePolicy.NAME);
+		names.add(names.indexOf("dynamo-cost") + 1, DynamoKvPolicy.NAME);
 		return names;
 	}
 

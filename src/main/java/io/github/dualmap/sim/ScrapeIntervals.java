@@ -14,7 +14,8 @@ public final class ScrapeIntervals {
 	/** Interval of policies not in the table. */
 	public static final Duration DEFAULT = Duration.ofMillis(500);
 
-	private static final Map<String, Duration> BY_POLICY = Map.of("llmd-scorer", Duration.ofMillis(50));
+	private static final Map<String, Duration> BY_POLICY = Map.of("llmd-scorer", Duration.ofMillis(50), "llmd-precise",
+			Duration.ofMillis(50));
 
 	private ScrapeIntervals() {
 	}

@@ -1,5 +1,6 @@
 package io.github.dualmap.sim;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -7,12 +8,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 
+import io.github.dualmap.core.AdmissionHold;
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.DispatchListener;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.KvEventFeed;
+import io.github.dualmap.core.KvEventIndex;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.QueuedRequest;
@@ -21,6 +25,8 @@ import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.SglangCacheAwarePolicy;
+import io.github.dualmap.engine.KvEventListener;
 import io.github.dualmap.sim.trace.TraceRequest;
 import org.jspecify.annotations.Nullable;
 
@@ -68,6 +74,19 @@ public final class Simulation {
 
 	/** A flush's load publication reaches the other routers. */
 	private static final int LOAD_SEEN = 10;
+
+	/** An engine step's KV events reach the routers' KV event index. */
+	private static final int KV_EVENTS = 11;
+
+	/** A router's tree insert reaches the other replicas over the SGLang mesh. */
+	private static final int MESH_INSERT = 12;
+
+	/**
+	 * Delay of an engine step's KV events past the step's end, on top of the network
+	 * delay: vLLM publishes them after the step over ZMQ and the router's indexer applies
+	 * them asynchronously.
+	 */
+	static final long KV_EVENT_LAG_NANOS = 10_000_000L;
 
 	/**
 	 * Earliest revisit of a queue deadline that is already due: a request waiting past
@@ -241,6 +260,19 @@ public final class Simulation {
 
 	private final List<Long> changeNanos = new ArrayList<>();
 
+	// With a policy that routes on KV events: the index every router reads, and each
+	// engine's events of the step being run. Null otherwise.
+	private @Nullable KvEventIndex kvIndex;
+
+	private @Nullable StepEvents[] stepEvents;
+
+	// Per router, requests held by an AdmissionHold policy's queue (FCFS); null when the
+	// policy holds nothing.
+	private final @Nullable ArrayDeque<Integer>[] held;
+
+	// SGLang mesh sync interval; 0 when the routers' trees are not synchronised.
+	private final long meshNanos;
+
 	private Simulation(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
 			boolean recordTimeline, MembershipSchedule schedule, boolean stopEarly, @Nullable Yardstick yardstick) {
 		if (config.warmup() >= workload.size()) {
@@ -321,11 +353,68 @@ public final class Simulation {
 			pools[r] = new InstancePool("router-" + r, settings, () -> this.now);
 			pools[r].updateMembership(members);
 			policies[r] = policy.create(settings);
+			if (policies[r] instanceof KvEventFeed.Consumer consumer) {
+				consumer.attach(kvEventFeed());
+			}
 			policies[r].onMembershipChanged(pools[r]);
 			if (queueSettings != null) {
 				queues[r] = new DispatchQueues(pools[r], new TimedPolicy(policies[r]), queueSettings);
 			}
 		}
+		@SuppressWarnings("unchecked")
+		ArrayDeque<Integer>[] holds = new ArrayDeque[pools.length];
+		for (int r = 0; r < pools.length; r++) {
+			holds[r] = queues[r] == null && policies[r] instanceof AdmissionHold ? new ArrayDeque<>() : null;
+		}
+		this.held = holds;
+		this.meshNanos = shareNanos > 0 && pools.length > 1 && policies[0] instanceof SglangCacheAwarePolicy
+				? SglangCacheAwarePolicy.DEFAULT_MESH_SYNC_INTERVAL.toNanos() : 0;
+	}
+
+	/**
+	 * The KV event feed of this run, created on first use: one index for every router
+	 * (each replica subscribes to the same events), fed by every engine from now on.
+	 */
+	private KvEventFeed kvEventFeed() {
+		InstanceModel.KvEventSource source = engines[0].kvEventSource();
+		if (source == null) {
+			throw new IllegalArgumentException(
+					"policy '" + policy.name() + "' routes on engine KV events, which this instance model has none of");
+		}
+		if (kvIndex == null) {
+			kvIndex = new KvEventIndex();
+			stepEvents = new StepEvents[engines.length];
+			for (int k = 0; k < joined; k++) {
+				listen(k);
+			}
+		}
+		Map<String, long[]> recent = new HashMap<>();
+		KvEventFeed.EngineBlocks blocks = request -> {
+			if (request.blocks() == null) {
+				return null;
+			}
+			// One entry: choose() and onDispatched() of the same request ask in turn.
+			long[] chain = recent.get(request.id());
+			if (chain == null) {
+				int i = Integer.parseInt(request.id().substring(1));
+				chain = source.blockHashes(workload.trace().requests().get(i));
+				recent.clear();
+				recent.put(request.id(), chain);
+			}
+			return chain;
+		};
+		return new KvEventFeed(kvIndex, blocks, source.blockTokens(), source.maxBatchedTokens());
+	}
+
+	/** Collects engine {@code k}'s KV events of each step. */
+	private void listen(int k) {
+		InstanceModel.KvEventSource source = engines[k].kvEventSource();
+		if (stepEvents == null || source == null) {
+			return;
+		}
+		StepEvents events = new StepEvents();
+		stepEvents[k] = events;
+		source.listen(events);
 	}
 
 	/**
@@ -391,6 +480,7 @@ public final class Simulation {
 		instanceIndex.put(instanceIds[k], k);
 		engines[k] = config.instanceModels().create(k, config.seed() * 1_000_003L + k);
 		member[k] = true;
+		listen(k);
 	}
 
 	private List<RingMember> members() {
@@ -430,6 +520,7 @@ public final class Simulation {
 				q.onMembershipChanged();
 				scheduleTick(r);
 			}
+			release(r);
 		}
 		changeNanos.add(now);
 	}
@@ -461,6 +552,8 @@ public final class Simulation {
 				case SHARE -> shared(e.index, (String) e.payload);
 				case LOAD_FLUSH -> flushLoad();
 				case LOAD_SEEN -> loadSeen((long[][]) e.payload);
+				case KV_EVENTS -> kvEventsSeen(e.index, (StepEvents.Batch) e.payload);
+				case MESH_INSERT -> meshInsertSeen(e.index, (String) e.payload);
 				default -> throw new IllegalStateException("unknown event kind " + e.kind);
 			}
 		}
@@ -488,6 +581,37 @@ public final class Simulation {
 			scheduleTick(r);
 			return;
 		}
+		ArrayDeque<Integer> waiting = held[r];
+		if (waiting != null && (!waiting.isEmpty() || ((AdmissionHold) policies[r]).mustHold(pools[r]))) {
+			waiting.addLast(i);
+			return;
+		}
+		route(i, false);
+	}
+
+	/**
+	 * Releases router {@code r}'s held requests, oldest first, while its policy admits
+	 * them.
+	 */
+	private void release(int r) {
+		ArrayDeque<Integer> waiting = held[r];
+		if (waiting == null) {
+			return;
+		}
+		while (!waiting.isEmpty() && !((AdmissionHold) policies[r]).mustHold(pools[r])) {
+			route(waiting.pollFirst(), true);
+		}
+	}
+
+	/**
+	 * Chooses request {@code i}'s instance and sends it there (immediate dispatch);
+	 * {@code later}: through the event queue even without a network delay, since a
+	 * release runs inside the handling of another event, which may be about to start the
+	 * same engine's next step.
+	 */
+	private void route(int i, boolean later) {
+		int r = routerOf[i];
+		RoutingRequest request = routed[i];
 		long start = config.decisionTimer().nanos();
 		Decision d = policies[r].choose(request, pools[r]);
 		long took = config.decisionTimer().nanos() - start;
@@ -503,7 +627,10 @@ public final class Simulation {
 		dispatches[i] = pools[r].dispatch(request, d);
 		shareRelease(i, d.instanceId());
 		policies[r].onDispatched(request, d, pools[r]);
-		if (delayNanos == 0) {
+		if (meshNanos > 0 && request.blocks() != null) {
+			schedule((now / meshNanos + 1) * meshNanos + delayNanos, MESH_INSERT, i, d.instanceId());
+		}
+		if (delayNanos == 0 && !later) {
 			deliver(i);
 		}
 		else {
@@ -532,6 +659,34 @@ public final class Simulation {
 			InstanceState state = r == routerOf[i] ? null : pools[r].instance(instanceId);
 			if (state != null) {
 				pools[r].recordElsewhere(state, chain);
+			}
+		}
+	}
+
+	/**
+	 * Request {@code i}'s insert into its router's tree of {@code instanceId} reaches the
+	 * other replicas (SGLang Model Gateway mesh).
+	 */
+	private void meshInsertSeen(int i, String instanceId) {
+		for (int r = 0; r < pools.length; r++) {
+			if (r != routerOf[i] && policies[r] instanceof SglangCacheAwarePolicy sglang) {
+				sglang.peerInserted(instanceId, routed[i].blocks(), pools[r]);
+			}
+		}
+	}
+
+	/** Engine {@code k}'s KV events of one step reach the routers' index. */
+	private void kvEventsSeen(int k, StepEvents.Batch batch) {
+		KvEventIndex index = kvIndex;
+		if (index == null) {
+			return;
+		}
+		for (int j = 0; j < batch.hashes().length; j++) {
+			if (batch.stored()[j]) {
+				index.stored(instanceIds[k], batch.hashes()[j]);
+			}
+			else {
+				index.removed(instanceIds[k], batch.hashes()[j]);
 			}
 		}
 	}
@@ -580,6 +735,7 @@ public final class Simulation {
 				}
 				state.peerLoad((int) requests, tokens, queuedTokens);
 			}
+			release(r);
 			DispatchQueues q = queues[r];
 			if (q != null) {
 				q.tick(now);
@@ -623,6 +779,10 @@ public final class Simulation {
 		InstanceModel.StepOutcome outcome = engines[k].step(now);
 		stepping[k] = true;
 		schedule(outcome.endNanos(), STEP_END, k, outcome);
+		StepEvents events = stepEvents == null ? null : stepEvents[k];
+		if (events != null && events.size() > 0) {
+			schedule(outcome.endNanos() + delayNanos + KV_EVENT_LAG_NANOS, KV_EVENTS, k, events.drain());
+		}
 	}
 
 	private void stepEnded(int k, InstanceModel.StepOutcome outcome) {
@@ -675,6 +835,7 @@ public final class Simulation {
 			if (d != null) {
 				d.firstToken();
 			}
+			release(routerOf[i]);
 		}
 		if (i >= warmup && !resolved[i]) {
 			if (ttft[i] <= sloOf(i)) {
@@ -711,6 +872,7 @@ public final class Simulation {
 			d.finish();
 			policies[routerOf[i]].onFinished(routed[i], instanceIds[instanceOf[i]], pools[routerOf[i]]);
 		}
+		release(routerOf[i]);
 	}
 
 	private void miss(int i) {
@@ -775,6 +937,9 @@ public final class Simulation {
 			}
 			cvSum += coefficientOfVariation(memberLoads);
 			cvSamples++;
+		}
+		for (int r = 0; r < pools.length; r++) {
+			release(r);
 		}
 		if (recordTimeline) {
 			ticks.add(tick(loads, snapshots));
@@ -1081,6 +1246,49 @@ public final class Simulation {
 		@Override
 		public void onMembershipChanged(InstancePool pool) {
 			delegate.onMembershipChanged(pool);
+		}
+
+	}
+
+	/** One engine's KV events of the step being run, in order. */
+	private static final class StepEvents implements KvEventListener {
+
+		private long[] hashes = new long[256];
+
+		private boolean[] stored = new boolean[256];
+
+		private int size;
+
+		@Override
+		public void stored(long blockHash) {
+			add(blockHash, true);
+		}
+
+		@Override
+		public void removed(long blockHash) {
+			add(blockHash, false);
+		}
+
+		private void add(long hash, boolean isStored) {
+			if (size == hashes.length) {
+				hashes = Arrays.copyOf(hashes, size * 2);
+				stored = Arrays.copyOf(stored, size * 2);
+			}
+			hashes[size] = hash;
+			stored[size++] = isStored;
+		}
+
+		int size() {
+			return size;
+		}
+
+		Batch drain() {
+			Batch batch = new Batch(Arrays.copyOf(hashes, size), Arrays.copyOf(stored, size));
+			size = 0;
+			return batch;
+		}
+
+		record Batch(long[] hashes, boolean[] stored) {
 		}
 
 	}
