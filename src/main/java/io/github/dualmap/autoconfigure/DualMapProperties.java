@@ -11,6 +11,7 @@ import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.DualHashRing;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TtftModel;
 import io.github.dualmap.gateway.BodyLimits;
 import io.github.dualmap.gateway.HeaderReadTimeout;
 import io.github.dualmap.prompt.PromptParser;
@@ -271,6 +272,9 @@ public class DualMapProperties {
 			.prefillNanosPerToken(this.ttft.prefillPerToken.toNanos())
 			.baseTtft(this.ttft.base)
 			.calibrationAlpha(this.ttft.calibrationAlpha)
+			.ttftModel(this.ttft.model)
+			.attentionNanosPerPair(this.ttft.attentionPerMillionPairs.toNanos() / 1e6)
+			.ttftForgetting(this.ttft.forgetting)
 			.defaultSlo(defaultSlo)
 			.shadowCapacityTokens(this.shadow.capacityTokens)
 			.staleAfter(this.scrape.staleAfter)
@@ -988,8 +992,38 @@ public class DualMapProperties {
 
 	}
 
-	/** The TTFT model {@code (W + P + u) * prefill-per-token + base}. */
+	/**
+	 * The TTFT model: {@code base + a*(T + u) + c*(A + u*(k + u/2))} per instance
+	 * ({@code attention}), or {@code (W + P + u) * prefill-per-token + base} for the pool
+	 * ({@code linear}).
+	 */
 	public static class Ttft {
+
+		/**
+		 * Which model the estimates come from: {@code attention} (per instance, a cost
+		 * per uncached token plus one per attention pair, the work ahead kept as cost,
+		 * fitted online) or {@code linear} (one rate per token for the pool).
+		 */
+		@NotNull(message = "dualmap.ttft.model must be set")
+		private TtftModel model = SchedulerSettings.DEFAULT_TTFT_MODEL;
+
+		/**
+		 * Initial attention cost of one million (query token x context token) pairs, the
+		 * attention model's {@code c}; fitted online per instance. About 4 x layers x
+		 * hidden FLOPs per pair at the accelerator's attention throughput.
+		 */
+		@NotNull(message = "dualmap.ttft.attention-per-million-pairs must be set")
+		private Duration attentionPerMillionPairs = Duration
+			.ofNanos(Math.round(SchedulerSettings.DEFAULT_ATTENTION_NANOS_PER_PAIR * 1e6));
+
+		/**
+		 * Forgetting factor of the attention model's online fit, in (0, 1]: 1 weighs
+		 * every observed TTFT alike, 0.99 halves an observation's weight after about 70
+		 * more on the same instance.
+		 */
+		@DecimalMin(value = "0", inclusive = false, message = "dualmap.ttft.forgetting must be in (0, 1]")
+		@DecimalMax(value = "1", message = "dualmap.ttft.forgetting must be in (0, 1]")
+		private double forgetting = SchedulerSettings.DEFAULT_TTFT_FORGETTING;
 
 		/** Initial prefill time per uncached token; recalibrated online. */
 		@NotNull(message = "dualmap.ttft.prefill-per-token must be set")
@@ -999,7 +1033,10 @@ public class DualMapProperties {
 		@NotNull(message = "dualmap.ttft.base must be set")
 		private Duration base = Duration.ofMillis(20);
 
-		/** EWMA weight of one observed TTFT in recalibrating the model (0 = off). */
+		/**
+		 * EWMA weight of one observed TTFT in recalibrating the linear model; 0 turns
+		 * calibration off for either model.
+		 */
 		@DecimalMin(value = "0", message = "dualmap.ttft.calibration-alpha must be in [0, 1]")
 		@DecimalMax(value = "1", message = "dualmap.ttft.calibration-alpha must be in [0, 1]")
 		private double calibrationAlpha = 0.05;
@@ -1012,6 +1049,35 @@ public class DualMapProperties {
 		@AssertTrue(message = "dualmap.ttft.base must be >= 0")
 		private boolean isBaseNonNegative() {
 			return !this.base.isNegative();
+		}
+
+		@AssertTrue(message = "dualmap.ttft.attention-per-million-pairs must be > 0")
+		private boolean isAttentionPerMillionPairsPositive() {
+			return this.attentionPerMillionPairs.toNanos() > 0;
+		}
+
+		public TtftModel getModel() {
+			return this.model;
+		}
+
+		public void setModel(TtftModel model) {
+			this.model = model;
+		}
+
+		public Duration getAttentionPerMillionPairs() {
+			return this.attentionPerMillionPairs;
+		}
+
+		public void setAttentionPerMillionPairs(Duration attentionPerMillionPairs) {
+			this.attentionPerMillionPairs = attentionPerMillionPairs;
+		}
+
+		public double getForgetting() {
+			return this.forgetting;
+		}
+
+		public void setForgetting(double forgetting) {
+			this.forgetting = forgetting;
 		}
 
 		public Duration getPrefillPerToken() {

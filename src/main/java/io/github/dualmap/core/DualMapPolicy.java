@@ -178,12 +178,19 @@ public final class DualMapPolicy implements RoutingPolicy {
 
 	/**
 	 * The charge for switching from {@code chosen} to {@code other}:
-	 * {@link SchedulerSettings#switchHitCharge()} x the prefill time of the tokens
-	 * {@code chosen} has cached and {@code other} has not.
+	 * {@link SchedulerSettings#switchHitCharge()} x the prefill time, on {@code other},
+	 * of the tokens {@code chosen} has cached and {@code other} has not (with the
+	 * attention model, the request's prefill there less what it would be with
+	 * {@code chosen}'s cached prefix).
 	 */
 	private long lostHitNanos(InstancePool pool, Placement chosen, Placement other) {
-		long lost = Math.max(0, other.uncachedTokens() - chosen.uncachedTokens());
-		return (long) (settings.switchHitCharge() * lost * pool.estimator().nanosPerToken());
+		if (other.uncachedTokens() <= chosen.uncachedTokens()) {
+			return 0;
+		}
+		InstanceState s = other.instance();
+		long lost = pool.prefillNanos(s, other.cachedTokens(), other.uncachedTokens())
+				- pool.prefillNanos(s, chosen.cachedTokens(), chosen.uncachedTokens());
+		return (long) (settings.switchHitCharge() * Math.max(0, lost));
 	}
 
 	/**

@@ -30,8 +30,13 @@ import java.time.Duration;
  * instance
  * @param prefillNanosPerToken initial tPrefill of the TTFT model
  * @param baseTtftNanos tBase of the TTFT model
- * @param calibrationAlpha EWMA weight of one observed TTFT in recalibrating tPrefill (0 =
- * off)
+ * @param calibrationAlpha EWMA weight of one observed TTFT in recalibrating tPrefill of
+ * the linear model (0 = off; 0 also keeps the attention model at its configured
+ * coefficients)
+ * @param ttftModel which TTFT model the estimates come from
+ * @param attentionNanosPerPair initial attention cost per (query x context) token pair of
+ * the attention model
+ * @param ttftForgetting forgetting factor of the attention model's online fit, in (0, 1]
  * @param defaultSloNanos TTFT objective of a request that names none
  * @param shadowCapacityTokens assumed KV capacity of an instance until one is scraped
  * @param staleAfterNanos scraped engine state older than this is unknown
@@ -41,7 +46,23 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		int hotWindow, double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
 		double switchHitCharge, double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitNanos,
 		boolean thirdChoice, double prefillNanosPerToken, long baseTtftNanos, double calibrationAlpha,
-		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
+		TtftModel ttftModel, double attentionNanosPerPair, double ttftForgetting, long defaultSloNanos,
+		long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
+
+	/** The TTFT model a pool uses unless configured otherwise. */
+	public static final TtftModel DEFAULT_TTFT_MODEL = TtftModel.ATTENTION;
+
+	/**
+	 * Initial attention cost per token pair: a Llama-3-8B class model on one H100 (4 x 32
+	 * layers x 4096 hidden FLOPs per pair at 400 TFLOP/s, about 1.3 ns).
+	 */
+	public static final double DEFAULT_ATTENTION_NANOS_PER_PAIR = 1.31;
+
+	/**
+	 * Forgetting factor of the attention model's fit: an observation's weight halves
+	 * after about 70 more on the same instance.
+	 */
+	public static final double DEFAULT_TTFT_FORGETTING = 0.99;
 
 	public SchedulerSettings {
 		positive("virtualNodes", virtualNodes);
@@ -83,6 +104,16 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		nonNegative("baseTtftNanos", baseTtftNanos);
 		if (!(calibrationAlpha >= 0 && calibrationAlpha <= 1)) {
 			throw new IllegalArgumentException("calibrationAlpha must be in [0, 1] but was " + calibrationAlpha);
+		}
+		if (ttftModel == null) {
+			throw new IllegalArgumentException("ttftModel must be set");
+		}
+		if (!(attentionNanosPerPair > 0) || Double.isInfinite(attentionNanosPerPair)) {
+			throw new IllegalArgumentException(
+					"attentionNanosPerPair must be > 0 and finite but was " + attentionNanosPerPair);
+		}
+		if (!(ttftForgetting > 0 && ttftForgetting <= 1)) {
+			throw new IllegalArgumentException("ttftForgetting must be in (0, 1] but was " + ttftForgetting);
 		}
 		positive("defaultSloNanos", defaultSloNanos);
 		positive("shadowCapacityTokens", shadowCapacityTokens);
@@ -137,6 +168,9 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		b.prefillNanosPerToken = prefillNanosPerToken;
 		b.baseTtftNanos = baseTtftNanos;
 		b.calibrationAlpha = calibrationAlpha;
+		b.ttftModel = ttftModel;
+		b.attentionNanosPerPair = attentionNanosPerPair;
+		b.ttftForgetting = ttftForgetting;
 		b.defaultSloNanos = defaultSloNanos;
 		b.shadowCapacityTokens = shadowCapacityTokens;
 		b.staleAfterNanos = staleAfterNanos;
@@ -182,6 +216,12 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		private long baseTtftNanos = Duration.ofMillis(20).toNanos();
 
 		private double calibrationAlpha = 0.05;
+
+		private TtftModel ttftModel = DEFAULT_TTFT_MODEL;
+
+		private double attentionNanosPerPair = DEFAULT_ATTENTION_NANOS_PER_PAIR;
+
+		private double ttftForgetting = DEFAULT_TTFT_FORGETTING;
 
 		private long defaultSloNanos = Duration.ofSeconds(5).toNanos();
 
@@ -281,6 +321,21 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 			return this;
 		}
 
+		public Builder ttftModel(TtftModel v) {
+			this.ttftModel = v;
+			return this;
+		}
+
+		public Builder attentionNanosPerPair(double v) {
+			this.attentionNanosPerPair = v;
+			return this;
+		}
+
+		public Builder ttftForgetting(double v) {
+			this.ttftForgetting = v;
+			return this;
+		}
+
 		public Builder defaultSlo(Duration v) {
 			this.defaultSloNanos = v.toNanos();
 			return this;
@@ -305,7 +360,8 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 			return new SchedulerSettings(virtualNodes, blockTokens, minPrefixDepth, maxPrefixDepth, hotWindow, hotRatio,
 					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, switchHitCharge, hotspotFactor,
 					hotspotFloorTokens, hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken, baseTtftNanos,
-					calibrationAlpha, defaultSloNanos, shadowCapacityTokens, staleAfterNanos, slowStartNanos);
+					calibrationAlpha, ttftModel, attentionNanosPerPair, ttftForgetting, defaultSloNanos,
+					shadowCapacityTokens, staleAfterNanos, slowStartNanos);
 		}
 
 	}

@@ -10,6 +10,8 @@ import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TtftModel;
+import io.github.dualmap.engine.EngineProfile;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -46,6 +48,26 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 * move only off hotspots, as before work stealing between the candidates.
 	 */
 	public static final String DUALMAP_NO_PULL = "dualmap-no-pull";
+
+	/**
+	 * The row of the DualMap policy with the {@link TtftModel#LINEAR linear} TTFT model:
+	 * one per-token rate for the pool, whatever the run's {@code dualmap.ttft.model}.
+	 */
+	public static final String DUALMAP_LINEAR_TTFT = "dualmap-linear-ttft";
+
+	/**
+	 * The row of the DualMap policy with the {@link TtftModel#ATTENTION attention} TTFT
+	 * model fitted online, whatever the run's {@code dualmap.ttft.model}.
+	 */
+	public static final String DUALMAP_ATTENTION_TTFT = "dualmap-attention-ttft";
+
+	/**
+	 * A reference row, never a configuration a gateway can run: the DualMap policy with
+	 * the attention TTFT model given the engine model's own prefill coefficients (its
+	 * per-token and per-pair step costs) and no learning. It bounds what a better fit of
+	 * the same model could add.
+	 */
+	public static final String DUALMAP_ORACLE_TTFT = "dualmap-oracle-ttft";
 
 	/**
 	 * Suffix of a peer's row behind the gateway's dispatch queue
@@ -85,6 +107,30 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 * idle pull and migration as its name says.
 	 */
 	public static PolicySpec named(String name, QueueSettings queue) {
+		return named(name, queue, EngineProfile.named(EngineProfile.DEFAULT));
+	}
+
+	/**
+	 * The row called {@code name} with {@code engine} as the simulated instances' model
+	 * (the oracle row takes its coefficients).
+	 */
+	public static PolicySpec named(String name, QueueSettings queue, EngineProfile engine) {
+		if (name.equals(DUALMAP_LINEAR_TTFT) || name.equals(DUALMAP_ATTENTION_TTFT)
+				|| name.equals(DUALMAP_ORACLE_TTFT)) {
+			UnaryOperator<SchedulerSettings> tuning = switch (name) {
+				case DUALMAP_LINEAR_TTFT -> settings -> settings.toBuilder().ttftModel(TtftModel.LINEAR).build();
+				case DUALMAP_ATTENTION_TTFT -> settings -> settings.toBuilder().ttftModel(TtftModel.ATTENTION).build();
+				default -> settings -> settings.toBuilder()
+					.ttftModel(TtftModel.ATTENTION)
+					.prefillNanosPerToken(engine.cLinSeconds() * 1e9)
+					.attentionNanosPerPair(engine.cAttnSeconds() * 1e9)
+					.calibrationAlpha(0)
+					.build();
+			};
+			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
+					RoutingPolicies.queueSettingsFor("dualmap", queue.toBuilder().mode(DispatchMode.QUEUE).build()),
+					tuning);
+		}
 		if (name.equals(DUALMAP_PASS_THROUGH)) {
 			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
 					queue.toBuilder().mode(DispatchMode.PASS_THROUGH).build());
@@ -127,6 +173,9 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		names.add(names.indexOf("dualmap") + 1, DUALMAP_PASS_THROUGH);
 		names.add(names.indexOf(DUALMAP_PASS_THROUGH) + 1, DUALMAP_FIXED_DEPTH);
 		names.add(names.indexOf(DUALMAP_FIXED_DEPTH) + 1, DUALMAP_NO_PULL);
+		names.add(names.indexOf(DUALMAP_NO_PULL) + 1, DUALMAP_LINEAR_TTFT);
+		names.add(names.indexOf(DUALMAP_LINEAR_TTFT) + 1, DUALMAP_ATTENTION_TTFT);
+		names.add(names.indexOf(DUALMAP_ATTENTION_TTFT) + 1, DUALMAP_ORACLE_TTFT);
 		return names;
 	}
 

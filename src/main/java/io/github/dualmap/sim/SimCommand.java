@@ -255,7 +255,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		EngineProfile engine = EngineProfile.named(profile);
 		DualMapProperties gateway = GatewayProperties.bind(set);
-		List<PolicySpec> specs = policySpecs(policies, gateway.toQueueSettings());
+		List<PolicySpec> specs = policySpecs(policies, gateway.toQueueSettings(), engine);
 		Trace workloadTrace = loadTrace();
 		Path dir = out;
 		if (dir == null) {
@@ -399,6 +399,14 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 
 	/** The rows named in {@code list}; DualMap rows start from {@code queue}. */
 	static List<PolicySpec> policySpecs(String list, QueueSettings queue) {
+		return policySpecs(list, queue, EngineProfile.named(EngineProfile.DEFAULT));
+	}
+
+	/**
+	 * The rows named in {@code list}; DualMap rows start from {@code queue}, the oracle
+	 * row takes {@code engine}'s coefficients.
+	 */
+	static List<PolicySpec> policySpecs(String list, QueueSettings queue, EngineProfile engine) {
 		List<String> names = list.strip().equals("all") ? PolicySpec.names()
 				: Arrays.stream(list.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
 		if (names.isEmpty()) {
@@ -409,7 +417,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			if (out.stream().anyMatch(p -> p.name().equals(name))) {
 				throw new IllegalArgumentException("--policies names '" + name + "' twice");
 			}
-			out.add(PolicySpec.named(name, queue));
+			out.add(PolicySpec.named(name, queue, engine));
 		}
 		return out;
 	}

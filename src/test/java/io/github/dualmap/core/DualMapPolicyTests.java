@@ -72,7 +72,7 @@ class DualMapPolicyTests {
 		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
 		assertThat(d.cachedTokens()).isEqualTo(191);
 		assertThat(d.uncachedTokens()).isEqualTo(1);
-		assertThat(d.ttftEstimateNanos()).isEqualTo(pool.estimateTtft(pool.instance(c.second()), 1));
+		assertThat(d.ttftEstimateNanos()).isEqualTo(pool.estimateTtft(pool.instance(c.second()), 191, 1));
 	}
 
 	@Test
