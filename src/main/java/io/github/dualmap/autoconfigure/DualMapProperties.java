@@ -104,6 +104,15 @@ public class DualMapProperties {
 	private double switchHitCharge = 1.0;
 
 	/**
+	 * The SLO switch never moves a request to a candidate that holds less of its prompt
+	 * while that candidate's scraped KV cache usage is above this share (1: off): a cold
+	 * prompt's blocks where the cache is full preempt more than the switch gains.
+	 */
+	@DecimalMin(value = "0", inclusive = false, message = "dualmap.switch-max-kv-usage must be in (0, 1]")
+	@DecimalMax(value = "1", message = "dualmap.switch-max-kv-usage must be in (0, 1]")
+	private double switchMaxKvUsage = SchedulerSettings.DEFAULT_SWITCH_MAX_KV_USAGE;
+
+	/**
 	 * When both candidates would miss the SLO, also consider a bounded third instance.
 	 */
 	private boolean thirdChoice = false;
@@ -265,6 +274,7 @@ public class DualMapProperties {
 			.maxHotPrefixes(this.hotPrefix.maxEntries)
 			.switchFactor(this.switchFactor)
 			.switchHitCharge(this.switchHitCharge)
+			.switchMaxKvUsage(this.switchMaxKvUsage)
 			.hotspotFactor(this.hotspot.factor)
 			.hotspotFloorTokens(this.hotspot.floorTokens)
 			.hotspotMaxWait(this.hotspot.maxQueueWait)
@@ -395,6 +405,14 @@ public class DualMapProperties {
 
 	public void setSwitchHitCharge(double switchHitCharge) {
 		this.switchHitCharge = switchHitCharge;
+	}
+
+	public double getSwitchMaxKvUsage() {
+		return this.switchMaxKvUsage;
+	}
+
+	public void setSwitchMaxKvUsage(double switchMaxKvUsage) {
+		this.switchMaxKvUsage = switchMaxKvUsage;
 	}
 
 	public boolean isThirdChoice() {

@@ -135,7 +135,8 @@ public final class DualMapPolicy implements RoutingPolicy {
 			Placement best = null;
 			long bestCost = Long.MAX_VALUE;
 			for (Placement p : options) {
-				long cost = p == chosen ? Long.MAX_VALUE : p.rank() + lostHitNanos(pool, chosen, p);
+				long cost = p == chosen || kvBound(pool, chosen, p) ? Long.MAX_VALUE
+						: p.rank() + lostHitNanos(pool, chosen, p);
 				if (cost < bestCost) {
 					best = p;
 					bestCost = cost;
@@ -174,6 +175,20 @@ public final class DualMapPolicy implements RoutingPolicy {
 		Placement pd = place(pool, d, blocks);
 		options.add(pd);
 		return affinityThenSwitch(options, pd, sloOf(request), pool);
+	}
+
+	/**
+	 * Whether {@code other} holds less of the prompt than {@code chosen} and its engine,
+	 * as last scraped (and still fresh), uses more of its KV cache than
+	 * {@link SchedulerSettings#switchMaxKvUsage()}: no SLO switch goes there.
+	 */
+	private boolean kvBound(InstancePool pool, Placement chosen, Placement other) {
+		double limit = settings.switchMaxKvUsage();
+		if (limit >= 1 || other.cachedTokens() >= chosen.cachedTokens()) {
+			return false;
+		}
+		EngineSnapshot e = other.instance().freshEngine(pool.now(), settings.staleAfterNanos());
+		return e != null && e.kvUsage() > limit;
 	}
 
 	/**

@@ -22,6 +22,11 @@ import java.time.Duration;
  * than this x the prefill time of the cached prefix the switch gives up (0 = whenever it
  * is lower): that prefix is prefilled again on the other candidate, capacity every
  * request queued there pays for, not only the switched one
+ * @param switchMaxKvUsage and never to a candidate holding less of the prompt whose
+ * scraped KV cache usage is above this share (1 = off): with the pool at its KV limit a
+ * switch into a cold candidate adds a whole prompt's blocks where there is no room, and
+ * the preemptions cost more than the switch gains (the queue's rescue still moves a
+ * request at its wait bound)
  * @param hotspotFactor an instance is a hotspot above this x the pool's mean pending
  * tokens
  * @param hotspotFloorTokens and above this absolute number of pending tokens
@@ -44,10 +49,13 @@ import java.time.Duration;
  */
 public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth,
 		int hotWindow, double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
-		double switchHitCharge, double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitNanos,
-		boolean thirdChoice, double prefillNanosPerToken, long baseTtftNanos, double calibrationAlpha,
-		TtftModel ttftModel, double attentionNanosPerPair, double ttftForgetting, long defaultSloNanos,
-		long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
+		double switchHitCharge, double switchMaxKvUsage, double hotspotFactor, long hotspotFloorTokens,
+		long hotspotMaxWaitNanos, boolean thirdChoice, double prefillNanosPerToken, long baseTtftNanos,
+		double calibrationAlpha, TtftModel ttftModel, double attentionNanosPerPair, double ttftForgetting,
+		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
+
+	/** The KV usage above which the SLO switch avoids a colder candidate: 1, off. */
+	public static final double DEFAULT_SWITCH_MAX_KV_USAGE = 1.0;
 
 	/** The TTFT model a pool uses unless configured otherwise. */
 	public static final TtftModel DEFAULT_TTFT_MODEL = TtftModel.ATTENTION;
@@ -92,6 +100,9 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		}
 		if (!(switchHitCharge >= 0) || Double.isInfinite(switchHitCharge)) {
 			throw new IllegalArgumentException("switchHitCharge must be >= 0 and finite but was " + switchHitCharge);
+		}
+		if (!(switchMaxKvUsage > 0 && switchMaxKvUsage <= 1)) {
+			throw new IllegalArgumentException("switchMaxKvUsage must be in (0, 1] but was " + switchMaxKvUsage);
 		}
 		if (!(hotspotFactor >= 1)) {
 			throw new IllegalArgumentException("hotspotFactor must be >= 1 but was " + hotspotFactor);
@@ -161,6 +172,7 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		b.maxHotPrefixes = maxHotPrefixes;
 		b.switchFactor = switchFactor;
 		b.switchHitCharge = switchHitCharge;
+		b.switchMaxKvUsage = switchMaxKvUsage;
 		b.hotspotFactor = hotspotFactor;
 		b.hotspotFloorTokens = hotspotFloorTokens;
 		b.hotspotMaxWaitNanos = hotspotMaxWaitNanos;
@@ -202,6 +214,8 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		private double switchFactor = 0.5;
 
 		private double switchHitCharge = 1.0;
+
+		private double switchMaxKvUsage = DEFAULT_SWITCH_MAX_KV_USAGE;
 
 		private double hotspotFactor = 1.5;
 
@@ -286,6 +300,11 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 			return this;
 		}
 
+		public Builder switchMaxKvUsage(double v) {
+			this.switchMaxKvUsage = v;
+			return this;
+		}
+
 		public Builder hotspotFactor(double v) {
 			this.hotspotFactor = v;
 			return this;
@@ -358,9 +377,9 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 
 		public SchedulerSettings build() {
 			return new SchedulerSettings(virtualNodes, blockTokens, minPrefixDepth, maxPrefixDepth, hotWindow, hotRatio,
-					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, switchHitCharge, hotspotFactor,
-					hotspotFloorTokens, hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken, baseTtftNanos,
-					calibrationAlpha, ttftModel, attentionNanosPerPair, ttftForgetting, defaultSloNanos,
+					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, switchHitCharge, switchMaxKvUsage,
+					hotspotFactor, hotspotFloorTokens, hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken,
+					baseTtftNanos, calibrationAlpha, ttftModel, attentionNanosPerPair, ttftForgetting, defaultSloNanos,
 					shadowCapacityTokens, staleAfterNanos, slowStartNanos);
 		}
 

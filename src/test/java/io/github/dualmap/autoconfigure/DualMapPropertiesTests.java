@@ -135,6 +135,11 @@ class DualMapPropertiesTests {
 				"dualmap.ttft.attention-per-million-pairs must be > 0");
 		expectFailure("dualmap.ttft.forgetting=0", "dualmap.ttft.forgetting must be in (0, 1]");
 		expectFailure("dualmap.ttft.forgetting=1.5", "dualmap.ttft.forgetting must be in (0, 1]");
+		this.runner.withPropertyValues("dualmap.switch-max-kv-usage=0.9")
+			.run(context -> assertThat(context.getBean(DualMapRegistry.class).settings().switchMaxKvUsage())
+				.isEqualTo(0.9));
+		expectFailure("dualmap.switch-max-kv-usage=0", "dualmap.switch-max-kv-usage must be in (0, 1]");
+		expectFailure("dualmap.switch-max-kv-usage=1.5", "dualmap.switch-max-kv-usage must be in (0, 1]");
 	}
 
 	@Test

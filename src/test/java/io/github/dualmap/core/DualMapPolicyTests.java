@@ -265,6 +265,33 @@ class DualMapPolicyTests {
 	}
 
 	@Test
+	void noSloSwitchIntoAColderCandidateWhoseKvCacheIsAboveTheLimit() {
+		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).switchMaxKvUsage(0.9).build(), 6);
+		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+		RoutingRequest r = request(31, 32);
+		Candidates c = candidates(pool, r);
+		cache(pool, c.second(), r);
+		load(pool, c.second(), 150_000);
+		InstanceState other = pool.instance(c.first());
+		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, 40, 0.95, 0, 0, 900_000));
+		Decision kept = policy.choose(r, pool);
+		assertThat(kept.instanceId()).isEqualTo(c.second());
+		assertThat(kept.reason()).isEqualTo(Reason.AFFINITY);
+		// At the limit, or once the scrape is stale (unknown), the switch goes ahead.
+		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, 40, 0.9, 0, 0, 900_000));
+		assertThat(policy.choose(r, pool).reason()).isEqualTo(Reason.SLO_SWITCH);
+		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, 40, 0.95, 0, 0, 900_000));
+		clock.advance(Duration.ofSeconds(3));
+		assertThat(policy.choose(r, pool).reason()).isEqualTo(Reason.SLO_SWITCH);
+		// Off by default: the same full cache does not stop the switch.
+		InstancePool off = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
+		cache(off, c.second(), r);
+		load(off, c.second(), 150_000);
+		off.instance(c.first()).updateEngine(new EngineSnapshot(clock.nanos(), 0, 40, 0.95, 0, 0, 900_000));
+		assertThat(DualMapPolicy.of(off.settings()).choose(r, off).reason()).isEqualTo(Reason.SLO_SWITCH);
+	}
+
+	@Test
 	void sloSwitchMustGainMoreThanThePrefillOfTheCachedPrefixItGivesUp() {
 		long[] chain = new long[100];
 		for (int i = 0; i < chain.length; i++) {
