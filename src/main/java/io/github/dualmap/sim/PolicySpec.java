@@ -91,11 +91,14 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 
 	/**
 	 * The row called {@code name}: a registered policy, {@value #DUALMAP_PASS_THROUGH},
-	 * {@value #DUALMAP_FIXED_DEPTH} or {@value #DUALMAP_NO_PULL}. The DualMap family runs
-	 * behind the dispatch queues as the gateway default ({@code dispatch: queue});
-	 * ablations that have no hotspot step run the queue without migration, so they ablate
-	 * the rebalancer as a whole. Peers dispatch immediately, or behind the queue without
-	 * moves when named with {@value #QUEUED_SUFFIX}.
+	 * {@value #DUALMAP_FIXED_DEPTH}, {@value #DUALMAP_NO_PULL},
+	 * {@value #DUALMAP_LINEAR_TTFT}, {@value #DUALMAP_ATTENTION_TTFT} or the reference
+	 * row {@value #DUALMAP_ORACLE_TTFT} (with the default engine profile's coefficients).
+	 * The DualMap family runs behind the dispatch queues as the gateway default
+	 * ({@code dispatch: queue}); ablations that have no hotspot step run the queue
+	 * without migration, so they ablate the rebalancer as a whole. Peers dispatch
+	 * immediately, or behind the queue without moves when named with
+	 * {@value #QUEUED_SUFFIX}.
 	 */
 	public static PolicySpec named(String name) {
 		return named(name, QueueSettings.ofDefaults());
