@@ -11,10 +11,11 @@ import org.jspecify.annotations.Nullable;
  * affinity first, switched to the faster candidate when the affinity choice would eat
  * more than {@code switchFactor} of the SLO and the other is faster by more than
  * {@code switchHitCharge} x the prefill time of the cached prefix it gives up (reported
- * as a hotspot step when the affinity choice is a hotspot of the pool), and optionally a
- * bounded third choice when both would miss it. Each decision looks at two candidates (at
- * most four with the third choice), so it costs O(log n) ring lookups plus the pool's
- * load view.
+ * as a hotspot step when the affinity choice is a hotspot of the pool) unless the other
+ * holds less of the prompt and its KV cache is above
+ * {@link SchedulerSettings#switchMaxKvUsage()}, and optionally a bounded third choice
+ * when both would miss it. Each decision looks at two candidates (at most four with the
+ * third choice), so it costs O(log n) ring lookups plus the pool's load view.
  * <p>
  * <b>Slow start</b> ({@link SchedulerSettings#slowStartNanos()} &gt; 0): an instance
  * younger than the period looks proportionally more loaded in the choice: its TTFT

@@ -54,8 +54,12 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		double calibrationAlpha, TtftModel ttftModel, double attentionNanosPerPair, double ttftForgetting,
 		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
 
-	/** The KV usage above which the SLO switch avoids a colder candidate: 1, off. */
-	public static final double DEFAULT_SWITCH_MAX_KV_USAGE = 1.0;
+	/**
+	 * The KV usage above which the SLO switch avoids a colder candidate: measured on the
+	 * conversation trace (docs/benchmarks.md), 0.9 served more than 0.95 and than no
+	 * limit.
+	 */
+	public static final double DEFAULT_SWITCH_MAX_KV_USAGE = 0.9;
 
 	/** The TTFT model a pool uses unless configured otherwise. */
 	public static final TtftModel DEFAULT_TTFT_MODEL = TtftModel.ATTENTION;

@@ -62,6 +62,13 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	public static final String DUALMAP_ATTENTION_TTFT = "dualmap-attention-ttft";
 
 	/**
+	 * The row of the DualMap policy whose SLO switch ignores the candidates' KV usage
+	 * ({@code dualmap.switch-max-kv-usage=1}): a switch may go into a colder candidate
+	 * whose cache is full.
+	 */
+	public static final String DUALMAP_NO_SWITCH_KV_LIMIT = "dualmap-no-switch-kv-limit";
+
+	/**
 	 * A reference row, never a configuration a gateway can run: the DualMap policy with
 	 * the attention TTFT model given the engine model's own prefill coefficients (its
 	 * per-token and per-pair step costs) and no learning. It bounds what a better fit of
@@ -92,9 +99,10 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	/**
 	 * The row called {@code name}: a registered policy, {@value #DUALMAP_PASS_THROUGH},
 	 * {@value #DUALMAP_FIXED_DEPTH}, {@value #DUALMAP_NO_PULL},
-	 * {@value #DUALMAP_LINEAR_TTFT}, {@value #DUALMAP_ATTENTION_TTFT} or the reference
-	 * row {@value #DUALMAP_ORACLE_TTFT} (with the default engine profile's coefficients).
-	 * The DualMap family runs behind the dispatch queues as the gateway default
+	 * {@value #DUALMAP_LINEAR_TTFT}, {@value #DUALMAP_ATTENTION_TTFT},
+	 * {@value #DUALMAP_NO_SWITCH_KV_LIMIT} or the reference row
+	 * {@value #DUALMAP_ORACLE_TTFT} (with the default engine profile's coefficients). The
+	 * DualMap family runs behind the dispatch queues as the gateway default
 	 * ({@code dispatch: queue}); ablations that have no hotspot step run the queue
 	 * without migration, so they ablate the rebalancer as a whole. Peers dispatch
 	 * immediately, or behind the queue without moves when named with
@@ -118,9 +126,10 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 * (the oracle row takes its coefficients).
 	 */
 	public static PolicySpec named(String name, QueueSettings queue, EngineProfile engine) {
-		if (name.equals(DUALMAP_LINEAR_TTFT) || name.equals(DUALMAP_ATTENTION_TTFT)
-				|| name.equals(DUALMAP_ORACLE_TTFT)) {
+		if (name.equals(DUALMAP_LINEAR_TTFT) || name.equals(DUALMAP_ATTENTION_TTFT) || name.equals(DUALMAP_ORACLE_TTFT)
+				|| name.equals(DUALMAP_NO_SWITCH_KV_LIMIT)) {
 			UnaryOperator<SchedulerSettings> tuning = switch (name) {
+				case DUALMAP_NO_SWITCH_KV_LIMIT -> settings -> settings.toBuilder().switchMaxKvUsage(1).build();
 				case DUALMAP_LINEAR_TTFT -> settings -> settings.toBuilder().ttftModel(TtftModel.LINEAR).build();
 				case DUALMAP_ATTENTION_TTFT -> settings -> settings.toBuilder().ttftModel(TtftModel.ATTENTION).build();
 				default -> settings -> settings.toBuilder()
@@ -179,6 +188,7 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		names.add(names.indexOf(DUALMAP_NO_PULL) + 1, DUALMAP_LINEAR_TTFT);
 		names.add(names.indexOf(DUALMAP_LINEAR_TTFT) + 1, DUALMAP_ATTENTION_TTFT);
 		names.add(names.indexOf(DUALMAP_ATTENTION_TTFT) + 1, DUALMAP_ORACLE_TTFT);
+		names.add(names.indexOf(DUALMAP_ORACLE_TTFT) + 1, DUALMAP_NO_SWITCH_KV_LIMIT);
 		return names;
 	}
 

@@ -283,8 +283,8 @@ class DualMapPolicyTests {
 		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, 40, 0.95, 0, 0, 900_000));
 		clock.advance(Duration.ofSeconds(3));
 		assertThat(policy.choose(r, pool).reason()).isEqualTo(Reason.SLO_SWITCH);
-		// Off by default: the same full cache does not stop the switch.
-		InstancePool off = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).build(), 6);
+		// Off (1): the same full cache does not stop the switch.
+		InstancePool off = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).switchMaxKvUsage(1).build(), 6);
 		cache(off, c.second(), r);
 		load(off, c.second(), 150_000);
 		off.instance(c.first()).updateEngine(new EngineSnapshot(clock.nanos(), 0, 40, 0.95, 0, 0, 900_000));

@@ -52,7 +52,7 @@ class SchedulerSettingsTests {
 			.withMessageContaining("ttftForgetting must be in (0, 1]");
 		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().ttftForgetting(1.2).build())
 			.withMessageContaining("ttftForgetting");
-		assertThat(SchedulerSettings.ofDefaults().switchMaxKvUsage()).isEqualTo(1.0);
+		assertThat(SchedulerSettings.ofDefaults().switchMaxKvUsage()).isEqualTo(0.9);
 		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().switchMaxKvUsage(0).build())
 			.withMessageContaining("switchMaxKvUsage must be in (0, 1]");
 		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().switchMaxKvUsage(1.1).build())

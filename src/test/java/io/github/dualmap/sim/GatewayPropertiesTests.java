@@ -99,7 +99,11 @@ class GatewayPropertiesTests {
 		assertThat(s.calibrationAlpha()).as("no learning").isZero();
 		assertThat(oracle.queue().mode()).isEqualTo(DispatchMode.QUEUE);
 		assertThat(PolicySpec.names()).contains(PolicySpec.DUALMAP_LINEAR_TTFT, PolicySpec.DUALMAP_ATTENTION_TTFT,
-				PolicySpec.DUALMAP_ORACLE_TTFT);
+				PolicySpec.DUALMAP_ORACLE_TTFT, PolicySpec.DUALMAP_NO_SWITCH_KV_LIMIT);
+		assertThat(PolicySpec.named(PolicySpec.DUALMAP_NO_SWITCH_KV_LIMIT, base, engine)
+			.settingsFor(run)
+			.switchMaxKvUsage()).isEqualTo(1.0);
+		assertThat(run.switchMaxKvUsage()).isLessThan(1.0);
 	}
 
 }
