@@ -11,6 +11,7 @@ import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.DualHashRing;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TtftModel;
 import io.github.dualmap.gateway.BodyLimits;
 import io.github.dualmap.gateway.HeaderReadTimeout;
 import io.github.dualmap.prompt.PromptParser;
@@ -101,6 +102,16 @@ public class DualMapProperties {
 	@DecimalMin(value = "0", message = "dualmap.switch-hit-charge must be >= 0")
 	@DecimalMax(value = "1000", message = "dualmap.switch-hit-charge must be <= 1000")
 	private double switchHitCharge = 1.0;
+
+	/**
+	 * The SLO switch never moves a request to a candidate that holds less of its prompt
+	 * while that candidate's scraped KV cache usage is above this share (1: off): a cold
+	 * prompt's blocks where the cache is full preempt more than the switch gains; the
+	 * queue's rescue still moves a request at its wait bound.
+	 */
+	@DecimalMin(value = "0", inclusive = false, message = "dualmap.switch-max-kv-usage must be in (0, 1]")
+	@DecimalMax(value = "1", message = "dualmap.switch-max-kv-usage must be in (0, 1]")
+	private double switchMaxKvUsage = SchedulerSettings.DEFAULT_SWITCH_MAX_KV_USAGE;
 
 	/**
 	 * When both candidates would miss the SLO, also consider a bounded third instance.
@@ -264,6 +275,7 @@ public class DualMapProperties {
 			.maxHotPrefixes(this.hotPrefix.maxEntries)
 			.switchFactor(this.switchFactor)
 			.switchHitCharge(this.switchHitCharge)
+			.switchMaxKvUsage(this.switchMaxKvUsage)
 			.hotspotFactor(this.hotspot.factor)
 			.hotspotFloorTokens(this.hotspot.floorTokens)
 			.hotspotMaxWait(this.hotspot.maxQueueWait)
@@ -271,6 +283,9 @@ public class DualMapProperties {
 			.prefillNanosPerToken(this.ttft.prefillPerToken.toNanos())
 			.baseTtft(this.ttft.base)
 			.calibrationAlpha(this.ttft.calibrationAlpha)
+			.ttftModel(this.ttft.model)
+			.attentionNanosPerPair(this.ttft.attentionPerMillionPairs.toNanos() / 1e6)
+			.ttftForgetting(this.ttft.forgetting)
 			.defaultSlo(defaultSlo)
 			.shadowCapacityTokens(this.shadow.capacityTokens)
 			.staleAfter(this.scrape.staleAfter)
@@ -391,6 +406,14 @@ public class DualMapProperties {
 
 	public void setSwitchHitCharge(double switchHitCharge) {
 		this.switchHitCharge = switchHitCharge;
+	}
+
+	public double getSwitchMaxKvUsage() {
+		return this.switchMaxKvUsage;
+	}
+
+	public void setSwitchMaxKvUsage(double switchMaxKvUsage) {
+		this.switchMaxKvUsage = switchMaxKvUsage;
 	}
 
 	public boolean isThirdChoice() {
@@ -988,8 +1011,38 @@ public class DualMapProperties {
 
 	}
 
-	/** The TTFT model {@code (W + P + u) * prefill-per-token + base}. */
+	/**
+	 * The TTFT model: {@code base + a*(T + u) + c*(A + u*(k + u/2))} per instance
+	 * ({@code attention}), or {@code (W + P + u) * prefill-per-token + base} for the pool
+	 * ({@code linear}).
+	 */
 	public static class Ttft {
+
+		/**
+		 * Which model the estimates come from: {@code attention} (per instance, a cost
+		 * per uncached token plus one per attention pair, the work ahead kept as cost,
+		 * fitted online) or {@code linear} (one rate per token for the pool).
+		 */
+		@NotNull(message = "dualmap.ttft.model must be set")
+		private TtftModel model = SchedulerSettings.DEFAULT_TTFT_MODEL;
+
+		/**
+		 * Initial attention cost of one million (query token x context token) pairs, the
+		 * attention model's {@code c}; fitted online per instance. About 4 x layers x
+		 * hidden FLOPs per pair at the accelerator's attention throughput.
+		 */
+		@NotNull(message = "dualmap.ttft.attention-per-million-pairs must be set")
+		private Duration attentionPerMillionPairs = Duration
+			.ofNanos(Math.round(SchedulerSettings.DEFAULT_ATTENTION_NANOS_PER_PAIR * 1e6));
+
+		/**
+		 * Forgetting factor of the attention model's online fit, in (0, 1]: 1 weighs
+		 * every observed TTFT alike, 0.99 halves an observation's weight after about 70
+		 * more on the same instance.
+		 */
+		@DecimalMin(value = "0", inclusive = false, message = "dualmap.ttft.forgetting must be in (0, 1]")
+		@DecimalMax(value = "1", message = "dualmap.ttft.forgetting must be in (0, 1]")
+		private double forgetting = SchedulerSettings.DEFAULT_TTFT_FORGETTING;
 
 		/** Initial prefill time per uncached token; recalibrated online. */
 		@NotNull(message = "dualmap.ttft.prefill-per-token must be set")
@@ -999,7 +1052,10 @@ public class DualMapProperties {
 		@NotNull(message = "dualmap.ttft.base must be set")
 		private Duration base = Duration.ofMillis(20);
 
-		/** EWMA weight of one observed TTFT in recalibrating the model (0 = off). */
+		/**
+		 * EWMA weight of one observed TTFT in recalibrating the linear model; 0 turns
+		 * calibration off for either model.
+		 */
 		@DecimalMin(value = "0", message = "dualmap.ttft.calibration-alpha must be in [0, 1]")
 		@DecimalMax(value = "1", message = "dualmap.ttft.calibration-alpha must be in [0, 1]")
 		private double calibrationAlpha = 0.05;
@@ -1012,6 +1068,35 @@ public class DualMapProperties {
 		@AssertTrue(message = "dualmap.ttft.base must be >= 0")
 		private boolean isBaseNonNegative() {
 			return !this.base.isNegative();
+		}
+
+		@AssertTrue(message = "dualmap.ttft.attention-per-million-pairs must be > 0")
+		private boolean isAttentionPerMillionPairsPositive() {
+			return this.attentionPerMillionPairs.toNanos() > 0;
+		}
+
+		public TtftModel getModel() {
+			return this.model;
+		}
+
+		public void setModel(TtftModel model) {
+			this.model = model;
+		}
+
+		public Duration getAttentionPerMillionPairs() {
+			return this.attentionPerMillionPairs;
+		}
+
+		public void setAttentionPerMillionPairs(Duration attentionPerMillionPairs) {
+			this.attentionPerMillionPairs = attentionPerMillionPairs;
+		}
+
+		public double getForgetting() {
+			return this.forgetting;
+		}
+
+		public void setForgetting(double forgetting) {
+			this.forgetting = forgetting;
 		}
 
 		public Duration getPrefillPerToken() {

@@ -190,7 +190,7 @@ public final class DispatchQueues {
 						settings.unavailableRetryAfterSeconds(), out);
 			}
 			else if (settings.mode() == DispatchMode.PASS_THROUGH) {
-				release(q, chosen, pool.pendingTokens(chosen), out);
+				release(q, chosen, pool.pendingWork(chosen), out);
 			}
 			else {
 				admit(q, chosen, out);
@@ -510,7 +510,7 @@ public final class DispatchQueues {
 			else {
 				String full = "instance '" + target.id() + "' has " + settings.maxQueuedPerInstance()
 						+ " queued requests, the limit";
-				long retry = retryAfter(pool.estimateTtft(target, 0));
+				long retry = retryAfter(pool.estimateTtft(target, 0, 0));
 				if (!shedLooser(q, target, full, retry, out)) {
 					reject(q, Rejection.TOO_MANY_REQUESTS, full, retry, out);
 					return;
@@ -572,15 +572,16 @@ public final class DispatchQueues {
 	private void expire(QueuedRequest q, InstanceQueue iq, List<Runnable> out) {
 		dequeue(q);
 		if (settings.expiry() == QueueSettings.Expiry.DISPATCH) {
-			release(q, iq.state,
-					Math.max(iq.state.sharedPrefillTokens(), pool.pendingTokens(iq.state) - iq.state.queuedTokens()),
-					out);
+			PrefillWork inPrefill = pool.prefillWork(iq.state);
+			PrefillWork sent = pool.pendingWork(iq.state)
+				.minus(new PrefillWork(iq.state.queuedTokens(), iq.state.queuedPairs()));
+			release(q, iq.state, sent.tokens() > inPrefill.tokens() ? sent : inPrefill, out);
 		}
 		else if (!rescue(q, iq, out)) {
 			reject(q, Rejection.SERVICE_UNAVAILABLE,
 					"request waited " + ((q.expiresAtNanos - q.submittedAtNanos()) / 1_000_000) + " ms for instance '"
 							+ iq.state.id() + "' of pool '" + pool.name() + "'",
-					retryAfter(pool.estimateTtft(iq.state, 0)), out);
+					retryAfter(pool.estimateTtft(iq.state, 0, 0)), out);
 		}
 	}
 
@@ -616,7 +617,7 @@ public final class DispatchQueues {
 			}
 			int cached = cachedTokens(q, s);
 			int uncached = Math.max(0, q.request().promptTokens() - cached);
-			long estimate = pool.estimateTtft(s, uncached);
+			long estimate = pool.estimateTtft(s, cached, uncached);
 			if (estimate < nowEstimate && hasRoom(s, uncached)) {
 				now = s;
 				nowEstimate = estimate;
@@ -631,14 +632,15 @@ public final class DispatchQueues {
 		if (now != null && nowEstimate <= left) {
 			q.decision = withPlacement(q, now, Reason.RESCUE, nowCached, nowEstimate);
 			rescues++;
-			release(q, now, now.sharedPrefillTokens(), out);
+			release(q, now, pool.prefillWork(now), out);
 			return true;
 		}
 		if (!settings.rescueToQueue() || queued == null || queuedEstimate > left) {
 			return false;
 		}
 		int uncachedThere = Math.max(0, q.request().promptTokens() - queuedCached);
-		long lastStart = q.submittedAtNanos() + sloOf(q.request()) - pool.estimator().estimate(0, uncachedThere);
+		long lastStart = q.submittedAtNanos() + sloOf(q.request())
+				- pool.estimateTtft(queued, PrefillWork.NONE, queuedCached, uncachedThere);
 		if (lastStart <= pool.now()) {
 			return false;
 		}
@@ -720,7 +722,8 @@ public final class DispatchQueues {
 			if (!hasRoom(s, uncached)) {
 				return;
 			}
-			long estimate = pool.estimator().estimate(s.sharedPrefillTokens(), uncached);
+			PrefillWork ahead = pool.prefillWork(s);
+			long estimate = pool.estimateTtft(s, ahead, cached, uncached);
 			if (hopeless(next, estimate)) {
 				long waitedMs = (now - next.submittedAtNanos()) / 1_000_000;
 				long estimateMs = estimate / 1_000_000;
@@ -732,14 +735,14 @@ public final class DispatchQueues {
 									+ "' and would need about " + estimateMs
 									+ " ms more for its first token there: past its TTFT objective of "
 									+ sloOf(next.request()) / 1_000_000 + " ms",
-							retryAfter(pool.estimateTtft(s, 0)), out);
+							retryAfter(pool.estimateTtft(s, 0, 0)), out);
 				}
 				continue;
 			}
 			dequeue(next);
 			next.cachedTokens = cached;
 			next.uncachedTokens = uncached;
-			release(next, s, s.sharedPrefillTokens(), out);
+			release(next, s, ahead, out);
 		}
 	}
 
@@ -781,17 +784,18 @@ public final class DispatchQueues {
 		return e != null && e.waiting() > inPrefill;
 	}
 
-	private void release(QueuedRequest q, InstanceState s, long tokensAhead, List<Runnable> out) {
+	private void release(QueuedRequest q, InstanceState s, PrefillWork ahead, List<Runnable> out) {
 		Decision prior = q.decision;
 		Decision d = new Decision(s.id(), prior == null ? Reason.FALLBACK : prior.reason(), q.cachedTokens,
 				q.uncachedTokens, prior == null ? -1 : prior.ttftEstimateNanos());
-		InstancePool.Dispatch dispatch = pool.dispatch(q.request(), d, s, tokensAhead);
+		InstancePool.Dispatch dispatch = pool.dispatch(q.request(), d, s, ahead);
 		q.decision = d;
 		q.dispatch = dispatch;
 		q.state = QueuedRequest.State.RELEASED;
 		releases++;
 		if (!q.streaming()) {
-			q.prefillDeadlineNanos = dispatch.sentAtNanos() + pool.estimator().estimate(tokensAhead, q.uncachedTokens);
+			q.prefillDeadlineNanos = dispatch.sentAtNanos()
+					+ pool.estimateTtft(s, ahead, q.cachedTokens, q.uncachedTokens);
 			prefillEstimates.add(q);
 		}
 		out.add(() -> {
@@ -891,7 +895,9 @@ public final class DispatchQueues {
 			for (QueuedRequest q : new ArrayList<>(iq.byArrival)) {
 				InstanceState target = place(q, iq.state);
 				if (target != null) {
-					move(q, target, Reason.FALLBACK, pool.estimateTtft(target, q.uncachedTokens));
+					int cached = cachedTokens(q, target);
+					move(q, target, Reason.FALLBACK,
+							pool.estimateTtft(target, cached, Math.max(0, q.request().promptTokens() - cached)));
 					rerouted++;
 				}
 			}
@@ -985,18 +991,18 @@ public final class DispatchQueues {
 			if (from == null || !movable(q)) {
 				continue;
 			}
-			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedTokens(q, idle));
+			int cachedThere = cachedTokens(q, idle);
+			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
 			if (!hasRoom(idle, uncachedThere)) {
 				continue;
 			}
-			long pendingHere = pool.pendingTokens(from.state);
-			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
+			long estHere = estimateWhereQueued(q, from.state, pool.pendingWork(from.state));
 			long slo = sloOf(q.request());
 			if (settings.moveLateOnly() && !late(q, estHere, slo)) {
 				continue;
 			}
-			long estThere = pool.estimateTtft(idle, uncachedThere);
-			long gain = netGain(q, estHere, pool.warmthScaled(idle, from.state, estThere), uncachedThere);
+			long estThere = pool.estimateTtft(idle, cachedThere, uncachedThere);
+			long gain = netGain(q, estHere, pool.warmthScaled(idle, from.state, estThere), idle, cachedThere);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, idle, estThere);
 				bestGain = gain;
@@ -1026,9 +1032,21 @@ public final class DispatchQueues {
 	 * requests win on their own estimate and cost capacity in hit rate. So requests with
 	 * little cached prefix where they wait are the ones that move.
 	 */
-	private long netGain(QueuedRequest q, long estHere, long estThere, int uncachedThere) {
-		long lostHitTokens = Math.max(0, uncachedThere - q.uncachedTokens);
-		return estHere - estThere - (long) (lostHitTokens * pool.estimator().nanosPerToken());
+	private long netGain(QueuedRequest q, long estHere, long estThere, InstanceState there, int cachedThere) {
+		int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
+		long lostHit = uncachedThere <= q.uncachedTokens ? 0
+				: Math.max(0, pool.prefillNanos(there, cachedThere, uncachedThere)
+						- pool.prefillNanos(there, q.cachedTokens, q.uncachedTokens));
+		return estHere - estThere - lostHit;
+	}
+
+	/**
+	 * {@code q}'s estimate on {@code here}, where it is queued: behind the work pending
+	 * there ({@code pendingHere}) without its own.
+	 */
+	private long estimateWhereQueued(QueuedRequest q, InstanceState here, PrefillWork pendingHere) {
+		PrefillWork ahead = pendingHere.minus(PrefillWork.of(q.cachedTokens, q.uncachedTokens));
+		return pool.estimateTtft(here, ahead, q.cachedTokens, q.uncachedTokens);
 	}
 
 	/**
@@ -1044,7 +1062,7 @@ public final class DispatchQueues {
 				hot.add(s.id());
 			}
 		}
-		long pendingHere = pool.pendingTokens(here);
+		PrefillWork pendingHere = pool.pendingWork(here);
 		Move best = null;
 		long bestGain = 0;
 		for (QueuedRequest q : iq.byArrival) {
@@ -1055,14 +1073,15 @@ public final class DispatchQueues {
 			if (there == null) {
 				continue;
 			}
-			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedTokens(q, there));
-			long estHere = pool.estimator().estimate(Math.max(0, pendingHere - q.uncachedTokens), q.uncachedTokens);
+			int cachedThere = cachedTokens(q, there);
+			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
+			long estHere = estimateWhereQueued(q, here, pendingHere);
 			long slo = sloOf(q.request());
 			if (settings.moveLateOnly() && (!late(q, estHere, slo) || !hasRoom(there, uncachedThere))) {
 				continue;
 			}
-			long estThere = pool.estimateTtft(there, uncachedThere);
-			long gain = netGain(q, estHere, pool.warmthScaled(there, here, estThere), uncachedThere);
+			long estThere = pool.estimateTtft(there, cachedThere, uncachedThere);
+			long gain = netGain(q, estHere, pool.warmthScaled(there, here, estThere), there, cachedThere);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, there, estThere);
 				bestGain = gain;
@@ -1119,7 +1138,8 @@ public final class DispatchQueues {
 				continue;
 			}
 			int cached = cachedTokens(q, s);
-			long est = pool.warmthScaled(s, pool.estimateTtft(s, q.request().promptTokens() - cached));
+			long est = pool.warmthScaled(s,
+					pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
 			if (cached > bestCached || (cached == bestCached && est < bestEst)) {
 				best = s;
 				bestCached = cached;
@@ -1153,7 +1173,7 @@ public final class DispatchQueues {
 	private Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason) {
 		int cached = cachedTokens(q, s);
 		return withPlacement(q, s, reason, cached,
-				pool.estimateTtft(s, Math.max(0, q.request().promptTokens() - cached)));
+				pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
 	}
 
 	/**
@@ -1185,7 +1205,7 @@ public final class DispatchQueues {
 		iq.byAged.add(q);
 		iq.byExpiry.add(q);
 		q.queue = iq;
-		s.addQueuedTokens(q.uncachedTokens);
+		s.addQueued(q.uncachedTokens, PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
 		s.queuedRequests.incrementAndGet();
 		s.oldestQueuedNanos(iq.byArrival.first().submittedAtNanos());
 		queuedTotal++;
@@ -1204,7 +1224,7 @@ public final class DispatchQueues {
 		iq.byExpiry.remove(q);
 		q.queue = null;
 		InstanceState s = iq.state;
-		s.addQueuedTokens(-q.uncachedTokens);
+		s.addQueued(-q.uncachedTokens, -PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
 		s.queuedRequests.decrementAndGet();
 		s.oldestQueuedNanos(iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
 		queuedTotal--;

@@ -11,10 +11,11 @@ import org.jspecify.annotations.Nullable;
  * affinity first, switched to the faster candidate when the affinity choice would eat
  * more than {@code switchFactor} of the SLO and the other is faster by more than
  * {@code switchHitCharge} x the prefill time of the cached prefix it gives up (reported
- * as a hotspot step when the affinity choice is a hotspot of the pool), and optionally a
- * bounded third choice when both would miss it. Each decision looks at two candidates (at
- * most four with the third choice), so it costs O(log n) ring lookups plus the pool's
- * load view.
+ * as a hotspot step when the affinity choice is a hotspot of the pool) unless the other
+ * holds less of the prompt and its KV cache is above
+ * {@link SchedulerSettings#switchMaxKvUsage()}, and optionally a bounded third choice
+ * when both would miss it. Each decision looks at two candidates (at most four with the
+ * third choice), so it costs O(log n) ring lookups plus the pool's load view.
  * <p>
  * <b>Slow start</b> ({@link SchedulerSettings#slowStartNanos()} &gt; 0): an instance
  * younger than the period looks proportionally more loaded in the choice: its TTFT
@@ -135,7 +136,8 @@ public final class DualMapPolicy implements RoutingPolicy {
 			Placement best = null;
 			long bestCost = Long.MAX_VALUE;
 			for (Placement p : options) {
-				long cost = p == chosen ? Long.MAX_VALUE : p.rank() + lostHitNanos(pool, chosen, p);
+				long cost = p == chosen || kvBound(pool, chosen, p) ? Long.MAX_VALUE
+						: p.rank() + lostHitNanos(pool, chosen, p);
 				if (cost < bestCost) {
 					best = p;
 					bestCost = cost;
@@ -177,13 +179,34 @@ public final class DualMapPolicy implements RoutingPolicy {
 	}
 
 	/**
+	 * Whether {@code other} holds less of the prompt than {@code chosen} and its engine,
+	 * as last scraped (and still fresh), uses more of its KV cache than
+	 * {@link SchedulerSettings#switchMaxKvUsage()}: no SLO switch goes there.
+	 */
+	private boolean kvBound(InstancePool pool, Placement chosen, Placement other) {
+		double limit = settings.switchMaxKvUsage();
+		if (limit >= 1 || other.cachedTokens() >= chosen.cachedTokens()) {
+			return false;
+		}
+		EngineSnapshot e = other.instance().freshEngine(pool.now(), settings.staleAfterNanos());
+		return e != null && e.kvUsage() > limit;
+	}
+
+	/**
 	 * The charge for switching from {@code chosen} to {@code other}:
-	 * {@link SchedulerSettings#switchHitCharge()} x the prefill time of the tokens
-	 * {@code chosen} has cached and {@code other} has not.
+	 * {@link SchedulerSettings#switchHitCharge()} x the prefill time, on {@code other},
+	 * of the tokens {@code chosen} has cached and {@code other} has not (with the
+	 * attention model, the request's prefill there less what it would be with
+	 * {@code chosen}'s cached prefix).
 	 */
 	private long lostHitNanos(InstancePool pool, Placement chosen, Placement other) {
-		long lost = Math.max(0, other.uncachedTokens() - chosen.uncachedTokens());
-		return (long) (settings.switchHitCharge() * lost * pool.estimator().nanosPerToken());
+		if (other.uncachedTokens() <= chosen.uncachedTokens()) {
+			return 0;
+		}
+		InstanceState s = other.instance();
+		long lost = pool.prefillNanos(s, other.cachedTokens(), other.uncachedTokens())
+				- pool.prefillNanos(s, chosen.cachedTokens(), chosen.uncachedTokens());
+		return (long) (settings.switchHitCharge() * Math.max(0, lost));
 	}
 
 	/**

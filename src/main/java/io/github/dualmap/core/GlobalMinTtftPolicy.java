@@ -37,7 +37,7 @@ public final class GlobalMinTtftPolicy implements RoutingPolicy {
 		for (InstanceState s : accepting) {
 			int c = blocks == null ? 0 : blocks.tokensFor(s.shadow().peekMatchedBlocks(blocks.chain()));
 			cached.put(s, c);
-			ttft.put(s, pool.estimateTtft(s, request.promptTokens() - c));
+			ttft.put(s, pool.estimateTtft(s, c, request.promptTokens() - c));
 			longest = Math.max(longest, c);
 		}
 		InstanceState chosen = ties.lowest(accepting, s -> ttft.get(s));

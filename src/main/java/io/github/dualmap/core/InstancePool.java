@@ -172,7 +172,8 @@ public final class InstancePool {
 		for (RingMember m : next.members()) {
 			InstanceState s = states.get(m.id());
 			if (s == null) {
-				s = new InstanceState(m.id(), m.weight(), now, settings.blockTokens(), capacityBlocks);
+				s = new InstanceState(m.id(), m.weight(), now, settings.blockTokens(), capacityBlocks,
+						settings.ttftModel() == TtftModel.ATTENTION ? AttentionTtftModel.of(settings) : null);
 				states.put(m.id(), s);
 				s.join(backlog);
 			}
@@ -245,6 +246,31 @@ public final class InstancePool {
 		}
 		long scraped = (long) (e.waiting() * backlog.meanRequestTokens()) + s.prefillTokens();
 		return Math.max(local, scraped);
+	}
+
+	/**
+	 * The prefill work ahead of a new request on {@code s}: the {@link #pendingTokens}
+	 * with their attention pairs. The router's own queued and in-prefill requests count
+	 * exactly; tokens it knows only as a count (its peers' published W + P, the scraped
+	 * queue's excess) at the pool's mean pairs per token.
+	 */
+	public PrefillWork pendingWork(InstanceState s) {
+		long tokens = pendingTokens(s);
+		long local = s.localPendingTokens();
+		long pairs = s.queuedPairs() + s.prefillPairs() + foreignPairs(tokens - local);
+		return new PrefillWork(tokens, pairs);
+	}
+
+	/**
+	 * The prefill work in the engine of {@code s} as the release limits see it: this
+	 * router's requests in prefill there and, with replica sync, its peers'.
+	 */
+	public PrefillWork prefillWork(InstanceState s) {
+		return new PrefillWork(s.sharedPrefillTokens(), s.prefillPairs() + foreignPairs(s.peerPrefillTokens()));
+	}
+
+	private long foreignPairs(long tokens) {
+		return tokens <= 0 ? 0 : (long) Math.min(Long.MAX_VALUE / 4.0, tokens * backlog.meanPairsPerToken());
 	}
 
 	/**
@@ -329,9 +355,39 @@ public final class InstancePool {
 		return ratio == 1 ? estimateNanos : (long) Math.min(Long.MAX_VALUE, estimateNanos * ratio);
 	}
 
-	/** Estimated TTFT of {@code uncached} tokens on {@code s}, in nanoseconds. */
-	public long estimateTtft(InstanceState s, long uncached) {
-		return estimator.estimate(pendingTokens(s), uncached);
+	/**
+	 * Estimated TTFT on {@code s}, in nanoseconds, of a request with {@code cached}
+	 * tokens cached there and {@code uncached} to prefill, behind all the work pending
+	 * there ({@link #pendingWork}).
+	 */
+	public long estimateTtft(InstanceState s, long cached, long uncached) {
+		return estimateTtft(s, pendingWork(s), cached, uncached);
+	}
+
+	/**
+	 * Estimated TTFT on {@code s}, in nanoseconds, of a request with {@code cached}
+	 * tokens cached and {@code uncached} to prefill, behind {@code ahead}: the model of
+	 * {@link SchedulerSettings#ttftModel()} (the linear one counts tokens only).
+	 */
+	public long estimateTtft(InstanceState s, PrefillWork ahead, long cached, long uncached) {
+		AttentionTtftModel m = s.ttftModel();
+		if (m == null) {
+			return estimator.estimate(ahead.tokens(), Math.max(0, uncached));
+		}
+		return m.estimate(ahead, PrefillWork.of(cached, uncached));
+	}
+
+	/**
+	 * Prefill time on {@code s}, in nanoseconds and without the fixed part, of
+	 * {@code uncached} tokens behind {@code cached}: what that prefill costs every
+	 * request queued behind it there.
+	 */
+	public long prefillNanos(InstanceState s, long cached, long uncached) {
+		AttentionTtftModel m = s.ttftModel();
+		if (m == null) {
+			return (long) (Math.max(0, uncached) * estimator.nanosPerToken());
+		}
+		return m.cost(PrefillWork.of(cached, uncached));
 	}
 
 	/**
@@ -345,22 +401,23 @@ public final class InstancePool {
 		if (s == null) {
 			throw new IllegalArgumentException("instance '" + decision.instanceId() + "' is not in pool " + name);
 		}
-		Dispatch d = dispatch(request, decision, s, pendingTokens(s));
+		Dispatch d = dispatch(request, decision, s, pendingWork(s));
 		recordReleased(s, request);
 		return d;
 	}
 
 	/**
-	 * Dispatch with an explicit count of tokens ahead of the request in the engine. The
-	 * dispatch queues use it: requests the router still holds (W) are not ahead of a
+	 * Dispatch with an explicit account of the work ahead of the request in the engine.
+	 * The dispatch queues use it: requests the router still holds (W) are not ahead of a
 	 * released request, so counting them would bias the calibration of tPrefill. It
 	 * leaves the prefix directory to {@link #recordReleased}, which the queues call once
 	 * they have let go of their lock: a record is O(chain length) under the directory's
 	 * own lock, and the queues of the whole pool should not wait on it.
 	 */
-	Dispatch dispatch(RoutingRequest request, Decision decision, InstanceState s, long ahead) {
+	Dispatch dispatch(RoutingRequest request, Decision decision, InstanceState s, PrefillWork ahead) {
 		int uncached = Math.max(0, decision.uncachedTokens());
-		s.addPrefillTokens(uncached);
+		PrefillWork own = PrefillWork.of(decision.cachedTokens(), uncached);
+		s.addPrefill(uncached, own.pairs());
 		s.prefillRequests.incrementAndGet();
 		s.inFlight.incrementAndGet();
 		s.dispatched.incrementAndGet();
@@ -371,7 +428,8 @@ public final class InstancePool {
 			s.shadow().record(blocks.chain());
 		}
 		backlog.observeRequestTokens(uncached);
-		return new Dispatch(s, uncached, ahead, clock.nanos());
+		backlog.observeRequestWork(own);
+		return new Dispatch(s, own, ahead, clock.nanos());
 	}
 
 	/**
@@ -384,7 +442,9 @@ public final class InstancePool {
 
 		private final int uncached;
 
-		private final long tokensAhead;
+		private final PrefillWork own;
+
+		private final PrefillWork ahead;
 
 		private final long sentAtNanos;
 
@@ -392,10 +452,11 @@ public final class InstancePool {
 
 		private final AtomicBoolean finished = new AtomicBoolean();
 
-		Dispatch(InstanceState instance, int uncached, long tokensAhead, long sentAtNanos) {
+		Dispatch(InstanceState instance, PrefillWork own, PrefillWork ahead, long sentAtNanos) {
 			this.instance = instance;
-			this.uncached = uncached;
-			this.tokensAhead = tokensAhead;
+			this.uncached = (int) own.tokens();
+			this.own = own;
+			this.ahead = ahead;
 			this.sentAtNanos = sentAtNanos;
 		}
 
@@ -429,7 +490,11 @@ public final class InstancePool {
 			releasePrefill();
 			long ttft = clock.nanos() - sentAtNanos;
 			if (observe) {
-				estimator.observe(tokensAhead, uncached, ttft);
+				estimator.observe(ahead.tokens(), uncached, ttft);
+				AttentionTtftModel m = instance.ttftModel();
+				if (m != null) {
+					m.observe(ahead, own, ttft);
+				}
 			}
 			return ttft;
 		}
@@ -462,7 +527,7 @@ public final class InstancePool {
 		}
 
 		private void releasePrefill() {
-			instance.addPrefillTokens(-uncached);
+			instance.addPrefill(-uncached, -own.pairs());
 			instance.prefillRequests.decrementAndGet();
 		}
 

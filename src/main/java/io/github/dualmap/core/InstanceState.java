@@ -27,6 +27,12 @@ public final class InstanceState {
 
 	final AtomicLong prefillTokens = new AtomicLong();
 
+	// Attention pairs (PrefillWork) of the queued and in-prefill tokens: with them the
+	// backlog is costed under the instance's current coefficients, exactly.
+	final AtomicLong queuedPairs = new AtomicLong();
+
+	final AtomicLong prefillPairs = new AtomicLong();
+
 	final AtomicInteger prefillRequests = new AtomicInteger();
 
 	final AtomicInteger inFlight = new AtomicInteger();
@@ -58,6 +64,8 @@ public final class InstanceState {
 
 	private final int blockTokens;
 
+	private final @Nullable AttentionTtftModel ttft;
+
 	// Guarded by this: the pool totals this instance is counted in while it accepts work.
 	private @Nullable PoolBacklog backlog;
 
@@ -66,7 +74,13 @@ public final class InstanceState {
 	private long countedExcess;
 
 	InstanceState(String id, double weight, long addedAtNanos, int blockTokens, int shadowCapacityBlocks) {
+		this(id, weight, addedAtNanos, blockTokens, shadowCapacityBlocks, null);
+	}
+
+	InstanceState(String id, double weight, long addedAtNanos, int blockTokens, int shadowCapacityBlocks,
+			@Nullable AttentionTtftModel ttft) {
 		this.id = id;
+		this.ttft = ttft;
 		this.blockTokens = blockTokens;
 		this.weight = weight;
 		this.addedAtNanos = addedAtNanos;
@@ -108,6 +122,24 @@ public final class InstanceState {
 	/** Uncached tokens of requests sent whose first token has not come back (P). */
 	public long prefillTokens() {
 		return prefillTokens.get();
+	}
+
+	/** Attention pairs of {@link #queuedTokens()}. */
+	public long queuedPairs() {
+		return queuedPairs.get();
+	}
+
+	/** Attention pairs of {@link #prefillTokens()}. */
+	public long prefillPairs() {
+		return prefillPairs.get();
+	}
+
+	/**
+	 * This instance's TTFT model with the attention term, or {@code null} when the pool
+	 * runs the {@link TtftModel#LINEAR linear} one.
+	 */
+	public @Nullable AttentionTtftModel ttftModel() {
+		return ttft;
 	}
 
 	/** Requests sent whose first token has not come back. */
@@ -260,15 +292,17 @@ public final class InstanceState {
 
 	// ---- the pool's running totals (see PoolBacklog) ----
 
-	synchronized void addQueuedTokens(long delta) {
+	synchronized void addQueued(long delta, long pairs) {
 		queuedTokens.addAndGet(delta);
+		queuedPairs.addAndGet(pairs);
 		if (counted && backlog != null) {
 			backlog.add(delta, 0, 0);
 		}
 	}
 
-	synchronized void addPrefillTokens(long delta) {
+	synchronized void addPrefill(long delta, long pairs) {
 		prefillTokens.addAndGet(delta);
+		prefillPairs.addAndGet(pairs);
 		if (counted && backlog != null) {
 			backlog.add(delta, 0, 0);
 		}

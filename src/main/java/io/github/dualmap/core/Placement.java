@@ -21,7 +21,7 @@ record Placement(InstanceState instance, int cachedTokens, int uncachedTokens, l
 			prompt = blocks.promptTokens();
 		}
 		int uncached = prompt - cached;
-		long estimate = pool.estimateTtft(s, uncached);
+		long estimate = pool.estimateTtft(s, cached, uncached);
 		return new Placement(s, cached, uncached, estimate, estimate);
 	}
 

@@ -17,8 +17,16 @@ final class PoolBacklog {
 	// EWMA of uncached tokens per request: turns a scraped queue length into tokens.
 	private volatile double meanRequestTokens;
 
+	// EWMAs of attention pairs and uncached tokens per request: their ratio costs
+	// tokens the router knows only as a count (its peers', the scraped queue's).
+	private volatile double meanRequestPairs;
+
+	private volatile double meanPairTokens;
+
 	PoolBacklog(double initialRequestTokens) {
 		this.meanRequestTokens = initialRequestTokens;
+		this.meanPairTokens = initialRequestTokens;
+		this.meanRequestPairs = initialRequestTokens * initialRequestTokens / 2;
 	}
 
 	synchronized void add(long local, long scrapedExcess, int members) {
@@ -42,6 +50,18 @@ final class PoolBacklog {
 
 	void observeRequestTokens(int uncached) {
 		meanRequestTokens = 0.95 * meanRequestTokens + 0.05 * Math.max(1, uncached);
+	}
+
+	/** Feeds one released request's work to the pairs-per-token mean. */
+	void observeRequestWork(PrefillWork work) {
+		meanRequestPairs = 0.95 * meanRequestPairs + 0.05 * work.pairs();
+		meanPairTokens = 0.95 * meanPairTokens + 0.05 * work.tokens();
+	}
+
+	/** Mean attention pairs per uncached token of released requests. */
+	double meanPairsPerToken() {
+		double t = meanPairTokens;
+		return t > 0 ? meanRequestPairs / t : 0;
 	}
 
 }

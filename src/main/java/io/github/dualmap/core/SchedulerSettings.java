@@ -22,6 +22,11 @@ import java.time.Duration;
  * than this x the prefill time of the cached prefix the switch gives up (0 = whenever it
  * is lower): that prefix is prefilled again on the other candidate, capacity every
  * request queued there pays for, not only the switched one
+ * @param switchMaxKvUsage and never to a candidate holding less of the prompt whose
+ * scraped KV cache usage is above this share (1 = off): with the pool at its KV limit a
+ * switch into a cold candidate adds a whole prompt's blocks where there is no room, and
+ * the preemptions cost more than the switch gains (the queue's rescue still moves a
+ * request at its wait bound)
  * @param hotspotFactor an instance is a hotspot above this x the pool's mean pending
  * tokens
  * @param hotspotFloorTokens and above this absolute number of pending tokens
@@ -30,8 +35,13 @@ import java.time.Duration;
  * instance
  * @param prefillNanosPerToken initial tPrefill of the TTFT model
  * @param baseTtftNanos tBase of the TTFT model
- * @param calibrationAlpha EWMA weight of one observed TTFT in recalibrating tPrefill (0 =
- * off)
+ * @param calibrationAlpha EWMA weight of one observed TTFT in recalibrating tPrefill of
+ * the linear model (0 = off; 0 also keeps the attention model at its configured
+ * coefficients)
+ * @param ttftModel which TTFT model the estimates come from
+ * @param attentionNanosPerPair initial attention cost per (query x context) token pair of
+ * the attention model
+ * @param ttftForgetting forgetting factor of the attention model's online fit, in (0, 1]
  * @param defaultSloNanos TTFT objective of a request that names none
  * @param shadowCapacityTokens assumed KV capacity of an instance until one is scraped
  * @param staleAfterNanos scraped engine state older than this is unknown
@@ -39,9 +49,32 @@ import java.time.Duration;
  */
 public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth,
 		int hotWindow, double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
-		double switchHitCharge, double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitNanos,
-		boolean thirdChoice, double prefillNanosPerToken, long baseTtftNanos, double calibrationAlpha,
+		double switchHitCharge, double switchMaxKvUsage, double hotspotFactor, long hotspotFloorTokens,
+		long hotspotMaxWaitNanos, boolean thirdChoice, double prefillNanosPerToken, long baseTtftNanos,
+		double calibrationAlpha, TtftModel ttftModel, double attentionNanosPerPair, double ttftForgetting,
 		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
+
+	/**
+	 * The KV usage above which the SLO switch avoids a colder candidate: measured on the
+	 * conversation trace (docs/benchmarks.md), 0.9 served more than 0.95 and than no
+	 * limit.
+	 */
+	public static final double DEFAULT_SWITCH_MAX_KV_USAGE = 0.9;
+
+	/** The TTFT model a pool uses unless configured otherwise. */
+	public static final TtftModel DEFAULT_TTFT_MODEL = TtftModel.ATTENTION;
+
+	/**
+	 * Initial attention cost per token pair: a Llama-3-8B class model on one H100 (4 x 32
+	 * layers x 4096 hidden FLOPs per pair at 400 TFLOP/s, about 1.3 ns).
+	 */
+	public static final double DEFAULT_ATTENTION_NANOS_PER_PAIR = 1.31;
+
+	/**
+	 * Forgetting factor of the attention model's fit: an observation's weight halves
+	 * after about 70 more on the same instance.
+	 */
+	public static final double DEFAULT_TTFT_FORGETTING = 0.99;
 
 	public SchedulerSettings {
 		positive("virtualNodes", virtualNodes);
@@ -72,6 +105,9 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		if (!(switchHitCharge >= 0) || Double.isInfinite(switchHitCharge)) {
 			throw new IllegalArgumentException("switchHitCharge must be >= 0 and finite but was " + switchHitCharge);
 		}
+		if (!(switchMaxKvUsage > 0 && switchMaxKvUsage <= 1)) {
+			throw new IllegalArgumentException("switchMaxKvUsage must be in (0, 1] but was " + switchMaxKvUsage);
+		}
 		if (!(hotspotFactor >= 1)) {
 			throw new IllegalArgumentException("hotspotFactor must be >= 1 but was " + hotspotFactor);
 		}
@@ -83,6 +119,16 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		nonNegative("baseTtftNanos", baseTtftNanos);
 		if (!(calibrationAlpha >= 0 && calibrationAlpha <= 1)) {
 			throw new IllegalArgumentException("calibrationAlpha must be in [0, 1] but was " + calibrationAlpha);
+		}
+		if (ttftModel == null) {
+			throw new IllegalArgumentException("ttftModel must be set");
+		}
+		if (!(attentionNanosPerPair > 0) || Double.isInfinite(attentionNanosPerPair)) {
+			throw new IllegalArgumentException(
+					"attentionNanosPerPair must be > 0 and finite but was " + attentionNanosPerPair);
+		}
+		if (!(ttftForgetting > 0 && ttftForgetting <= 1)) {
+			throw new IllegalArgumentException("ttftForgetting must be in (0, 1] but was " + ttftForgetting);
 		}
 		positive("defaultSloNanos", defaultSloNanos);
 		positive("shadowCapacityTokens", shadowCapacityTokens);
@@ -130,6 +176,7 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		b.maxHotPrefixes = maxHotPrefixes;
 		b.switchFactor = switchFactor;
 		b.switchHitCharge = switchHitCharge;
+		b.switchMaxKvUsage = switchMaxKvUsage;
 		b.hotspotFactor = hotspotFactor;
 		b.hotspotFloorTokens = hotspotFloorTokens;
 		b.hotspotMaxWaitNanos = hotspotMaxWaitNanos;
@@ -137,6 +184,9 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		b.prefillNanosPerToken = prefillNanosPerToken;
 		b.baseTtftNanos = baseTtftNanos;
 		b.calibrationAlpha = calibrationAlpha;
+		b.ttftModel = ttftModel;
+		b.attentionNanosPerPair = attentionNanosPerPair;
+		b.ttftForgetting = ttftForgetting;
 		b.defaultSloNanos = defaultSloNanos;
 		b.shadowCapacityTokens = shadowCapacityTokens;
 		b.staleAfterNanos = staleAfterNanos;
@@ -169,6 +219,8 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 
 		private double switchHitCharge = 1.0;
 
+		private double switchMaxKvUsage = DEFAULT_SWITCH_MAX_KV_USAGE;
+
 		private double hotspotFactor = 1.5;
 
 		private long hotspotFloorTokens = 16_384;
@@ -182,6 +234,12 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		private long baseTtftNanos = Duration.ofMillis(20).toNanos();
 
 		private double calibrationAlpha = 0.05;
+
+		private TtftModel ttftModel = DEFAULT_TTFT_MODEL;
+
+		private double attentionNanosPerPair = DEFAULT_ATTENTION_NANOS_PER_PAIR;
+
+		private double ttftForgetting = DEFAULT_TTFT_FORGETTING;
 
 		private long defaultSloNanos = Duration.ofSeconds(5).toNanos();
 
@@ -246,6 +304,11 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 			return this;
 		}
 
+		public Builder switchMaxKvUsage(double v) {
+			this.switchMaxKvUsage = v;
+			return this;
+		}
+
 		public Builder hotspotFactor(double v) {
 			this.hotspotFactor = v;
 			return this;
@@ -281,6 +344,21 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 			return this;
 		}
 
+		public Builder ttftModel(TtftModel v) {
+			this.ttftModel = v;
+			return this;
+		}
+
+		public Builder attentionNanosPerPair(double v) {
+			this.attentionNanosPerPair = v;
+			return this;
+		}
+
+		public Builder ttftForgetting(double v) {
+			this.ttftForgetting = v;
+			return this;
+		}
+
 		public Builder defaultSlo(Duration v) {
 			this.defaultSloNanos = v.toNanos();
 			return this;
@@ -303,9 +381,10 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 
 		public SchedulerSettings build() {
 			return new SchedulerSettings(virtualNodes, blockTokens, minPrefixDepth, maxPrefixDepth, hotWindow, hotRatio,
-					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, switchHitCharge, hotspotFactor,
-					hotspotFloorTokens, hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken, baseTtftNanos,
-					calibrationAlpha, defaultSloNanos, shadowCapacityTokens, staleAfterNanos, slowStartNanos);
+					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, switchHitCharge, switchMaxKvUsage,
+					hotspotFactor, hotspotFloorTokens, hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken,
+					baseTtftNanos, calibrationAlpha, ttftModel, attentionNanosPerPair, ttftForgetting, defaultSloNanos,
+					shadowCapacityTokens, staleAfterNanos, slowStartNanos);
 		}
 
 	}

@@ -6,7 +6,10 @@ package io.github.dualmap.core;
  * tokens {@code u}. {@code tPrefill} starts from configuration and is recalibrated online
  * from observed TTFTs with an exponentially weighted moving average, clamped to a factor
  * of the configured value so one outlier (a network stall, a preempted request) cannot
- * poison it. Thread-safe.
+ * poison it. The pool's estimates come from it with {@link TtftModel#LINEAR}; with
+ * {@link TtftModel#ATTENTION} each instance's {@link AttentionTtftModel} gives them, and
+ * this one is still fed, for the pool's per-token view (the actuator, Preble's load).
+ * Thread-safe.
  */
 public final class TtftEstimator {
 

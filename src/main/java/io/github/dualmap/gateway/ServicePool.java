@@ -423,7 +423,7 @@ public final class ServicePool {
 		}
 		int cached = blocks.tokensFor(s.shadow().peekMatchedBlocks(blocks.chain()));
 		int uncached = blocks.promptTokens() - cached;
-		return new Decision(s.id(), Reason.FALLBACK, cached, uncached, this.pool.estimateTtft(s, uncached));
+		return new Decision(s.id(), Reason.FALLBACK, cached, uncached, this.pool.estimateTtft(s, cached, uncached));
 	}
 
 	/**

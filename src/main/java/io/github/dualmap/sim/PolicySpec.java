@@ -12,6 +12,8 @@ import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TtftModel;
+import io.github.dualmap.engine.EngineProfile;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -50,6 +52,33 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	public static final String DUALMAP_NO_PULL = "dualmap-no-pull";
 
 	/**
+	 * The row of the DualMap policy with the {@link TtftModel#LINEAR linear} TTFT model:
+	 * one per-token rate for the pool, whatever the run's {@code dualmap.ttft.model}.
+	 */
+	public static final String DUALMAP_LINEAR_TTFT = "dualmap-linear-ttft";
+
+	/**
+	 * The row of the DualMap policy with the {@link TtftModel#ATTENTION attention} TTFT
+	 * model fitted online, whatever the run's {@code dualmap.ttft.model}.
+	 */
+	public static final String DUALMAP_ATTENTION_TTFT = "dualmap-attention-ttft";
+
+	/**
+	 * The row of the DualMap policy whose SLO switch ignores the candidates' KV usage
+	 * ({@code dualmap.switch-max-kv-usage=1}): a switch may go into a colder candidate
+	 * whose cache is full.
+	 */
+	public static final String DUALMAP_NO_SWITCH_KV_LIMIT = "dualmap-no-switch-kv-limit";
+
+	/**
+	 * A reference row, never a configuration a gateway can run: the DualMap policy with
+	 * the attention TTFT model given the engine model's own prefill coefficients (its
+	 * per-token and per-pair step costs) and no learning. It bounds what a better fit of
+	 * the same model could add.
+	 */
+	public static final String DUALMAP_ORACLE_TTFT = "dualmap-oracle-ttft";
+
+	/**
 	 * Suffix of a peer's row behind the gateway's dispatch queue
 	 * ({@code dynamo-cost+queue}), as a gateway runs it with {@code dualmap.policy} set
 	 * to that peer: the peer chooses the instance, the request waits there for prefill
@@ -71,8 +100,11 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 
 	/**
 	 * The row called {@code name}: a registered policy, {@value #DUALMAP_PASS_THROUGH},
-	 * {@value #DUALMAP_FIXED_DEPTH}, {@value #DUALMAP_NO_PULL}, or one of the peers that
-	 * route on engine KV events, which only the simulator can feed
+	 * {@value #DUALMAP_FIXED_DEPTH}, {@value #DUALMAP_NO_PULL},
+	 * {@value #DUALMAP_LINEAR_TTFT}, {@value #DUALMAP_ATTENTION_TTFT},
+	 * {@value #DUALMAP_NO_SWITCH_KV_LIMIT}, the reference row
+	 * {@value #DUALMAP_ORACLE_TTFT} (with the default engine profile's coefficients), or
+	 * one of the peers that route on engine KV events, which only the simulator can feed
 	 * ({@value DynamoKvPolicy#NAME}, {@value LlmdPrecisePolicy#NAME}). The DualMap family
 	 * runs behind the dispatch queues as the gateway default ({@code dispatch: queue});
 	 * ablations that have no hotspot step run the queue without migration, so they ablate
@@ -89,6 +121,31 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 * idle pull and migration as its name says.
 	 */
 	public static PolicySpec named(String name, QueueSettings queue) {
+		return named(name, queue, EngineProfile.named(EngineProfile.DEFAULT));
+	}
+
+	/**
+	 * The row called {@code name} with {@code engine} as the simulated instances' model
+	 * (the oracle row takes its coefficients).
+	 */
+	public static PolicySpec named(String name, QueueSettings queue, EngineProfile engine) {
+		if (name.equals(DUALMAP_LINEAR_TTFT) || name.equals(DUALMAP_ATTENTION_TTFT) || name.equals(DUALMAP_ORACLE_TTFT)
+				|| name.equals(DUALMAP_NO_SWITCH_KV_LIMIT)) {
+			UnaryOperator<SchedulerSettings> tuning = switch (name) {
+				case DUALMAP_NO_SWITCH_KV_LIMIT -> settings -> settings.toBuilder().switchMaxKvUsage(1).build();
+				case DUALMAP_LINEAR_TTFT -> settings -> settings.toBuilder().ttftModel(TtftModel.LINEAR).build();
+				case DUALMAP_ATTENTION_TTFT -> settings -> settings.toBuilder().ttftModel(TtftModel.ATTENTION).build();
+				default -> settings -> settings.toBuilder()
+					.ttftModel(TtftModel.ATTENTION)
+					.prefillNanosPerToken(engine.cLinSeconds() * 1e9)
+					.attentionNanosPerPair(engine.cAttnSeconds() * 1e9)
+					.calibrationAlpha(0)
+					.build();
+			};
+			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
+					RoutingPolicies.queueSettingsFor("dualmap", queue.toBuilder().mode(DispatchMode.QUEUE).build()),
+					tuning);
+		}
 		if (name.equals(DUALMAP_PASS_THROUGH)) {
 			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
 					queue.toBuilder().mode(DispatchMode.PASS_THROUGH).build());
@@ -139,6 +196,10 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		names.add(names.indexOf(DUALMAP_FIXED_DEPTH) + 1, DUALMAP_NO_PULL);
 		names.add(names.indexOf("llmd-scorer") + 1, LlmdPrecisePolicy.NAME);
 		names.add(names.indexOf("dynamo-cost") + 1, DynamoKvPolicy.NAME);
+		names.add(names.indexOf(DUALMAP_NO_PULL) + 1, DUALMAP_LINEAR_TTFT);
+		names.add(names.indexOf(DUALMAP_LINEAR_TTFT) + 1, DUALMAP_ATTENTION_TTFT);
+		names.add(names.indexOf(DUALMAP_ATTENTION_TTFT) + 1, DUALMAP_ORACLE_TTFT);
+		names.add(names.indexOf(DUALMAP_ORACLE_TTFT) + 1, DUALMAP_NO_SWITCH_KV_LIMIT);
 		return names;
 	}
 

@@ -275,7 +275,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		EngineProfile engine = EngineProfile.named(profile);
 		DualMapProperties gateway = GatewayProperties.bind(set);
-		List<PolicySpec> specs = policySpecs(policies, gateway.toQueueSettings());
+		List<PolicySpec> specs = policySpecs(policies, gateway.toQueueSettings(), engine);
 		Trace baseTrace = loadTrace();
 		Trace workloadTrace = baseTrace.repeated(repeat);
 		double tolerance = quick ? QUICK_TOLERANCE : FULL_TOLERANCE;
@@ -428,6 +428,14 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 
 	/** The rows named in {@code list}; DualMap rows start from {@code queue}. */
 	static List<PolicySpec> policySpecs(String list, QueueSettings queue) {
+		return policySpecs(list, queue, EngineProfile.named(EngineProfile.DEFAULT));
+	}
+
+	/**
+	 * The rows named in {@code list}; DualMap rows start from {@code queue}, the oracle
+	 * row takes {@code engine}'s coefficients.
+	 */
+	static List<PolicySpec> policySpecs(String list, QueueSettings queue, EngineProfile engine) {
 		List<String> names = list.strip().equals("all") ? PolicySpec.names()
 				: Arrays.stream(list.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
 		if (names.isEmpty()) {
@@ -438,7 +446,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			if (out.stream().anyMatch(p -> p.name().equals(name))) {
 				throw new IllegalArgumentException("--policies names '" + name + "' twice");
 			}
-			out.add(PolicySpec.named(name, queue));
+			out.add(PolicySpec.named(name, queue, engine));
 		}
 		return out;
 	}

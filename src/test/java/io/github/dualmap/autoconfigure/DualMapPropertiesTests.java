@@ -8,6 +8,7 @@ import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TtftModel;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.RequestIdFilter;
@@ -110,6 +111,35 @@ class DualMapPropertiesTests {
 				assertThat(s.virtualNodes()).isEqualTo(80);
 				assertThat(s.defaultSloNanos()).isEqualTo(Duration.ofSeconds(2).toNanos());
 			});
+	}
+
+	@Test
+	void theTtftModelPropertiesReachTheSchedulerSettings() {
+		this.runner.run(context -> {
+			SchedulerSettings s = context.getBean(DualMapRegistry.class).settings();
+			assertThat(s.ttftModel()).isEqualTo(SchedulerSettings.DEFAULT_TTFT_MODEL);
+			assertThat(s.attentionNanosPerPair()).isEqualTo(SchedulerSettings.DEFAULT_ATTENTION_NANOS_PER_PAIR);
+			assertThat(s.ttftForgetting()).isEqualTo(SchedulerSettings.DEFAULT_TTFT_FORGETTING);
+		});
+		this.runner
+			.withPropertyValues("dualmap.ttft.model=linear", "dualmap.ttft.attention-per-million-pairs=2500us",
+					"dualmap.ttft.forgetting=0.95")
+			.run(context -> {
+				SchedulerSettings s = context.getBean(DualMapRegistry.class).settings();
+				assertThat(s.ttftModel()).isEqualTo(TtftModel.LINEAR);
+				assertThat(s.attentionNanosPerPair()).isEqualTo(2.5);
+				assertThat(s.ttftForgetting()).isEqualTo(0.95);
+			});
+		expectFailure("dualmap.ttft.model=quadratic", "dualmap.ttft.model");
+		expectFailure("dualmap.ttft.attention-per-million-pairs=0s",
+				"dualmap.ttft.attention-per-million-pairs must be > 0");
+		expectFailure("dualmap.ttft.forgetting=0", "dualmap.ttft.forgetting must be in (0, 1]");
+		expectFailure("dualmap.ttft.forgetting=1.5", "dualmap.ttft.forgetting must be in (0, 1]");
+		this.runner.withPropertyValues("dualmap.switch-max-kv-usage=0.9")
+			.run(context -> assertThat(context.getBean(DualMapRegistry.class).settings().switchMaxKvUsage())
+				.isEqualTo(0.9));
+		expectFailure("dualmap.switch-max-kv-usage=0", "dualmap.switch-max-kv-usage must be in (0, 1]");
+		expectFailure("dualmap.switch-max-kv-usage=1.5", "dualmap.switch-max-kv-usage must be in (0, 1]");
 	}
 
 	@Test

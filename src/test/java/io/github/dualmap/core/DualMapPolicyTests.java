@@ -18,9 +18,12 @@ class DualMapPolicyTests {
 
 	private static final long SLO = Duration.ofSeconds(5).toNanos();
 
-	/** Settings that never expand a prefix, so a chain's key stays its first block. */
+	/**
+	 * Settings that never expand a prefix, so a chain's key stays its first block, with
+	 * the linear TTFT model: estimates are pending tokens at 25 us each plus 20 ms.
+	 */
 	private static SchedulerSettings.Builder settings() {
-		return SchedulerSettings.custom().hotWindow(1_000).hotMinSamples(1_000);
+		return SchedulerSettings.custom().hotWindow(1_000).hotMinSamples(1_000).ttftModel(TtftModel.LINEAR);
 	}
 
 	private final ManualClock clock = new ManualClock();
@@ -72,7 +75,7 @@ class DualMapPolicyTests {
 		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
 		assertThat(d.cachedTokens()).isEqualTo(191);
 		assertThat(d.uncachedTokens()).isEqualTo(1);
-		assertThat(d.ttftEstimateNanos()).isEqualTo(pool.estimateTtft(pool.instance(c.second()), 1));
+		assertThat(d.ttftEstimateNanos()).isEqualTo(pool.estimateTtft(pool.instance(c.second()), 191, 1));
 	}
 
 	@Test
@@ -262,6 +265,33 @@ class DualMapPolicyTests {
 	}
 
 	@Test
+	void noSloSwitchIntoAColderCandidateWhoseKvCacheIsAboveTheLimit() {
+		InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).switchMaxKvUsage(0.9).build(), 6);
+		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+		RoutingRequest r = request(31, 32);
+		Candidates c = candidates(pool, r);
+		cache(pool, c.second(), r);
+		load(pool, c.second(), 150_000);
+		InstanceState other = pool.instance(c.first());
+		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, 40, 0.95, 0, 0, 900_000));
+		Decision kept = policy.choose(r, pool);
+		assertThat(kept.instanceId()).isEqualTo(c.second());
+		assertThat(kept.reason()).isEqualTo(Reason.AFFINITY);
+		// At the limit, or once the scrape is stale (unknown), the switch goes ahead.
+		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, 40, 0.9, 0, 0, 900_000));
+		assertThat(policy.choose(r, pool).reason()).isEqualTo(Reason.SLO_SWITCH);
+		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, 40, 0.95, 0, 0, 900_000));
+		clock.advance(Duration.ofSeconds(3));
+		assertThat(policy.choose(r, pool).reason()).isEqualTo(Reason.SLO_SWITCH);
+		// Off (1): the same full cache does not stop the switch.
+		InstancePool off = pool(settings().hotspotFloorTokens(Long.MAX_VALUE).switchMaxKvUsage(1).build(), 6);
+		cache(off, c.second(), r);
+		load(off, c.second(), 150_000);
+		off.instance(c.first()).updateEngine(new EngineSnapshot(clock.nanos(), 0, 40, 0.95, 0, 0, 900_000));
+		assertThat(DualMapPolicy.of(off.settings()).choose(r, off).reason()).isEqualTo(Reason.SLO_SWITCH);
+	}
+
+	@Test
 	void sloSwitchMustGainMoreThanThePrefillOfTheCachedPrefixItGivesUp() {
 		long[] chain = new long[100];
 		for (int i = 0; i < chain.length; i++) {
@@ -355,6 +385,52 @@ class DualMapPolicyTests {
 		Decision d = DualMapPolicy.of(pool.settings()).choose(r, pool);
 		assertThat(d.instanceId()).isEqualTo(c.first());
 		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+	}
+
+	@Test
+	void withTheAttentionModelTheSwitchPaysForTheAttentionOfTheColdPromptToo() {
+		long[] chain = new long[100];
+		for (int i = 0; i < chain.length; i++) {
+			chain[i] = 51 + i;
+		}
+		RoutingRequest r = request(chain);
+		for (TtftModel model : TtftModel.values()) {
+			InstancePool pool = pool(settings().hotspotFloorTokens(Long.MAX_VALUE)
+				.ttftModel(model)
+				.prefillNanosPerToken(20_000)
+				.attentionNanosPerPair(1.31)
+				.calibrationAlpha(0)
+				.build(), 6);
+			Candidates c = candidates(pool, r);
+			cache(pool, c.second(), r);
+			// 150,016 tokens ahead on the affinity choice (3.0 s, over half the SLO),
+			// 136,064 on the other: switching starts 0.15 s sooner at 20 us a token,
+			// more than the 0.128 s of the 6,399 cached tokens given up, so the linear
+			// model switches. The attention model also counts the cold prompt's own
+			// attention there (20.5 M pairs, 27 ms) in its estimate and again in the
+			// charge: 0.18 s against 0.15 s, and it keeps the cached prefix.
+			loadInSmallRequests(pool, c.second(), 150_016);
+			loadInSmallRequests(pool, c.first(), 136_064);
+			Decision d = DualMapPolicy.of(pool.settings()).choose(r, pool);
+			if (model == TtftModel.LINEAR) {
+				assertThat(d.instanceId()).isEqualTo(c.first());
+				assertThat(d.reason()).isEqualTo(Reason.SLO_SWITCH);
+			}
+			else {
+				assertThat(d.instanceId()).isEqualTo(c.second());
+				assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+			}
+		}
+	}
+
+	/**
+	 * {@code tokens} of unrelated work on {@code id} in 64-token requests (little
+	 * attention).
+	 */
+	private void loadInSmallRequests(InstancePool pool, String id, int tokens) {
+		for (int i = 0; i < tokens / 64; i++) {
+			load(pool, id, 64);
+		}
 	}
 
 	@Test

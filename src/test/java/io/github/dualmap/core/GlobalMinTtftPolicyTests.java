@@ -18,7 +18,7 @@ class GlobalMinTtftPolicyTests {
 		Decision d = policy.choose(f.request(prompt), f.pool);
 		assertThat(d.instanceId()).isEqualTo("b");
 		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
-		assertThat(d.ttftEstimateNanos()).isEqualTo(f.pool.estimateTtft(f.instance("b"), 1));
+		assertThat(d.ttftEstimateNanos()).isEqualTo(f.pool.estimateTtft(f.instance("b"), prompt.promptTokens() - 1, 1));
 	}
 
 	@Test
@@ -29,7 +29,7 @@ class GlobalMinTtftPolicyTests {
 		Decision d = policy.choose(f.request(prompt), f.pool);
 		assertThat(d.instanceId()).isEqualTo("c");
 		assertThat(d.reason()).isEqualTo(Reason.LOAD);
-		assertThat(d.ttftEstimateNanos()).isEqualTo(f.pool.estimateTtft(f.instance("c"), prompt.promptTokens()));
+		assertThat(d.ttftEstimateNanos()).isEqualTo(f.pool.estimateTtft(f.instance("c"), 0, prompt.promptTokens()));
 	}
 
 	@Test

@@ -45,7 +45,12 @@ final class QueueFixture {
 	}
 
 	static SchedulerSettings.Builder millisecondPerToken() {
-		return SchedulerSettings.custom().prefillNanosPerToken(1_000_000).calibrationAlpha(0);
+		// The linear model: a prompt's estimate is its tokens in milliseconds plus the
+		// base.
+		return SchedulerSettings.custom()
+			.prefillNanosPerToken(1_000_000)
+			.calibrationAlpha(0)
+			.ttftModel(TtftModel.LINEAR);
 	}
 
 	/** A pool of the given instances, each of weight 1. */

@@ -34,4 +34,29 @@ class SchedulerSettingsTests {
 			.withMessageContaining("switchHitCharge");
 	}
 
+	@Test
+	void theTtftModelSettingsAreValidated() {
+		SchedulerSettings s = SchedulerSettings.custom()
+			.ttftModel(TtftModel.LINEAR)
+			.attentionNanosPerPair(2)
+			.ttftForgetting(1)
+			.build();
+		assertThat(s.toBuilder().build()).isEqualTo(s);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SchedulerSettings.custom().attentionNanosPerPair(0).build())
+			.withMessageContaining("attentionNanosPerPair must be > 0");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> SchedulerSettings.custom().attentionNanosPerPair(Double.POSITIVE_INFINITY).build())
+			.withMessageContaining("attentionNanosPerPair");
+		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().ttftForgetting(0).build())
+			.withMessageContaining("ttftForgetting must be in (0, 1]");
+		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().ttftForgetting(1.2).build())
+			.withMessageContaining("ttftForgetting");
+		assertThat(SchedulerSettings.ofDefaults().switchMaxKvUsage()).isEqualTo(0.9);
+		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().switchMaxKvUsage(0).build())
+			.withMessageContaining("switchMaxKvUsage must be in (0, 1]");
+		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().switchMaxKvUsage(1.1).build())
+			.withMessageContaining("switchMaxKvUsage");
+	}
+
 }

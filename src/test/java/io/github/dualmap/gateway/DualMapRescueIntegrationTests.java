@@ -38,7 +38,10 @@ import static org.awaitility.Awaitility.await;
  * ({@code dispatch.rescue-to-queue}) and is served there, or answered 503 once its last
  * possible start has passed. Three stub engines, one request in prefill per instance;
  * each test learns the candidates of its prompts from the pool's rings, so it knows which
- * instance is which.
+ * instance is which. The stubs' first-byte delays do not depend on the prompt, so the
+ * pool runs the linear TTFT model: one rate for all, and an idle pair of candidates ties
+ * to ring order (per-instance models would learn each stub's delays apart and break ties
+ * by them).
  */
 @SpringBootTest(classes = DualMapRescueIntegrationTests.App.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -47,7 +50,8 @@ import static org.awaitility.Awaitility.await;
 				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
 				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
 				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
-				"dualmap.dispatch.max-prefill-requests=1", "management.endpoints.web.exposure.include=dualmap" })
+				"dualmap.dispatch.max-prefill-requests=1", "dualmap.ttft.model=linear",
+				"management.endpoints.web.exposure.include=dualmap" })
 class DualMapRescueIntegrationTests {
 
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));

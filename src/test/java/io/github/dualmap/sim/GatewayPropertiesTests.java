@@ -6,10 +6,13 @@ import io.github.dualmap.autoconfigure.DualMapProperties;
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TtftModel;
+import io.github.dualmap.engine.EngineProfile;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.within;
 
 class GatewayPropertiesTests {
 
@@ -76,6 +79,31 @@ class GatewayPropertiesTests {
 		assertThat(PolicySpec.named("dualmap-no-rebalance", base).queue().maxMigrations()).isZero();
 		assertThat(PolicySpec.named("dualmap-no-rebalance", base).queue().maxQueuedPerPool()).isEqualTo(4096);
 		assertThat(PolicySpec.named("sglang-cache-aware", base).queue()).isNull();
+	}
+
+	@Test
+	void theTtftRowsSetTheModelAndTheOracleTakesTheEnginesCoefficients() {
+		SchedulerSettings run = SchedulerSettings.ofDefaults();
+		EngineProfile engine = EngineProfile.a100_8b();
+		QueueSettings base = QueueSettings.ofDefaults();
+		assertThat(PolicySpec.named(PolicySpec.DUALMAP_LINEAR_TTFT, base, engine).settingsFor(run).ttftModel())
+			.isEqualTo(TtftModel.LINEAR);
+		assertThat(PolicySpec.named(PolicySpec.DUALMAP_ATTENTION_TTFT, base, engine)
+			.settingsFor(run.toBuilder().ttftModel(TtftModel.LINEAR).build())
+			.ttftModel()).isEqualTo(TtftModel.ATTENTION);
+		PolicySpec oracle = PolicySpec.named(PolicySpec.DUALMAP_ORACLE_TTFT, base, engine);
+		SchedulerSettings s = oracle.settingsFor(run);
+		assertThat(s.ttftModel()).isEqualTo(TtftModel.ATTENTION);
+		assertThat(s.prefillNanosPerToken()).isCloseTo(65_000, within(1e-6));
+		assertThat(s.attentionNanosPerPair()).isCloseTo(engine.cAttnSeconds() * 1e9, within(1e-12));
+		assertThat(s.calibrationAlpha()).as("no learning").isZero();
+		assertThat(oracle.queue().mode()).isEqualTo(DispatchMode.QUEUE);
+		assertThat(PolicySpec.names()).contains(PolicySpec.DUALMAP_LINEAR_TTFT, PolicySpec.DUALMAP_ATTENTION_TTFT,
+				PolicySpec.DUALMAP_ORACLE_TTFT, PolicySpec.DUALMAP_NO_SWITCH_KV_LIMIT);
+		assertThat(PolicySpec.named(PolicySpec.DUALMAP_NO_SWITCH_KV_LIMIT, base, engine)
+			.settingsFor(run)
+			.switchMaxKvUsage()).isEqualTo(1.0);
+		assertThat(run.switchMaxKvUsage()).isLessThan(1.0);
 	}
 
 }

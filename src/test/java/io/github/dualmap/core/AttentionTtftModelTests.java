@@ -1,0 +1,159 @@
+package io.github.dualmap.core;
+
+import java.util.Random;
+
+import io.github.dualmap.engine.EngineProfile;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.within;
+
+class AttentionTtftModelTests {
+
+	private static final EngineProfile ENGINE = EngineProfile.h100_8b();
+
+	private static final double A = ENGINE.cLinSeconds() * 1e9;
+
+	private static final double C = ENGINE.cAttnSeconds() * 1e9;
+
+	/**
+	 * The engine model's own prefill time for {@code own} behind {@code ahead}: every
+	 * token and pair at its step coefficients, plus one step's fixed cost per chunk of
+	 * the token budget and a network delay.
+	 */
+	private static long engineNanos(PrefillWork ahead, PrefillWork own) {
+		long tokens = ahead.tokens() + own.tokens();
+		long steps = Math.max(1, (tokens + ENGINE.tokenBudget() - 1) / ENGINE.tokenBudget());
+		double seconds = steps * ENGINE.t0Seconds() + ENGINE.cLinSeconds() * tokens
+				+ ENGINE.cAttnSeconds() * (ahead.pairs() + own.pairs()) + 0.002;
+		return Math.round(seconds * 1e9);
+	}
+
+	/** A request with up to 32k cached and up to 16k uncached tokens. */
+	private static PrefillWork randomRequest(Random random) {
+		int cached = random.nextInt(4) == 0 ? 0 : random.nextInt(32_000);
+		return PrefillWork.of(cached, 1 + random.nextInt(16_000));
+	}
+
+	/** Up to three requests' work ahead. */
+	private static PrefillWork randomAhead(Random random) {
+		long tokens = 0;
+		long pairs = 0;
+		for (int i = random.nextInt(4); i > 0; i--) {
+			PrefillWork w = randomRequest(random);
+			tokens += w.tokens();
+			pairs += w.pairs();
+		}
+		return new PrefillWork(tokens, pairs);
+	}
+
+	/** Configured 25 us a token and 0.5 ns a pair: both off, c by 2.6x. */
+	private static AttentionTtftModel offPrior() {
+		return new AttentionTtftModel(25_000, 0.5, 20_000_000, 0.99, true);
+	}
+
+	@Test
+	void theOnlineFitConvergesOnTheEngineModelsCoefficients() {
+		AttentionTtftModel m = offPrior();
+		Random random = new Random(1);
+		for (int i = 0; i < 3_000; i++) {
+			PrefillWork ahead = randomAhead(random);
+			PrefillWork own = randomRequest(random);
+			m.observe(ahead, own, engineNanos(ahead, own));
+		}
+		// The step's fixed cost per chunk of 8,192 tokens adds 0.85 us a token.
+		assertThat(m.nanosPerToken()).isCloseTo(A + ENGINE.t0Seconds() * 1e9 / ENGINE.tokenBudget(), within(0.08 * A));
+		assertThat(m.nanosPerPair()).isCloseTo(C, within(0.05 * C));
+		PrefillWork longCached = PrefillWork.of(60_000, 8_000);
+		long truth = engineNanos(PrefillWork.NONE, longCached);
+		assertThat((double) m.estimate(PrefillWork.NONE, longCached)).isCloseTo(truth, within(0.05 * truth));
+	}
+
+	@Test
+	void noisyAndOutlyingObservationsStillConverge() {
+		AttentionTtftModel m = offPrior();
+		Random random = new Random(2);
+		for (int i = 0; i < 5_000; i++) {
+			PrefillWork ahead = randomAhead(random);
+			PrefillWork own = randomRequest(random);
+			double noise = 1 + 0.2 * (2 * random.nextDouble() - 1);
+			// One in fifty is a preempted or stalled request: ten times late.
+			if (random.nextInt(50) == 0) {
+				noise = 10;
+			}
+			m.observe(ahead, own, Math.round(engineNanos(ahead, own) * noise));
+		}
+		assertThat(m.nanosPerToken()).isCloseTo(A, within(0.2 * A));
+		assertThat(m.nanosPerPair()).isCloseTo(C, within(0.15 * C));
+	}
+
+	@Test
+	void aFewSamplesMoveTheFitTowardTheTruthWithoutJumping() {
+		AttentionTtftModel m = offPrior();
+		Random random = new Random(3);
+		PrefillWork probe = PrefillWork.of(40_000, 10_000);
+		long truth = engineNanos(PrefillWork.NONE, probe);
+		long before = m.estimate(PrefillWork.NONE, probe);
+		for (int i = 0; i < 5; i++) {
+			PrefillWork own = randomRequest(random);
+			m.observe(PrefillWork.NONE, own, Math.round(engineNanos(PrefillWork.NONE, own) * 1.15));
+			assertThat(m.nanosPerToken()).isBetween(25_000 / TtftEstimator.MAX_DRIFT, 25_000 * TtftEstimator.MAX_DRIFT);
+			assertThat(m.nanosPerPair()).isBetween(0.5 / TtftEstimator.MAX_DRIFT, 0.5 * TtftEstimator.MAX_DRIFT);
+		}
+		long after = m.estimate(PrefillWork.NONE, probe);
+		assertThat(Math.abs(after - truth)).isLessThan(Math.abs(before - truth));
+		assertThat(m.samples()).isEqualTo(5);
+	}
+
+	@Test
+	void oneRepeatedRequestDoesNotWindTheFitUpForTheNextDifferentOne() {
+		AttentionTtftModel m = new AttentionTtftModel(A, C, 2_000_000, 0.9, true);
+		PrefillWork same = PrefillWork.of(0, 1_000);
+		for (int i = 0; i < 10_000; i++) {
+			m.observe(PrefillWork.NONE, same, engineNanos(PrefillWork.NONE, same));
+		}
+		// Only one direction was excited; a long cached prompt afterwards moves the fit
+		// a bounded step, not by the 0.9^-10000 an unbounded covariance would allow.
+		PrefillWork other = PrefillWork.of(100_000, 20_000);
+		m.observe(PrefillWork.NONE, other, 50 * engineNanos(PrefillWork.NONE, other));
+		assertThat(m.nanosPerPair()).isFinite().isBetween(C / TtftEstimator.MAX_DRIFT, C * TtftEstimator.MAX_DRIFT);
+		assertThat(m.nanosPerToken()).isFinite().isBetween(A / TtftEstimator.MAX_DRIFT, A * TtftEstimator.MAX_DRIFT);
+		assertThat(m.estimate(PrefillWork.NONE, other)).isPositive();
+	}
+
+	@Test
+	void aColdModelEstimatesFromItsPriors() {
+		AttentionTtftModel m = new AttentionTtftModel(20_000, 1.5, 10_000_000, 0.99, true);
+		PrefillWork ahead = new PrefillWork(3_000, 9_000_000);
+		PrefillWork own = PrefillWork.of(4_000, 2_000);
+		assertThat(own.pairs()).isEqualTo(2_000L * 4_000 + 2_000L * 2_000 / 2);
+		assertThat(m.estimate(ahead, own))
+			.isCloseTo((long) (10_000_000 + 20_000.0 * 5_000 + 1.5 * (9_000_000 + own.pairs())), within(2L));
+		assertThat(m.cost(own)).isCloseTo((long) (20_000.0 * 2_000 + 1.5 * own.pairs()), within(2L));
+	}
+
+	@Test
+	void withoutLearningObservationsChangeNothing() {
+		AttentionTtftModel m = new AttentionTtftModel(A, C, 0, 0.99, false);
+		m.observe(PrefillWork.NONE, PrefillWork.of(0, 1_000), 10_000_000_000L);
+		assertThat(m.nanosPerToken()).isEqualTo(A, within(1e-9));
+		assertThat(m.nanosPerPair()).isEqualTo(C, within(1e-12));
+		assertThat(m.samples()).isZero();
+	}
+
+	@Test
+	void badPriorsAreRefused() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new AttentionTtftModel(0, 1, 0, 0.99, true))
+			.withMessageContaining("nanosPerToken must be > 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> new AttentionTtftModel(1, 0, 0, 0.99, true))
+			.withMessageContaining("nanosPerPair must be > 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> new AttentionTtftModel(1, 1, -1, 0.99, true))
+			.withMessageContaining("baseNanos must be >= 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> new AttentionTtftModel(1, 1, 0, 0, true))
+			.withMessageContaining("forgetting must be in (0, 1]");
+		assertThatIllegalArgumentException().isThrownBy(() -> new AttentionTtftModel(1, 1, 0, 1.01, true))
+			.withMessageContaining("forgetting must be in (0, 1]");
+	}
+
+}
