@@ -13,6 +13,7 @@ import io.github.dualmap.gateway.DiscoveryMembership;
 import io.github.dualmap.gateway.DispatchAccountingFilter;
 import io.github.dualmap.gateway.DispatchTicker;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.DualMapStartupReport;
 import io.github.dualmap.gateway.EngineScraping;
 import io.github.dualmap.gateway.HeaderReadTimeout;
 import io.github.dualmap.gateway.Http10Responses;
@@ -40,6 +41,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionMessage;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -51,6 +53,7 @@ import org.springframework.cloud.client.discovery.ReactiveDiscoveryClient;
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
 import org.springframework.cloud.gateway.config.GatewayReactiveLoadBalancerClientAutoConfiguration;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.route.RouteLocator;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
@@ -103,6 +106,12 @@ public class DualMapAutoConfiguration {
 				properties.getRing().getWeightMetadataKey(), breakers, NanoClock.SYSTEM);
 		registry.emptyListGrace(properties.getDiscovery().getEmptyListGrace());
 		return registry;
+	}
+
+	@Bean
+	@ConditionalOnBean(RouteLocator.class)
+	DualMapStartupReport dualMapStartupReport(DualMapRegistry registry, RouteLocator routes) {
+		return new DualMapStartupReport(registry, routes);
 	}
 
 	@Bean
