@@ -108,6 +108,24 @@ public class DualMapActuatorAutoConfiguration {
 	}
 
 	/**
+	 * The pools' health ({@code dualMap}) where Spring Boot's health support is on the
+	 * classpath; off with {@code management.health.dualmap.enabled=false}. In no probe
+	 * group unless the application adds it to one.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(HealthIndicator.class)
+	@ConditionalOnEnabledHealthIndicator("dualmap")
+	static class PoolsHealth {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "dualMapHealthIndicator")
+		DualMapHealthIndicator dualMapHealthIndicator(DualMapRegistry registry) {
+			return new DualMapHealthIndicator(registry);
+		}
+
+	}
+
+	/**
 	 * Replica sync's health ({@code dualMapReplicas}) where Spring Boot's health support
 	 * is on the classpath; off with
 	 * {@code management.health.dualmap-replicas.enabled=false}.
