@@ -1,5 +1,9 @@
 package io.github.dualmap.actuate;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
 import io.github.dualmap.autoconfigure.DualMapAutoConfiguration;
 import io.github.dualmap.autoconfigure.DualMapProperties;
 import io.github.dualmap.gateway.DualMapRegistry;
@@ -10,6 +14,7 @@ import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.config.MeterFilter;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
@@ -71,7 +76,18 @@ public class DualMapActuatorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		DualMapMeters dualMapMeters(DualMapRegistry registry, DualMapProperties properties) {
-			return new DualMapMeters(registry, properties.getSlo().getClasses().keySet());
+			List<Duration> buckets = new ArrayList<>(properties.getMetrics().getLatencyBuckets());
+			buckets.addAll(properties.sloTtfts());
+			return new DualMapMeters(registry, properties.getSlo().getClasses().keySet(), buckets);
+		}
+
+		/**
+		 * Descriptions of the meters Micrometer's observation handler makes of the
+		 * {@code dualmap.dispatch} observation, which has none of its own.
+		 */
+		@Bean
+		MeterFilter dualMapDispatchMeterDescriptions() {
+			return DualMapMeters.dispatchDescriptions();
 		}
 
 		@Bean
