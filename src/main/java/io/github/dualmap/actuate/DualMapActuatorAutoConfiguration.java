@@ -18,6 +18,8 @@ import io.micrometer.core.instrument.config.MeterFilter;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
+import org.springframework.boot.actuate.autoconfigure.web.server.ManagementPortType;
+import org.springframework.boot.actuate.endpoint.EndpointAccessResolver;
 import org.springframework.boot.actuate.endpoint.EndpointId;
 import org.springframework.boot.actuate.endpoint.web.PathMappedEndpoints;
 import org.springframework.beans.factory.ObjectProvider;
@@ -25,11 +27,13 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /**
  * The {@code dualmap} actuator endpoint (when it is available: access not {@code none}
@@ -66,6 +70,53 @@ public class DualMapActuatorAutoConfiguration {
 			PathMappedEndpoints mapped = endpoints.getIfAvailable();
 			return mapped != null ? mapped.getPath(id) : null;
 		});
+	}
+
+	/**
+	 * Where Spring Security's web support is present: the drain operation, and the
+	 * replica-sync path when dualmap.security.replica-role is set, need a role.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.security.web.server.WebFilterChainProxy")
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	static class Access {
+
+		@Bean
+		DualMapAccessFilter dualMapAccessFilter(DualMapProperties properties,
+				ObjectProvider<PathMappedEndpoints> endpoints) {
+			EndpointId id = EndpointId.of(DualMapEndpoint.ID);
+			DualMapProperties.Replicas r = properties.getReplicas();
+			return new DualMapAccessFilter(() -> {
+				PathMappedEndpoints mapped = endpoints.getIfAvailable();
+				return mapped != null ? mapped.getPath(id) : null;
+			}, properties.getSecurity().getRole(), r.isEnabled() ? r.getPath() : null,
+					properties.getSecurity().getReplicaRole());
+		}
+
+	}
+
+	/**
+	 * Without Spring Security's web support: warnings at start-up about operations the
+	 * client-facing port exposes.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnMissingClass("org.springframework.security.web.server.WebFilterChainProxy")
+	static class Exposure {
+
+		@Bean
+		DualMapExposureWarnings dualMapExposureWarnings(DualMapProperties properties, Environment environment,
+				ObjectProvider<DualMapWebEndpointExtension> webEndpoint,
+				ObjectProvider<EndpointAccessResolver> access) {
+			EndpointAccessResolver resolver = access.getIfAvailable();
+			boolean writable = webEndpoint.getIfAvailable() != null && resolver != null && resolver.accessFor(
+					EndpointId.of(DualMapEndpoint.ID),
+					org.springframework.boot.actuate.endpoint.Access.READ_ONLY) == org.springframework.boot.actuate.endpoint.Access.UNRESTRICTED;
+			boolean samePort = ManagementPortType.get(environment) == ManagementPortType.SAME;
+			DualMapProperties.Replicas r = properties.getReplicas();
+			return new DualMapExposureWarnings(writable && samePort, r.isEnabled() ? r.getPath() : null,
+					r.isEnabled() ? r.getPeers() : List.of());
+		}
+
 	}
 
 	/** Meters only where Micrometer is on the classpath. */
