@@ -2013,8 +2013,19 @@ public class DualMapProperties {
 		 */
 		private @Nullable String token;
 
-		/** Base URLs of the other replicas, e.g. http://gateway-1:8080. */
+		/**
+		 * Base URLs of the other replicas, e.g. https://gateway-1:8443. Across a network,
+		 * https: the token is sent with every publication.
+		 */
 		private List<URI> peers = new ArrayList<>();
+
+		/**
+		 * Name of a Spring Boot SSL bundle (spring.ssl.bundle.*) whose trust store
+		 * verifies the certificates of https:// peers, and whose key store, if it has
+		 * one, is this replica's client certificate. Unset: the JVM's default trust
+		 * store.
+		 */
+		private @Nullable String sslBundle;
 
 		/**
 		 * Discovery service id of the gateway itself: its instances are peers too (this
@@ -2220,6 +2231,14 @@ public class DualMapProperties {
 
 		public void setMaxBufferedReleases(int maxBufferedReleases) {
 			this.maxBufferedReleases = maxBufferedReleases;
+		}
+
+		public @Nullable String getSslBundle() {
+			return this.sslBundle;
+		}
+
+		public void setSslBundle(@Nullable String sslBundle) {
+			this.sslBundle = sslBundle;
 		}
 
 		public boolean isBootstrap() {
