@@ -359,7 +359,7 @@ public class DualMapAutoConfiguration {
 			ReplicaPeers peers = new ReplicaPeers(r.getPeers(), r.getServiceId(),
 					r.getServiceId() == null ? null : discovery.getIfAvailable());
 			HttpClient http = HttpClient.create().responseTimeout(r.getTimeout());
-			if (r.getSslBundle() != null) {
+			if (r.getSslBundle() != null && !r.getSslBundle().isBlank()) {
 				SslBundles bundles = sslBundles.getIfAvailable();
 				if (bundles == null) {
 					throw new IllegalStateException(
