@@ -39,6 +39,8 @@ import static org.awaitility.Awaitility.await;
 				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm",
 				"dualmap.scrape.interval=100ms", "dualmap.slo.classes.interactive.ttft=800ms",
 				"dualmap.slo.classes.standard.ttft=3s", "dualmap.slo.classes.batch.ttft=20s",
+				// Replica sync's meters too (no peer).
+				"dualmap.replicas.enabled=true", "dualmap.replicas.token=t", "dualmap.replicas.bootstrap=false",
 				"management.endpoints.web.exposure.include=prometheus" })
 @AutoConfigureWebTestClient(timeout = "60s")
 class MeterBudgetIntegrationTests {
@@ -102,7 +104,8 @@ class MeterBudgetIntegrationTests {
 				undescribed.add(m.getId().getName());
 			}
 		}
-		assertThat(this.meters.getMeters()).anyMatch(m -> m.getId().getName().equals("dualmap.dispatch"));
+		assertThat(this.meters.getMeters()).anyMatch(m -> m.getId().getName().equals("dualmap.dispatch"))
+			.anyMatch(m -> m.getId().getName().startsWith("dualmap.replicas."));
 		assertThat(undescribed).isEmpty();
 
 		String exported = this.client.get()
