@@ -1,5 +1,9 @@
 package io.github.dualmap.actuate;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
 import io.github.dualmap.autoconfigure.DualMapAutoConfiguration;
 import io.github.dualmap.autoconfigure.DualMapProperties;
 import io.github.dualmap.gateway.DualMapRegistry;
@@ -10,9 +14,12 @@ import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.config.MeterFilter;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
+import org.springframework.boot.actuate.autoconfigure.web.server.ManagementPortType;
+import org.springframework.boot.actuate.endpoint.EndpointAccessResolver;
 import org.springframework.boot.actuate.endpoint.EndpointId;
 import org.springframework.boot.actuate.endpoint.web.PathMappedEndpoints;
 import org.springframework.beans.factory.ObjectProvider;
@@ -20,11 +27,13 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /**
  * The {@code dualmap} actuator endpoint (when it is available: access not {@code none}
@@ -63,6 +72,53 @@ public class DualMapActuatorAutoConfiguration {
 		});
 	}
 
+	/**
+	 * Where Spring Security's web support is present: the drain operation, and the
+	 * replica-sync path when dualmap.security.replica-role is set, need a role.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.security.web.server.WebFilterChainProxy")
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	static class Access {
+
+		@Bean
+		DualMapAccessFilter dualMapAccessFilter(DualMapProperties properties,
+				ObjectProvider<PathMappedEndpoints> endpoints) {
+			EndpointId id = EndpointId.of(DualMapEndpoint.ID);
+			DualMapProperties.Replicas r = properties.getReplicas();
+			return new DualMapAccessFilter(() -> {
+				PathMappedEndpoints mapped = endpoints.getIfAvailable();
+				return mapped != null ? mapped.getPath(id) : null;
+			}, properties.getSecurity().getRole(), r.isEnabled() ? r.getPath() : null,
+					properties.getSecurity().getReplicaRole());
+		}
+
+	}
+
+	/**
+	 * Without Spring Security's web support: warnings at start-up about operations the
+	 * client-facing port exposes.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnMissingClass("org.springframework.security.web.server.WebFilterChainProxy")
+	static class Exposure {
+
+		@Bean
+		DualMapExposureWarnings dualMapExposureWarnings(DualMapProperties properties, Environment environment,
+				ObjectProvider<DualMapWebEndpointExtension> webEndpoint,
+				ObjectProvider<EndpointAccessResolver> access) {
+			EndpointAccessResolver resolver = access.getIfAvailable();
+			boolean writable = webEndpoint.getIfAvailable() != null && resolver != null && resolver.accessFor(
+					EndpointId.of(DualMapEndpoint.ID),
+					org.springframework.boot.actuate.endpoint.Access.READ_ONLY) == org.springframework.boot.actuate.endpoint.Access.UNRESTRICTED;
+			boolean samePort = ManagementPortType.get(environment) == ManagementPortType.SAME;
+			DualMapProperties.Replicas r = properties.getReplicas();
+			return new DualMapExposureWarnings(writable && samePort, r.isEnabled() ? r.getPath() : null,
+					r.isEnabled() ? r.getPeers() : List.of());
+		}
+
+	}
+
 	/** Meters only where Micrometer is on the classpath. */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(MeterBinder.class)
@@ -71,7 +127,18 @@ public class DualMapActuatorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		DualMapMeters dualMapMeters(DualMapRegistry registry, DualMapProperties properties) {
-			return new DualMapMeters(registry, properties.getSlo().getClasses().keySet());
+			List<Duration> buckets = new ArrayList<>(properties.getMetrics().getLatencyBuckets());
+			buckets.addAll(properties.sloTtfts());
+			return new DualMapMeters(registry, properties.getSlo().getClasses().keySet(), buckets);
+		}
+
+		/**
+		 * Descriptions of the meters Micrometer's observation handler makes of the
+		 * {@code dualmap.dispatch} observation, which has none of its own.
+		 */
+		@Bean
+		MeterFilter dualMapDispatchMeterDescriptions() {
+			return DualMapMeters.dispatchDescriptions();
 		}
 
 		@Bean
@@ -103,6 +170,24 @@ public class DualMapActuatorAutoConfiguration {
 				.description("Connections answered 408 and closed because a request head took longer than "
 						+ "dualmap.server.header-read-timeout to arrive")
 				.register(meters);
+		}
+
+	}
+
+	/**
+	 * The pools' health ({@code dualMap}) where Spring Boot's health support is on the
+	 * classpath; off with {@code management.health.dualmap.enabled=false}. In no probe
+	 * group unless the application adds it to one.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(HealthIndicator.class)
+	@ConditionalOnEnabledHealthIndicator("dualmap")
+	static class PoolsHealth {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "dualMapHealthIndicator")
+		DualMapHealthIndicator dualMapHealthIndicator(DualMapRegistry registry) {
+			return new DualMapHealthIndicator(registry);
 		}
 
 	}

@@ -22,6 +22,7 @@ import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.PrefixDirectory;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.gateway.DualMapListener;
+import io.github.dualmap.gateway.DualMapLoadBalancer;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.RetryCause;
 import io.github.dualmap.gateway.ServicePool;
@@ -34,6 +35,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.config.MeterFilter;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.DisposableBean;
@@ -62,6 +64,18 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 
 	private final Set<String> sloClasses;
 
+	/** Bucket bounds of the latency histograms, sorted. */
+	private final Duration[] latencyBuckets;
+
+	/**
+	 * Bucket bounds of the latency histograms ({@code dualmap.ttft},
+	 * {@code dualmap.queue.wait}) by default: 50 ms, 100 ms, 250 ms, 500 ms, 1 s, 2 s, 5
+	 * s, 10 s, 30 s, 60 s.
+	 */
+	public static final List<Duration> DEFAULT_LATENCY_BUCKETS = List.of(Duration.ofMillis(50), Duration.ofMillis(100),
+			Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(2),
+			Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(60));
+
 	/**
 	 * Meters with SLO outcome series of the classes every gateway has,
 	 * {@value SloResolver#DEFAULT_CLASS} and {@value SloResolver#HEADER_CLASS}.
@@ -79,12 +93,51 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 	 * @param sloClasses the configured SLO class names ({@code dualmap.slo.classes})
 	 */
 	public DualMapMeters(DualMapRegistry registry, Collection<String> sloClasses) {
+		this(registry, sloClasses, DEFAULT_LATENCY_BUCKETS);
+	}
+
+	/**
+	 * @param registry the pools to measure
+	 * @param sloClasses the configured SLO class names ({@code dualmap.slo.classes})
+	 * @param latencyBuckets the upper bounds of the latency histograms' buckets (the SLO
+	 * objectives among them); duplicates count once
+	 */
+	public DualMapMeters(DualMapRegistry registry, Collection<String> sloClasses, Collection<Duration> latencyBuckets) {
 		this.registry = registry;
+		this.latencyBuckets = latencyBuckets.stream().distinct().sorted().toArray(Duration[]::new);
+		if (this.latencyBuckets.length == 0 || this.latencyBuckets[0].toNanos() <= 0) {
+			throw new IllegalArgumentException(
+					"latency buckets must be > 0 and at least one but were " + latencyBuckets);
+		}
 		Set<String> classes = new LinkedHashSet<>();
 		classes.add(SloResolver.DEFAULT_CLASS);
 		classes.add(SloResolver.HEADER_CLASS);
 		classes.addAll(sloClasses);
 		this.sloClasses = Collections.unmodifiableSet(classes);
+	}
+
+	/**
+	 * Gives the timer and long task timer of the {@code dualmap.dispatch} observation
+	 * (made by Micrometer's observation handler, without a description) theirs.
+	 */
+	public static MeterFilter dispatchDescriptions() {
+		return new MeterFilter() {
+			@Override
+			public Meter.Id map(Meter.Id id) {
+				if (id.getDescription() != null || !id.getName().startsWith(DualMapLoadBalancer.OBSERVATION)) {
+					return id;
+				}
+				String description = switch (id.getName()) {
+					case DualMapLoadBalancer.OBSERVATION -> "Dispatch of a request, from the load balancer's choice to "
+							+ "its release to an instance (the queue wait included) or its rejection";
+					case DualMapLoadBalancer.OBSERVATION + ".active" ->
+						"Requests being dispatched now: waiting " + "in the dispatch queues for their release";
+					default -> null;
+				};
+				return description == null ? id : new Meter.Id(id.getName(), Tags.of(id.getTagsAsIterable()),
+						id.getBaseUnit(), description, id.getType());
+			}
+		};
 	}
 
 	@Override
@@ -245,14 +298,16 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			sloCounter(service, sloClass, ttftNanos <= sloTtftNanos ? "within" : "over").increment();
 		}
 
-		/** A per-instance latency histogram, 1 ms to 2 min. */
+		/**
+		 * A per-instance latency histogram with the configured buckets only (no
+		 * percentile histogram: its 70-odd buckets per instance would multiply the
+		 * series).
+		 */
 		private Timer latency(String name, MeterKey key, String description) {
 			return Timer.builder(name)
 				.tags("service", key.service(), "instance", key.instance())
 				.description(description)
-				.publishPercentileHistogram()
-				.minimumExpectedValue(Duration.ofMillis(1))
-				.maximumExpectedValue(Duration.ofMinutes(2))
+				.serviceLevelObjectives(DualMapMeters.this.latencyBuckets)
 				.register(this.meters);
 		}
 

@@ -13,6 +13,7 @@ import io.github.dualmap.gateway.DiscoveryMembership;
 import io.github.dualmap.gateway.DispatchAccountingFilter;
 import io.github.dualmap.gateway.DispatchTicker;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.DualMapStartupReport;
 import io.github.dualmap.gateway.EngineScraping;
 import io.github.dualmap.gateway.HeaderReadTimeout;
 import io.github.dualmap.gateway.Http10Responses;
@@ -33,6 +34,9 @@ import io.github.dualmap.replica.ReplicaSyncHandler;
 import io.github.dualmap.stats.MetricsScraper;
 import io.github.dualmap.stats.ScrapeSettings;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import javax.net.ssl.SSLException;
 import reactor.netty.http.client.HttpClient;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -40,6 +44,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionMessage;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -47,10 +52,13 @@ import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.cloud.client.discovery.ReactiveDiscoveryClient;
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
 import org.springframework.cloud.gateway.config.GatewayReactiveLoadBalancerClientAutoConfiguration;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.route.RouteLocator;
 import org.springframework.cloud.loadbalancer.config.LoadBalancerAutoConfiguration;
 import org.springframework.cloud.loadbalancer.core.ServiceInstanceListSupplier;
 import org.springframework.cloud.loadbalancer.support.LoadBalancerClientFactory;
@@ -103,6 +111,12 @@ public class DualMapAutoConfiguration {
 				properties.getRing().getWeightMetadataKey(), breakers, NanoClock.SYSTEM);
 		registry.emptyListGrace(properties.getDiscovery().getEmptyListGrace());
 		return registry;
+	}
+
+	@Bean
+	@ConditionalOnBean(RouteLocator.class)
+	DualMapStartupReport dualMapStartupReport(DualMapRegistry registry, RouteLocator routes) {
+		return new DualMapStartupReport(registry, routes);
 	}
 
 	@Bean
@@ -340,19 +354,48 @@ public class DualMapAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		ReplicaPublisher dualMapReplicaPublisher(ReplicaSync sync, DualMapProperties properties,
-				ObjectProvider<ReactiveDiscoveryClient> discovery) {
+				ObjectProvider<ReactiveDiscoveryClient> discovery, ObjectProvider<SslBundles> sslBundles) {
 			DualMapProperties.Replicas r = properties.getReplicas();
 			ReplicaPeers peers = new ReplicaPeers(r.getPeers(), r.getServiceId(),
 					r.getServiceId() == null ? null : discovery.getIfAvailable());
-			WebClient client = WebClient.builder()
-				.clientConnector(new ReactorClientHttpConnector(HttpClient.create().responseTimeout(r.getTimeout())))
-				.build();
+			HttpClient http = HttpClient.create().responseTimeout(r.getTimeout());
+			if (r.getSslBundle() != null && !r.getSslBundle().isBlank()) {
+				SslBundles bundles = sslBundles.getIfAvailable();
+				if (bundles == null) {
+					throw new IllegalStateException(
+							"dualmap.replicas.ssl-bundle is set but the application has no SSL bundles");
+				}
+				http = secure(http, bundles.getBundle(r.getSslBundle()));
+			}
+			WebClient client = WebClient.builder().clientConnector(new ReactorClientHttpConnector(http)).build();
 			ReplicaPublisher publisher = new ReplicaPublisher(sync, peers, client, r.getPath(), r.getToken(),
 					r.getFlushInterval(), r.getPeerRefreshInterval(), r.getTimeout(), r.getMaxBatchReleases(),
 					r.getMaxBufferedReleases());
 			return r.isBootstrap()
 					? publisher.bootstrapFromPeers((int) Math.min(Integer.MAX_VALUE, r.getMaxBodySize().toBytes()))
 					: publisher;
+		}
+
+		/**
+		 * The client to https:// peers: their certificates verified with the bundle's
+		 * trust material, and the bundle's key (if any) as this replica's certificate.
+		 * Plain http:// peers stay plain.
+		 */
+		static HttpClient secure(HttpClient http, SslBundle bundle) {
+			SslContextBuilder builder = SslContextBuilder.forClient()
+				.trustManager(bundle.getManagers().getTrustManagerFactory());
+			if (bundle.getStores().getKeyStore() != null) {
+				builder.keyManager(bundle.getManagers().getKeyManagerFactory());
+			}
+			SslContext context;
+			try {
+				context = builder.build();
+			}
+			catch (SSLException ex) {
+				throw new IllegalStateException("dualmap.replicas.ssl-bundle could not be used: " + ex.getMessage(),
+						ex);
+			}
+			return http.secure(spec -> spec.sslContext(context));
 		}
 
 		@Bean

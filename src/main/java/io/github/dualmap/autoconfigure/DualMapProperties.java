@@ -176,6 +176,14 @@ public class DualMapProperties {
 	@Valid
 	private final Server server = new Server();
 
+	/** The dualmap.* meters. */
+	@Valid
+	private final Metrics metrics = new Metrics();
+
+	/** Who may use DualMap's write operations when Spring Security is present. */
+	@Valid
+	private final Security security = new Security();
+
 	/**
 	 * dualmap.demo.*, which the demo's own properties bind (DemoProperties): bound here
 	 * too and never read, only so that ignoreUnknownFields = false, which Spring Boot
@@ -502,6 +510,102 @@ public class DualMapProperties {
 
 	public Server getServer() {
 		return this.server;
+	}
+
+	public Metrics getMetrics() {
+		return this.metrics;
+	}
+
+	public Security getSecurity() {
+		return this.security;
+	}
+
+	/**
+	 * Every TTFT objective configured: {@code dualmap.slo.ttft}, each class's and each
+	 * pool's.
+	 */
+	public List<Duration> sloTtfts() {
+		List<Duration> out = new ArrayList<>();
+		out.add(this.slo.getTtft());
+		this.slo.getClasses().values().forEach(c -> {
+			if (c.getTtft() != null) {
+				out.add(c.getTtft());
+			}
+		});
+		this.pools.values().forEach(p -> {
+			if (p.getSlo().getTtft() != null) {
+				out.add(p.getSlo().getTtft());
+			}
+		});
+		return out;
+	}
+
+	/** {@code dualmap.metrics.*}. */
+	public static class Metrics {
+
+		/**
+		 * Upper bounds of the buckets of the dualmap.ttft and dualmap.queue.wait
+		 * histograms. Every configured TTFT objective (dualmap.slo.ttft,
+		 * dualmap.slo.classes.*.ttft, dualmap.pools.*.slo.ttft) is added to them, so SLO
+		 * attainment reads exactly off a bucket. At most 20 bounds.
+		 */
+		@NotNull(message = "dualmap.metrics.latency-buckets must be set")
+		@jakarta.validation.constraints.Size(max = 20,
+				message = "dualmap.metrics.latency-buckets has at most 20 bounds")
+		private List<Duration> latencyBuckets = new ArrayList<>(List.of(Duration.ofMillis(50), Duration.ofMillis(100),
+				Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(2),
+				Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(60)));
+
+		@AssertTrue(message = "dualmap.metrics.latency-buckets must all be > 0")
+		private boolean isLatencyBucketsPositive() {
+			return this.latencyBuckets.stream().allMatch(d -> d != null && d.toNanos() > 0);
+		}
+
+		public List<Duration> getLatencyBuckets() {
+			return this.latencyBuckets;
+		}
+
+		public void setLatencyBuckets(List<Duration> latencyBuckets) {
+			this.latencyBuckets = latencyBuckets;
+		}
+
+	}
+
+	/**
+	 * {@code dualmap.security.*}: applied only when Spring Security is on the classpath.
+	 */
+	public static class Security {
+
+		/**
+		 * Role (without the ROLE_ prefix) an authenticated caller needs for the write
+		 * operations of the dualmap actuator endpoint (drain, undrain).
+		 */
+		@NotBlank(message = "dualmap.security.role must not be blank")
+		private String role = "DUALMAP_OPERATOR";
+
+		/**
+		 * Role (without the ROLE_ prefix) a caller of the replica-sync path needs besides
+		 * dualmap.replicas.token, for gateways whose security chain authenticates their
+		 * peers (mutual TLS, for example). Unset: the token alone.
+		 */
+		private @Nullable String replicaRole;
+
+		public String getRole() {
+			return this.role;
+		}
+
+		public void setRole(String role) {
+			this.role = role;
+		}
+
+		public @Nullable String getReplicaRole() {
+			return this.replicaRole;
+		}
+
+		public void setReplicaRole(@Nullable String replicaRole) {
+			this.replicaRole = replicaRole;
+		}
+
 	}
 
 	Map<String, Object> getDemo() {
@@ -1994,8 +2098,19 @@ public class DualMapProperties {
 		 */
 		private @Nullable String token;
 
-		/** Base URLs of the other replicas, e.g. http://gateway-1:8080. */
+		/**
+		 * Base URLs of the other replicas, e.g. https://gateway-1:8443. Across a network,
+		 * https: the token is sent with every publication.
+		 */
 		private List<URI> peers = new ArrayList<>();
+
+		/**
+		 * Name of a Spring Boot SSL bundle (spring.ssl.bundle.*) whose trust store
+		 * verifies the certificates of https:// peers, and whose key store, if it has
+		 * one, is this replica's client certificate. Unset: the JVM's default trust
+		 * store.
+		 */
+		private @Nullable String sslBundle;
 
 		/**
 		 * Discovery service id of the gateway itself: its instances are peers too (this
@@ -2201,6 +2316,14 @@ public class DualMapProperties {
 
 		public void setMaxBufferedReleases(int maxBufferedReleases) {
 			this.maxBufferedReleases = maxBufferedReleases;
+		}
+
+		public @Nullable String getSslBundle() {
+			return this.sslBundle;
+		}
+
+		public void setSslBundle(@Nullable String sslBundle) {
+			this.sslBundle = sslBundle;
 		}
 
 		public boolean isBootstrap() {

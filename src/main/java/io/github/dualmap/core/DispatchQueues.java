@@ -496,7 +496,7 @@ public final class DispatchQueues {
 			String full = "pool '" + pool.name() + "' has " + queuedTotal + " queued requests, the limit";
 			long retry = retryAfter(pool.estimator().estimate((long) pool.meanPendingTokens(), 0));
 			if (!shedLooser(q, null, full, retry, out)) {
-				reject(q, Rejection.TOO_MANY_REQUESTS, full, retry, out);
+				reject(q, Rejection.TOO_MANY_REQUESTS, full, null, retry, out);
 				return;
 			}
 		}
@@ -508,11 +508,11 @@ public final class DispatchQueues {
 				q.decision = withPlacement(q, alt, Reason.FALLBACK);
 			}
 			else {
-				String full = "instance '" + target.id() + "' has " + settings.maxQueuedPerInstance()
+				String full = "its instance in pool '" + pool.name() + "' has " + settings.maxQueuedPerInstance()
 						+ " queued requests, the limit";
 				long retry = retryAfter(pool.estimateTtft(target, 0, 0));
 				if (!shedLooser(q, target, full, retry, out)) {
-					reject(q, Rejection.TOO_MANY_REQUESTS, full, retry, out);
+					reject(q, Rejection.TOO_MANY_REQUESTS, full, target.id(), retry, out);
 					return;
 				}
 			}
@@ -549,7 +549,7 @@ public final class DispatchQueues {
 		dequeue(victim);
 		shed++;
 		reject(victim, Rejection.TOO_MANY_REQUESTS, full + "; shed for a request with a tighter TTFT SLO",
-				retryAfterSeconds, out);
+				within == null ? null : within.id(), retryAfterSeconds, out);
 		return true;
 	}
 
@@ -579,9 +579,9 @@ public final class DispatchQueues {
 		}
 		else if (!rescue(q, iq, out)) {
 			reject(q, Rejection.SERVICE_UNAVAILABLE,
-					"request waited " + ((q.expiresAtNanos - q.submittedAtNanos()) / 1_000_000) + " ms for instance '"
-							+ iq.state.id() + "' of pool '" + pool.name() + "'",
-					retryAfter(pool.estimateTtft(iq.state, 0, 0)), out);
+					"request waited " + ((q.expiresAtNanos - q.submittedAtNanos()) / 1_000_000)
+							+ " ms for its instance in pool '" + pool.name() + "'",
+					iq.state.id(), retryAfter(pool.estimateTtft(iq.state, 0, 0)), out);
 		}
 	}
 
@@ -655,9 +655,14 @@ public final class DispatchQueues {
 	}
 
 	private void reject(QueuedRequest q, int status, String message, long retryAfterSeconds, List<Runnable> out) {
+		reject(q, status, message, null, retryAfterSeconds, out);
+	}
+
+	private void reject(QueuedRequest q, int status, String message, @Nullable String instanceId,
+			long retryAfterSeconds, List<Runnable> out) {
 		q.state = QueuedRequest.State.REJECTED;
 		rejections++;
-		Rejection r = new Rejection(status, message, retryAfterSeconds);
+		Rejection r = new Rejection(status, message, retryAfterSeconds, instanceId);
 		out.add(() -> {
 			try {
 				q.listener.rejected(q, r);
@@ -731,11 +736,11 @@ public final class DispatchQueues {
 				if (!rescue(next, iq, out)) {
 					hopelessShed++;
 					reject(next, Rejection.SERVICE_UNAVAILABLE,
-							"request waited " + waitedMs + " ms for instance '" + s.id() + "' of pool '" + pool.name()
+							"request waited " + waitedMs + " ms for its instance in pool '" + pool.name()
 									+ "' and would need about " + estimateMs
 									+ " ms more for its first token there: past its TTFT objective of "
 									+ sloOf(next.request()) / 1_000_000 + " ms",
-							retryAfter(pool.estimateTtft(s, 0, 0)), out);
+							s.id(), retryAfter(pool.estimateTtft(s, 0, 0)), out);
 				}
 				continue;
 			}
@@ -866,9 +871,9 @@ public final class DispatchQueues {
 			for (QueuedRequest q : orphans) {
 				InstanceState target = place(q, null);
 				if (target == null) {
-					reject(q, Rejection.SERVICE_UNAVAILABLE, "instance '" + iq.state.id() + "' left pool '"
-							+ pool.name() + "' and no other accepts requests", settings.unavailableRetryAfterSeconds(),
-							out);
+					reject(q, Rejection.SERVICE_UNAVAILABLE,
+							"its instance left pool '" + pool.name() + "' and no other accepts requests", iq.state.id(),
+							settings.unavailableRetryAfterSeconds(), out);
 				}
 				else {
 					q.decision = withPlacement(q, target, Reason.FALLBACK);

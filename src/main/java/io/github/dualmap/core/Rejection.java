@@ -1,5 +1,7 @@
 package io.github.dualmap.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Why a request was not sent to any instance: a value handed to the request's
  * {@link DispatchListener}, which the gateway renders as an OpenAI-style error with a
@@ -7,16 +9,24 @@ package io.github.dualmap.core;
  *
  * @param status HTTP status: 429 when the queues are full, 503 when no instance can take
  * the request (none available, or it waited beyond the bound)
- * @param message human-readable reason, without prompt content
+ * @param message human-readable reason, without prompt content and without instance ids
+ * (the gateway sends it to clients, and an instance id is usually a backend address)
  * @param retryAfterSeconds the value of {@code Retry-After}, at least 1
+ * @param instanceId the instance the request was queued on or placed on, when the
+ * rejection concerns one (for logs and tests), else {@code null}
  */
-public record Rejection(int status, String message, long retryAfterSeconds) {
+public record Rejection(int status, String message, long retryAfterSeconds, @Nullable String instanceId) {
 
 	/** Queue bound reached. */
 	public static final int TOO_MANY_REQUESTS = 429;
 
 	/** No instance can serve the request now. */
 	public static final int SERVICE_UNAVAILABLE = 503;
+
+	/** A rejection that concerns no single instance. */
+	public Rejection(int status, String message, long retryAfterSeconds) {
+		this(status, message, retryAfterSeconds, null);
+	}
 
 	public Rejection {
 		if (status != TOO_MANY_REQUESTS && status != SERVICE_UNAVAILABLE) {

@@ -132,14 +132,14 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 			}
 			if (stopped) {
 				return OpenAiErrorResponses.write(exchange, HttpStatus.GATEWAY_TIMEOUT,
-						new OpenAiError("instance '" + failed.instanceId() + "' of '" + failed.serviceId()
-								+ "' stopped answering (dualmap.scrape.unresponsive-after) before it answered "
-								+ "this request", "server_error", null, "upstream_unresponsive"));
+						new OpenAiError("the instance of '" + failed.serviceId()
+								+ "' this request was sent to stopped answering (dualmap.scrape.unresponsive-after)"
+								+ " before it answered", "server_error", null, "upstream_unresponsive"));
 			}
 			return OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY,
-					new OpenAiError("could not connect to instance '" + failed.instanceId() + "' of '"
-							+ failed.serviceId() + "' nor to another one", "server_error", null,
-							"upstream_connect_failed"));
+					new OpenAiError(
+							"could not connect to an instance of '" + failed.serviceId() + "' nor to another one",
+							"server_error", null, "upstream_connect_failed"));
 		});
 	}
 

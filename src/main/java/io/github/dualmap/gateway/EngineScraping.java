@@ -28,7 +28,8 @@ import org.springframework.web.util.UriComponentsBuilder;
  * the instance's engine view unknown and is counted. Scrapes are also how a hung instance
  * is found: one from which nothing has come (no scrape answered, even with an error
  * status, and no response byte) for {@code unresponsiveAfter} gets no new requests until
- * it answers again.
+ * it answers again. A scrape that succeeds after failed ones lets an open circuit breaker
+ * probe its instance at once ({@link InstanceBreakers#scrapeSucceeded}).
  */
 public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapListener {
 
@@ -138,6 +139,7 @@ public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapLi
 			state.updateEngine(snapshot);
 		}
 		service.heard(instanceId);
+		service.breakers().scrapeSucceeded(instanceId);
 	}
 
 	/**
@@ -159,6 +161,7 @@ public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapLi
 			state.markEngineUnknown();
 		}
 		service.countScrapeFailure(instanceId);
+		service.breakers().scrapeFailed(instanceId);
 		if (answered(failure)) {
 			service.heard(instanceId);
 		}

@@ -10,6 +10,7 @@ import io.github.dualmap.core.InstanceState;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.github.resilience4j.circuitbreaker.IllegalStateTransitionException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -31,6 +32,9 @@ public final class InstanceBreakers {
 
 	/** Instances whose half-open breaker refused a call: every permit is out probing. */
 	private final Set<String> probing = ConcurrentHashMap.newKeySet();
+
+	/** Instances whose last scrape failed (no answer, or no usable one). */
+	private final Set<String> scrapeFailed = ConcurrentHashMap.newKeySet();
 
 	/** The last failure each breaker recorded, for the line logged when it opens. */
 	private final Map<String, Throwable> lastFailure = new ConcurrentHashMap<>();
@@ -90,6 +94,40 @@ public final class InstanceBreakers {
 			// Half open, probing; or a failed probe keeping it out.
 			logger.debug(instance + ": its circuit breaker went from " + from + " to " + to);
 		}
+	}
+
+	/** A scrape of {@code instanceId} failed (see {@link #scrapeSucceeded}). */
+	public void scrapeFailed(String instanceId) {
+		this.scrapeFailed.add(instanceId);
+	}
+
+	/**
+	 * A scrape of {@code instanceId} succeeded. After failed ones, the instance is back
+	 * (an engine restarted, a network partition healed): an open breaker moves to half
+	 * open at once and lets its probes through, instead of keeping the instance out for
+	 * the rest of {@code dualmap.breaker.wait-duration-in-open-state}. An instance whose
+	 * scrapes never failed keeps its breaker's wait: its metrics endpoint answering says
+	 * nothing about the requests that opened the breaker.
+	 * @return whether the breaker moved to half open
+	 */
+	public boolean scrapeSucceeded(String instanceId) {
+		if (!this.scrapeFailed.remove(instanceId)) {
+			return false;
+		}
+		CircuitBreaker breaker = this.registry.find(instanceId).orElse(null);
+		if (breaker == null || breaker.getState() != CircuitBreaker.State.OPEN) {
+			return false;
+		}
+		try {
+			breaker.transitionToHalfOpenState();
+		}
+		catch (IllegalStateTransitionException ex) {
+			// It moved by itself meanwhile (its wait ended): nothing left to do.
+			return false;
+		}
+		logger.info("Instance " + instanceId + " of " + this.pool.name()
+				+ " answers its scrapes again: its circuit breaker lets probes through now");
+		return true;
 	}
 
 	/**
@@ -166,6 +204,7 @@ public final class InstanceBreakers {
 		Set<String> keep = Set.copyOf(instanceIds);
 		this.unresponsive.retainAll(keep);
 		this.probing.retainAll(keep);
+		this.scrapeFailed.retainAll(keep);
 		this.lastFailure.keySet().retainAll(keep);
 		for (CircuitBreaker b : this.registry.getAllCircuitBreakers()) {
 			if (!keep.contains(b.getName())) {

@@ -123,15 +123,16 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 			return Mono.empty();
 		}
 		identify(exchange);
+		// The body names the service, never the instance: an instance id is usually a
+		// backend address (host:port), which clients have no business learning.
+		String sent = "the instance of '" + attempt.serviceId() + "' this request was sent to";
 		return timedOut ? OpenAiErrorResponses.write(exchange, HttpStatus.GATEWAY_TIMEOUT,
 				// Spring Cloud Gateway's response timeout, or a route's CircuitBreaker
 				// time limit: the reason says which.
-				new OpenAiError(
-						instance + " did not answer in time (" + ((ResponseStatusException) ex).getReason() + ")",
+				new OpenAiError(sent + " did not answer in time (" + ((ResponseStatusException) ex).getReason() + ")",
 						"server_error", null, "upstream_timeout"))
 				: OpenAiErrorResponses.write(exchange, HttpStatus.BAD_GATEWAY,
-						new OpenAiError(
-								instance + " closed the connection before answering (the engine may have stopped)",
+						new OpenAiError(sent + " closed the connection before answering (the engine may have stopped)",
 								"server_error", null, "upstream_connection_closed"));
 	}
 

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
@@ -23,6 +24,7 @@ import org.springframework.cloud.client.discovery.simple.reactive.SimpleReactive
 import org.springframework.cloud.commons.util.UtilAutoConfiguration;
 import org.springframework.cloud.gateway.handler.predicate.PredicateDefinition;
 import org.springframework.cloud.loadbalancer.annotation.LoadBalancerClientSpecification;
+import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.FileSystemResource;
 import org.springframework.http.HttpHeaders;
@@ -205,23 +207,65 @@ class ConfigSamplesTests {
 		});
 	}
 
+	/**
+	 * No sample puts the actuator on the port clients reach: each gives it a port of its
+	 * own (and, outside Kubernetes, an internal address), so the dualmap endpoint's drain
+	 * operation, where a sample opens it, is not reachable by clients.
+	 */
+	@Test
+	void everySampleKeepsTheActuatorOffTheClientPort() throws IOException {
+		List<String> samples;
+		try (var files = java.nio.file.Files.list(Path.of("config-samples"))) {
+			samples = files.map(f -> f.getFileName().toString())
+				.filter(f -> f.endsWith(".yml") && !f.equals("prometheus-rules.yml"))
+				.sorted()
+				.toList();
+		}
+		assertThat(samples).hasSizeGreaterThan(8);
+		for (String file : samples) {
+			List<PropertySource<?>> sources = new YamlPropertySourceLoader().load(file,
+					new FileSystemResource(Path.of("config-samples", file)));
+			org.springframework.core.env.StandardEnvironment environment = new org.springframework.core.env.StandardEnvironment();
+			sources.forEach(s -> environment.getPropertySources().addFirst(s));
+			String managementPort = environment.getProperty("management.server.port");
+			assertThat(managementPort).as("management.server.port of %s", file).isNotBlank();
+			assertThat(managementPort).as(file).isNotEqualTo(environment.getProperty("server.port", "8080"));
+			boolean kubernetes = file.equals("kubernetes-discovery.yml") || file.equals("replicas.yml");
+			if (!kubernetes) {
+				assertThat(environment.getProperty("management.server.address")).as(file).isEqualTo("127.0.0.1");
+			}
+			for (String peer : environment.getProperty("dualmap.replicas.peers", String[].class, new String[0])) {
+				assertThat(peer).as(file).startsWith("https://");
+			}
+		}
+	}
+
 	@Test
 	void replicas() {
 		withSample("replicas.yml").run(context -> assertThat(context).hasFailed()
 			.getFailure()
 			.rootCause()
 			.hasMessageContaining("dualmap.replicas.token is an unresolved ${...} placeholder"));
-		withSample("replicas.yml").withPropertyValues("DUALMAP_REPLICA_TOKEN=from-a-secret").run(context -> {
-			assertThat(context).hasNotFailed().hasSingleBean(ReplicaSync.class);
-			DualMapProperties.Replicas r = context.getBean(DualMapProperties.class).getReplicas();
-			assertThat(r.getToken()).isEqualTo("from-a-secret");
-			assertThat(r.getFlushInterval()).isEqualTo(Duration.ofMillis(50));
-			assertThat(r.isBootstrap()).isTrue();
-			assertThat(context.getEnvironment().getProperty("management.endpoint.health.group.readiness.include"))
-				.contains("dualMapReplicas");
-			assertThat(context.getBean(ReplicaPublisher.class).peers()).hasSize(3)
-				.allMatch(u -> u.getHost().startsWith("gateway-"));
-		});
+		// The sample's SSL bundle reads certificate files of the deployment: none here.
+		withSample("replicas.yml").withPropertyValues("DUALMAP_REPLICA_TOKEN=from-a-secret")
+			.withInitializer(context -> context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new MapPropertySource("no-bundle", Map.of("dualmap.replicas.ssl-bundle", ""))))
+			.run(context -> {
+				assertThat(context).hasNotFailed().hasSingleBean(ReplicaSync.class);
+				DualMapProperties.Replicas r = context.getBean(DualMapProperties.class).getReplicas();
+				// Peers over https, trusted through the bundle the sample defines.
+				assertThat(r.getPeers()).allMatch(u -> u.getScheme().equals("https"));
+				assertThat(context.getEnvironment()
+					.getProperty("spring.ssl.bundle.pem.replica-peers.truststore.certificate")).isNotBlank();
+				assertThat(r.getToken()).isEqualTo("from-a-secret");
+				assertThat(r.getFlushInterval()).isEqualTo(Duration.ofMillis(50));
+				assertThat(r.isBootstrap()).isTrue();
+				assertThat(context.getEnvironment().getProperty("management.endpoint.health.group.readiness.include"))
+					.contains("dualMapReplicas");
+				assertThat(context.getBean(ReplicaPublisher.class).peers()).hasSize(3)
+					.allMatch(u -> u.getHost().startsWith("gateway-"));
+			});
 
 	}
 

@@ -253,7 +253,8 @@ class DispatchQueuesTests {
 		Rejection r = outcomes.rejected.get(r3);
 		assertThat(r.status()).isEqualTo(429);
 		assertThat(r.errorType()).isEqualTo("rate_limit_exceeded");
-		assertThat(r.message()).contains("'a'");
+		assertThat(r.instanceId()).isEqualTo("a");
+		assertThat(r.message()).doesNotContain("'a'");
 		// 100 tokens queued + 100 in prefill at 1 ms/token plus 20 ms base: 0.22 s.
 		assertThat(r.retryAfterSeconds()).isEqualTo(1);
 		assertThat(r3.state()).isEqualTo(QueuedRequest.State.REJECTED);
@@ -318,7 +319,8 @@ class DispatchQueuesTests {
 		QueuedRequest urgent = q.submit(withSlo(request("urgent", 4, 100), Duration.ofSeconds(1)), true, outcomes);
 		assertThat(urgent.state()).isEqualTo(QueuedRequest.State.QUEUED);
 		assertThat(standard.state()).isEqualTo(QueuedRequest.State.REJECTED);
-		assertThat(outcomes.rejected.get(standard).message()).contains("instance 'a'").contains("tighter TTFT SLO");
+		assertThat(outcomes.rejected.get(standard).message()).contains("tighter TTFT SLO");
+		assertThat(outcomes.rejected.get(standard).instanceId()).isEqualTo("a");
 		assertThat(interactive.state()).isEqualTo(QueuedRequest.State.QUEUED);
 		assertThat(a().queuedRequests()).isEqualTo(2);
 		assertThat(a().queuedTokens()).isEqualTo(200);
@@ -589,7 +591,8 @@ class DispatchQueuesTests {
 
 		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.REJECTED);
 		assertThat(outcomes.rejected.get(waiting).status()).isEqualTo(503);
-		assertThat(outcomes.rejected.get(waiting).message()).contains("waited 4380 ms for instance 'b'");
+		assertThat(outcomes.rejected.get(waiting).message()).contains("waited 4380 ms for its instance");
+		assertThat(outcomes.rejected.get(waiting).instanceId()).isEqualTo("b");
 		assertThat(q.rescues()).isEqualTo(1);
 		assertThat(q.rejections()).isEqualTo(1);
 		assertThat(pool.instance("b").queuedRequests()).isZero();
@@ -660,7 +663,8 @@ class DispatchQueuesTests {
 		assertThat(long_.state()).isEqualTo(QueuedRequest.State.REJECTED);
 		Rejection r = outcomes.rejected.get(long_);
 		assertThat(r.status()).isEqualTo(503);
-		assertThat(r.message()).contains("waited 2200 ms for instance 'a'")
+		assertThat(r.instanceId()).isEqualTo("a");
+		assertThat(r.message()).contains("waited 2200 ms for its instance")
 			.contains("about 3020 ms more")
 			.contains("TTFT objective of 5000 ms");
 		assertThat(r.retryAfterSeconds()).isPositive();

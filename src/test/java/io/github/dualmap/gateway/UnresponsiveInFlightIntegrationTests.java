@@ -139,7 +139,10 @@ class UnresponsiveInFlightIntegrationTests {
 		B.scrapesHang.set(true);
 		ResponseEntity<String> next = sent.get(20, TimeUnit.SECONDS);
 		assertThat(next.getStatusCode().value()).isEqualTo(504);
-		assertThat(next.getBody()).contains("\"code\":\"upstream_unresponsive\"").contains(B.instanceId());
+		// The body names the service, not the instance (a backend address).
+		assertThat(next.getBody()).contains("\"code\":\"upstream_unresponsive\"")
+			.contains("'llm'")
+			.doesNotContain(B.instanceId());
 	}
 
 	private Mono<ResponseEntity<String>> post(String path, String body) {

@@ -195,12 +195,40 @@ class UnresponsiveInstanceTests {
 		this.pool.breakers().breaker("c").transitionToOpenState();
 		this.pool.breakers().breaker("c").transitionToClosedState();
 		assertThat(accepts("c")).isFalse();
-		// It answers while its breaker is open: out until the breaker lets calls through.
-		this.pool.breakers().breaker("c").transitionToOpenState();
+		// It answers, after failed scrapes, while its breaker is open: back, and its
+		// breaker lets probes through at once.
+		CircuitBreaker breaker = this.pool.breakers().breaker("c");
+		breaker.transitionToOpenState();
 		this.scraping.onSnapshot("llm", "c", new EngineSnapshot(this.now.get(), 0, 0, 0.1, 0, 0, 0));
-		assertThat(accepts("c")).isFalse();
-		this.pool.breakers().breaker("c").transitionToHalfOpenState();
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.HALF_OPEN);
 		assertThat(accepts("c")).isTrue();
+		// A breaker that opens while scrapes keep answering keeps its wait: out until the
+		// breaker lets calls through.
+		breaker.transitionToOpenState();
+		this.scraping.onSnapshot("llm", "c", new EngineSnapshot(this.now.get(), 0, 0, 0.1, 0, 0, 0));
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(accepts("c")).isFalse();
+		breaker.transitionToHalfOpenState();
+		assertThat(accepts("c")).isTrue();
+	}
+
+	@Test
+	void aScrapeAnsweringAfterFailuresMovesAnOpenBreakerToHalfOpen() {
+		CircuitBreaker breaker = this.pool.breakers().breaker("a");
+		breaker.transitionToOpenState();
+		this.scraping.onFailure("llm", "a", new ConnectException("Connection refused"));
+		assertThat(accepts("a")).isFalse();
+		// A failed scrape that answered (an engine still starting) does not count as
+		// back.
+		this.scraping.onFailure("llm", "a", new ScrapeAnsweredException("503 Service Unavailable"));
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		this.scraping.onSnapshot("llm", "a", new EngineSnapshot(this.now.get(), 0, 0, 0.1, 0, 0, 0));
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.HALF_OPEN);
+		assertThat(accepts("a")).isTrue();
+		// Instances whose breakers are closed are left alone.
+		this.scraping.onFailure("llm", "b", new ConnectException("Connection refused"));
+		this.scraping.onSnapshot("llm", "b", new EngineSnapshot(this.now.get(), 0, 0, 0.1, 0, 0, 0));
+		assertThat(this.pool.breakers().breaker("b").getState()).isEqualTo(CircuitBreaker.State.CLOSED);
 	}
 
 	/**

@@ -41,14 +41,27 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
 				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
 				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+				"spring.cloud.gateway.server.webflux.routes[1].id=gone",
+				"spring.cloud.gateway.server.webflux.routes[1].uri=lb://gone",
+				"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/gone/**",
+				"spring.cloud.gateway.server.webflux.routes[1].filters[0]=StripPrefix=1",
 				"spring.cloud.gateway.server.webflux.httpclient.response-timeout=1s",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm",
-				"dualmap.scrape.enabled=false" })
+				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm,gone",
+				"dualmap.scrape.enabled=false", "dualmap.headers.enabled=false" })
 @AutoConfigureWebTestClient(timeout = "30s")
 @ExtendWith(OutputCaptureExtension.class)
 class UpstreamFailureIntegrationTests {
 
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"));
+
+	/** The addresses of two engines that are gone: connections to them are refused. */
+	static final List<String> GONE = List.of(gone(), gone());
+
+	static String gone() {
+		StubEngine engine = new StubEngine("gone");
+		engine.stop();
+		return engine.instanceId();
+	}
 
 	@Autowired
 	WebTestClient client;
@@ -59,6 +72,11 @@ class UpstreamFailureIntegrationTests {
 	@DynamicPropertySource
 	static void engines(DynamicPropertyRegistry properties) {
 		StubEngine.discover(properties, "llm", ENGINES);
+		for (int i = 0; i < GONE.size(); i++) {
+			String address = GONE.get(i);
+			properties.add("spring.cloud.discovery.client.simple.instances.gone[" + i + "].uri",
+					() -> "http://" + address);
+		}
 	}
 
 	@AfterAll
@@ -99,6 +117,7 @@ class UpstreamFailureIntegrationTests {
 				.contains("\"type\":\"server_error\"")
 				.contains("closed the connection before answering");
 			assertThat(r.getResponseHeaders().getFirst("x-request-id")).isNotBlank();
+			assertNamesNoBackend(r);
 		}
 		assertThat(output.getAll()).doesNotContain("500 Server Error").doesNotContain("ERROR");
 	}
@@ -110,6 +129,34 @@ class UpstreamFailureIntegrationTests {
 		assertThat(r.getStatus().value()).isEqualTo(504);
 		assertThat(r.getResponseBody()).contains("\"code\":\"upstream_timeout\"")
 			.contains("Response took longer than timeout");
+		assertNamesNoBackend(r);
+	}
+
+	@Test
+	void noInstanceToConnectToGets502NamingNoBackend() {
+		EntityExchangeResult<String> r = this.client.post()
+			.uri("/gone/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(chat(false, "nobody home"))
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+		assertThat(r.getStatus().value()).as(r.getResponseBody()).isEqualTo(502);
+		assertThat(r.getResponseBody()).contains("\"code\":\"upstream_connect_failed\"")
+			.contains("'gone'")
+			.doesNotContain(GONE.get(0))
+			.doesNotContain(GONE.get(1))
+			.doesNotContain("127.0.0.1");
+		assertThat(r.getResponseHeaders().getFirst("x-dualmap-instance")).isNull();
+	}
+
+	/** Neither the body nor the headers of an error name an engine's address. */
+	static void assertNamesNoBackend(EntityExchangeResult<String> r) {
+		for (StubEngine e : ENGINES) {
+			assertThat(r.getResponseBody()).doesNotContain(e.instanceId());
+		}
+		assertThat(r.getResponseBody()).doesNotContain("127.0.0.1").contains("'llm'");
+		assertThat(r.getResponseHeaders().getFirst("x-dualmap-instance")).isNull();
 	}
 
 	@Test
