@@ -67,9 +67,10 @@ public class DualMapTenantsAutoConfiguration {
 	@ConditionalOnMissingBean(BudgetStore.class)
 	@ConditionalOnProperty(prefix = TenantProperties.PREFIX, name = "store", havingValue = "local",
 			matchIfMissing = true)
-	LocalBudgetStore dualMapLocalBudgetStore(TenantProperties properties) {
+	LocalBudgetStore dualMapLocalBudgetStore(TenantProperties properties, TenantDirectory directory) {
 		// Up to four budget lines per tenant: per minute and per day, tenant and model.
-		return new LocalBudgetStore(4L * properties.getMaxTracked(), System::currentTimeMillis);
+		return new LocalBudgetStore(4L * properties.getMaxTracked(), System::currentTimeMillis,
+				directory::configuredKey);
 	}
 
 	@Bean

@@ -18,6 +18,9 @@ public interface BudgetStore {
 	 */
 	Mono<Levels> charge(List<BudgetLine> lines, double cost, Charge charge);
 
+	/** Where it keeps the budgets, as {@code dualmap.tenants.store} names it. */
+	String kind();
+
 	/** How a cost is applied. */
 	enum Charge {
 

@@ -2,33 +2,50 @@ package io.github.dualmap.tenant;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import reactor.core.publisher.Mono;
 
 /**
- * Budgets in this gateway's memory: at most {@code maxBuckets} buckets, least recently
- * used evicted first (an evicted bucket starts full again), and none kept a day past its
- * last use, when it would be full anyway.
+ * Budgets in this gateway's memory. The buckets of configured tenants (and of tenant
+ * {@code default}) are always kept; those of the names clients send are at most
+ * {@code maxBuckets}, least recently used evicted first (an evicted bucket starts full
+ * again), so a client sending ever new names can neither grow the memory nor evict a
+ * configured tenant's budget. None is kept a day past its last use, when it would be full
+ * anyway.
  */
 public final class LocalBudgetStore implements BudgetStore {
 
 	private final Cache<String, double[]> buckets;
 
+	private final Map<String, double[]> kept = new ConcurrentHashMap<>();
+
+	private final Predicate<String> keep;
+
 	private final LongSupplier clock;
 
 	/**
-	 * @param maxBuckets most buckets kept
+	 * @param maxBuckets most buckets of unlisted tenants kept
 	 * @param clock milliseconds, of any origin
+	 * @param keep which bucket keys are never evicted (a configured tenant's)
 	 */
-	public LocalBudgetStore(long maxBuckets, LongSupplier clock) {
+	public LocalBudgetStore(long maxBuckets, LongSupplier clock, Predicate<String> keep) {
+		this.keep = keep;
 		this.buckets = Caffeine.newBuilder()
 			.maximumSize(maxBuckets)
 			.expireAfterAccess(Duration.ofMillis(BudgetLine.DAY_MILLIS))
 			.build();
 		this.clock = clock;
+	}
+
+	@Override
+	public String kind() {
+		return "local";
 	}
 
 	@Override
@@ -43,7 +60,8 @@ public final class LocalBudgetStore implements BudgetStore {
 		boolean admitted = true;
 		for (int i = 0; i < levels.length; i++) {
 			BudgetLine line = lines.get(i);
-			double[] state = this.buckets.getIfPresent(line.key());
+			double[] state = this.keep.test(line.key()) ? this.kept.get(line.key())
+					: this.buckets.getIfPresent(line.key());
 			// state: {level, at}
 			levels[i] = state == null ? line.limit() : line.refilled(state[0], now - (long) state[1]);
 			admitted &= levels[i] >= line.needed(cost);
@@ -53,13 +71,20 @@ public final class LocalBudgetStore implements BudgetStore {
 			if (take) {
 				levels[i] = Math.min(lines.get(i).limit(), levels[i] - cost);
 			}
-			this.buckets.put(lines.get(i).key(), new double[] { levels[i], now });
+			String key = lines.get(i).key();
+			if (this.keep.test(key)) {
+				this.kept.put(key, new double[] { levels[i], now });
+			}
+			else {
+				this.buckets.put(key, new double[] { levels[i], now });
+			}
 		}
 		return new Levels(admitted, levels, now);
 	}
 
-	/** Buckets kept now. */
+	/** Buckets of unlisted tenants kept now. */
 	public long size() {
+		this.buckets.cleanUp();
 		return this.buckets.estimatedSize();
 	}
 

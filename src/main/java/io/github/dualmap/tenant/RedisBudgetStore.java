@@ -75,6 +75,11 @@ public final class RedisBudgetStore implements BudgetStore {
 	}
 
 	@Override
+	public String kind() {
+		return "redis";
+	}
+
+	@Override
 	public Mono<Levels> charge(List<BudgetLine> lines, double cost, Charge charge) {
 		if (lines.isEmpty()) {
 			return Mono.just(new Levels(true, new double[0], System.currentTimeMillis()));

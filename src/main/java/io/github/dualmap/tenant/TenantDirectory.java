@@ -125,6 +125,19 @@ public final class TenantDirectory {
 	}
 
 	/**
+	 * Whether {@code key}, a budget line's key, belongs to a configured tenant or to
+	 * {@value #DEFAULT}.
+	 */
+	public boolean configuredKey(String key) {
+		int end = key.indexOf("}:");
+		if (!key.startsWith("{") || end < 0) {
+			return false;
+		}
+		String tenant = key.substring(1, end);
+		return DEFAULT.equals(tenant) || this.named.containsKey(tenant);
+	}
+
+	/**
 	 * The budget lines a request of {@code tenant} for {@code model} is charged to: the
 	 * tenant's per minute and per day, and the same for the model where it has its own.
 	 */

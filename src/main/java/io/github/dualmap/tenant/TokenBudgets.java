@@ -83,6 +83,11 @@ public final class TokenBudgets {
 		return this.mode;
 	}
 
+	/** Where the budgets are kept: {@code local} or {@code redis}. */
+	public String storeKind() {
+		return this.store.kind();
+	}
+
 	/**
 	 * Checks and charges {@code estimate} tokens to {@code tenant}'s budgets (and its
 	 * budgets for {@code model}). Never fails; completes within the store timeout.
