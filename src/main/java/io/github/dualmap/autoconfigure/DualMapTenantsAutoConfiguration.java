@@ -13,6 +13,7 @@ import io.github.dualmap.tenant.RedisBudgetStore;
 import io.github.dualmap.tenant.TenantDirectory;
 import io.github.dualmap.tenant.TenantProperties;
 import io.github.dualmap.tenant.TokenBudgets;
+import io.lettuce.core.ClientOptions;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 
@@ -25,6 +26,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
@@ -111,6 +113,25 @@ public class DualMapTenantsAutoConfiguration {
 				TenantProperties properties) {
 			return new RedisBudgetStore(new ReactiveStringRedisTemplate(connections),
 					properties.getRedis().getKeyPrefix());
+		}
+
+	}
+
+	/**
+	 * With the budgets in Redis, Lettuce refuses commands while it is disconnected
+	 * instead of queueing them until it reconnects: a budget check then fails at once
+	 * (and the failure mode applies), and no check or charge queued while Redis was down
+	 * runs late against budgets it no longer concerns.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = { "io.lettuce.core.ClientOptions",
+			"org.springframework.boot.data.redis.autoconfigure.LettuceClientOptionsBuilderCustomizer" })
+	@ConditionalOnProperty(prefix = TenantProperties.PREFIX, name = "store", havingValue = "redis")
+	static class LettuceConfiguration {
+
+		@Bean
+		LettuceClientOptionsBuilderCustomizer dualMapRejectCommandsWhileDisconnected() {
+			return options -> options.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
 		}
 
 	}
