@@ -15,6 +15,8 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
+import org.springframework.core.NestedExceptionUtils;
+
 /**
  * Admits requests against their tenant's token budgets on an estimate, settles them on
  * the usage they actually had, and keeps per-tenant usage for the actuator. A store that
@@ -178,7 +180,8 @@ public final class TokenBudgets {
 		}
 		long more = this.failuresNotLogged.getAndSet(0);
 		logger.warn("Token budget store failed to " + operation + " (failing "
-				+ this.failureMode.name().toLowerCase(java.util.Locale.ROOT) + "): " + ex
+				+ this.failureMode.name().toLowerCase(java.util.Locale.ROOT) + "): "
+				+ NestedExceptionUtils.getMostSpecificCause(ex)
 				+ (more > 0 ? " (and " + more + " more failures in the last " + LOG_INTERVAL_SECONDS + " s)" : ""));
 	}
 
