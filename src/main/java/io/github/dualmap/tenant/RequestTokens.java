@@ -73,7 +73,7 @@ public record RequestTokens(@Nullable Long maxTokens, boolean usageRequested, bo
 	private static @Nullable Long whole(JsonParser json, JsonToken value, @Nullable Long otherwise) {
 		if (value == JsonToken.VALUE_NUMBER_INT) {
 			long n = json.getLongValue();
-			return n >= 0 ? n : otherwise;
+			return n >= 0 ? Long.valueOf(n) : otherwise;
 		}
 		json.skipChildren();
 		return otherwise;

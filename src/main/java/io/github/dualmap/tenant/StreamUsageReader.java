@@ -121,12 +121,11 @@ public final class StreamUsageReader {
 		if (data == null || data.equals("[DONE]")) {
 			return true;
 		}
+		// A Responses API event carries output when it is a delta; a completion chunk
+		// always does.
+		boolean output = !contains(b, start, end, RESPONSE_EVENT) || contains(b, start, end, DELTA_EVENT);
 		if (!contains(b, start, end, USAGE)) {
-			// A Responses API event carries output when it is a delta; a completion
-			// chunk always does.
-			if (!contains(b, start, end, RESPONSE_EVENT) || contains(b, start, end, DELTA_EVENT)) {
-				this.outputEvents++;
-			}
+			this.outputEvents += output ? 1 : 0;
 			return true;
 		}
 		JsonNode event;
@@ -134,7 +133,7 @@ public final class StreamUsageReader {
 			event = JSON.readTree(data);
 		}
 		catch (JacksonException ex) {
-			this.outputEvents++;
+			this.outputEvents += output ? 1 : 0;
 			return true;
 		}
 		JsonNode response = event.get("response");
@@ -143,7 +142,7 @@ public final class StreamUsageReader {
 			found = TokenUsage.of(response.get("usage"));
 		}
 		if (found == null) {
-			this.outputEvents++;
+			this.outputEvents += output ? 1 : 0;
 			return true;
 		}
 		this.usage = found;
