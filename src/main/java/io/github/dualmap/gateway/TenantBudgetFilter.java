@@ -20,6 +20,7 @@ import org.springframework.cloud.gateway.filter.GlobalFilter;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
@@ -74,8 +75,9 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
 		ParsedRequest parsed = exchange.getAttribute(DualMapExchangeAttributes.PARSED_REQUEST_ATTR);
-		if (parsed == null || this.registry.poolOf(exchange) == null) {
-			// Not a parsed request (a GET, a route DualMap does not serve).
+		if (parsed == null || !HttpMethod.POST.equals(exchange.getRequest().getMethod())
+				|| this.registry.poolOf(exchange) == null) {
+			// Not a request for work (a GET), or a route DualMap does not serve.
 			return chain.filter(exchange);
 		}
 		TokenAccount admitted = exchange.getAttribute(DualMapExchangeAttributes.TOKEN_ACCOUNT_ATTR);
@@ -114,7 +116,9 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 		boolean encoded = encoded(exchange.getRequest().getHeaders());
 		RequestTokens tokens = encoded ? new RequestTokens(null, false, false) : RequestTokens.read(body);
 		long prompt = parsed.blocks() == null ? 0 : parsed.blocks().promptTokens();
-		long completion = tokens.maxTokens() != null ? tokens.maxTokens() : this.defaultMaxTokens;
+		// Embeddings and the like generate nothing; their prompt is charged at the end.
+		long completion = parsed.kind() == RequestKind.OTHER ? 0
+				: tokens.maxTokens() != null ? tokens.maxTokens() : this.defaultMaxTokens;
 		TenantProperties.Cost weights = this.budgets.weights();
 		long estimate = (long) Math
 			.ceil(prompt * weights.getPromptWeight() + completion * weights.getCompletionWeight());

@@ -8,6 +8,7 @@ import java.util.List;
 import io.github.dualmap.gateway.TenantBudgetFilter;
 import io.github.dualmap.gateway.TokenUsageFilter;
 import io.github.dualmap.tenant.BudgetLine;
+import io.github.dualmap.tenant.LocalBudgetStore;
 import io.github.dualmap.tenant.RedisBudgetStore;
 import io.github.dualmap.tenant.TenantDirectory;
 import io.github.dualmap.tenant.TenantProperties;
@@ -18,6 +19,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration;
 import org.springframework.boot.env.YamlPropertySourceLoader;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.cloud.client.discovery.simple.reactive.SimpleReactiveDiscoveryClientAutoConfiguration;
 import org.springframework.cloud.commons.util.UtilAutoConfiguration;
@@ -71,6 +73,20 @@ class TenantsSampleTests {
 				.containsExactly(50_000L, 5_000_000L, 1_000_000L);
 			assertThat(context.getBean(TokenBudgets.class).storeKind()).isEqualTo("redis");
 		});
+	}
+
+	@Test
+	void aGatewayWithoutRedisKeepsBudgetsInMemory() {
+		runner().withClassLoader(new FilteredClassLoader("org.springframework.data.redis", "io.lettuce"))
+			.withPropertyValues("dualmap.services=llm", "dualmap.tenants.enabled=true",
+					"dualmap.tenants.acme.tokens-per-day=5")
+			.run(context -> assertThat(context).hasNotFailed().hasSingleBean(LocalBudgetStore.class));
+		runner().withClassLoader(new FilteredClassLoader("org.springframework.data.redis", "io.lettuce"))
+			.withPropertyValues("dualmap.services=llm", "dualmap.tenants.enabled=true", "dualmap.tenants.store=redis")
+			.run(context -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("spring-boot-starter-data-redis-reactive"));
 	}
 
 	@Test
