@@ -107,7 +107,6 @@ public final class GenAiMeters {
 	public void charged(String tenant, long cost) {
 		Counter.builder("dualmap.tenants.tokens.charged")
 			.description("Weighted token cost charged to the tenant's budgets for requests that ended")
-			.baseUnit("tokens")
 			.tags("tenant", tenant)
 			.register(this.registry)
 			.increment(cost);

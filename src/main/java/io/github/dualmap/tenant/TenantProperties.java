@@ -67,9 +67,9 @@ public class TenantProperties {
 	private BudgetStoreKind store = BudgetStoreKind.LOCAL;
 
 	/**
-	 * Most tenants whose budgets and usage this gateway keeps in memory at once: the
-	 * configured ones plus the unlisted names clients send, least recently seen evicted
-	 * first.
+	 * Most unlisted tenants (names clients send that are not configured) whose budgets
+	 * this gateway keeps in memory, least recently seen evicted first; configured
+	 * tenants' budgets are always kept.
 	 */
 	@Min(value = 1, message = "dualmap.tenants.max-tracked must be >= 1")
 	private int maxTracked = 10_000;
