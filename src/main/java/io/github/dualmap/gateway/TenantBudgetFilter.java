@@ -19,6 +19,7 @@ import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
@@ -96,8 +97,8 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 								OpenAiError.INVALID_REQUEST, null, "invalid_tenant"));
 			}
 			exchange.getAttributes().put(DualMapExchangeAttributes.TENANT_ATTR, tenant);
-			return RequestBodies.read(exchange.getRequest().getBody(), Integer.MAX_VALUE)
-				.flatMap(body -> admit(exchange, chain, tenant, parsed, body));
+			return read(exchange, parsed)
+				.flatMap(read -> admit(exchange, chain, tenant, parsed, read.tokens(), read.body()));
 		});
 	}
 
@@ -109,12 +110,45 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 		return Mono.just(value == null || value.isBlank() ? TenantDirectory.DEFAULT : value.strip());
 	}
 
-	private Mono<Void> admit(ServerWebExchange exchange, GatewayFilterChain chain, String tenant, ParsedRequest parsed,
-			byte[] body) {
-		// An encoded body is not read here (the parser read it decoded): admitted on the
-		// default cap, and its stream is not asked for its usage.
+	/**
+	 * The body's completion cap and usage request, read in place (the body replayed from
+	 * what {@link PromptRoutingFilter} holds), and a copy of the body only when the
+	 * gateway may ask for a stream's usage on the client's behalf. An encoded body is not
+	 * read (the parser read it decoded): it is admitted on the default cap, and its
+	 * stream is not asked for its usage.
+	 */
+	private static Mono<Read> read(ServerWebExchange exchange, ParsedRequest parsed) {
 		boolean encoded = encoded(exchange.getRequest().getHeaders());
-		RequestTokens tokens = encoded ? new RequestTokens(null, false, false) : RequestTokens.read(body);
+		boolean mayAsk = !encoded && parsed.stream()
+				&& (parsed.kind() == RequestKind.CHAT || parsed.kind() == RequestKind.COMPLETION);
+		return DataBufferUtils.join(exchange.getRequest().getBody()).map(buffer -> {
+			try {
+				int start = buffer.readPosition();
+				RequestTokens tokens = encoded ? RequestTokens.NONE : RequestTokens.read(buffer.asInputStream());
+				byte[] body = null;
+				if (mayAsk && !tokens.usageRequested()) {
+					// Read again from its start: the parser moved the position.
+					buffer.readPosition(start);
+					body = new byte[buffer.readableByteCount()];
+					buffer.read(body);
+				}
+				return new Read(tokens, body);
+			}
+			finally {
+				DataBufferUtils.release(buffer);
+			}
+		}).defaultIfEmpty(new Read(RequestTokens.NONE, null));
+	}
+
+	/**
+	 * What {@link #read} found; {@code body} when the stream's usage is to be asked for.
+	 */
+	private record Read(RequestTokens tokens, byte @Nullable [] body) {
+
+	}
+
+	private Mono<Void> admit(ServerWebExchange exchange, GatewayFilterChain chain, String tenant, ParsedRequest parsed,
+			RequestTokens tokens, byte @Nullable [] body) {
 		long prompt = parsed.blocks() == null ? 0 : parsed.blocks().promptTokens();
 		// Embeddings and the like generate nothing; their prompt is charged at the end.
 		long completion = parsed.kind() == RequestKind.OTHER ? 0
@@ -122,10 +156,8 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 		TenantProperties.Cost weights = this.budgets.weights();
 		long estimate = (long) Math
 			.ceil(prompt * weights.getPromptWeight() + completion * weights.getCompletionWeight());
-		boolean inject = !encoded && parsed.stream() && !tokens.usageRequested()
-				&& (parsed.kind() == RequestKind.CHAT || parsed.kind() == RequestKind.COMPLETION);
 		return this.budgets.admit(tenant, parsed.model(), estimate).flatMap(admission -> {
-			byte[] sent = inject && admission.served() ? RequestTokens.withUsageRequested(body, tokens) : null;
+			byte[] sent = body != null && admission.served() ? RequestTokens.withUsageRequested(body, tokens) : null;
 			exchange.getAttributes()
 				.put(DualMapExchangeAttributes.TOKEN_ACCOUNT_ATTR,
 						new TokenAccount(admission, parsed.kind(), prompt, completion, sent));

@@ -1,5 +1,6 @@
 package io.github.dualmap.tenant;
 
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 
 import org.jspecify.annotations.Nullable;
@@ -28,15 +29,32 @@ public record RequestTokens(@Nullable Long maxTokens, boolean usageRequested, bo
 	private static final byte[] INCLUDE_USAGE = "\"stream_options\":{\"include_usage\":true},"
 		.getBytes(StandardCharsets.UTF_8);
 
+	/** What a body that is not read says: nothing. */
+	public static final RequestTokens NONE = new RequestTokens(null, false, false);
+
 	/** Reads {@code body}; a body that does not read says nothing. */
 	public static RequestTokens read(byte[] body) {
+		return read(JSON.createParser(body));
+	}
+
+	/** Reads {@code body} as it streams in; a body that does not read says nothing. */
+	public static RequestTokens read(InputStream body) {
+		try {
+			return read(JSON.createParser(body));
+		}
+		catch (JacksonException ex) {
+			return NONE;
+		}
+	}
+
+	private static RequestTokens read(JsonParser parser) {
 		Long maxTokens = null;
 		Long maxCompletion = null;
 		boolean usage = false;
 		boolean options = false;
-		try (JsonParser json = JSON.createParser(body)) {
+		try (JsonParser json = parser) {
 			if (json.nextToken() != JsonToken.START_OBJECT) {
-				return new RequestTokens(null, false, false);
+				return NONE;
 			}
 			while (json.nextToken() == JsonToken.PROPERTY_NAME) {
 				String name = json.currentName();
