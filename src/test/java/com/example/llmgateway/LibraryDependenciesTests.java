@@ -23,7 +23,7 @@ class LibraryDependenciesTests {
 
 	/** What a gateway application loads (the auto-configurations and what they use). */
 	static final List<String> GATEWAY_PACKAGES = List.of("autoconfigure", "actuate", "gateway", "core", "prompt",
-			"stats", "replica");
+			"stats", "replica", "tenant");
 
 	/** Packages of the optional libraries, as class files name them. */
 	static final List<String> OPTIONAL = List.of("picocli/", "org/knowm/xchart", "me/tongfei/progressbar");
@@ -44,6 +44,28 @@ class LibraryDependenciesTests {
 			}
 		}
 		assertThat(referring).containsExactly(Path.of("gateway", "KubernetesPods.class").toString());
+	}
+
+	/**
+	 * Spring Data Redis (and Lettuce) is optional, for budgets shared through Redis: only
+	 * the Redis store and the configurations guarded by its presence refer to it.
+	 */
+	@Test
+	void onlyGuardedClassesReferToRedis() throws IOException {
+		Path classes = Path.of("target", "classes", "io", "github", "dualmap");
+		List<String> referring = new ArrayList<>();
+		try (Stream<Path> files = Files.walk(classes)) {
+			for (Path file : files.filter(f -> f.toString().endsWith(".class")).toList()) {
+				String pool = new String(Files.readAllBytes(file), StandardCharsets.ISO_8859_1);
+				if (pool.contains("org/springframework/data/redis") || pool.contains("io/lettuce")
+						|| pool.contains("org/springframework/boot/data/redis")) {
+					referring.add(classes.relativize(file).toString());
+				}
+			}
+		}
+		assertThat(referring).containsExactlyInAnyOrder(Path.of("tenant", "RedisBudgetStore.class").toString(),
+				Path.of("autoconfigure", "DualMapTenantsAutoConfiguration$RedisStoreConfiguration.class").toString(),
+				Path.of("autoconfigure", "DualMapTenantsAutoConfiguration$LettuceConfiguration.class").toString());
 	}
 
 	@Test

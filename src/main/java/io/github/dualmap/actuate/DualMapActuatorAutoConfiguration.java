@@ -12,6 +12,7 @@ import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
+import io.github.dualmap.tenant.TokenBudgets;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.config.MeterFilter;
@@ -48,9 +49,10 @@ public class DualMapActuatorAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
 	DualMapEndpoint dualMapEndpoint(DualMapRegistry registry, ObjectProvider<ReplicaSync> replicaSync,
-			ObjectProvider<ReplicaPublisher> replicaPublisher, ObjectProvider<RequestBuffers> buffers) {
+			ObjectProvider<ReplicaPublisher> replicaPublisher, ObjectProvider<RequestBuffers> buffers,
+			ObjectProvider<TokenBudgets> budgets) {
 		return new DualMapEndpoint(registry, replicaSync.getIfAvailable(), replicaPublisher.getIfAvailable(),
-				buffers.getIfAvailable());
+				buffers.getIfAvailable(), budgets.getIfAvailable());
 	}
 
 	@Bean

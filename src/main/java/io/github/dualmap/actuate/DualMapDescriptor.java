@@ -9,6 +9,8 @@ import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.replica.ReplicaSync;
+import io.github.dualmap.tenant.TenantView;
+import io.github.dualmap.tenant.TokenBudgets;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,9 +32,34 @@ import org.jspecify.annotations.Nullable;
  * @param replicas replica sync, or {@code null} when it is off
  * @param buffers the request bodies held in memory against their budget, or {@code null}
  * without one
+ * @param tenants the tenants and their token budgets, or {@code null} when
+ * {@code dualmap.tenants.enabled} is off
  */
 public record DualMapDescriptor(String policy, String dispatchMode, Settings settings, Dispatch dispatch,
-		Map<String, Pool> pools, List<String> warnings, @Nullable Replicas replicas, @Nullable Buffers buffers) {
+		Map<String, Pool> pools, List<String> warnings, @Nullable Replicas replicas, @Nullable Buffers buffers,
+		@Nullable Tenants tenants) {
+
+	public DualMapDescriptor(String policy, String dispatchMode, Settings settings, Dispatch dispatch,
+			Map<String, Pool> pools, List<String> warnings, @Nullable Replicas replicas, @Nullable Buffers buffers) {
+		this(policy, dispatchMode, settings, dispatch, pools, warnings, replicas, buffers, null);
+	}
+
+	/**
+	 * Tenants ({@code dualmap.tenants.*}).
+	 *
+	 * @param mode {@code enforce} or {@code shadow}
+	 * @param store {@code local} or {@code redis}
+	 * @param tenants each configured tenant, {@code default}, and {@code other} (every
+	 * unlisted tenant together, once one was seen): settings, budgets as this replica
+	 * last saw them, usage since it started
+	 */
+	public record Tenants(String mode, String store, Map<String, TenantView> tenants) {
+
+		static Tenants of(TokenBudgets budgets) {
+			return new Tenants(budgets.mode().name().toLowerCase(Locale.ROOT), budgets.storeKind(), budgets.view());
+		}
+
+	}
 
 	/**
 	 * Request bodies held in memory ({@code dualmap.max-buffered-size}).

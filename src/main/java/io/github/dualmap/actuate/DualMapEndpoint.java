@@ -11,6 +11,7 @@ import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
+import io.github.dualmap.tenant.TokenBudgets;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.Access;
@@ -26,7 +27,8 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * {@code management.endpoint.dualmap.access=unrestricted}.
  * <ul>
  * <li>{@code GET /actuator/dualmap}: everything ({@link DualMapDescriptor}), replica sync
- * included when it is on</li>
+ * included when it is on, and each tenant's budgets and usage when
+ * {@code dualmap.tenants.enabled} is on</li>
  * <li>{@code GET /actuator/dualmap/{service}}: one pool</li>
  * <li>{@code GET /actuator/dualmap/{service}/{instance}}: one instance</li>
  * <li>{@code POST /actuator/dualmap/{service}/{instance}} with {@code {"draining":
@@ -47,6 +49,8 @@ public class DualMapEndpoint {
 
 	private final @Nullable RequestBuffers buffers;
 
+	private final @Nullable TokenBudgets budgets;
+
 	public DualMapEndpoint(DualMapRegistry registry) {
 		this(registry, null, null);
 	}
@@ -60,6 +64,14 @@ public class DualMapEndpoint {
 	/** With the replica sync view and the request body budget, where they exist. */
 	public DualMapEndpoint(DualMapRegistry registry, @Nullable ReplicaSync replicaSync,
 			@Nullable ReplicaPublisher replicaPublisher, @Nullable RequestBuffers buffers) {
+		this(registry, replicaSync, replicaPublisher, buffers, null);
+	}
+
+	/** With the tenants' budgets and usage too, when tenants are on. */
+	public DualMapEndpoint(DualMapRegistry registry, @Nullable ReplicaSync replicaSync,
+			@Nullable ReplicaPublisher replicaPublisher, @Nullable RequestBuffers buffers,
+			@Nullable TokenBudgets budgets) {
+		this.budgets = budgets;
 		this.buffers = buffers;
 		this.registry = registry;
 		this.replicaSync = replicaSync;
@@ -93,7 +105,8 @@ public class DualMapEndpoint {
 		return new DualMapDescriptor(this.registry.policyName(), this.registry.queueSettings().mode().value(),
 				DualMapDescriptor.Settings.of(this.registry.settings()),
 				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings, replicas,
-				this.buffers == null ? null : DualMapDescriptor.Buffers.of(this.buffers));
+				this.buffers == null ? null : DualMapDescriptor.Buffers.of(this.buffers),
+				this.budgets == null ? null : DualMapDescriptor.Tenants.of(this.budgets));
 	}
 
 	/** One pool; {@code null} (404) when DualMap does not route {@code service}. */

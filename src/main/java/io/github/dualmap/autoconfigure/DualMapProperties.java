@@ -192,6 +192,14 @@ public class DualMapProperties {
 	 */
 	private Map<String, Object> demo = new LinkedHashMap<>();
 
+	/**
+	 * dualmap.tenants.*, which TenantProperties binds (its fixed properties and
+	 * dualmap.tenants.default.*) and TenantDirectory reads (the named tenants): bound
+	 * here too and never read, only so that ignoreUnknownFields = false does not refuse
+	 * it. Package-private accessors: not a property of this class in the IDE metadata.
+	 */
+	private Map<String, Object> tenants = new LinkedHashMap<>();
+
 	@AssertTrue(message = "dualmap.hot-prefix.max-depth must be >= dualmap.hot-prefix.min-depth")
 	private boolean isHotPrefixDepthOrdered() {
 		return this.hotPrefix.maxDepth >= this.hotPrefix.minDepth;
@@ -614,6 +622,14 @@ public class DualMapProperties {
 
 	void setDemo(Map<String, Object> demo) {
 		this.demo = demo;
+	}
+
+	Map<String, Object> getTenants() {
+		return this.tenants;
+	}
+
+	void setTenants(Map<String, Object> tenants) {
+		this.tenants = tenants;
 	}
 
 	/** The gateway's own HTTP server (Reactor Netty). */

@@ -87,6 +87,18 @@ public final class DualMapExchangeAttributes {
 	 */
 	public static final String REQUEST_ID_ATTR = PREFIX + "requestId";
 
+	/**
+	 * The request's tenant ({@code String}, see {@link TenantBudgetFilter}), when
+	 * {@code dualmap.tenants.enabled} is on.
+	 */
+	public static final String TENANT_ATTR = PREFIX + "tenant";
+
+	/**
+	 * The request's {@link TokenAccount}: its admission against its tenant's budgets and
+	 * what is known of its usage, settled by {@link TokenUsageFilter} when it ends.
+	 */
+	public static final String TOKEN_ACCOUNT_ATTR = PREFIX + "tokenAccount";
+
 	private DualMapExchangeAttributes() {
 	}
 

@@ -1,0 +1,225 @@
+package io.github.dualmap.gateway;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.github.dualmap.prompt.OpenAiError;
+import io.github.dualmap.prompt.ParsedRequest;
+import io.github.dualmap.prompt.RequestKind;
+import io.github.dualmap.tenant.Admission;
+import io.github.dualmap.tenant.RateLimitHeaders;
+import io.github.dualmap.tenant.RequestTokens;
+import io.github.dualmap.tenant.TenantDirectory;
+import io.github.dualmap.tenant.TenantProperties;
+import io.github.dualmap.tenant.TokenBudgets;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
+import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Finds a request's tenant (a header, or a Spring Cloud Gateway {@link KeyResolver}),
+ * admits the request against the tenant's token budgets on an estimate (its prompt tokens
+ * as the parser counted them plus its completion cap, or
+ * {@code dualmap.tenants.default-max-tokens}), answers 429 over budget (in enforce mode)
+ * and adds the {@code x-ratelimit-*-tokens} headers to every answer. A stream whose
+ * client did not ask for its usage gets {@code stream_options.include_usage} on its way
+ * to the engine, so it can be charged what it used ({@link TokenUsageFilter} removes that
+ * usage chunk again). Runs after {@link PromptRoutingFilter} has parsed the body and
+ * before the request waits for an instance.
+ */
+public class TenantBudgetFilter implements GlobalFilter, Ordered {
+
+	/** After {@link PromptRoutingFilter}, before {@link ConnectFailoverFilter}. */
+	public static final int ORDER = PromptRoutingFilter.ORDER + 50;
+
+	private final DualMapRegistry registry;
+
+	private final TokenBudgets budgets;
+
+	private final String header;
+
+	private final @Nullable KeyResolver keyResolver;
+
+	private final long defaultMaxTokens;
+
+	/**
+	 * @param header the request header naming the tenant
+	 * @param keyResolver resolves the tenant instead of the header, when set
+	 * @param defaultMaxTokens completion tokens a request without a cap is admitted for
+	 */
+	public TenantBudgetFilter(DualMapRegistry registry, TokenBudgets budgets, String header,
+			@Nullable KeyResolver keyResolver, long defaultMaxTokens) {
+		this.registry = registry;
+		this.budgets = budgets;
+		this.header = header;
+		this.keyResolver = keyResolver;
+		this.defaultMaxTokens = defaultMaxTokens;
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+		ParsedRequest parsed = exchange.getAttribute(DualMapExchangeAttributes.PARSED_REQUEST_ATTR);
+		if (parsed == null || !HttpMethod.POST.equals(exchange.getRequest().getMethod())
+				|| this.registry.poolOf(exchange) == null) {
+			// Not a request for work (a GET), or a route DualMap does not serve.
+			return chain.filter(exchange);
+		}
+		TokenAccount admitted = exchange.getAttribute(DualMapExchangeAttributes.TOKEN_ACCOUNT_ATTR);
+		if (admitted != null) {
+			// A retry's second pass: admitted already; the engine gets the same body.
+			byte[] sent = admitted.injectedBody();
+			return sent == null ? chain.filter(exchange)
+					: chain.filter(exchange.mutate().request(withBody(exchange, sent)).build());
+		}
+		return tenant(exchange).flatMap(tenant -> {
+			TenantDirectory directory = this.budgets.directory();
+			if (!directory.valid(tenant)) {
+				return OpenAiErrorResponses.write(exchange, HttpStatus.BAD_REQUEST,
+						new OpenAiError("tenant name (" + (this.keyResolver != null ? "key resolver" : this.header)
+								+ ") must be 1 to " + directory.maxNameLength() + " letters, digits or . _ : @ -",
+								OpenAiError.INVALID_REQUEST, null, "invalid_tenant"));
+			}
+			exchange.getAttributes().put(DualMapExchangeAttributes.TENANT_ATTR, tenant);
+			return read(exchange, parsed)
+				.flatMap(read -> admit(exchange, chain, tenant, parsed, read.tokens(), read.body()));
+		});
+	}
+
+	private Mono<String> tenant(ServerWebExchange exchange) {
+		if (this.keyResolver != null) {
+			return this.keyResolver.resolve(exchange).defaultIfEmpty(TenantDirectory.DEFAULT);
+		}
+		String value = exchange.getRequest().getHeaders().getFirst(this.header);
+		return Mono.just(value == null || value.isBlank() ? TenantDirectory.DEFAULT : value.strip());
+	}
+
+	/**
+	 * The body's completion cap and usage request, read in place (the body replayed from
+	 * what {@link PromptRoutingFilter} holds), and a copy of the body only when the
+	 * gateway may ask for a stream's usage on the client's behalf. An encoded body is not
+	 * read (the parser read it decoded): it is admitted on the default cap, and its
+	 * stream is not asked for its usage.
+	 */
+	private static Mono<Read> read(ServerWebExchange exchange, ParsedRequest parsed) {
+		boolean encoded = encoded(exchange.getRequest().getHeaders());
+		boolean mayAsk = !encoded && parsed.stream()
+				&& (parsed.kind() == RequestKind.CHAT || parsed.kind() == RequestKind.COMPLETION);
+		return DataBufferUtils.join(exchange.getRequest().getBody()).map(buffer -> {
+			try {
+				int start = buffer.readPosition();
+				RequestTokens tokens = encoded ? RequestTokens.NONE : RequestTokens.read(buffer.asInputStream());
+				byte[] body = null;
+				if (mayAsk && !tokens.usageRequested()) {
+					// Read again from its start: the parser moved the position.
+					buffer.readPosition(start);
+					body = new byte[buffer.readableByteCount()];
+					buffer.read(body);
+				}
+				return new Read(tokens, body);
+			}
+			finally {
+				DataBufferUtils.release(buffer);
+			}
+		}).defaultIfEmpty(new Read(RequestTokens.NONE, null));
+	}
+
+	/**
+	 * What {@link #read} found; {@code body} when the stream's usage is to be asked for.
+	 */
+	private record Read(RequestTokens tokens, byte @Nullable [] body) {
+
+	}
+
+	private Mono<Void> admit(ServerWebExchange exchange, GatewayFilterChain chain, String tenant, ParsedRequest parsed,
+			RequestTokens tokens, byte @Nullable [] body) {
+		long prompt = parsed.blocks() == null ? 0 : parsed.blocks().promptTokens();
+		// Embeddings and the like generate nothing; their prompt is charged at the end.
+		long completion = parsed.kind() == RequestKind.OTHER ? 0
+				: tokens.maxTokens() != null ? tokens.maxTokens() : this.defaultMaxTokens;
+		TenantProperties.Cost weights = this.budgets.weights();
+		long estimate = (long) Math
+			.ceil(prompt * weights.getPromptWeight() + completion * weights.getCompletionWeight());
+		return this.budgets.admit(tenant, parsed.model(), estimate).flatMap(admission -> {
+			byte[] sent = body != null && admission.served() ? RequestTokens.withUsageRequested(body, tokens) : null;
+			exchange.getAttributes()
+				.put(DualMapExchangeAttributes.TOKEN_ACCOUNT_ATTR,
+						new TokenAccount(admission, parsed.kind(), prompt, completion, sent));
+			ServerHttpResponse response = exchange.getResponse();
+			response.beforeCommit(() -> {
+				headers(response.getHeaders(), admission);
+				return Mono.empty();
+			});
+			if (admission.outcome() == Admission.Outcome.REFUSED) {
+				return refused(exchange, admission, estimate);
+			}
+			if (admission.outcome() == Admission.Outcome.UNAVAILABLE) {
+				return OpenAiErrorResponses.write(exchange, HttpStatus.SERVICE_UNAVAILABLE,
+						new OpenAiError("the token budget store is unavailable; try again shortly", "server_error",
+								null, "budget_store_unavailable"),
+						1);
+			}
+			return sent == null ? chain.filter(exchange)
+					: chain.filter(exchange.mutate().request(withBody(exchange, sent)).build());
+		});
+	}
+
+	private static boolean encoded(HttpHeaders headers) {
+		List<String> codings = headers.getValuesAsList(HttpHeaders.CONTENT_ENCODING);
+		return codings.stream().anyMatch(c -> !c.isBlank() && !c.strip().equalsIgnoreCase("identity"));
+	}
+
+	/** {@code exchange}'s request with {@code body}, replayed, and its length. */
+	private static ServerHttpRequest withBody(ServerWebExchange exchange, byte[] body) {
+		ServerHttpRequest replaying = RequestBodies.replaying(exchange, body);
+		HttpHeaders headers = new HttpHeaders();
+		headers.putAll(exchange.getRequest().getHeaders());
+		if (headers.getContentLength() >= 0) {
+			headers.setContentLength(body.length);
+		}
+		return new ServerHttpRequestDecorator(replaying) {
+			@Override
+			public HttpHeaders getHeaders() {
+				return headers;
+			}
+		};
+	}
+
+	static void headers(HttpHeaders headers, Admission admission) {
+		long limit = admission.limit();
+		if (limit < 0) {
+			return;
+		}
+		headers.set(RateLimitHeaders.LIMIT, Long.toString(limit));
+		headers.set(RateLimitHeaders.REMAINING, Long.toString(admission.remaining()));
+		headers.set(RateLimitHeaders.RESET, RateLimitHeaders.duration(admission.resetMillis()));
+	}
+
+	private static Mono<Void> refused(ServerWebExchange exchange, Admission admission, long estimate) {
+		long retryMillis = Math.max(1, admission.retryAfterMillis(estimate));
+		long retrySeconds = Math.max(1, Duration.ofMillis(retryMillis).plusMillis(999).toSeconds());
+		String message = "Rate limit reached for tenant '" + admission.tenant() + "'"
+				+ (admission.model() != null ? " on model '" + admission.model() + "'" : "") + ": limit "
+				+ admission.limit() + " tokens, remaining " + admission.remaining() + ", requested " + estimate
+				+ ". Please try again in " + RateLimitHeaders.duration(retryMillis) + ".";
+		return OpenAiErrorResponses.write(exchange, HttpStatus.TOO_MANY_REQUESTS,
+				new OpenAiError(message, "tokens", null, "rate_limit_exceeded"), retrySeconds);
+	}
+
+}

@@ -1,0 +1,110 @@
+package io.github.dualmap.tenant;
+
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A request's admission against its tenant's budgets: what it was charged on its
+ * estimate, and the state of the budget that binds it, for the rate-limit headers.
+ *
+ * @param tenant the tenant, as resolved
+ * @param model the requested model, if any
+ * @param lines the budgets charged
+ * @param charged tokens taken from {@code lines} at admission (the estimate; 0 when
+ * nothing was taken)
+ * @param outcome what admission decided
+ * @param levels the levels after the charge, {@code null} when the store did not answer
+ */
+public record Admission(String tenant, @Nullable String model, List<BudgetLine> lines, long charged, Outcome outcome,
+		BudgetStore.@Nullable Levels levels) {
+
+	/** What admission decided. */
+	public enum Outcome {
+
+		/** Within budget (or no budget applies). */
+		ADMITTED,
+
+		/** Over budget: refused with 429. */
+		REFUSED,
+
+		/** Over budget in shadow mode: served, charged and counted. */
+		OVER_IN_SHADOW,
+
+		/** The store failed and fails open: served unchecked. */
+		UNCHECKED,
+
+		/** The store failed and fails closed: refused with 503. */
+		UNAVAILABLE;
+
+		/** The value of the {@code outcome} meter tag. */
+		public String tag() {
+			return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+		}
+
+	}
+
+	/** Whether the request goes on to an engine. */
+	public boolean served() {
+		return this.outcome != Outcome.REFUSED && this.outcome != Outcome.UNAVAILABLE;
+	}
+
+	/**
+	 * The index of the line that binds: for a refused request, the one that is missing
+	 * the most time; otherwise the one with the smallest share left. -1 when there is
+	 * none (no budget, or the store did not answer).
+	 */
+	public int bindingLine() {
+		BudgetStore.Levels l = this.levels;
+		if (l == null || this.lines.isEmpty()) {
+			return -1;
+		}
+		int best = 0;
+		for (int i = 1; i < this.lines.size(); i++) {
+			if (share(i) < share(best)) {
+				best = i;
+			}
+		}
+		return best;
+	}
+
+	private double share(int i) {
+		return this.levels.levels()[i] / this.lines.get(i).limit();
+	}
+
+	/** Tokens the binding budget holds when full; -1 for none. */
+	public long limit() {
+		int i = bindingLine();
+		return i < 0 ? -1 : this.lines.get(i).limit();
+	}
+
+	/** Whole tokens left in the binding budget (never below 0); -1 for none. */
+	public long remaining() {
+		int i = bindingLine();
+		return i < 0 ? -1 : (long) Math.max(0, Math.floor(this.levels.levels()[i]));
+	}
+
+	/** Milliseconds until the binding budget is full again; -1 for none. */
+	public long resetMillis() {
+		int i = bindingLine();
+		return i < 0 ? -1 : this.lines.get(i).millisUntilFull(this.levels.levels()[i]);
+	}
+
+	/**
+	 * Milliseconds until every budget holds what a request of {@code cost} needs (for
+	 * {@code Retry-After}); 0 when it would be admitted now.
+	 */
+	public long retryAfterMillis(double cost) {
+		BudgetStore.Levels l = this.levels;
+		if (l == null) {
+			return 0;
+		}
+		long wait = 0;
+		for (int i = 0; i < this.lines.size(); i++) {
+			BudgetLine line = this.lines.get(i);
+			wait = Math.max(wait, line.millisUntil(l.levels()[i], line.needed(cost)));
+		}
+		return wait;
+	}
+
+}

@@ -1,0 +1,266 @@
+package io.github.dualmap.tenant;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Token budgets kept in memory, end to end through a gateway in front of an engine that
+ * reports usage as vLLM does: admission on an estimate, the charge of the actual usage
+ * (non-streamed, streamed with and without the client's include_usage, a client leaving
+ * mid-stream), the 429 and the rate-limit headers, bounded tenant names, the GenAI meters
+ * and the actuator view.
+ */
+class TenantBudgetsIntegrationTests {
+
+	/** 100 uncached prompt tokens, 20 cached at half weight, 5 completion tokens. */
+	static final long COST = 100 + 10 + 5;
+
+	static final UsageEngine ENGINE = new UsageEngine();
+
+	static ConfigurableApplicationContext gateway;
+
+	static WebTestClient client;
+
+	@BeforeAll
+	static void start() throws Exception {
+		gateway = TenantGateways.start(TenantGateways.App.class, ENGINE,
+				"dualmap.tenants.cost.cached-prompt-weight=0.5", "dualmap.tenants.max-tracked=3",
+				"dualmap.tenants.default.tokens-per-day=100000", "dualmap.tenants.acme.tokens-per-day=1000",
+				"dualmap.tenants.acme.weight=2", "dualmap.tenants.acme.priority=1",
+				"dualmap.tenants.streamer.tokens-per-day=1000", "dualmap.tenants.asker.tokens-per-day=1000",
+				"dualmap.tenants.tiny.tokens-per-minute=50", "dualmap.tenants.leaver.tokens-per-day=100000",
+				"dualmap.tenants.metered.tokens-per-minute=100000", "dualmap.tenants.shown.tokens-per-day=1000",
+				"dualmap.tenants.shown.weight=2");
+		client = TenantGateways.client(gateway);
+	}
+
+	@AfterAll
+	static void stop() {
+		if (gateway != null) {
+			gateway.close();
+		}
+		ENGINE.stop();
+	}
+
+	private static TokenBudgets budgets() {
+		return gateway.getBean(TokenBudgets.class);
+	}
+
+	private static TenantView view(String tenant) {
+		return budgets().view().get(tenant);
+	}
+
+	private static EntityExchangeResult<String> post(String tenant, String body) {
+		return client.post()
+			.uri("/v1/chat/completions")
+			.header("x-tenant-id", tenant)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body)
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+	}
+
+	@Test
+	void aNonStreamedAnswerIsChargedItsUsage() {
+		EntityExchangeResult<String> result = post("acme", TenantGateways.chat("hello", false, ",\"max_tokens\":10"));
+		assertThat(result.getStatus().value()).isEqualTo(200);
+		HttpHeaders headers = result.getResponseHeaders();
+		assertThat(headers.getFirst(RateLimitHeaders.LIMIT)).isEqualTo("1000");
+		long remaining = Long.parseLong(headers.getFirst(RateLimitHeaders.REMAINING));
+		// Admitted on an estimate: some prompt tokens plus max_tokens.
+		assertThat(remaining).isLessThanOrEqualTo(1000 - 10).isGreaterThan(800);
+		assertThat(headers.getFirst(RateLimitHeaders.RESET)).matches("(\\d+h)?(\\d+m)?\\d+(\\.\\d+)?s|\\d+ms");
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(view("acme").usage().cost()).isEqualTo(COST));
+		TenantView acme = view("acme");
+		assertThat(acme.usage().promptTokens()).isEqualTo(UsageEngine.PROMPT_TOKENS);
+		assertThat(acme.usage().cachedPromptTokens()).isEqualTo(UsageEngine.CACHED_TOKENS);
+		assertThat(acme.usage().completionTokens()).isEqualTo(UsageEngine.COMPLETION_TOKENS);
+		assertThat(acme.weight()).isEqualTo(2.0);
+		assertThat(acme.priority()).isEqualTo(1);
+		// The estimate was replaced by the actual cost (refill over the test: < 1 token).
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(view("acme").budgets().get(0).remaining()).isBetween(1000 - COST,
+					1000 - COST + 1));
+	}
+
+	@Test
+	void aStreamIsAskedForItsUsageAndTheClientDoesNotSeeIt() {
+		String sent = TenantGateways.chat("stream me", true, "");
+		EntityExchangeResult<String> result = post("streamer", sent);
+		assertThat(result.getStatus().value()).isEqualTo(200);
+		String body = result.getResponseBody();
+		assertThat(body).doesNotContain("usage").contains("[DONE]");
+		assertThat(body.split("\"content\":\"tok\"", -1)).hasSize(UsageEngine.COMPLETION_TOKENS + 1);
+		assertThat(ENGINE.bodies).anySatisfy(
+				b -> assertThat(b).contains("stream me").contains("\"stream_options\":{\"include_usage\":true}"));
+		assertThat(result.getResponseHeaders().getFirst(RateLimitHeaders.LIMIT)).isEqualTo("1000");
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(view("streamer").usage().cost()).isEqualTo(COST));
+		assertThat(view("streamer").usage().completionTokens()).isEqualTo(UsageEngine.COMPLETION_TOKENS);
+	}
+
+	@Test
+	void aStreamThatAskedForItsUsageKeepsIt() {
+		String sent = TenantGateways.chat("asking", true, ",\"stream_options\":{\"include_usage\":true}");
+		EntityExchangeResult<String> result = post("asker", sent);
+		assertThat(result.getStatus().value()).isEqualTo(200);
+		assertThat(result.getResponseBody()).contains("\"usage\":" + UsageEngine.usage());
+		assertThat(ENGINE.bodies).contains(sent);
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(view("asker").usage().cost()).isEqualTo(COST));
+	}
+
+	@Test
+	void overBudgetIsA429WithOpenAiBodyAndHeaders() throws Exception {
+		int served = ENGINE.served.get();
+		// The first request costs more than the bucket holds: admitted on a full bucket,
+		// which it leaves in debt.
+		EntityExchangeResult<String> first = post("tiny", TenantGateways.chat("first", false, ",\"max_tokens\":100"));
+		assertThat(first.getStatus().value()).as(first.getResponseHeaders().toString()).isEqualTo(200);
+		EntityExchangeResult<String> refused = post("tiny", TenantGateways.chat("second", false, ",\"max_tokens\":1"));
+		assertThat(refused.getStatus().value()).as(refused.getResponseHeaders().toString() + view("tiny"))
+			.isEqualTo(429);
+		HttpHeaders headers = refused.getResponseHeaders();
+		assertThat(headers.getFirst(RateLimitHeaders.LIMIT)).isEqualTo("50");
+		assertThat(headers.getFirst(RateLimitHeaders.REMAINING)).isEqualTo("0");
+		assertThat(headers.getFirst(RateLimitHeaders.RESET)).matches("\\d+m\\d+(\\.\\d+)?s|\\d+(\\.\\d+)?s");
+		assertThat(Long.parseLong(headers.getFirst(HttpHeaders.RETRY_AFTER))).isPositive();
+		JsonNode error = JsonMapper.shared().readTree(refused.getResponseBody()).get("error");
+		assertThat(error.get("code").asString()).isEqualTo("rate_limit_exceeded");
+		assertThat(error.get("type").asString()).isEqualTo("tokens");
+		assertThat(error.get("message").asString()).contains("tiny").contains("limit 50");
+		assertThat(ENGINE.served.get()).isEqualTo(served + 1);
+		assertThat(view("tiny").usage().refused()).isEqualTo(1);
+	}
+
+	@Test
+	void aClientThatLeavesIsChargedWhatWasGenerated() throws Exception {
+		String body = TenantGateways.chat("endless", true, "");
+		int port = Integer.parseInt(gateway.getEnvironment().getProperty("local.server.port"));
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress("127.0.0.1", port), 5000);
+			socket.setSoTimeout(10_000);
+			OutputStream out = socket.getOutputStream();
+			out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+					+ "x-tenant-id: leaver\r\nContent-Length: " + body.getBytes(StandardCharsets.UTF_8).length
+					+ "\r\n\r\n" + body)
+				.getBytes(StandardCharsets.UTF_8));
+			out.flush();
+			InputStream in = socket.getInputStream();
+			byte[] buffer = new byte[8192];
+			int read = 0;
+			while (read < 4000) {
+				int n = in.read(buffer);
+				assertThat(n).isPositive();
+				read += n;
+			}
+			socket.setSoLinger(true, 0);
+		}
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(view("leaver").usage().cost()).isPositive());
+		TenantView leaver = view("leaver");
+		// Charged its prompt (estimated) and the events it was sent, no more than the
+		// engine generated.
+		assertThat(leaver.usage().completionTokens()).isPositive().isLessThanOrEqualTo(ENGINE.endlessEvents.get());
+		assertThat(leaver.usage().promptTokens()).isPositive();
+	}
+
+	@Test
+	void tenantNamesAreBoundedAndValidated() {
+		for (int i = 0; i < 20; i++) {
+			assertThat(post("client-" + i, TenantGateways.chat("unlisted " + i, false, "")).getStatus().value())
+				.isEqualTo(200);
+		}
+		assertThat(post("bad tenant!", TenantGateways.chat("x", false, "")).getStatus().value()).isEqualTo(400);
+		EntityExchangeResult<String> tooLong = post("a".repeat(65), TenantGateways.chat("x", false, ""));
+		assertThat(tooLong.getStatus().value()).isEqualTo(400);
+		assertThat(tooLong.getResponseBody()).contains("invalid_tenant");
+		// max-tracked 3: at most four budget lines per tracked tenant.
+		assertThat(gateway.getBean(LocalBudgetStore.class).size()).isLessThanOrEqualTo(12);
+		MeterRegistry meters = gateway.getBean(MeterRegistry.class);
+		Set<String> tenants = meters.getMeters()
+			.stream()
+			.map(Meter::getId)
+			.filter(id -> id.getName().startsWith("gen_ai.") || id.getName().startsWith("dualmap.tenants."))
+			.map(id -> id.getTag("tenant"))
+			.filter(t -> t != null)
+			.collect(Collectors.toSet());
+		assertThat(tenants).contains("other")
+			.isSubsetOf("acme", "streamer", "asker", "tiny", "leaver", "metered", "shown", "default", "other");
+		assertThat(budgets().view()).containsKey("other").doesNotContainKey("client-1");
+		assertThat(budgets().view().get("other").usage().requests()).isGreaterThanOrEqualTo(20);
+	}
+
+	@Test
+	void genAiMetersFollowTheSemanticConventions() {
+		post("metered", TenantGateways.chat("meters", true, ""));
+		MeterRegistry meters = gateway.getBean(MeterRegistry.class);
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+			assertThat(meters.find("gen_ai.client.token.usage")
+				.tags("gen_ai.token.type", "output", "gen_ai.request.model", "m", "gen_ai.operation.name", "chat",
+						"tenant", "metered")
+				.summary()).isNotNull();
+			assertThat(meters.find("gen_ai.server.time_to_first_token").tags("tenant", "metered").timer()).isNotNull();
+			assertThat(meters.find("gen_ai.server.request.duration").tags("tenant", "metered").timer()).isNotNull();
+		});
+		assertThat(meters.find("gen_ai.client.token.usage").tags("gen_ai.token.type", "input").summary()).isNotNull();
+		for (Meter meter : meters.getMeters()) {
+			String name = meter.getId().getName();
+			if (name.startsWith("gen_ai.") || name.startsWith("dualmap.tenants.")) {
+				assertThat(meter.getId().getDescription()).as(name).isNotBlank();
+			}
+		}
+	}
+
+	@Test
+	void theActuatorShowsEachTenantsBudgetAndUsage() throws Exception {
+		post("shown", TenantGateways.chat("actuator", false, ""));
+		String body = client.get()
+			.uri("/actuator/dualmap")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+		JsonNode tenants = JsonMapper.shared().readTree(body).get("tenants");
+		assertThat(tenants.get("mode").asString()).isEqualTo("enforce");
+		assertThat(tenants.get("store").asString()).isEqualTo("local");
+		JsonNode shown = tenants.get("tenants").get("shown");
+		assertThat(shown.get("weight").asDouble()).isEqualTo(2.0);
+		assertThat(shown.get("priority").asInt()).isZero();
+		JsonNode budget = shown.get("budgets").get(0);
+		assertThat(budget.get("window").asString()).isEqualTo("day");
+		assertThat(budget.get("limit").asLong()).isEqualTo(1000);
+		assertThat(budget.get("remaining").asLong()).isLessThan(1000);
+		assertThat(budget.get("reset").asString()).isNotBlank();
+		assertThat(shown.get("usage").get("requests").asLong()).isEqualTo(1);
+		assertThat(tenants.get("tenants").has("default")).isTrue();
+	}
+
+}
