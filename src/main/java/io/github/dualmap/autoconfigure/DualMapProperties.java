@@ -24,6 +24,7 @@ import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
+import jakarta.validation.constraints.Size;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -558,8 +559,7 @@ public class DualMapProperties {
 		 * attainment reads exactly off a bucket. At most 20 bounds.
 		 */
 		@NotNull(message = "dualmap.metrics.latency-buckets must be set")
-		@jakarta.validation.constraints.Size(max = 20,
-				message = "dualmap.metrics.latency-buckets has at most 20 bounds")
+		@Size(max = 20, message = "dualmap.metrics.latency-buckets has at most 20 bounds")
 		private List<Duration> latencyBuckets = new ArrayList<>(List.of(Duration.ofMillis(50), Duration.ofMillis(100),
 				Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(2),
 				Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(60)));
