@@ -24,6 +24,7 @@ import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -53,7 +54,8 @@ class TenantBudgetsIntegrationTests {
 				"dualmap.tenants.streamer.tokens-per-day=1000", "dualmap.tenants.asker.tokens-per-day=1000",
 				"dualmap.tenants.tiny.tokens-per-minute=50", "dualmap.tenants.leaver.tokens-per-day=100000",
 				"dualmap.tenants.metered.tokens-per-minute=100000", "dualmap.tenants.shown.tokens-per-day=1000",
-				"dualmap.tenants.shown.weight=2");
+				"dualmap.tenants.shown.weight=2", "dualmap.tenants.modeled.tokens-per-day=100000",
+				"dualmap.tenants.modeled.models.m.tokens-per-minute=50");
 		client = TenantGateways.client(gateway);
 	}
 
@@ -159,6 +161,23 @@ class TenantBudgetsIntegrationTests {
 	}
 
 	@Test
+	void aModelsOwnBudgetIsCheckedBesidesTheTenants() {
+		EntityExchangeResult<String> first = post("modeled",
+				TenantGateways.chat("model m", false, ",\"max_tokens\":100"));
+		assertThat(first.getStatus().value()).isEqualTo(200);
+		// The model's budget binds: it has the smallest share left.
+		assertThat(first.getResponseHeaders().getFirst(RateLimitHeaders.LIMIT)).isEqualTo("50");
+		EntityExchangeResult<String> second = post("modeled",
+				TenantGateways.chat("model m", false, ",\"max_tokens\":1"));
+		assertThat(second.getStatus().value()).isEqualTo(429);
+		assertThat(second.getResponseBody()).contains("on model 'm'");
+		// The tenant's own budget was charged too.
+		assertThat(view("modeled").budgets()).extracting(TenantView.Budget::model, TenantView.Budget::window)
+			.containsExactly(tuple(null, "day"), tuple("m", "minute"));
+		assertThat(view("modeled").budgets().get(0).remaining()).isLessThan(100_000 - 100);
+	}
+
+	@Test
 	void aClientThatLeavesIsChargedWhatWasGenerated() throws Exception {
 		String body = TenantGateways.chat("endless", true, "");
 		int port = Integer.parseInt(gateway.getEnvironment().getProperty("local.server.port"));
@@ -211,7 +230,8 @@ class TenantBudgetsIntegrationTests {
 			.filter(t -> t != null)
 			.collect(Collectors.toSet());
 		assertThat(tenants).contains("other")
-			.isSubsetOf("acme", "streamer", "asker", "tiny", "leaver", "metered", "shown", "default", "other");
+			.isSubsetOf("acme", "streamer", "asker", "tiny", "leaver", "metered", "shown", "modeled", "default",
+					"other");
 		assertThat(budgets().view()).containsKey("other").doesNotContainKey("client-1");
 		assertThat(budgets().view().get("other").usage().requests()).isGreaterThanOrEqualTo(20);
 	}
