@@ -3,7 +3,7 @@
 
 Usage: cache_replacement.py TRACE.jsonl [INSTANCES ...]
 
-The KV capacity of INSTANCES engines (900,000 tokens each, the h100-8b profile) is pooled into one
+The KV capacity of INSTANCES engines (900,000 tokens each, the h100-8b-fp8 profile) is pooled into one
 cache of 512-token blocks (the trace's hash blocks); requests are served one after another in
 arrival order and the first 500 are not counted. For each size it prints the share of the counted
 requests' prompt tokens found cached as a prefix, with least-recently-used replacement (a request's

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The per-instance timeline table of docs/benchmarks.md ("Round 15") from `sim --engine-timeline`.
+"""A per-instance timeline table from `sim --engine-timeline`.
 
 Usage: engine_table.py DIR [SECONDS ...]
 

@@ -1021,8 +1021,8 @@ public final class DispatchQueues {
 	 * {@code estimateHereNanos} exceeds {@code sloNanos}. With
 	 * {@link QueueSettings#moveLateOnly()} only such requests move: one that makes its
 	 * SLO where it waits keeps its cached prefix, which at capacity is worth more to the
-	 * pool than the earlier start a move would give it (measured in docs/benchmarks.md).
-	 * With {@link QueueSettings#shedHopeless()} such a request is not released either
+	 * pool than the earlier start a move would give it. With
+	 * {@link QueueSettings#shedHopeless()} such a request is not released either
 	 * ({@link #hopeless}).
 	 */
 	private boolean late(QueuedRequest q, long estimateHereNanos, long sloNanos) {

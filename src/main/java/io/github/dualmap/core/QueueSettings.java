@@ -16,7 +16,7 @@ import java.time.Duration;
  * the engine's next step, first token back, next release joins the step after), and a
  * busy decoding engine's steps are long: with 8 slots, cheap cached requests queued in
  * the router, where the longest-cached-first order starved requests of other prefixes up
- * to the aging bound (measured in docs/benchmarks.md, synthetic tenants). A request with
+ * to the aging bound (seen in the simulator's synthetic tenants workload). A request with
  * more uncached tokens than the token bound is still released when nothing else is in
  * prefill, so it is never stuck.
  *
@@ -85,11 +85,10 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 
 	/**
 	 * Default share of its TTFT SLO a request may wait in its queue before the rescue
-	 * places it elsewhere (or it is turned away): half. The seventeenth session's 35 %
-	 * served more requests on the conversation trace only by turning away more long
-	 * prompts: judged on the prompt tokens served as well it was level, and it served 3-9
-	 * % less on the synthetic workloads (docs/benchmarks.md, "Admission control, not
-	 * routing").
+	 * places it elsewhere (or it is turned away): half. A shorter share serves more
+	 * requests on the conversation trace only by turning away more long prompts: judged
+	 * on the prompt tokens served as well it is level, and it serves less on the
+	 * synthetic workloads (docs/benchmarks.md, "Ideas measured that did not pay off").
 	 */
 	public static final double DEFAULT_MAX_WAIT_SHARE = 0.5;
 
@@ -224,8 +223,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		// About one discovery refresh or circuit-breaker half-open probe.
 		private long unavailableRetryAfterSeconds = 5;
 
-		// Measured in docs/benchmarks.md: an idle candidate taking over queued work is
-		// what late binding is for.
+		// An idle candidate taking over queued work is what late binding is for.
 		private boolean idlePull = true;
 
 		private boolean sloAware = true;
@@ -238,12 +236,12 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 
 		private boolean moveLateOnly = true;
 
-		// Measured in docs/benchmarks.md ("Not sending what cannot make its SLO"): the
-		// long cold prompts it holds back took the engine time the others needed.
+		// The long cold prompts it holds back would take the engine time the requests
+		// behind them need (docs/design.md, "Late binding").
 		private boolean shedHopeless = true;
 
-		// Measured in docs/benchmarks.md ("Four router replicas"): it helps replicas that
-		// do not share their load and costs a step to one gateway judged on the work.
+		// It helps replicas that do not share their load (docs/benchmarks.md, "Several
+		// gateway replicas") and changes little for one gateway.
 		private boolean holdOnEngineQueue = false;
 
 		public Builder mode(DispatchMode v) {

@@ -61,7 +61,7 @@ public record ReleaseBatch(String replica, String hashing, List<Release> release
 	 * One release: a prompt whose block-hash chain was sent to {@code instance} of
 	 * {@code service}, or a stored Responses API response that instance answered (its id
 	 * in {@code response}, the chain then empty). The member is left out when absent, so
-	 * prompt releases read as before.
+	 * a prompt release carries only the fields every replica reads.
 	 */
 	public record Release(String service, String instance, long[] chain,
 			@JsonInclude(JsonInclude.Include.NON_NULL) @Nullable String response) {

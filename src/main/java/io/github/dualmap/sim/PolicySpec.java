@@ -47,7 +47,7 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 
 	/**
 	 * The row of the DualMap policy behind the queue without idle pull: queued requests
-	 * move only off hotspots, as before work stealing between the candidates.
+	 * move only off hotspots, with no work stealing between the candidates.
 	 */
 	public static final String DUALMAP_NO_PULL = "dualmap-no-pull";
 

@@ -30,8 +30,8 @@ import org.jspecify.annotations.Nullable;
  * @param sloClasses objectives per request class; {@link SloClasses#NONE}: every request
  * has {@code slo}
  * @param targetAttainment the share of measured requests within their objective that a
- * rate must reach to pass (capacity is the highest such rate): the issue's definition,
- * {@link Simulation#TARGET_ATTAINMENT} (0.9), unless asked otherwise
+ * rate must reach to pass (capacity is the highest such rate): the benchmark's
+ * definition, {@link Simulation#TARGET_ATTAINMENT} (0.9), unless asked otherwise
  * @param shareLoad with {@code prefixShareInterval}: replicas also publish their load per
  * instance (requests and uncached tokens in prefill, uncached tokens queued) with every
  * flush, as the gateway's replica sync does with {@code dualmap.replicas.share-load}

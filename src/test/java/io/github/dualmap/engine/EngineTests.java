@@ -17,7 +17,8 @@ class EngineTests {
 
 	@Test
 	void coldPromptIdleTtftMatchesTheAnalyticFormula() {
-		// t0 + c_lin*8192 + (4*L*d/F)*8192*(0 + 8192/2), written out from design.md
+		// t0 + c_lin*8192 + (4*L*d/F)*8192*(0 + 8192/2), written out from
+		// docs/emulator.md
 		double analytic = 0.007 + 20e-6 * 8192 + (4.0 * 32 * 4096 / 400e12) * 8192 * (8192 / 2.0);
 		Engine engine = new Engine(H100);
 		Map<String, Long> ttft = run(engine, List.of(request("a", 0, 8192, 4)), 0);

@@ -425,7 +425,7 @@ class ServicePoolTests {
 	/**
 	 * An edit of an instance's metadata alone (a pod annotation naming another metrics
 	 * path) is a membership change: scraping follows it at the next list, and the
-	 * instance keeps its state. It used to wait for some other change in the membership.
+	 * instance keeps its state, without waiting for any other change in the membership.
 	 */
 	@Test
 	void aChangedMetricsPathAloneIsFollowedAndTheInstanceKeepsItsState() throws Exception {
