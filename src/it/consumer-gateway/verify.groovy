@@ -1,8 +1,7 @@
 // What the consumer gateway resolved and packaged, checked after its build (its test has
 // already routed a request through DualMap to an emulated instance):
 // - the versions it runs with are the ones the library was built and tested with here,
-//   Resilience4j's among them (the version spring-cloud-dependencies manages, since both
-//   builds import it and nothing else decides it);
+//   Resilience4j's among them, and that is the version spring-cloud-dependencies manages;
 // - no Kotlin runtime, no test library, no command-line or charting library, nothing of
 //   the tools module (simulator, emulator, engine model, overhead harness, demo).
 import java.util.zip.ZipFile
@@ -51,6 +50,20 @@ if (!consumer.containsKey('io.github.dualmap:dualmap-gateway')) {
     else {
         println "${ga}: ${consumer[ga]} in both"
     }
+}
+// The version Spring Cloud manages: spring-cloud-dependencies names the circuit breaker
+// BOM, which sets resilience4j.version (read from the poms this build resolved).
+def springCloud = (new File(basedir, 'pom.xml').text =~ /<spring-cloud.version>([^<]+)</)[0][1]
+def pomText = { String path, String artifact, String version ->
+    new File(localRepositoryPath, "${path}/${artifact}/${version}/${artifact}-${version}.pom").text
+}
+def circuitBreakerBom = (pomText('org/springframework/cloud', 'spring-cloud-dependencies', springCloud)
+        =~ /<spring-cloud-circuitbreaker.version>([^<]+)</)[0][1]
+def managed = (pomText('org/springframework/cloud', 'spring-cloud-circuitbreaker-dependencies', circuitBreakerBom)
+        =~ /<resilience4j.version>([^<]+)</)[0][1]
+println "Resilience4j managed by spring-cloud-dependencies ${springCloud}: ${managed}"
+if (consumer['io.github.resilience4j:resilience4j-circuitbreaker'] != managed) {
+    problems << "resilience4j-circuitbreaker: the consumer runs ${consumer['io.github.resilience4j:resilience4j-circuitbreaker']}, Spring Cloud manages ${managed}".toString()
 }
 consumer.each { ga, version ->
     if (library.containsKey(ga) && library[ga] != version) {
