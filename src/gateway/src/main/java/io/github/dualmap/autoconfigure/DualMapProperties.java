@@ -1139,17 +1139,17 @@ public class DualMapProperties {
 	public static class Ttft {
 
 		/**
-		 * Which model the estimates come from: {@code attention} (per instance, a cost
-		 * per uncached token plus one per attention pair, the work ahead kept as cost,
-		 * fitted online) or {@code linear} (one rate per token for the pool).
+		 * Which model the estimates come from: attention (per instance, a cost per
+		 * uncached token plus one per attention pair, the work ahead kept as cost, fitted
+		 * online) or linear (one rate per token for the pool).
 		 */
 		@NotNull(message = "dualmap.ttft.model must be set")
 		private TtftModel model = SchedulerSettings.DEFAULT_TTFT_MODEL;
 
 		/**
-		 * Initial attention cost of one million (query token x context token) pairs, the
-		 * attention model's {@code c}; fitted online per instance. About 4 x layers x
-		 * hidden FLOPs per pair at the accelerator's attention throughput.
+		 * Initial attention cost of one million (query token x context token) pairs,
+		 * fitted online per instance: about 4 x layers x hidden FLOPs per pair at the
+		 * accelerator's attention throughput.
 		 */
 		@NotNull(message = "dualmap.ttft.attention-per-million-pairs must be set")
 		private Duration attentionPerMillionPairs = Duration

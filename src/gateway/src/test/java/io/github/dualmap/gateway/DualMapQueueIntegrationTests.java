@@ -44,7 +44,10 @@ import static org.awaitility.Awaitility.await;
  * delay: a slow instance's backlog migrates to the other candidate, full queues answer
  * 429 with {@code Retry-After}, a client that disconnects while queued leaves the queue,
  * and requests queued for an instance removed from discovery are served by the others.
- * Small queue bounds make each situation reachable with a handful of requests.
+ * Small queue bounds make each situation reachable with a handful of requests. The stubs'
+ * delays do not depend on the prompt and change from test to test, so the pool runs the
+ * linear TTFT model (one rate for all): per-instance models would learn each stub's
+ * delays from earlier tests and move work by them.
  */
 @SpringBootTest(classes = DualMapQueueIntegrationTests.App.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -64,7 +67,8 @@ import static org.awaitility.Awaitility.await;
 				// (each
 				// has tests of its own in DispatchQueuesTests).
 				"dualmap.policy=dualmap", "dualmap.dispatch.move-late-only=false",
-				"dualmap.dispatch.max-wait-share=0.5", "dualmap.dispatch.rescue-to-queue=false" })
+				"dualmap.dispatch.max-wait-share=0.5", "dualmap.dispatch.rescue-to-queue=false",
+				"dualmap.ttft.model=linear" })
 class DualMapQueueIntegrationTests {
 
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));
