@@ -232,6 +232,11 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 		return a == null ? 0 : a.distinct();
 	}
 
+	/** Blocks of {@code chain} not among the active blocks of {@code instanceId}. */
+	int missingBlocks(String instanceId, long[] chain) {
+		return active(instanceId).missing(chain);
+	}
+
 	private void release(ActiveRequest r) {
 		ActiveBlocks a = activeByInstance.find(r.instanceId());
 		if (a != null) {
@@ -267,14 +272,24 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 			return refs.size();
 		}
 
+		/**
+		 * Blocks of {@code chain} not active here. Every active request holds a whole
+		 * chain from its first block, and a chained hash fixes every block before it, so
+		 * the active blocks of a chain are a prefix of it: binary search for its end.
+		 */
 		synchronized int missing(long[] chain) {
-			int n = 0;
-			for (long h : chain) {
-				if (!refs.contains(h)) {
-					n++;
+			int lo = 0;
+			int hi = chain.length;
+			while (lo < hi) {
+				int mid = (lo + hi + 1) >>> 1;
+				if (refs.contains(chain[mid - 1])) {
+					lo = mid;
+				}
+				else {
+					hi = mid - 1;
 				}
 			}
-			return n;
+			return chain.length - lo;
 		}
 
 	}
