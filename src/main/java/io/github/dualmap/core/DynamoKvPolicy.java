@@ -23,7 +23,9 @@ import org.jspecify.annotations.Nullable;
  * Admission: with a queue threshold, an arrival waits in the router's FCFS queue while
  * every worker's active prefill tokens exceed {@code threshold x max_num_batched_tokens}
  * ({@link AdmissionHold}); busy thresholds, when set, take workers over them out of the
- * candidates, and a request finding every worker busy is rejected (Dynamo's 503).
+ * candidates, and a request finding every worker busy is rejected (Dynamo's 503). Equal
+ * costs go to the worker a hash of the request's id picks (Dynamo samples among the
+ * best), so router replicas do not pick in lockstep.
  */
 public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEventFeed.Consumer {
 
@@ -171,7 +173,7 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 			costs.put(s, prefillLoadScale * prefillBlocks + decodeBlocks);
 			longest = Math.max(longest, overlap);
 		}
-		InstanceState chosen = ties.lowest(candidates, costs::get);
+		InstanceState chosen = ties.lowest(candidates, costs::get, request);
 		int overlap = overlaps.get(chosen);
 		Reason reason = overlap > 0 && overlap == longest ? Reason.AFFINITY : Reason.LOAD;
 		if (request.blocks() == null) {
