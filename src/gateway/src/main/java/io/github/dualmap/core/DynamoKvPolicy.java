@@ -23,7 +23,9 @@ import org.jspecify.annotations.Nullable;
  * Admission: with a queue threshold, an arrival waits in the router's FCFS queue while
  * every worker's active prefill tokens exceed {@code threshold x max_num_batched_tokens}
  * ({@link AdmissionHold}); busy thresholds, when set, take workers over them out of the
- * candidates, and a request finding every worker busy is rejected (Dynamo's 503).
+ * candidates, and a request finding every worker busy is rejected (Dynamo's 503). Equal
+ * costs go to the worker a hash of the request's id picks (Dynamo samples among the
+ * best), so router replicas do not pick in lockstep.
  */
 public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEventFeed.Consumer {
 
@@ -171,7 +173,7 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 			costs.put(s, prefillLoadScale * prefillBlocks + decodeBlocks);
 			longest = Math.max(longest, overlap);
 		}
-		InstanceState chosen = ties.lowest(candidates, costs::get);
+		InstanceState chosen = ties.lowest(candidates, costs::get, request);
 		int overlap = overlaps.get(chosen);
 		Reason reason = overlap > 0 && overlap == longest ? Reason.AFFINITY : Reason.LOAD;
 		if (request.blocks() == null) {
@@ -232,6 +234,11 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 		return a == null ? 0 : a.distinct();
 	}
 
+	/** Blocks of {@code chain} not among the active blocks of {@code instanceId}. */
+	int missingBlocks(String instanceId, long[] chain) {
+		return active(instanceId).missing(chain);
+	}
+
 	private void release(ActiveRequest r) {
 		ActiveBlocks a = activeByInstance.find(r.instanceId());
 		if (a != null) {
@@ -267,14 +274,24 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 			return refs.size();
 		}
 
+		/**
+		 * Blocks of {@code chain} not active here. Every active request holds a whole
+		 * chain from its first block, and a chained hash fixes every block before it, so
+		 * the active blocks of a chain are a prefix of it: binary search for its end.
+		 */
 		synchronized int missing(long[] chain) {
-			int n = 0;
-			for (long h : chain) {
-				if (!refs.contains(h)) {
-					n++;
+			int lo = 0;
+			int hi = chain.length;
+			while (lo < hi) {
+				int mid = (lo + hi + 1) >>> 1;
+				if (refs.contains(chain[mid - 1])) {
+					lo = mid;
+				}
+				else {
+					hi = mid - 1;
 				}
 			}
-			return n;
+			return chain.length - lo;
 		}
 
 	}

@@ -20,7 +20,8 @@ import org.jspecify.annotations.Nullable;
  * 1), 0 without a hit. The load scorers are {@link LlmdScorerPolicy}'s. Saturation: no
  * accepting instance has metrics younger than the staleness threshold with a waiting
  * queue of at most the queue-depth threshold and KV usage at most the utilisation
- * threshold.
+ * threshold. Ties go to the instance a hash of the request's id picks (the picker
+ * shuffles the endpoints first), so router replicas do not pick in lockstep.
  */
 public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, KvEventFeed.Consumer {
 
@@ -178,7 +179,7 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 			double prefix = prefixScore(hits.get(s), lo, hi);
 			return -(prefixWeight * prefix + kvCacheWeight * LlmdScorerPolicy.kvCacheScore(e)
 					+ queueWeight * LlmdScorerPolicy.queueScore(e, min, max));
-		});
+		}, request);
 		int hit = hits.get(chosen);
 		Reason reason = hit > 0 && hit == maxHit ? Reason.AFFINITY : Reason.LOAD;
 		if (request.blocks() == null) {

@@ -23,6 +23,16 @@ final class TieBreaker {
 
 	/** The element of {@code items} with the lowest cost; {@code null} when empty. */
 	<T> @Nullable T lowest(Collection<T> items, ToDoubleFunction<T> cost) {
+		return lowest(items, cost, null);
+	}
+
+	/**
+	 * The element of {@code items} with the lowest cost; among equal costs the one a hash
+	 * of {@code request}'s id picks, or the next in turn when {@code request} is null.
+	 * The hash stands for the real routers' random pick and, unlike turns, does not make
+	 * router replicas that start alike pick the same instance in lockstep.
+	 */
+	<T> @Nullable T lowest(Collection<T> items, ToDoubleFunction<T> cost, @Nullable RoutingRequest request) {
 		List<T> best = new ArrayList<>(2);
 		double bestCost = Double.POSITIVE_INFINITY;
 		for (T item : items) {
@@ -39,7 +49,19 @@ final class TieBreaker {
 		if (best.isEmpty()) {
 			return null;
 		}
-		return best.size() == 1 ? best.get(0) : best.get((int) Math.floorMod(turn.getAndIncrement(), best.size()));
+		if (best.size() == 1) {
+			return best.get(0);
+		}
+		long pick = request == null ? turn.getAndIncrement() : mix(request.id().hashCode());
+		return best.get((int) Math.floorMod(pick, best.size()));
+	}
+
+	// SplitMix64's finaliser: neighbouring ids spread over every residue.
+	private static long mix(long x) {
+		long z = x + 0x9E3779B97F4A7C15L;
+		z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+		z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+		return (z ^ (z >>> 31)) & Long.MAX_VALUE;
 	}
 
 	private static boolean same(double a, double b) {

@@ -80,6 +80,18 @@ class DynamoKvPolicyTests {
 	}
 
 	@Test
+	void decodeBlocksCountTheSharedPrefixOfActiveRequestsOnce() {
+		DynamoKvPolicy kv = attached(new DynamoKvPolicy());
+		f.place(kv, f.request(prompt), "a", 0);
+		f.place(kv, f.request(PeerFixture.prompt(1, 2, 5)), "a", 0);
+		assertThat(kv.activeBlocks("a")).isEqualTo(5);
+		assertThat(kv.missingBlocks("a", new long[] { 1, 2, 3, 9, 10 })).isEqualTo(2);
+		assertThat(kv.missingBlocks("a", new long[] { 1, 2, 5 })).isZero();
+		assertThat(kv.missingBlocks("a", new long[] { 7, 8 })).isEqualTo(2);
+		assertThat(kv.missingBlocks("b", prompt.chain())).isEqualTo(4);
+	}
+
+	@Test
 	void theRouterQueueHoldsArrivalsWhileEveryWorkerIsOverItsPrefillShare() {
 		// Threshold 1.0 of 64 batched tokens: a worker with more than 64 active prefill
 		// tokens is full.

@@ -43,6 +43,14 @@ import org.jspecify.annotations.Nullable;
  * released request travels to its engine, its first token and end are reported to the
  * queues, and {@link DispatchQueues#tick} runs at
  * {@link DispatchQueues#nextDeadlineNanos()}. A rejection counts as a miss.
+ * <p>
+ * A policy that routes on the engines' KV events ({@link KvEventFeed.Consumer}) gets them
+ * through one {@link KvEventIndex} for all routers: each engine step's stored and evicted
+ * blocks arrive one network delay plus {@link #KV_EVENT_LAG_NANOS} after the step ends. A
+ * policy that holds arrivals ({@link AdmissionHold}) gets a FCFS queue per router,
+ * re-checked when a first token or an end reaches the router, at every scrape and when
+ * peer load arrives. With replica sync, {@code sglang-cache-aware}'s tree inserts reach
+ * the other routers at the next whole mesh sync interval plus the network delay.
  */
 public final class Simulation {
 
