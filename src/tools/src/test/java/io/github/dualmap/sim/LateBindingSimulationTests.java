@@ -132,6 +132,20 @@ class LateBindingSimulationTests {
 		assertThat(r.served().ttftP99Seconds()).isEqualTo(r.ttftP99Seconds());
 		assertThat(r.decisionNanosP99()).isZero();
 		assertThat(r.hitRate()).isGreaterThan(0.2);
+		// Nobody waited to the wait bound, so the rescue placed nobody.
+		assertThat(r.rescueShare()).isZero();
+	}
+
+	@Test
+	void theRescueSharesAreTheRequestsWhoseFinalPlacementTheRescueMade() {
+		// A peer behind the queue near its capacity: requests reach the wait bound on
+		// the instance it picked and the rescue places them elsewhere.
+		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(1500, 4));
+		RunResult queued = Simulation.run(w, PolicySpec.named("consistent-hash+queue"), config(4), 60, false, false);
+		assertThat(queued.judged().rescued()).isPositive().isLessThanOrEqualTo(queued.measured() - queued.rejected());
+		assertThat(queued.rescueShare()).isEqualTo((double) queued.judged().rescued() / queued.measured());
+		RunResult direct = Simulation.run(w, PolicySpec.named("consistent-hash"), config(4), 60, false, false);
+		assertThat(direct.rescueShare()).isZero();
 	}
 
 }

@@ -32,7 +32,7 @@ class DemoPropertiesValidationTests {
 		expectInvalid("dualmap.demo.base-port=70000", "dualmap.demo.base-port must be 0 (free ports)");
 		expectInvalid("dualmap.demo.time-scale=0", "dualmap.demo.time-scale must be a positive finite number");
 		expectInvalid("dualmap.demo.profile=h200-70b",
-				"dualmap.demo.profile must name an engine profile: h100-8b or a100-8b");
+				"dualmap.demo.profile must name an engine profile: h100-8b, h100-8b-fp8 or a100-8b");
 		expectInvalid("dualmap.demo.model= ", "dualmap.demo.model must not be blank");
 	}
 
