@@ -145,19 +145,7 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 		if (accepting.isEmpty()) {
 			return null;
 		}
-		long now = pool.now();
-		long staleAfter = pool.settings().staleAfterNanos();
-		Map<InstanceState, @Nullable EngineSnapshot> engines = new HashMap<>();
-		int minWaiting = Integer.MAX_VALUE;
-		int maxWaiting = Integer.MIN_VALUE;
-		for (InstanceState s : accepting) {
-			EngineSnapshot e = s.freshEngine(now, staleAfter);
-			engines.put(s, e);
-			if (e != null && e.waiting() >= 0) {
-				minWaiting = Math.min(minWaiting, e.waiting());
-				maxWaiting = Math.max(maxWaiting, e.waiting());
-			}
-		}
+		LlmdScorerPolicy.LoadScores load = LlmdScorerPolicy.LoadScores.of(accepting, pool);
 		long[] chain = request.blocks() == null ? null : f.engineBlocks().of(request);
 		Map<InstanceState, Integer> hits = new HashMap<>();
 		int minHit = Integer.MAX_VALUE;
@@ -170,16 +158,11 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 				maxHit = Math.max(maxHit, h);
 			}
 		}
-		int min = minWaiting;
-		int max = maxWaiting;
 		int lo = minHit;
 		int hi = maxHit;
-		InstanceState chosen = ties.lowest(accepting, s -> {
-			EngineSnapshot e = engines.get(s);
-			double prefix = prefixScore(hits.get(s), lo, hi);
-			return -(prefixWeight * prefix + kvCacheWeight * LlmdScorerPolicy.kvCacheScore(e)
-					+ queueWeight * LlmdScorerPolicy.queueScore(e, min, max));
-		}, request);
+		InstanceState chosen = ties.lowest(accepting,
+				s -> -(prefixWeight * prefixScore(hits.get(s), lo, hi) + load.score(s, queueWeight, kvCacheWeight)),
+				request);
 		int hit = hits.get(chosen);
 		Reason reason = hit > 0 && hit == maxHit ? Reason.AFFINITY : Reason.LOAD;
 		if (request.blocks() == null) {

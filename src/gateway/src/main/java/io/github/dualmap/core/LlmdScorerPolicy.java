@@ -116,19 +116,7 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 		if (accepting.isEmpty()) {
 			return null;
 		}
-		long now = pool.now();
-		long staleAfter = pool.settings().staleAfterNanos();
-		Map<InstanceState, @Nullable EngineSnapshot> engines = new HashMap<>();
-		int minWaiting = Integer.MAX_VALUE;
-		int maxWaiting = Integer.MIN_VALUE;
-		for (InstanceState s : accepting) {
-			EngineSnapshot e = s.freshEngine(now, staleAfter);
-			engines.put(s, e);
-			if (e != null && e.waiting() >= 0) {
-				minWaiting = Math.min(minWaiting, e.waiting());
-				maxWaiting = Math.max(maxWaiting, e.waiting());
-			}
-		}
+		LoadScores load = LoadScores.of(accepting, pool);
 		PromptBlocks blocks = request.blocks();
 		long[] considered = blocks == null ? new long[0] : consideredBlocks(blocks);
 		Map<InstanceState, Integer> matched = new HashMap<>();
@@ -138,12 +126,9 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 			matched.put(s, m);
 			longest = Math.max(longest, m);
 		}
-		int min = minWaiting;
-		int max = maxWaiting;
 		InstanceState chosen = ties.lowest(accepting, s -> {
-			EngineSnapshot e = engines.get(s);
 			double prefix = considered.length == 0 ? 0 : (double) matched.get(s) / considered.length;
-			return -(queueWeight * queueScore(e, min, max) + kvCacheWeight * kvCacheScore(e) + prefixWeight * prefix);
+			return -(load.score(s, queueWeight, kvCacheWeight) + prefixWeight * prefix);
 		});
 		int m = matched.get(chosen);
 		Reason reason = m > 0 && m == longest ? Reason.AFFINITY : Reason.LOAD;
@@ -152,6 +137,37 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 		}
 		int cached = blocks.tokensFor(m);
 		return new Decision(chosen.id(), reason, cached, blocks.promptTokens() - cached, -1);
+	}
+
+	/**
+	 * What llm-d's load scorers read, once per decision: each accepting instance's fresh
+	 * engine snapshot and the range of their queue lengths.
+	 */
+	record LoadScores(Map<InstanceState, @Nullable EngineSnapshot> engines, int minWaiting, int maxWaiting) {
+
+		static LoadScores of(List<InstanceState> accepting, InstancePool pool) {
+			long now = pool.now();
+			long staleAfter = pool.settings().staleAfterNanos();
+			Map<InstanceState, @Nullable EngineSnapshot> engines = new HashMap<>();
+			int minWaiting = Integer.MAX_VALUE;
+			int maxWaiting = Integer.MIN_VALUE;
+			for (InstanceState s : accepting) {
+				EngineSnapshot e = s.freshEngine(now, staleAfter);
+				engines.put(s, e);
+				if (e != null && e.waiting() >= 0) {
+					minWaiting = Math.min(minWaiting, e.waiting());
+					maxWaiting = Math.max(maxWaiting, e.waiting());
+				}
+			}
+			return new LoadScores(engines, minWaiting, maxWaiting);
+		}
+
+		/** The weighted sum of the queue and KV-cache utilisation scores of {@code s}. */
+		double score(InstanceState s, double queueWeight, double kvCacheWeight) {
+			EngineSnapshot e = this.engines.get(s);
+			return queueWeight * queueScore(e, this.minWaiting, this.maxWaiting) + kvCacheWeight * kvCacheScore(e);
+		}
+
 	}
 
 	/**
