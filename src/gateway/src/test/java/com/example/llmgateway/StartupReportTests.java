@@ -79,4 +79,30 @@ class StartupReportTests {
 		}
 	}
 
+	@Test
+	void discoveryLocatorRoutesAreListedOnceNotWarnedOneByOne(CapturedOutput output) {
+		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(ExampleGatewayApplication.class)
+			.web(WebApplicationType.REACTIVE)
+			.properties("server.port=0", "server.address=127.0.0.1", "dualmap.services=llm",
+					"dualmap.scrape.enabled=false",
+					"spring.cloud.gateway.server.webflux.discovery.locator.enabled=true",
+					"spring.cloud.discovery.client.simple.instances.llm[0].uri=http://127.0.0.1:9",
+					"spring.cloud.discovery.client.simple.instances.billing[0].uri=http://127.0.0.2:9",
+					"spring.cloud.discovery.client.simple.instances.accounts[0].uri=http://127.0.0.3:9",
+					"spring.cloud.gateway.server.webflux.routes[0].id=embeddings",
+					"spring.cloud.gateway.server.webflux.routes[0].uri=lb://embedder",
+					"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/embed/**")
+			.run()) {
+			List<String> warnings = lines(output, "WARN", "DualMapStartupReport");
+			// The explicit route still warns; the locator's routes (and its route to llm,
+			// which counts as a route to the pool) do not.
+			assertThat(warnings).singleElement()
+				.asString()
+				.contains("Route 'embeddings' sends to lb://embedder, which is not in dualmap.services");
+			assertThat(lines(output, "INFO", "DualMapStartupReport"))
+				.anySatisfy(i -> assertThat(i).contains("The discovery locator's routes to lb://accounts, lb://billing"
+						+ " are balanced by Spring Cloud LoadBalancer, not DualMap"));
+		}
+	}
+
 }

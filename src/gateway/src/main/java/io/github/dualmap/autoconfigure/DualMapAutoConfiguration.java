@@ -56,6 +56,7 @@ import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.cloud.client.discovery.ReactiveDiscoveryClient;
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
+import org.springframework.cloud.gateway.discovery.DiscoveryLocatorProperties;
 import org.springframework.cloud.gateway.config.GatewayReactiveLoadBalancerClientAutoConfiguration;
 import org.springframework.cloud.gateway.filter.GlobalFilter;
 import org.springframework.cloud.gateway.route.RouteLocator;
@@ -115,8 +116,11 @@ public class DualMapAutoConfiguration {
 
 	@Bean
 	@ConditionalOnBean(RouteLocator.class)
-	DualMapStartupReport dualMapStartupReport(DualMapRegistry registry, RouteLocator routes) {
-		return new DualMapStartupReport(registry, routes);
+	DualMapStartupReport dualMapStartupReport(DualMapRegistry registry, RouteLocator routes,
+			ObjectProvider<DiscoveryLocatorProperties> discoveryLocator) {
+		DiscoveryLocatorProperties locator = discoveryLocator.getIfAvailable();
+		return new DualMapStartupReport(registry, routes, (locator != null && locator.isEnabled())
+				? DualMapStartupReport.discoveryRoutes(locator.getRouteIdPrefix()) : null);
 	}
 
 	@Bean

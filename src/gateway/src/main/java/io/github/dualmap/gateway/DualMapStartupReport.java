@@ -8,6 +8,9 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Predicate;
+import java.util.regex.Pattern;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -24,6 +27,10 @@ import org.springframework.context.ApplicationListener;
  * service name silently escapes it: a {@code dualmap.services} entry that no
  * {@code lb://} route sends to, and an {@code lb://} route whose service is not in
  * {@code dualmap.services} (Spring Cloud LoadBalancer's round robin balances it).
+ * <p>
+ * Routes that the gateway's discovery locator made (one per discovered service, so
+ * usually many that are no LLM pool) are not warned about one by one: they are listed in
+ * one INFO line.
  */
 public class DualMapStartupReport implements ApplicationListener<ApplicationReadyEvent> {
 
@@ -32,13 +39,39 @@ public class DualMapStartupReport implements ApplicationListener<ApplicationRead
 	/** How long the routes may take to be read before the check is given up. */
 	static final Duration ROUTES_TIMEOUT = Duration.ofSeconds(10);
 
+	/** The discovery locator's route ids without a configured prefix. */
+	private static final Pattern DEFAULT_DISCOVERY_ROUTE_ID = Pattern.compile("^\\w*DiscoveryClient_");
+
 	private final DualMapRegistry registry;
 
 	private final RouteLocator routes;
 
+	private final @Nullable Predicate<String> discoveryRoute;
+
 	public DualMapStartupReport(DualMapRegistry registry, RouteLocator routes) {
+		this(registry, routes, null);
+	}
+
+	/**
+	 * @param discoveryRoute tells the ids of the routes the discovery locator made, or
+	 * {@code null} when the locator is off
+	 */
+	public DualMapStartupReport(DualMapRegistry registry, RouteLocator routes,
+			@Nullable Predicate<String> discoveryRoute) {
 		this.registry = registry;
 		this.routes = routes;
+		this.discoveryRoute = discoveryRoute;
+	}
+
+	/**
+	 * The ids of the discovery locator's routes: its configured prefix, or the one it
+	 * uses by default (the discovery client's class name and an underscore).
+	 */
+	public static Predicate<String> discoveryRoutes(@Nullable String routeIdPrefix) {
+		if (routeIdPrefix != null && !routeIdPrefix.isBlank()) {
+			return id -> id.startsWith(routeIdPrefix);
+		}
+		return DEFAULT_DISCOVERY_ROUTE_ID.asPredicate();
 	}
 
 	@Override
@@ -76,14 +109,25 @@ public class DualMapStartupReport implements ApplicationListener<ApplicationRead
 								: " (routes send to lb://" + String.join(", lb://", balanced.keySet()) + ")"));
 			}
 		}
+		Set<String> discovered = new TreeSet<>();
 		balanced.forEach((service, routeIds) -> {
-			if (!pools.contains(service)) {
+			if (!pools.contains(service) && this.discoveryRoute != null) {
+				if (routeIds.removeIf(this.discoveryRoute)) {
+					discovered.add(service);
+				}
+			}
+			if (!pools.contains(service) && !routeIds.isEmpty()) {
 				logger.warn("Route" + (routeIds.size() == 1 ? " '" : "s '") + String.join("', '", routeIds) + "' send"
 						+ (routeIds.size() == 1 ? "s" : "") + " to lb://" + service
 						+ ", which is not in dualmap.services: Spring Cloud LoadBalancer balances it (round robin),"
 						+ " not DualMap, and no x-dualmap-* header is added");
 			}
 		});
+		if (!discovered.isEmpty()) {
+			logger.info("The discovery locator's routes to lb://" + String.join(", lb://", discovered)
+					+ " are balanced by Spring Cloud LoadBalancer, not DualMap (list a service in dualmap.services"
+					+ " to route it with DualMap)");
+		}
 	}
 
 	/**
