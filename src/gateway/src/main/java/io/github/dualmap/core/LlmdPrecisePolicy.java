@@ -10,18 +10,18 @@ import org.jspecify.annotations.Nullable;
 /**
  * llm-d's inference scheduler in its precise-prefix-cache configuration (the
  * {@code precise-prefix-cache-aware} guide): the precise prefix-cache scorer, fed by the
- * engines' KV events, with the kv-cache-utilization and queue scorers, weights 3 / 2 / 2,
- * max-score picker; and flow control: while the saturation detector finds the pool
- * saturated, arrivals wait in the scheduler's queue ({@link AdmissionHold}).
+ * engines' KV events, with the kv-cache-utilization and queue scorers, weights 2 / 1 / 1,
+ * max-score picker; and flow control: while the utilization saturation detector finds the
+ * pool saturated, arrivals wait in the flow controller's queue ({@link AdmissionHold}).
  * <p>
  * Precise prefix score: each instance's count of the prompt's engine blocks cached there
  * from the first block on (the KV-cache indexer's longest-prefix score, from the events
- * in {@link KvEventIndex}), min-max normalised over the instances with a hit (all equal:
- * 1), 0 without a hit. The load scorers are {@link LlmdScorerPolicy}'s. Saturation: no
- * accepting instance has metrics younger than the staleness threshold with a waiting
- * queue of at most the queue-depth threshold and KV usage at most the utilisation
- * threshold. Ties go to the instance a hash of the request's id picks (the picker
- * shuffles the endpoints first), so router replicas do not pick in lockstep.
+ * in {@link KvEventIndex}) over the prompt's full blocks, at most 1; 0 without a hit. The
+ * load scorers are {@link LlmdScorerPolicy}'s. Saturation: the mean over the accepting
+ * instances of each one's {@code max(waiting / queueDepthThreshold, kvUsage /
+ * kvCacheUtilThreshold)}, 1 for an instance whose metrics are older than the staleness
+ * threshold, reaches 1. Ties go to the instance a hash of the request's id picks (the
+ * picker shuffles the endpoints first), so router replicas do not pick in lockstep.
  */
 public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, KvEventFeed.Consumer {
 
@@ -29,13 +29,16 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 	public static final String NAME = "llmd-precise";
 
 	/** Weight of the precise prefix-cache scorer in the guide's profile. */
-	public static final double DEFAULT_PREFIX_WEIGHT = 3;
+	public static final double DEFAULT_PREFIX_WEIGHT = 2;
 
 	/** Weight of the kv-cache-utilization scorer in the guide's profile. */
-	public static final double DEFAULT_KV_CACHE_WEIGHT = 2;
+	public static final double DEFAULT_KV_CACHE_WEIGHT = 1;
 
 	/** Weight of the queue scorer in the guide's profile. */
-	public static final double DEFAULT_QUEUE_WEIGHT = 2;
+	public static final double DEFAULT_QUEUE_WEIGHT = 1;
+
+	/** Pool saturation at which flow control stops dispatching (its usage limit). */
+	static final double SATURATED = 1.0;
 
 	/** Saturation detector {@code DefaultQueueDepthThreshold}. */
 	public static final int DEFAULT_QUEUE_DEPTH_THRESHOLD = 5;
@@ -71,8 +74,10 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 	 * @param prefixWeight weight of the precise prefix scorer, >= 0
 	 * @param kvCacheWeight weight of the KV-cache utilisation scorer, >= 0
 	 * @param queueWeight weight of the queue scorer, >= 0
-	 * @param queueDepthThreshold waiting requests above which an instance is saturated
-	 * @param kvCacheUtilThreshold KV usage (0-1) above which an instance is saturated
+	 * @param queueDepthThreshold waiting requests at which an instance counts as
+	 * saturated by its queue, > 0
+	 * @param kvCacheUtilThreshold KV usage (0-1] at which an instance counts as saturated
+	 * by its memory
 	 * @param stalenessNanos metrics older than this make an instance saturated, > 0
 	 */
 	public LlmdPrecisePolicy(double prefixWeight, double kvCacheWeight, double queueWeight, int queueDepthThreshold,
@@ -82,12 +87,12 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 				throw new IllegalArgumentException("weights must be >= 0 and finite but one was " + w);
 			}
 		}
-		if (queueDepthThreshold < 0) {
-			throw new IllegalArgumentException("queueDepthThreshold must be >= 0 but was " + queueDepthThreshold);
+		if (queueDepthThreshold <= 0) {
+			throw new IllegalArgumentException("queueDepthThreshold must be > 0 but was " + queueDepthThreshold);
 		}
-		if (!(kvCacheUtilThreshold >= 0 && kvCacheUtilThreshold <= 1)) {
+		if (!(kvCacheUtilThreshold > 0 && kvCacheUtilThreshold <= 1)) {
 			throw new IllegalArgumentException(
-					"kvCacheUtilThreshold must be in [0, 1] but was " + kvCacheUtilThreshold);
+					"kvCacheUtilThreshold must be in (0, 1] but was " + kvCacheUtilThreshold);
 		}
 		if (stalenessNanos <= 0) {
 			throw new IllegalArgumentException("stalenessNanos must be > 0 but was " + stalenessNanos);
@@ -119,8 +124,8 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 	}
 
 	/**
-	 * The saturation detector: saturated unless some accepting instance has fresh metrics
-	 * with a short enough queue and enough free KV cache.
+	 * Flow control's gate: hold while the saturation detector's pool saturation is at
+	 * least 1.
 	 */
 	@Override
 	public boolean mustHold(InstancePool pool) {
@@ -128,14 +133,25 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 		if (accepting.isEmpty()) {
 			return false;
 		}
+		return saturation(accepting, pool) >= SATURATED;
+	}
+
+	/**
+	 * The utilization detector's pool saturation: the mean over {@code accepting} of each
+	 * instance's {@code max(waiting / queueDepthThreshold, kvUsage /
+	 * kvCacheUtilThreshold)}, 1 for an instance without fresh metrics.
+	 */
+	double saturation(List<InstanceState> accepting, InstancePool pool) {
+		double sum = 0;
 		for (InstanceState s : accepting) {
 			EngineSnapshot e = s.freshEngine(pool.now(), stalenessNanos);
-			if (e != null && e.waiting() >= 0 && e.waiting() <= queueDepthThreshold && Double.isFinite(e.kvUsage())
-					&& e.kvUsage() <= kvCacheUtilThreshold) {
-				return false;
+			if (e == null || e.waiting() < 0 || !Double.isFinite(e.kvUsage())) {
+				sum += 1;
+				continue;
 			}
+			sum += Math.max((double) e.waiting() / queueDepthThreshold, e.kvUsage() / kvCacheUtilThreshold);
 		}
-		return true;
+		return sum / accepting.size();
 	}
 
 	@Override
@@ -148,20 +164,15 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 		LlmdScorerPolicy.LoadScores load = LlmdScorerPolicy.LoadScores.of(accepting, pool);
 		long[] chain = request.blocks() == null ? null : f.engineBlocks().of(request);
 		Map<InstanceState, Integer> hits = new HashMap<>();
-		int minHit = Integer.MAX_VALUE;
 		int maxHit = 0;
 		for (InstanceState s : accepting) {
 			int h = chain == null ? 0 : f.index().overlapBlocks(s.id(), chain);
 			hits.put(s, h);
-			if (h > 0) {
-				minHit = Math.min(minHit, h);
-				maxHit = Math.max(maxHit, h);
-			}
+			maxHit = Math.max(maxHit, h);
 		}
-		int lo = minHit;
-		int hi = maxHit;
+		int total = chain == null ? 0 : chain.length;
 		InstanceState chosen = ties.lowest(accepting,
-				s -> -(prefixWeight * prefixScore(hits.get(s), lo, hi) + load.score(s, queueWeight, kvCacheWeight)),
+				s -> -(prefixWeight * prefixScore(hits.get(s), total) + load.score(s, queueWeight, kvCacheWeight)),
 				request);
 		int hit = hits.get(chosen);
 		Reason reason = hit > 0 && hit == maxHit ? Reason.AFFINITY : Reason.LOAD;
@@ -173,17 +184,14 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 	}
 
 	/**
-	 * The precise scorer's normalisation: min-max over instances with a hit, 1 when they
-	 * are all equal, 0 for an instance without a hit.
+	 * The precise scorer's normalisation: the instance's cached blocks over the prompt's
+	 * blocks, at most 1; 0 without a hit or without a full block.
 	 */
-	static double prefixScore(int hit, int minHit, int maxHit) {
-		if (hit <= 0) {
+	static double prefixScore(int hit, int totalBlocks) {
+		if (hit <= 0 || totalBlocks <= 0) {
 			return 0;
 		}
-		if (maxHit == minHit) {
-			return 1;
-		}
-		return (double) (hit - minHit) / (maxHit - minHit);
+		return Math.min(1.0, (double) hit / totalBlocks);
 	}
 
 	@Override

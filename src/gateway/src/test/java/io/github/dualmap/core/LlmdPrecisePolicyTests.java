@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 class LlmdPrecisePolicyTests {
 
@@ -33,13 +34,13 @@ class LlmdPrecisePolicyTests {
 	}
 
 	@Test
-	void thePrefixScoreIsMinMaxNormalisedOverInstancesWithAHit() {
-		assertThat(LlmdPrecisePolicy.prefixScore(0, 2, 4)).isZero();
-		assertThat(LlmdPrecisePolicy.prefixScore(2, 2, 4)).isZero();
-		assertThat(LlmdPrecisePolicy.prefixScore(3, 2, 4)).isEqualTo(0.5);
-		assertThat(LlmdPrecisePolicy.prefixScore(4, 2, 4)).isEqualTo(1.0);
-		// A single instance with a hit, or all equal: 1.
-		assertThat(LlmdPrecisePolicy.prefixScore(1, 1, 1)).isEqualTo(1.0);
+	void thePrefixScoreIsTheCachedShareOfThePromptsBlocks() {
+		assertThat(LlmdPrecisePolicy.prefixScore(0, 4)).isZero();
+		assertThat(LlmdPrecisePolicy.prefixScore(1, 4)).isEqualTo(0.25);
+		assertThat(LlmdPrecisePolicy.prefixScore(4, 4)).isEqualTo(1.0);
+		// Never above 1, and 0 for a prompt without a full block.
+		assertThat(LlmdPrecisePolicy.prefixScore(5, 4)).isEqualTo(1.0);
+		assertThat(LlmdPrecisePolicy.prefixScore(1, 0)).isZero();
 	}
 
 	@Test
@@ -54,28 +55,60 @@ class LlmdPrecisePolicyTests {
 	}
 
 	@Test
-	void loadScorersOutweighAHitOnALoadedInstance() {
-		// b holds the prompt but has the longest queue and a full cache: prefix 3 x 1
-		// against queue 2 x 0 + kv 2 x 0 = 3; a: 0 + 2 x 1 + 2 x 0.9 = 3.8.
+	void aSharedFirstBlockAloneDoesNotOutweighFreeCache() {
+		// Every prompt starts with block 1 (a shared system prompt); a and b hold only
+		// that block, c never served the prompt. A min-max normalisation would give a and
+		// b the full prefix score 1 (x 2) against c's 0; the share of the prompt cached
+		// is 1/8: a and b score 2 x 1/8 + 1 x 1 + 1 x 0.7 = 1.95, the idle c 1 + 1 = 2.
+		PromptBlocks longPrompt = PeerFixture.prompt(1, 12, 13, 14, 15, 16, 17, 18);
+		f.scrape("a", 0, 0.3);
+		f.scrape("b", 0, 0.3);
+		f.scrape("c", 0, 0.0);
+		stored("a", 1);
+		stored("b", 1);
+		Decision d = policy.choose(f.request(longPrompt), f.pool);
+		assertThat(d.instanceId()).isEqualTo("c");
+		assertThat(d.reason()).isEqualTo(Reason.LOAD);
+		assertThat(d.cachedTokens()).isZero();
+	}
+
+	@Test
+	void theCachedShareIsWeighedAgainstLoad() {
+		// b holds the whole prompt but has the longest queue and a full cache: prefix
+		// 2 x 1 + queue 1 x 0 + kv 1 x 0 = 2, just above the idle a: 0 + 1 x 1 + 1 x 0.9
+		// = 1.9 (c: 0 + 1 x 0.5 + 1 x 0.9 = 1.4). Once a holds half of the prompt, a
+		// wins: 2 x 0.5 + 1.9 = 2.9.
 		f.scrape("a", 0, 0.1);
 		f.scrape("b", 8, 1.0);
 		f.scrape("c", 4, 0.1);
 		stored("b", 1, 2, 3, 4);
+		assertThat(policy.choose(f.request(prompt), f.pool).instanceId()).isEqualTo("b");
+		stored("a", 1, 2);
 		assertThat(policy.choose(f.request(prompt), f.pool).instanceId()).isEqualTo("a");
 	}
 
 	@Test
-	void theSaturationDetectorQueuesWhenNoInstanceHasGoodCapacity() {
-		assertThat(policy.mustHold(f.pool)).as("no metrics yet").isTrue();
-		f.scrape("a", 6, 0.1);
-		f.scrape("b", 0, 0.81);
-		f.scrape("c", 9, 0.95);
-		assertThat(policy.mustHold(f.pool)).isTrue();
-		// A queue of 5 and 80 % KV usage are still good capacity.
-		f.scrape("a", 5, 0.8);
+	void flowControlHoldsWhileTheMeanSaturationReachesOne() {
+		assertThat(policy.mustHold(f.pool)).as("no metrics yet: every instance counts as saturated").isTrue();
+		// Per instance max(waiting / 5, kv / 0.8): a 0.25, b 1.2 (queue), c 1.25
+		// (memory):
+		// mean 0.9, below 1.
+		f.scrape("a", 0, 0.2);
+		f.scrape("b", 6, 0.1);
+		f.scrape("c", 0, 1.0);
+		assertThat(policy.saturation(f.pool.acceptingInstances(), f.pool)).isCloseTo(0.9, within(1e-9));
 		assertThat(policy.mustHold(f.pool)).isFalse();
-		// Metrics older than 200 ms count as no capacity.
+		// a at 0.8 KV usage: 1.0 + 1.2 + 1.25, mean 1.15: hold, although a's queue is
+		// empty.
+		f.scrape("a", 0, 0.8);
+		assertThat(policy.mustHold(f.pool)).isTrue();
+		// Metrics older than 200 ms count as saturated.
+		f.scrape("a", 0, 0.0);
+		f.scrape("b", 0, 0.0);
+		f.scrape("c", 0, 0.0);
+		assertThat(policy.mustHold(f.pool)).isFalse();
 		f.now.addAndGet(LlmdPrecisePolicy.DEFAULT_METRICS_STALENESS_NANOS + 1);
+		assertThat(policy.saturation(f.pool.acceptingInstances(), f.pool)).isEqualTo(1.0);
 		assertThat(policy.mustHold(f.pool)).isTrue();
 	}
 
@@ -83,8 +116,9 @@ class LlmdPrecisePolicyTests {
 	void withoutAFeedItRefusesToRoute() {
 		assertThatThrownBy(() -> new LlmdPrecisePolicy().choose(f.request(prompt), f.pool))
 			.isInstanceOf(IllegalStateException.class);
-		assertThatThrownBy(() -> new LlmdPrecisePolicy(3, 2, 2, 5, 1.5, 1))
+		assertThatThrownBy(() -> new LlmdPrecisePolicy(2, 1, 1, 5, 1.5, 1))
 			.hasMessageContaining("kvCacheUtilThreshold");
+		assertThatThrownBy(() -> new LlmdPrecisePolicy(2, 1, 1, 0, 0.8, 1)).hasMessageContaining("queueDepthThreshold");
 	}
 
 }

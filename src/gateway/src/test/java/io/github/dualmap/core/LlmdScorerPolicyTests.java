@@ -49,6 +49,32 @@ class LlmdScorerPolicyTests {
 	}
 
 	@Test
+	void aSharedFirstBlockCountsAgainstTheConsideredPrefixNotTheWholePrompt() {
+		// Scorer matching at most 4 blocks. Every prompt starts with block 1 (a shared
+		// system prompt); a served one, b and c none. For a 32-block prompt the shared
+		// block is 1 of the 4 blocks considered: a scores 2 x 1 + 2 x 0.85 + 3 x 1/4 =
+		// 4.45 and wins over the idle b and c (2 + 2 = 4), though it holds 1/32 of the
+		// prompt. Matching the whole prompt, a would score 3.7 + 3/32 and lose.
+		long[] chain = new long[32];
+		for (int i = 0; i < chain.length; i++) {
+			chain[i] = i == 0 ? 1 : 1000 + i;
+		}
+		PromptBlocks longPrompt = PeerFixture.prompt(chain);
+		LlmdScorerPolicy capped = new LlmdScorerPolicy(PeerFixture.BLOCK, 2, 2, 3, 4 * PeerFixture.BLOCK, 1 << 20);
+		LlmdScorerPolicy whole = new LlmdScorerPolicy(PeerFixture.BLOCK, 2, 2, 3, 32 * PeerFixture.BLOCK, 1 << 20);
+		for (LlmdScorerPolicy p : java.util.List.of(capped, whole)) {
+			f.place(p, f.request(PeerFixture.prompt(1, 2)), "a", 0);
+		}
+		f.scrape("a", 0, 0.15);
+		f.scrape("b", 0, 0.0);
+		f.scrape("c", 0, 0.0);
+		Decision d = capped.choose(f.request(longPrompt), f.pool);
+		assertThat(d.instanceId()).isEqualTo("a");
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+		assertThat(whole.choose(f.request(longPrompt), f.pool).instanceId()).isIn("b", "c");
+	}
+
+	@Test
 	void staleOrFailedScrapesScoreNeutralNotSaturated() {
 		f.scrape("a", 50, 1.0);
 		f.now.addAndGet(f.settings.staleAfterNanos() + 1);

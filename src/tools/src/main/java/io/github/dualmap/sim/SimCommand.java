@@ -110,6 +110,12 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ "growing (default ${DEFAULT-VALUE})")
 	int repeat = 1;
 
+	@Option(names = "--spread-ties",
+			description = "requests that share a trace timestamp arrive spread evenly over the gap to the next "
+					+ "timestamp instead of at the same instant (the Mooncake traces stamp arrivals in 3 s steps; "
+					+ "replayed as stamped, each step's requests arrive together)")
+	boolean spreadTies;
+
 	@Option(names = "--routers", defaultValue = "1", description = "gateway replicas (default ${DEFAULT-VALUE})")
 	int routers;
 
@@ -426,7 +432,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 				t = t.first(n);
 			}
 		}
-		return t;
+		return spreadTies ? t.spreadTies() : t;
 	}
 
 	static List<PolicySpec> policySpecs(String list) {

@@ -298,6 +298,27 @@ class SimCommandTests {
 	}
 
 	@Test
+	void spreadTiesReplaysRequestsStampedAlikeApart() throws IOException {
+		// Ten requests per 3 s stamp, as the Mooncake traces have them.
+		List<String> lines = new ArrayList<>();
+		for (int i = 0; i < 200; i++) {
+			lines.add(String.format(java.util.Locale.ROOT,
+					"{\"timestamp\": %d, \"input_length\": 600, \"output_length\": 20, \"hash_ids\": [0, %d]}",
+					i / 10 * 3000, i + 1));
+		}
+		Path trace = dir.resolve("stamped.jsonl");
+		Files.write(trace, lines);
+		Path outDir = dir.resolve("spread");
+		assertThat(run("--trace", trace.toString(), "--spread-ties", "--warmup", "50", "--instances", "2", "--rate",
+				"2", "--min-duration", "0", "--policies", "round-robin", "--out", outDir.toString()))
+			.as(err.toString())
+			.isZero();
+		assertThat(out.toString()).contains("stamped.jsonl, ties spread");
+		assertThat(Files.readString(outDir.resolve("results.json")))
+			.contains("\"trace\" : \"stamped.jsonl, ties spread\"");
+	}
+
+	@Test
 	void gatewayPropertiesSetForTheRunAndBadOnesRefused() {
 		String outDir = dir.resolve("set").toString();
 		int code = run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--rate", "2",

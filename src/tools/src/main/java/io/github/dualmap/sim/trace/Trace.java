@@ -105,6 +105,46 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 	}
 
 	/**
+	 * This trace with the requests that share a timestamp spread evenly over the time to
+	 * the next timestamp: the {@code k}-th of {@code n} requests stamped {@code t}
+	 * arrives at {@code t + k x (next - t) / n}, the last group's over the mean gap
+	 * between distinct timestamps. A trace stamped in coarse steps (the Mooncake traces'
+	 * arrivals come in steps of 3 s) otherwise replays each step's requests at the same
+	 * instant, a burst no router sees in service. Order, sizes and prefixes are kept; a
+	 * trace without ties is returned as is.
+	 */
+	public Trace spreadTies() {
+		int n = requests.size();
+		int distinct = 1;
+		for (int i = 1; i < n; i++) {
+			if (requests.get(i).timestampMillis() != requests.get(i - 1).timestampMillis()) {
+				distinct++;
+			}
+		}
+		if (distinct == n) {
+			return this;
+		}
+		double meanGap = spanMillis(requests) / (distinct - 1);
+		List<TraceRequest> out = new ArrayList<>(n);
+		int i = 0;
+		while (i < n) {
+			double t = requests.get(i).timestampMillis();
+			int j = i;
+			while (j + 1 < n && requests.get(j + 1).timestampMillis() == t) {
+				j++;
+			}
+			double next = j + 1 < n ? requests.get(j + 1).timestampMillis() : t + meanGap;
+			int group = j - i + 1;
+			for (int k = 0; k < group; k++) {
+				TraceRequest r = requests.get(i + k);
+				out.add(new TraceRequest(t + (next - t) * k / group, r.inputTokens(), r.outputTokens(), r.hashIds()));
+			}
+			i = j + 1;
+		}
+		return new Trace(name + ", ties spread", blockTokens, out);
+	}
+
+	/**
 	 * The longest a replay may last, in nanoseconds (about 31 years): far from where
 	 * arrival times plus the simulation's durations (each at most a day) overflow a long.
 	 */

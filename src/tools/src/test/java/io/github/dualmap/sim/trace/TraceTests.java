@@ -25,6 +25,24 @@ class TraceTests {
 	}
 
 	@Test
+	void tiesSpreadEvenlyOverTheGapToTheNextTimestamp() {
+		Trace t = new Trace("t", 512, List.of(at(0), at(0), at(0), at(3000), at(6000), at(6000)));
+		Trace spread = t.spreadTies();
+		assertThat(spread.name()).isEqualTo("t, ties spread");
+		// Three at 0 over the 3 s to the next stamp; the last two over the mean gap
+		// between the three distinct stamps (3 s).
+		assertThat(spread.requests()).extracting(TraceRequest::timestampMillis)
+			.containsExactly(0.0, 1000.0, 2000.0, 3000.0, 6000.0, 7500.0);
+		// Order and content are kept.
+		assertThat(spread.requests()).extracting(r -> r.hashIds()[0]).containsExactly(0L, 0L, 0L, 3000L, 6000L, 6000L);
+		assertThat(spread.arrivalNanos(1.0)).doesNotHaveDuplicates();
+		assertThat(t.arrivalNanos(1.0)[1]).isZero();
+		// No ties, nothing to do.
+		Trace distinct = new Trace("d", 512, List.of(at(0), at(10), at(20)));
+		assertThat(distinct.spreadTies()).isSameAs(distinct);
+	}
+
+	@Test
 	void aRateThatWouldSpreadTheTraceBeyondTheClockIsRejectedNotClamped() {
 		Trace t = new Trace("t", 512, List.of(at(0), at(10), at(20)));
 		// 2 gaps at 1e-12 req/s: 2e12 s, beyond what nanoseconds in a long hold safely.
