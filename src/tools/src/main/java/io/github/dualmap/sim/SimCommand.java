@@ -110,11 +110,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ "growing (default ${DEFAULT-VALUE})")
 	int repeat = 1;
 
-	@Option(names = "--spread-ties",
-			description = "requests that share a trace timestamp arrive spread evenly over the gap to the next "
-					+ "timestamp instead of at the same instant (the Mooncake traces stamp arrivals in 3 s steps; "
-					+ "replayed as stamped, each step's requests arrive together)")
-	boolean spreadTies;
+	@Option(names = "--ties", defaultValue = "spread", paramLabel = "spread|stamped",
+			description = "how requests that share a trace timestamp arrive: spread evenly over the gap to the next "
+					+ "timestamp, or stamped, all at the same instant (the Mooncake traces stamp arrivals in 3 s "
+					+ "steps, so as stamped each step's requests arrive together) (default ${DEFAULT-VALUE})")
+	String ties = "spread";
 
 	@Option(names = "--routers", defaultValue = "1", description = "gateway replicas (default ${DEFAULT-VALUE})")
 	int routers;
@@ -432,7 +432,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 				t = t.first(n);
 			}
 		}
-		return spreadTies ? t.spreadTies() : t;
+		return switch (ties) {
+			case "spread" -> t.spreadTies();
+			case "stamped" -> t;
+			default -> throw new IllegalArgumentException("unknown --ties '" + ties + "' (spread or stamped)");
+		};
 	}
 
 	static List<PolicySpec> policySpecs(String list) {

@@ -298,7 +298,7 @@ class SimCommandTests {
 	}
 
 	@Test
-	void spreadTiesReplaysRequestsStampedAlikeApart() throws IOException {
+	void tiesAreSpreadByDefaultAndReplayedAsStampedOnRequest() throws IOException {
 		// Ten requests per 3 s stamp, as the Mooncake traces have them.
 		List<String> lines = new ArrayList<>();
 		for (int i = 0; i < 200; i++) {
@@ -309,13 +309,21 @@ class SimCommandTests {
 		Path trace = dir.resolve("stamped.jsonl");
 		Files.write(trace, lines);
 		Path outDir = dir.resolve("spread");
-		assertThat(run("--trace", trace.toString(), "--spread-ties", "--warmup", "50", "--instances", "2", "--rate",
-				"2", "--min-duration", "0", "--policies", "round-robin", "--out", outDir.toString()))
+		assertThat(run("--trace", trace.toString(), "--warmup", "50", "--instances", "2", "--rate", "2",
+				"--min-duration", "0", "--policies", "round-robin", "--out", outDir.toString()))
 			.as(err.toString())
 			.isZero();
 		assertThat(out.toString()).contains("stamped.jsonl, ties spread");
 		assertThat(Files.readString(outDir.resolve("results.json")))
 			.contains("\"trace\" : \"stamped.jsonl, ties spread\"");
+		Path stampedDir = dir.resolve("stamped");
+		assertThat(run("--trace", trace.toString(), "--ties", "stamped", "--warmup", "50", "--instances", "2", "--rate",
+				"2", "--min-duration", "0", "--policies", "round-robin", "--out", stampedDir.toString()))
+			.as(err.toString())
+			.isZero();
+		assertThat(Files.readString(stampedDir.resolve("results.json"))).contains("\"trace\" : \"stamped.jsonl\"");
+		assertThat(run("--trace", trace.toString(), "--ties", "jittered", "--out", stampedDir.toString())).isEqualTo(2);
+		assertThat(err.toString()).contains("unknown --ties 'jittered' (spread or stamped)");
 	}
 
 	@Test
