@@ -339,10 +339,7 @@ public final class Simulation {
 			this.tenantOf = null;
 		}
 		else {
-			this.tenantOf = new int[n];
-			for (int i = 0; i < n; i++) {
-				tenantOf[i] = tenants.tenantOf(workload.trace().requests().get(i), config.seed());
-			}
+			this.tenantOf = tenants.assign(workload.trace(), config.seed());
 		}
 		this.delayNanos = config.networkDelay().toNanos();
 		this.shareNanos = config.prefixShareInterval() == null ? 0 : config.prefixShareInterval().toNanos();

@@ -1,7 +1,9 @@
 package io.github.dualmap.sim;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 
 import io.github.dualmap.core.Tenant;
@@ -11,9 +13,9 @@ import net.openhft.hashing.LongHashFunction;
 
 /**
  * Tenants of a simulated run: each conversation of the trace (the requests that share
- * their first distinct prefix block, the trace's second hash id) belongs to one tenant by
- * a seeded hash, so a tenant is a random share of the trace's conversations and keeps its
- * own prefixes, the same for every policy and rate.
+ * their first prefix block past any widely shared system prompt, see {@link #assign})
+ * belongs to one tenant by a seeded hash, so a tenant is a random share of the trace's
+ * conversations and keeps its own prefixes, the same for every policy and rate.
  *
  * @param name the mix's name on the command line
  * @param members the tenants with the share of conversations each gets
@@ -85,12 +87,40 @@ public record TenantMix(String name, List<Member> members) {
 		throw new IllegalArgumentException("tenant mix '" + this.name + "' has no tenant '" + name + "'");
 	}
 
+	/** Leading blocks of a prompt looked at for the block that names its conversation. */
+	static final int MAX_DEPTH = 4;
+
 	/**
-	 * The tenant (an index into {@link #members()}) of {@code r} in a run seeded
-	 * {@code seed}.
+	 * The tenant (an index into {@link #members()}) of every request of {@code trace} in
+	 * a run seeded {@code seed}. A request's conversation is named by the first of its
+	 * leading blocks that fewer than half the requests sharing its first block have (the
+	 * blocks before it are a system prompt many conversations share); a request with no
+	 * such block among its first {@value #MAX_DEPTH} is a conversation of its own.
 	 */
-	public int tenantOf(TraceRequest r, long seed) {
-		long conversation = r.hashIds().length > 1 ? r.hashIds()[1] : r.hashIds()[0];
+	public int[] assign(Trace trace, long seed) {
+		Map<Long, Integer> counts = new HashMap<>();
+		for (TraceRequest r : trace.requests()) {
+			for (int p = 0; p < Math.min(MAX_DEPTH, r.hashIds().length); p++) {
+				counts.merge(r.hashIds()[p], 1, Integer::sum);
+			}
+		}
+		int[] out = new int[trace.size()];
+		for (int i = 0; i < out.length; i++) {
+			long[] ids = trace.requests().get(i).hashIds();
+			int first = counts.get(ids[0]);
+			long conversation = first == 1 ? ids[0] : -1 - (long) i;
+			for (int p = 1; p < Math.min(MAX_DEPTH, ids.length) && first > 1; p++) {
+				if (2L * counts.get(ids[p]) < first) {
+					conversation = ids[p];
+					break;
+				}
+			}
+			out[i] = tenantOfConversation(conversation, seed);
+		}
+		return out;
+	}
+
+	private int tenantOfConversation(long conversation, long seed) {
 		double u = (LongHashFunction.xx3(seed ^ 0x7E4A47L).hashLong(conversation) >>> 11) * 0x1.0p-53;
 		double upTo = 0;
 		for (int t = 0; t < members.size() - 1; t++) {
@@ -110,9 +140,10 @@ public record TenantMix(String name, List<Member> members) {
 	public Alone alone(Trace trace, int index, int warmup, long seed) {
 		List<TraceRequest> kept = new ArrayList<>();
 		int keptWarmup = 0;
+		int[] tenants = assign(trace, seed);
 		for (int i = 0; i < trace.size(); i++) {
 			TraceRequest r = trace.requests().get(i);
-			if (tenantOf(r, seed) == index) {
+			if (tenants[i] == index) {
 				kept.add(r);
 				if (i < warmup) {
 					keptWarmup++;
