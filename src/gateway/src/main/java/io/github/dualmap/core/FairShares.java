@@ -23,8 +23,8 @@ import org.jspecify.annotations.Nullable;
  * instance serves whoever waits for it: the pool stays work-conserving.
  * <p>
  * Output tokens are known only at the end: a release charges the tenant's running mean
- * (at most the request's cap) and {@link #correct} charges the difference. Not
- * thread-safe: guarded by the queues' lock.
+ * (the pool's for a new tenant; at most the request's cap) and {@link #correct} charges
+ * the difference. Not thread-safe: guarded by the queues' lock.
  */
 final class FairShares {
 
@@ -53,6 +53,9 @@ final class FairShares {
 	// Per instance queue, its waiting requests by tenant; insertion order keeps
 	// simulations reproducible.
 	private final Map<DispatchQueues.InstanceQueue, Map<Account, Lane>> lanes = new LinkedHashMap<>();
+
+	// Running mean of every tenant's output tokens; negative until a request finished.
+	private double outputMean = -1;
 
 	// Per priority band, the counter of the tenant served last.
 	private final Map<Integer, Double> lastServed = new HashMap<>();
@@ -178,11 +181,16 @@ final class FairShares {
 		a.counter += delta / a.weight;
 		a.record(delta, now, bucketNanos);
 		a.outputMean = a.outputMean < 0 ? actual : a.outputMean + OUTPUT_MEAN_ALPHA * (actual - a.outputMean);
+		outputMean = outputMean < 0 ? actual : outputMean + OUTPUT_MEAN_ALPHA * (actual - outputMean);
 	}
 
-	/** Output tokens charged at release: the tenant's running mean, at most the cap. */
+	/**
+	 * Output tokens charged at release: the tenant's running mean (the pool's for a
+	 * tenant none of whose requests finished, the settings' initial estimate before any
+	 * did), at most the cap.
+	 */
 	private int outputEstimate(Account a, int cap) {
-		double mean = a.outputMean >= 0 ? a.outputMean : settings.initialOutputTokens();
+		double mean = a.outputMean >= 0 ? a.outputMean : outputMean >= 0 ? outputMean : settings.initialOutputTokens();
 		long estimate = Math.round(mean);
 		return (int) (cap > 0 ? Math.min(cap, estimate) : estimate);
 	}

@@ -16,10 +16,10 @@ import java.time.Duration;
  * @param outputWeight the service of an output token, {@code >= 0}
  * @param windowNanos the recent window a tenant's share of the served tokens is measured
  * over
- * @param initialOutputTokens output tokens charged at release for a request of a tenant
- * none of whose requests has finished yet (at most the request's own cap); afterwards the
- * tenant's running mean is charged, and every request is corrected to its actual output
- * when it finishes
+ * @param initialOutputTokens output tokens charged at release for a request before any
+ * request of the pool has finished (at most the request's own cap); afterwards the
+ * tenant's running mean is charged (the pool's while none of the tenant's requests has
+ * finished), and every request is corrected to its actual output when it finishes
  */
 public record FairnessSettings(boolean enabled, double cachedPromptWeight, double outputWeight, long windowNanos,
 		int initialOutputTokens) {

@@ -211,11 +211,13 @@ class DispatchQueuesFairnessTests {
 		TenantShare a = shares.get(0);
 		TenantShare b = shares.get(1);
 		assertThat(a.servedTokens()).isEqualTo(110.0 + 104.0, within(1e-9));
-		assertThat(b.servedTokens()).isEqualTo(150.0, within(1e-9));
-		assertThat(a.share()).isEqualTo(214.0 / 364.0, within(1e-9));
+		assertThat(b.servedTokens()).as("a new tenant is charged the pool's mean output")
+			.isEqualTo(110.0, within(1e-9));
+		assertThat(a.share()).isEqualTo(214.0 / 324.0, within(1e-9));
 		assertThat(a.fairShare()).isEqualTo(0.25, within(1e-9));
 		assertThat(b.fairShare()).isEqualTo(0.75, within(1e-9));
-		assertThat(b.counter()).isEqualTo(a.counter() + 50.0, within(1e-9));
+		assertThat(b.counter()).as("lifted to a's, then charged 110 at weight 3")
+			.isEqualTo(a.counter() + 110.0 / 3, within(1e-9));
 		assertThat(b1.state()).isEqualTo(QueuedRequest.State.RELEASED);
 		// The window forgets.
 		clock.advance(Duration.ofMinutes(2));
