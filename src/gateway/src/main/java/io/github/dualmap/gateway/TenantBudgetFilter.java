@@ -131,18 +131,22 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 	/**
 	 * The body's completion cap and usage request, read in place (the body replayed from
 	 * what {@link PromptRoutingFilter} holds), and a copy of the body only when the
-	 * gateway may ask for a stream's usage on the client's behalf. An encoded body is not
-	 * read (the parser read it decoded): it is admitted on the default cap, and its
-	 * stream is not asked for its usage.
+	 * gateway may ask for a stream's usage on the client's behalf. A {@code gzip} or
+	 * {@code deflate} body is not read again: its cap is what {@link PromptRoutingFilter}
+	 * read from its decoded form, within the body limit (the default cap for a coding the
+	 * gateway does not decode), and its stream is not asked for its usage (the engine
+	 * gets the client's bytes as they are).
 	 */
 	private static Mono<Read> read(ServerWebExchange exchange, ParsedRequest parsed) {
 		boolean encoded = encoded(exchange.getRequest().getHeaders());
+		RequestTokens decoded = exchange.getAttribute(DualMapExchangeAttributes.DECODED_TOKENS_ATTR);
 		boolean mayAsk = !encoded && parsed.stream()
 				&& (parsed.kind() == RequestKind.CHAT || parsed.kind() == RequestKind.COMPLETION);
 		return DataBufferUtils.join(exchange.getRequest().getBody()).map(buffer -> {
 			try {
 				int start = buffer.readPosition();
-				RequestTokens tokens = encoded ? RequestTokens.NONE : RequestTokens.read(buffer.asInputStream());
+				RequestTokens tokens = encoded ? (decoded != null ? decoded : RequestTokens.NONE)
+						: RequestTokens.read(buffer.asInputStream());
 				byte[] body = null;
 				if (mayAsk && !tokens.usageRequested()) {
 					// Read again from its start: the parser moved the position.
@@ -155,7 +159,7 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 			finally {
 				DataBufferUtils.release(buffer);
 			}
-		}).defaultIfEmpty(new Read(RequestTokens.NONE, null));
+		}).defaultIfEmpty(new Read(decoded != null ? decoded : RequestTokens.NONE, null));
 	}
 
 	/**
