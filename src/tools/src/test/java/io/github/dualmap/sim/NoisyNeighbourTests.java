@@ -65,6 +65,22 @@ class NoisyNeighbourTests {
 	}
 
 	@Test
+	void withOneTenantFairQueuingChangesNothing() {
+		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(2000, 4));
+		PolicySpec dualmap = PolicySpec.named("dualmap");
+		TenantMix one = new TenantMix("one",
+				java.util.List.of(new TenantMix.Member(new io.github.dualmap.core.Tenant("only", 1, 0), 1.0)));
+		FairnessSettings on = FairnessSettings.ofDefaults();
+		RunResult plain = Simulation.run(w, null, dualmap, config(300), 60, false, false);
+		TenantRun fair = Simulation.run(w, null, dualmap, config(300), 60, one, on, false);
+		TenantRun off = Simulation.run(w, null, dualmap, config(300), 60, one, on.withEnabled(false), false);
+		assertThat(plain.attainment()).as("past capacity").isLessThan(0.95);
+		assertThat(fair.result().ttftSeconds()).containsExactly(plain.ttftSeconds());
+		assertThat(off.result().ttftSeconds()).containsExactly(plain.ttftSeconds());
+		assertThat(fair.result().rejected()).isEqualTo(plain.rejected());
+	}
+
+	@Test
 	void pastCapacityFairQueuingKeepsTheQuietTenantsAttainmentAndServesTheNoisyOne() {
 		Workload w = Workload.of(SyntheticWorkload.NO_REUSE.generate(4000, 11));
 		PolicySpec dualmap = PolicySpec.named("dualmap");
