@@ -29,9 +29,11 @@ import org.jspecify.annotations.Nullable;
  * {@link #nextDeadlineNanos()} or periodically, and {@link #onMembershipChanged()}
  * re-routes the queue of a removed instance (membership changes are also noticed on the
  * next call). Outcomes go to each request's {@link DispatchListener}, always outside the
- * lock. In {@link DispatchMode#PASS_THROUGH} mode {@code submit} dispatches at once
- * through the same callbacks, so callers have one code path. Thread-safe: one lock per
- * pool guards the queues; every operation under it is short.
+ * lock. Requests of several tenants ({@link RoutingRequest#tenant()}) share each
+ * instance's releases by weighted fair queuing with strict priority bands
+ * ({@link FairnessSettings}). In {@link DispatchMode#PASS_THROUGH} mode {@code submit}
+ * dispatches at once through the same callbacks, so callers have one code path.
+ * Thread-safe: one lock per pool guards the queues; every operation under it is short.
  */
 public final class DispatchQueues {
 
@@ -570,12 +572,13 @@ public final class DispatchQueues {
 	/**
 	 * Makes room for {@code q} in full queues by turning away a queued request that
 	 * yields to it: with fair shares, one of a tenant in a lower priority band, or of
-	 * another tenant of its band whose counter is larger (served beyond its share); else,
-	 * in its band, one with a looser SLO than {@code q}'s. The lowest band goes first,
-	 * then the largest counter, then the loosest SLO, then the newest: under overload an
-	 * interactive request displaces a batch one, and a tenant within its share one of a
-	 * tenant beyond it, instead of being refused behind them. With one tenant and one SLO
-	 * for all nothing is ever shed.
+	 * another tenant of its band holding more of the queues for its weight than
+	 * {@code q}'s tenant would with {@code q}; else, in its band, one with a looser SLO
+	 * than {@code q}'s. The lowest band goes first, then the tenant with the largest
+	 * backlog for its weight, then the loosest SLO, then the newest: under overload an
+	 * interactive request displaces a batch one, and a quiet tenant's request one of a
+	 * tenant that fills the queues, instead of being refused behind them. With one tenant
+	 * and one SLO for all nothing is ever shed.
 	 * @param within the full instance queue to shed from; {@code null}: any queue of the
 	 * pool
 	 * @return whether a request was shed
