@@ -1,12 +1,15 @@
 package io.github.dualmap.core;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 
 import org.jspecify.annotations.Nullable;
@@ -50,6 +53,9 @@ final class FairShares {
 
 	private final Map<String, Account> accounts = new LinkedHashMap<>();
 
+	// The accounts with requests waiting, so lifting and shedding look at these only.
+	private final Set<Account> backlogged = new LinkedHashSet<>();
+
 	// Per instance queue, its waiting requests by tenant; insertion order keeps
 	// simulations reproducible.
 	private final Map<DispatchQueues.InstanceQueue, Map<Account, Lane>> lanes = new LinkedHashMap<>();
@@ -84,7 +90,9 @@ final class FairShares {
 			// Starts waiting (not merely moved between queues within one event).
 			lift(a);
 		}
-		a.queued++;
+		if (a.queued++ == 0) {
+			backlogged.add(a);
+		}
 		if (settings.enabled()) {
 			lanes.computeIfAbsent(iq, k -> new LinkedHashMap<>()).computeIfAbsent(a, k -> new Lane()).add(q);
 		}
@@ -98,6 +106,7 @@ final class FairShares {
 		}
 		if (--a.queued == 0) {
 			a.idleSinceNanos = now;
+			backlogged.remove(a);
 		}
 		if (!settings.enabled()) {
 			return;
@@ -231,9 +240,8 @@ final class FairShares {
 		String name = arrival.request().tenantOrDefault().name();
 		int p = priority(arrival);
 		double mine = backlog(arrival);
-		for (Account a : accounts.values()) {
-			if (a.queued > 0 && !a.name.equals(name)
-					&& (a.priority < p || (a.priority == p && a.queued / a.weight > mine))) {
+		for (Account a : backlogged) {
+			if (!a.name.equals(name) && (a.priority < p || (a.priority == p && a.queued / a.weight > mine))) {
 				return true;
 			}
 		}
@@ -303,8 +311,8 @@ final class FairShares {
 	 */
 	private double floor(@Nullable Account self, int priority) {
 		double min = Double.NaN;
-		for (Account b : accounts.values()) {
-			if (b != self && b.queued > 0 && b.priority == priority && !(b.counter >= min)) {
+		for (Account b : backlogged) {
+			if (b != self && b.priority == priority && !(b.counter >= min)) {
 				min = b.counter;
 			}
 		}
@@ -341,7 +349,7 @@ final class FairShares {
 
 		Account(String name) {
 			this.name = name;
-			java.util.Arrays.fill(slot, Long.MIN_VALUE);
+			Arrays.fill(slot, Long.MIN_VALUE);
 		}
 
 		void record(double service, long now, long bucketNanos) {
