@@ -1,11 +1,16 @@
 package io.github.dualmap.actuate;
 
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TenantShare;
+import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.replica.ReplicaSync;
@@ -57,6 +62,32 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 
 		static Tenants of(TokenBudgets budgets) {
 			return new Tenants(budgets.mode().name().toLowerCase(Locale.ROOT), budgets.storeKind(), budgets.view());
+		}
+
+		/**
+		 * With each tenant's share of every pool's recent service beside its budgets
+		 * (unlisted tenants together under {@code other}).
+		 */
+		static Tenants of(TokenBudgets budgets, Collection<ServicePool> pools) {
+			Map<String, TenantView> view = new LinkedHashMap<>(budgets.view());
+			Map<String, Map<String, TenantView.Share>> shares = new LinkedHashMap<>();
+			for (ServicePool pool : pools) {
+				for (TenantShare s : pool.queues().tenantShares()) {
+					String tenant = budgets.directory().reported(s.tenant());
+					shares.computeIfAbsent(tenant, k -> new TreeMap<>())
+						.merge(pool.serviceId(),
+								new TenantView.Share(s.servedTokens(), s.share(), s.fairShare(), s.queued()),
+								(a, b) -> new TenantView.Share(a.servedTokens() + b.servedTokens(),
+										a.share() + b.share(), a.fairShare() + b.fairShare(), a.queued() + b.queued()));
+				}
+			}
+			shares.forEach((tenant, byPool) -> {
+				TenantView v = view.get(tenant);
+				if (v != null) {
+					view.put(tenant, v.withShares(byPool));
+				}
+			});
+			return new Tenants(budgets.mode().name().toLowerCase(Locale.ROOT), budgets.storeKind(), view);
 		}
 
 	}

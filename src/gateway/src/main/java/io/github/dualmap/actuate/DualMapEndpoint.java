@@ -105,8 +105,8 @@ public class DualMapEndpoint {
 		return new DualMapDescriptor(this.registry.policyName(), this.registry.queueSettings().mode().value(),
 				DualMapDescriptor.Settings.of(this.registry.settings()),
 				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings, replicas,
-				this.buffers == null ? null : DualMapDescriptor.Buffers.of(this.buffers),
-				this.budgets == null ? null : DualMapDescriptor.Tenants.of(this.budgets));
+				this.buffers == null ? null : DualMapDescriptor.Buffers.of(this.buffers), this.budgets == null ? null
+						: DualMapDescriptor.Tenants.of(this.budgets, this.registry.pools().values()));
 	}
 
 	/** One pool; {@code null} (404) when DualMap does not route {@code service}. */

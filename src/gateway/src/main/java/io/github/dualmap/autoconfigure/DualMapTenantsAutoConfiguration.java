@@ -91,7 +91,7 @@ public class DualMapTenantsAutoConfiguration {
 		KeyResolver keyResolver = resolver == null || resolver.isBlank() ? null
 				: beans.getBean(resolver, KeyResolver.class);
 		return new TenantBudgetFilter(registry, budgets, properties.getHeader(), keyResolver,
-				properties.getDefaultMaxTokens());
+				properties.getDefaultMaxTokens(), properties.isFairness());
 	}
 
 	@Bean

@@ -29,9 +29,11 @@ import org.jspecify.annotations.Nullable;
  * {@link #nextDeadlineNanos()} or periodically, and {@link #onMembershipChanged()}
  * re-routes the queue of a removed instance (membership changes are also noticed on the
  * next call). Outcomes go to each request's {@link DispatchListener}, always outside the
- * lock. In {@link DispatchMode#PASS_THROUGH} mode {@code submit} dispatches at once
- * through the same callbacks, so callers have one code path. Thread-safe: one lock per
- * pool guards the queues; every operation under it is short.
+ * lock. Requests of several tenants ({@link RoutingRequest#tenant()}) share each
+ * instance's releases by weighted fair queuing with strict priority bands
+ * ({@link FairnessSettings}). In {@link DispatchMode#PASS_THROUGH} mode {@code submit}
+ * dispatches at once through the same callbacks, so callers have one code path.
+ * Thread-safe: one lock per pool guards the queues; every operation under it is short.
  */
 public final class DispatchQueues {
 
@@ -41,8 +43,7 @@ public final class DispatchQueues {
 	private static final LongHashFunction ID_HASH = LongHashFunction.xx3();
 
 	// Longest estimated cached prefix first, then arrival (submission) order.
-	private static final Comparator<QueuedRequest> PRIORITY = Comparator
-		.comparingInt((QueuedRequest q) -> -q.cachedTokens)
+	static final Comparator<QueuedRequest> PRIORITY = Comparator.comparingInt((QueuedRequest q) -> -q.cachedTokens)
 		.thenComparingLong(QueuedRequest::sequence);
 
 	private static final Comparator<QueuedRequest> ARRIVAL = Comparator.comparingLong(QueuedRequest::submittedAtNanos)
@@ -55,7 +56,7 @@ public final class DispatchQueues {
 
 	// Aged requests go first, earliest aging time first: arrival order among requests of
 	// one SLO, a tighter SLO ahead of a looser one.
-	private static final Comparator<QueuedRequest> AGED = Comparator.comparingLong((QueuedRequest q) -> q.agedAtNanos)
+	static final Comparator<QueuedRequest> AGED = Comparator.comparingLong((QueuedRequest q) -> q.agedAtNanos)
 		.thenComparingLong(QueuedRequest::sequence);
 
 	// The first to shed under overload is the last in this order: loosest SLO, newest.
@@ -74,6 +75,9 @@ public final class DispatchQueues {
 	private final QueueSettings settings;
 
 	private final ReentrantLock lock = new ReentrantLock();
+
+	// Guarded by lock: the tenants' shares of the pool.
+	private final FairShares fair;
 
 	// Guarded by lock from here on. Keyed by the state object, not the id: an instance
 	// that left and came back is a new object, and the old queue must stay visible
@@ -113,11 +117,21 @@ public final class DispatchQueues {
 
 	private long pulls;
 
+	/** Queues that share the pool between tenants with the default fairness settings. */
 	public DispatchQueues(InstancePool pool, RoutingPolicy policy, QueueSettings settings) {
+		this(pool, policy, settings, FairnessSettings.ofDefaults());
+	}
+
+	/**
+	 * Queues that share the pool between the tenants of the requests
+	 * ({@link RoutingRequest#tenant()}) as {@code fairness} says.
+	 */
+	public DispatchQueues(InstancePool pool, RoutingPolicy policy, QueueSettings settings, FairnessSettings fairness) {
 		this.pool = pool;
 		this.policy = policy;
 		this.settings = settings;
 		this.seenRings = pool.rings();
+		this.fair = new FairShares(fairness, PRIORITY, AGED);
 	}
 
 	public InstancePool pool() {
@@ -126,6 +140,41 @@ public final class DispatchQueues {
 
 	public QueueSettings settings() {
 		return settings;
+	}
+
+	/** How the queues share the pool between tenants. */
+	public FairnessSettings fairness() {
+		return fair.settings();
+	}
+
+	/**
+	 * The finished request {@code request} generated {@code outputTokens}: its tenant's
+	 * account is corrected from the estimate charged at its release (once; a request
+	 * never released is not charged).
+	 */
+	public void reportOutput(QueuedRequest request, int outputTokens) {
+		lock.lock();
+		try {
+			fair.correct(request, outputTokens, pool.now());
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/**
+	 * Each tenant served or waiting in the recent window
+	 * ({@link FairnessSettings#windowNanos()}): its share of the served tokens and its
+	 * weighted fair share, largest share first.
+	 */
+	public List<TenantShare> tenantShares() {
+		lock.lock();
+		try {
+			return fair.shares(pool.now());
+		}
+		finally {
+			lock.unlock();
+		}
 	}
 
 	/**
@@ -521,24 +570,30 @@ public final class DispatchQueues {
 	}
 
 	/**
-	 * Makes room for {@code q} in full queues by turning away the queued request with the
-	 * loosest SLO (the newest of those), when that SLO is looser than {@code q}'s: under
-	 * overload an interactive request displaces a batch one instead of being refused
-	 * behind it. With one SLO for all nothing is ever shed.
+	 * Makes room for {@code q} in full queues by turning away a queued request that
+	 * yields to it: with fair shares, one of a tenant in a lower priority band, or of
+	 * another tenant of its band holding more of the queues for its weight than
+	 * {@code q}'s tenant would with {@code q}; else, in its band, one with a looser SLO
+	 * than {@code q}'s. The lowest band goes first, then the tenant with the largest
+	 * backlog for its weight, then the loosest SLO, then the newest: under overload an
+	 * interactive request displaces a batch one, and a quiet tenant's request one of a
+	 * tenant that fills the queues, instead of being refused behind them. With one tenant
+	 * and one SLO for all nothing is ever shed.
 	 * @param within the full instance queue to shed from; {@code null}: any queue of the
 	 * pool
 	 * @return whether a request was shed
 	 */
 	private boolean shedLooser(QueuedRequest q, @Nullable InstanceState within, String full, long retryAfterSeconds,
 			List<Runnable> out) {
-		if (!settings.sloAware() || queuedSlos.isEmpty() || queuedSlos.lastKey() <= q.request().sloTtftNanos()) {
+		boolean bySlo = settings.sloAware() && !queuedSlos.isEmpty()
+				&& queuedSlos.lastKey() > q.request().sloTtftNanos();
+		if (!bySlo && !fair.mayDisplace(q)) {
 			return false;
 		}
 		QueuedRequest victim = null;
 		for (InstanceQueue iq : within == null ? queues.values() : List.of(queueOf(within))) {
 			for (QueuedRequest c : iq.byArrival) {
-				if (c.request().sloTtftNanos() > q.request().sloTtftNanos()
-						&& (victim == null || SHED_LAST.compare(c, victim) > 0)) {
+				if (yields(c, q, bySlo) && (victim == null || shedsBefore(c, victim))) {
 					victim = c;
 				}
 			}
@@ -546,11 +601,48 @@ public final class DispatchQueues {
 		if (victim == null) {
 			return false;
 		}
+		String why = fair.enabled() && fair.priority(victim) < fair.priority(q)
+				? "shed for a request of a tenant with a higher priority"
+				: bySlo && victim.request().sloTtftNanos() > q.request().sloTtftNanos()
+						? "shed for a request with a tighter TTFT SLO"
+						: "shed for a request of a tenant holding less of the queues for its weight";
 		dequeue(victim);
 		shed++;
-		reject(victim, Rejection.TOO_MANY_REQUESTS, full + "; shed for a request with a tighter TTFT SLO",
-				within == null ? null : within.id(), retryAfterSeconds, out);
+		reject(victim, Rejection.TOO_MANY_REQUESTS, full + "; " + why, within == null ? null : within.id(),
+				retryAfterSeconds, out);
 		return true;
+	}
+
+	/** Whether queued {@code c} may be shed for the arrival {@code q}. */
+	private boolean yields(QueuedRequest c, QueuedRequest q, boolean bySlo) {
+		if (fair.enabled()) {
+			int pc = fair.priority(c);
+			int pq = fair.priority(q);
+			if (pc != pq) {
+				return pc < pq;
+			}
+		}
+		if (bySlo && c.request().sloTtftNanos() > q.request().sloTtftNanos()) {
+			return true;
+		}
+		return fair.enabled() && !fair.sameTenant(q, c) && fair.backlog(c) > fair.backlog(q);
+	}
+
+	/** Whether {@code c} is shed before {@code victim}. */
+	private boolean shedsBefore(QueuedRequest c, QueuedRequest victim) {
+		if (fair.enabled()) {
+			int pc = fair.priority(c);
+			int pv = fair.priority(victim);
+			if (pc != pv) {
+				return pc < pv;
+			}
+			double bc = fair.backlog(c);
+			double bv = fair.backlog(victim);
+			if (bc != bv) {
+				return bc > bv;
+			}
+		}
+		return SHED_LAST.compare(c, victim) > 0;
 	}
 
 	private @Nullable InstanceState otherWithRoom(QueuedRequest q, InstanceState full) {
@@ -715,8 +807,7 @@ public final class DispatchQueues {
 		InstanceState s = iq.state;
 		long now = pool.now();
 		while (!iq.byArrival.isEmpty()) {
-			QueuedRequest aged = iq.byAged.first();
-			QueuedRequest next = now >= aged.agedAtNanos ? aged : iq.byPriority.first();
+			QueuedRequest next = nextOf(iq, now);
 			// Requests released before it may have put more of its prefix in the cache.
 			int cached = cachedTokens(next, s);
 			int uncached = Math.max(0, next.request().promptTokens() - cached);
@@ -749,6 +840,19 @@ public final class DispatchQueues {
 			next.uncachedTokens = uncached;
 			release(next, s, ahead, out);
 		}
+	}
+
+	/**
+	 * The request {@code iq} releases next: with fair shares, the next of the tenant
+	 * {@link FairShares#next} picks; else an aged request first, then the longest cached
+	 * prefix.
+	 */
+	private QueuedRequest nextOf(InstanceQueue iq, long now) {
+		if (fair.enabled()) {
+			return fair.next(iq, now);
+		}
+		QueuedRequest aged = iq.byAged.first();
+		return now >= aged.agedAtNanos ? aged : iq.byPriority.first();
 	}
 
 	/**
@@ -798,6 +902,7 @@ public final class DispatchQueues {
 		q.dispatch = dispatch;
 		q.state = QueuedRequest.State.RELEASED;
 		releases++;
+		fair.charge(q, pool.now());
 		if (!q.streaming()) {
 			q.prefillDeadlineNanos = dispatch.sentAtNanos()
 					+ pool.estimateTtft(s, ahead, q.cachedTokens, q.uncachedTokens);
@@ -1215,6 +1320,7 @@ public final class DispatchQueues {
 		s.oldestQueuedNanos(iq.byArrival.first().submittedAtNanos());
 		queuedTotal++;
 		queuedSlos.merge(q.request().sloTtftNanos(), 1, Integer::sum);
+		fair.add(q, iq, pool.now());
 		index(q, s);
 	}
 
@@ -1234,6 +1340,7 @@ public final class DispatchQueues {
 		s.oldestQueuedNanos(iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
 		queuedTotal--;
 		queuedSlos.merge(q.request().sloTtftNanos(), -1, (a, b) -> a + b == 0 ? null : a + b);
+		fair.remove(q, iq, pool.now());
 		unindex(q);
 	}
 

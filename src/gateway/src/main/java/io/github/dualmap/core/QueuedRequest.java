@@ -85,6 +85,14 @@ public final class QueuedRequest {
 
 	boolean finished;
 
+	// Its tenant's account with the queues' fair shares, once queued or released.
+	FairShares.@Nullable Account account;
+
+	// Output tokens charged to its tenant at release, corrected once when it finishes.
+	int chargedOutput;
+
+	boolean outputCorrected;
+
 	QueuedRequest(RoutingRequest request, boolean streaming, long key, long sequence, long submittedAtNanos,
 			long agedAtNanos, long expiresAtNanos, @Nullable Decision decision, Set<String> avoid,
 			DispatchListener listener) {

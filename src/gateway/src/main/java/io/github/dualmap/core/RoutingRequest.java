@@ -12,19 +12,44 @@ import org.jspecify.annotations.Nullable;
  * @param arrivalNanos when the request arrived, on the scheduler's clock
  * @param maxWaitNanos how long it may wait in the dispatch queues (its SLO class's
  * bound); 0 for the queues' own {@link QueueSettings#maxWaitNanos()}
+ * @param tenant who it is served for, as the queues share the pool between tenants;
+ * {@code null}: {@link Tenant#DEFAULT}
+ * @param maxOutputTokens its cap on output tokens ({@code max_tokens}), 0 when unknown:
+ * bounds the output the queues charge its tenant at release
  */
 public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos,
-		long maxWaitNanos) {
+		long maxWaitNanos, @Nullable Tenant tenant, int maxOutputTokens) {
 
 	public RoutingRequest {
 		if (maxWaitNanos < 0) {
 			throw new IllegalArgumentException("maxWaitNanos must be >= 0 but was " + maxWaitNanos);
 		}
+		if (maxOutputTokens < 0) {
+			throw new IllegalArgumentException("maxOutputTokens must be >= 0 but was " + maxOutputTokens);
+		}
+	}
+
+	/** A request of no particular tenant. */
+	public RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos,
+			long maxWaitNanos) {
+		this(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, null, 0);
 	}
 
 	/** A request that may wait as long as the queues allow. */
 	public RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos) {
 		this(id, blocks, sloTtftNanos, arrivalNanos, 0);
+	}
+
+	/**
+	 * This request served for {@code tenant}, with {@code maxOutputTokens} (0: unknown).
+	 */
+	public RoutingRequest withTenant(Tenant tenant, int maxOutputTokens) {
+		return new RoutingRequest(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, tenant, maxOutputTokens);
+	}
+
+	/** Its tenant, {@link Tenant#DEFAULT} when it names none. */
+	public Tenant tenantOrDefault() {
+		return tenant == null ? Tenant.DEFAULT : tenant;
 	}
 
 	/** Estimated prompt tokens, 0 when unknown. */

@@ -69,6 +69,14 @@ public final class DualMapExchangeAttributes {
 	public static final String DECODED_BODY_ATTR = PREFIX + "decodedBody";
 
 	/**
+	 * What the decoded form of a {@code gzip} / {@code deflate} body says of its
+	 * completion cap ({@link io.github.dualmap.tenant.RequestTokens}), read by
+	 * {@link PromptRoutingFilter} while it had it, for {@link TenantBudgetFilter}'s
+	 * estimate.
+	 */
+	public static final String DECODED_TOKENS_ATTR = PREFIX + "decodedTokens";
+
+	/**
 	 * The request's {@code model} ({@code String}), when the body was read before routing
 	 * and names one.
 	 */

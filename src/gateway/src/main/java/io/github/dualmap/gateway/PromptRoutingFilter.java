@@ -1,11 +1,14 @@
 package io.github.dualmap.gateway;
 
+import java.io.ByteArrayInputStream;
+
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.prompt.InvalidRequestException;
 import io.github.dualmap.prompt.OpenAiError;
 import io.github.dualmap.prompt.ParsedRequest;
 import io.github.dualmap.prompt.PromptParser;
 import io.github.dualmap.prompt.RequestKind;
+import io.github.dualmap.tenant.RequestTokens;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -110,6 +113,12 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 						this.limits.reserving(exchange));
 		if (readable == null) {
 			return new ParsedRequest(null, false, null, RequestKind.OTHER);
+		}
+		if (readable != body) {
+			// Decoded within the body limit: its completion cap, for a tenant's estimate.
+			exchange.getAttributes()
+				.put(DualMapExchangeAttributes.DECODED_TOKENS_ATTR,
+						RequestTokens.read(new ByteArrayInputStream(readable)));
 		}
 		String path = request.getPath().value();
 		if (PromptParser.kindOf(path) == RequestKind.OTHER) {

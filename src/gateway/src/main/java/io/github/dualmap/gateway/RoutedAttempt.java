@@ -121,6 +121,17 @@ public final class RoutedAttempt {
 	 * The request's handle in the dispatch queues ({@code null} when it was dispatched
 	 * around them): its wait, migrations and state.
 	 */
+	/**
+	 * The request ended having generated {@code outputTokens}: its tenant's share in the
+	 * dispatch queues is corrected from the estimate charged at its release.
+	 */
+	public void reportOutput(long outputTokens) {
+		QueuedRequest q = this.queued;
+		if (q != null) {
+			this.service.queues().reportOutput(q, (int) Math.min(Integer.MAX_VALUE, Math.max(0, outputTokens)));
+		}
+	}
+
 	public @Nullable QueuedRequest queued() {
 		return this.queued;
 	}

@@ -3,6 +3,8 @@ package io.github.dualmap.gateway;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.Tenant;
 import io.github.dualmap.prompt.OpenAiError;
 import io.github.dualmap.prompt.ParsedRequest;
 import io.github.dualmap.prompt.RequestKind;
@@ -11,6 +13,7 @@ import io.github.dualmap.tenant.RateLimitHeaders;
 import io.github.dualmap.tenant.RequestTokens;
 import io.github.dualmap.tenant.TenantDirectory;
 import io.github.dualmap.tenant.TenantProperties;
+import io.github.dualmap.tenant.TenantSettings;
 import io.github.dualmap.tenant.TokenBudgets;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -54,6 +57,8 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 
 	private final long defaultMaxTokens;
 
+	private final boolean fairness;
+
 	/**
 	 * @param header the request header naming the tenant
 	 * @param keyResolver resolves the tenant instead of the header, when set
@@ -61,6 +66,19 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 	 */
 	public TenantBudgetFilter(DualMapRegistry registry, TokenBudgets budgets, String header,
 			@Nullable KeyResolver keyResolver, long defaultMaxTokens) {
+		this(registry, budgets, header, keyResolver, defaultMaxTokens, true);
+	}
+
+	/**
+	 * @param header the request header naming the tenant
+	 * @param keyResolver resolves the tenant instead of the header, when set
+	 * @param defaultMaxTokens completion tokens a request without a cap is admitted for
+	 * @param fairness whether the request tells the dispatch queues its tenant, so they
+	 * share the pool between tenants
+	 */
+	public TenantBudgetFilter(DualMapRegistry registry, TokenBudgets budgets, String header,
+			@Nullable KeyResolver keyResolver, long defaultMaxTokens, boolean fairness) {
+		this.fairness = fairness;
 		this.registry = registry;
 		this.budgets = budgets;
 		this.header = header;
@@ -113,18 +131,22 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 	/**
 	 * The body's completion cap and usage request, read in place (the body replayed from
 	 * what {@link PromptRoutingFilter} holds), and a copy of the body only when the
-	 * gateway may ask for a stream's usage on the client's behalf. An encoded body is not
-	 * read (the parser read it decoded): it is admitted on the default cap, and its
-	 * stream is not asked for its usage.
+	 * gateway may ask for a stream's usage on the client's behalf. A {@code gzip} or
+	 * {@code deflate} body is not read again: its cap is what {@link PromptRoutingFilter}
+	 * read from its decoded form, within the body limit (the default cap for a coding the
+	 * gateway does not decode), and its stream is not asked for its usage (the engine
+	 * gets the client's bytes as they are).
 	 */
 	private static Mono<Read> read(ServerWebExchange exchange, ParsedRequest parsed) {
 		boolean encoded = encoded(exchange.getRequest().getHeaders());
+		RequestTokens decoded = exchange.getAttribute(DualMapExchangeAttributes.DECODED_TOKENS_ATTR);
 		boolean mayAsk = !encoded && parsed.stream()
 				&& (parsed.kind() == RequestKind.CHAT || parsed.kind() == RequestKind.COMPLETION);
 		return DataBufferUtils.join(exchange.getRequest().getBody()).map(buffer -> {
 			try {
 				int start = buffer.readPosition();
-				RequestTokens tokens = encoded ? RequestTokens.NONE : RequestTokens.read(buffer.asInputStream());
+				RequestTokens tokens = encoded ? (decoded != null ? decoded : RequestTokens.NONE)
+						: RequestTokens.read(buffer.asInputStream());
 				byte[] body = null;
 				if (mayAsk && !tokens.usageRequested()) {
 					// Read again from its start: the parser moved the position.
@@ -137,7 +159,7 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 			finally {
 				DataBufferUtils.release(buffer);
 			}
-		}).defaultIfEmpty(new Read(RequestTokens.NONE, null));
+		}).defaultIfEmpty(new Read(decoded != null ? decoded : RequestTokens.NONE, null));
 	}
 
 	/**
@@ -168,6 +190,16 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 			});
 			if (admission.outcome() == Admission.Outcome.REFUSED) {
 				return refused(exchange, admission, estimate);
+			}
+			if (this.fairness && admission.served()
+					&& exchange.getAttribute(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR) instanceof RoutingRequest r
+					&& r.tenant() == null) {
+				// The dispatch queues share the pool between tenants by weight and band.
+				TenantSettings s = this.budgets.directory().settings(tenant);
+				int cap = tokens.maxTokens() == null ? 0 : (int) Math.min(Integer.MAX_VALUE, tokens.maxTokens());
+				exchange.getAttributes()
+					.put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR,
+							r.withTenant(new Tenant(tenant, s.weight(), s.priority()), cap));
 			}
 			if (admission.outcome() == Admission.Outcome.UNAVAILABLE) {
 				return OpenAiErrorResponses.write(exchange, HttpStatus.SERVICE_UNAVAILABLE,

@@ -204,6 +204,11 @@ public class TokenUsageFilter implements GlobalFilter, Ordered {
 			}
 			TokenBudgets budgets = TokenUsageFilter.this.budgets;
 			budgets.settle(a.admission(), used.cost(budgets.weights()), used);
+			if ((reported != null || s != null) && this.exchange
+				.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR) instanceof RoutedAttempt attempt) {
+				// What it generated, known now: its tenant's fair share is corrected.
+				attempt.reportOutput(used.completionTokens());
+			}
 			if (this.account == null || !this.started) {
 				return;
 			}

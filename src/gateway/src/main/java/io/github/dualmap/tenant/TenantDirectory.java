@@ -30,7 +30,7 @@ public final class TenantDirectory {
 	 * case, dashes or underscores, as Spring Boot's relaxed binding does).
 	 */
 	static final Set<String> RESERVED = Set.of("enabled", "header", "keyresolver", "mode", "store", "maxtracked",
-			"maxnamelength", "defaultmaxtokens", "maxusagebodysize", "cost", "redis", DEFAULT, OTHER);
+			"maxnamelength", "defaultmaxtokens", "maxusagebodysize", "cost", "redis", "fairness", DEFAULT, OTHER);
 
 	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._:@-]+");
 

@@ -52,6 +52,15 @@ public class TenantProperties {
 	private @Nullable String keyResolver;
 
 	/**
+	 * Whether the dispatch queues share each pool between tenants (weighted fair queuing
+	 * on virtual token counters, with strict priority bands): releases give every tenant
+	 * waiting for a pool its weighted share of the pool's service, and a full queue sheds
+	 * the lowest band first. Off: requests wait in the queues' own order whatever their
+	 * tenant, and /actuator/dualmap shows no share.
+	 */
+	private boolean fairness = true;
+
+	/**
 	 * enforce: a request over its tenant's budget gets 429. shadow: budgets are counted,
 	 * reported in headers, meters and the actuator, and never refuse.
 	 */
@@ -118,6 +127,14 @@ public class TenantProperties {
 
 	public void setEnabled(boolean enabled) {
 		this.enabled = enabled;
+	}
+
+	public boolean isFairness() {
+		return this.fairness;
+	}
+
+	public void setFairness(boolean fairness) {
+		this.fairness = fairness;
 	}
 
 	public String getHeader() {
@@ -335,16 +352,15 @@ public class TenantProperties {
 
 		/**
 		 * The tenant's weight in fair queuing between tenants waiting for the same pool
-		 * (default 1). Bound, validated and shown in /actuator/dualmap; the dispatch
-		 * queues do not read it yet.
+		 * (default 1): while several wait, each gets service in proportion to its weight.
 		 */
 		@Positive(message = "a tenant's weight must be > 0")
 		private @Nullable Double weight;
 
 		/**
 		 * The tenant's priority band between tenants waiting for the same pool, higher
-		 * first (default 0). Bound, validated and shown in /actuator/dualmap; the
-		 * dispatch queues do not read it yet.
+		 * first (default 0): a band is served before any lower one, and a full queue
+		 * sheds the lowest band's requests first.
 		 */
 		private @Nullable Integer priority;
 

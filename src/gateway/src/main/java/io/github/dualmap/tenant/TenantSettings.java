@@ -8,9 +8,8 @@ import org.jspecify.annotations.Nullable;
  * One tenant's effective settings: its own where it sets them, else
  * {@code dualmap.tenants.default}'s, else the defaults.
  *
- * @param weight its weight in fair queuing between tenants (not read by the dispatch
- * queues yet)
- * @param priority its priority band in fair queuing (not read by the dispatch queues yet)
+ * @param weight its weight in fair queuing between tenants
+ * @param priority its priority band in fair queuing, higher first
  * @param tokensPerMinute its budget per minute, {@code null}: none
  * @param tokensPerDay its budget per day, {@code null}: none
  * @param models its budgets per model

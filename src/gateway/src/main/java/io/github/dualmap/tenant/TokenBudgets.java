@@ -22,13 +22,27 @@ import org.springframework.core.NestedExceptionUtils;
  * the usage they actually had, and keeps per-tenant usage for the actuator. A store that
  * fails or does not answer within its timeout never holds a request: admission fails open
  * or closed as configured, the failure is counted and logged (at most one line every
- * {@value #LOG_INTERVAL_SECONDS} seconds), and a settlement that fails is dropped.
+ * {@value #LOG_INTERVAL_SECONDS} seconds), and a settlement that fails is dropped. A
+ * request served unchecked while the store failed open is not forgotten: its cost is kept
+ * in this gateway's memory (per budget, at most {@value #MAX_PENDING} budgets) and
+ * charged once the store answers again.
  */
 public final class TokenBudgets {
 
 	private static final Log logger = LogFactory.getLog(TokenBudgets.class);
 
 	static final long LOG_INTERVAL_SECONDS = 10;
+
+	/**
+	 * Most sets of budget lines whose unchecked cost is kept for the store's return;
+	 * beyond, the cost of further ones is dropped (and logged).
+	 */
+	static final int MAX_PENDING = 10_000;
+
+	/** Unchecked costs owed to the store, per set of budget lines. */
+	private final Map<List<String>, Pending> pending = new ConcurrentHashMap<>();
+
+	private final java.util.concurrent.atomic.AtomicBoolean flushing = new java.util.concurrent.atomic.AtomicBoolean();
 
 	private final TenantDirectory directory;
 
@@ -103,6 +117,7 @@ public final class TokenBudgets {
 				: BudgetStore.Charge.IF_ADMITTED;
 		return this.store.charge(lines, estimate, charge).timeout(this.timeout).map(levels -> {
 			remember(tenant, lines, levels);
+			flushPending();
 			Admission.Outcome outcome = levels.admitted() ? Admission.Outcome.ADMITTED
 					: charge == BudgetStore.Charge.SHADOW ? Admission.Outcome.OVER_IN_SHADOW
 							: Admission.Outcome.REFUSED;
@@ -145,14 +160,79 @@ public final class TokenBudgets {
 		u.cost.add(cost);
 		this.meters.charged(reported, cost);
 		long adjustment = cost - admission.charged();
-		// Unchecked: nothing was taken, and the store failed a moment ago; charging now
-		// would only pile calls onto a store that is down.
-		if (adjustment == 0 || admission.lines().isEmpty() || admission.outcome() == Admission.Outcome.UNCHECKED) {
+		if (adjustment == 0 || admission.lines().isEmpty()) {
+			return;
+		}
+		if (admission.outcome() == Admission.Outcome.UNCHECKED) {
+			// Nothing was taken, and the store failed a moment ago: charging now would
+			// only
+			// pile calls onto a store that is down. Owed until it answers again.
+			owe(admission.lines(), adjustment);
 			return;
 		}
 		this.store.charge(admission.lines(), adjustment, BudgetStore.Charge.ALWAYS)
 			.timeout(this.timeout)
 			.subscribe(levels -> remember(admission.tenant(), admission.lines(), levels), ex -> failed("settle", ex));
+	}
+
+	/** Costs of requests served unchecked, not yet charged to the store. */
+	public long pendingTokens() {
+		return this.pending.values().stream().mapToLong(p -> p.cost.get()).sum();
+	}
+
+	private void owe(List<BudgetLine> lines, long cost) {
+		List<String> key = lines.stream().map(BudgetLine::key).toList();
+		if (!this.pending.containsKey(key) && this.pending.size() >= MAX_PENDING) {
+			failed("keep an unchecked charge", new IllegalStateException(
+					MAX_PENDING + " budgets already owe unchecked charges; " + cost + " tokens dropped"));
+			return;
+		}
+		// Atomic per key with the flush's remove: no cost lands on a removed entry.
+		this.pending.compute(key, (k, p) -> {
+			Pending owed = p != null ? p : new Pending(lines);
+			owed.cost.addAndGet(cost);
+			return owed;
+		});
+	}
+
+	/**
+	 * Charges what requests served unchecked owe, now that the store answered; one flush
+	 * at a time, and what fails is owed again.
+	 */
+	private void flushPending() {
+		if (this.pending.isEmpty() || !this.flushing.compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			for (List<String> key : List.copyOf(this.pending.keySet())) {
+				Pending p = this.pending.remove(key);
+				long cost = p == null ? 0 : p.cost.get();
+				if (cost == 0) {
+					continue;
+				}
+				this.store.charge(p.lines, cost, BudgetStore.Charge.ALWAYS).timeout(this.timeout).subscribe(levels -> {
+				}, ex -> {
+					failed("charge unchecked usage", ex);
+					owe(p.lines, cost);
+				});
+			}
+		}
+		finally {
+			this.flushing.set(false);
+		}
+	}
+
+	/** Cost owed to one set of budget lines. */
+	private static final class Pending {
+
+		final List<BudgetLine> lines;
+
+		final AtomicLong cost = new AtomicLong();
+
+		Pending(List<BudgetLine> lines) {
+			this.lines = lines;
+		}
+
 	}
 
 	private void remember(String tenant, List<BudgetLine> lines, BudgetStore.Levels levels) {

@@ -15,9 +15,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Random sequences of submit (three SLO classes), cancel, first token, finish, tick,
- * membership changes and draining, with and without idle pull: every request ends exactly
- * once, nothing is sent twice, counters never go negative and all return to zero once
- * everything finished.
+ * membership changes and draining, with and without idle pull, from three tenants of
+ * different weights and bands: every request ends exactly once, nothing is sent twice,
+ * counters never go negative and all return to zero once everything finished, the
+ * tenants' queued counts with them.
  */
 class DispatchQueuesProperties {
 
@@ -25,6 +26,9 @@ class DispatchQueuesProperties {
 
 	// Three SLO classes: aging in proportion and shedding for tighter arrivals take part.
 	private static final Duration[] SLOS = { Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofSeconds(60) };
+
+	// Tenants of two bands and two weights: fair shares and shedding by band take part.
+	private static final Tenant[] TENANTS = { new Tenant("a", 1, 0), new Tenant("b", 3, 0), new Tenant("c", 1, 1) };
 
 	@Property(tries = 200)
 	void everyRequestEndsExactlyOnceAndCountersReturnToZero(
@@ -68,7 +72,8 @@ class DispatchQueuesProperties {
 						chain[i] = family * 1_000 + (i < 3 ? i : param * 31L + i);
 					}
 					RoutingRequest r = new RoutingRequest("r" + all.size(), new PromptBlocks(chain, 64, tokens),
-							SLOS[param % SLOS.length].toNanos(), clock.nanos());
+							SLOS[param % SLOS.length].toNanos(), clock.nanos())
+						.withTenant(TENANTS[param / 3 % TENANTS.length], param % 2 == 0 ? 0 : 40);
 					all.add(queues.submit(r, param % 3 != 0, outcomes));
 				}
 				case 2 -> pick(all, param).ifPresent(q -> {
@@ -82,6 +87,7 @@ class DispatchQueuesProperties {
 						cancelled.add(q);
 					}
 					queues.finish(q);
+					queues.reportOutput(q, param % 100);
 				});
 				case 5 -> {
 					clock.advance(Duration.ofMillis(50L * (param % 60)));
@@ -127,6 +133,7 @@ class DispatchQueuesProperties {
 		}
 
 		assertThat(queues.queued()).isZero();
+		assertThat(queues.tenantShares()).allMatch(t -> t.queued() == 0 && t.share() >= 0 && t.share() <= 1 + 1e-9);
 		for (QueuedRequest q : all) {
 			int calls = outcomes.calls.getOrDefault(q, 0);
 			if (cancelled.contains(q)) {

@@ -141,15 +141,26 @@ class RedisBudgetsIntegrationTests {
 			.counter()
 			.count()).isEqualTo(1);
 
-		// Back: budgets are checked again (the refused and unchecked requests were not
-		// charged late).
+		// Back: budgets are checked again, and what the first gateway served unchecked is
+		// charged now (the request refused 503 was never served, so it owes nothing).
 		redis = redis(redisPort);
 		redis.start();
 		await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
-			EntityExchangeResult<String> checked = post(closed, "other-team", "redis is back");
+			EntityExchangeResult<String> checked = post(open, "other-team", "redis is back");
 			assertThat(checked.getStatus().value()).isEqualTo(200);
 			assertThat(checked.getResponseHeaders().getFirst(RateLimitHeaders.LIMIT)).isEqualTo("100000");
 		});
+		TokenBudgets openBudgets = open.getBean(TokenBudgets.class);
+		await().atMost(Duration.ofSeconds(5)).until(() -> openBudgets.pendingTokens() == 0);
+		// The last settlement lands in Redis shortly after its request's end.
+		Thread.sleep(500);
+		// Every request the first gateway served for the tenant (the unchecked ones too:
+		// the first, and any the wait above sent before Redis answered), 115 each.
+		long servedCost = openBudgets.view().get("other-team").usage().cost();
+		assertThat(servedCost).isGreaterThanOrEqualTo(230).isEqualTo(servedCost / 115 * 115);
+		EntityExchangeResult<String> seen = post(closed, "other-team", "one");
+		long left = Long.parseLong(seen.getResponseHeaders().getFirst(RateLimitHeaders.REMAINING));
+		assertThat(left).isBetween(100_000 - servedCost - estimate - 1, 100_000 - servedCost - estimate + 1);
 	}
 
 }

@@ -55,7 +55,7 @@ class TenantBudgetsIntegrationTests {
 				"dualmap.tenants.tiny.tokens-per-minute=50", "dualmap.tenants.leaver.tokens-per-day=100000",
 				"dualmap.tenants.metered.tokens-per-minute=100000", "dualmap.tenants.shown.tokens-per-day=1000",
 				"dualmap.tenants.shown.weight=2", "dualmap.tenants.modeled.tokens-per-day=100000",
-				"dualmap.tenants.modeled.models.m.tokens-per-minute=50");
+				"dualmap.tenants.modeled.models.m.tokens-per-minute=50", "dualmap.tenants.zipped.tokens-per-day=300");
 		client = TenantGateways.client(gateway);
 	}
 
@@ -230,8 +230,8 @@ class TenantBudgetsIntegrationTests {
 			.filter(t -> t != null)
 			.collect(Collectors.toSet());
 		assertThat(tenants).contains("other")
-			.isSubsetOf("acme", "streamer", "asker", "tiny", "leaver", "metered", "shown", "modeled", "default",
-					"other");
+			.isSubsetOf("acme", "streamer", "asker", "tiny", "leaver", "metered", "shown", "modeled", "zipped",
+					"default", "other");
 		assertThat(budgets().view()).containsKey("other").doesNotContainKey("client-1");
 		assertThat(budgets().view().get("other").usage().requests()).isGreaterThanOrEqualTo(20);
 	}
@@ -255,6 +255,33 @@ class TenantBudgetsIntegrationTests {
 				assertThat(meter.getId().getDescription()).as(name).isNotBlank();
 			}
 		}
+	}
+
+	@Test
+	void aGzipBodyIsAdmittedOnTheCapOfItsDecodedForm() throws Exception {
+		// 300 a day: a cap of 7 fits, the default cap (1024) does not.
+		EntityExchangeResult<String> capped = gzipped("zipped", TenantGateways.chat("zip", false, ",\"max_tokens\":7"));
+		assertThat(capped.getStatus().value()).isEqualTo(200);
+		long remaining = Long.parseLong(capped.getResponseHeaders().getFirst(RateLimitHeaders.REMAINING));
+		assertThat(remaining).as("admitted on its prompt and 7").isBetween(250L, 299L);
+		EntityExchangeResult<String> uncapped = gzipped("zipped", TenantGateways.chat("zip", false, ""));
+		assertThat(uncapped.getStatus().value()).as("no cap: the default one, over budget").isEqualTo(429);
+	}
+
+	private static EntityExchangeResult<String> gzipped(String tenant, String body) throws Exception {
+		java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+		try (java.util.zip.GZIPOutputStream gzip = new java.util.zip.GZIPOutputStream(bytes)) {
+			gzip.write(body.getBytes(StandardCharsets.UTF_8));
+		}
+		return client.post()
+			.uri("/v1/chat/completions")
+			.header("x-tenant-id", tenant)
+			.header(HttpHeaders.CONTENT_ENCODING, "gzip")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(bytes.toByteArray())
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
 	}
 
 	@Test

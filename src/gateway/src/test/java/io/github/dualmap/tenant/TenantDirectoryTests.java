@@ -50,6 +50,16 @@ class TenantDirectoryTests {
 	}
 
 	@Test
+	void theFairnessSwitchIsASettingNotATenant() {
+		assertThat(NamedTenants.read(Map.of("fairness", "false", "acme", Map.of("weight", "2"))))
+			.containsOnlyKeys("acme");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new TenantDirectory(Map.of("fairness", new TenantProperties.Tenant()),
+					new TenantProperties.Tenant(), 64))
+			.withMessageContaining("dualmap.tenants.fairness is a setting");
+	}
+
+	@Test
 	void namesAreValidated() {
 		TenantDirectory directory = directory(Map.of(), new TenantProperties.Tenant());
 		assertThat(directory.valid("team-a.prod:eu@x_1")).isTrue();

@@ -80,6 +80,14 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			description = "generate a synthetic workload instead of reading --trace")
 	@Nullable String synthetic;
 
+	@Option(names = "--tenants", paramLabel = "noisy",
+			description = "the noisy-neighbour benchmark: the workload's conversations split between a quiet tenant "
+					+ "and a noisy one sending ten times its requests; searches the capacity with the dispatch queues' "
+					+ "fair queuing off and on, then runs past capacity (--rate, else 1.5x the capacity without "
+					+ "fairness) with the quiet tenant alone, both without fairness and both with it (DualMap rows "
+					+ "only; --policies defaults to dualmap)")
+	@Nullable String tenants;
+
 	@Option(names = "--instances", defaultValue = "8", description = "engine instances (default ${DEFAULT-VALUE})")
 	int instances;
 
@@ -288,7 +296,14 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		EngineProfile engine = EngineProfile.named(profile);
 		DualMapProperties gateway = GatewayProperties.bind(set);
-		List<PolicySpec> specs = policySpecs(policies, gateway.toQueueSettings(), engine);
+		if (tenants != null) {
+			TenantMix.fromCliName(tenants);
+			if (scale != null || sloClasses != null) {
+				throw new IllegalArgumentException("--tenants is not supported with --scale or --slo-classes");
+			}
+		}
+		List<PolicySpec> specs = policySpecs(tenants != null && policies.strip().equals("all") ? "dualmap" : policies,
+				gateway.toQueueSettings(), engine);
 		Trace baseTrace = loadTrace();
 		Trace workloadTrace = baseTrace.repeated(repeat);
 		double tolerance = quick ? QUICK_TOLERANCE : FULL_TOLERANCE;
@@ -330,6 +345,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException("the workload has " + workloadTrace.size()
 					+ " requests, not more than --warmup " + warmup + "; nothing would be measured");
 		}
+		if (tenants != null) {
+			return noisy(baseTrace, specs, config, engine, steady.toNanos() / 1e9, tolerance, dir);
+		}
 		if (rate != null && !membership.isEmpty()) {
 			return scaled(Workload.of(workloadTrace), specs, config, rate, membership, windowLength, dir);
 		}
@@ -358,6 +376,26 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		stdout.print(MarkdownTable.render(report));
 		stdout.print(MarkdownTable.workBound(report, WorkBound.of(workloadTrace, engine, warmup),
 				WorkBound.pooledLru(workloadTrace, engine, warmup, instances), engine.name()));
+		stdout.flush();
+		return 0;
+	}
+
+	private int noisy(Trace base, List<PolicySpec> specs, SimulationConfig config, EngineProfile engine,
+			double minWindowSeconds, double tolerance, Path dir) throws IOException {
+		CapacitySearch search = new CapacitySearch(START_RATE_PER_INSTANCE * instances, tolerance, 10, targetAttainment,
+				targetPromptTokens, sizeFloor);
+		List<NoisyNeighbour.Result> results = new ArrayList<>();
+		try (ProgressBar bar = progressBar((long) specs.size() * (2L * (search.expectedEvaluations() + 1) + 3))) {
+			Runnable progress = bar == null ? () -> {
+			} : bar::step;
+			for (PolicySpec p : specs) {
+				results.add(NoisyNeighbour.run(base, repeat, config, threads, engine, minWindowSeconds, p, search, rate,
+						progress));
+			}
+		}
+		String table = NoisyNeighbour.markdown(base.name(), instances, config.slo().toNanos() / 1e9, results);
+		Files.writeString(dir.resolve("noisy.md"), table);
+		stdout.print(table);
 		stdout.flush();
 		return 0;
 	}

@@ -13,6 +13,7 @@ import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.DispatchListener;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.EngineSnapshot;
+import io.github.dualmap.core.FairnessSettings;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.KvEventFeed;
@@ -163,6 +164,11 @@ public final class Simulation {
 	// A request whose arrival is older than this without a first token has missed.
 	private final long maxSloNanos;
 
+	// The run's tenants and each request's (an index into them); null without tenants.
+	private final @Nullable TenantMix tenants;
+
+	private final int @Nullable [] tenantOf;
+
 	private final long delayNanos;
 
 	/** Replica sync interval; 0 when replicas share nothing. */
@@ -283,6 +289,13 @@ public final class Simulation {
 
 	private Simulation(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
 			boolean recordTimeline, MembershipSchedule schedule, boolean stopEarly, @Nullable Yardstick yardstick) {
+		this(workload, policy, config, rate, recordTimeline, schedule, stopEarly, yardstick, null,
+				FairnessSettings.ofDefaults());
+	}
+
+	private Simulation(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
+			boolean recordTimeline, MembershipSchedule schedule, boolean stopEarly, @Nullable Yardstick yardstick,
+			@Nullable TenantMix tenants, FairnessSettings fairness) {
 		if (config.warmup() >= workload.size()) {
 			throw new IllegalArgumentException("the trace has " + workload.size()
 					+ " requests, not more than the warm-up of " + config.warmup() + "; nothing would be measured");
@@ -320,6 +333,13 @@ public final class Simulation {
 				max = Math.max(max, classes.sloNanos(classOf[i], sloNanos));
 			}
 			this.maxSloNanos = max;
+		}
+		this.tenants = tenants;
+		if (tenants == null) {
+			this.tenantOf = null;
+		}
+		else {
+			this.tenantOf = tenants.assign(workload.trace(), config.seed());
 		}
 		this.delayNanos = config.networkDelay().toNanos();
 		this.shareNanos = config.prefixShareInterval() == null ? 0 : config.prefixShareInterval().toNanos();
@@ -366,7 +386,7 @@ public final class Simulation {
 			}
 			policies[r].onMembershipChanged(pools[r]);
 			if (queueSettings != null) {
-				queues[r] = new DispatchQueues(pools[r], new TimedPolicy(policies[r]), queueSettings);
+				queues[r] = new DispatchQueues(pools[r], new TimedPolicy(policies[r]), queueSettings, fairness);
 			}
 		}
 		@SuppressWarnings("unchecked")
@@ -457,6 +477,56 @@ public final class Simulation {
 		return new Simulation(workload, policy, config, rate, recordTimeline, MembershipSchedule.NONE, stopEarly,
 				yardstick)
 			.run();
+	}
+
+	/**
+	 * Runs {@code policy} on {@code workload} at {@code rate} with the requests of
+	 * {@code tenants}' tenants, the dispatch queues sharing the pool between them as
+	 * {@code fairness} says; judged as
+	 * {@link #run(Workload, Yardstick, PolicySpec, SimulationConfig, double, boolean, boolean)}
+	 * and reported per tenant too.
+	 */
+	public static TenantRun run(Workload workload, @Nullable Yardstick yardstick, PolicySpec policy,
+			SimulationConfig config, double rate, TenantMix tenants, FairnessSettings fairness, boolean stopEarly) {
+		Simulation sim = new Simulation(workload, policy, config, rate, false, MembershipSchedule.NONE, stopEarly,
+				yardstick, tenants, fairness);
+		RunResult result = sim.run();
+		return new TenantRun(result, sim.tenantResults());
+	}
+
+	/**
+	 * Per tenant, of the measured requests: how many, how many made their objective, how
+	 * many were rejected, the tokens (prompt and output) they asked for and those of the
+	 * ones served (that got a first token).
+	 */
+	private List<TenantRun.TenantResult> tenantResults() {
+		TenantMix mix = tenants;
+		int[] of = tenantOf;
+		if (mix == null || of == null) {
+			return List.of();
+		}
+		List<TenantRun.TenantResult> out = new ArrayList<>();
+		for (int t = 0; t < mix.count(); t++) {
+			int count = 0;
+			int within = 0;
+			long demand = 0;
+			long served = 0;
+			for (int j = 0; j < measured; j++) {
+				int i = warmup + j;
+				if (of[i] != t) {
+					continue;
+				}
+				TraceRequest r = workload.trace().requests().get(i);
+				count++;
+				demand += r.inputTokens() + r.outputTokens();
+				if (ttft[i] >= 0) {
+					served += r.inputTokens() + r.outputTokens();
+					within += ttft[i] <= sloOf(i) ? 1 : 0;
+				}
+			}
+			out.add(new TenantRun.TenantResult(mix.tenant(t).name(), count, within, demand, served));
+		}
+		return out;
 	}
 
 	/**
@@ -580,6 +650,9 @@ public final class Simulation {
 		int r = i % pools.length;
 		routerOf[i] = r;
 		RoutingRequest request = new RoutingRequest("r" + i, workload.blocks(i), sloOf(i), now);
+		if (tenants != null && tenantOf != null) {
+			request = request.withTenant(tenants.tenant(tenantOf[i]), 0);
+		}
 		routed[i] = request;
 		DispatchQueues q = queues[r];
 		if (q != null) {
@@ -871,6 +944,9 @@ public final class Simulation {
 	private void finishSeen(int i) {
 		DispatchQueues q = queues[routerOf[i]];
 		if (q != null) {
+			// The engine generated the trace's output: the tenant's estimate is
+			// corrected.
+			q.reportOutput(queued[i], workload.trace().requests().get(i).outputTokens());
 			q.finish(queued[i]);
 			scheduleTick(routerOf[i]);
 			return;

@@ -218,4 +218,11 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 				promptTokenTarget, floor);
 	}
 
+	/** The same configuration with {@code leading} requests excluded from the metrics. */
+	public SimulationConfig withWarmup(int leading) {
+		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, leading, seed, settings,
+				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad,
+				promptTokenTarget, sizeFloor);
+	}
+
 }

@@ -1,0 +1,397 @@
+package io.github.dualmap.core;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The tenants' accounts of one {@link DispatchQueues}, in the manner of the Virtual Token
+ * Counter (Sheng et al., OSDI 2024): each tenant has a counter of the service released
+ * for it divided by its weight, and an instance with room serves, of the tenants waiting
+ * for it, the one of the highest priority band with the smallest counter; within that
+ * tenant the queues' own order holds (longest cached prefix first, aged requests ahead),
+ * so cache affinity and SLO classes work within each share. A tenant that starts waiting
+ * has its counter lifted to the smallest of the waiting tenants of its band (to the last
+ * served counter of its band when none waits), so time spent idle banks no credit. Every
+ * instance serves whoever waits for it: the pool stays work-conserving.
+ * <p>
+ * Output tokens are known only at the end: a release charges the tenant's running mean
+ * (the pool's for a new tenant; at most the request's cap) and {@link #correct} charges
+ * the difference. Not thread-safe: guarded by the queues' lock.
+ */
+final class FairShares {
+
+	/** Slots of the share window. */
+	static final int BUCKETS = 12;
+
+	/**
+	 * Accounts kept; beyond this, accounts with nothing queued are dropped (oldest
+	 * first), which lifts a returning tenant like any other that starts waiting.
+	 */
+	static final int MAX_ACCOUNTS = 4096;
+
+	/** Weight of the newest output in a tenant's running mean of output tokens. */
+	static final double OUTPUT_MEAN_ALPHA = 0.1;
+
+	private final FairnessSettings settings;
+
+	private final Comparator<QueuedRequest> priorityOrder;
+
+	private final Comparator<QueuedRequest> agedOrder;
+
+	private final long bucketNanos;
+
+	private final Map<String, Account> accounts = new LinkedHashMap<>();
+
+	// The accounts with requests waiting, so lifting and shedding look at these only.
+	private final Set<Account> backlogged = new LinkedHashSet<>();
+
+	// Per instance queue, its waiting requests by tenant; insertion order keeps
+	// simulations reproducible.
+	private final Map<DispatchQueues.InstanceQueue, Map<Account, Lane>> lanes = new LinkedHashMap<>();
+
+	// Running mean of every tenant's output tokens; negative until a request finished.
+	private double outputMean = -1;
+
+	// Per priority band, the counter of the tenant served last.
+	private final Map<Integer, Double> lastServed = new HashMap<>();
+
+	FairShares(FairnessSettings settings, Comparator<QueuedRequest> priorityOrder,
+			Comparator<QueuedRequest> agedOrder) {
+		this.settings = settings;
+		this.priorityOrder = priorityOrder;
+		this.agedOrder = agedOrder;
+		this.bucketNanos = Math.max(1, settings.windowNanos() / BUCKETS);
+	}
+
+	FairnessSettings settings() {
+		return settings;
+	}
+
+	boolean enabled() {
+		return settings.enabled();
+	}
+
+	/** {@code q} joins the queue {@code iq}. */
+	void add(QueuedRequest q, DispatchQueues.InstanceQueue iq, long now) {
+		Account a = account(q.request().tenantOrDefault());
+		q.account = a;
+		if (a.queued == 0 && now > a.idleSinceNanos) {
+			// Starts waiting (not merely moved between queues within one event).
+			lift(a);
+		}
+		if (a.queued++ == 0) {
+			backlogged.add(a);
+		}
+		if (settings.enabled()) {
+			lanes.computeIfAbsent(iq, k -> new LinkedHashMap<>()).computeIfAbsent(a, k -> new Lane()).add(q);
+		}
+	}
+
+	/** {@code q} leaves the queue {@code iq}. */
+	void remove(QueuedRequest q, DispatchQueues.InstanceQueue iq, long now) {
+		Account a = q.account;
+		if (a == null) {
+			return;
+		}
+		if (--a.queued == 0) {
+			a.idleSinceNanos = now;
+			backlogged.remove(a);
+		}
+		if (!settings.enabled()) {
+			return;
+		}
+		Map<Account, Lane> byTenant = lanes.get(iq);
+		Lane lane = byTenant == null ? null : byTenant.get(a);
+		if (lane == null) {
+			return;
+		}
+		lane.remove(q);
+		if (lane.byPriority.isEmpty()) {
+			byTenant.remove(a);
+			if (byTenant.isEmpty()) {
+				lanes.remove(iq);
+			}
+		}
+	}
+
+	/**
+	 * The request {@code iq} releases next: of the tenants waiting there, the highest
+	 * band, then the smallest counter (the longest waiting head on a tie); of that
+	 * tenant's requests, an aged one first, else the longest cached prefix.
+	 */
+	QueuedRequest next(DispatchQueues.InstanceQueue iq, long now) {
+		Map<Account, Lane> byTenant = lanes.get(iq);
+		if (byTenant == null || byTenant.isEmpty()) {
+			throw new IllegalStateException("no request of any tenant waits for " + iq.state.id());
+		}
+		Account best = null;
+		Lane bestLane = null;
+		for (Map.Entry<Account, Lane> e : byTenant.entrySet()) {
+			Account a = e.getKey();
+			Lane l = e.getValue();
+			if (best == null || a.priority > best.priority
+					|| (a.priority == best.priority && (a.counter < best.counter || (a.counter == best.counter
+							&& l.byAged.first().sequence() < bestLane.byAged.first().sequence())))) {
+				best = a;
+				bestLane = l;
+			}
+		}
+		QueuedRequest aged = bestLane.byAged.first();
+		return now >= aged.agedAtNanos ? aged : bestLane.byPriority.first();
+	}
+
+	/**
+	 * Charges {@code q}'s tenant for its release: its prompt as placed (uncached and
+	 * cached) and its output estimate.
+	 */
+	void charge(QueuedRequest q, long now) {
+		Account a = q.account;
+		if (a == null) {
+			// Released without waiting (pass-through, or at once): it arrived while its
+			// tenant waited for nothing.
+			a = account(q.request().tenantOrDefault());
+			q.account = a;
+			if (a.queued == 0) {
+				lift(a);
+			}
+		}
+		int output = outputEstimate(a, q.request().maxOutputTokens());
+		double service = q.uncachedTokens + q.cachedTokens * settings.cachedPromptWeight()
+				+ output * settings.outputWeight();
+		q.chargedOutput = output;
+		a.counter += service / a.weight;
+		a.record(service, now, bucketNanos);
+		lastServed.put(a.priority, a.counter);
+	}
+
+	/**
+	 * {@code q} finished with {@code outputTokens}: charges its tenant the difference to
+	 * the estimate charged at release, once; nothing for a request never released.
+	 */
+	void correct(QueuedRequest q, int outputTokens, long now) {
+		Account a = q.account;
+		if (a == null || q.state() != QueuedRequest.State.RELEASED || q.outputCorrected) {
+			return;
+		}
+		q.outputCorrected = true;
+		int actual = Math.max(0, outputTokens);
+		double delta = (actual - q.chargedOutput) * settings.outputWeight();
+		a.counter += delta / a.weight;
+		a.record(delta, now, bucketNanos);
+		a.outputMean = a.outputMean < 0 ? actual : a.outputMean + OUTPUT_MEAN_ALPHA * (actual - a.outputMean);
+		outputMean = outputMean < 0 ? actual : outputMean + OUTPUT_MEAN_ALPHA * (actual - outputMean);
+	}
+
+	/**
+	 * Output tokens charged at release: the tenant's running mean (the pool's for a
+	 * tenant none of whose requests finished, the settings' initial estimate before any
+	 * did), at most the cap.
+	 */
+	private int outputEstimate(Account a, int cap) {
+		double mean = a.outputMean >= 0 ? a.outputMean : outputMean >= 0 ? outputMean : settings.initialOutputTokens();
+		long estimate = Math.round(mean);
+		return (int) (cap > 0 ? Math.min(cap, estimate) : estimate);
+	}
+
+	/** The priority band of {@code q}'s tenant. */
+	int priority(QueuedRequest q) {
+		return q.account != null ? q.account.priority : q.request().tenantOrDefault().priority();
+	}
+
+	/**
+	 * {@code q}'s tenant's backlog: its requests waiting in the pool over its weight,
+	 * {@code q} included (an arrival not yet queued counts itself).
+	 */
+	double backlog(QueuedRequest q) {
+		Account a = q.account;
+		if (a != null && q.state() == QueuedRequest.State.QUEUED && q.queue != null) {
+			return a.queued / a.weight;
+		}
+		Tenant t = q.request().tenantOrDefault();
+		Account known = accounts.get(t.name());
+		return ((known == null ? 0 : known.queued) + 1) / t.weight();
+	}
+
+	/** Whether {@code arrival}'s tenant is the same as {@code queued}'s. */
+	boolean sameTenant(QueuedRequest arrival, QueuedRequest queued) {
+		return queued.account != null && queued.account.name.equals(arrival.request().tenantOrDefault().name());
+	}
+
+	/**
+	 * Whether some other tenant waits in a lower band than {@code arrival}'s, or in its
+	 * band with a larger backlog for its weight: whether shedding for it has a candidate
+	 * at all.
+	 */
+	boolean mayDisplace(QueuedRequest arrival) {
+		if (!settings.enabled()) {
+			return false;
+		}
+		String name = arrival.request().tenantOrDefault().name();
+		int p = priority(arrival);
+		double mine = backlog(arrival);
+		for (Account a : backlogged) {
+			if (!a.name.equals(name) && (a.priority < p || (a.priority == p && a.queued / a.weight > mine))) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** Every account with recent service or waiting requests, largest share first. */
+	List<TenantShare> shares(long now) {
+		double total = 0;
+		double weights = 0;
+		List<Account> active = new ArrayList<>();
+		for (Account a : accounts.values()) {
+			double served = a.served(now, bucketNanos);
+			if (served > 0 || a.queued > 0) {
+				active.add(a);
+				total += served;
+				weights += a.weight;
+			}
+		}
+		List<TenantShare> out = new ArrayList<>();
+		for (Account a : active) {
+			double served = a.served(now, bucketNanos);
+			out.add(new TenantShare(a.name, a.weight, a.priority, a.queued, served, total > 0 ? served / total : 0,
+					a.weight / weights, a.counter));
+		}
+		out.sort(Comparator.comparingDouble(TenantShare::share).reversed().thenComparing(TenantShare::tenant));
+		return out;
+	}
+
+	private Account account(Tenant t) {
+		Account a = accounts.get(t.name());
+		if (a == null) {
+			if (accounts.size() >= MAX_ACCOUNTS) {
+				dropIdle();
+			}
+			a = new Account(t.name());
+			accounts.put(t.name(), a);
+		}
+		a.weight = t.weight();
+		a.priority = t.priority();
+		return a;
+	}
+
+	private void dropIdle() {
+		Iterator<Account> it = accounts.values().iterator();
+		int drop = MAX_ACCOUNTS / 8;
+		while (it.hasNext() && drop > 0) {
+			if (it.next().queued == 0) {
+				it.remove();
+				drop--;
+			}
+		}
+	}
+
+	/** Lifts {@code a}, which starts waiting, to the floor of its band. */
+	private void lift(Account a) {
+		double floor = floor(a, a.priority);
+		if (!Double.isNaN(floor)) {
+			a.counter = Math.max(a.counter, floor);
+		}
+	}
+
+	/**
+	 * The smallest counter of the tenants other than {@code self} waiting in band
+	 * {@code priority}; when none waits, the counter of the band's last served tenant;
+	 * NaN when the band has served nobody.
+	 */
+	private double floor(@Nullable Account self, int priority) {
+		double min = Double.NaN;
+		for (Account b : backlogged) {
+			if (b != self && b.priority == priority && !(b.counter >= min)) {
+				min = b.counter;
+			}
+		}
+		if (!Double.isNaN(min)) {
+			return min;
+		}
+		Double last = lastServed.get(priority);
+		return last == null ? Double.NaN : last;
+	}
+
+	/** One tenant's account. */
+	static final class Account {
+
+		final String name;
+
+		double weight = 1;
+
+		int priority;
+
+		double counter;
+
+		// Requests of the tenant waiting in any queue of the pool.
+		int queued;
+
+		// When the tenant last stopped waiting.
+		long idleSinceNanos = Long.MIN_VALUE;
+
+		// Running mean of its requests' output tokens; negative until one finished.
+		double outputMean = -1;
+
+		private final double[] served = new double[BUCKETS];
+
+		private final long[] slot = new long[BUCKETS];
+
+		Account(String name) {
+			this.name = name;
+			Arrays.fill(slot, Long.MIN_VALUE);
+		}
+
+		void record(double service, long now, long bucketNanos) {
+			long index = Math.floorDiv(now, bucketNanos);
+			int i = (int) Math.floorMod(index, (long) BUCKETS);
+			if (slot[i] != index) {
+				slot[i] = index;
+				served[i] = 0;
+			}
+			served[i] += service;
+		}
+
+		double served(long now, long bucketNanos) {
+			long index = Math.floorDiv(now, bucketNanos);
+			double sum = 0;
+			for (int i = 0; i < BUCKETS; i++) {
+				if (slot[i] != Long.MIN_VALUE && slot[i] > index - BUCKETS && slot[i] <= index) {
+					sum += served[i];
+				}
+			}
+			return Math.max(0, sum);
+		}
+
+	}
+
+	/** One tenant's requests waiting for one instance, in the queues' two orders. */
+	private final class Lane {
+
+		final TreeSet<QueuedRequest> byPriority = new TreeSet<>(priorityOrder);
+
+		final TreeSet<QueuedRequest> byAged = new TreeSet<>(agedOrder);
+
+		void add(QueuedRequest q) {
+			byPriority.add(q);
+			byAged.add(q);
+		}
+
+		void remove(QueuedRequest q) {
+			byPriority.remove(q);
+			byAged.remove(q);
+		}
+
+	}
+
+}
