@@ -54,6 +54,10 @@ public final class InstanceState {
 
 	private volatile @Nullable EngineSnapshot engine;
 
+	// Requests in prefill here from this router and its peers when the engine snapshot
+	// arrived: what of the engine's queue is this router's own (EngineQueueGate).
+	private volatile int prefillRequestsAtScrape;
+
 	private volatile boolean engineFailed;
 
 	private volatile boolean healthy = true;
@@ -229,6 +233,14 @@ public final class InstanceState {
 	}
 
 	/**
+	 * Requests this router (and, with replica sync, its peers) had in prefill on the
+	 * instance when the last engine snapshot arrived.
+	 */
+	int prefillRequestsAtScrape() {
+		return prefillRequestsAtScrape;
+	}
+
+	/**
 	 * Whether the last scrape failed (the last good snapshot stays visible for
 	 * diagnosis).
 	 */
@@ -246,6 +258,7 @@ public final class InstanceState {
 	}
 
 	public void updateEngine(EngineSnapshot snapshot) {
+		this.prefillRequestsAtScrape = sharedPrefillRequests();
 		this.engine = snapshot;
 		this.engineFailed = false;
 		updateScrapedExcess(snapshot);
