@@ -27,7 +27,9 @@ import org.jspecify.annotations.Nullable;
  * token since from looking like someone else's backlog until the next scrape.
  * <p>
  * A snapshot older than {@code stale-after}, a failed scrape or none at all is unknown,
- * never saturated: the local rule alone applies.
+ * never saturated: the local rule alone applies. Once the other replicas publish their
+ * load on the instance (replica sync with share-load) the release limits count their
+ * prefill every flush, and the slower scrape holds nothing there.
  */
 final class EngineQueueGate {
 
@@ -42,7 +44,7 @@ final class EngineQueueGate {
 
 	/** Whether {@code s} may start a request of {@code uncached} tokens now. */
 	boolean hasRoom(InstanceState s, int uncached) {
-		if (settings.holdOnEngineQueue() && foreignRequests(s) > 0) {
+		if (settings.holdOnEngineQueue() && !s.peerLoadShared() && foreignRequests(s) > 0) {
 			return false;
 		}
 		return hasRoom(s.sharedPrefillRequests(), s.sharedPrefillTokens(), uncached, settings);

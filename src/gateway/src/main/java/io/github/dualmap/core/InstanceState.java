@@ -52,6 +52,10 @@ public final class InstanceState {
 
 	private volatile long peerQueuedTokens;
 
+	// Whether the other replicas have published their load on the instance at least
+	// once (replica sync with share-load): the release limits then count their prefill.
+	private volatile boolean peerLoadShared;
+
 	private volatile @Nullable EngineSnapshot engine;
 
 	// Requests in prefill here from this router and its peers when the engine snapshot
@@ -157,6 +161,14 @@ public final class InstanceState {
 	 */
 	public int peerPrefillRequests() {
 		return peerPrefillRequests;
+	}
+
+	/**
+	 * Whether other gateway replicas have published their load on the instance (replica
+	 * sync with share-load), so the release limits count their prefill.
+	 */
+	public boolean peerLoadShared() {
+		return peerLoadShared;
 	}
 
 	/** Uncached tokens of {@link #peerPrefillRequests()}. */
@@ -330,6 +342,7 @@ public final class InstanceState {
 	 */
 	public synchronized void peerLoad(int prefillRequests, long prefillTokens, long queuedTokens) {
 		long before = peerPendingTokens();
+		this.peerLoadShared = true;
 		this.peerPrefillRequests = Math.max(0, prefillRequests);
 		this.peerPrefillTokens = Math.max(0, prefillTokens);
 		this.peerQueuedTokens = Math.max(0, queuedTokens);

@@ -133,14 +133,22 @@ class EngineQueueGateTests {
 	}
 
 	@Test
-	void underReplicaSyncThePeersPrefillAtTheScrapeIsNotForeign() {
+	void underReplicaSyncThePeersPrefillIsNotForeignAndTheirPublishedLoadReplacesTheHold() {
 		Replica r = new Replica();
 		r.state().peerLoad(2, 200, 0);
 		r.submit("first", 100);
 		// Three waiting: our one and the peers' two.
 		r.scrape(3);
 		assertThat(r.gate.foreignRequests(r.state())).isZero();
-		assertThat(r.submit("second", 100).state()).isEqualTo(QueuedRequest.State.RELEASED);
+		// Five: two more than the peers published at the scrape.
+		r.scrape(5);
+		assertThat(r.gate.foreignRequests(r.state())).isEqualTo(2);
+		assertThat(r.submit("second", 100).state())
+			.as("the peers publish their load: the limits count it, the scrape holds nothing")
+			.isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r.state().sharedPrefillRequests()).isEqualTo(4);
+		assertThat(r.submit("third", 100).state()).as("ours 2 + the peers' 2: the limit of 4")
+			.isEqualTo(QueuedRequest.State.QUEUED);
 	}
 
 	@Test
