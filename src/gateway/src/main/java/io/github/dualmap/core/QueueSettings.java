@@ -70,7 +70,7 @@ import java.time.Duration;
  * (and not older than {@code stale-after}), has more requests waiting in its own queue
  * than this gateway (with its peers, under replica sync) had in prefill there when the
  * snapshot arrived: someone else's backlog, typically other gateway replicas that do not
- * share their load, or requests the engine preempted ({@link EngineQueueGate}). Without a
+ * share their load, or requests the engine preempted ({@code EngineQueueGate}). Without a
  * fresh scrape the release limits alone apply
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
