@@ -1832,11 +1832,16 @@ public class DualMapProperties {
 		private boolean shedHopeless = true;
 
 		/**
-		 * Release nothing to an instance whose engine (as last scraped) has more requests
-		 * waiting in its own queue than this gateway has in prefill there: for several
-		 * gateway replicas that do not share their load (replica sync off).
+		 * Release nothing to an instance whose engine, as last scraped (and not older
+		 * than scrape.stale-after), has more requests waiting in its own queue than this
+		 * gateway (with its peers, under replica sync) had in prefill there when the
+		 * snapshot arrived: a backlog of other gateway replicas that do not share their
+		 * load (replica sync off), or requests the engine preempted. Several replicas
+		 * then keep one engine queue between them instead of filling one prefill budget
+		 * each. Without a fresh scrape (scraping off, failed or stale) the release limits
+		 * alone apply; false: always the release limits alone.
 		 */
-		private boolean holdOnEngineQueue = false;
+		private boolean holdOnEngineQueue = true;
 
 		public boolean isHoldOnEngineQueue() {
 			return this.holdOnEngineQueue;

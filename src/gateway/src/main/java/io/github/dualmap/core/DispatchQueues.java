@@ -74,6 +74,8 @@ public final class DispatchQueues {
 
 	private final QueueSettings settings;
 
+	private final EngineQueueGate gate;
+
 	private final ReentrantLock lock = new ReentrantLock();
 
 	// Guarded by lock: the tenants' shares of the pool.
@@ -130,6 +132,7 @@ public final class DispatchQueues {
 		this.pool = pool;
 		this.policy = policy;
 		this.settings = settings;
+		this.gate = new EngineQueueGate(settings, pool);
 		this.seenRings = pool.rings();
 		this.fair = new FairShares(fairness, PRIORITY, AGED);
 	}
@@ -868,29 +871,13 @@ public final class DispatchQueues {
 	}
 
 	/**
-	 * Whether {@code s} may start a request of {@code uncached} tokens now: fewer
-	 * requests than the limit in prefill there and room for its tokens, or nothing in
-	 * prefill at all (a larger request is never stranded). With replica sync the limit is
-	 * the instance's: the peers' prefill counts.
+	 * Whether {@code s} may start a request of {@code uncached} tokens now
+	 * ({@link EngineQueueGate}): the release limits over this gateway's prefill there
+	 * (and its peers' under replica sync), held while the engine queues requests this
+	 * gateway did not send ({@link QueueSettings#holdOnEngineQueue()}).
 	 */
 	private boolean hasRoom(InstanceState s, int uncached) {
-		int inPrefill = s.sharedPrefillRequests();
-		if (settings.holdOnEngineQueue() && foreignBacklog(s, inPrefill)) {
-			return false;
-		}
-		return inPrefill == 0 || (inPrefill < settings.maxPrefillRequests()
-				&& s.sharedPrefillTokens() + uncached <= settings.maxPrefillTokens());
-	}
-
-	/**
-	 * Whether the engine of {@code s}, as last scraped (and still fresh), has more
-	 * requests waiting in its own queue than the {@code inPrefill} this gateway knows it
-	 * sent there: a backlog the release limits do not see
-	 * ({@link QueueSettings#holdOnEngineQueue()}).
-	 */
-	private boolean foreignBacklog(InstanceState s, int inPrefill) {
-		EngineSnapshot e = s.freshEngine(pool.now(), pool.settings().staleAfterNanos());
-		return e != null && e.waiting() > inPrefill;
+		return gate.hasRoom(s, uncached);
 	}
 
 	private void release(QueuedRequest q, InstanceState s, PrefillWork ahead, List<Runnable> out) {

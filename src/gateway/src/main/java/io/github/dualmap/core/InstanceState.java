@@ -52,7 +52,15 @@ public final class InstanceState {
 
 	private volatile long peerQueuedTokens;
 
+	// Whether the other replicas have published their load on the instance at least
+	// once (replica sync with share-load): the release limits then count their prefill.
+	private volatile boolean peerLoadShared;
+
 	private volatile @Nullable EngineSnapshot engine;
+
+	// Requests in prefill here from this router and its peers when the engine snapshot
+	// arrived: what of the engine's queue is this router's own (EngineQueueGate).
+	private volatile int prefillRequestsAtScrape;
 
 	private volatile boolean engineFailed;
 
@@ -155,6 +163,14 @@ public final class InstanceState {
 		return peerPrefillRequests;
 	}
 
+	/**
+	 * Whether other gateway replicas have published their load on the instance (replica
+	 * sync with share-load), so the release limits count their prefill.
+	 */
+	public boolean peerLoadShared() {
+		return peerLoadShared;
+	}
+
 	/** Uncached tokens of {@link #peerPrefillRequests()}. */
 	public long peerPrefillTokens() {
 		return peerPrefillTokens;
@@ -229,6 +245,14 @@ public final class InstanceState {
 	}
 
 	/**
+	 * Requests this router (and, with replica sync, its peers) had in prefill on the
+	 * instance when the last engine snapshot arrived.
+	 */
+	int prefillRequestsAtScrape() {
+		return prefillRequestsAtScrape;
+	}
+
+	/**
 	 * Whether the last scrape failed (the last good snapshot stays visible for
 	 * diagnosis).
 	 */
@@ -246,6 +270,7 @@ public final class InstanceState {
 	}
 
 	public void updateEngine(EngineSnapshot snapshot) {
+		this.prefillRequestsAtScrape = sharedPrefillRequests();
 		this.engine = snapshot;
 		this.engineFailed = false;
 		updateScrapedExcess(snapshot);
@@ -317,6 +342,7 @@ public final class InstanceState {
 	 */
 	public synchronized void peerLoad(int prefillRequests, long prefillTokens, long queuedTokens) {
 		long before = peerPendingTokens();
+		this.peerLoadShared = true;
 		this.peerPrefillRequests = Math.max(0, prefillRequests);
 		this.peerPrefillTokens = Math.max(0, prefillTokens);
 		this.peerQueuedTokens = Math.max(0, queuedTokens);

@@ -66,10 +66,12 @@ import java.time.Duration;
  * holds an instance's prefill for seconds) is what the requests behind it need. With
  * nothing else queued it is sent: an idle pool serves a request late rather than not at
  * all
- * @param holdOnEngineQueue release nothing to an instance whose engine, as last scraped,
- * has more requests waiting in its own queue than this gateway (with its peers, under
- * replica sync) has in prefill there: someone else's backlog, typically other gateway
- * replicas that do not share their load, or requests the engine preempted. Off by default
+ * @param holdOnEngineQueue release nothing to an instance whose engine, as last scraped
+ * (and not older than {@code stale-after}), has more requests waiting in its own queue
+ * than this gateway (with its peers, under replica sync) had in prefill there when the
+ * snapshot arrived: someone else's backlog, typically other gateway replicas that do not
+ * share their load, or requests the engine preempted ({@code EngineQueueGate}). Without a
+ * fresh scrape the release limits alone apply
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
@@ -240,9 +242,10 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		// behind them need (docs/design.md, "Late binding").
 		private boolean shedHopeless = true;
 
-		// It helps replicas that do not share their load (docs/benchmarks.md, "Several
-		// gateway replicas") and changes little for one gateway.
-		private boolean holdOnEngineQueue = false;
+		// Replicas that do not share their load keep one engine queue between them
+		// instead of one budget each (docs/benchmarks.md, "Several gateway replicas"); it
+		// holds nothing for one gateway whose engines preempt nothing.
+		private boolean holdOnEngineQueue = true;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;

@@ -206,7 +206,7 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false",
 					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false",
 					"dualmap.dispatch.rescue-to-queue=false", "dualmap.dispatch.shed-hopeless=false",
-					"dualmap.dispatch.hold-on-engine-queue=true", "dualmap.slow-start=30s")
+					"dualmap.dispatch.hold-on-engine-queue=false", "dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.pool("llm").queues().settings();
@@ -229,7 +229,7 @@ class DualMapPropertiesTests {
 					.rescue(false)
 					.rescueToQueue(false)
 					.shedHopeless(false)
-					.holdOnEngineQueue(true)
+					.holdOnEngineQueue(false)
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});

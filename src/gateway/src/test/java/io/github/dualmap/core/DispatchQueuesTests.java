@@ -770,12 +770,15 @@ class DispatchQueuesTests {
 	}
 
 	@Test
-	void byDefaultTheEnginesOwnQueueHoldsNothing() {
+	void byDefaultTheEnginesQueueHoldsReleasesAndWithHoldOffItHoldsNothing() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom());
-		assertThat(q.settings().holdOnEngineQueue()).isFalse();
+		assertThat(q.settings().holdOnEngineQueue()).isTrue();
 		a().updateEngine(new EngineSnapshot(clock.nanos(), 50, 0, 0.1, 0, 0, 0));
-		assertThat(q.submit(request("r", 1, 100), true, outcomes).state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(q.submit(request("r", 1, 100), true, outcomes).state()).isEqualTo(QueuedRequest.State.QUEUED);
+
+		DispatchQueues off = queues(PinnedPolicy.to("a"), QueueSettings.custom().holdOnEngineQueue(false));
+		assertThat(off.submit(request("s", 2, 100), true, outcomes).state()).isEqualTo(QueuedRequest.State.RELEASED);
 	}
 
 	@Test

@@ -79,6 +79,14 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	public static final String DUALMAP_ORACLE_TTFT = "dualmap-oracle-ttft";
 
 	/**
+	 * The row of the DualMap policy whose dispatch queue releases against this gateway's
+	 * own prefill alone ({@code dualmap.dispatch.hold-on-engine-queue=false}): the
+	 * engine's scraped queue holds nothing. With several routers without replica sync
+	 * each fills a prefill budget per instance.
+	 */
+	public static final String DUALMAP_LOCAL_RELEASE = "dualmap-local-release";
+
+	/**
 	 * Suffix of a peer's row behind the gateway's dispatch queue
 	 * ({@code dynamo-cost+queue}), as a gateway runs it with {@code dualmap.policy} set
 	 * to that peer: the peer chooses the instance, the request waits there for prefill
@@ -102,14 +110,15 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 * The row called {@code name}: a registered policy, {@value #DUALMAP_PASS_THROUGH},
 	 * {@value #DUALMAP_FIXED_DEPTH}, {@value #DUALMAP_NO_PULL},
 	 * {@value #DUALMAP_LINEAR_TTFT}, {@value #DUALMAP_ATTENTION_TTFT},
-	 * {@value #DUALMAP_NO_SWITCH_KV_LIMIT}, the reference row
-	 * {@value #DUALMAP_ORACLE_TTFT} (with the default engine profile's coefficients), or
-	 * one of the peers that route on engine KV events, which only the simulator can feed
-	 * ({@value DynamoKvPolicy#NAME}, {@value LlmdPrecisePolicy#NAME}). The DualMap family
-	 * runs behind the dispatch queues as the gateway default ({@code dispatch: queue});
-	 * ablations that have no hotspot step run the queue without migration, so they ablate
-	 * the rebalancer as a whole. Peers dispatch immediately, or behind the queue without
-	 * moves when named with {@value #QUEUED_SUFFIX}.
+	 * {@value #DUALMAP_NO_SWITCH_KV_LIMIT}, {@value #DUALMAP_LOCAL_RELEASE}, the
+	 * reference row {@value #DUALMAP_ORACLE_TTFT} (with the default engine profile's
+	 * coefficients), or one of the peers that route on engine KV events, which only the
+	 * simulator can feed ({@value DynamoKvPolicy#NAME}, {@value LlmdPrecisePolicy#NAME}).
+	 * The DualMap family runs behind the dispatch queues as the gateway default
+	 * ({@code dispatch: queue}); ablations that have no hotspot step run the queue
+	 * without migration, so they ablate the rebalancer as a whole. Peers dispatch
+	 * immediately, or behind the queue without moves when named with
+	 * {@value #QUEUED_SUFFIX}.
 	 */
 	public static PolicySpec named(String name) {
 		return named(name, QueueSettings.ofDefaults());
@@ -154,6 +163,10 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
 					queue.toBuilder().mode(DispatchMode.QUEUE).build(),
 					settings -> settings.toBuilder().maxPrefixDepth(settings.minPrefixDepth()).build());
+		}
+		if (name.equals(DUALMAP_LOCAL_RELEASE)) {
+			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
+					queue.toBuilder().mode(DispatchMode.QUEUE).holdOnEngineQueue(false).build());
 		}
 		if (name.equals(DUALMAP_NO_PULL)) {
 			return new PolicySpec(name, settings -> RoutingPolicies.create("dualmap", settings),
@@ -200,6 +213,7 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		names.add(names.indexOf(DUALMAP_LINEAR_TTFT) + 1, DUALMAP_ATTENTION_TTFT);
 		names.add(names.indexOf(DUALMAP_ATTENTION_TTFT) + 1, DUALMAP_ORACLE_TTFT);
 		names.add(names.indexOf(DUALMAP_ORACLE_TTFT) + 1, DUALMAP_NO_SWITCH_KV_LIMIT);
+		names.add(names.indexOf(DUALMAP_NO_SWITCH_KV_LIMIT) + 1, DUALMAP_LOCAL_RELEASE);
 		return names;
 	}
 

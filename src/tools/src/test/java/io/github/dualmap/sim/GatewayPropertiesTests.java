@@ -82,6 +82,18 @@ class GatewayPropertiesTests {
 	}
 
 	@Test
+	void theLocalReleaseRowIsDualMapWhoseEngineQueueHoldsNothing() {
+		QueueSettings base = QueueSettings.custom().maxQueuedPerPool(4096).build();
+		assertThat(base.holdOnEngineQueue()).as("the default").isTrue();
+		assertThat(PolicySpec.named("dualmap", base).queue().holdOnEngineQueue()).isTrue();
+		QueueSettings local = PolicySpec.named(PolicySpec.DUALMAP_LOCAL_RELEASE, base).queue();
+		assertThat(local.holdOnEngineQueue()).isFalse();
+		assertThat(local.mode()).isEqualTo(DispatchMode.QUEUE);
+		assertThat(local.maxQueuedPerPool()).isEqualTo(4096);
+		assertThat(PolicySpec.names()).contains(PolicySpec.DUALMAP_LOCAL_RELEASE);
+	}
+
+	@Test
 	void theTtftRowsSetTheModelAndTheOracleTakesTheEnginesCoefficients() {
 		SchedulerSettings run = SchedulerSettings.ofDefaults();
 		EngineProfile engine = EngineProfile.a100_8b();

@@ -1,0 +1,84 @@
+package io.github.dualmap.core;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The dispatch queues' release gate for one pool: whether an instance has prefill room
+ * for a request now.
+ * <p>
+ * The local rule: fewer than {@link QueueSettings#maxPrefillRequests()} requests sent
+ * there without a first token and room for the request's uncached tokens within
+ * {@link QueueSettings#maxPrefillTokens()}, or nothing in prefill at all (a larger
+ * request is never stranded). Under replica sync the peers' published prefill counts.
+ * <p>
+ * Gateway replicas without replica sync each apply that rule to their own prefill, so R
+ * of them release up to R budgets to an instance and the excess waits in the engine's own
+ * queue, where nothing can move it to the other candidate or turn it away when it can no
+ * longer make its SLO. With {@link QueueSettings#holdOnEngineQueue()} a replica also
+ * holds its releases to an instance while the engine's queue, as last scraped, holds
+ * requests it did not send: more waiting there than this gateway (with its peers, under
+ * replica sync) had in prefill when the snapshot arrived
+ * ({@link InstanceState#prefillRequestsAtScrape()}). Every replica sees the same engine,
+ * so together they keep its queue near what one gateway would leave there, and the rest
+ * waits in the gateways' queues, still movable. For a single gateway the engine's queue
+ * is its own (the requests it has in prefill, minus those already running), so the rule
+ * holds nothing there, except behind requests the engine preempted. Comparing with this
+ * gateway's prefill at the snapshot, not now, keeps its own requests that got their first
+ * token since from looking like someone else's backlog until the next scrape.
+ * <p>
+ * A snapshot older than {@code stale-after}, a failed scrape or none at all is unknown,
+ * never saturated: the local rule alone applies. Once the other replicas publish their
+ * load on the instance (replica sync with share-load) the release limits count their
+ * prefill every flush, and the slower scrape holds nothing there.
+ */
+final class EngineQueueGate {
+
+	private final QueueSettings settings;
+
+	private final InstancePool pool;
+
+	EngineQueueGate(QueueSettings settings, InstancePool pool) {
+		this.settings = settings;
+		this.pool = pool;
+	}
+
+	/** Whether {@code s} may start a request of {@code uncached} tokens now. */
+	boolean hasRoom(InstanceState s, int uncached) {
+		if (settings.holdOnEngineQueue() && !s.peerLoadShared() && foreignRequests(s) > 0) {
+			return false;
+		}
+		return hasRoom(s.sharedPrefillRequests(), s.sharedPrefillTokens(), uncached, settings);
+	}
+
+	/**
+	 * The local rule: {@code inPrefill} requests with {@code prefillTokens} uncached
+	 * tokens in prefill, a candidate of {@code uncached} tokens.
+	 */
+	static boolean hasRoom(int inPrefill, long prefillTokens, int uncached, QueueSettings settings) {
+		return inPrefill == 0 || (inPrefill < settings.maxPrefillRequests()
+				&& prefillTokens + uncached <= settings.maxPrefillTokens());
+	}
+
+	/**
+	 * Requests waiting in the engine of {@code s}, as last scraped and still fresh,
+	 * beyond those this gateway (with its peers) had in prefill there when the snapshot
+	 * arrived; 0 when the engine view is unknown.
+	 */
+	int foreignRequests(InstanceState s) {
+		return foreignRequests(s.freshEngine(pool.now(), pool.settings().staleAfterNanos()),
+				s.prefillRequestsAtScrape());
+	}
+
+	/**
+	 * Requests in {@code fresh}'s queue that are not among the {@code ownAtScrape} this
+	 * gateway had in prefill when it was taken; 0 for a {@code null} (stale, failed or
+	 * missing) snapshot.
+	 */
+	static int foreignRequests(@Nullable EngineSnapshot fresh, int ownAtScrape) {
+		if (fresh == null || fresh.waiting() <= 0) {
+			return 0;
+		}
+		return Math.max(0, fresh.waiting() - Math.max(0, ownAtScrape));
+	}
+
+}

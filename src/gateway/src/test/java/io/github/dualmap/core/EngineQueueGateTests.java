@@ -1,0 +1,220 @@
+package io.github.dualmap.core;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static io.github.dualmap.core.QueueFixture.request;
+
+/**
+ * The replica admission rule ({@link EngineQueueGate}): the release limits over this
+ * gateway's prefill, held while the engine's scraped queue holds requests it did not
+ * send; with a fresh, a stale and a missing scrape.
+ */
+class EngineQueueGateTests {
+
+	private final ManualClock clock = new ManualClock();
+
+	private final SchedulerSettings scheduler = QueueFixture.millisecondPerToken().build();
+
+	private final QueueSettings settings = QueueSettings.custom().maxPrefillRequests(4).maxPrefillTokens(1_000).build();
+
+	private static EngineSnapshot waiting(long atNanos, int waiting) {
+		return new EngineSnapshot(atNanos, waiting, 0, 0.1, 0, 0, 0);
+	}
+
+	@Test
+	void theLocalRuleCountsRequestsAndTokensAndNeverStrandsAPromptOnAnIdleInstance() {
+		assertThat(EngineQueueGate.hasRoom(0, 0, 50_000, settings)).as("nothing in prefill: however large").isTrue();
+		assertThat(EngineQueueGate.hasRoom(3, 600, 400, settings)).as("4 requests, 1,000 tokens").isTrue();
+		assertThat(EngineQueueGate.hasRoom(3, 600, 401, settings)).as("1,001 tokens").isFalse();
+		assertThat(EngineQueueGate.hasRoom(4, 100, 1, settings)).as("a fifth request").isFalse();
+	}
+
+	@Test
+	void foreignRequestsAreTheEnginesQueueBeyondWhatThisGatewayHadInPrefillAtTheScrape() {
+		assertThat(EngineQueueGate.foreignRequests(waiting(0, 5), 2)).isEqualTo(3);
+		assertThat(EngineQueueGate.foreignRequests(waiting(0, 2), 5)).as("some of ours already run: the queue is ours")
+			.isZero();
+		assertThat(EngineQueueGate.foreignRequests(waiting(0, 0), 0)).isZero();
+		assertThat(EngineQueueGate.foreignRequests(new EngineSnapshot(0, -1, -1, Double.NaN, 0, 0, 0), 0))
+			.as("a count the engine does not report")
+			.isZero();
+		assertThat(EngineQueueGate.foreignRequests(null, 0)).as("no fresh snapshot: unknown").isZero();
+	}
+
+	@Test
+	void aFreshScrapeOfSomeoneElsesBacklogHoldsReleasesUntilAScrapeShowsOnlyOurs() {
+		Replica r = new Replica();
+		QueuedRequest first = r.submit("first", 100);
+		assertThat(first.state()).isEqualTo(QueuedRequest.State.RELEASED);
+
+		// The engine queues our one request and two of another replica's.
+		r.scrape(3);
+		QueuedRequest second = r.submit("second", 100);
+		assertThat(second.state()).as("1 of ours, 100 tokens: the local limits have room; the engine's queue does not")
+			.isEqualTo(QueuedRequest.State.QUEUED);
+
+		// Our request got its first token; the snapshot still shows the other two.
+		clock.advance(Duration.ofMillis(100));
+		r.queues.firstToken(first);
+		r.queues.tick(clock.nanos());
+		assertThat(second.state()).isEqualTo(QueuedRequest.State.QUEUED);
+
+		// The next scrape: the engine took the other replica's requests.
+		clock.advance(Duration.ofMillis(400));
+		r.scrape(0);
+		r.queues.tick(clock.nanos());
+		assertThat(second.state()).isEqualTo(QueuedRequest.State.RELEASED);
+	}
+
+	@Test
+	void ourOwnRequestsThatGotTheirFirstTokenSinceTheScrapeAreNoOneElsesBacklog() {
+		Replica r = new Replica();
+		QueuedRequest a = r.submit("a", 100);
+		QueuedRequest b = r.submit("b", 100);
+		QueuedRequest c = r.submit("c", 100);
+		// All three queue in the engine: ours.
+		r.scrape(3);
+		clock.advance(Duration.ofMillis(100));
+		r.queues.firstToken(a);
+		r.queues.firstToken(b);
+		// Three waiting at the scrape, one of ours in prefill now, but three at the
+		// scrape: nothing foreign.
+		assertThat(r.gate.foreignRequests(r.state())).isZero();
+		QueuedRequest d = r.submit("d", 100);
+		assertThat(d.state()).isEqualTo(QueuedRequest.State.RELEASED);
+	}
+
+	@Test
+	void aStaleScrapeHoldsNothing() {
+		Replica r = new Replica();
+		r.submit("first", 100);
+		r.scrape(20);
+		QueuedRequest held = r.submit("held", 100);
+		assertThat(held.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		// stale-after is 2 s: the snapshot is unknown from then on, never saturated.
+		clock.advance(Duration.ofMillis(2_001));
+		assertThat(r.gate.foreignRequests(r.state())).isZero();
+		r.queues.tick(clock.nanos());
+		assertThat(held.state()).isEqualTo(QueuedRequest.State.RELEASED);
+	}
+
+	@Test
+	void aMissingOrFailedScrapeHoldsNothing() {
+		Replica never = new Replica();
+		assertThat(never.state().engine()).isNull();
+		for (int i = 0; i < 4; i++) {
+			assertThat(never.submit("r" + i, 100).state()).as("no snapshot yet: the local limits")
+				.isEqualTo(QueuedRequest.State.RELEASED);
+		}
+		assertThat(never.submit("fifth", 100).state()).as("the local request limit of 4")
+			.isEqualTo(QueuedRequest.State.QUEUED);
+
+		Replica failed = new Replica();
+		failed.submit("first", 100);
+		failed.scrape(20);
+		QueuedRequest held = failed.submit("held", 100);
+		assertThat(held.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		failed.state().markEngineUnknown();
+		failed.queues.tick(clock.nanos());
+		assertThat(held.state()).as("the last scrape failed: unknown").isEqualTo(QueuedRequest.State.RELEASED);
+	}
+
+	@Test
+	void withHoldOnEngineQueueOffTheEnginesQueueHoldsNothing() {
+		Replica r = new Replica(
+				QueueSettings.custom().maxPrefillRequests(4).maxPrefillTokens(1_000).holdOnEngineQueue(false).build());
+		r.submit("first", 100);
+		r.scrape(20);
+		assertThat(r.submit("second", 100).state()).isEqualTo(QueuedRequest.State.RELEASED);
+	}
+
+	@Test
+	void underReplicaSyncThePeersPrefillIsNotForeignAndTheirPublishedLoadReplacesTheHold() {
+		Replica r = new Replica();
+		r.state().peerLoad(2, 200, 0);
+		r.submit("first", 100);
+		// Three waiting: our one and the peers' two.
+		r.scrape(3);
+		assertThat(r.gate.foreignRequests(r.state())).isZero();
+		// Five: two more than the peers published at the scrape.
+		r.scrape(5);
+		assertThat(r.gate.foreignRequests(r.state())).isEqualTo(2);
+		assertThat(r.submit("second", 100).state())
+			.as("the peers publish their load: the limits count it, the scrape holds nothing")
+			.isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r.state().sharedPrefillRequests()).isEqualTo(4);
+		assertThat(r.submit("third", 100).state()).as("ours 2 + the peers' 2: the limit of 4")
+			.isEqualTo(QueuedRequest.State.QUEUED);
+	}
+
+	@Test
+	void twoReplicasOfOneEngineKeepItsQueueNearOneBudgetInsteadOfOneEach() {
+		assertThat(engineQueueWithTwoReplicas(true)).isEqualTo(4);
+		assertThat(engineQueueWithTwoReplicas(false)).as("each replica fills its own limit of 4").isEqualTo(8);
+	}
+
+	/**
+	 * Two replicas, each with its own pool over one engine that starts nothing (its queue
+	 * is everything sent): the first fills its limit, the scrape shows the engine's queue
+	 * to both, then the second offers as much work. How many requests the engine queues.
+	 */
+	private int engineQueueWithTwoReplicas(boolean hold) {
+		QueueSettings s = QueueSettings.custom()
+			.maxPrefillRequests(4)
+			.maxPrefillTokens(1_000)
+			.holdOnEngineQueue(hold)
+			.build();
+		Replica one = new Replica(s);
+		Replica two = new Replica(s);
+		for (int i = 0; i < 6; i++) {
+			one.submit("one-" + i, 100);
+		}
+		int engineQueue = one.state().prefillRequests();
+		one.scrape(engineQueue);
+		two.scrape(engineQueue);
+		for (int i = 0; i < 6; i++) {
+			two.submit("two-" + i, 100);
+		}
+		return one.state().prefillRequests() + two.state().prefillRequests();
+	}
+
+	/** One gateway replica with one instance, "a", and its own queues. */
+	private final class Replica {
+
+		final InstancePool pool = new InstancePool("llm", scheduler, clock);
+
+		final DispatchQueues queues;
+
+		final EngineQueueGate gate;
+
+		final Outcomes outcomes = new Outcomes();
+
+		Replica() {
+			this(settings);
+		}
+
+		Replica(QueueSettings settings) {
+			pool.updateMembership(List.of(new RingMember("a", 1)));
+			queues = new DispatchQueues(pool, PinnedPolicy.to("a"), settings);
+			gate = new EngineQueueGate(settings, pool);
+		}
+
+		InstanceState state() {
+			return pool.instance("a");
+		}
+
+		QueuedRequest submit(String id, int tokens) {
+			return queues.submit(request(id, id.hashCode(), tokens), true, outcomes);
+		}
+
+		void scrape(int waiting) {
+			state().updateEngine(EngineQueueGateTests.waiting(clock.nanos(), waiting));
+		}
+
+	}
+
+}
