@@ -88,24 +88,24 @@ public final class DualMapPolicy implements RoutingPolicy {
 				return d;
 			}
 		}
+		Placement pa = a == null ? null : place(pool, a, blocks);
+		Placement pb = b == null ? null : b == a ? pa : place(pool, b, blocks);
 		if (settings.spreadsCold() && variant.spreadsCold() && rings.members().size() > 2) {
-			Decision d = coldOrFurtherHolder(request, pool, rings, key, blocks, a, b);
+			Decision d = coldOrFurtherHolder(request, pool, rings, key, blocks, pa, pb);
 			if (d != null) {
 				return d;
 			}
 		}
-		if (a == null && b == null) {
+		if (pa == null && pb == null) {
 			String id = rings.walk(0, key, other -> accepting(pool, other) != null);
 			InstanceState s = id == null ? null : pool.instance(id);
 			return s == null ? null : place(pool, s, blocks).decide(Reason.FALLBACK);
 		}
-		if (a == null || b == null || a == b) {
-			InstanceState s = a != null ? a : b;
+		if (pa == null || pb == null || a == b) {
+			Placement p = pa != null ? pa : pb;
 			Reason reason = a == b ? Reason.AFFINITY : Reason.FALLBACK;
-			return place(pool, s, blocks).decide(reason);
+			return p.decide(reason);
 		}
-		Placement pa = place(pool, a, blocks);
-		Placement pb = place(pool, b, blocks);
 		if (variant == Variant.LEAST_LOADED) {
 			boolean second = pool.pendingTokens(b) < pool.pendingTokens(a);
 			return (second ? pb : pa).decide(Reason.LOAD);
@@ -128,16 +128,23 @@ public final class DualMapPolicy implements RoutingPolicy {
 	 * accepts work).
 	 */
 	private @Nullable Decision coldOrFurtherHolder(RoutingRequest request, InstancePool pool, DualHashRing rings,
-			long key, PromptBlocks blocks, @Nullable InstanceState a, @Nullable InstanceState b) {
+			long key, PromptBlocks blocks, @Nullable Placement pa, @Nullable Placement pb) {
 		String[] ids = new String[settings.coldCandidatesMax()];
 		int n = rings.spread(key, ids);
 		Placement[] options = new Placement[n];
 		int maxCached = 0;
 		for (int i = 0; i < n; i++) {
-			InstanceState s = i == 0 ? a : i == 1 ? b : accepting(pool, ids[i]);
-			if (s != null) {
-				options[i] = place(pool, s, blocks);
-				maxCached = Math.max(maxCached, options[i].cachedTokens());
+			Placement p;
+			if (i < 2) {
+				p = i == 0 ? pa : pb;
+			}
+			else {
+				InstanceState s = accepting(pool, ids[i]);
+				p = s == null ? null : place(pool, s, blocks);
+			}
+			options[i] = p;
+			if (p != null) {
+				maxCached = Math.max(maxCached, p.cachedTokens());
 			}
 		}
 		double warmTokens = settings.coldCachedShare() * blocks.promptTokens();
@@ -191,7 +198,7 @@ public final class DualMapPolicy implements RoutingPolicy {
 		int inEngine = s.inFlight();
 		EngineSnapshot e = s.freshEngine(pool.now(), settings.staleAfterNanos());
 		if (e != null) {
-			inEngine = Math.max(inEngine, e.running() + e.waiting());
+			inEngine = Math.max(inEngine, Math.max(0, e.running()) + Math.max(0, e.waiting()));
 		}
 		return s.queuedRequests() + inEngine;
 	}
