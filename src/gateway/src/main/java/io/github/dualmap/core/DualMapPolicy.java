@@ -22,13 +22,14 @@ import org.jspecify.annotations.Nullable;
  * from the key ({@link DualHashRing#spread}, the two candidates first) are looked up in
  * their shadow indexes. When none holds {@link SchedulerSettings#coldCachedShare()} of
  * the prompt, the request has no cache worth following and goes to the least occupied
- * (requests in flight and queued, {@link #occupancy}) of the first d of them, d = 2 plus
- * one per {@link SchedulerSettings#coldLoadStepTokens()} of the pool's mean pending
- * tokens, at most the maximum; ties go to ring order. A warm request keeps the choice
- * between its two candidates, joined by any further ring instance that holds that share
- * (a conversation whose first turn went there by occupancy). The instances and their
- * order are a function of the key and the membership, so replicas without shared state
- * agree on them; only d follows each replica's load view.
+ * (requests in flight and queued, {@link #occupancy}) of the first d of them whose TTFT
+ * estimate is within its SLO, else to the one with the lowest estimate; d = 2 plus one
+ * per {@link SchedulerSettings#coldLoadStepTokens()} of the pool's mean pending tokens,
+ * at most the maximum; ties go to ring order. A warm request keeps the choice between its
+ * two candidates, joined by any further ring instance that holds that share (a
+ * conversation whose first turn went there by occupancy). The instances and their order
+ * are a function of the key and the membership, so replicas without shared state agree on
+ * them; only d follows each replica's load view.
  * <p>
  * <b>Slow start</b> ({@link SchedulerSettings#slowStartNanos()} &gt; 0): an instance
  * younger than the period looks proportionally more loaded in the choice: its TTFT
@@ -161,21 +162,27 @@ public final class DualMapPolicy implements RoutingPolicy {
 			return further ? affinityThenSwitch(warm, null, sloOf(request), pool) : null;
 		}
 		int d = coldCandidates(pool, n);
+		long budget = sloOf(request);
 		Placement best = null;
 		double bestLoad = Double.MAX_VALUE;
+		Placement fastest = null;
 		for (int i = 0; i < d; i++) {
 			Placement p = options[i];
 			if (p == null) {
 				continue;
 			}
+			if (fastest == null || p.rank() < fastest.rank()) {
+				fastest = p;
+			}
 			InstanceState s = p.instance();
 			double load = (occupancy(pool, s) + 1) / pool.warmth(s);
-			if (load < bestLoad) {
+			if (p.rank() <= budget && load < bestLoad) {
 				best = p;
 				bestLoad = load;
 			}
 		}
-		return best == null ? null : best.decide(Reason.COLD);
+		Placement chosen = best != null ? best : fastest;
+		return chosen == null ? null : chosen.decide(Reason.COLD);
 	}
 
 	/**

@@ -182,6 +182,26 @@ class ColdSpreadTests {
 	}
 
 	@Test
+	void occupancyDecidesOnlyAmongInstancesThatWouldMakeTheSlo() {
+		// Two ring instances whatever the load.
+		InstancePool pool = pool(settings().coldCandidatesMax(2).build(), 8);
+		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+		RoutingRequest r = request(71, 72);
+		String[] ids = spread(pool, r, 2);
+		occupy(pool, ids[0], 3);
+		// The idler candidate has one long prompt in prefill: 6 s of work by the linear
+		// model (240,000 tokens at 25 us), past the 5 s SLO.
+		load(pool, ids[1], 240_000);
+		assertThat(pool.estimateTtft(pool.instance(ids[1]), 0, 128)).isGreaterThan(SLO);
+		Decision d = policy.choose(r, pool);
+		assertThat(d.instanceId()).isEqualTo(ids[0]);
+		assertThat(d.reason()).isEqualTo(Reason.COLD);
+		// Both past it: the lower estimate.
+		load(pool, ids[0], 280_000);
+		assertThat(policy.choose(r, pool).instanceId()).isEqualTo(ids[1]);
+	}
+
+	@Test
 	void aWarmRequestKeepsTheChoiceBetweenItsTwoCandidates() {
 		SchedulerSettings on = settings().build();
 		SchedulerSettings off = on.toBuilder().coldCachedShare(0).build();
