@@ -1152,12 +1152,14 @@ public class DualMapProperties {
 		 * A request is cold when none of its first candidates-max ring instances is
 		 * believed (by its shadow index) to hold at least this share of the prompt; a
 		 * cold request goes to the one of its first d ring instances with the fewest
-		 * requests in flight and queued (the engine's scraped count when larger). 0 turns
-		 * the rule off: every request chooses between its two candidates.
+		 * requests in flight and queued (the engine's scraped count when larger) among
+		 * those whose TTFT estimate is within the switch budget. 0 (the default) turns
+		 * the rule off: every request chooses between its two candidates; 0.3 is the
+		 * share measured.
 		 */
 		@DecimalMin(value = "0", message = "dualmap.cold.cached-share must be in [0, 1]")
 		@DecimalMax(value = "1", message = "dualmap.cold.cached-share must be in [0, 1]")
-		private double cachedShare = 0.3;
+		private double cachedShare = 0;
 
 		/**
 		 * The most ring instances a cold request considers (walking both rings from its

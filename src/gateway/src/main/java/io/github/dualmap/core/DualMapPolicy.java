@@ -23,9 +23,10 @@ import org.jspecify.annotations.Nullable;
  * their shadow indexes. When none holds {@link SchedulerSettings#coldCachedShare()} of
  * the prompt, the request has no cache worth following and goes to the least occupied
  * (requests in flight and queued, {@link #occupancy}) of the first d of them whose TTFT
- * estimate is within its SLO, else to the one with the lowest estimate; d = 2 plus one
- * per {@link SchedulerSettings#coldLoadStepTokens()} of the pool's mean pending tokens,
- * at most the maximum; ties go to ring order. A warm request keeps the choice between its
+ * estimate is within the switch budget ({@code switchFactor} x SLO: where the SLO switch
+ * would not move it away), else to the one with the lowest estimate; d = 2 plus one per
+ * {@link SchedulerSettings#coldLoadStepTokens()} of the pool's mean pending tokens, at
+ * most the maximum; ties go to ring order. A warm request keeps the choice between its
  * two candidates, joined by any further ring instance that holds that share (a
  * conversation whose first turn went there by occupancy). The instances and their order
  * are a function of the key and the membership, so replicas without shared state agree on
@@ -162,7 +163,7 @@ public final class DualMapPolicy implements RoutingPolicy {
 			return further ? affinityThenSwitch(warm, null, sloOf(request), pool) : null;
 		}
 		int d = coldCandidates(pool, n);
-		long budget = sloOf(request);
+		long budget = (long) (settings.switchFactor() * sloOf(request));
 		Placement best = null;
 		double bestLoad = Double.MAX_VALUE;
 		Placement fastest = null;

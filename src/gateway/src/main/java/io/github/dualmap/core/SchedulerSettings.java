@@ -66,12 +66,17 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		double coldCachedShare, int coldCandidatesMax, long coldLoadStepTokens, long ttftRelaxAfterNanos) {
 
 	/**
-	 * The share of a prompt below which a request is cold. The SGLang router's low-match
-	 * threshold ({@code --cache-threshold}, 0.3): below it the prefix a request gives up
-	 * is at most a third of its prefill, less than what waiting behind a busier instance
-	 * costs it at load.
+	 * The share of a prompt below which a request is cold when the cold rule is on. The
+	 * SGLang router's low-match threshold ({@code --cache-threshold}, 0.3): below it the
+	 * prefix a request gives up is at most a third of its prefill.
 	 */
-	public static final double DEFAULT_COLD_CACHED_SHARE = 0.3;
+	public static final double COLD_CACHED_SHARE = 0.3;
+
+	/**
+	 * The cold rule is off unless configured: on the conversation trace it serves what
+	 * the choice between two candidates serves judged on the work (docs/benchmarks.md).
+	 */
+	public static final double DEFAULT_COLD_CACHED_SHARE = 0;
 
 	/** The most ring instances a cold request considers by default. */
 	public static final int DEFAULT_COLD_CANDIDATES_MAX = 4;

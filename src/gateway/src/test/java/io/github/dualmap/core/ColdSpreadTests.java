@@ -27,10 +27,14 @@ class ColdSpreadTests {
 
 	/**
 	 * No prefix expansion (a chain's key is its first block), the linear TTFT model, the
-	 * cold rule at its defaults.
+	 * cold rule on at the share measured.
 	 */
 	private static SchedulerSettings.Builder settings() {
-		return SchedulerSettings.custom().hotWindow(1_000).hotMinSamples(1_000).ttftModel(TtftModel.LINEAR);
+		return SchedulerSettings.custom()
+			.hotWindow(1_000)
+			.hotMinSamples(1_000)
+			.ttftModel(TtftModel.LINEAR)
+			.coldCachedShare(SchedulerSettings.COLD_CACHED_SHARE);
 	}
 
 	private InstancePool pool(SchedulerSettings settings, int instances) {
@@ -182,22 +186,22 @@ class ColdSpreadTests {
 	}
 
 	@Test
-	void occupancyDecidesOnlyAmongInstancesThatWouldMakeTheSlo() {
+	void occupancyDecidesOnlyAmongInstancesWithinTheSwitchBudget() {
 		// Two ring instances whatever the load.
 		InstancePool pool = pool(settings().coldCandidatesMax(2).build(), 8);
 		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
 		RoutingRequest r = request(71, 72);
 		String[] ids = spread(pool, r, 2);
 		occupy(pool, ids[0], 3);
-		// The idler candidate has one long prompt in prefill: 6 s of work by the linear
-		// model (240,000 tokens at 25 us), past the 5 s SLO.
-		load(pool, ids[1], 240_000);
-		assertThat(pool.estimateTtft(pool.instance(ids[1]), 0, 128)).isGreaterThan(SLO);
+		// The idler candidate has one long prompt in prefill: 4 s of work by the linear
+		// model (160,000 tokens at 25 us), past the switch budget (0.5 x the 5 s SLO).
+		load(pool, ids[1], 160_000);
+		assertThat(pool.estimateTtft(pool.instance(ids[1]), 0, 128)).isGreaterThan(SLO / 2);
 		Decision d = policy.choose(r, pool);
 		assertThat(d.instanceId()).isEqualTo(ids[0]);
 		assertThat(d.reason()).isEqualTo(Reason.COLD);
 		// Both past it: the lower estimate.
-		load(pool, ids[0], 280_000);
+		load(pool, ids[0], 200_000);
 		assertThat(policy.choose(r, pool).instanceId()).isEqualTo(ids[1]);
 	}
 
@@ -298,6 +302,14 @@ class ColdSpreadTests {
 			boolean spreads = v == Variant.FULL || v == Variant.THIRD_CHOICE || v == Variant.DIRECTORY;
 			assertThat(d.reason() == Reason.COLD).as(v.policyName()).isEqualTo(spreads);
 		}
+	}
+
+	@Test
+	void theRuleIsOffByDefault() {
+		assertThat(SchedulerSettings.ofDefaults().spreadsCold()).isFalse();
+		InstancePool pool = pool(SchedulerSettings.custom().hotWindow(1_000).hotMinSamples(1_000).build(), 8);
+		RoutingRequest r = request(81, 82);
+		assertThat(DualMapPolicy.of(pool.settings()).choose(r, pool).reason()).isEqualTo(Reason.AFFINITY);
 	}
 
 	@Test

@@ -72,13 +72,14 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 
 	/**
 	 * The row of the DualMap policy whose every request chooses between its two ring
-	 * candidates ({@code dualmap.cold.cached-share=0}): no cold rule.
+	 * candidates ({@code dualmap.cold.cached-share=0}, the default): no cold rule,
+	 * whatever the run's setting.
 	 */
 	public static final String DUALMAP_TWO_CHOICE = "dualmap-two-choice";
 
 	/**
 	 * The row of the DualMap policy with the cold rule on whatever the run's
-	 * {@code dualmap.cold.cached-share} (its default share when the run has it off): a
+	 * {@code dualmap.cold.cached-share} (a share of 0.3 when the run has it off): a
 	 * request none of whose first ring instances holds much of its prompt goes to the
 	 * least occupied of them.
 	 */
@@ -151,7 +152,7 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 				case DUALMAP_NO_SWITCH_KV_LIMIT -> settings -> settings.toBuilder().switchMaxKvUsage(1).build();
 				case DUALMAP_TWO_CHOICE -> settings -> settings.toBuilder().coldCachedShare(0).build();
 				case DUALMAP_COLD_OCCUPANCY -> settings -> settings.spreadsCold() ? settings
-						: settings.toBuilder().coldCachedShare(SchedulerSettings.DEFAULT_COLD_CACHED_SHARE).build();
+						: settings.toBuilder().coldCachedShare(SchedulerSettings.COLD_CACHED_SHARE).build();
 				case DUALMAP_LINEAR_TTFT -> settings -> settings.toBuilder().ttftModel(TtftModel.LINEAR).build();
 				case DUALMAP_ATTENTION_TTFT -> settings -> settings.toBuilder().ttftModel(TtftModel.ATTENTION).build();
 				default -> settings -> settings.toBuilder()
