@@ -60,6 +60,14 @@ public class DispatchCostBenchmark {
 	@Param({ "dualmap" })
 	String policy;
 
+	/**
+	 * Arrivals that get no first token, in percent: 0 keeps the queues at the length they
+	 * reach while the pool fills; 10 holds the pool past its capacity, so the queues fill
+	 * to their bounds, expire, rescue and turn requests away.
+	 */
+	@Param({ "0", "10" })
+	int overloadPercent;
+
 	private final AtomicLong clock = new AtomicLong(1_000_000_000L);
 
 	private DispatchQueues queues;
@@ -138,6 +146,12 @@ public class DispatchCostBenchmark {
 		for (int i = 0; i < 40 * instances; i++) {
 			request();
 		}
+		if (Boolean.getBoolean("bench.debug")) {
+			System.out
+				.println("queued=" + queues.queued() + " inPrefill=" + inPrefill.size() + " decoding=" + decoding.size()
+						+ " releases=" + queues.releases() + " rejections=" + queues.rejections() + " migrations="
+						+ queues.migrations() + " rescues=" + queues.rescues() + " pulls=" + queues.pulls());
+		}
 	}
 
 	@Benchmark
@@ -147,8 +161,9 @@ public class DispatchCostBenchmark {
 		next = (next + 1) & (requests.length - 1);
 		queues.submit(r, true, listener);
 		ops++;
-		// First tokens come a tenth slower than arrivals, while some are in prefill.
-		if (ops % 10 != 0 && !inPrefill.isEmpty()) {
+		// First tokens come overloadPercent slower than arrivals, while some are in
+		// prefill.
+		if (ops % 100 >= overloadPercent && !inPrefill.isEmpty()) {
 			QueuedRequest first = inPrefill.poll();
 			queues.firstToken(first);
 			decoding.add(first);
