@@ -139,6 +139,9 @@ public class DualMapProperties {
 	private final Hotspot hotspot = new Hotspot();
 
 	@Valid
+	private final Cold cold = new Cold();
+
+	@Valid
 	private final Ttft ttft = new Ttft();
 
 	@Valid
@@ -307,6 +310,10 @@ public class DualMapProperties {
 			.shadowCapacityTokens(this.shadow.capacityTokens)
 			.staleAfter(this.scrape.staleAfter)
 			.slowStart(this.slowStart)
+			.coldCachedShare(this.cold.cachedShare)
+			.coldCandidatesMax(this.cold.candidatesMax)
+			.coldLoadStepTokens(this.cold.loadStepTokens)
+			.ttftRelaxAfter(this.ttft.relaxAfter)
 			.build();
 	}
 
@@ -467,6 +474,10 @@ public class DualMapProperties {
 
 	public Hotspot getHotspot() {
 		return this.hotspot;
+	}
+
+	public Cold getCold() {
+		return this.cold;
 	}
 
 	public Ttft getTtft() {
@@ -1132,6 +1143,67 @@ public class DualMapProperties {
 	}
 
 	/**
+	 * Cold requests: those none of whose first ring instances holds much of the prompt go
+	 * to the least occupied of their first d ring instances.
+	 */
+	public static class Cold {
+
+		/**
+		 * A request is cold when none of its first candidates-max ring instances is
+		 * believed (by its shadow index) to hold at least this share of the prompt; a
+		 * cold request goes to the one of its first d ring instances with the fewest
+		 * requests in flight and queued (the engine's scraped count when larger) among
+		 * those whose TTFT estimate is within the switch budget. 0 (the default) turns
+		 * the rule off: every request chooses between its two candidates; 0.3 is the
+		 * share measured.
+		 */
+		@DecimalMin(value = "0", message = "dualmap.cold.cached-share must be in [0, 1]")
+		@DecimalMax(value = "1", message = "dualmap.cold.cached-share must be in [0, 1]")
+		private double cachedShare = 0;
+
+		/**
+		 * The most ring instances a cold request considers (walking both rings from its
+		 * key, alternating; the two candidates first); warm requests look for their
+		 * prompt on as many.
+		 */
+		@Min(value = 2, message = "dualmap.cold.candidates-max must be in [2, 16]")
+		@Max(value = SchedulerSettings.MAX_COLD_CANDIDATES, message = "dualmap.cold.candidates-max must be in [2, 16]")
+		private int candidatesMax = 4;
+
+		/**
+		 * A cold request considers two ring instances, plus one per this many pending
+		 * uncached tokens on the pool's mean instance, up to candidates-max.
+		 */
+		@Min(value = 1, message = "dualmap.cold.load-step-tokens must be >= 1")
+		private long loadStepTokens = 16_384;
+
+		public double getCachedShare() {
+			return this.cachedShare;
+		}
+
+		public void setCachedShare(double cachedShare) {
+			this.cachedShare = cachedShare;
+		}
+
+		public int getCandidatesMax() {
+			return this.candidatesMax;
+		}
+
+		public void setCandidatesMax(int candidatesMax) {
+			this.candidatesMax = candidatesMax;
+		}
+
+		public long getLoadStepTokens() {
+			return this.loadStepTokens;
+		}
+
+		public void setLoadStepTokens(long loadStepTokens) {
+			this.loadStepTokens = loadStepTokens;
+		}
+
+	}
+
+	/**
 	 * The TTFT model: {@code base + a*(T + u) + c*(A + u*(k + u/2))} per instance
 	 * ({@code attention}), or {@code (W + P + u) * prefill-per-token + base} for the pool
 	 * ({@code linear}).
@@ -1179,6 +1251,28 @@ public class DualMapProperties {
 		@DecimalMin(value = "0", message = "dualmap.ttft.calibration-alpha must be in [0, 1]")
 		@DecimalMax(value = "1", message = "dualmap.ttft.calibration-alpha must be in [0, 1]")
 		private double calibrationAlpha = 0.05;
+
+		/**
+		 * An instance whose attention model has seen no first token for this long is
+		 * estimated with the lower of its own fit and the fit over every instance's
+		 * observations, so an instance whose first answers were slow gets traffic back
+		 * and relearns (0 turns it off).
+		 */
+		@NotNull(message = "dualmap.ttft.relax-after must be set")
+		private Duration relaxAfter = Duration.ofSeconds(5);
+
+		@AssertTrue(message = "dualmap.ttft.relax-after must be >= 0")
+		private boolean isRelaxAfterNonNegative() {
+			return !this.relaxAfter.isNegative();
+		}
+
+		public Duration getRelaxAfter() {
+			return this.relaxAfter;
+		}
+
+		public void setRelaxAfter(Duration relaxAfter) {
+			this.relaxAfter = relaxAfter;
+		}
 
 		@AssertTrue(message = "dualmap.ttft.prefill-per-token must be > 0")
 		private boolean isPrefillPerTokenPositive() {

@@ -57,6 +57,9 @@ public final class AttentionTtftModel {
 	/** {base ns, ns per token, ns per pair}, replaced whole on each update. */
 	private volatile double[] published;
 
+	/** When the last observation was fed, {@link Long#MIN_VALUE} before the first. */
+	private volatile long lastObservedNanos = Long.MIN_VALUE;
+
 	/**
 	 * @param nanosPerToken prior cost per uncached token ({@code a})
 	 * @param nanosPerPair prior cost per attention pair ({@code c})
@@ -122,8 +125,19 @@ public final class AttentionTtftModel {
 	 * token after {@code observedNanos}.
 	 */
 	public void observe(PrefillWork ahead, PrefillWork own, long observedNanos) {
+		observe(ahead, own, observedNanos, Long.MIN_VALUE);
+	}
+
+	/**
+	 * Feeds one observation made at {@code nowNanos} (the time {@link #idleSince} reports
+	 * from then on).
+	 */
+	public void observe(PrefillWork ahead, PrefillWork own, long observedNanos, long nowNanos) {
 		if (!learning || observedNanos <= 0) {
 			return;
+		}
+		if (nowNanos != Long.MIN_VALUE) {
+			this.lastObservedNanos = nowNanos;
 		}
 		double[] x = { 1, ((double) ahead.tokens() + own.tokens()) / TOKEN_SCALE,
 				((double) ahead.pairs() + own.pairs()) / PAIR_SCALE };
@@ -217,6 +231,15 @@ public final class AttentionTtftModel {
 	/** The fitted fixed part, in nanoseconds. */
 	public double baseNanos() {
 		return published[0];
+	}
+
+	/**
+	 * Whether this model has seen no observation in the {@code periodNanos} before
+	 * {@code nowNanos} (never observed counts as idle).
+	 */
+	public boolean idleSince(long nowNanos, long periodNanos) {
+		long last = this.lastObservedNanos;
+		return last == Long.MIN_VALUE || nowNanos - last > periodNanos;
 	}
 
 	/** Observations fed so far. */

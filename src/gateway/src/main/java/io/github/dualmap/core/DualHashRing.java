@@ -170,6 +170,57 @@ public final class DualHashRing {
 	}
 
 	/**
+	 * The first {@code out.length} distinct instances found walking both rings clockwise
+	 * from {@code key}, alternating (ring 1, ring 2, ring 1, ...), each step taking that
+	 * ring's next instance not yet found; written to {@code out} in that order. The first
+	 * two are {@link #candidates(long)}, and the whole order is a function of the key and
+	 * the membership alone, so every router with the same membership finds the same
+	 * instances. Each ring's walk visits about as many virtual nodes as instances found.
+	 * @return how many were found: {@code out.length}, or the number of members when
+	 * smaller
+	 */
+	public int spread(long key, String[] out) {
+		int want = Math.min(out.length, members.size());
+		if (want == 0) {
+			return 0;
+		}
+		int[] cursor = { startIndex(0, key), startIndex(1, key) };
+		int[] visited = new int[2];
+		int found = 0;
+		int ring = 0;
+		while (found < want) {
+			long[] pts = points[ring];
+			String[] own = owners[ring];
+			String next = null;
+			while (next == null && visited[ring] < pts.length) {
+				String id = own[cursor[ring]];
+				cursor[ring] = (cursor[ring] + 1) % pts.length;
+				visited[ring]++;
+				if (!contains(out, found, id)) {
+					next = id;
+				}
+			}
+			if (next != null) {
+				out[found++] = next;
+			}
+			else if (visited[1 - ring] >= points[1 - ring].length) {
+				break;
+			}
+			ring = 1 - ring;
+		}
+		return found;
+	}
+
+	private static boolean contains(String[] ids, int n, String id) {
+		for (int i = 0; i < n; i++) {
+			if (ids[i].equals(id)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * The first instance clockwise from {@code key} on ring {@code ring} that
 	 * {@code accept} takes, visiting each distinct instance once; {@code null} when none
 	 * does.

@@ -17,6 +17,21 @@ import org.jspecify.annotations.Nullable;
  * when both would miss it. Each decision looks at two candidates (at most four with the
  * third choice), so it costs O(log n) ring lookups plus the pool's load view.
  * <p>
+ * <b>Cold requests</b> ({@link SchedulerSettings#spreadsCold()}): the first
+ * {@link SchedulerSettings#coldCandidatesMax()} distinct instances walking both rings
+ * from the key ({@link DualHashRing#spread}, the two candidates first) are looked up in
+ * their shadow indexes. When none holds {@link SchedulerSettings#coldCachedShare()} of
+ * the prompt, the request has no cache worth following and goes to the least occupied
+ * (requests in flight and queued, {@link #occupancy}) of the first d of them whose TTFT
+ * estimate is within the switch budget ({@code switchFactor} x SLO: where the SLO switch
+ * would not move it away), else to the one with the lowest estimate; d = 2 plus one per
+ * {@link SchedulerSettings#coldLoadStepTokens()} of the pool's mean pending tokens, at
+ * most the maximum; ties go to ring order. A warm request keeps the choice between its
+ * two candidates, joined by any further ring instance that holds that share (a
+ * conversation whose first turn went there by occupancy). The instances and their order
+ * are a function of the key and the membership, so replicas without shared state agree on
+ * them; only d follows each replica's load view.
+ * <p>
  * <b>Slow start</b> ({@link SchedulerSettings#slowStartNanos()} &gt; 0): an instance
  * younger than the period looks proportionally more loaded in the choice: its TTFT
  * estimate is multiplied by {@code 1 / max(0.1, age / period)}, so it wins ties and load
@@ -75,18 +90,24 @@ public final class DualMapPolicy implements RoutingPolicy {
 				return d;
 			}
 		}
-		if (a == null && b == null) {
+		Placement pa = a == null ? null : place(pool, a, blocks);
+		Placement pb = b == null ? null : b == a ? pa : place(pool, b, blocks);
+		if (settings.spreadsCold() && variant.spreadsCold() && rings.members().size() > 2) {
+			Decision d = coldOrFurtherHolder(request, pool, rings, key, blocks, pa, pb);
+			if (d != null) {
+				return d;
+			}
+		}
+		if (pa == null && pb == null) {
 			String id = rings.walk(0, key, other -> accepting(pool, other) != null);
 			InstanceState s = id == null ? null : pool.instance(id);
 			return s == null ? null : place(pool, s, blocks).decide(Reason.FALLBACK);
 		}
-		if (a == null || b == null || a == b) {
-			InstanceState s = a != null ? a : b;
+		if (pa == null || pb == null || a == b) {
+			Placement p = pa != null ? pa : pb;
 			Reason reason = a == b ? Reason.AFFINITY : Reason.FALLBACK;
-			return place(pool, s, blocks).decide(reason);
+			return p.decide(reason);
 		}
-		Placement pa = place(pool, a, blocks);
-		Placement pb = place(pool, b, blocks);
 		if (variant == Variant.LEAST_LOADED) {
 			boolean second = pool.pendingTokens(b) < pool.pendingTokens(a);
 			return (second ? pb : pa).decide(Reason.LOAD);
@@ -100,6 +121,94 @@ public final class DualMapPolicy implements RoutingPolicy {
 			}
 		}
 		return decision;
+	}
+
+	/**
+	 * The cold rule, or a warm request's choice when an instance beyond its two
+	 * candidates holds its prompt; {@code null} when the choice between the two
+	 * candidates applies unchanged (a warm request held only there, or no ring instance
+	 * accepts work).
+	 */
+	private @Nullable Decision coldOrFurtherHolder(RoutingRequest request, InstancePool pool, DualHashRing rings,
+			long key, PromptBlocks blocks, @Nullable Placement pa, @Nullable Placement pb) {
+		String[] ids = new String[settings.coldCandidatesMax()];
+		int n = rings.spread(key, ids);
+		Placement[] options = new Placement[n];
+		int maxCached = 0;
+		for (int i = 0; i < n; i++) {
+			Placement p;
+			if (i < 2) {
+				p = i == 0 ? pa : pb;
+			}
+			else {
+				InstanceState s = accepting(pool, ids[i]);
+				p = s == null ? null : place(pool, s, blocks);
+			}
+			options[i] = p;
+			if (p != null) {
+				maxCached = Math.max(maxCached, p.cachedTokens());
+			}
+		}
+		double warmTokens = settings.coldCachedShare() * blocks.promptTokens();
+		if (maxCached >= warmTokens && maxCached > 0) {
+			List<Placement> warm = new ArrayList<>(n);
+			boolean further = false;
+			for (int i = 0; i < n; i++) {
+				Placement p = options[i];
+				if (p != null && (i < 2 || p.cachedTokens() >= warmTokens)) {
+					warm.add(p);
+					further |= i >= 2;
+				}
+			}
+			return further ? affinityThenSwitch(warm, null, sloOf(request), pool) : null;
+		}
+		int d = coldCandidates(pool, n);
+		long budget = (long) (settings.switchFactor() * sloOf(request));
+		Placement best = null;
+		double bestLoad = Double.MAX_VALUE;
+		Placement fastest = null;
+		for (int i = 0; i < d; i++) {
+			Placement p = options[i];
+			if (p == null) {
+				continue;
+			}
+			if (fastest == null || p.rank() < fastest.rank()) {
+				fastest = p;
+			}
+			InstanceState s = p.instance();
+			double load = (occupancy(pool, s) + 1) / pool.warmth(s);
+			if (p.rank() <= budget && load < bestLoad) {
+				best = p;
+				bestLoad = load;
+			}
+		}
+		Placement chosen = best != null ? best : fastest;
+		return chosen == null ? null : chosen.decide(Reason.COLD);
+	}
+
+	/**
+	 * How many ring instances a cold request considers now: two, plus one per
+	 * {@link SchedulerSettings#coldLoadStepTokens()} of pending tokens on the pool's mean
+	 * instance (O(1): the pool keeps the mean as running totals), at most {@code found}.
+	 */
+	int coldCandidates(InstancePool pool, int found) {
+		double steps = pool.meanPendingTokens() / settings.coldLoadStepTokens();
+		int d = 2 + (int) Math.min(settings.coldCandidatesMax(), Math.max(0, steps));
+		return Math.min(Math.min(d, settings.coldCandidatesMax()), found);
+	}
+
+	/**
+	 * Requests on {@code s}: this router's queued there plus those in the engine, which
+	 * is this router's in flight or the engine's scraped running and waiting count when
+	 * that is larger and fresh (other routers' requests show only there).
+	 */
+	int occupancy(InstancePool pool, InstanceState s) {
+		int inEngine = s.inFlight();
+		EngineSnapshot e = s.freshEngine(pool.now(), settings.staleAfterNanos());
+		if (e != null) {
+			inEngine = Math.max(inEngine, Math.max(0, e.running()) + Math.max(0, e.waiting()));
+		}
+		return s.queuedRequests() + inEngine;
 	}
 
 	private long sloOf(RoutingRequest request) {
@@ -307,6 +416,14 @@ public final class DualMapPolicy implements RoutingPolicy {
 		}
 
 		boolean rebalances() {
+			return this == FULL || this == THIRD_CHOICE || this == DIRECTORY;
+		}
+
+		/**
+		 * Whether cold requests go by occupancy when the settings say so: the variants
+		 * with the full choice.
+		 */
+		boolean spreadsCold() {
 			return this == FULL || this == THIRD_CHOICE || this == DIRECTORY;
 		}
 

@@ -31,6 +31,14 @@ public final class InstancePool {
 
 	private final TtftEstimator estimator;
 
+	/**
+	 * The attention model fitted on every instance's observations: what an instance
+	 * without recent observations of its own is estimated with when it is lower
+	 * ({@link SchedulerSettings#ttftRelaxAfterNanos()}); {@code null} with the linear
+	 * model.
+	 */
+	private final @Nullable AttentionTtftModel pooledTtft;
+
 	private final HotPrefixTable hotPrefixes;
 
 	private final Map<String, InstanceState> states = new ConcurrentHashMap<>();
@@ -54,6 +62,7 @@ public final class InstancePool {
 		this.clock = clock;
 		this.estimator = new TtftEstimator(settings.prefillNanosPerToken(), settings.baseTtftNanos(),
 				settings.calibrationAlpha());
+		this.pooledTtft = settings.ttftModel() == TtftModel.ATTENTION ? AttentionTtftModel.of(settings) : null;
 		this.hotPrefixes = new HotPrefixTable(settings);
 		this.backlog = new PoolBacklog(settings.blockTokens() * 8.0);
 	}
@@ -374,7 +383,31 @@ public final class InstancePool {
 		if (m == null) {
 			return estimator.estimate(ahead.tokens(), Math.max(0, uncached));
 		}
-		return m.estimate(ahead, PrefillWork.of(cached, uncached));
+		PrefillWork own = PrefillWork.of(cached, uncached);
+		long estimate = m.estimate(ahead, own);
+		AttentionTtftModel pooled = relaxedTo(m);
+		return pooled == null ? estimate : Math.min(estimate, pooled.estimate(ahead, own));
+	}
+
+	/**
+	 * The pool's fit when {@code m}, an instance's model, has had no observation for
+	 * {@link SchedulerSettings#ttftRelaxAfterNanos()}: that instance is then estimated
+	 * with the lower of the two. An instance whose first answers were slow (a cold JIT, a
+	 * transient stall) would otherwise look slow to every choice, get no traffic and
+	 * never relearn; with the pool's fit it gets traffic back as soon as it is the faster
+	 * choice by the pool's measure, and its own observations take over again.
+	 */
+	private @Nullable AttentionTtftModel relaxedTo(AttentionTtftModel m) {
+		AttentionTtftModel pooled = this.pooledTtft;
+		long after = settings.ttftRelaxAfterNanos();
+		return pooled == null || after <= 0 || !m.idleSince(clock.nanos(), after) ? null : pooled;
+	}
+
+	/**
+	 * The attention model fitted on every instance's observations, if the pool runs it.
+	 */
+	public @Nullable AttentionTtftModel pooledTtftModel() {
+		return pooledTtft;
 	}
 
 	/**
@@ -387,7 +420,10 @@ public final class InstancePool {
 		if (m == null) {
 			return (long) (Math.max(0, uncached) * estimator.nanosPerToken());
 		}
-		return m.cost(PrefillWork.of(cached, uncached));
+		PrefillWork work = PrefillWork.of(cached, uncached);
+		long cost = m.cost(work);
+		AttentionTtftModel pooled = relaxedTo(m);
+		return pooled == null ? cost : Math.min(cost, pooled.cost(work));
 	}
 
 	/**
@@ -488,12 +524,17 @@ public final class InstancePool {
 				return -1;
 			}
 			releasePrefill();
-			long ttft = clock.nanos() - sentAtNanos;
+			long now = clock.nanos();
+			long ttft = now - sentAtNanos;
 			if (observe) {
 				estimator.observe(ahead.tokens(), uncached, ttft);
 				AttentionTtftModel m = instance.ttftModel();
 				if (m != null) {
-					m.observe(ahead, own, ttft);
+					m.observe(ahead, own, ttft, now);
+					AttentionTtftModel pooled = pooledTtft;
+					if (pooled != null) {
+						pooled.observe(ahead, own, ttft, now);
+					}
 				}
 			}
 			return ttft;

@@ -42,6 +42,12 @@ public enum Reason {
 	 */
 	DIRECTORY("directory"),
 	/**
+	 * A cold request (none of its ring instances holds much of its prompt) sent to the
+	 * least occupied of its first ring instances
+	 * ({@link SchedulerSettings#spreadsCold()}).
+	 */
+	COLD("cold"),
+	/**
 	 * A load-only decision of a baseline policy, or of any policy for an unparsed body.
 	 */
 	LOAD("load"),

@@ -46,13 +46,59 @@ import java.time.Duration;
  * @param shadowCapacityTokens assumed KV capacity of an instance until one is scraped
  * @param staleAfterNanos scraped engine state older than this is unknown
  * @param slowStartNanos a new instance's share ramps up over this period (0 = off)
+ * @param coldCachedShare a request is cold when none of its first
+ * {@code coldCandidatesMax} ring instances is believed to hold at least this share of its
+ * prompt; a cold request goes to the least occupied of its first d ring instances (0 =
+ * off: every request chooses between its two candidates)
+ * @param coldCandidatesMax the most ring instances a cold request considers, in [2,
+ * {@link #MAX_COLD_CANDIDATES}]
+ * @param coldLoadStepTokens a cold request considers one ring instance more than two per
+ * this many pending uncached tokens on the pool's mean instance
+ * @param ttftRelaxAfterNanos an instance whose TTFT model has seen no first token for
+ * this long is estimated with the lower of its own fit and the pool's (0 = off)
  */
 public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth,
 		int hotWindow, double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
 		double switchHitCharge, double switchMaxKvUsage, double hotspotFactor, long hotspotFloorTokens,
 		long hotspotMaxWaitNanos, boolean thirdChoice, double prefillNanosPerToken, long baseTtftNanos,
 		double calibrationAlpha, TtftModel ttftModel, double attentionNanosPerPair, double ttftForgetting,
-		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos) {
+		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos,
+		double coldCachedShare, int coldCandidatesMax, long coldLoadStepTokens, long ttftRelaxAfterNanos) {
+
+	/**
+	 * The share of a prompt below which a request is cold when the cold rule is on. The
+	 * SGLang router's low-match threshold ({@code --cache-threshold}, 0.3): below it the
+	 * prefix a request gives up is at most a third of its prefill.
+	 */
+	public static final double COLD_CACHED_SHARE = 0.3;
+
+	/**
+	 * The cold rule is off unless configured: on the conversation trace it serves what
+	 * the choice between two candidates serves judged on the work (docs/benchmarks.md).
+	 */
+	public static final double DEFAULT_COLD_CACHED_SHARE = 0;
+
+	/** The most ring instances a cold request considers by default. */
+	public static final int DEFAULT_COLD_CANDIDATES_MAX = 4;
+
+	/** The largest {@link #coldCandidatesMax()} accepted. */
+	public static final int MAX_COLD_CANDIDATES = 16;
+
+	/**
+	 * Pending tokens on the mean instance per extra ring instance a cold request
+	 * considers: one default prefill budget of the dispatch queue
+	 * ({@code max-prefill-tokens}, 16,384), so the pool counts as loaded once its mean
+	 * instance has a full budget waiting or in prefill.
+	 */
+	public static final long DEFAULT_COLD_LOAD_STEP_TOKENS = 16_384;
+
+	/**
+	 * How long an instance's TTFT model may go without an observation before its
+	 * estimates take the pool's fit when that is lower: a few seconds, many first tokens
+	 * per instance at load, so only an instance the choice avoids (or that has just
+	 * joined) goes that long.
+	 */
+	public static final Duration DEFAULT_TTFT_RELAX_AFTER = Duration.ofSeconds(5);
 
 	/**
 	 * The KV usage above which the SLO switch avoids a colder candidate: measured on the
@@ -134,6 +180,20 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		positive("shadowCapacityTokens", shadowCapacityTokens);
 		positive("staleAfterNanos", staleAfterNanos);
 		nonNegative("slowStartNanos", slowStartNanos);
+		if (!(coldCachedShare >= 0 && coldCachedShare <= 1)) {
+			throw new IllegalArgumentException("coldCachedShare must be in [0, 1] but was " + coldCachedShare);
+		}
+		if (coldCandidatesMax < 2 || coldCandidatesMax > MAX_COLD_CANDIDATES) {
+			throw new IllegalArgumentException(
+					"coldCandidatesMax must be in [2, " + MAX_COLD_CANDIDATES + "] but was " + coldCandidatesMax);
+		}
+		positive("coldLoadStepTokens", coldLoadStepTokens);
+		nonNegative("ttftRelaxAfterNanos", ttftRelaxAfterNanos);
+	}
+
+	/** Whether cold requests go by occupancy over their ring instances. */
+	public boolean spreadsCold() {
+		return coldCachedShare > 0;
 	}
 
 	private static void positive(String name, long v) {
@@ -191,6 +251,10 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		b.shadowCapacityTokens = shadowCapacityTokens;
 		b.staleAfterNanos = staleAfterNanos;
 		b.slowStartNanos = slowStartNanos;
+		b.coldCachedShare = coldCachedShare;
+		b.coldCandidatesMax = coldCandidatesMax;
+		b.coldLoadStepTokens = coldLoadStepTokens;
+		b.ttftRelaxAfterNanos = ttftRelaxAfterNanos;
 		return b;
 	}
 
@@ -248,6 +312,14 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		private long staleAfterNanos = Duration.ofSeconds(2).toNanos();
 
 		private long slowStartNanos = 0;
+
+		private double coldCachedShare = DEFAULT_COLD_CACHED_SHARE;
+
+		private int coldCandidatesMax = DEFAULT_COLD_CANDIDATES_MAX;
+
+		private long coldLoadStepTokens = DEFAULT_COLD_LOAD_STEP_TOKENS;
+
+		private long ttftRelaxAfterNanos = DEFAULT_TTFT_RELAX_AFTER.toNanos();
 
 		public Builder virtualNodes(int v) {
 			this.virtualNodes = v;
@@ -379,12 +451,33 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 			return this;
 		}
 
+		public Builder coldCachedShare(double v) {
+			this.coldCachedShare = v;
+			return this;
+		}
+
+		public Builder coldCandidatesMax(int v) {
+			this.coldCandidatesMax = v;
+			return this;
+		}
+
+		public Builder coldLoadStepTokens(long v) {
+			this.coldLoadStepTokens = v;
+			return this;
+		}
+
+		public Builder ttftRelaxAfter(Duration v) {
+			this.ttftRelaxAfterNanos = v.toNanos();
+			return this;
+		}
+
 		public SchedulerSettings build() {
 			return new SchedulerSettings(virtualNodes, blockTokens, minPrefixDepth, maxPrefixDepth, hotWindow, hotRatio,
 					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, switchHitCharge, switchMaxKvUsage,
 					hotspotFactor, hotspotFloorTokens, hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken,
 					baseTtftNanos, calibrationAlpha, ttftModel, attentionNanosPerPair, ttftForgetting, defaultSloNanos,
-					shadowCapacityTokens, staleAfterNanos, slowStartNanos);
+					shadowCapacityTokens, staleAfterNanos, slowStartNanos, coldCachedShare, coldCandidatesMax,
+					coldLoadStepTokens, ttftRelaxAfterNanos);
 		}
 
 	}

@@ -143,6 +143,32 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void theColdRuleAndTtftRelaxationPropertiesReachTheSchedulerSettings() {
+		this.runner.run(context -> {
+			SchedulerSettings s = context.getBean(DualMapRegistry.class).settings();
+			assertThat(s.spreadsCold()).isFalse();
+			assertThat(s.coldCandidatesMax()).isEqualTo(SchedulerSettings.DEFAULT_COLD_CANDIDATES_MAX);
+			assertThat(s.coldLoadStepTokens()).isEqualTo(SchedulerSettings.DEFAULT_COLD_LOAD_STEP_TOKENS);
+			assertThat(s.ttftRelaxAfterNanos()).isEqualTo(SchedulerSettings.DEFAULT_TTFT_RELAX_AFTER.toNanos());
+		});
+		this.runner
+			.withPropertyValues("dualmap.cold.cached-share=0.3", "dualmap.cold.candidates-max=3",
+					"dualmap.cold.load-step-tokens=8192", "dualmap.ttft.relax-after=0s")
+			.run(context -> {
+				SchedulerSettings s = context.getBean(DualMapRegistry.class).settings();
+				assertThat(s.coldCachedShare()).isEqualTo(0.3);
+				assertThat(s.coldCandidatesMax()).isEqualTo(3);
+				assertThat(s.coldLoadStepTokens()).isEqualTo(8192);
+				assertThat(s.ttftRelaxAfterNanos()).isZero();
+			});
+		expectFailure("dualmap.cold.cached-share=1.5", "dualmap.cold.cached-share must be in [0, 1]");
+		expectFailure("dualmap.cold.candidates-max=1", "dualmap.cold.candidates-max must be in [2, 16]");
+		expectFailure("dualmap.cold.candidates-max=17", "dualmap.cold.candidates-max must be in [2, 16]");
+		expectFailure("dualmap.cold.load-step-tokens=0", "dualmap.cold.load-step-tokens must be >= 1");
+		expectFailure("dualmap.ttft.relax-after=-1s", "dualmap.ttft.relax-after must be >= 0");
+	}
+
+	@Test
 	void parserLimitsFollowTheirPropertiesAndTheBodySize() {
 		String deep = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}],"
 				+ "\"response_format\":" + "{\"a\":".repeat(10) + "1" + "}".repeat(10) + "}";

@@ -48,6 +48,13 @@ public class DecisionCostBenchmark {
 	@Param({ "dualmap", "dualmap-directory", "global-min-ttft", "sglang-cache-aware" })
 	String policy;
 
+	/**
+	 * {@code dualmap.cold.cached-share}: 0 (the default) leaves the cold rule off; 0.3
+	 * times DualMap with it ({@code -p coldCachedShare=0,0.3}).
+	 */
+	@Param({ "0" })
+	double coldCachedShare;
+
 	private InstancePool pool;
 
 	private RoutingPolicy routing;
@@ -58,7 +65,10 @@ public class DecisionCostBenchmark {
 
 	@Setup(Level.Trial)
 	public void setUp() {
-		SchedulerSettings settings = SchedulerSettings.custom().blockTokens(512).build();
+		SchedulerSettings settings = SchedulerSettings.custom()
+			.blockTokens(512)
+			.coldCachedShare(coldCachedShare)
+			.build();
 		pool = new InstancePool("bench", settings, System::nanoTime);
 		List<RingMember> members = new ArrayList<>();
 		for (int i = 0; i < instances; i++) {

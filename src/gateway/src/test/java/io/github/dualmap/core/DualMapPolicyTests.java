@@ -20,10 +20,16 @@ class DualMapPolicyTests {
 
 	/**
 	 * Settings that never expand a prefix, so a chain's key stays its first block, with
-	 * the linear TTFT model: estimates are pending tokens at 25 us each plus 20 ms.
+	 * the linear TTFT model: estimates are pending tokens at 25 us each plus 20 ms. The
+	 * cold rule is off: every request chooses between its two candidates, as warm ones do
+	 * with it on (its own cases: {@link ColdSpreadTests}).
 	 */
 	private static SchedulerSettings.Builder settings() {
-		return SchedulerSettings.custom().hotWindow(1_000).hotMinSamples(1_000).ttftModel(TtftModel.LINEAR);
+		return SchedulerSettings.custom()
+			.hotWindow(1_000)
+			.hotMinSamples(1_000)
+			.ttftModel(TtftModel.LINEAR)
+			.coldCachedShare(0);
 	}
 
 	private final ManualClock clock = new ManualClock();

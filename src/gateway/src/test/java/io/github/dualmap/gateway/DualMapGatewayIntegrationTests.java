@@ -64,11 +64,7 @@ import static org.awaitility.Awaitility.await;
 				// many times.
 				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
 				"dualmap.breaker.wait-duration-in-open-state=60s",
-				// The stubs answer in times that do not depend on the prompt, and several
-				// tests need new prompts spread over every instance: per-instance TTFT
-				// models
-				// would send every cold prompt to whichever stub looked fastest earlier.
-				"dualmap.ttft.model=linear", "logging.level.io.github.dualmap.gateway.ConnectFailoverFilter=debug" })
+				"logging.level.io.github.dualmap.gateway.ConnectFailoverFilter=debug" })
 @AutoConfigureWebTestClient(timeout = "30s")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @ExtendWith(OutputCaptureExtension.class)

@@ -68,6 +68,10 @@ import static org.awaitility.Awaitility.await;
 				// has tests of its own in DispatchQueuesTests).
 				"dualmap.policy=dualmap", "dualmap.dispatch.move-late-only=false",
 				"dualmap.dispatch.max-wait-share=0.5", "dualmap.dispatch.rescue-to-queue=false",
+				// These tests make one stub slow on purpose and count the moves the
+				// pool-wide estimate gives; with per-instance TTFT models the slow stub's
+				// burst is turned away (503) instead (DispatchQueuesTtftModelTests covers
+				// the queue with them).
 				"dualmap.ttft.model=linear" })
 class DualMapQueueIntegrationTests {
 

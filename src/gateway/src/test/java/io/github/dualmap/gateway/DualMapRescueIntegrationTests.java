@@ -50,8 +50,13 @@ import static org.awaitility.Awaitility.await;
 				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
 				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
 				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
-				"dualmap.dispatch.max-prefill-requests=1", "dualmap.ttft.model=linear",
-				"management.endpoints.web.exposure.include=dualmap" })
+				"dualmap.dispatch.max-prefill-requests=1",
+				// occupy() fills an instance by sending a tenant whose first candidate it
+				// is: with the pool-wide TTFT model idle instances' estimates are equal
+				// and
+				// the first candidate wins the tie; per-instance models that learned the
+				// earlier tests' slow stubs break it differently.
+				"dualmap.ttft.model=linear", "management.endpoints.web.exposure.include=dualmap" })
 class DualMapRescueIntegrationTests {
 
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));

@@ -37,13 +37,8 @@ import static org.awaitility.Awaitility.await;
 				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
 				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
 				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm",
-				// Every instance needs traffic for its per-instance meters to exist; the
-				// per-instance TTFT models steer distinct prompts away from a stub whose
-				// first
-				// answers were slow (JIT warm-up), so this test runs the pool-wide model.
-				"dualmap.ttft.model=linear", "dualmap.scrape.interval=100ms",
-				"dualmap.slo.classes.interactive.ttft=800ms", "dualmap.slo.classes.standard.ttft=3s",
-				"dualmap.slo.classes.batch.ttft=20s",
+				"dualmap.scrape.interval=100ms", "dualmap.slo.classes.interactive.ttft=800ms",
+				"dualmap.slo.classes.standard.ttft=3s", "dualmap.slo.classes.batch.ttft=20s",
 				// Replica sync's meters too (no peer).
 				"dualmap.replicas.enabled=true", "dualmap.replicas.token=t", "dualmap.replicas.bootstrap=false",
 				"management.endpoints.web.exposure.include=prometheus" })

@@ -71,6 +71,21 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	public static final String DUALMAP_NO_SWITCH_KV_LIMIT = "dualmap-no-switch-kv-limit";
 
 	/**
+	 * The row of the DualMap policy whose every request chooses between its two ring
+	 * candidates ({@code dualmap.cold.cached-share=0}, the default): no cold rule,
+	 * whatever the run's setting.
+	 */
+	public static final String DUALMAP_TWO_CHOICE = "dualmap-two-choice";
+
+	/**
+	 * The row of the DualMap policy with the cold rule on whatever the run's
+	 * {@code dualmap.cold.cached-share} (a share of 0.3 when the run has it off): a
+	 * request none of whose first ring instances holds much of its prompt goes to the
+	 * least occupied of them.
+	 */
+	public static final String DUALMAP_COLD_OCCUPANCY = "dualmap-cold-occupancy";
+
+	/**
 	 * A reference row, never a configuration a gateway can run: the DualMap policy with
 	 * the attention TTFT model given the engine model's own prefill coefficients (its
 	 * per-token and per-pair step costs) and no learning. It bounds what a better fit of
@@ -110,15 +125,15 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 * The row called {@code name}: a registered policy, {@value #DUALMAP_PASS_THROUGH},
 	 * {@value #DUALMAP_FIXED_DEPTH}, {@value #DUALMAP_NO_PULL},
 	 * {@value #DUALMAP_LINEAR_TTFT}, {@value #DUALMAP_ATTENTION_TTFT},
-	 * {@value #DUALMAP_NO_SWITCH_KV_LIMIT}, {@value #DUALMAP_LOCAL_RELEASE}, the
-	 * reference row {@value #DUALMAP_ORACLE_TTFT} (with the default engine profile's
-	 * coefficients), or one of the peers that route on engine KV events, which only the
-	 * simulator can feed ({@value DynamoKvPolicy#NAME}, {@value LlmdPrecisePolicy#NAME}).
-	 * The DualMap family runs behind the dispatch queues as the gateway default
-	 * ({@code dispatch: queue}); ablations that have no hotspot step run the queue
-	 * without migration, so they ablate the rebalancer as a whole. Peers dispatch
-	 * immediately, or behind the queue without moves when named with
-	 * {@value #QUEUED_SUFFIX}.
+	 * {@value #DUALMAP_NO_SWITCH_KV_LIMIT}, {@value #DUALMAP_LOCAL_RELEASE},
+	 * {@value #DUALMAP_TWO_CHOICE}, {@value #DUALMAP_COLD_OCCUPANCY}, the reference row
+	 * {@value #DUALMAP_ORACLE_TTFT} (with the default engine profile's coefficients), or
+	 * one of the peers that route on engine KV events, which only the simulator can feed
+	 * ({@value DynamoKvPolicy#NAME}, {@value LlmdPrecisePolicy#NAME}). The DualMap family
+	 * runs behind the dispatch queues as the gateway default ({@code dispatch: queue});
+	 * ablations that have no hotspot step run the queue without migration, so they ablate
+	 * the rebalancer as a whole. Peers dispatch immediately, or behind the queue without
+	 * moves when named with {@value #QUEUED_SUFFIX}.
 	 */
 	public static PolicySpec named(String name) {
 		return named(name, QueueSettings.ofDefaults());
@@ -139,9 +154,13 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 */
 	public static PolicySpec named(String name, QueueSettings queue, EngineProfile engine) {
 		if (name.equals(DUALMAP_LINEAR_TTFT) || name.equals(DUALMAP_ATTENTION_TTFT) || name.equals(DUALMAP_ORACLE_TTFT)
-				|| name.equals(DUALMAP_NO_SWITCH_KV_LIMIT)) {
+				|| name.equals(DUALMAP_NO_SWITCH_KV_LIMIT) || name.equals(DUALMAP_TWO_CHOICE)
+				|| name.equals(DUALMAP_COLD_OCCUPANCY)) {
 			UnaryOperator<SchedulerSettings> tuning = switch (name) {
 				case DUALMAP_NO_SWITCH_KV_LIMIT -> settings -> settings.toBuilder().switchMaxKvUsage(1).build();
+				case DUALMAP_TWO_CHOICE -> settings -> settings.toBuilder().coldCachedShare(0).build();
+				case DUALMAP_COLD_OCCUPANCY -> settings -> settings.spreadsCold() ? settings
+						: settings.toBuilder().coldCachedShare(SchedulerSettings.COLD_CACHED_SHARE).build();
 				case DUALMAP_LINEAR_TTFT -> settings -> settings.toBuilder().ttftModel(TtftModel.LINEAR).build();
 				case DUALMAP_ATTENTION_TTFT -> settings -> settings.toBuilder().ttftModel(TtftModel.ATTENTION).build();
 				default -> settings -> settings.toBuilder()
@@ -214,6 +233,8 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		names.add(names.indexOf(DUALMAP_ATTENTION_TTFT) + 1, DUALMAP_ORACLE_TTFT);
 		names.add(names.indexOf(DUALMAP_ORACLE_TTFT) + 1, DUALMAP_NO_SWITCH_KV_LIMIT);
 		names.add(names.indexOf(DUALMAP_NO_SWITCH_KV_LIMIT) + 1, DUALMAP_LOCAL_RELEASE);
+		names.add(names.indexOf(DUALMAP_LOCAL_RELEASE) + 1, DUALMAP_TWO_CHOICE);
+		names.add(names.indexOf(DUALMAP_TWO_CHOICE) + 1, DUALMAP_COLD_OCCUPANCY);
 		return names;
 	}
 

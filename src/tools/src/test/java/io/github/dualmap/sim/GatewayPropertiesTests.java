@@ -118,4 +118,20 @@ class GatewayPropertiesTests {
 		assertThat(run.switchMaxKvUsage()).isLessThan(1.0);
 	}
 
+	@Test
+	void theColdRuleRowsTurnItOnAndOffWhateverTheRun() {
+		SchedulerSettings off = SchedulerSettings.ofDefaults();
+		SchedulerSettings half = off.toBuilder().coldCachedShare(0.5).build();
+		QueueSettings base = QueueSettings.ofDefaults();
+		EngineProfile engine = EngineProfile.a100_8b();
+		PolicySpec cold = PolicySpec.named(PolicySpec.DUALMAP_COLD_OCCUPANCY, base, engine);
+		PolicySpec two = PolicySpec.named(PolicySpec.DUALMAP_TWO_CHOICE, base, engine);
+		assertThat(off.spreadsCold()).isFalse();
+		assertThat(cold.settingsFor(off).coldCachedShare()).isEqualTo(SchedulerSettings.COLD_CACHED_SHARE);
+		assertThat(cold.settingsFor(half).coldCachedShare()).isEqualTo(0.5);
+		assertThat(two.settingsFor(half).spreadsCold()).isFalse();
+		assertThat(cold.queue().mode()).isEqualTo(DispatchMode.QUEUE);
+		assertThat(PolicySpec.names()).contains(PolicySpec.DUALMAP_TWO_CHOICE, PolicySpec.DUALMAP_COLD_OCCUPANCY);
+	}
+
 }

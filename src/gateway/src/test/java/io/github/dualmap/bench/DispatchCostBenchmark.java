@@ -1,0 +1,182 @@
+package io.github.dualmap.bench;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.dualmap.core.DispatchListener;
+import io.github.dualmap.core.DispatchQueues;
+import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.PrefixHasher;
+import io.github.dualmap.core.PromptBlocks;
+import io.github.dualmap.core.QueueSettings;
+import io.github.dualmap.core.QueuedRequest;
+import io.github.dualmap.core.RingMember;
+import io.github.dualmap.core.RoutingPolicies;
+import io.github.dualmap.core.RoutingPolicy;
+import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The whole dispatch path's cost per request, not the choice alone: one operation is a
+ * request's arrival through {@link DispatchQueues#submit} (the policy's choice,
+ * admission, the release pass, the queue's moves and idle pull) plus one earlier
+ * request's first token and one's end (each frees prefill room: releases, pulls), and
+ * every 50 ms of the pool's clock a {@link DispatchQueues#tick} (expiry with rescue,
+ * rebalancing). The pool is kept past its prefill capacity: arrivals come a tenth faster
+ * than first tokens, so queues hold requests, hotspots shed them, requests reach their
+ * wait bound and are rescued or turned away. The clock moves 20 ms / N per arrival, so
+ * each instance sees the same traffic whatever N. Sample mode, for percentiles. Not run
+ * by the test suite; the command is in {@code docs/benchmarks.md}.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+public class DispatchCostBenchmark {
+
+	private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+	@Param({ "8", "64", "512" })
+	int instances;
+
+	@Param({ "dualmap" })
+	String policy;
+
+	/**
+	 * Arrivals that get no first token, in percent: 0 keeps the queues at the length they
+	 * reach while the pool fills; 10 holds the pool past its capacity, so the queues fill
+	 * to their bounds, expire, rescue and turn requests away.
+	 */
+	@Param({ "0", "10" })
+	int overloadPercent;
+
+	private final AtomicLong clock = new AtomicLong(1_000_000_000L);
+
+	private DispatchQueues queues;
+
+	private RoutingRequest[] requests;
+
+	private long stepNanos;
+
+	private long nextTick;
+
+	private int next;
+
+	private long ops;
+
+	/** Released requests whose first token has not come yet, oldest first. */
+	private final ArrayDeque<QueuedRequest> inPrefill = new ArrayDeque<>();
+
+	/** Requests past their first token, oldest first. */
+	private final ArrayDeque<QueuedRequest> decoding = new ArrayDeque<>();
+
+	private final DispatchListener listener = new DispatchListener() {
+		@Override
+		public void released(QueuedRequest request, io.github.dualmap.core.Decision decision,
+				InstancePool.Dispatch dispatch) {
+			inPrefill.add(request);
+		}
+
+		@Override
+		public void rejected(QueuedRequest request, io.github.dualmap.core.Rejection rejection) {
+		}
+	};
+
+	@Setup(Level.Trial)
+	public void setUp() {
+		SchedulerSettings settings = SchedulerSettings.custom().blockTokens(512).build();
+		InstancePool pool = new InstancePool("bench", settings, clock::get);
+		List<RingMember> members = new ArrayList<>();
+		for (int i = 0; i < instances; i++) {
+			members.add(new RingMember(String.format("engine-%03d", i), 1.0));
+		}
+		pool.updateMembership(members);
+		RoutingPolicy routing = RoutingPolicies.create(policy, settings);
+		routing.onMembershipChanged(pool);
+		queues = new DispatchQueues(pool, routing,
+				RoutingPolicies.queueSettingsFor(policy, QueueSettings.ofDefaults()));
+		// 64 tenants' system prompts, each followed by a conversation of its own, some
+		// turns continuing an earlier one: the shape of the Mooncake trace.
+		SplittableRandom random = new SplittableRandom(1);
+		PrefixHasher hasher = PrefixHasher.ofDefaults();
+		requests = new RoutingRequest[1 << 14];
+		long fresh = 1_000_000;
+		long[][] chains = new long[requests.length][];
+		for (int i = 0; i < requests.length; i++) {
+			long[] ids;
+			if (i > 64 && random.nextInt(3) == 0) {
+				long[] earlier = chains[random.nextInt(i - 64, i)];
+				ids = java.util.Arrays.copyOf(earlier, earlier.length + random.nextInt(1, 4));
+				for (int k = earlier.length; k < ids.length; k++) {
+					ids[k] = fresh++;
+				}
+			}
+			else {
+				ids = new long[random.nextInt(2, 24)];
+				ids[0] = random.nextInt(64);
+				for (int k = 1; k < ids.length; k++) {
+					ids[k] = fresh++;
+				}
+			}
+			chains[i] = ids;
+			PromptBlocks blocks = hasher.ofHashIds("bench", ids, 512, ids.length * 512 - 100);
+			requests[i] = new RoutingRequest("r" + i, blocks, settings.defaultSloNanos(), 0);
+		}
+		stepNanos = TimeUnit.MILLISECONDS.toNanos(20) / instances;
+		nextTick = clock.get() + TICK_NANOS;
+		// Steady state before measuring: about 40 arrivals per instance.
+		for (int i = 0; i < 40 * instances; i++) {
+			request();
+		}
+		if (Boolean.getBoolean("bench.debug")) {
+			System.out
+				.println("queued=" + queues.queued() + " inPrefill=" + inPrefill.size() + " decoding=" + decoding.size()
+						+ " releases=" + queues.releases() + " rejections=" + queues.rejections() + " migrations="
+						+ queues.migrations() + " rescues=" + queues.rescues() + " pulls=" + queues.pulls());
+		}
+	}
+
+	@Benchmark
+	public int request() {
+		long now = clock.addAndGet(stepNanos);
+		RoutingRequest r = requests[next];
+		next = (next + 1) & (requests.length - 1);
+		queues.submit(r, true, listener);
+		ops++;
+		// First tokens come overloadPercent slower than arrivals, while some are in
+		// prefill.
+		if (ops % 100 >= overloadPercent && !inPrefill.isEmpty()) {
+			QueuedRequest first = inPrefill.poll();
+			queues.firstToken(first);
+			decoding.add(first);
+		}
+		// Each instance decodes about eight requests at once.
+		if (decoding.size() > 8 * instances) {
+			queues.finish(decoding.poll());
+		}
+		if (now >= nextTick) {
+			nextTick += TICK_NANOS;
+			queues.tick(now);
+		}
+		return inPrefill.size();
+	}
+
+}
