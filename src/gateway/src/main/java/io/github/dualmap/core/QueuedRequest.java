@@ -64,6 +64,11 @@ public final class QueuedRequest {
 	// The candidate that may pull it while it waits (idle pull); null when none.
 	@Nullable InstanceState alternative;
 
+	// Its two candidates on candidateRings (a membership's rings), kept while they stay.
+	@Nullable Candidates candidates;
+
+	@Nullable DualHashRing candidateRings;
+
 	int cachedTokens;
 
 	int uncachedTokens;
