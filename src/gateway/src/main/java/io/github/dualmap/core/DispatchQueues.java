@@ -1245,11 +1245,23 @@ public final class DispatchQueues {
 	private @Nullable Move bestMove(InstanceQueue iq) {
 		InstanceState here = iq.state;
 		PrefillWork pendingHere = pool.pendingWork(here);
+		// Looking for a target may give an instance its (empty) queue, which sets its
+		// place in the order of the passes; once every member has one, a request that is
+		// not late is passed over before its target is looked for.
+		boolean lateFirst = settings.moveLateOnly() && queues.size() >= pool.size() && pool.rings() == seenRings;
 		Move best = null;
 		long bestGain = 0;
 		for (QueuedRequest q : iq.byArrival) {
 			if (!movable(q)) {
 				continue;
+			}
+			long estHere = 0;
+			long slo = sloOf(q.request());
+			if (lateFirst) {
+				estHere = estimateWhereQueued(q, here, pendingHere);
+				if (!late(q, estHere, slo)) {
+					continue;
+				}
 			}
 			InstanceState there = migrationTarget(q, here);
 			if (there == null) {
@@ -1259,10 +1271,15 @@ public final class DispatchQueues {
 				}
 				continue;
 			}
-			long estHere = estimateWhereQueued(q, here, pendingHere);
-			long slo = sloOf(q.request());
-			// Whether it is late first: that needs no look at the target's cache.
-			if (settings.moveLateOnly() && !late(q, estHere, slo)) {
+			if (!lateFirst) {
+				estHere = estimateWhereQueued(q, here, pendingHere);
+				// Whether it is late first: that needs no look at the target's cache.
+				if (settings.moveLateOnly() && !late(q, estHere, slo)) {
+					continue;
+				}
+			}
+			// A full target has room for no request: no need for its cache.
+			if (settings.moveLateOnly() && gate.full(there)) {
 				continue;
 			}
 			int cachedThere = cachedTokens(q, there);
@@ -1296,7 +1313,10 @@ public final class DispatchQueues {
 		if (s != null && s != here && canTakeMove(q, s)) {
 			return s;
 		}
-		String neighbour = rings.walk(1, q.key(), id -> {
+		if (q.moveWalkStart < 0) {
+			q.moveWalkStart = rings.walkStart(1, q.key());
+		}
+		String neighbour = rings.walkFrom(1, q.moveWalkStart, id -> {
 			InstanceState t = pool.instance(id);
 			return t != null && t != here && canTakeMove(q, t);
 		});
@@ -1393,6 +1413,7 @@ public final class DispatchQueues {
 		if (q.candidateRings != rings) {
 			q.candidates = rings.candidates(q.key());
 			q.candidateRings = rings;
+			q.moveWalkStart = -1;
 		}
 		return q.candidates;
 	}

@@ -226,15 +226,29 @@ public final class DualHashRing {
 	 * does.
 	 */
 	public @Nullable String walk(int ring, long key, Predicate<String> accept) {
-		if (ring != 0 && ring != 1) {
-			throw new IllegalArgumentException("ring must be 0 or 1 but was " + ring);
-		}
+		checkRing(ring);
+		return members.isEmpty() ? null : walkFrom(ring, startIndex(ring, key), accept);
+	}
+
+	/**
+	 * Where {@link #walk} of ring {@code ring} from {@code key} starts: for a caller that
+	 * walks from one key several times ({@link #walkFrom}).
+	 */
+	public int walkStart(int ring, long key) {
+		checkRing(ring);
+		return startIndex(ring, key);
+	}
+
+	/**
+	 * {@link #walk} from a start {@link #walkStart} gave for this ring.
+	 */
+	public @Nullable String walkFrom(int ring, int start, Predicate<String> accept) {
+		checkRing(ring);
 		if (members.isEmpty()) {
 			return null;
 		}
 		long[] pts = points[ring];
 		String[] own = owners[ring];
-		int start = startIndex(ring, key);
 		int n = members.size();
 		// The first steps find what was seen by looking back over the points walked, so
 		// the usual short walk allocates nothing; a longer one keeps a set.
@@ -263,6 +277,12 @@ public final class DualHashRing {
 			}
 		}
 		return null;
+	}
+
+	private static void checkRing(int ring) {
+		if (ring != 0 && ring != 1) {
+			throw new IllegalArgumentException("ring must be 0 or 1 but was " + ring);
+		}
 	}
 
 	// Steps of a walk that look back over the points walked before it keeps a set.

@@ -69,6 +69,9 @@ public final class QueuedRequest {
 
 	@Nullable DualHashRing candidateRings;
 
+	// Where a walk of ring 2 from its key starts on candidateRings; -1 until needed.
+	int moveWalkStart = -1;
+
 	int cachedTokens;
 
 	int uncachedTokens;

@@ -189,6 +189,11 @@ class DualHashRingTests {
 					List<String> seen = new ArrayList<>();
 					assertThat(ring.walk(r, 7, id -> seen.add(id) && id.equals(wanted))).isEqualTo(wanted);
 					assertThat(seen).isEqualTo(order.subList(0, k + 1));
+					List<String> fromStart = new ArrayList<>();
+					assertThat(ring.walkFrom(r, ring.walkStart(r, 7), id -> fromStart.add(id) && id.equals(wanted)))
+						.as("from the start walkStart gives")
+						.isEqualTo(wanted);
+					assertThat(fromStart).isEqualTo(seen);
 				}
 			}
 		}
