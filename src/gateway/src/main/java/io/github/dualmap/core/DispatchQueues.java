@@ -3,7 +3,6 @@ package io.github.dualmap.core;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -86,10 +85,26 @@ public final class DispatchQueues {
 	// until its requests are re-routed. Insertion order keeps simulations reproducible.
 	private final Map<InstanceState, InstanceQueue> queues = new LinkedHashMap<>();
 
+	// The queues with requests in them, in the order of queues: the passes over queues
+	// visit only these, so an event costs what it touches, not the pool's size.
+	private final TreeSet<InstanceQueue> nonEmpty = new TreeSet<>(Comparator.comparingLong(iq -> iq.ordinal));
+
+	private long queueOrdinals;
+
 	private final TreeSet<QueuedRequest> prefillEstimates = new TreeSet<>(PREFILL_DEADLINE);
 
 	// Idle pull: queued requests by the candidate that may take them over, oldest first.
-	private final Map<InstanceState, TreeSet<QueuedRequest>> byAlternative = new LinkedHashMap<>();
+	private final Map<InstanceState, Pullable> byAlternative = new LinkedHashMap<>();
+
+	// Of byAlternative, the entries with requests whose instance has none queued: the
+	// only ones the idle pull acts on, in byAlternative's order.
+	private final TreeSet<Pullable> pullers = new TreeSet<>(Comparator.comparingLong(p -> p.ordinal));
+
+	// Entries of byAlternative that lost their last request since the idle pull last
+	// dropped the empty ones.
+	private final List<Pullable> emptied = new ArrayList<>();
+
+	private long pullableOrdinals;
 
 	private DualHashRing seenRings;
 
@@ -357,7 +372,8 @@ public final class DispatchQueues {
 		try {
 			reconcileMembership(out);
 			endEstimatedPrefills(nowNanos);
-			for (InstanceQueue iq : List.copyOf(queues.values())) {
+			long end = queueOrdinals;
+			for (InstanceQueue iq = firstNonEmpty(end); iq != null; iq = nextNonEmpty(iq, end)) {
 				while (!iq.byExpiry.isEmpty() && nowNanos >= iq.byExpiry.first().expiresAtNanos) {
 					expire(iq.byExpiry.first(), iq, out);
 				}
@@ -397,7 +413,7 @@ public final class DispatchQueues {
 		lock.lock();
 		try {
 			long next = prefillEstimates.isEmpty() ? Long.MAX_VALUE : prefillEstimates.first().prefillDeadlineNanos;
-			for (InstanceQueue iq : queues.values()) {
+			for (InstanceQueue iq : nonEmpty) {
 				if (!iq.byArrival.isEmpty()) {
 					long oldest = iq.byArrival.first().submittedAtNanos();
 					next = Math.min(next, iq.byExpiry.first().expiresAtNanos);
@@ -594,7 +610,7 @@ public final class DispatchQueues {
 			return false;
 		}
 		QueuedRequest victim = null;
-		for (InstanceQueue iq : within == null ? queues.values() : List.of(queueOf(within))) {
+		for (InstanceQueue iq : within == null ? nonEmpty : List.of(queueOf(within))) {
 			for (QueuedRequest c : iq.byArrival) {
 				if (yields(c, q, bySlo) && (victim == null || shedsBefore(c, victim))) {
 					victim = c;
@@ -653,7 +669,7 @@ public final class DispatchQueues {
 		if (rings.isEmpty()) {
 			return null;
 		}
-		Candidates c = rings.candidates(q.key());
+		Candidates c = candidatesOf(q, rings);
 		for (String id : List.of(c.first(), c.second())) {
 			InstanceState s = pool.instance(id);
 			if (s != null && s != full && mayTake(q, s)
@@ -801,15 +817,40 @@ public final class DispatchQueues {
 
 	/** Releases queued requests of every instance while they have prefill capacity. */
 	private void pumpAll(List<Runnable> out) {
-		for (InstanceQueue iq : List.copyOf(queues.values())) {
+		long end = queueOrdinals;
+		for (InstanceQueue iq = firstNonEmpty(end); iq != null; iq = nextNonEmpty(iq, end)) {
 			pump(iq, out);
 		}
+	}
+
+	/**
+	 * The first queue with requests among those of ordinal below {@code end}. A pass over
+	 * the queues that existed when it began, in their order, that may fill or empty
+	 * queues as it goes, visits {@code firstNonEmpty(end)} and then {@link #nextNonEmpty}
+	 * until null: exactly the queues a pass over all of them would find with requests
+	 * when it reaches them.
+	 */
+	private @Nullable InstanceQueue firstNonEmpty(long end) {
+		if (nonEmpty.isEmpty()) {
+			return null;
+		}
+		InstanceQueue first = nonEmpty.first();
+		return first.ordinal < end ? first : null;
+	}
+
+	private @Nullable InstanceQueue nextNonEmpty(InstanceQueue after, long end) {
+		InstanceQueue next = nonEmpty.higher(after);
+		return next != null && next.ordinal < end ? next : null;
 	}
 
 	private void pump(InstanceQueue iq, List<Runnable> out) {
 		InstanceState s = iq.state;
 		long now = pool.now();
 		while (!iq.byArrival.isEmpty()) {
+			// A full instance takes no request, whichever is next: no need to find it.
+			if (gate.full(s)) {
+				return;
+			}
 			QueuedRequest next = nextOf(iq, now);
 			// Requests released before it may have put more of its prefix in the cache.
 			int cached = cachedTokens(next, s);
@@ -949,7 +990,7 @@ public final class DispatchQueues {
 				index(q, iq.state);
 			}
 		}
-		byAlternative.values().removeIf(TreeSet::isEmpty);
+		dropEmptyPullables();
 		for (InstanceQueue iq : List.copyOf(queues.values())) {
 			if (pool.instance(iq.state.id()) == iq.state) {
 				continue;
@@ -985,7 +1026,8 @@ public final class DispatchQueues {
 		if (pool.size() < 2) {
 			return;
 		}
-		for (InstanceQueue iq : List.copyOf(queues.values())) {
+		long end = queueOrdinals;
+		for (InstanceQueue iq = firstNonEmpty(end); iq != null; iq = nextNonEmpty(iq, end)) {
 			if (iq.byArrival.isEmpty() || iq.state.acceptsNewWork()) {
 				continue;
 			}
@@ -1006,9 +1048,12 @@ public final class DispatchQueues {
 			return;
 		}
 		// Insertion order: identity hashes would make the pump order differ between runs.
-		Set<InstanceQueue> touched = new LinkedHashSet<>();
+		// Made on the first move: most calls move nothing.
+		Set<InstanceQueue> touched = null;
 		int budget = settings.maxMovesPerTrigger();
-		for (InstanceQueue iq : List.copyOf(queues.values())) {
+		long end = queueOrdinals;
+		noMoveTarget = false;
+		for (InstanceQueue iq = firstNonEmpty(end); iq != null && !noMoveTarget; iq = nextNonEmpty(iq, end)) {
 			while (budget > 0 && !iq.byArrival.isEmpty() && pool.isHotspot(iq.state)) {
 				Move m = bestMove(iq);
 				if (m == null) {
@@ -1018,13 +1063,25 @@ public final class DispatchQueues {
 				m.request().migrations++;
 				migrations++;
 				budget--;
+				if (touched == null) {
+					touched = new LinkedHashSet<>();
+				}
 				touched.add(queueOf(m.target()));
 			}
 		}
-		for (InstanceQueue iq : touched) {
-			pump(iq, out);
+		noMoveTarget = false;
+		if (touched != null) {
+			for (InstanceQueue iq : touched) {
+				pump(iq, out);
+			}
 		}
 	}
+
+	// Set within a rebalance pass when a walk for a request that avoids nothing found no
+	// member that takes a move: every member is a hotspot, full or not accepting work.
+	// Nothing changes until a move, and a request that avoids some instances has fewer
+	// targets, so the pass stops there.
+	private boolean noMoveTarget;
 
 	private record Move(QueuedRequest request, InstanceState target, long estimateThereNanos) {
 	}
@@ -1041,13 +1098,17 @@ public final class DispatchQueues {
 			return;
 		}
 		int budget = settings.maxMovesPerTrigger();
-		for (Map.Entry<InstanceState, TreeSet<QueuedRequest>> e : List.copyOf(byAlternative.entrySet())) {
-			InstanceState idle = e.getKey();
+		// The entries of byAlternative there were when the pass began, in its order, that
+		// have requests while their instance has none when the pass reaches them: the
+		// others would pull nothing.
+		long end = pullableOrdinals;
+		for (Pullable p = firstPuller(end); p != null && budget > 0; p = nextPuller(p, end)) {
+			InstanceState idle = p.idle;
 			if (pool.instance(idle.id()) != idle || !idle.acceptsNewWork()) {
 				continue;
 			}
-			while (budget > 0 && !e.getValue().isEmpty() && queueOf(idle).byArrival.isEmpty()) {
-				Move m = bestPull(idle, e.getValue());
+			while (budget > 0 && !p.requests.isEmpty() && queueOf(idle).byArrival.isEmpty()) {
+				Move m = bestPull(idle, p.requests);
 				if (m == null) {
 					break;
 				}
@@ -1059,7 +1120,36 @@ public final class DispatchQueues {
 				pump(queueOf(idle), out);
 			}
 		}
-		byAlternative.values().removeIf(TreeSet::isEmpty);
+		dropEmptyPullables();
+	}
+
+	private @Nullable Pullable firstPuller(long end) {
+		if (pullers.isEmpty()) {
+			return null;
+		}
+		Pullable first = pullers.first();
+		return first.ordinal < end ? first : null;
+	}
+
+	private @Nullable Pullable nextPuller(Pullable after, long end) {
+		Pullable next = pullers.higher(after);
+		return next != null && next.ordinal < end ? next : null;
+	}
+
+	/** Drops the entries of byAlternative without requests. */
+	private void dropEmptyPullables() {
+		for (Pullable p : emptied) {
+			if (p.requests.isEmpty() && byAlternative.get(p.idle) == p) {
+				byAlternative.remove(p.idle);
+			}
+		}
+		emptied.clear();
+	}
+
+	/** Whether {@code s} has no request queued (or no queue). */
+	private boolean nothingQueued(InstanceState s) {
+		InstanceQueue iq = queues.get(s);
+		return iq == null || iq.byArrival.isEmpty();
 	}
 
 	/** Requests one idle instance looks at per pull, oldest first. */
@@ -1088,14 +1178,15 @@ public final class DispatchQueues {
 			if (from == null || !movable(q)) {
 				continue;
 			}
+			long estHere = estimateWhereQueued(q, from.state, pool.pendingWork(from.state));
+			long slo = sloOf(q.request());
+			// Whether it is late first: that needs no look at the idle instance's cache.
+			if (settings.moveLateOnly() && !late(q, estHere, slo)) {
+				continue;
+			}
 			int cachedThere = cachedTokens(q, idle);
 			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
 			if (!hasRoom(idle, uncachedThere)) {
-				continue;
-			}
-			long estHere = estimateWhereQueued(q, from.state, pool.pendingWork(from.state));
-			long slo = sloOf(q.request());
-			if (settings.moveLateOnly() && !late(q, estHere, slo)) {
 				continue;
 			}
 			long estThere = pool.estimateTtft(idle, cachedThere, uncachedThere);
@@ -1153,28 +1244,47 @@ public final class DispatchQueues {
 	 */
 	private @Nullable Move bestMove(InstanceQueue iq) {
 		InstanceState here = iq.state;
-		Set<String> hot = new HashSet<>();
-		for (InstanceState s : pool.instances()) {
-			if (pool.isHotspot(s)) {
-				hot.add(s.id());
-			}
-		}
 		PrefillWork pendingHere = pool.pendingWork(here);
+		// Looking for a target may give an instance its (empty) queue, which sets its
+		// place in the order of the passes; once every member has one, a request that is
+		// not late is passed over before its target is looked for.
+		boolean lateFirst = settings.moveLateOnly() && queues.size() >= pool.size() && pool.rings() == seenRings;
 		Move best = null;
 		long bestGain = 0;
 		for (QueuedRequest q : iq.byArrival) {
 			if (!movable(q)) {
 				continue;
 			}
-			InstanceState there = migrationTarget(q, here, hot);
+			long estHere = 0;
+			long slo = sloOf(q.request());
+			if (lateFirst) {
+				estHere = estimateWhereQueued(q, here, pendingHere);
+				if (!late(q, estHere, slo)) {
+					continue;
+				}
+			}
+			InstanceState there = migrationTarget(q, here);
 			if (there == null) {
+				if (noMoveTarget) {
+					// No instance takes any request: nor did one take those before it.
+					return null;
+				}
+				continue;
+			}
+			if (!lateFirst) {
+				estHere = estimateWhereQueued(q, here, pendingHere);
+				// Whether it is late first: that needs no look at the target's cache.
+				if (settings.moveLateOnly() && !late(q, estHere, slo)) {
+					continue;
+				}
+			}
+			// A full target has room for no request: no need for its cache.
+			if (settings.moveLateOnly() && gate.full(there)) {
 				continue;
 			}
 			int cachedThere = cachedTokens(q, there);
 			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
-			long estHere = estimateWhereQueued(q, here, pendingHere);
-			long slo = sloOf(q.request());
-			if (settings.moveLateOnly() && (!late(q, estHere, slo) || !hasRoom(there, uncachedThere))) {
+			if (settings.moveLateOnly() && !hasRoom(there, uncachedThere)) {
 				continue;
 			}
 			long estThere = pool.estimateTtft(there, cachedThere, uncachedThere);
@@ -1191,27 +1301,42 @@ public final class DispatchQueues {
 	 * Its other candidate when that accepts work, is not hot and has room; else the first
 	 * such instance clockwise on the second ring.
 	 */
-	private @Nullable InstanceState migrationTarget(QueuedRequest q, InstanceState here, Set<String> hot) {
+	private @Nullable InstanceState migrationTarget(QueuedRequest q, InstanceState here) {
 		// One reading of the rings: another thread may change the membership meanwhile.
 		DualHashRing rings = pool.rings();
 		if (rings.isEmpty()) {
 			return null;
 		}
-		Candidates c = rings.candidates(q.key());
+		Candidates c = candidatesOf(q, rings);
 		String other = c.first().equals(here.id()) ? c.second() : c.first();
 		InstanceState s = pool.instance(other);
-		if (s != null && s != here && canTakeMove(q, s, hot)) {
+		if (s != null && s != here && canTakeMove(q, s)) {
 			return s;
 		}
-		String neighbour = rings.walk(1, q.key(), id -> {
+		if (q.moveWalkStart < 0) {
+			q.moveWalkStart = rings.walkStart(1, q.key());
+		}
+		String neighbour = rings.walkFrom(1, q.moveWalkStart, id -> {
 			InstanceState t = pool.instance(id);
-			return t != null && t != here && canTakeMove(q, t, hot);
+			return t != null && t != here && canTakeMove(q, t);
 		});
+		if (neighbour == null && q.avoid.isEmpty()) {
+			// The walk asked every member, and none but a hotspot (here) was left out
+			// for this request's sake alone: no member takes any request off any hotspot
+			// until something moves.
+			noMoveTarget = true;
+		}
 		return neighbour == null ? null : pool.instance(neighbour);
 	}
 
-	private boolean canTakeMove(QueuedRequest q, InstanceState s, Set<String> hot) {
-		return mayTake(q, s) && !hot.contains(s.id()) && queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
+	/**
+	 * Whether {@code s} may take {@code q} off a hotspot: it accepts work, is not a
+	 * hotspot itself and its queue has room. Nothing changes while a move is looked for,
+	 * so asking each target when it comes up answers as a set of the hotspots made
+	 * beforehand would, without a look at every instance.
+	 */
+	private boolean canTakeMove(QueuedRequest q, InstanceState s) {
+		return mayTake(q, s) && !pool.isHotspot(s) && queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
 	}
 
 	/**
@@ -1225,7 +1350,7 @@ public final class DispatchQueues {
 		if (rings.isEmpty()) {
 			return null;
 		}
-		Candidates c = rings.candidates(q.key());
+		Candidates c = candidatesOf(q, rings);
 		InstanceState best = null;
 		int bestCached = -1;
 		long bestEst = Long.MAX_VALUE;
@@ -1283,6 +1408,16 @@ public final class DispatchQueues {
 		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
 	}
 
+	/** {@code q}'s two candidates on {@code rings}, worked out once per membership. */
+	private static Candidates candidatesOf(QueuedRequest q, DualHashRing rings) {
+		if (q.candidateRings != rings) {
+			q.candidates = rings.candidates(q.key());
+			q.candidateRings = rings;
+			q.moveWalkStart = -1;
+		}
+		return q.candidates;
+	}
+
 	/** Estimated cached prefix of {@code q} on {@code s}, from its shadow index. */
 	private static int cachedTokens(QueuedRequest q, InstanceState s) {
 		PromptBlocks blocks = q.request().blocks();
@@ -1292,7 +1427,7 @@ public final class DispatchQueues {
 	// ---- queue bookkeeping (all under the lock) ----
 
 	private InstanceQueue queueOf(InstanceState s) {
-		return queues.computeIfAbsent(s, InstanceQueue::new);
+		return queues.computeIfAbsent(s, k -> new InstanceQueue(k, queueOrdinals++));
 	}
 
 	private void enqueue(QueuedRequest q, InstanceState s) {
@@ -1301,6 +1436,13 @@ public final class DispatchQueues {
 		iq.byArrival.add(q);
 		iq.byAged.add(q);
 		iq.byExpiry.add(q);
+		if (iq.byArrival.size() == 1) {
+			nonEmpty.add(iq);
+			Pullable p = byAlternative.get(s);
+			if (p != null) {
+				pullers.remove(p);
+			}
+		}
 		q.queue = iq;
 		s.addQueued(q.uncachedTokens, PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
 		s.queuedRequests.incrementAndGet();
@@ -1322,6 +1464,13 @@ public final class DispatchQueues {
 		iq.byExpiry.remove(q);
 		q.queue = null;
 		InstanceState s = iq.state;
+		if (iq.byArrival.isEmpty()) {
+			nonEmpty.remove(iq);
+			Pullable p = byAlternative.get(s);
+			if (p != null && !p.requests.isEmpty()) {
+				pullers.add(p);
+			}
+		}
 		s.addQueued(-q.uncachedTokens, -PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
 		s.queuedRequests.decrementAndGet();
 		s.oldestQueuedNanos(iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
@@ -1342,13 +1491,16 @@ public final class DispatchQueues {
 		if (q.pinned || !settings.idlePull() || settings.mode() != DispatchMode.QUEUE || rings.members().size() < 2) {
 			return;
 		}
-		Candidates c = rings.candidates(q.key());
+		Candidates c = candidatesOf(q, rings);
 		InstanceState alt = pool.instance(c.first().equals(s.id()) ? c.second() : c.first());
 		if (alt == null || alt == s || q.avoid.contains(alt.id())) {
 			return;
 		}
 		q.alternative = alt;
-		byAlternative.computeIfAbsent(alt, k -> new TreeSet<>(ARRIVAL)).add(q);
+		Pullable p = byAlternative.computeIfAbsent(alt, k -> new Pullable(k, pullableOrdinals++));
+		if (p.requests.add(q) && p.requests.size() == 1 && nothingQueued(alt)) {
+			pullers.add(p);
+		}
 	}
 
 	/** Whether rebalancing may still move {@code q} (or an idle instance pull it). */
@@ -1362,9 +1514,10 @@ public final class DispatchQueues {
 			return;
 		}
 		q.alternative = null;
-		TreeSet<QueuedRequest> set = byAlternative.get(alt);
-		if (set != null) {
-			set.remove(q);
+		Pullable p = byAlternative.get(alt);
+		if (p != null && p.requests.remove(q) && p.requests.isEmpty()) {
+			pullers.remove(p);
+			emptied.add(p);
 		}
 	}
 
@@ -1377,6 +1530,26 @@ public final class DispatchQueues {
 		for (Runnable r : callbacks) {
 			r.run();
 		}
+	}
+
+	/**
+	 * The queued requests {@code idle} may pull (it is their other candidate), oldest
+	 * first.
+	 */
+	private static final class Pullable {
+
+		final InstanceState idle;
+
+		// Its place in the order of byAlternative: creation order.
+		final long ordinal;
+
+		final TreeSet<QueuedRequest> requests = new TreeSet<>(ARRIVAL);
+
+		Pullable(InstanceState idle, long ordinal) {
+			this.idle = idle;
+			this.ordinal = ordinal;
+		}
+
 	}
 
 	/** The requests waiting for one instance, in two orders over the same elements. */
@@ -1392,8 +1565,12 @@ public final class DispatchQueues {
 
 		final TreeSet<QueuedRequest> byExpiry = new TreeSet<>(EXPIRY);
 
-		InstanceQueue(InstanceState state) {
+		// Its place in the order of the queues: creation order.
+		final long ordinal;
+
+		InstanceQueue(InstanceState state, long ordinal) {
 			this.state = state;
+			this.ordinal = ordinal;
 		}
 
 	}

@@ -226,23 +226,75 @@ public final class DualHashRing {
 	 * does.
 	 */
 	public @Nullable String walk(int ring, long key, Predicate<String> accept) {
-		if (ring != 0 && ring != 1) {
-			throw new IllegalArgumentException("ring must be 0 or 1 but was " + ring);
-		}
+		checkRing(ring);
+		return members.isEmpty() ? null : walkFrom(ring, startIndex(ring, key), accept);
+	}
+
+	/**
+	 * Where {@link #walk} of ring {@code ring} from {@code key} starts: for a caller that
+	 * walks from one key several times ({@link #walkFrom}).
+	 */
+	public int walkStart(int ring, long key) {
+		checkRing(ring);
+		return startIndex(ring, key);
+	}
+
+	/**
+	 * {@link #walk} from a start {@link #walkStart} gave for this ring.
+	 */
+	public @Nullable String walkFrom(int ring, int start, Predicate<String> accept) {
+		checkRing(ring);
 		if (members.isEmpty()) {
 			return null;
 		}
 		long[] pts = points[ring];
 		String[] own = owners[ring];
-		int start = startIndex(ring, key);
-		java.util.Set<String> seen = new java.util.HashSet<>();
-		for (int i = 0; i < pts.length && seen.size() < members.size(); i++) {
+		int n = members.size();
+		// The first steps find what was seen by looking back over the points walked, so
+		// the usual short walk allocates nothing; a longer one keeps a set.
+		java.util.Set<String> seen = null;
+		int distinct = 0;
+		for (int i = 0; i < pts.length && distinct < n; i++) {
 			String id = own[(start + i) % pts.length];
-			if (seen.add(id) && accept.test(id)) {
-				return id;
+			boolean fresh;
+			if (seen != null) {
+				fresh = seen.add(id);
+			}
+			else {
+				fresh = !walkedBefore(own, start, i, id);
+				if (i + 1 == WALK_LOOK_BACK) {
+					seen = new java.util.HashSet<>();
+					for (int j = 0; j <= i; j++) {
+						seen.add(own[(start + j) % pts.length]);
+					}
+				}
+			}
+			if (fresh) {
+				distinct++;
+				if (accept.test(id)) {
+					return id;
+				}
 			}
 		}
 		return null;
+	}
+
+	private static void checkRing(int ring) {
+		if (ring != 0 && ring != 1) {
+			throw new IllegalArgumentException("ring must be 0 or 1 but was " + ring);
+		}
+	}
+
+	// Steps of a walk that look back over the points walked before it keeps a set.
+	private static final int WALK_LOOK_BACK = 16;
+
+	private static boolean walkedBefore(String[] own, int start, int steps, String id) {
+		for (int j = 0; j < steps; j++) {
+			if (own[(start + j) % own.length].equals(id)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	public List<RingMember> members() {

@@ -64,6 +64,14 @@ public final class QueuedRequest {
 	// The candidate that may pull it while it waits (idle pull); null when none.
 	@Nullable InstanceState alternative;
 
+	// Its two candidates on candidateRings (a membership's rings), kept while they stay.
+	@Nullable Candidates candidates;
+
+	@Nullable DualHashRing candidateRings;
+
+	// Where a walk of ring 2 from its key starts on candidateRings; -1 until needed.
+	int moveWalkStart = -1;
+
 	int cachedTokens;
 
 	int uncachedTokens;

@@ -175,6 +175,31 @@ class DualHashRingTests {
 	}
 
 	@Test
+	void aWalkStopsAtTheFirstInstanceTakenHoweverLongItGoes() {
+		// Short walks end in the first steps, long ones visit every instance: both find
+		// each instance once, in the same order.
+		for (int n : new int[] { 2, 3, 64 }) {
+			DualHashRing ring = DualHashRing.of(members(n), 160);
+			for (int r = 0; r < 2; r++) {
+				List<String> order = new ArrayList<>();
+				assertThat(ring.walk(r, 7, id -> !order.add(id))).isNull();
+				assertThat(order).hasSize(n).doesNotHaveDuplicates();
+				for (int k = 0; k < n; k++) {
+					String wanted = order.get(k);
+					List<String> seen = new ArrayList<>();
+					assertThat(ring.walk(r, 7, id -> seen.add(id) && id.equals(wanted))).isEqualTo(wanted);
+					assertThat(seen).isEqualTo(order.subList(0, k + 1));
+					List<String> fromStart = new ArrayList<>();
+					assertThat(ring.walkFrom(r, ring.walkStart(r, 7), id -> fromStart.add(id) && id.equals(wanted)))
+						.as("from the start walkStart gives")
+						.isEqualTo(wanted);
+					assertThat(fromStart).isEqualTo(seen);
+				}
+			}
+		}
+	}
+
+	@Test
 	void theLargestWeightBuildsAllItsVirtualNodes() {
 		DualHashRing ring = DualHashRing
 			.of(List.of(new RingMember("big", RingMember.MAX_WEIGHT), new RingMember("small", 1)), 160);

@@ -34,6 +34,19 @@ class EngineQueueGateTests {
 	}
 
 	@Test
+	void anInstanceIsFullWhenNoRequestOfAnySizeHasRoom() {
+		Replica r = new Replica();
+		for (int inPrefill = 0; inPrefill <= 5; inPrefill++) {
+			for (long tokens : new long[] { 0, 999, 1_000, 1_001 }) {
+				r.state().peerLoad(inPrefill, tokens, 0);
+				boolean anyFits = EngineQueueGate.hasRoom(inPrefill, tokens, 0, settings);
+				assertThat(r.gate.full(r.state())).as(inPrefill + " requests, " + tokens + " tokens")
+					.isEqualTo(!anyFits);
+			}
+		}
+	}
+
+	@Test
 	void foreignRequestsAreTheEnginesQueueBeyondWhatThisGatewayHadInPrefillAtTheScrape() {
 		assertThat(EngineQueueGate.foreignRequests(waiting(0, 5), 2)).isEqualTo(3);
 		assertThat(EngineQueueGate.foreignRequests(waiting(0, 2), 5)).as("some of ours already run: the queue is ours")
