@@ -64,7 +64,13 @@ import static org.awaitility.Awaitility.await;
 				// many times.
 				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
 				"dualmap.breaker.wait-duration-in-open-state=60s",
-				"logging.level.io.github.dualmap.gateway.ConnectFailoverFilter=debug" })
+				// The stubs answer in times that do not depend on the prompt, and several
+				// tests need new prompts spread over every instance within a few seconds
+				// (the stopped backend must see enough connect failures to open its
+				// breaker): per-instance TTFT models send cold prompts to whichever stub
+				// looked fastest, and relax toward the pool's fit only after
+				// ttft.relax-after without observations.
+				"dualmap.ttft.model=linear", "logging.level.io.github.dualmap.gateway.ConnectFailoverFilter=debug" })
 @AutoConfigureWebTestClient(timeout = "30s")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @ExtendWith(OutputCaptureExtension.class)
