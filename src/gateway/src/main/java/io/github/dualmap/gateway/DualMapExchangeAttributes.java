@@ -77,6 +77,15 @@ public final class DualMapExchangeAttributes {
 	public static final String DECODED_TOKENS_ATTR = PREFIX + "decodedTokens";
 
 	/**
+	 * The decoded form ({@code byte[]}) of a {@code gzip} or {@code deflate} request body
+	 * that streams a chat or text completion without asking for its usage, kept by
+	 * {@link PromptRoutingFilter} (within the body limit) so that
+	 * {@link TenantBudgetFilter} can send it, decoded, with
+	 * {@code stream_options.include_usage}.
+	 */
+	public static final String DECODED_STREAM_BODY_ATTR = PREFIX + "decodedStreamBody";
+
+	/**
 	 * The request's {@code model} ({@code String}), when the body was read before routing
 	 * and names one.
 	 */

@@ -114,19 +114,26 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		if (readable == null) {
 			return new ParsedRequest(null, false, null, RequestKind.OTHER);
 		}
+		RequestTokens decodedTokens = null;
 		if (readable != body) {
 			// Decoded within the body limit: its completion cap, for a tenant's estimate.
-			exchange.getAttributes()
-				.put(DualMapExchangeAttributes.DECODED_TOKENS_ATTR,
-						RequestTokens.read(new ByteArrayInputStream(readable)));
+			decodedTokens = RequestTokens.read(new ByteArrayInputStream(readable));
+			exchange.getAttributes().put(DualMapExchangeAttributes.DECODED_TOKENS_ATTR, decodedTokens);
 		}
 		String path = request.getPath().value();
 		if (PromptParser.kindOf(path) == RequestKind.OTHER) {
 			// Scanned, not built into a tree: no working memory to speak of.
 			return this.parser.parse(path, readable);
 		}
-		return this.limits.whileParsing(exchange, readable.length, () -> this.parser.parse(path, readable),
-				() -> this.parser.withoutPrompt(path, readable));
+		ParsedRequest parsed = this.limits.whileParsing(exchange, readable.length,
+				() -> this.parser.parse(path, readable), () -> this.parser.withoutPrompt(path, readable));
+		if (decodedTokens != null && !decodedTokens.usageRequested() && parsed.stream()
+				&& (parsed.kind() == RequestKind.CHAT || parsed.kind() == RequestKind.COMPLETION)) {
+			// A tenant's stream is asked for its usage: sent decoded
+			// (TenantBudgetFilter).
+			exchange.getAttributes().put(DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR, readable);
+		}
+		return parsed;
 	}
 
 	/** The answer to a body that could not be parsed or decoded. */

@@ -134,12 +134,18 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 	 * gateway may ask for a stream's usage on the client's behalf. A {@code gzip} or
 	 * {@code deflate} body is not read again: its cap is what {@link PromptRoutingFilter}
 	 * read from its decoded form, within the body limit (the default cap for a coding the
-	 * gateway does not decode), and its stream is not asked for its usage (the engine
-	 * gets the client's bytes as they are).
+	 * gateway does not decode); when it streams without asking for its usage, its decoded
+	 * form (kept by {@link PromptRoutingFilter}) is what gets the usage request, and the
+	 * engine gets it decoded.
 	 */
 	private static Mono<Read> read(ServerWebExchange exchange, ParsedRequest parsed) {
 		boolean encoded = encoded(exchange.getRequest().getHeaders());
 		RequestTokens decoded = exchange.getAttribute(DualMapExchangeAttributes.DECODED_TOKENS_ATTR);
+		byte[] decodedStream = (byte[]) exchange.getAttributes()
+			.remove(DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR);
+		if (encoded && decoded != null && decodedStream != null) {
+			return Mono.just(new Read(decoded, decodedStream));
+		}
 		boolean mayAsk = !encoded && parsed.stream()
 				&& (parsed.kind() == RequestKind.CHAT || parsed.kind() == RequestKind.COMPLETION);
 		return DataBufferUtils.join(exchange.getRequest().getBody()).map(buffer -> {
@@ -217,11 +223,16 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 		return codings.stream().anyMatch(c -> !c.isBlank() && !c.strip().equalsIgnoreCase("identity"));
 	}
 
-	/** {@code exchange}'s request with {@code body}, replayed, and its length. */
+	/**
+	 * {@code exchange}'s request with {@code body}, replayed, and its length; the body is
+	 * always sent without a content coding (an encoded one was decoded to add the usage
+	 * request).
+	 */
 	private static ServerHttpRequest withBody(ServerWebExchange exchange, byte[] body) {
 		ServerHttpRequest replaying = RequestBodies.replaying(exchange, body);
 		HttpHeaders headers = new HttpHeaders();
 		headers.putAll(exchange.getRequest().getHeaders());
+		headers.remove(HttpHeaders.CONTENT_ENCODING);
 		if (headers.getContentLength() >= 0) {
 			headers.setContentLength(body.length);
 		}

@@ -55,7 +55,8 @@ class TenantBudgetsIntegrationTests {
 				"dualmap.tenants.tiny.tokens-per-minute=50", "dualmap.tenants.leaver.tokens-per-day=100000",
 				"dualmap.tenants.metered.tokens-per-minute=100000", "dualmap.tenants.shown.tokens-per-day=1000",
 				"dualmap.tenants.shown.weight=2", "dualmap.tenants.modeled.tokens-per-day=100000",
-				"dualmap.tenants.modeled.models.m.tokens-per-minute=50", "dualmap.tenants.zipped.tokens-per-day=300");
+				"dualmap.tenants.modeled.models.m.tokens-per-minute=50", "dualmap.tenants.zipped.tokens-per-day=300",
+				"dualmap.tenants.zipstreamer.tokens-per-day=1000");
 		client = TenantGateways.client(gateway);
 	}
 
@@ -231,7 +232,7 @@ class TenantBudgetsIntegrationTests {
 			.collect(Collectors.toSet());
 		assertThat(tenants).contains("other")
 			.isSubsetOf("acme", "streamer", "asker", "tiny", "leaver", "metered", "shown", "modeled", "zipped",
-					"default", "other");
+					"zipstreamer", "default", "other");
 		assertThat(budgets().view()).containsKey("other").doesNotContainKey("client-1");
 		assertThat(budgets().view().get("other").usage().requests()).isGreaterThanOrEqualTo(20);
 	}
@@ -266,6 +267,18 @@ class TenantBudgetsIntegrationTests {
 		assertThat(remaining).as("admitted on its prompt and 7").isBetween(250L, 299L);
 		EntityExchangeResult<String> uncapped = gzipped("zipped", TenantGateways.chat("zip", false, ""));
 		assertThat(uncapped.getStatus().value()).as("no cap: the default one, over budget").isEqualTo(429);
+	}
+
+	@Test
+	void aGzipStreamIsSentDecodedWithItsUsageRequested() throws Exception {
+		EntityExchangeResult<String> result = gzipped("zipstreamer", TenantGateways.chat("zipped stream", true, ""));
+		assertThat(result.getStatus().value()).isEqualTo(200);
+		assertThat(result.getResponseBody()).doesNotContain("usage").contains("[DONE]");
+		assertThat(ENGINE.bodies).anySatisfy(
+				b -> assertThat(b).contains("zipped stream").contains("\"stream_options\":{\"include_usage\":true}"));
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(view("zipstreamer").usage().cost()).isEqualTo(COST));
+		assertThat(view("zipstreamer").usage().completionTokens()).isEqualTo(UsageEngine.COMPLETION_TOKENS);
 	}
 
 	private static EntityExchangeResult<String> gzipped(String tenant, String body) throws Exception {
