@@ -3,8 +3,6 @@ package io.github.dualmap.core;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.jspecify.annotations.Nullable;
 
@@ -28,9 +26,7 @@ public final class DynamoCostPolicy implements RoutingPolicy {
 
 	private final double overlapWeight;
 
-	private final PerInstance<ActiveBlocks> activeByInstance = new PerInstance<>(ActiveBlocks::new);
-
-	private final Map<String, ActiveRequest> activeRequests = new ConcurrentHashMap<>();
+	private final ActiveBlocks active = new ActiveBlocks();
 
 	private final TieBreaker ties = new TieBreaker();
 
@@ -68,8 +64,8 @@ public final class DynamoCostPolicy implements RoutingPolicy {
 			int overlap = blocks == null ? 0 : s.shadow().peekMatchedBlocks(blocks.chain());
 			long newTokens = blocks == null ? 0 : blocks.promptTokens() - blocks.tokensFor(overlap);
 			double prefillBlocks = (double) (s.prefillTokens() + newTokens) / blockSize;
-			ActiveBlocks active = active(s.id());
-			double decodeBlocks = active.distinct() + (blocks == null ? 0 : active.missing(blocks.chain()));
+			double decodeBlocks = active.distinct(s.id())
+					+ (blocks == null ? 0 : active.missing(s.id(), blocks.chain()));
 			overlaps.put(s, overlap);
 			costs.put(s, overlapWeight * prefillBlocks + decodeBlocks);
 			longest = Math.max(longest, overlap);
@@ -90,85 +86,22 @@ public final class DynamoCostPolicy implements RoutingPolicy {
 		if (blocks == null || pool.instance(decision.instanceId()) == null) {
 			return;
 		}
-		ActiveRequest previous = activeRequests.put(request.id(),
-				new ActiveRequest(decision.instanceId(), blocks.chain()));
-		if (previous != null) {
-			// A retry re-dispatched the same request: its first attempt is no longer
-			// active.
-			release(previous);
-		}
-		active(decision.instanceId()).add(blocks.chain());
+		active.dispatched(request.id(), decision.instanceId(), blocks.chain());
 	}
 
 	@Override
 	public void onFinished(RoutingRequest request, String instanceId, InstancePool pool) {
-		ActiveRequest finished = activeRequests.remove(request.id());
-		if (finished != null) {
-			release(finished);
-		}
+		active.finished(request.id());
 	}
 
 	@Override
 	public void onMembershipChanged(InstancePool pool) {
-		Set<String> members = activeByInstance.retainMembers(pool);
-		activeRequests.values().removeIf(r -> !members.contains(r.instanceId()));
+		active.retainMembers(pool);
 	}
 
 	/** Distinct blocks of the requests active on {@code instanceId}. */
 	public int activeBlocks(String instanceId) {
-		ActiveBlocks a = activeByInstance.find(instanceId);
-		return a == null ? 0 : a.distinct();
-	}
-
-	private void release(ActiveRequest r) {
-		ActiveBlocks a = activeByInstance.find(r.instanceId());
-		if (a != null) {
-			a.remove(r.chain());
-		}
-	}
-
-	private ActiveBlocks active(String instanceId) {
-		return activeByInstance.get(instanceId);
-	}
-
-	private record ActiveRequest(String instanceId, long[] chain) {
-	}
-
-	/**
-	 * Reference-counted blocks of one instance's active requests: requests sharing a
-	 * prefix share its blocks, as in the engine's paged KV cache.
-	 */
-	private static final class ActiveBlocks {
-
-		private final Map<Long, Integer> refs = new HashMap<>();
-
-		synchronized void add(long[] chain) {
-			for (long h : chain) {
-				refs.merge(h, 1, Integer::sum);
-			}
-		}
-
-		synchronized void remove(long[] chain) {
-			for (long h : chain) {
-				refs.computeIfPresent(h, (k, n) -> n == 1 ? null : n - 1);
-			}
-		}
-
-		synchronized int distinct() {
-			return refs.size();
-		}
-
-		/** Blocks of {@code chain} not yet active here. */
-		synchronized int missing(long[] chain) {
-			int n = 0;
-			for (long h : chain) {
-				if (!refs.containsKey(h)) {
-					n++;
-				}
-			}
-			return n;
-		}
-
+		return active.distinct(instanceId);
 	}
 
 }

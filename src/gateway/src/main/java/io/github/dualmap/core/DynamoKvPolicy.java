@@ -5,7 +5,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.jspecify.annotations.Nullable;
 
@@ -59,9 +58,7 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 
 	private @Nullable KvEventFeed feed;
 
-	private final PerInstance<ActiveBlocks> activeByInstance = new PerInstance<>(ActiveBlocks::new);
-
-	private final Map<String, ActiveRequest> activeRequests = new ConcurrentHashMap<>();
+	private final ActiveBlocks active = new ActiveBlocks();
 
 	private final TieBreaker ties = new TieBreaker();
 
@@ -115,11 +112,7 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 	}
 
 	private KvEventFeed feed() {
-		KvEventFeed f = feed;
-		if (f == null) {
-			throw new IllegalStateException(NAME + " routes on engine KV events and has no event feed");
-		}
-		return f;
+		return KvEventFeed.attached(feed, NAME);
 	}
 
 	/**
@@ -167,8 +160,7 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 			int overlap = chain == null ? 0 : f.index().overlapBlocks(s.id(), chain);
 			double prefillBlocks = Math.max(0,
 					(double) (s.sharedPrefillTokens() + promptTokens) / blockTokens - overlapCredit * overlap);
-			ActiveBlocks active = active(s.id());
-			double decodeBlocks = active.distinct() + (chain == null ? 0 : active.missing(chain));
+			double decodeBlocks = active.distinct(s.id()) + (chain == null ? 0 : active.missing(s.id(), chain));
 			overlaps.put(s, overlap);
 			costs.put(s, prefillLoadScale * prefillBlocks + decodeBlocks);
 			longest = Math.max(longest, overlap);
@@ -203,25 +195,17 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 		if (chain == null) {
 			return;
 		}
-		ActiveRequest previous = activeRequests.put(request.id(), new ActiveRequest(decision.instanceId(), chain));
-		if (previous != null) {
-			release(previous);
-		}
-		active(decision.instanceId()).add(chain);
+		active.dispatched(request.id(), decision.instanceId(), chain);
 	}
 
 	@Override
 	public void onFinished(RoutingRequest request, String instanceId, InstancePool pool) {
-		ActiveRequest finished = activeRequests.remove(request.id());
-		if (finished != null) {
-			release(finished);
-		}
+		active.finished(request.id());
 	}
 
 	@Override
 	public void onMembershipChanged(InstancePool pool) {
-		Set<String> members = activeByInstance.retainMembers(pool);
-		activeRequests.values().removeIf(r -> !members.contains(r.instanceId()));
+		Set<String> members = active.retainMembers(pool);
 		KvEventFeed f = feed;
 		if (f != null) {
 			f.index().retain(members);
@@ -230,70 +214,12 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 
 	/** Distinct engine blocks of the requests active on {@code instanceId}. */
 	public int activeBlocks(String instanceId) {
-		ActiveBlocks a = activeByInstance.find(instanceId);
-		return a == null ? 0 : a.distinct();
+		return active.distinct(instanceId);
 	}
 
 	/** Blocks of {@code chain} not among the active blocks of {@code instanceId}. */
 	int missingBlocks(String instanceId, long[] chain) {
-		return active(instanceId).missing(chain);
-	}
-
-	private void release(ActiveRequest r) {
-		ActiveBlocks a = activeByInstance.find(r.instanceId());
-		if (a != null) {
-			a.remove(r.chain());
-		}
-	}
-
-	private ActiveBlocks active(String instanceId) {
-		return activeByInstance.get(instanceId);
-	}
-
-	private record ActiveRequest(String instanceId, long[] chain) {
-	}
-
-	/** Reference-counted blocks of one worker's active requests. */
-	private static final class ActiveBlocks {
-
-		private final LongCounts refs = new LongCounts();
-
-		synchronized void add(long[] chain) {
-			for (long h : chain) {
-				refs.increment(h);
-			}
-		}
-
-		synchronized void remove(long[] chain) {
-			for (long h : chain) {
-				refs.decrement(h);
-			}
-		}
-
-		synchronized int distinct() {
-			return refs.size();
-		}
-
-		/**
-		 * Blocks of {@code chain} not active here. Every active request holds a whole
-		 * chain from its first block, and a chained hash fixes every block before it, so
-		 * the active blocks of a chain are a prefix of it: binary search for its end.
-		 */
-		synchronized int missing(long[] chain) {
-			int lo = 0;
-			int hi = chain.length;
-			while (lo < hi) {
-				int mid = (lo + hi + 1) >>> 1;
-				if (refs.contains(chain[mid - 1])) {
-					lo = mid;
-				}
-				else {
-					hi = mid - 1;
-				}
-			}
-			return chain.length - lo;
-		}
-
+		return active.missing(instanceId, chain);
 	}
 
 }

@@ -39,6 +39,17 @@ public record KvEventFeed(KvEventIndex index, EngineBlocks engineBlocks, int blo
 	 * a host that delivers them (the simulator) creates one; the gateway receives no KV
 	 * events.
 	 */
+	/**
+	 * {@code feed}, which policy {@code policy} was attached to.
+	 * @throws IllegalStateException when it was never attached
+	 */
+	static KvEventFeed attached(@Nullable KvEventFeed feed, String policy) {
+		if (feed == null) {
+			throw new IllegalStateException(policy + " routes on engine KV events and has no event feed");
+		}
+		return feed;
+	}
+
 	public interface Consumer {
 
 		/** Connects the feed; called once, before the first request. */

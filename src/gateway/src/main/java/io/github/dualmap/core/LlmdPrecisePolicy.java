@@ -116,11 +116,7 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 	}
 
 	private KvEventFeed feed() {
-		KvEventFeed f = feed;
-		if (f == null) {
-			throw new IllegalStateException(NAME + " routes on engine KV events and has no event feed");
-		}
-		return f;
+		return KvEventFeed.attached(feed, NAME);
 	}
 
 	/**
