@@ -156,6 +156,7 @@ public class DualMapAutoConfiguration {
 	SloResolver dualMapSloResolver(DualMapProperties properties) {
 		Map<String, Duration> classes = new LinkedHashMap<>();
 		Map<String, Duration> maxWaits = new LinkedHashMap<>();
+		Map<String, Integer> priorities = new LinkedHashMap<>();
 		properties.getSlo().getClasses().forEach((name, c) -> {
 			Duration ttft = c.getTtft();
 			if (ttft != null) {
@@ -163,9 +164,13 @@ public class DualMapAutoConfiguration {
 				if (c.getMaxWait() != null) {
 					maxWaits.put(name, c.getMaxWait());
 				}
+				if (c.getPriority() != null) {
+					priorities.put(name, c.getPriority());
+				}
 			}
 		});
-		return new SloResolver(properties.getSlo().getTtft(), properties.getSlo().getClassHeader(), classes, maxWaits);
+		return new SloResolver(properties.getSlo().getTtft(), properties.getSlo().getClassHeader(), classes, maxWaits,
+				priorities);
 	}
 
 	@Bean

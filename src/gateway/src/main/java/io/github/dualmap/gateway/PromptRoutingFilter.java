@@ -153,7 +153,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 			SloResolver.Slo slo, ParsedRequest parsed) {
 		ServerHttpRequest request = exchange.getRequest();
 		RoutingRequest routing = new RoutingRequest(RequestIds.next(), parsed.blocks(), slo.nanos(),
-				service.pool().now(), slo.maxWaitNanos());
+				service.pool().now(), slo.maxWaitNanos(), slo.priority());
 		exchange.getAttributes().put(DualMapExchangeAttributes.PARSED_REQUEST_ATTR, parsed);
 		exchange.getAttributes().put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR, routing);
 		String previous = parsed.previousResponseId() != null ? parsed.previousResponseId()
