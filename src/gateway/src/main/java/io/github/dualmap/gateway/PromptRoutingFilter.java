@@ -23,11 +23,11 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * Reads the body of requests on DualMap routes (up to a limit, 413 beyond; a gzip or
- * deflate body is read decoded, under the same limit), parses the prompt into its block
- * chain, resolves the request's SLO and leaves the {@link RoutingRequest} in an exchange
- * attribute for the load balancer. The backend gets the body byte for byte, as sent,
- * replayed on every subscription, so retries resend it.
+ * Reads the body of requests on DualMap routes (up to a limit, 413 beyond; a compressed
+ * body is read decoded, under the same limit: {@link BodyEncodings}), parses the prompt
+ * into its block chain, resolves the request's SLO and leaves the {@link RoutingRequest}
+ * in an exchange attribute for the load balancer. The backend gets the body byte for
+ * byte, as sent, replayed on every subscription, so retries resend it.
  */
 public class PromptRoutingFilter implements GlobalFilter, Ordered {
 

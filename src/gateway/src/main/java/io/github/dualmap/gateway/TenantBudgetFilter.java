@@ -131,12 +131,13 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 	/**
 	 * The body's completion cap and usage request, read in place (the body replayed from
 	 * what {@link PromptRoutingFilter} holds), and a copy of the body only when the
-	 * gateway may ask for a stream's usage on the client's behalf. A {@code gzip} or
-	 * {@code deflate} body is not read again: its cap is what {@link PromptRoutingFilter}
-	 * read from its decoded form, within the body limit (the default cap for a coding the
-	 * gateway does not decode); when it streams without asking for its usage, its decoded
-	 * form (kept by {@link PromptRoutingFilter}) is what gets the usage request, and the
-	 * engine gets it decoded.
+	 * gateway may ask for a stream's usage on the client's behalf. A compressed body
+	 * ({@code gzip}, {@code deflate}, {@code zstd}, {@code br}) is not read again: its
+	 * cap is what {@link PromptRoutingFilter} read from its decoded form, within the body
+	 * limit (the default cap for a coding the gateway does not decode); when it streams
+	 * without asking for its usage, its decoded form (kept by
+	 * {@link PromptRoutingFilter}) is what gets the usage request, and the engine gets it
+	 * decoded.
 	 */
 	private static Mono<Read> read(ServerWebExchange exchange, ParsedRequest parsed) {
 		boolean encoded = encoded(exchange.getRequest().getHeaders());
