@@ -140,20 +140,18 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 	 * decoded.
 	 */
 	private static Mono<Read> read(ServerWebExchange exchange, ParsedRequest parsed) {
-		boolean encoded = encoded(exchange.getRequest().getHeaders());
-		RequestTokens decoded = exchange.getAttribute(DualMapExchangeAttributes.DECODED_TOKENS_ATTR);
-		byte[] decodedStream = (byte[]) exchange.getAttributes()
-			.remove(DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR);
-		if (encoded && decoded != null && decodedStream != null) {
-			return Mono.just(new Read(decoded, decodedStream));
+		if (encoded(exchange.getRequest().getHeaders())) {
+			RequestTokens decoded = exchange.getAttribute(DualMapExchangeAttributes.DECODED_TOKENS_ATTR);
+			byte[] decodedStream = (byte[]) exchange.getAttributes()
+				.remove(DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR);
+			return Mono.just(new Read(decoded != null ? decoded : RequestTokens.NONE, decodedStream));
 		}
-		boolean mayAsk = !encoded && parsed.stream()
+		boolean mayAsk = parsed.stream()
 				&& (parsed.kind() == RequestKind.CHAT || parsed.kind() == RequestKind.COMPLETION);
 		return DataBufferUtils.join(exchange.getRequest().getBody()).map(buffer -> {
 			try {
 				int start = buffer.readPosition();
-				RequestTokens tokens = encoded ? (decoded != null ? decoded : RequestTokens.NONE)
-						: RequestTokens.read(buffer.asInputStream());
+				RequestTokens tokens = RequestTokens.read(buffer.asInputStream());
 				byte[] body = null;
 				if (mayAsk && !tokens.usageRequested()) {
 					// Read again from its start: the parser moved the position.
@@ -166,7 +164,7 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 			finally {
 				DataBufferUtils.release(buffer);
 			}
-		}).defaultIfEmpty(new Read(decoded != null ? decoded : RequestTokens.NONE, null));
+		}).defaultIfEmpty(new Read(RequestTokens.NONE, null));
 	}
 
 	/**

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.dualmap.gateway.PromptRoutingFilter;
 import io.github.dualmap.gateway.SloResolver;
 import io.github.dualmap.gateway.TenantBudgetFilter;
 import io.github.dualmap.gateway.TokenUsageFilter;
@@ -96,6 +97,17 @@ class TenantsSampleTests {
 				.getFailure()
 				.rootCause()
 				.hasMessageContaining("spring-boot-starter-data-redis-reactive"));
+	}
+
+	@Test
+	void thePromptFilterDecodesForTokenBudgetsOnlyWithThem() {
+		runner().withPropertyValues("dualmap.tenants.enabled=true", "dualmap.tenants.store=local")
+			.run(context -> assertThat(context).hasNotFailed()
+				.getBean(PromptRoutingFilter.class)
+				.hasFieldOrPropertyWithValue("tokenBudgets", true));
+		runner().run(context -> assertThat(context).hasNotFailed()
+			.getBean(PromptRoutingFilter.class)
+			.hasFieldOrPropertyWithValue("tokenBudgets", false));
 	}
 
 	@Test
