@@ -58,7 +58,8 @@ final class FairShares {
 
 	private final long bucketNanos;
 
-	private final Map<Flow, Account> accounts = new LinkedHashMap<>();
+	// Keyed by tenant and band: a lookup by tenant name alone finds nothing.
+	private final Map<Flow, Account> byFlow = new LinkedHashMap<>();
 
 	// The accounts with requests waiting, so lifting and shedding look at these only.
 	private final Set<Account> backlogged = new LinkedHashSet<>();
@@ -226,7 +227,7 @@ final class FairShares {
 			return a.queued / a.weight;
 		}
 		Tenant t = q.request().tenantOrDefault();
-		Account known = accounts.get(new Flow(t.name(), q.request().priority()));
+		Account known = byFlow.get(new Flow(t.name(), q.request().priority()));
 		return ((known == null ? 0 : known.queued) + 1) / t.weight();
 	}
 
@@ -264,7 +265,7 @@ final class FairShares {
 		double total = 0;
 		Map<String, Account> top = new LinkedHashMap<>();
 		Map<String, double[]> sums = new HashMap<>();
-		for (Account a : accounts.values()) {
+		for (Account a : byFlow.values()) {
 			double served = a.served(now, bucketNanos);
 			if (served > 0 || a.queued > 0) {
 				total += served;
@@ -292,20 +293,20 @@ final class FairShares {
 	private Account account(RoutingRequest r) {
 		Tenant t = r.tenantOrDefault();
 		Flow flow = new Flow(t.name(), r.priority());
-		Account a = accounts.get(flow);
+		Account a = byFlow.get(flow);
 		if (a == null) {
-			if (accounts.size() >= MAX_ACCOUNTS) {
+			if (byFlow.size() >= MAX_ACCOUNTS) {
 				dropIdle();
 			}
 			a = new Account(t.name(), flow.priority());
-			accounts.put(flow, a);
+			byFlow.put(flow, a);
 		}
 		a.weight = t.weight();
 		return a;
 	}
 
 	private void dropIdle() {
-		Iterator<Account> it = accounts.values().iterator();
+		Iterator<Account> it = byFlow.values().iterator();
 		int drop = MAX_ACCOUNTS / 8;
 		while (it.hasNext() && drop > 0) {
 			if (it.next().queued == 0) {
