@@ -33,6 +33,7 @@ import io.github.dualmap.replica.ReplicaSync;
 import io.github.dualmap.replica.ReplicaSyncHandler;
 import io.github.dualmap.stats.MetricsScraper;
 import io.github.dualmap.stats.ScrapeSettings;
+import io.github.dualmap.tenant.TenantProperties;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -68,6 +69,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -156,6 +158,7 @@ public class DualMapAutoConfiguration {
 	SloResolver dualMapSloResolver(DualMapProperties properties) {
 		Map<String, Duration> classes = new LinkedHashMap<>();
 		Map<String, Duration> maxWaits = new LinkedHashMap<>();
+		Map<String, Integer> priorities = new LinkedHashMap<>();
 		properties.getSlo().getClasses().forEach((name, c) -> {
 			Duration ttft = c.getTtft();
 			if (ttft != null) {
@@ -163,9 +166,13 @@ public class DualMapAutoConfiguration {
 				if (c.getMaxWait() != null) {
 					maxWaits.put(name, c.getMaxWait());
 				}
+				if (c.getPriority() != null) {
+					priorities.put(name, c.getPriority());
+				}
 			}
 		});
-		return new SloResolver(properties.getSlo().getTtft(), properties.getSlo().getClassHeader(), classes, maxWaits);
+		return new SloResolver(properties.getSlo().getTtft(), properties.getSlo().getClassHeader(), classes, maxWaits,
+				priorities);
 	}
 
 	@Bean
@@ -191,9 +198,12 @@ public class DualMapAutoConfiguration {
 
 	@Bean
 	PromptRoutingFilter dualMapPromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos,
-			DualMapProperties properties, ObjectProvider<StoredResponses> stored, RequestBuffers buffers) {
-		return new PromptRoutingFilter(registry, parser, slos, bodyLimits(properties, buffers),
-				stored.getIfAvailable());
+			DualMapProperties properties, ObjectProvider<StoredResponses> stored, RequestBuffers buffers,
+			Environment environment) {
+		// Token budgets (DualMapTenantsAutoConfiguration) read what the filter decodes.
+		boolean tokenBudgets = environment.getProperty(TenantProperties.PREFIX + ".enabled", Boolean.class, false);
+		return new PromptRoutingFilter(registry, parser, slos, bodyLimits(properties, buffers), stored.getIfAvailable(),
+				tokenBudgets);
 	}
 
 	@Bean

@@ -866,6 +866,14 @@ public class DualMapProperties {
 		 */
 		private @Nullable Duration maxWait;
 
+		/**
+		 * Priority band of requests of this class, higher first: a band is served before
+		 * any lower one, and under overload the lowest band is shed first; within a band
+		 * the tenants share by weight. Unset: a request's band is its tenant's
+		 * (dualmap.tenants.<name>.priority, 0 without tenants).
+		 */
+		private @Nullable Integer priority;
+
 		@AssertTrue(message = "dualmap.slo.classes.<name>.ttft must be > 0")
 		private boolean isTtftPositive() {
 			return this.ttft == null || this.ttft.toNanos() > 0;
@@ -878,6 +886,14 @@ public class DualMapProperties {
 
 		public @Nullable Duration getMaxWait() {
 			return this.maxWait;
+		}
+
+		public @Nullable Integer getPriority() {
+			return this.priority;
+		}
+
+		public void setPriority(@Nullable Integer priority) {
+			this.priority = priority;
 		}
 
 		public void setMaxWait(@Nullable Duration maxWait) {

@@ -30,9 +30,11 @@ import org.jspecify.annotations.Nullable;
  * next call). Outcomes go to each request's {@link DispatchListener}, always outside the
  * lock. Requests of several tenants ({@link RoutingRequest#tenant()}) share each
  * instance's releases by weighted fair queuing with strict priority bands
- * ({@link FairnessSettings}). In {@link DispatchMode#PASS_THROUGH} mode {@code submit}
- * dispatches at once through the same callbacks, so callers have one code path.
- * Thread-safe: one lock per pool guards the queues; every operation under it is short.
+ * ({@link FairnessSettings}; a request's band is its SLO class's or its tenant's,
+ * {@link RoutingRequest#priority()}). In {@link DispatchMode#PASS_THROUGH} mode
+ * {@code submit} dispatches at once through the same callbacks, so callers have one code
+ * path. Thread-safe: one lock per pool guards the queues; every operation under it is
+ * short.
  */
 public final class DispatchQueues {
 
@@ -590,14 +592,14 @@ public final class DispatchQueues {
 
 	/**
 	 * Makes room for {@code q} in full queues by turning away a queued request that
-	 * yields to it: with fair shares, one of a tenant in a lower priority band, or of
-	 * another tenant of its band holding more of the queues for its weight than
-	 * {@code q}'s tenant would with {@code q}; else, in its band, one with a looser SLO
-	 * than {@code q}'s. The lowest band goes first, then the tenant with the largest
-	 * backlog for its weight, then the loosest SLO, then the newest: under overload an
-	 * interactive request displaces a batch one, and a quiet tenant's request one of a
-	 * tenant that fills the queues, instead of being refused behind them. With one tenant
-	 * and one SLO for all nothing is ever shed.
+	 * yields to it: with fair shares, one in a lower priority band, or of another tenant
+	 * of its band holding more of the queues for its weight than {@code q}'s tenant would
+	 * with {@code q}; else, in its band, one with a looser SLO than {@code q}'s. The
+	 * lowest band goes first, then the tenant with the largest backlog for its weight,
+	 * then the loosest SLO, then the newest: under overload an interactive request
+	 * displaces a batch one, and a quiet tenant's request one of a tenant that fills the
+	 * queues, instead of being refused behind them. With one tenant and one SLO for all
+	 * nothing is ever shed.
 	 * @param within the full instance queue to shed from; {@code null}: any queue of the
 	 * pool
 	 * @return whether a request was shed
@@ -621,7 +623,7 @@ public final class DispatchQueues {
 			return false;
 		}
 		String why = fair.enabled() && fair.priority(victim) < fair.priority(q)
-				? "shed for a request of a tenant with a higher priority"
+				? "shed for a request with a higher priority"
 				: bySlo && victim.request().sloTtftNanos() > q.request().sloTtftNanos()
 						? "shed for a request with a tighter TTFT SLO"
 						: "shed for a request of a tenant holding less of the queues for its weight";

@@ -25,9 +25,16 @@ import org.jspecify.annotations.Nullable;
  * served counter of its band when none waits), so time spent idle banks no credit. Every
  * instance serves whoever waits for it: the pool stays work-conserving.
  * <p>
- * Output tokens are known only at the end: a release charges the tenant's running mean
- * (the pool's for a new tenant; at most the request's cap) and {@link #correct} charges
- * the difference. Not thread-safe: guarded by the queues' lock.
+ * A request's band is its own ({@link RoutingRequest#priority()}: its SLO class's, else
+ * its tenant's), so one tenant may wait in several bands. An account is kept per tenant
+ * and band, as the Kubernetes Inference Gateway's flow control keys its queues by
+ * fairness id and priority: a tenant competes in each band with its service in that band,
+ * and its batch traffic neither spends nor banks the credit of its interactive traffic.
+ * <p>
+ * Output tokens are known only at the end: a release charges the running mean of the
+ * tenant's requests in its band (the pool's for a new account; at most the request's cap)
+ * and {@link #correct} charges the difference. Not thread-safe: guarded by the queues'
+ * lock.
  */
 final class FairShares {
 
@@ -51,7 +58,8 @@ final class FairShares {
 
 	private final long bucketNanos;
 
-	private final Map<String, Account> accounts = new LinkedHashMap<>();
+	// Keyed by tenant and band: a lookup by tenant name alone finds nothing.
+	private final Map<Flow, Account> byFlow = new LinkedHashMap<>();
 
 	// The accounts with requests waiting, so lifting and shedding look at these only.
 	private final Set<Account> backlogged = new LinkedHashSet<>();
@@ -84,7 +92,7 @@ final class FairShares {
 
 	/** {@code q} joins the queue {@code iq}. */
 	void add(QueuedRequest q, DispatchQueues.InstanceQueue iq, long now) {
-		Account a = account(q.request().tenantOrDefault());
+		Account a = account(q.request());
 		q.account = a;
 		if (a.queued == 0 && now > a.idleSinceNanos) {
 			// Starts waiting (not merely moved between queues within one event).
@@ -160,7 +168,7 @@ final class FairShares {
 		if (a == null) {
 			// Released without waiting (pass-through, or at once): it arrived while its
 			// tenant waited for nothing.
-			a = account(q.request().tenantOrDefault());
+			a = account(q.request());
 			q.account = a;
 			if (a.queued == 0) {
 				lift(a);
@@ -204,14 +212,14 @@ final class FairShares {
 		return (int) (cap > 0 ? Math.min(cap, estimate) : estimate);
 	}
 
-	/** The priority band of {@code q}'s tenant. */
+	/** The priority band of {@code q} ({@link RoutingRequest#priority()}). */
 	int priority(QueuedRequest q) {
-		return q.account != null ? q.account.priority : q.request().tenantOrDefault().priority();
+		return q.account != null ? q.account.priority : q.request().priority();
 	}
 
 	/**
-	 * {@code q}'s tenant's backlog: its requests waiting in the pool over its weight,
-	 * {@code q} included (an arrival not yet queued counts itself).
+	 * {@code q}'s tenant's backlog in {@code q}'s band: its requests waiting there in the
+	 * pool over its weight, {@code q} included (an arrival not yet queued counts itself).
 	 */
 	double backlog(QueuedRequest q) {
 		Account a = q.account;
@@ -219,7 +227,7 @@ final class FairShares {
 			return a.queued / a.weight;
 		}
 		Tenant t = q.request().tenantOrDefault();
-		Account known = accounts.get(t.name());
+		Account known = byFlow.get(new Flow(t.name(), q.request().priority()));
 		return ((known == null ? 0 : known.queued) + 1) / t.weight();
 	}
 
@@ -229,9 +237,9 @@ final class FairShares {
 	}
 
 	/**
-	 * Whether some other tenant waits in a lower band than {@code arrival}'s, or in its
-	 * band with a larger backlog for its weight: whether shedding for it has a candidate
-	 * at all.
+	 * Whether some request waits in a lower band than {@code arrival}'s (of any tenant),
+	 * or another tenant waits in its band with a larger backlog for its weight: whether
+	 * shedding for it has a candidate at all.
 	 */
 	boolean mayDisplace(QueuedRequest arrival) {
 		if (!settings.enabled()) {
@@ -241,52 +249,64 @@ final class FairShares {
 		int p = priority(arrival);
 		double mine = backlog(arrival);
 		for (Account a : backlogged) {
-			if (!a.name.equals(name) && (a.priority < p || (a.priority == p && a.queued / a.weight > mine))) {
+			if (a.priority < p || (a.priority == p && !a.name.equals(name) && a.queued / a.weight > mine)) {
 				return true;
 			}
 		}
 		return false;
 	}
 
-	/** Every account with recent service or waiting requests, largest share first. */
+	/**
+	 * Every tenant with recent service or waiting requests, largest share first; a tenant
+	 * active in several bands once, with its service and waiting requests summed over
+	 * them, the highest of them as its band and that band's counter.
+	 */
 	List<TenantShare> shares(long now) {
 		double total = 0;
-		double weights = 0;
-		List<Account> active = new ArrayList<>();
-		for (Account a : accounts.values()) {
+		Map<String, Account> top = new LinkedHashMap<>();
+		Map<String, double[]> sums = new HashMap<>();
+		for (Account a : byFlow.values()) {
 			double served = a.served(now, bucketNanos);
 			if (served > 0 || a.queued > 0) {
-				active.add(a);
 				total += served;
-				weights += a.weight;
+				top.merge(a.name, a, (x, y) -> y.priority > x.priority ? y : x);
+				double[] sum = sums.computeIfAbsent(a.name, k -> new double[2]);
+				sum[0] += served;
+				sum[1] += a.queued;
 			}
 		}
+		double weights = 0;
+		for (Account a : top.values()) {
+			weights += a.weight;
+		}
 		List<TenantShare> out = new ArrayList<>();
-		for (Account a : active) {
-			double served = a.served(now, bucketNanos);
-			out.add(new TenantShare(a.name, a.weight, a.priority, a.queued, served, total > 0 ? served / total : 0,
+		for (Account a : top.values()) {
+			double[] sum = sums.get(a.name);
+			out.add(new TenantShare(a.name, a.weight, a.priority, (int) sum[1], sum[0], total > 0 ? sum[0] / total : 0,
 					a.weight / weights, a.counter));
 		}
 		out.sort(Comparator.comparingDouble(TenantShare::share).reversed().thenComparing(TenantShare::tenant));
 		return out;
 	}
 
-	private Account account(Tenant t) {
-		Account a = accounts.get(t.name());
+	/** The account of {@code r}'s tenant in {@code r}'s band. */
+	private Account account(RoutingRequest r) {
+		Tenant t = r.tenantOrDefault();
+		Flow flow = new Flow(t.name(), r.priority());
+		Account a = byFlow.get(flow);
 		if (a == null) {
-			if (accounts.size() >= MAX_ACCOUNTS) {
+			if (byFlow.size() >= MAX_ACCOUNTS) {
 				dropIdle();
 			}
-			a = new Account(t.name());
-			accounts.put(t.name(), a);
+			a = new Account(t.name(), flow.priority());
+			byFlow.put(flow, a);
 		}
 		a.weight = t.weight();
-		a.priority = t.priority();
 		return a;
 	}
 
 	private void dropIdle() {
-		Iterator<Account> it = accounts.values().iterator();
+		Iterator<Account> it = byFlow.values().iterator();
 		int drop = MAX_ACCOUNTS / 8;
 		while (it.hasNext() && drop > 0) {
 			if (it.next().queued == 0) {
@@ -323,32 +343,39 @@ final class FairShares {
 		return last == null ? Double.NaN : last;
 	}
 
-	/** One tenant's account. */
+	/** What an account is kept for: a tenant in one priority band. */
+	private record Flow(String tenant, int priority) {
+
+	}
+
+	/** One tenant's account in one priority band. */
 	static final class Account {
 
 		final String name;
 
-		double weight = 1;
+		final int priority;
 
-		int priority;
+		double weight = 1;
 
 		double counter;
 
-		// Requests of the tenant waiting in any queue of the pool.
+		// Requests of the tenant in this band waiting in any queue of the pool.
 		int queued;
 
 		// When the tenant last stopped waiting.
 		long idleSinceNanos = Long.MIN_VALUE;
 
-		// Running mean of its requests' output tokens; negative until one finished.
+		// Running mean of the output tokens of the tenant's requests in this band;
+		// negative until one finished.
 		double outputMean = -1;
 
 		private final double[] served = new double[BUCKETS];
 
 		private final long[] slot = new long[BUCKETS];
 
-		Account(String name) {
+		Account(String name, int priority) {
 			this.name = name;
+			this.priority = priority;
 			Arrays.fill(slot, Long.MIN_VALUE);
 		}
 

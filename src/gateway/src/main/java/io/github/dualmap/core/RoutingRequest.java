@@ -16,9 +16,11 @@ import org.jspecify.annotations.Nullable;
  * {@code null}: {@link Tenant#DEFAULT}
  * @param maxOutputTokens its cap on output tokens ({@code max_tokens}), 0 when unknown:
  * bounds the output the queues charge its tenant at release
+ * @param classPriority the priority band its SLO class sets, {@code null} when its class
+ * sets none: then its tenant's band holds ({@link #priority()})
  */
 public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos,
-		long maxWaitNanos, @Nullable Tenant tenant, int maxOutputTokens) {
+		long maxWaitNanos, @Nullable Tenant tenant, int maxOutputTokens, @Nullable Integer classPriority) {
 
 	public RoutingRequest {
 		if (maxWaitNanos < 0) {
@@ -29,10 +31,16 @@ public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloT
 		}
 	}
 
+	/** A request of no particular tenant, in the band its SLO class sets (if any). */
+	public RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos,
+			long maxWaitNanos, @Nullable Integer classPriority) {
+		this(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, null, 0, classPriority);
+	}
+
 	/** A request of no particular tenant. */
 	public RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos,
 			long maxWaitNanos) {
-		this(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, null, 0);
+		this(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, null);
 	}
 
 	/** A request that may wait as long as the queues allow. */
@@ -44,7 +52,25 @@ public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloT
 	 * This request served for {@code tenant}, with {@code maxOutputTokens} (0: unknown).
 	 */
 	public RoutingRequest withTenant(Tenant tenant, int maxOutputTokens) {
-		return new RoutingRequest(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, tenant, maxOutputTokens);
+		return new RoutingRequest(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, tenant, maxOutputTokens,
+				classPriority);
+	}
+
+	/**
+	 * This request in the priority band {@code classPriority} of its SLO class;
+	 * {@code null}: its tenant's.
+	 */
+	public RoutingRequest withClassPriority(@Nullable Integer classPriority) {
+		return new RoutingRequest(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, tenant, maxOutputTokens,
+				classPriority);
+	}
+
+	/**
+	 * Its priority band, higher first: its SLO class's when the class sets one, else its
+	 * tenant's ({@link Tenant#priority()}).
+	 */
+	public int priority() {
+		return classPriority != null ? classPriority : tenantOrDefault().priority();
 	}
 
 	/** Its tenant, {@link Tenant#DEFAULT} when it names none. */

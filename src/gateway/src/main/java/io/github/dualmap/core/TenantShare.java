@@ -5,7 +5,8 @@ package io.github.dualmap.core;
  *
  * @param tenant the tenant's name
  * @param weight its weight
- * @param priority its priority band
+ * @param priority its priority band (the highest it was served or waits in, when its
+ * requests come in several: their counts and served tokens are summed over its bands)
  * @param queued its requests waiting in the pool's queues now
  * @param servedTokens the service released for it over the window, in weighted tokens
  * (uncached prompt 1, cached prompt and output at their weights; output corrected to the
@@ -13,8 +14,8 @@ package io.github.dualmap.core;
  * @param share its served tokens over the pool's in the window, in [0, 1]
  * @param fairShare its weight over the summed weights of the tenants served or waiting in
  * the window (its weighted fair share while they all want more than that)
- * @param counter its virtual token counter (service over weight; comparable between
- * tenants of one pool only)
+ * @param counter its virtual token counter in that band (service over weight; comparable
+ * between tenants of one pool and band only)
  */
 public record TenantShare(String tenant, double weight, int priority, int queued, double servedTokens, double share,
 		double fairShare, double counter) {

@@ -22,17 +22,31 @@ import reactor.core.scheduler.Schedulers;
 
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.http.HttpHeaders;
+import org.springframework.util.ClassUtils;
 
 /**
  * A request body as the prompt parser reads it: a body sent with
- * {@code Content-Encoding: gzip} or {@code deflate} (or several codings of those) is
- * decoded, under the same size limit as the body itself, so its prompt is routed like an
- * uncompressed one. Only the gateway's reading is decoded: the backend still gets the
- * bytes the client sent, with their header, and decides for itself.
+ * {@code Content-Encoding: gzip} or {@code deflate}, or {@code zstd} or {@code br} when
+ * the gateway has their decoders (zstd-jni, brotli4j with its native library for the
+ * platform), or several codings of those, is decoded, under the same size limit as the
+ * body itself, so its prompt is routed like an uncompressed one. Only the gateway's
+ * reading is decoded: the backend still gets the bytes the client sent, with their
+ * header, and decides for itself.
  */
 final class BodyEncodings {
 
 	private static final int CHUNK = 8192;
+
+	/** Whether {@code zstd} bodies are read: zstd-jni is present and loads. */
+	static final boolean ZSTD = ClassUtils.isPresent("com.github.luben.zstd.ZstdInputStream",
+			BodyEncodings.class.getClassLoader()) && ZstdDecoding.available();
+
+	/**
+	 * Whether {@code br} bodies are read: brotli4j is present with the native library of
+	 * this platform.
+	 */
+	static final boolean BROTLI = ClassUtils.isPresent("com.aayushatharva.brotli4j.Brotli4jLoader",
+			BodyEncodings.class.getClassLoader()) && BrotliDecoding.available();
 
 	/** Bodies up to this size, without a coding, are parsed where they were read. */
 	static final int INLINE_BYTES = 256 * 1024;
@@ -42,8 +56,9 @@ final class BodyEncodings {
 
 	/**
 	 * The decoded body: {@code body} itself when it has no coding (or {@code identity}),
-	 * {@code null} for a coding the gateway does not read ({@code br}, {@code zstd}):
-	 * such a request is routed by load.
+	 * {@code null} for a coding the gateway does not read (an unknown one, or
+	 * {@code zstd} or {@code br} without their decoders): such a request is routed by
+	 * load.
 	 * @throws DataBufferLimitException when the decoded body exceeds {@code maxBytes}
 	 * @throws InvalidRequestException when the body is not valid data of its coding
 	 */
@@ -63,7 +78,7 @@ final class BodyEncodings {
 			return body;
 		}
 		for (String coding : codings) {
-			if (!coding.equals("gzip") && !coding.equals("x-gzip") && !coding.equals("deflate")) {
+			if (!reads(coding)) {
 				return null;
 			}
 		}
@@ -95,6 +110,15 @@ final class BodyEncodings {
 		return body.length > INLINE_BYTES || !codings(headers).isEmpty() ? done.subscribeOn(PARSING) : done;
 	}
 
+	private static boolean reads(String coding) {
+		return switch (coding) {
+			case "gzip", "x-gzip", "deflate" -> true;
+			case "zstd" -> ZSTD;
+			case "br" -> BROTLI;
+			default -> false;
+		};
+	}
+
 	private static List<String> codings(HttpHeaders headers) {
 		List<String> codings = new ArrayList<>();
 		for (String header : headers.getOrEmpty(HttpHeaders.CONTENT_ENCODING)) {
@@ -110,6 +134,12 @@ final class BodyEncodings {
 
 	private static byte[] decode(String coding, byte[] bytes, int maxBytes, IntConsumer reserve) {
 		try {
+			if (coding.equals("zstd")) {
+				return readAll(ZstdDecoding.open(new ByteArrayInputStream(bytes), maxBytes), maxBytes, reserve);
+			}
+			if (coding.equals("br")) {
+				return readAll(BrotliDecoding.open(new ByteArrayInputStream(bytes)), maxBytes, reserve);
+			}
 			if (!coding.equals("deflate")) {
 				return readAll(new GZIPInputStream(new ByteArrayInputStream(bytes), CHUNK), maxBytes, reserve);
 			}
@@ -143,6 +173,61 @@ final class BodyEncodings {
 			}
 			return out.toByteArray();
 		}
+	}
+
+	/**
+	 * zstd-jni, in a class of its own: loaded only when the library is present.
+	 */
+	private static final class ZstdDecoding {
+
+		/** The largest window a frame may ask for, whatever the body limit: 8 MiB. */
+		private static final int MIN_WINDOW_LOG = 23;
+
+		/** zstd's own bound for decoding without the long mode. */
+		private static final int MAX_WINDOW_LOG = 27;
+
+		static boolean available() {
+			try {
+				com.github.luben.zstd.util.Native.load();
+				return true;
+			}
+			catch (LinkageError ex) {
+				return false;
+			}
+		}
+
+		/**
+		 * A decoder of {@code in} that refuses a frame asking for a window larger than
+		 * the body limit needs (at least 8 MiB, the window of zstd's strongest regular
+		 * levels), so a small body cannot make it allocate up to zstd's 128 MiB.
+		 */
+		static InputStream open(InputStream in, int maxBytes) throws IOException {
+			int log = 32 - Integer.numberOfLeadingZeros(Math.max(1, maxBytes - 1));
+			com.github.luben.zstd.ZstdInputStream zstd = new com.github.luben.zstd.ZstdInputStream(in);
+			zstd.setLongMax(Math.min(MAX_WINDOW_LOG, Math.max(MIN_WINDOW_LOG, log)));
+			return zstd;
+		}
+
+	}
+
+	/**
+	 * brotli4j, in a class of its own: loaded only when the library is present.
+	 */
+	private static final class BrotliDecoding {
+
+		static boolean available() {
+			try {
+				return com.aayushatharva.brotli4j.Brotli4jLoader.isAvailable();
+			}
+			catch (LinkageError ex) {
+				return false;
+			}
+		}
+
+		static InputStream open(InputStream in) throws IOException {
+			return new com.aayushatharva.brotli4j.decoder.BrotliInputStream(in);
+		}
+
 	}
 
 }

@@ -63,22 +63,23 @@ public final class DualMapExchangeAttributes {
 	public static final String REQUEST_BODY_ATTR = PREFIX + "requestBody";
 
 	/**
-	 * The decoded form ({@code byte[]}) of a {@code gzip} / {@code deflate} body the
-	 * {@code Model} predicate read, until {@link PromptRoutingFilter} takes it to parse.
+	 * The decoded form ({@code byte[]}) of a compressed body ({@code gzip},
+	 * {@code deflate}, {@code zstd}, {@code br}) the {@code Model} predicate read, until
+	 * {@link PromptRoutingFilter} takes it to parse.
 	 */
 	public static final String DECODED_BODY_ATTR = PREFIX + "decodedBody";
 
 	/**
-	 * What the decoded form of a {@code gzip} / {@code deflate} body says of its
-	 * completion cap ({@link io.github.dualmap.tenant.RequestTokens}), read by
+	 * What the decoded form of a compressed body says of its completion cap
+	 * ({@link io.github.dualmap.tenant.RequestTokens}), read by
 	 * {@link PromptRoutingFilter} while it had it, for {@link TenantBudgetFilter}'s
 	 * estimate.
 	 */
 	public static final String DECODED_TOKENS_ATTR = PREFIX + "decodedTokens";
 
 	/**
-	 * The decoded form ({@code byte[]}) of a {@code gzip} or {@code deflate} request body
-	 * that streams a chat or text completion without asking for its usage, kept by
+	 * The decoded form ({@code byte[]}) of a compressed request body that streams a chat
+	 * or text completion without asking for its usage, kept by
 	 * {@link PromptRoutingFilter} (within the body limit) so that
 	 * {@link TenantBudgetFilter} can send it, decoded, with
 	 * {@code stream_options.include_usage}.

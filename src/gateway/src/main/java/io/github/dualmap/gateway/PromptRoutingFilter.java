@@ -23,11 +23,11 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * Reads the body of requests on DualMap routes (up to a limit, 413 beyond; a gzip or
- * deflate body is read decoded, under the same limit), parses the prompt into its block
- * chain, resolves the request's SLO and leaves the {@link RoutingRequest} in an exchange
- * attribute for the load balancer. The backend gets the body byte for byte, as sent,
- * replayed on every subscription, so retries resend it.
+ * Reads the body of requests on DualMap routes (up to a limit, 413 beyond; a compressed
+ * body is read decoded, under the same limit: {@link BodyEncodings}), parses the prompt
+ * into its block chain, resolves the request's SLO and leaves the {@link RoutingRequest}
+ * in an exchange attribute for the load balancer. The backend gets the body byte for
+ * byte, as sent, replayed on every subscription, so retries resend it.
  */
 public class PromptRoutingFilter implements GlobalFilter, Ordered {
 
@@ -48,8 +48,11 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 
 	private final @Nullable StoredResponses stored;
 
+	private final boolean tokenBudgets;
+
+	/** A filter for a gateway without token budgets. */
 	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, int maxBodyBytes) {
-		this(registry, parser, slos, BodyLimits.of(maxBodyBytes), null);
+		this(registry, parser, slos, BodyLimits.of(maxBodyBytes), null, false);
 	}
 
 	/**
@@ -57,14 +60,20 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 	 * their exchange ends, read timeout
 	 * @param stored where the instances that answered stored responses are remembered;
 	 * {@code null}: continuations are routed like any request
+	 * @param tokenBudgets whether {@link TenantBudgetFilter} follows: only then is the
+	 * completion cap of a compressed body read from its decoded form, and the decoded
+	 * form of a streamed completion kept for it
+	 * ({@link DualMapExchangeAttributes#DECODED_TOKENS_ATTR},
+	 * {@link DualMapExchangeAttributes#DECODED_STREAM_BODY_ATTR})
 	 */
 	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, BodyLimits limits,
-			@Nullable StoredResponses stored) {
+			@Nullable StoredResponses stored, boolean tokenBudgets) {
 		this.registry = registry;
 		this.parser = parser;
 		this.slos = slos;
 		this.limits = limits;
 		this.stored = stored;
+		this.tokenBudgets = tokenBudgets;
 	}
 
 	@Override
@@ -115,7 +124,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 			return new ParsedRequest(null, false, null, RequestKind.OTHER);
 		}
 		RequestTokens decodedTokens = null;
-		if (readable != body) {
+		if (readable != body && this.tokenBudgets) {
 			// Decoded within the body limit: its completion cap, for a tenant's estimate.
 			decodedTokens = RequestTokens.read(new ByteArrayInputStream(readable));
 			exchange.getAttributes().put(DualMapExchangeAttributes.DECODED_TOKENS_ATTR, decodedTokens);
@@ -153,7 +162,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 			SloResolver.Slo slo, ParsedRequest parsed) {
 		ServerHttpRequest request = exchange.getRequest();
 		RoutingRequest routing = new RoutingRequest(RequestIds.next(), parsed.blocks(), slo.nanos(),
-				service.pool().now(), slo.maxWaitNanos());
+				service.pool().now(), slo.maxWaitNanos(), slo.priority());
 		exchange.getAttributes().put(DualMapExchangeAttributes.PARSED_REQUEST_ATTR, parsed);
 		exchange.getAttributes().put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR, routing);
 		String previous = parsed.previousResponseId() != null ? parsed.previousResponseId()

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Map;
 
 import io.github.dualmap.prompt.InvalidRequestException;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
 
@@ -26,16 +27,25 @@ public final class SloResolver {
 
 	private final Map<String, Long> classMaxWaitNanos;
 
+	private final Map<String, Integer> classPriorities;
+
 	public SloResolver(Duration defaultTtft, String classHeader, Map<String, Duration> classes) {
 		this(defaultTtft, classHeader, classes, Map.of());
+	}
+
+	public SloResolver(Duration defaultTtft, String classHeader, Map<String, Duration> classes,
+			Map<String, Duration> classMaxWaits) {
+		this(defaultTtft, classHeader, classes, classMaxWaits, Map.of());
 	}
 
 	/**
 	 * @param classMaxWaits how long requests of a class may wait in the dispatch queues,
 	 * for the classes that set their own bound
+	 * @param classPriorities the priority band of a class's requests, for the classes
+	 * that set one (the others' requests take their tenant's)
 	 */
 	public SloResolver(Duration defaultTtft, String classHeader, Map<String, Duration> classes,
-			Map<String, Duration> classMaxWaits) {
+			Map<String, Duration> classMaxWaits, Map<String, Integer> classPriorities) {
 		if (defaultTtft.isNegative() || defaultTtft.isZero()) {
 			throw new IllegalArgumentException("default TTFT SLO must be > 0 but was " + defaultTtft);
 		}
@@ -49,6 +59,13 @@ public final class SloResolver {
 			}
 		});
 		this.classMaxWaitNanos = nanos(classMaxWaits);
+		classPriorities.keySet().forEach(name -> {
+			if (!classes.containsKey(name)) {
+				throw new IllegalArgumentException(
+						"priority of SLO class '" + name + "' must belong to a class with a ttft");
+			}
+		});
+		this.classPriorities = Map.copyOf(classPriorities);
 	}
 
 	private static Map<String, Long> nanos(Map<String, Duration> byClass) {
@@ -72,11 +89,17 @@ public final class SloResolver {
 	 * @param sloClass where it came from
 	 * @param maxWaitNanos how long it may wait in the dispatch queues, 0 for their own
 	 * bound ({@code dualmap.dispatch.max-wait})
+	 * @param priority the priority band its class sets, {@code null} when it sets none
+	 * (then the request's tenant's band holds)
 	 */
-	public record Slo(long nanos, String sloClass, long maxWaitNanos) {
+	public record Slo(long nanos, String sloClass, long maxWaitNanos, @Nullable Integer priority) {
 
 		public Slo(long nanos, String sloClass) {
 			this(nanos, sloClass, 0);
+		}
+
+		public Slo(long nanos, String sloClass, long maxWaitNanos) {
+			this(nanos, sloClass, maxWaitNanos, null);
 		}
 
 	}
@@ -126,7 +149,8 @@ public final class SloResolver {
 			String name = requestClass.strip();
 			Long nanos = this.classNanos.get(name);
 			if (nanos != null) {
-				return new Slo(nanos, name, this.classMaxWaitNanos.getOrDefault(name, 0L));
+				return new Slo(nanos, name, this.classMaxWaitNanos.getOrDefault(name, 0L),
+						this.classPriorities.get(name));
 			}
 		}
 		return new Slo(defaultNanos, DEFAULT_CLASS);

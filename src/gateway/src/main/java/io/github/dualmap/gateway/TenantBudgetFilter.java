@@ -131,28 +131,27 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 	/**
 	 * The body's completion cap and usage request, read in place (the body replayed from
 	 * what {@link PromptRoutingFilter} holds), and a copy of the body only when the
-	 * gateway may ask for a stream's usage on the client's behalf. A {@code gzip} or
-	 * {@code deflate} body is not read again: its cap is what {@link PromptRoutingFilter}
-	 * read from its decoded form, within the body limit (the default cap for a coding the
-	 * gateway does not decode); when it streams without asking for its usage, its decoded
-	 * form (kept by {@link PromptRoutingFilter}) is what gets the usage request, and the
-	 * engine gets it decoded.
+	 * gateway may ask for a stream's usage on the client's behalf. A compressed body
+	 * ({@code gzip}, {@code deflate}, {@code zstd}, {@code br}) is not read again: its
+	 * cap is what {@link PromptRoutingFilter} read from its decoded form, within the body
+	 * limit (the default cap for a coding the gateway does not decode); when it streams
+	 * without asking for its usage, its decoded form (kept by
+	 * {@link PromptRoutingFilter}) is what gets the usage request, and the engine gets it
+	 * decoded.
 	 */
 	private static Mono<Read> read(ServerWebExchange exchange, ParsedRequest parsed) {
-		boolean encoded = encoded(exchange.getRequest().getHeaders());
-		RequestTokens decoded = exchange.getAttribute(DualMapExchangeAttributes.DECODED_TOKENS_ATTR);
-		byte[] decodedStream = (byte[]) exchange.getAttributes()
-			.remove(DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR);
-		if (encoded && decoded != null && decodedStream != null) {
-			return Mono.just(new Read(decoded, decodedStream));
+		if (encoded(exchange.getRequest().getHeaders())) {
+			RequestTokens decoded = exchange.getAttribute(DualMapExchangeAttributes.DECODED_TOKENS_ATTR);
+			byte[] decodedStream = (byte[]) exchange.getAttributes()
+				.remove(DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR);
+			return Mono.just(new Read(decoded != null ? decoded : RequestTokens.NONE, decodedStream));
 		}
-		boolean mayAsk = !encoded && parsed.stream()
+		boolean mayAsk = parsed.stream()
 				&& (parsed.kind() == RequestKind.CHAT || parsed.kind() == RequestKind.COMPLETION);
 		return DataBufferUtils.join(exchange.getRequest().getBody()).map(buffer -> {
 			try {
 				int start = buffer.readPosition();
-				RequestTokens tokens = encoded ? (decoded != null ? decoded : RequestTokens.NONE)
-						: RequestTokens.read(buffer.asInputStream());
+				RequestTokens tokens = RequestTokens.read(buffer.asInputStream());
 				byte[] body = null;
 				if (mayAsk && !tokens.usageRequested()) {
 					// Read again from its start: the parser moved the position.
@@ -165,7 +164,7 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 			finally {
 				DataBufferUtils.release(buffer);
 			}
-		}).defaultIfEmpty(new Read(decoded != null ? decoded : RequestTokens.NONE, null));
+		}).defaultIfEmpty(new Read(RequestTokens.NONE, null));
 	}
 
 	/**

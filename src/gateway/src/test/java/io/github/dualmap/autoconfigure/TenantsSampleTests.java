@@ -5,6 +5,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.dualmap.gateway.PromptRoutingFilter;
+import io.github.dualmap.gateway.SloResolver;
 import io.github.dualmap.gateway.TenantBudgetFilter;
 import io.github.dualmap.gateway.TokenUsageFilter;
 import io.github.dualmap.tenant.BudgetLine;
@@ -25,6 +27,7 @@ import org.springframework.cloud.client.discovery.simple.reactive.SimpleReactive
 import org.springframework.cloud.commons.util.UtilAutoConfiguration;
 import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.FileSystemResource;
+import org.springframework.http.HttpHeaders;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -72,6 +75,13 @@ class TenantsSampleTests {
 			assertThat(directory.lines("research", "meta-llama/Llama-3.1-70B-Instruct")).extracting(BudgetLine::limit)
 				.containsExactly(50_000L, 5_000_000L, 1_000_000L);
 			assertThat(context.getBean(TokenBudgets.class).storeKind()).isEqualTo("redis");
+			SloResolver slos = context.getBean(SloResolver.class);
+			HttpHeaders interactive = new HttpHeaders();
+			interactive.add("x-slo-class", "interactive");
+			assertThat(slos.resolve(interactive).priority()).isEqualTo(2);
+			HttpHeaders batch = new HttpHeaders();
+			batch.add("x-slo-class", "batch");
+			assertThat(slos.resolve(batch).priority()).isEqualTo(-1);
 		});
 	}
 
@@ -87,6 +97,17 @@ class TenantsSampleTests {
 				.getFailure()
 				.rootCause()
 				.hasMessageContaining("spring-boot-starter-data-redis-reactive"));
+	}
+
+	@Test
+	void thePromptFilterDecodesForTokenBudgetsOnlyWithThem() {
+		runner().withPropertyValues("dualmap.tenants.enabled=true", "dualmap.tenants.store=local")
+			.run(context -> assertThat(context).hasNotFailed()
+				.getBean(PromptRoutingFilter.class)
+				.hasFieldOrPropertyWithValue("tokenBudgets", true));
+		runner().run(context -> assertThat(context).hasNotFailed()
+			.getBean(PromptRoutingFilter.class)
+			.hasFieldOrPropertyWithValue("tokenBudgets", false));
 	}
 
 	@Test

@@ -34,9 +34,15 @@ class DispatchQueuesFairnessTests {
 	}
 
 	private QueuedRequest submit(DispatchQueues q, Tenant tenant) {
+		return submit(q, tenant, null);
+	}
+
+	/** A request of {@code tenant} whose SLO class sets {@code classPriority}. */
+	private QueuedRequest submit(DispatchQueues q, Tenant tenant, Integer classPriority) {
 		family++;
-		return q.submit(QueueFixture.request(tenant.name() + family, family, 100).withTenant(tenant, 0), true,
-				outcomes);
+		return q.submit(QueueFixture.request(tenant.name() + family, family, 100)
+			.withTenant(tenant, 0)
+			.withClassPriority(classPriority), true, outcomes);
 	}
 
 	/**
@@ -162,6 +168,78 @@ class DispatchQueuesFairnessTests {
 		assertThat(outcomes.rejected).as("a low arrival sheds nobody of a higher band: it is refused")
 			.containsOnlyKeys(l2, l3);
 		assertThat(List.of(l1.state(), h1.state(), h2.state())).containsOnly(QueuedRequest.State.QUEUED);
+	}
+
+	@Test
+	void aRequestOfAHigherClassBandIsServedFirstWhateverItsTenantsCounter() {
+		DispatchQueues q = queues(QueueSettings.custom(), true);
+		// b's interactive requests (class band 10) are served six times, a never.
+		submit(q, B, 10);
+		for (int i = 0; i < 5; i++) {
+			submit(q, B, 10);
+		}
+		assertThat(releaseNext(q, 5)).isEqualTo("bbbbb");
+		// a's batch requests (class band 0) wait behind b's interactive ones although
+		// b's counter is far past a's.
+		QueuedRequest a1 = submit(q, A, 0);
+		submit(q, A, 0);
+		submit(q, B, 10);
+		submit(q, B, 10);
+		assertThat(a1.request().priority()).isZero();
+		assertThat(releaseNext(q, 4)).isEqualTo("bbaa");
+	}
+
+	@Test
+	void withoutAClassPriorityTheTenantsBandHolds() {
+		Tenant high = new Tenant("h", 1, 1);
+		Tenant low = new Tenant("l", 1, 0);
+		DispatchQueues q = queues(QueueSettings.custom(), true);
+		submit(q, high);
+		submit(q, low);
+		submit(q, low);
+		submit(q, high);
+		submit(q, high);
+		// h's tenant band 1 before l's 0; a class band overrides either: h's request of
+		// a class of band 0 waits behind l's of a class of band 5.
+		submit(q, high, 0);
+		submit(q, low, 5);
+		assertThat(releaseNext(q, 6)).isEqualTo("lhhlhl");
+	}
+
+	@Test
+	void aTenantInTwoBandsIsOneTenantInItsShares() {
+		DispatchQueues q = queues(QueueSettings.custom(), true);
+		submit(q, A, 10);
+		submit(q, A, 0);
+		submit(q, A, 0);
+		submit(q, B, 0);
+		List<TenantShare> shares = q.tenantShares();
+		assertThat(shares).extracting(TenantShare::tenant).containsExactly("a", "b");
+		assertThat(shares.get(0).priority()).isEqualTo(10);
+		assertThat(shares.get(0).queued()).isEqualTo(2);
+		assertThat(shares.get(0).fairShare()).isEqualTo(0.5, within(1e-9));
+	}
+
+	@Test
+	void aFullPoolShedsTheLowestClassBandFirstEvenOfTheSameTenant() {
+		DispatchQueues q = queues(QueueSettings.custom().maxQueuedPerPool(3), true);
+		submit(q, A, 0);
+		QueuedRequest batch1 = submit(q, A, 0);
+		QueuedRequest batch2 = submit(q, A, 0);
+		QueuedRequest other = submit(q, B, 0);
+		assertThat(outcomes.rejected).isEmpty();
+		// a's interactive request sheds a batch one, of its own tenant too: the lowest
+		// band first, then the largest backlog for its weight (a's), then the newest.
+		QueuedRequest interactive = submit(q, A, 10);
+		assertThat(interactive.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(outcomes.rejected).containsOnlyKeys(batch2);
+		assertThat(outcomes.rejected.get(batch2).message()).contains("higher priority");
+		// A batch arrival sheds nobody of the interactive band, and b would hold as much
+		// as a in the batch band: it is refused.
+		QueuedRequest late = submit(q, B, 0);
+		assertThat(outcomes.rejected).containsOnlyKeys(batch2, late);
+		assertThat(List.of(batch1.state(), other.state(), interactive.state()))
+			.containsOnly(QueuedRequest.State.QUEUED);
 	}
 
 	@Test

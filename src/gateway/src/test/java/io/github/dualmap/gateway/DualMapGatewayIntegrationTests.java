@@ -278,10 +278,9 @@ class DualMapGatewayIntegrationTests {
 	void aCompressedBodyIsRoutedOnItsPromptAndReachesTheBackendAsSent() throws Exception {
 		String body = chat(systemPrompt("compressed uploads"), "first", false);
 		String home = instance(post("/v1/chat/completions", body));
-		for (String coding : List.of("gzip", "deflate", "gzip, identity")) {
-			byte[] sent = compress(coding.startsWith("gzip") ? "gzip" : "deflate",
-					chat(systemPrompt("compressed uploads"), "again with " + coding, false)
-						.getBytes(StandardCharsets.UTF_8));
+		for (String coding : List.of("gzip", "deflate", "gzip, identity", "zstd", "br", "gzip, zstd")) {
+			byte[] sent = compress(coding, chat(systemPrompt("compressed uploads"), "again with " + coding, false)
+				.getBytes(StandardCharsets.UTF_8));
 			EntityExchangeResult<byte[]> r = postEncoded(coding, sent);
 			assertThat(r.getStatus().value()).as(coding).isEqualTo(200);
 			// Routed on the prompt inside: the same instance, for its cached prefix.
@@ -294,21 +293,24 @@ class DualMapGatewayIntegrationTests {
 						+ coding + "\"");
 		}
 		// A coding the gateway does not read is routed by load and left to the backend.
-		EntityExchangeResult<byte[]> br = postEncoded("br", new byte[] { 1, 2, 3 });
-		assertThat(br.getStatus().value()).isEqualTo(200);
-		assertThat(reason(br)).isEqualTo("load");
-		// Not gzip at all: a 400 naming the coding, not a JSON error.
-		EntityExchangeResult<byte[]> corrupt = postEncoded("gzip", body.getBytes(StandardCharsets.UTF_8));
-		assertThat(corrupt.getStatus().value()).isEqualTo(400);
-		assertThat(new String(corrupt.getResponseBodyContent(), StandardCharsets.UTF_8))
-			.contains("request body is not valid gzip data");
-		// A small upload that decodes past dualmap.max-body-size (32 MB): 413.
-		byte[] bomb = compress("gzip", new byte[40 * 1024 * 1024]);
-		assertThat(bomb.length).isLessThan(100_000);
-		EntityExchangeResult<byte[]> big = postEncoded("gzip", bomb);
-		assertThat(big.getStatus().value()).isEqualTo(413);
-		assertThat(new String(big.getResponseBodyContent(), StandardCharsets.UTF_8))
-			.contains("\"code\":\"request_too_large\"");
+		EntityExchangeResult<byte[]> lzw = postEncoded("compress", new byte[] { 1, 2, 3 });
+		assertThat(lzw.getStatus().value()).isEqualTo(200);
+		assertThat(reason(lzw)).isEqualTo("load");
+		byte[] zeros = new byte[40 * 1024 * 1024];
+		for (String coding : List.of("gzip", "zstd", "br")) {
+			// Not data of its coding at all: a 400 naming the coding, not a JSON error.
+			EntityExchangeResult<byte[]> corrupt = postEncoded(coding, body.getBytes(StandardCharsets.UTF_8));
+			assertThat(corrupt.getStatus().value()).as(coding).isEqualTo(400);
+			assertThat(new String(corrupt.getResponseBodyContent(), StandardCharsets.UTF_8)).as(coding)
+				.contains("request body is not valid " + coding + " data");
+			// A small upload that decodes past dualmap.max-body-size (32 MB): 413.
+			byte[] bomb = compress(coding, zeros);
+			assertThat(bomb.length).as(coding).isLessThan(100_000);
+			EntityExchangeResult<byte[]> big = postEncoded(coding, bomb);
+			assertThat(big.getStatus().value()).as(coding).isEqualTo(413);
+			assertThat(new String(big.getResponseBodyContent(), StandardCharsets.UTF_8)).as(coding)
+				.contains("\"code\":\"request_too_large\"");
+		}
 	}
 
 	private EntityExchangeResult<byte[]> postEncoded(String coding, byte[] body) {
@@ -322,12 +324,28 @@ class DualMapGatewayIntegrationTests {
 			.returnResult();
 	}
 
-	private static byte[] compress(String coding, byte[] bytes) throws IOException {
-		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		try (OutputStream z = coding.equals("gzip") ? new GZIPOutputStream(out) : new DeflaterOutputStream(out)) {
-			z.write(bytes);
+	/** {@code bytes} in {@code codings} (a Content-Encoding value), applied in order. */
+	private static byte[] compress(String codings, byte[] bytes) throws IOException {
+		byte[] out = bytes;
+		for (String coding : codings.split(",\\s*")) {
+			out = switch (coding) {
+				case "identity" -> out;
+				case "zstd" -> com.github.luben.zstd.Zstd.compress(out);
+				case "br" -> {
+					com.aayushatharva.brotli4j.Brotli4jLoader.ensureAvailability();
+					yield com.aayushatharva.brotli4j.encoder.Encoder.compress(out);
+				}
+				default -> {
+					ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+					try (OutputStream z = coding.equals("gzip") ? new GZIPOutputStream(buffer)
+							: new DeflaterOutputStream(buffer)) {
+						z.write(out);
+					}
+					yield buffer.toByteArray();
+				}
+			};
 		}
-		return out.toByteArray();
+		return out;
 	}
 
 	@Test

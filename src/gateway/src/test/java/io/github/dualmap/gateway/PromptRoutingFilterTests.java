@@ -15,6 +15,7 @@ import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.prompt.PromptParser;
+import io.github.dualmap.tenant.RequestTokens;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -91,6 +92,50 @@ class PromptRoutingFilterTests {
 	}
 
 	/**
+	 * A compressed streamed chat that does not ask for its usage: its decoded cap and a
+	 * decoded copy are kept for {@link TenantBudgetFilter} when it follows (token budgets
+	 * on), and nothing is read or kept for nobody without it.
+	 */
+	@Test
+	void theDecodedCapAndStreamBodyAreKeptOnlyForTokenBudgets() throws Exception {
+		byte[] sent = gzip("{\"model\":\"m\",\"stream\":true,\"max_tokens\":9,"
+				+ "\"messages\":[{\"role\":\"user\",\"content\":\"compressed\"}]}");
+		for (boolean budgets : new boolean[] { false, true }) {
+			PromptRoutingFilter filter = new PromptRoutingFilter(this.registry,
+					new PromptParser(this.hasher, JsonMapper.builder().build()),
+					new SloResolver(Duration.ofSeconds(5), "x-slo-class", Map.of()), BodyLimits.of(1 << 20), null,
+					budgets);
+			MockServerWebExchange exchange = MockServerWebExchange
+				.from(MockServerHttpRequest.post("/v1/chat/completions")
+					.header("Content-Encoding", "gzip")
+					.body("unused"));
+			exchange.getAttributes()
+				.put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR,
+						Route.async().id("llm").uri(URI.create("lb://llm")).predicate(e -> true).build());
+			exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, sent);
+			AtomicReference<ServerWebExchange> passed = new AtomicReference<>();
+			filter.filter(exchange, e -> {
+				passed.set(e);
+				return Mono.empty();
+			}).block(Duration.ofSeconds(5));
+			assertThat(passed.get()).isNotNull();
+			RoutingRequest routing = exchange.getAttribute(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR);
+			assertThat(routing.blocks()).as("routed on its decoded prompt either way").isNotNull();
+			if (budgets) {
+				RequestTokens tokens = exchange.getAttribute(DualMapExchangeAttributes.DECODED_TOKENS_ATTR);
+				assertThat(tokens.maxTokens()).isEqualTo(9L);
+				assertThat(exchange.<byte[]>getAttribute(DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR))
+					.asString(StandardCharsets.UTF_8)
+					.contains("compressed");
+			}
+			else {
+				assertThat(exchange.getAttributes()).doesNotContainKeys(DualMapExchangeAttributes.DECODED_TOKENS_ATTR,
+						DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR);
+			}
+		}
+	}
+
+	/**
 	 * A large body's parse takes its working memory from the budget, except where the
 	 * body is only scanned (embeddings and other endpoints routed by load): with the
 	 * budget too busy for that memory, a chat request of that size waits its turn (503),
@@ -108,7 +153,7 @@ class PromptRoutingFilterTests {
 		PromptRoutingFilter limited = new PromptRoutingFilter(this.registry,
 				new PromptParser(this.hasher, JsonMapper.builder().build()),
 				new SloResolver(Duration.ofSeconds(5), "x-slo-class", Map.of()),
-				new BodyLimits(1 << 20, budget, BodyLimits.DEFAULT_READ_TIMEOUT), null);
+				new BodyLimits(1 << 20, budget, BodyLimits.DEFAULT_READ_TIMEOUT), null, false);
 		for (String path : List.of("/v1/embeddings", "/v1/chat/completions")) {
 			MockServerWebExchange exchange = MockServerWebExchange
 				.from(MockServerHttpRequest.post(path).body("unused"));

@@ -67,6 +67,22 @@ class SloResolverTests {
 	}
 
 	@Test
+	void aClassMaySetThePriorityBandOfItsRequests() {
+		SloResolver banded = new SloResolver(Duration.ofSeconds(5), "x-slo-class",
+				Map.of("interactive", Duration.ofSeconds(2), "batch", Duration.ofSeconds(60)), Map.of(),
+				Map.of("interactive", 10));
+		assertThat(banded.resolve(headers("x-slo-class", "interactive")).priority()).isEqualTo(10);
+		// Without a band of its own, or without a class: the tenant's (null).
+		assertThat(banded.resolve(headers("x-slo-class", "batch")).priority()).isNull();
+		assertThat(banded.resolve(headers("x-slo-ttft-ms", "300", "x-slo-class", "interactive")).priority()).isNull();
+		assertThat(banded.resolve(headers()).priority()).isNull();
+		assertThatThrownBy(
+				() -> new SloResolver(Duration.ofSeconds(5), "x-slo-class", Map.of(), Map.of(), Map.of("ghost", 3)))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("ghost");
+	}
+
+	@Test
 	void malformedHeaderIsABadRequestNamingTheHeader() {
 		for (String bad : new String[] { "soon", "0", "-5", "1.5", "" }) {
 			assertThatThrownBy(() -> this.slos.resolveNanos(headers("x-slo-ttft-ms", bad)))

@@ -56,7 +56,8 @@ class TenantBudgetsIntegrationTests {
 				"dualmap.tenants.metered.tokens-per-minute=100000", "dualmap.tenants.shown.tokens-per-day=1000",
 				"dualmap.tenants.shown.weight=2", "dualmap.tenants.modeled.tokens-per-day=100000",
 				"dualmap.tenants.modeled.models.m.tokens-per-minute=50", "dualmap.tenants.zipped.tokens-per-day=300",
-				"dualmap.tenants.zipstreamer.tokens-per-day=1000");
+				"dualmap.tenants.zipstreamer.tokens-per-day=1000", "dualmap.tenants.zstded.tokens-per-day=300",
+				"dualmap.tenants.brotlied.tokens-per-day=300");
 		client = TenantGateways.client(gateway);
 	}
 
@@ -232,7 +233,7 @@ class TenantBudgetsIntegrationTests {
 			.collect(Collectors.toSet());
 		assertThat(tenants).contains("other")
 			.isSubsetOf("acme", "streamer", "asker", "tiny", "leaver", "metered", "shown", "modeled", "zipped",
-					"zipstreamer", "default", "other");
+					"zipstreamer", "zstded", "brotlied", "default", "other");
 		assertThat(budgets().view()).containsKey("other").doesNotContainKey("client-1");
 		assertThat(budgets().view().get("other").usage().requests()).isGreaterThanOrEqualTo(20);
 	}
@@ -281,17 +282,48 @@ class TenantBudgetsIntegrationTests {
 		assertThat(view("zipstreamer").usage().completionTokens()).isEqualTo(UsageEngine.COMPLETION_TOKENS);
 	}
 
+	@Test
+	void zstdAndBrotliBodiesAreAdmittedOnTheCapOfTheirDecodedForm() throws Exception {
+		for (String coding : new String[] { "zstd", "br" }) {
+			String tenant = coding.equals("zstd") ? "zstded" : "brotlied";
+			EntityExchangeResult<String> capped = encoded(coding, tenant,
+					TenantGateways.chat("squeezed", false, ",\"max_tokens\":7"));
+			assertThat(capped.getStatus().value()).as(coding).isEqualTo(200);
+			long remaining = Long.parseLong(capped.getResponseHeaders().getFirst(RateLimitHeaders.REMAINING));
+			assertThat(remaining).as("%s: admitted on its prompt and 7", coding).isBetween(250L, 299L);
+			EntityExchangeResult<String> uncapped = encoded(coding, tenant, TenantGateways.chat("squeezed", false, ""));
+			assertThat(uncapped.getStatus().value()).as("%s: no cap, the default one: over budget", coding)
+				.isEqualTo(429);
+		}
+	}
+
 	private static EntityExchangeResult<String> gzipped(String tenant, String body) throws Exception {
-		java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-		try (java.util.zip.GZIPOutputStream gzip = new java.util.zip.GZIPOutputStream(bytes)) {
-			gzip.write(body.getBytes(StandardCharsets.UTF_8));
+		return encoded("gzip", tenant, body);
+	}
+
+	private static EntityExchangeResult<String> encoded(String coding, String tenant, String body) throws Exception {
+		byte[] plain = body.getBytes(StandardCharsets.UTF_8);
+		byte[] sent;
+		if (coding.equals("zstd")) {
+			sent = com.github.luben.zstd.Zstd.compress(plain);
+		}
+		else if (coding.equals("br")) {
+			com.aayushatharva.brotli4j.Brotli4jLoader.ensureAvailability();
+			sent = com.aayushatharva.brotli4j.encoder.Encoder.compress(plain);
+		}
+		else {
+			java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+			try (java.util.zip.GZIPOutputStream gzip = new java.util.zip.GZIPOutputStream(bytes)) {
+				gzip.write(plain);
+			}
+			sent = bytes.toByteArray();
 		}
 		return client.post()
 			.uri("/v1/chat/completions")
 			.header("x-tenant-id", tenant)
-			.header(HttpHeaders.CONTENT_ENCODING, "gzip")
+			.header(HttpHeaders.CONTENT_ENCODING, coding)
 			.contentType(MediaType.APPLICATION_JSON)
-			.bodyValue(bytes.toByteArray())
+			.bodyValue(sent)
 			.exchange()
 			.expectBody(String.class)
 			.returnResult();
