@@ -181,6 +181,49 @@ public final class DispatchQueues {
 	}
 
 	/**
+	 * Each tenant's service charged by these queues (at release, and the correction to
+	 * its actual output when it finishes) since the last call, in weighted tokens; every
+	 * tenant with an account in the pool is in it (0 when it was not served), at most
+	 * {@value FairShares#MAX_ACCOUNTS}. What a replica adds to the pool's account shared
+	 * with other replicas; the lock is held only to copy.
+	 */
+	public Map<String, Double> takeLocalService() {
+		lock.lock();
+		try {
+			return fair.takeLocalService();
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/**
+	 * Credits each tenant of {@code serviceByTenant} with the service (weighted tokens)
+	 * other replicas released for it from the same pool since the last credit: its
+	 * virtual token counter grows as if these queues had released it, so releases here
+	 * give each tenant its share of the whole pool's service, and its share of the window
+	 * counts it. A tenant without an account here (never served or waiting here, or
+	 * dropped as idle) is skipped.
+	 * @return how many tenants were credited
+	 */
+	public int creditRemoteService(Map<String, Double> serviceByTenant) {
+		lock.lock();
+		try {
+			long now = pool.now();
+			int credited = 0;
+			for (Map.Entry<String, Double> e : serviceByTenant.entrySet()) {
+				if (fair.credit(e.getKey(), e.getValue(), now)) {
+					credited++;
+				}
+			}
+			return credited;
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/**
 	 * Each tenant served or waiting in the recent window
 	 * ({@link FairnessSettings#windowNanos()}): its share of the served tokens and its
 	 * weighted fair share, largest share first.

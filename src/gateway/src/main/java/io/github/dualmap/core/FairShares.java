@@ -171,6 +171,7 @@ final class FairShares {
 				+ output * settings.outputWeight();
 		q.chargedOutput = output;
 		a.counter += service / a.weight;
+		a.unshared += service;
 		a.record(service, now, bucketNanos);
 		lastServed.put(a.priority, a.counter);
 	}
@@ -188,9 +189,44 @@ final class FairShares {
 		int actual = Math.max(0, outputTokens);
 		double delta = (actual - q.chargedOutput) * settings.outputWeight();
 		a.counter += delta / a.weight;
+		a.unshared += delta;
 		a.record(delta, now, bucketNanos);
 		a.outputMean = a.outputMean < 0 ? actual : a.outputMean + OUTPUT_MEAN_ALPHA * (actual - a.outputMean);
 		outputMean = outputMean < 0 ? actual : outputMean + OUTPUT_MEAN_ALPHA * (actual - outputMean);
+	}
+
+	/**
+	 * The service charged here ({@link #charge} and {@link #correct}) since the last
+	 * call, by tenant name (a tenant's accounts summed), and starts counting anew: what
+	 * this replica adds to the pool's account shared with the other replicas. Every
+	 * tenant with an account is in it, 0 when it was not served (at most
+	 * {@link #MAX_ACCOUNTS}); the service of an account dropped as idle is lost.
+	 */
+	Map<String, Double> takeLocalService() {
+		Map<String, Double> out = new LinkedHashMap<>();
+		for (Account a : accounts.values()) {
+			out.merge(a.name, a.unshared, Double::sum);
+			a.unshared = 0;
+		}
+		return out;
+	}
+
+	/**
+	 * Credits {@code tenant} with {@code service} released for it elsewhere (by other
+	 * replicas for the same pool): every account of the tenant's counter grows by the
+	 * service over its weight, and the service counts in its share of the window, as if
+	 * released here. A tenant without an account here is not credited: it is lifted like
+	 * any other once it starts waiting.
+	 * @return whether an account was credited
+	 */
+	boolean credit(String tenant, double service, long now) {
+		Account a = accounts.get(tenant);
+		if (a == null || service == 0 || !Double.isFinite(service)) {
+			return false;
+		}
+		a.counter += service / a.weight;
+		a.record(service, now, bucketNanos);
+		return true;
 	}
 
 	/**
@@ -342,6 +378,9 @@ final class FairShares {
 
 		// Running mean of its requests' output tokens; negative until one finished.
 		double outputMean = -1;
+
+		// Service charged here and not yet taken by takeLocalService.
+		double unshared;
 
 		private final double[] served = new double[BUCKETS];
 
