@@ -75,6 +75,12 @@ public final class DispatchQueues {
 
 	private final EngineQueueGate gate;
 
+	/**
+	 * Most tenant accounts a pool keeps ({@link #takeLocalService()} names at most this
+	 * many tenants).
+	 */
+	public static final int MAX_TENANT_ACCOUNTS = FairShares.MAX_ACCOUNTS;
+
 	private final ReentrantLock lock = new ReentrantLock();
 
 	// Guarded by lock: the tenants' shares of the pool.
@@ -184,7 +190,7 @@ public final class DispatchQueues {
 	 * Each tenant's service charged by these queues (at release, and the correction to
 	 * its actual output when it finishes) since the last call, in weighted tokens; every
 	 * tenant with an account in the pool is in it (0 when it was not served), at most
-	 * {@value FairShares#MAX_ACCOUNTS}. What a replica adds to the pool's account shared
+	 * {@value #MAX_TENANT_ACCOUNTS}. What a replica adds to the pool's account shared
 	 * with other replicas; the lock is held only to copy.
 	 */
 	public Map<String, Double> takeLocalService() {
