@@ -169,30 +169,25 @@ public final class RedisFairnessSync implements SmartLifecycle, FairnessAccounts
 
 	/** Syncs every pool once, one after the other; never fails. */
 	Mono<Void> syncOnce() {
-		return Flux.fromIterable(this.accounts.values())
-			.concatMap(this::sync)
-			.reduce(Boolean.TRUE, Boolean::logicalAnd)
-			.doOnNext(ok -> {
-				if (!ok) {
-					this.outage = true;
-				}
-				else if (this.outage) {
-					this.outage = false;
-					logger.info("Fairness accounts shared through Redis again");
-				}
-			})
-			.then();
+		return Flux.fromIterable(this.accounts.values()).concatMap(p -> Mono.defer(() -> sync(p)).onErrorResume(ex -> {
+			// Not Redis (its failures are handled where they occur): counted, logged
+			// like one, and the next tick tries again.
+			p.failed(ex, !this.outage);
+			this.outage = true;
+			return Mono.just(Boolean.FALSE);
+		})).reduce(Boolean.TRUE, Boolean::logicalAnd).doOnNext(ok -> {
+			if (!ok) {
+				this.outage = true;
+			}
+			else if (this.outage) {
+				this.outage = false;
+				logger.info("Fairness accounts shared through Redis again");
+			}
+		}).then();
 	}
 
 	private Mono<Boolean> sync(PoolAccount p) {
-		Map<String, Double> local;
-		try {
-			local = p.queues.takeLocalService();
-		}
-		catch (RuntimeException ex) {
-			return Mono.just(Boolean.FALSE);
-		}
-		p.add(local);
+		p.add(p.queues.takeLocalService());
 		Mono<Boolean> retry = p.unconfirmed == null ? Mono.just(Boolean.TRUE) : send(p, p.unconfirmed);
 		return retry.flatMap(ok -> {
 			if (!ok) {
