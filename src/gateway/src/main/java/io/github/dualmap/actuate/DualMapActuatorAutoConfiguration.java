@@ -12,6 +12,7 @@ import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.StoredResponses;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
+import io.github.dualmap.tenant.FairnessAccounts;
 import io.github.dualmap.tenant.TokenBudgets;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -50,9 +51,9 @@ public class DualMapActuatorAutoConfiguration {
 	@ConditionalOnAvailableEndpoint
 	DualMapEndpoint dualMapEndpoint(DualMapRegistry registry, ObjectProvider<ReplicaSync> replicaSync,
 			ObjectProvider<ReplicaPublisher> replicaPublisher, ObjectProvider<RequestBuffers> buffers,
-			ObjectProvider<TokenBudgets> budgets) {
+			ObjectProvider<TokenBudgets> budgets, ObjectProvider<FairnessAccounts> fairness) {
 		return new DualMapEndpoint(registry, replicaSync.getIfAvailable(), replicaPublisher.getIfAvailable(),
-				buffers.getIfAvailable(), budgets.getIfAvailable());
+				buffers.getIfAvailable(), budgets.getIfAvailable(), fairness.getIfAvailable());
 	}
 
 	@Bean

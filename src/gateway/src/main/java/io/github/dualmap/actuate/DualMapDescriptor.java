@@ -14,6 +14,7 @@ import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.replica.ReplicaSync;
+import io.github.dualmap.tenant.FairnessAccounts;
 import io.github.dualmap.tenant.TenantView;
 import io.github.dualmap.tenant.TokenBudgets;
 import org.jspecify.annotations.Nullable;
@@ -57,8 +58,16 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param tenants each configured tenant, {@code default}, and {@code other} (every
 	 * unlisted tenant together, once one was seen): settings, budgets as this replica
 	 * last saw them, usage since it started
+	 * @param fairness each pool's fairness account by service id: whether it is shared
+	 * with the other replicas through Redis (then the shares count the whole pool's
+	 * service) and how its sync goes
 	 */
-	public record Tenants(String mode, String store, Map<String, TenantView> tenants) {
+	public record Tenants(String mode, String store, Map<String, TenantView> tenants,
+			Map<String, FairnessAccounts.Status> fairness) {
+
+		public Tenants(String mode, String store, Map<String, TenantView> tenants) {
+			this(mode, store, tenants, Map.of());
+		}
 
 		static Tenants of(TokenBudgets budgets) {
 			return new Tenants(budgets.mode().name().toLowerCase(Locale.ROOT), budgets.storeKind(), budgets.view());
@@ -66,12 +75,16 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 
 		/**
 		 * With each tenant's share of every pool's recent service beside its budgets
-		 * (unlisted tenants together under {@code other}).
+		 * (unlisted tenants together under {@code other}), and whether each pool's
+		 * account is shared ({@code accounts} {@code null}: none is).
 		 */
-		static Tenants of(TokenBudgets budgets, Collection<ServicePool> pools) {
+		static Tenants of(TokenBudgets budgets, Collection<ServicePool> pools, @Nullable FairnessAccounts accounts) {
 			Map<String, TenantView> view = new LinkedHashMap<>(budgets.view());
 			Map<String, Map<String, TenantView.Share>> shares = new LinkedHashMap<>();
+			Map<String, FairnessAccounts.Status> fairness = new TreeMap<>();
 			for (ServicePool pool : pools) {
+				FairnessAccounts.Status status = accounts == null ? null : accounts.status(pool.serviceId());
+				fairness.put(pool.serviceId(), status == null ? FairnessAccounts.Status.LOCAL : status);
 				for (TenantShare s : pool.queues().tenantShares()) {
 					String tenant = budgets.directory().reported(s.tenant());
 					shares.computeIfAbsent(tenant, k -> new TreeMap<>())
@@ -87,7 +100,7 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 					view.put(tenant, v.withShares(byPool));
 				}
 			});
-			return new Tenants(budgets.mode().name().toLowerCase(Locale.ROOT), budgets.storeKind(), view);
+			return new Tenants(budgets.mode().name().toLowerCase(Locale.ROOT), budgets.storeKind(), view, fairness);
 		}
 
 	}

@@ -11,6 +11,7 @@ import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
+import io.github.dualmap.tenant.FairnessAccounts;
 import io.github.dualmap.tenant.TokenBudgets;
 import org.jspecify.annotations.Nullable;
 
@@ -51,6 +52,8 @@ public class DualMapEndpoint {
 
 	private final @Nullable TokenBudgets budgets;
 
+	private final @Nullable FairnessAccounts fairness;
+
 	public DualMapEndpoint(DualMapRegistry registry) {
 		this(registry, null, null);
 	}
@@ -71,6 +74,17 @@ public class DualMapEndpoint {
 	public DualMapEndpoint(DualMapRegistry registry, @Nullable ReplicaSync replicaSync,
 			@Nullable ReplicaPublisher replicaPublisher, @Nullable RequestBuffers buffers,
 			@Nullable TokenBudgets budgets) {
+		this(registry, replicaSync, replicaPublisher, buffers, budgets, null);
+	}
+
+	/**
+	 * With the tenants' budgets and usage too, when tenants are on, and whether each
+	 * pool's fairness account is shared with the other replicas.
+	 */
+	public DualMapEndpoint(DualMapRegistry registry, @Nullable ReplicaSync replicaSync,
+			@Nullable ReplicaPublisher replicaPublisher, @Nullable RequestBuffers buffers,
+			@Nullable TokenBudgets budgets, @Nullable FairnessAccounts fairness) {
+		this.fairness = fairness;
 		this.budgets = budgets;
 		this.buffers = buffers;
 		this.registry = registry;
@@ -106,7 +120,7 @@ public class DualMapEndpoint {
 				DualMapDescriptor.Settings.of(this.registry.settings()),
 				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings, replicas,
 				this.buffers == null ? null : DualMapDescriptor.Buffers.of(this.buffers), this.budgets == null ? null
-						: DualMapDescriptor.Tenants.of(this.budgets, this.registry.pools().values()));
+						: DualMapDescriptor.Tenants.of(this.budgets, this.registry.pools().values(), this.fairness));
 	}
 
 	/** One pool; {@code null} (404) when DualMap does not route {@code service}. */

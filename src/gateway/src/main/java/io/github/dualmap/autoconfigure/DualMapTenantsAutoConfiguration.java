@@ -1,6 +1,9 @@
 package io.github.dualmap.autoconfigure;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
+
+import io.github.dualmap.core.DispatchQueues;
 
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.TenantBudgetFilter;
@@ -10,6 +13,7 @@ import io.github.dualmap.tenant.GenAiMeters;
 import io.github.dualmap.tenant.LocalBudgetStore;
 import io.github.dualmap.tenant.NamedTenants;
 import io.github.dualmap.tenant.RedisBudgetStore;
+import io.github.dualmap.tenant.RedisFairnessSync;
 import io.github.dualmap.tenant.TenantDirectory;
 import io.github.dualmap.tenant.TenantProperties;
 import io.github.dualmap.tenant.TokenBudgets;
@@ -39,8 +43,8 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 /**
  * Tenants on DualMap routes when {@code dualmap.tenants.enabled=true}: the directory of
  * configured tenants, their token budgets (in memory, or in Redis with
- * {@code dualmap.tenants.store=redis}), the admission and usage filters and the GenAI
- * meters.
+ * {@code dualmap.tenants.store=redis}, with one fairness account per pool shared by every
+ * replica), the admission and usage filters and the GenAI meters.
  */
 @AutoConfiguration(after = DualMapAutoConfiguration.class,
 		afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration")
@@ -113,6 +117,20 @@ public class DualMapTenantsAutoConfiguration {
 				TenantProperties properties) {
 			return new RedisBudgetStore(new ReactiveStringRedisTemplate(connections),
 					properties.getRedis().getKeyPrefix());
+		}
+
+		/** One fairness account per pool for every replica, unless fairness is off. */
+		@Bean
+		@ConditionalOnMissingBean
+		@ConditionalOnProperty(prefix = TenantProperties.PREFIX, name = "fairness", havingValue = "true",
+				matchIfMissing = true)
+		RedisFairnessSync dualMapRedisFairnessSync(ReactiveRedisConnectionFactory connections,
+				TenantProperties properties, DualMapRegistry registry, ObjectProvider<MeterRegistry> meters) {
+			Map<String, DispatchQueues> pools = new LinkedHashMap<>();
+			registry.pools().forEach((service, pool) -> pools.put(service, pool.queues()));
+			return new RedisFairnessSync(new ReactiveStringRedisTemplate(connections), pools,
+					properties.getRedis().getKeyPrefix(), properties.getRedis().getFairnessSyncInterval(),
+					meters.getIfAvailable(CompositeMeterRegistry::new));
 		}
 
 	}

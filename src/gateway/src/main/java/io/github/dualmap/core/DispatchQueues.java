@@ -77,6 +77,12 @@ public final class DispatchQueues {
 
 	private final EngineQueueGate gate;
 
+	/**
+	 * Most tenant accounts a pool keeps ({@link #takeLocalService()} names at most this
+	 * many tenants).
+	 */
+	public static final int MAX_TENANT_ACCOUNTS = FairShares.MAX_ACCOUNTS;
+
 	private final ReentrantLock lock = new ReentrantLock();
 
 	// Guarded by lock: the tenants' shares of the pool.
@@ -176,6 +182,51 @@ public final class DispatchQueues {
 		lock.lock();
 		try {
 			fair.correct(request, outputTokens, pool.now());
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/**
+	 * Each tenant account's service charged by these queues (at release, and the
+	 * correction to its actual output when it finishes) since the last call, in weighted
+	 * tokens, keyed {@code <band>:<tenant>} (a tenant has an account per priority band it
+	 * sends in); every account of the pool is in it (0 when it was not served), at most
+	 * {@value #MAX_TENANT_ACCOUNTS}. What a replica adds to the pool's account shared
+	 * with other replicas; the lock is held only to copy.
+	 */
+	public Map<String, Double> takeLocalService() {
+		lock.lock();
+		try {
+			return fair.takeLocalService();
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/**
+	 * Credits each account of {@code serviceByTenant} (keyed as
+	 * {@link #takeLocalService()} keys them) with the service (weighted tokens) other
+	 * replicas released for it from the same pool since the last credit: its virtual
+	 * token counter grows as if these queues had released it, so releases here give each
+	 * tenant its share of the whole pool's service in each band, and its share of the
+	 * window counts it. An account this replica does not have (never served or waiting
+	 * here, or dropped as idle) is skipped.
+	 * @return how many accounts were credited
+	 */
+	public int creditRemoteService(Map<String, Double> serviceByTenant) {
+		lock.lock();
+		try {
+			long now = pool.now();
+			int credited = 0;
+			for (Map.Entry<String, Double> e : serviceByTenant.entrySet()) {
+				if (fair.credit(e.getKey(), e.getValue(), now)) {
+					credited++;
+				}
+			}
+			return credited;
 		}
 		finally {
 			lock.unlock();

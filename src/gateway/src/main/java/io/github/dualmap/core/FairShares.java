@@ -179,6 +179,7 @@ final class FairShares {
 				+ output * settings.outputWeight();
 		q.chargedOutput = output;
 		a.counter += service / a.weight;
+		a.unshared += service;
 		a.record(service, now, bucketNanos);
 		lastServed.put(a.priority, a.counter);
 	}
@@ -196,9 +197,63 @@ final class FairShares {
 		int actual = Math.max(0, outputTokens);
 		double delta = (actual - q.chargedOutput) * settings.outputWeight();
 		a.counter += delta / a.weight;
+		a.unshared += delta;
 		a.record(delta, now, bucketNanos);
 		a.outputMean = a.outputMean < 0 ? actual : a.outputMean + OUTPUT_MEAN_ALPHA * (actual - a.outputMean);
 		outputMean = outputMean < 0 ? actual : outputMean + OUTPUT_MEAN_ALPHA * (actual - outputMean);
+	}
+
+	/**
+	 * The service charged here ({@link #charge} and {@link #correct}) since the last
+	 * call, by account (a tenant in a band, keyed {@code <band>:<tenant>}, see
+	 * {@link #accountKey}), and starts counting anew: what this replica adds to the
+	 * pool's account shared with the other replicas. Every account is in it, 0 when it
+	 * was not served (at most {@link #MAX_ACCOUNTS}); the service of an account dropped
+	 * as idle is lost.
+	 */
+	Map<String, Double> takeLocalService() {
+		Map<String, Double> out = new LinkedHashMap<>();
+		for (Account a : byFlow.values()) {
+			out.merge(accountKey(a.name, a.priority), a.unshared, Double::sum);
+			a.unshared = 0;
+		}
+		return out;
+	}
+
+	/**
+	 * The key of a tenant's account in a band, as replicas share it:
+	 * {@code <band>:<tenant>} (the band first, so a tenant name may hold any character).
+	 */
+	static String accountKey(String tenant, int priority) {
+		return priority + ":" + tenant;
+	}
+
+	/**
+	 * Credits the account {@code key} ({@link #accountKey}) with {@code service} released
+	 * for it elsewhere (by other replicas for the same pool): its counter grows by the
+	 * service over the tenant's weight, and the service counts in its share of the
+	 * window, as if released here. An account this replica does not have is not credited:
+	 * it is lifted like any other once it starts waiting; nor is a key that names no
+	 * band.
+	 * @return whether an account was credited
+	 */
+	boolean credit(String key, double service, long now) {
+		int colon = key.indexOf(':');
+		Account a = null;
+		if (colon > 0) {
+			try {
+				a = byFlow.get(new Flow(key.substring(colon + 1), Integer.parseInt(key.substring(0, colon))));
+			}
+			catch (NumberFormatException ex) {
+				a = null;
+			}
+		}
+		if (a == null || service == 0 || !Double.isFinite(service)) {
+			return false;
+		}
+		a.counter += service / a.weight;
+		a.record(service, now, bucketNanos);
+		return true;
 	}
 
 	/**
@@ -368,6 +423,9 @@ final class FairShares {
 		// Running mean of the output tokens of the tenant's requests in this band;
 		// negative until one finished.
 		double outputMean = -1;
+
+		// Service charged here and not yet taken by takeLocalService.
+		double unshared;
 
 		private final double[] served = new double[BUCKETS];
 

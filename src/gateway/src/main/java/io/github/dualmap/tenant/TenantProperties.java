@@ -313,9 +313,24 @@ public class TenantProperties {
 		@NotNull(message = "dualmap.tenants.redis.failure-mode must be set")
 		private FailureMode failureMode = FailureMode.OPEN;
 
+		/**
+		 * How often each replica adds the service its dispatch queues gave each tenant
+		 * into the pool's fairness account in Redis and reads back what the other
+		 * replicas gave (with dualmap.tenants.fairness on): one Redis script call per
+		 * pool per interval, in the background; also the longest wait for its answer.
+		 * While Redis fails, each replica releases by its own account.
+		 */
+		@NotNull(message = "dualmap.tenants.redis.fairness-sync-interval must be set")
+		private Duration fairnessSyncInterval = Duration.ofSeconds(1);
+
 		@AssertTrue(message = "dualmap.tenants.redis.timeout must be > 0")
 		private boolean isTimeoutPositive() {
 			return this.timeout == null || (!this.timeout.isNegative() && !this.timeout.isZero());
+		}
+
+		@AssertTrue(message = "dualmap.tenants.redis.fairness-sync-interval must be at least 10ms")
+		private boolean isFairnessSyncIntervalValid() {
+			return this.fairnessSyncInterval == null || this.fairnessSyncInterval.toMillis() >= 10;
 		}
 
 		public String getKeyPrefix() {
@@ -336,6 +351,14 @@ public class TenantProperties {
 
 		public FailureMode getFailureMode() {
 			return this.failureMode;
+		}
+
+		public Duration getFairnessSyncInterval() {
+			return this.fairnessSyncInterval;
+		}
+
+		public void setFairnessSyncInterval(Duration fairnessSyncInterval) {
+			this.fairnessSyncInterval = fairnessSyncInterval;
 		}
 
 		public void setFailureMode(FailureMode failureMode) {

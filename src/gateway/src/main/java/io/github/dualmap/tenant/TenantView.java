@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
  * shared store, other replicas' charges since then are not in them)
  * @param usage what its requests did since this gateway started
  * @param shares its share of each pool's recent service by service id, as this gateway's
- * dispatch queues released it (empty with fairness off or before it was served)
+ * dispatch queues released it, with the other replicas' service when the pool's fairness
+ * account is shared through Redis (empty with fairness off or before it was served)
  */
 public record TenantView(double weight, int priority, List<Budget> budgets, Counts usage, Map<String, Share> shares) {
 

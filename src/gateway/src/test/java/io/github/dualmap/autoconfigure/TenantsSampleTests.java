@@ -12,6 +12,7 @@ import io.github.dualmap.gateway.TokenUsageFilter;
 import io.github.dualmap.tenant.BudgetLine;
 import io.github.dualmap.tenant.LocalBudgetStore;
 import io.github.dualmap.tenant.RedisBudgetStore;
+import io.github.dualmap.tenant.RedisFairnessSync;
 import io.github.dualmap.tenant.TenantDirectory;
 import io.github.dualmap.tenant.TenantProperties;
 import io.github.dualmap.tenant.TokenBudgets;
@@ -62,7 +63,8 @@ class TenantsSampleTests {
 			assertThat(context).hasNotFailed()
 				.hasSingleBean(TenantBudgetFilter.class)
 				.hasSingleBean(TokenUsageFilter.class)
-				.hasSingleBean(RedisBudgetStore.class);
+				.hasSingleBean(RedisBudgetStore.class)
+				.hasSingleBean(RedisFairnessSync.class);
 			TenantProperties p = context.getBean(TenantProperties.class);
 			assertThat(p.getMode()).isEqualTo(TenantProperties.TenantMode.ENFORCE);
 			assertThat(p.getRedis().getTimeout()).isEqualTo(Duration.ofMillis(250));
@@ -108,6 +110,29 @@ class TenantsSampleTests {
 		runner().run(context -> assertThat(context).hasNotFailed()
 			.getBean(PromptRoutingFilter.class)
 			.hasFieldOrPropertyWithValue("tokenBudgets", false));
+	}
+
+	@Test
+	void theFairnessAccountIsSharedThroughRedisUnlessFairnessIsOff() {
+		runner()
+			.withPropertyValues("dualmap.services=llm", "dualmap.tenants.enabled=true", "dualmap.tenants.store=redis",
+					"dualmap.tenants.redis.fairness-sync-interval=250ms")
+			.run(context -> assertThat(context).hasNotFailed().hasSingleBean(RedisFairnessSync.class));
+		runner()
+			.withPropertyValues("dualmap.services=llm", "dualmap.tenants.enabled=true", "dualmap.tenants.store=redis",
+					"dualmap.tenants.fairness=false")
+			.run(context -> assertThat(context).hasNotFailed()
+				.hasSingleBean(RedisBudgetStore.class)
+				.doesNotHaveBean(RedisFairnessSync.class));
+		runner().withPropertyValues("dualmap.services=llm", "dualmap.tenants.enabled=true")
+			.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(RedisFairnessSync.class));
+		runner()
+			.withPropertyValues("dualmap.services=llm", "dualmap.tenants.enabled=true", "dualmap.tenants.store=redis",
+					"dualmap.tenants.redis.fairness-sync-interval=0s")
+			.run(context -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("dualmap.tenants.redis.fairness-sync-interval must be at least 10ms"));
 	}
 
 	@Test

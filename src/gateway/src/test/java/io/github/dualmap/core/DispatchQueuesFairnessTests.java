@@ -2,6 +2,7 @@ package io.github.dualmap.core;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -128,6 +129,48 @@ class DispatchQueuesFairnessTests {
 		String order = releaseNext(q, 10);
 		assertThat(count(order, 'b')).as(order).isBetween(4L, 6L);
 		assertThat(q.tenantShares()).extracting(TenantShare::tenant).containsExactly("a", "b");
+	}
+
+	@Test
+	void serviceAnotherReplicaGaveATenantPutsItBehindOneThatWasNotServed() {
+		Tenant c = new Tenant("c", 1, 0);
+		DispatchQueues local = queues(QueueSettings.custom(), true);
+		submit(local, c);
+		for (int i = 0; i < 3; i++) {
+			submit(local, B);
+		}
+		for (int i = 0; i < 3; i++) {
+			submit(local, A);
+		}
+		// Alone, the queues alternate: b and a start waiting at the same counter.
+		assertThat(releaseNext(local, 6)).isEqualTo("bababa");
+		QueuedRequest last = outcomes.released.get(outcomes.released.size() - 1);
+		local.firstToken(last);
+		local.finish(last);
+
+		DispatchQueues shared = queues(QueueSettings.custom(), true);
+		submit(shared, c);
+		for (int i = 0; i < 3; i++) {
+			submit(shared, B);
+		}
+		for (int i = 0; i < 3; i++) {
+			submit(shared, A);
+		}
+		assertThat(shared.takeLocalService()).containsOnlyKeys("0:c", "0:b", "0:a").containsEntry("0:c", 100.0);
+		// Another replica released five of a's requests (100 tokens each) from the pool;
+		// service of a band a has no account in here, or of an unknown tenant, credits
+		// nothing.
+		assertThat(shared
+			.creditRemoteService(Map.of("0:a", 500.0, "0:unknown", 100.0, "1:a", 100.0, "a", 100.0, "x:a", 100.0)))
+			.isEqualTo(1);
+		assertThat(releaseNext(shared, 6)).isEqualTo("bbbaaa");
+		// The credit counts in a's share of the window but is not shared again.
+		assertThat(shared.tenantShares()).filteredOn(s -> s.tenant().equals("a"))
+			.singleElement()
+			.satisfies(s -> assertThat(s.servedTokens()).isEqualTo(800.0));
+		Map<String, Double> released = shared.takeLocalService();
+		assertThat(released).containsEntry("0:a", 300.0).containsEntry("0:b", 300.0).containsEntry("0:c", 0.0);
+		assertThat(shared.takeLocalService()).containsEntry("0:a", 0.0);
 	}
 
 	@Test

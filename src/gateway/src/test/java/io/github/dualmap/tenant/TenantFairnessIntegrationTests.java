@@ -94,6 +94,10 @@ class TenantFairnessIntegrationTests {
 					HttpResponse.BodyHandlers.ofString())
 			.body();
 		JsonNode tenants = JsonMapper.shared().readTree(body).get("tenants").get("tenants");
+		// Budgets in memory: the pool's account is this gateway's own.
+		JsonNode account = JsonMapper.shared().readTree(body).get("tenants").get("fairness").get("llm");
+		assertThat(account.get("shared").asBoolean()).isFalse();
+		assertThat(account.get("lastSyncAgeMs").isNull()).isTrue();
 		JsonNode quiet = tenants.get("quiet").get("shares").get("llm");
 		JsonNode noisy = tenants.get("noisy").get("shares").get("llm");
 		// The warm-up's tenant was served in the window too: three tenants of weight 1.

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -43,6 +44,12 @@ final class UsageEngine {
 
 	final AtomicReference<Duration> delay = new AtomicReference<>(Duration.ZERO);
 
+	/**
+	 * What a prompt that says "hold" waits for before its answer starts (completed: it
+	 * does not wait).
+	 */
+	volatile CompletableFuture<Void> hold = CompletableFuture.completedFuture(null);
+
 	private final DisposableServer server;
 
 	UsageEngine() {
@@ -79,6 +86,9 @@ final class UsageEngine {
 			this.served.incrementAndGet();
 			String compact = body.replace(" ", "");
 			Mono<Long> wait = Mono.delay(this.delay.get());
+			if (compact.contains("hold")) {
+				wait = Mono.fromFuture(this.hold).then(wait);
+			}
 			if (!compact.contains("\"stream\":true")) {
 				return res.header("content-type", "application/json")
 					.sendString(wait.thenReturn("{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"model\":\"m\","
