@@ -85,6 +85,14 @@ public final class DispatchQueues {
 
 	private final ReentrantLock lock = new ReentrantLock();
 
+	// When a queued request becomes late for a given estimate where it waits: its
+	// arrival plus its SLO, arrival order among equals. Every request queued on an
+	// instance has the same estimate there (see lateScan), so the late ones are a
+	// prefix of each queue in this order.
+	private final Comparator<QueuedRequest> lateOrder = Comparator
+		.comparingLong((QueuedRequest q) -> q.submittedAtNanos() + sloOf(q.request()))
+		.thenComparingLong(QueuedRequest::sequence);
+
 	// Guarded by lock: the tenants' shares of the pool.
 	private final FairShares fair;
 
@@ -141,6 +149,10 @@ public final class DispatchQueues {
 	private long releases;
 
 	private long pulls;
+
+	// Tests only: every move looks at each queued request and every cached prefix is
+	// looked up again, the plain form the indexed one must match decision for decision.
+	boolean reference;
 
 	/** Queues that share the pool between tenants with the default fairness settings. */
 	public DispatchQueues(InstancePool pool, RoutingPolicy policy, QueueSettings settings) {
@@ -1076,7 +1088,9 @@ public final class DispatchQueues {
 	 * that follows sends what fits.
 	 */
 	private void evacuate() {
-		if (pool.size() < 2) {
+		// Every member accepts work (reconcileMembership dropped the queues of those
+		// that left): nothing to evacuate, without a look at each queue.
+		if (pool.size() < 2 || (!reference && pool.acceptingCount() == pool.size())) {
 			return;
 		}
 		long end = queueOrdinals;
@@ -1302,6 +1316,9 @@ public final class DispatchQueues {
 		// place in the order of the passes; once every member has one, a request that is
 		// not late is passed over before its target is looked for.
 		boolean lateFirst = settings.moveLateOnly() && queues.size() >= pool.size() && pool.rings() == seenRings;
+		if (lateFirst && !reference && exactSums(pendingHere)) {
+			return bestLateMove(iq, pendingHere);
+		}
 		Move best = null;
 		long bestGain = 0;
 		for (QueuedRequest q : iq.byArrival) {
@@ -1348,6 +1365,70 @@ public final class DispatchQueues {
 			}
 		}
 		return best;
+	}
+
+	/**
+	 * {@link #bestMove} when only late requests move and every member has its queue,
+	 * looking at the late requests alone. Every request queued on {@code iq}'s instance
+	 * has the same estimate there: {@link #estimateWhereQueued} takes its own work off
+	 * the pending work and the model adds it back ({@code ahead + own} is the pending
+	 * work exactly, see {@link #exactSums}), so the estimate is the model's for the
+	 * pending work and no request of its own. A request is late when its arrival plus its
+	 * SLO is before now plus that estimate: the late ones are the first of
+	 * {@link InstanceQueue#byLateness}, and the scan stops at the first that is not.
+	 * Among equal gains the earliest in arrival order wins, as in {@link #bestMove}'s
+	 * scan in arrival order, so the move is the same.
+	 */
+	private @Nullable Move bestLateMove(InstanceQueue iq, PrefillWork pendingHere) {
+		InstanceState here = iq.state;
+		long estHere = pool.estimateTtft(here, pendingHere, 0, 0);
+		Move best = null;
+		long bestGain = 0;
+		for (QueuedRequest q : iq.byLateness) {
+			long slo = sloOf(q.request());
+			if (!late(q, estHere, slo)) {
+				break;
+			}
+			if (!movable(q)) {
+				continue;
+			}
+			InstanceState there = migrationTarget(q, here);
+			if (there == null) {
+				if (noMoveTarget) {
+					return null;
+				}
+				continue;
+			}
+			if (gate.full(there)) {
+				continue;
+			}
+			int cachedThere = cachedTokens(q, there);
+			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
+			if (!hasRoom(there, uncachedThere)) {
+				continue;
+			}
+			long estThere = pool.estimateTtft(there, cachedThere, uncachedThere);
+			long gain = netGain(q, estHere, pool.warmthScaled(there, here, estThere), there, cachedThere);
+			if (gain > settings.migrationMargin() * slo && (gain > bestGain
+					|| (gain == bestGain && best != null && ARRIVAL.compare(q, best.request()) < 0))) {
+				best = new Move(q, there, estThere);
+				bestGain = gain;
+			}
+		}
+		return best;
+	}
+
+	// Below 2^53 a long is a double exactly, so the model's sums of the work ahead and a
+	// request's own work come to the pending work's, whatever the split.
+	private static final long EXACT = 1L << 53;
+
+	/**
+	 * Whether the estimate of a request queued behind {@code pending} is the same for
+	 * every request of the queue: its tokens and pairs are below 2^53 (so the linear and
+	 * attention models add the parts without rounding).
+	 */
+	private static boolean exactSums(PrefillWork pending) {
+		return pending.tokens() < EXACT && pending.pairs() < EXACT;
 	}
 
 	/**
@@ -1471,16 +1552,37 @@ public final class DispatchQueues {
 		return q.candidates;
 	}
 
-	/** Estimated cached prefix of {@code q} on {@code s}, from its shadow index. */
-	private static int cachedTokens(QueuedRequest q, InstanceState s) {
+	/**
+	 * Estimated cached prefix of {@code q} on {@code s}, from its shadow index. The
+	 * release pass and the moves ask again for the same request and instance on many
+	 * events: the last answer is kept with the index's {@link ShadowKvIndex#version()}
+	 * and given again while the index holds the same blocks.
+	 */
+	private int cachedTokens(QueuedRequest q, InstanceState s) {
 		PromptBlocks blocks = q.request().blocks();
-		return blocks == null ? 0 : blocks.tokensFor(s.shadow().peekMatchedBlocks(blocks.chain()));
+		if (blocks == null) {
+			return 0;
+		}
+		ShadowKvIndex shadow = s.shadow();
+		if (reference) {
+			return blocks.tokensFor(shadow.peekMatchedBlocks(blocks.chain()));
+		}
+		// Read before the look: a record meanwhile leaves a version that is already old.
+		long version = shadow.version();
+		if (q.peekedShadow == shadow && q.peekedVersion == version) {
+			return q.peekedTokens;
+		}
+		int tokens = blocks.tokensFor(shadow.peekMatchedBlocks(blocks.chain()));
+		q.peekedShadow = shadow;
+		q.peekedVersion = version;
+		q.peekedTokens = tokens;
+		return tokens;
 	}
 
 	// ---- queue bookkeeping (all under the lock) ----
 
 	private InstanceQueue queueOf(InstanceState s) {
-		return queues.computeIfAbsent(s, k -> new InstanceQueue(k, queueOrdinals++));
+		return queues.computeIfAbsent(s, k -> new InstanceQueue(k, queueOrdinals++, lateOrder));
 	}
 
 	private void enqueue(QueuedRequest q, InstanceState s) {
@@ -1489,6 +1591,7 @@ public final class DispatchQueues {
 		iq.byArrival.add(q);
 		iq.byAged.add(q);
 		iq.byExpiry.add(q);
+		iq.byLateness.add(q);
 		if (iq.byArrival.size() == 1) {
 			nonEmpty.add(iq);
 			Pullable p = byAlternative.get(s);
@@ -1515,6 +1618,7 @@ public final class DispatchQueues {
 		iq.byArrival.remove(q);
 		iq.byAged.remove(q);
 		iq.byExpiry.remove(q);
+		iq.byLateness.remove(q);
 		q.queue = null;
 		InstanceState s = iq.state;
 		if (iq.byArrival.isEmpty()) {
@@ -1618,12 +1722,17 @@ public final class DispatchQueues {
 
 		final TreeSet<QueuedRequest> byExpiry = new TreeSet<>(EXPIRY);
 
+		// The same requests by when they become late ({@code lateOrder}): the moves look
+		// at a prefix of it.
+		final TreeSet<QueuedRequest> byLateness;
+
 		// Its place in the order of the queues: creation order.
 		final long ordinal;
 
-		InstanceQueue(InstanceState state, long ordinal) {
+		InstanceQueue(InstanceState state, long ordinal, Comparator<QueuedRequest> lateOrder) {
 			this.state = state;
 			this.ordinal = ordinal;
+			this.byLateness = new TreeSet<>(lateOrder);
 		}
 
 	}

@@ -293,6 +293,14 @@ public final class InstancePool {
 	}
 
 	/**
+	 * Members that accept new work (healthy, not draining), in O(1) from the running
+	 * totals.
+	 */
+	public int acceptingCount() {
+		return backlog.accepting();
+	}
+
+	/**
 	 * Coefficient of variation of in-flight requests across members (0 when idle or
 	 * single).
 	 */

@@ -76,6 +76,14 @@ public final class QueuedRequest {
 
 	int uncachedTokens;
 
+	// The last look at a shadow index for its prefix: the index, its version then and
+	// the cached tokens found (DispatchQueues.cachedTokens).
+	@Nullable ShadowKvIndex peekedShadow;
+
+	long peekedVersion;
+
+	int peekedTokens;
+
 	int migrations;
 
 	// Placed where the state it continues lives (Reason.PINNED): never migrated or

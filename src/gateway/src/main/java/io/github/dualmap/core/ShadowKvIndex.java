@@ -13,6 +13,10 @@ public final class ShadowKvIndex {
 
 	private volatile int capacityBlocks;
 
+	// Changes to the set of blocks held (records, resizes, clears): an answer of
+	// peekMatchedBlocks stays right while this does not move.
+	private volatile long version;
+
 	public ShadowKvIndex(int capacityBlocks) {
 		if (capacityBlocks <= 0) {
 			throw new IllegalArgumentException("capacityBlocks must be > 0 but was " + capacityBlocks);
@@ -50,6 +54,7 @@ public final class ShadowKvIndex {
 
 	/** Records that the whole chain was sent to this instance. */
 	public synchronized void record(long[] chain) {
+		version++;
 		// Tail first, so the head is the most recently used entry (see matchedBlocks).
 		for (int i = chain.length - 1; i >= 0; i--) {
 			blocks.put(chain[i], Boolean.TRUE);
@@ -67,6 +72,7 @@ public final class ShadowKvIndex {
 		if (newCapacityBlocks == capacityBlocks) {
 			return;
 		}
+		version++;
 		capacityBlocks = newCapacityBlocks;
 		blocks.capacity(newCapacityBlocks);
 	}
@@ -84,11 +90,21 @@ public final class ShadowKvIndex {
 		return blocks.size();
 	}
 
+	/**
+	 * A number that changes whenever the blocks held may have changed (a record, a
+	 * resize, a clear; touching them in {@link #matchedBlocks} does not count):
+	 * {@link #peekMatchedBlocks} answers the same for a chain while it stays.
+	 */
+	public long version() {
+		return version;
+	}
+
 	public int capacityBlocks() {
 		return capacityBlocks;
 	}
 
 	public synchronized void clear() {
+		version++;
 		blocks.clear();
 	}
 
