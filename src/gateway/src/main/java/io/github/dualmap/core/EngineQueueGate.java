@@ -51,10 +51,6 @@ final class EngineQueueGate {
 	}
 
 	/**
-	 * The local rule: {@code inPrefill} requests with {@code prefillTokens} uncached
-	 * tokens in prefill, a candidate of {@code uncached} tokens.
-	 */
-	/**
 	 * Whether {@code s} has no room for a request of any size: its prefill is at the
 	 * request limit, or over the token limit already. Then {@link #hasRoom} is false for
 	 * every request, and this answers without the request.
@@ -65,6 +61,10 @@ final class EngineQueueGate {
 				|| s.sharedPrefillTokens() > settings.maxPrefillTokens());
 	}
 
+	/**
+	 * The local rule: {@code inPrefill} requests with {@code prefillTokens} uncached
+	 * tokens in prefill, a candidate of {@code uncached} tokens.
+	 */
 	static boolean hasRoom(int inPrefill, long prefillTokens, int uncached, QueueSettings settings) {
 		return inPrefill == 0 || (inPrefill < settings.maxPrefillRequests()
 				&& prefillTokens + uncached <= settings.maxPrefillTokens());
