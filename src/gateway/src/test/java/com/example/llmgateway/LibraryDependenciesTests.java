@@ -60,8 +60,9 @@ class LibraryDependenciesTests {
 	}
 
 	/**
-	 * Spring Data Redis (and Lettuce) is optional, for budgets shared through Redis: only
-	 * the Redis store and the configurations guarded by its presence refer to it.
+	 * Spring Data Redis (and Lettuce) is optional, for budgets and the fairness account
+	 * shared through Redis: only the Redis store, the fairness sync and the
+	 * configurations guarded by its presence (which alone create them) refer to it.
 	 */
 	@Test
 	void onlyGuardedClassesReferToRedis() throws IOException {
@@ -77,6 +78,7 @@ class LibraryDependenciesTests {
 			}
 		}
 		assertThat(referring).containsExactlyInAnyOrder(Path.of("tenant", "RedisBudgetStore.class").toString(),
+				Path.of("tenant", "RedisFairnessSync.class").toString(),
 				Path.of("autoconfigure", "DualMapTenantsAutoConfiguration$RedisStoreConfiguration.class").toString(),
 				Path.of("autoconfigure", "DualMapTenantsAutoConfiguration$LettuceConfiguration.class").toString());
 	}
