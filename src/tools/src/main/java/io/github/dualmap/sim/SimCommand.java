@@ -99,11 +99,12 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			description = "TTFT objective, e.g. 5s or 800ms (default ${DEFAULT-VALUE})")
 	String sloTtft = "5s";
 
-	@Option(names = "--slo-classes", paramLabel = "NAME=DURATION:SHARE[,...]",
+	@Option(names = "--slo-classes", paramLabel = "NAME=DURATION:SHARE[:PRIORITY][,...]",
 			description = "TTFT objectives per request class, as dualmap.slo.classes give them, e.g. "
-					+ "interactive=2s:0.2,batch=60s:0.3: that share of requests (a seeded random choice) has that "
-					+ "objective, the rest has --slo-ttft; capacity counts each request against its own; "
-					+ "prints attainment per class and writes classes.json")
+					+ "interactive=2s:0.2:1,batch=60s:0.3: that share of requests (a seeded random choice) has that "
+					+ "objective (and, with a PRIORITY, that priority band in the dispatch queues, as "
+					+ "dualmap.slo.classes.<name>.priority), the rest has --slo-ttft; capacity counts each request "
+					+ "against its own; prints attainment per class and writes classes.json")
 	@Nullable String sloClasses;
 
 	@Option(names = "--policies", defaultValue = "all", description = "all, or a comma-separated list of policy names")

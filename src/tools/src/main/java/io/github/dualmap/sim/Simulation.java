@@ -650,6 +650,9 @@ public final class Simulation {
 		int r = i % pools.length;
 		routerOf[i] = r;
 		RoutingRequest request = new RoutingRequest("r" + i, workload.blocks(i), sloOf(i), now);
+		if (classOf != null) {
+			request = request.withClassPriority(config.sloClasses().priority(classOf[i]));
+		}
 		if (tenants != null && tenantOf != null) {
 			request = request.withTenant(tenants.tenant(tenantOf[i]), 0);
 		}

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Set;
 
 import net.openhft.hashing.LongHashFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * TTFT objectives per request class for a simulated run, as the gateway's
@@ -30,8 +31,15 @@ public record SloClasses(List<SloClass> classes) {
 	 * @param name its name
 	 * @param slo its TTFT objective
 	 * @param share the fraction of requests in it, in (0, 1]
+	 * @param priority its priority band, as {@code dualmap.slo.classes.<name>.priority}
+	 * gives it, or {@code null} for none (its requests take their tenant's band)
 	 */
-	public record SloClass(String name, Duration slo, double share) {
+	public record SloClass(String name, Duration slo, double share, @Nullable Integer priority) {
+
+		/** A class without a priority band of its own. */
+		public SloClass(String name, Duration slo, double share) {
+			this(name, slo, share, null);
+		}
 
 		public SloClass {
 			if (name.isBlank() || name.equals(DEFAULT)) {
@@ -63,29 +71,40 @@ public record SloClasses(List<SloClass> classes) {
 	}
 
 	/**
-	 * Parses {@code interactive=2s:0.2,batch=60s:0.3}: name, objective (as
-	 * {@code --slo-ttft}) and share of requests of each class.
+	 * Parses {@code interactive=2s:0.2:1,batch=60s:0.3}: name, objective (as
+	 * {@code --slo-ttft}), share of requests and, optionally, priority band of each
+	 * class.
 	 */
 	public static SloClasses parse(String spec) {
 		List<SloClass> classes = new ArrayList<>();
 		for (String part : spec.split(",")) {
 			String p = part.strip();
 			int eq = p.indexOf('=');
-			int colon = p.lastIndexOf(':');
-			if (eq <= 0 || colon < eq) {
-				throw new IllegalArgumentException(
-						"--slo-classes takes NAME=DURATION:SHARE[,...], e.g. interactive=2s:0.2, but got '" + p + "'");
+			String[] fields = eq <= 0 ? new String[0] : p.substring(eq + 1).split(":", -1);
+			if (fields.length != 2 && fields.length != 3) {
+				throw new IllegalArgumentException("--slo-classes takes NAME=DURATION:SHARE[:PRIORITY][,...], "
+						+ "e.g. interactive=2s:0.2:1, but got '" + p + "'");
 			}
+			String name = p.substring(0, eq).strip();
 			double share;
 			try {
-				share = Double.parseDouble(p.substring(colon + 1).strip());
+				share = Double.parseDouble(fields[1].strip());
 			}
 			catch (NumberFormatException ex) {
 				throw new IllegalArgumentException(
-						"--slo-classes: the share of '" + p.substring(0, eq) + "' is not a number: '" + p + "'");
+						"--slo-classes: the share of '" + name + "' is not a number: '" + p + "'");
 			}
-			classes.add(new SloClass(p.substring(0, eq).strip(),
-					SimCommand.parseDuration("--slo-classes", p.substring(eq + 1, colon)), share));
+			Integer priority = null;
+			if (fields.length == 3) {
+				try {
+					priority = Integer.valueOf(fields[2].strip());
+				}
+				catch (NumberFormatException ex) {
+					throw new IllegalArgumentException(
+							"--slo-classes: the priority of '" + name + "' is not an integer: '" + p + "'");
+				}
+			}
+			classes.add(new SloClass(name, SimCommand.parseDuration("--slo-classes", fields[0]), share, priority));
 		}
 		return new SloClasses(classes);
 	}
@@ -118,6 +137,14 @@ public record SloClasses(List<SloClass> classes) {
 			}
 		}
 		return classes.size();
+	}
+
+	/**
+	 * The priority band of class {@code index}, {@code null} when it sets none (and for
+	 * the default class).
+	 */
+	public @Nullable Integer priority(int index) {
+		return index < classes.size() ? classes.get(index).priority() : null;
 	}
 
 	/**

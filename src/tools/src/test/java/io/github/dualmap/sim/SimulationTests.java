@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 import static org.assertj.core.api.Assertions.withinPercentage;
 
 class SimulationTests {
@@ -184,6 +185,26 @@ class SimulationTests {
 			.run(w, PolicySpec.named("round-robin"), fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150)),
 					5, false)
 			.classes()).isEmpty();
+	}
+
+	@Test
+	void aClassWithItsOwnPriorityBandIsServedFirstPastCapacity() {
+		// Two engines at about twice what they serve in time: a class in a band of its
+		// own
+		// goes first through the same dispatch queues the gateway runs.
+		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(1500, 5));
+		RunResult same = Simulation.run(w, PolicySpec.named("dualmap"),
+				engineConfig(2, 1, 5).withSloClasses(SloClasses.parse("interactive=5s:0.3")), 40, false, false);
+		RunResult banded = Simulation.run(w, PolicySpec.named("dualmap"),
+				engineConfig(2, 1, 5).withSloClasses(SloClasses.parse("interactive=5s:0.3:1")), 40, false, false);
+		RunResult.ClassResult sameInteractive = same.classes().get(0);
+		RunResult.ClassResult sameRest = same.classes().get(1);
+		RunResult.ClassResult bandedInteractive = banded.classes().get(0);
+		RunResult.ClassResult bandedRest = banded.classes().get(1);
+		assertThat(sameInteractive.attainment()).isLessThan(0.8).isCloseTo(sameRest.attainment(), within(0.1));
+		assertThat(bandedInteractive.attainment()).isGreaterThan(0.95);
+		assertThat(bandedInteractive.ttftP99Seconds()).isLessThan(5);
+		assertThat(bandedRest.attainment()).isLessThan(sameRest.attainment());
 	}
 
 	@Test

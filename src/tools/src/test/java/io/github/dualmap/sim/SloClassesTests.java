@@ -20,6 +20,11 @@ class SloClassesTests {
 		assertThat(c.name(2)).isEqualTo("default");
 		assertThat(c.sloNanos(0, 5)).isEqualTo(Duration.ofSeconds(2).toNanos());
 		assertThat(c.sloNanos(2, 5)).isEqualTo(5);
+		assertThat(c.priority(0)).isNull();
+		SloClasses banded = SloClasses.parse("interactive=2s:0.2:2, batch=1m:0.3:-1, rest=10s:0.1");
+		assertThat(banded.classes()).extracting(SloClasses.SloClass::priority).containsExactly(2, -1, null);
+		assertThat(banded.priority(0)).isEqualTo(2);
+		assertThat(banded.priority(3)).as("the default class").isNull();
 	}
 
 	@Test
@@ -28,6 +33,10 @@ class SloClassesTests {
 			.withMessageContaining("NAME=DURATION:SHARE");
 		assertThatIllegalArgumentException().isThrownBy(() -> SloClasses.parse("a=2s:x"))
 			.withMessageContaining("share of 'a'");
+		assertThatIllegalArgumentException().isThrownBy(() -> SloClasses.parse("a=2s:0.2:high"))
+			.withMessageContaining("priority of 'a'");
+		assertThatIllegalArgumentException().isThrownBy(() -> SloClasses.parse("a=2s:0.2:1:2"))
+			.withMessageContaining("NAME=DURATION:SHARE[:PRIORITY]");
 		assertThatIllegalArgumentException().isThrownBy(() -> SloClasses.parse("a=soon:0.2"))
 			.withMessageContaining("--slo-classes must be a duration");
 		assertThatIllegalArgumentException().isThrownBy(() -> SloClasses.parse("a=2s:0.6,b=3s:0.5"))
