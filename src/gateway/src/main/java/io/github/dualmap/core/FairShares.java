@@ -205,31 +205,22 @@ final class FairShares {
 
 	/**
 	 * The service charged here ({@link #charge} and {@link #correct}) since the last
-	 * call, by account (a tenant in a band, keyed {@code <band>:<tenant>}, see
-	 * {@link #accountKey}), and starts counting anew: what this replica adds to the
-	 * pool's account shared with the other replicas. Every account is in it, 0 when it
-	 * was not served (at most {@link #MAX_ACCOUNTS}); the service of an account dropped
-	 * as idle is lost.
+	 * call, by account (a tenant in a band, keyed as {@link Flow#key()} writes it), and
+	 * starts counting anew: what this replica adds to the pool's account shared with the
+	 * other replicas. Every account is in it, 0 when it was not served (at most
+	 * {@link #MAX_ACCOUNTS}); the service of an account dropped as idle is lost.
 	 */
 	Map<String, Double> takeLocalService() {
 		Map<String, Double> out = new LinkedHashMap<>();
-		for (Account a : byFlow.values()) {
-			out.merge(accountKey(a.name, a.priority), a.unshared, Double::sum);
+		byFlow.forEach((flow, a) -> {
+			out.put(flow.key(), a.unshared);
 			a.unshared = 0;
-		}
+		});
 		return out;
 	}
 
 	/**
-	 * The key of a tenant's account in a band, as replicas share it:
-	 * {@code <band>:<tenant>} (the band first, so a tenant name may hold any character).
-	 */
-	static String accountKey(String tenant, int priority) {
-		return priority + ":" + tenant;
-	}
-
-	/**
-	 * Credits the account {@code key} ({@link #accountKey}) with {@code service} released
+	 * Credits the account {@code key} ({@link Flow#key()}) with {@code service} released
 	 * for it elsewhere (by other replicas for the same pool): its counter grows by the
 	 * service over the tenant's weight, and the service counts in its share of the
 	 * window, as if released here. An account this replica does not have is not credited:
@@ -238,16 +229,8 @@ final class FairShares {
 	 * @return whether an account was credited
 	 */
 	boolean credit(String key, double service, long now) {
-		int colon = key.indexOf(':');
-		Account a = null;
-		if (colon > 0) {
-			try {
-				a = byFlow.get(new Flow(key.substring(colon + 1), Integer.parseInt(key.substring(0, colon))));
-			}
-			catch (NumberFormatException ex) {
-				a = null;
-			}
-		}
+		Flow flow = Flow.parse(key);
+		Account a = flow == null ? null : byFlow.get(flow);
 		if (a == null || service == 0 || !Double.isFinite(service)) {
 			return false;
 		}
@@ -400,6 +383,28 @@ final class FairShares {
 
 	/** What an account is kept for: a tenant in one priority band. */
 	private record Flow(String tenant, int priority) {
+
+		/**
+		 * Its key as replicas share it: {@code <band>:<tenant>} (the band first, so a
+		 * tenant name may hold any character).
+		 */
+		String key() {
+			return priority + ":" + tenant;
+		}
+
+		/** The flow {@code key} names, {@code null} when it names no band. */
+		static @Nullable Flow parse(String key) {
+			int colon = key.indexOf(':');
+			if (colon <= 0) {
+				return null;
+			}
+			try {
+				return new Flow(key.substring(colon + 1), Integer.parseInt(key.substring(0, colon)));
+			}
+			catch (NumberFormatException ex) {
+				return null;
+			}
+		}
 
 	}
 
