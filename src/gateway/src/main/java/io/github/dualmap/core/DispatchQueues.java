@@ -11,6 +11,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
+import java.util.function.ToLongFunction;
 
 import net.openhft.hashing.LongHashFunction;
 import org.jspecify.annotations.Nullable;
@@ -101,9 +102,14 @@ public final class DispatchQueues {
 	// until its requests are re-routed. Insertion order keeps simulations reproducible.
 	private final Map<InstanceState, InstanceQueue> queues = new LinkedHashMap<>();
 
+	// Queues and idle-pull entries are ordered by when they were created.
+	private static final ToLongFunction<InstanceQueue> QUEUE_ORDINAL = iq -> iq.ordinal;
+
+	private static final ToLongFunction<Pullable> PULLABLE_ORDINAL = p -> p.ordinal;
+
 	// The queues with requests in them, in the order of queues: the passes over queues
 	// visit only these, so an event costs what it touches, not the pool's size.
-	private final TreeSet<InstanceQueue> nonEmpty = new TreeSet<>(Comparator.comparingLong(iq -> iq.ordinal));
+	private final TreeSet<InstanceQueue> nonEmpty = new TreeSet<>(Comparator.comparingLong(QUEUE_ORDINAL));
 
 	private long queueOrdinals;
 
@@ -114,7 +120,7 @@ public final class DispatchQueues {
 
 	// Of byAlternative, the entries with requests whose instance has none queued: the
 	// only ones the idle pull acts on, in byAlternative's order.
-	private final TreeSet<Pullable> pullers = new TreeSet<>(Comparator.comparingLong(p -> p.ordinal));
+	private final TreeSet<Pullable> pullers = new TreeSet<>(Comparator.comparingLong(PULLABLE_ORDINAL));
 
 	// Entries of byAlternative that lost their last request since the idle pull last
 	// dropped the empty ones.
@@ -438,7 +444,7 @@ public final class DispatchQueues {
 			reconcileMembership(out);
 			endEstimatedPrefills(nowNanos);
 			long end = queueOrdinals;
-			for (InstanceQueue iq = firstNonEmpty(end); iq != null; iq = nextNonEmpty(iq, end)) {
+			for (InstanceQueue iq = nextNonEmpty(null, end); iq != null; iq = nextNonEmpty(iq, end)) {
 				while (!iq.byExpiry.isEmpty() && nowNanos >= iq.byExpiry.first().expiresAtNanos) {
 					expire(iq.byExpiry.first(), iq, out);
 				}
@@ -883,29 +889,29 @@ public final class DispatchQueues {
 	/** Releases queued requests of every instance while they have prefill capacity. */
 	private void pumpAll(List<Runnable> out) {
 		long end = queueOrdinals;
-		for (InstanceQueue iq = firstNonEmpty(end); iq != null; iq = nextNonEmpty(iq, end)) {
+		for (InstanceQueue iq = nextNonEmpty(null, end); iq != null; iq = nextNonEmpty(iq, end)) {
 			pump(iq, out);
 		}
 	}
 
 	/**
-	 * The first queue with requests among those of ordinal below {@code end}. A pass over
-	 * the queues that existed when it began, in their order, that may fill or empty
-	 * queues as it goes, visits {@code firstNonEmpty(end)} and then {@link #nextNonEmpty}
-	 * until null: exactly the queues a pass over all of them would find with requests
-	 * when it reaches them.
+	 * The queue with requests after {@code after} (the first for {@code null}) among
+	 * those of ordinal below {@code end}. A pass over the queues that existed when it
+	 * began, in their order, that may fill or empty queues as it goes, steps with this
+	 * from {@code null} until null: exactly the queues a pass over all of them would find
+	 * with requests when it reaches them.
 	 */
-	private @Nullable InstanceQueue firstNonEmpty(long end) {
-		if (nonEmpty.isEmpty()) {
-			return null;
-		}
-		InstanceQueue first = nonEmpty.first();
-		return first.ordinal < end ? first : null;
+	private @Nullable InstanceQueue nextNonEmpty(@Nullable InstanceQueue after, long end) {
+		return nextBelow(nonEmpty, after, end, QUEUE_ORDINAL);
 	}
 
-	private @Nullable InstanceQueue nextNonEmpty(InstanceQueue after, long end) {
-		InstanceQueue next = nonEmpty.higher(after);
-		return next != null && next.ordinal < end ? next : null;
+	/**
+	 * The element of {@code set} after {@code after} (its first for {@code null}) when
+	 * its ordinal is below {@code end}, else {@code null}.
+	 */
+	private static <T> @Nullable T nextBelow(TreeSet<T> set, @Nullable T after, long end, ToLongFunction<T> ordinal) {
+		T next = after != null ? set.higher(after) : set.isEmpty() ? null : set.first();
+		return next != null && ordinal.applyAsLong(next) < end ? next : null;
 	}
 
 	private void pump(InstanceQueue iq, List<Runnable> out) {
@@ -1094,7 +1100,7 @@ public final class DispatchQueues {
 			return;
 		}
 		long end = queueOrdinals;
-		for (InstanceQueue iq = firstNonEmpty(end); iq != null; iq = nextNonEmpty(iq, end)) {
+		for (InstanceQueue iq = nextNonEmpty(null, end); iq != null; iq = nextNonEmpty(iq, end)) {
 			if (iq.byArrival.isEmpty() || iq.state.acceptsNewWork()) {
 				continue;
 			}
@@ -1120,7 +1126,7 @@ public final class DispatchQueues {
 		int budget = settings.maxMovesPerTrigger();
 		long end = queueOrdinals;
 		noMoveTarget = false;
-		for (InstanceQueue iq = firstNonEmpty(end); iq != null && !noMoveTarget; iq = nextNonEmpty(iq, end)) {
+		for (InstanceQueue iq = nextNonEmpty(null, end); iq != null && !noMoveTarget; iq = nextNonEmpty(iq, end)) {
 			while (budget > 0 && !iq.byArrival.isEmpty() && pool.isHotspot(iq.state)) {
 				Move m = bestMove(iq);
 				if (m == null) {
@@ -1169,7 +1175,7 @@ public final class DispatchQueues {
 		// have requests while their instance has none when the pass reaches them: the
 		// others would pull nothing.
 		long end = pullableOrdinals;
-		for (Pullable p = firstPuller(end); p != null && budget > 0; p = nextPuller(p, end)) {
+		for (Pullable p = nextPuller(null, end); p != null && budget > 0; p = nextPuller(p, end)) {
 			InstanceState idle = p.idle;
 			if (pool.instance(idle.id()) != idle || !idle.acceptsNewWork()) {
 				continue;
@@ -1190,17 +1196,9 @@ public final class DispatchQueues {
 		dropEmptyPullables();
 	}
 
-	private @Nullable Pullable firstPuller(long end) {
-		if (pullers.isEmpty()) {
-			return null;
-		}
-		Pullable first = pullers.first();
-		return first.ordinal < end ? first : null;
-	}
-
-	private @Nullable Pullable nextPuller(Pullable after, long end) {
-		Pullable next = pullers.higher(after);
-		return next != null && next.ordinal < end ? next : null;
+	/** As {@link #nextNonEmpty}, over the entries of byAlternative with requests. */
+	private @Nullable Pullable nextPuller(@Nullable Pullable after, long end) {
+		return nextBelow(pullers, after, end, PULLABLE_ORDINAL);
 	}
 
 	/** Drops the entries of byAlternative without requests. */
