@@ -25,7 +25,8 @@ public class BodyTooLargeFilter implements GlobalFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		Throwable refused = exchange.getAttribute(DualMapExchangeAttributes.BODY_REFUSED_ATTR);
+		DualMapExchange state = DualMapExchange.find(exchange);
+		Throwable refused = state == null ? null : state.bodyRefused();
 		Mono<Void> answer = refused == null ? null : OpenAiErrorResponses.refusedBody(exchange, refused);
 		return answer == null ? chain.filter(exchange) : answer;
 	}

@@ -3,7 +3,6 @@ package io.github.dualmap.gateway;
 import java.net.ConnectException;
 import java.util.Collection;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.Rejection;
@@ -92,9 +91,10 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 		// Completes when the instance is taken out as unresponsive before it answered
 		// (RoutedAttempt.abandon): waiting on must not last until the response timeout.
 		Sinks.Empty<Void> abandonment = Sinks.empty();
-		exchange.getAttributes().put(DualMapExchangeAttributes.ABANDONMENT_ATTR, abandonment);
+		DualMapExchange state = DualMapExchange.of(exchange);
+		state.abandonment(abandonment);
 		Mono<Void> sent = Mono.firstWithSignal(chain.filter(exchange).doOnSuccess(done -> {
-			RoutedAttempt answered = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+			RoutedAttempt answered = state.attempt();
 			if (answered != null) {
 				answered.answered();
 			}
@@ -103,7 +103,7 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 			sent = sent.then(Mono.defer(() -> retryOnStatus(exchange, chain, service)));
 		}
 		return sent.onErrorResume(ex -> isConnectFailure(ex) || ex instanceof InstanceStoppedAnswering, ex -> {
-			RoutedAttempt failed = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+			RoutedAttempt failed = state.attempt();
 			if (failed == null || exchange.getResponse().isCommitted()) {
 				return Mono.error(ex);
 			}
@@ -113,16 +113,12 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 			// A request pinned to a stored response is not sent elsewhere when its
 			// instance hangs: no other instance holds what it continues.
 			boolean retry = mayRetry && !(stopped && failed.decision().reason() == Reason.PINNED);
-			exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
-			excluded(exchange).add(failed.instanceId());
+			state.clearAttempt();
+			state.excludedInstances().add(failed.instanceId());
 			if (LOG.isDebugEnabled()) {
-				LOG.debug("Request "
-						+ exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR) + ": "
-						+ (stopped
-								? "instance '" + failed.instanceId() + "' of '" + failed.serviceId()
-										+ "' stopped answering"
-								: "could not connect to instance '" + failed.instanceId() + "' of '"
-										+ failed.serviceId() + "'")
+				LOG.debug("Request " + state.requestId() + ": " + (stopped
+						? "instance '" + failed.instanceId() + "' of '" + failed.serviceId() + "' stopped answering"
+						: "could not connect to instance '" + failed.instanceId() + "' of '" + failed.serviceId() + "'")
 						+ (retry ? ", sending it to another" : stopped ? ", answering 504" : ", answering 502"));
 			}
 			if (retry) {
@@ -150,7 +146,8 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 	 * instance; the second answer goes to the client whatever it is.
 	 */
 	private Mono<Void> retryOnStatus(ServerWebExchange exchange, GatewayFilterChain chain, ServicePool service) {
-		RoutedAttempt refused = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+		DualMapExchange state = DualMapExchange.of(exchange);
+		RoutedAttempt refused = state.attempt();
 		HttpStatusCode status = exchange.getResponse().getStatusCode();
 		// A pinned request continues a stored response only its instance holds.
 		if (refused == null || status == null || !this.retryStatuses.contains(status.value())
@@ -158,7 +155,7 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 				|| exchange.getAttribute(ServerWebExchangeUtils.CLIENT_RESPONSE_CONN_ATTR) == null) {
 			return Mono.empty();
 		}
-		Set<String> tried = excluded(exchange);
+		Set<String> tried = state.excludedInstances();
 		tried.add(refused.instanceId());
 		if (!service.acceptsAnyBut(tried)) {
 			// No other instance to try: the client gets the instance's own answer (and
@@ -169,11 +166,10 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 		// that keeps refusing (429 included) is taken out like a failing one.
 		refused.fail(new IllegalStateException("instance refused the request with " + status.value()));
 		if (LOG.isDebugEnabled()) {
-			LOG.debug("Request " + exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR) + ": instance '"
-					+ refused.instanceId() + "' of '" + refused.serviceId() + "' answered " + status.value()
-					+ ", sending it to another");
+			LOG.debug("Request " + state.requestId() + ": instance '" + refused.instanceId() + "' of '"
+					+ refused.serviceId() + "' answered " + status.value() + ", sending it to another");
 		}
-		exchange.getAttributes().remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
+		state.clearAttempt();
 		service.countRetry(RetryCause.STATUS);
 		ServerWebExchangeUtils.reset(exchange);
 		return attempt(exchange, chain, service, false);
@@ -188,12 +184,6 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 			super("instance stopped answering", null, false, false);
 		}
 
-	}
-
-	@SuppressWarnings("unchecked")
-	private static Set<String> excluded(ServerWebExchange exchange) {
-		return (Set<String>) exchange.getAttributes()
-			.computeIfAbsent(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR, k -> ConcurrentHashMap.newKeySet());
 	}
 
 	static boolean isConnectFailure(Throwable ex) {

@@ -119,7 +119,7 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 	}
 
 	private static @Nullable RoutedAttempt attempt(ServerWebExchange exchange) {
-		return exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+		return DualMapExchange.of(exchange).attempt();
 	}
 
 	/** Reports the first non-empty body chunk written to the client. */
@@ -189,7 +189,7 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 			this.started = true;
 			HttpStatusCode status = getStatusCode();
 			this.success = status == null || status.is2xxSuccessful();
-			ParsedRequest parsed = this.exchange.getAttribute(DualMapExchangeAttributes.PARSED_REQUEST_ATTR);
+			ParsedRequest parsed = DualMapExchange.of(this.exchange).parsedRequest();
 			if (parsed == null || parsed.kind() != RequestKind.RESPONSES) {
 				return;
 			}

@@ -94,12 +94,13 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 			String[] outcome = { "cancelled", "none" };
 			return chosen.doOnNext(response -> {
 				outcome[0] = "released";
-				if (attributes.get(DualMapExchangeAttributes.ATTEMPT_ATTR) instanceof RoutedAttempt attempt) {
+				DualMapExchange state = DualMapExchange.in(attributes);
+				RoutedAttempt attempt = state.attempt();
+				if (attempt != null) {
 					outcome[1] = attempt.decision().reason().value();
+					String id = state.requestId();
 					observation.highCardinalityKeyValue("instance", attempt.instanceId())
-						.highCardinalityKeyValue("request.id",
-								attributes.get(DualMapExchangeAttributes.REQUEST_ID_ATTR) instanceof String id ? id
-										: attempt.request().id());
+						.highCardinalityKeyValue("request.id", id != null ? id : attempt.request().id());
 				}
 			}).doOnError(ex -> {
 				outcome[0] = ex instanceof DispatchRejectedException ? "rejected" : "error";
@@ -112,30 +113,28 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	}
 
 	private Mono<Response<ServiceInstance>> submit(Map<String, Object> attributes) {
-		Object routing = attributes.get(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR);
+		DualMapExchange state = DualMapExchange.in(attributes);
+		RoutingRequest routing = state.routingRequest();
 		// A route that did not go through the body filter is routed by load alone.
-		RoutingRequest request = routing instanceof RoutingRequest r ? r : new RoutingRequest(RequestIds.next(), null,
+		RoutingRequest request = routing != null ? routing : new RoutingRequest(RequestIds.next(), null,
 				this.service.pool().settings().defaultSloNanos(), this.service.pool().now());
-		boolean streaming = attributes.get(DualMapExchangeAttributes.PARSED_REQUEST_ATTR) instanceof ParsedRequest p
-				&& p.stream();
-		Object excluded = attributes.get(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR);
-		@SuppressWarnings("unchecked")
-		Set<String> avoid = excluded instanceof Set<?> s ? Set.copyOf((Set<String>) s) : Set.of();
-		boolean repeated = attributes.putIfAbsent(DualMapExchangeAttributes.PLACED_ATTR, Boolean.TRUE) != null;
-		String pinned = attributes.get(DualMapExchangeAttributes.PINNED_INSTANCE_ATTR) instanceof String id ? id : null;
+		ParsedRequest parsed = state.parsedRequest();
+		boolean streaming = parsed != null && parsed.stream();
+		Set<String> avoid = Set.copyOf(state.excludedInstances());
+		boolean repeated = state.markPlaced();
 		// A try after a failed one continues the queue wait of the tries before it.
-		long waited = repeated && attributes.get(DualMapExchangeAttributes.QUEUE_WAIT_ATTR) instanceof Long w ? w : 0;
-		return this.service.submit(request, streaming, avoid, repeated, pinned, waited).map(attempt -> {
-			attributes.put(DualMapExchangeAttributes.QUEUE_WAIT_ATTR, attempt.queueWaitNanos());
-			if (attributes.get(DualMapExchangeAttributes.SLO_CLASS_ATTR) instanceof String sloClass) {
+		long waited = repeated ? state.queueWaitNanos() : 0;
+		return this.service.submit(request, streaming, avoid, repeated, state.pinnedInstance(), waited).map(attempt -> {
+			state.queueWaitNanos(attempt.queueWaitNanos());
+			String sloClass = state.sloClass();
+			if (sloClass != null) {
 				attempt.sloClass(sloClass);
 			}
-			if (attributes.get(DualMapExchangeAttributes.ABANDONMENT_ATTR) instanceof Sinks.Empty<?> abandonment) {
-				@SuppressWarnings("unchecked")
-				Sinks.Empty<Void> told = (Sinks.Empty<Void>) abandonment;
-				attempt.whenAbandoned(told);
+			Sinks.Empty<Void> abandonment = state.abandonment();
+			if (abandonment != null) {
+				attempt.whenAbandoned(abandonment);
 			}
-			RoutedAttempt previous = (RoutedAttempt) attributes.put(DualMapExchangeAttributes.ATTEMPT_ATTR, attempt);
+			RoutedAttempt previous = state.attempt(attempt);
 			if (previous != null && previous != attempt) {
 				// A retry filter of the route chose again without telling us how the last
 				// try ended; it ended badly.

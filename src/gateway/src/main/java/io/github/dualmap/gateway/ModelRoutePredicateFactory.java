@@ -44,11 +44,11 @@ import org.springframework.web.server.ServerWebExchange;
  * The body is read when the gateway first evaluates this predicate for a request, that is
  * only for JSON or multipart {@code POST} requests that passed the route's earlier
  * predicates (list {@code Model} after {@code Path}): under
- * {@code dualmap.max-body-size}, into {@link DualMapExchangeAttributes#REQUEST_BODY_ATTR}
- * with its model in {@link DualMapExchangeAttributes#REQUEST_MODEL_ATTR}, and replayed to
- * whichever route matches (the gateway's {@code AdaptCachedBodyGlobalFilter} installs the
- * replaying request, as for Spring's {@code ReadBody} predicate); the DualMap filters
- * reuse the bytes. A body over the limit gets 413 whatever route it then takes
+ * {@code dualmap.max-body-size}, into {@link DualMapExchange#requestBody()} with its
+ * model in {@link DualMapExchange#requestModel()}, and replayed to whichever route
+ * matches (the gateway's {@code AdaptCachedBodyGlobalFilter} installs the replaying
+ * request, as for Spring's {@code ReadBody} predicate); the DualMap filters reuse the
+ * bytes. A body over the limit gets 413 whatever route it then takes
  * ({@link BodyTooLargeFilter}), or when none does
  * ({@link OpenAiErrorWebExceptionHandler}): the gateway goes on evaluating routes after a
  * predicate fails. A request whose body names no model (a GET, another content type, an
@@ -119,12 +119,13 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 		return new AsyncPredicate<>() {
 			@Override
 			public Publisher<Boolean> apply(ServerWebExchange exchange) {
-				if (exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR)) {
+				DualMapExchange state = DualMapExchange.of(exchange);
+				if (state.requestBody() != null) {
 					return Mono.just(test.test(exchange));
 				}
 				ServerHttpRequest request = exchange.getRequest();
 				if (!HttpMethod.POST.equals(request.getMethod()) || !(json(request) || multipart(request))
-						|| exchange.getAttributes().containsKey(DualMapExchangeAttributes.BODY_REFUSED_ATTR)) {
+						|| state.bodyRefused() != null) {
 					return Mono.just(false);
 				}
 				return read(exchange).map(read -> test.test(exchange));
@@ -155,14 +156,12 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 			.onErrorResume(ResponseStatusException.class, ex -> refused(exchange, ex))
 			.flatMap(body -> {
 				ServerHttpRequest replaying = RequestBodies.replaying(exchange, body);
-				exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, body);
+				DualMapExchange.of(exchange).requestBody(body);
 				exchange.getAttributes()
 					.put(ServerWebExchangeUtils.CACHED_SERVER_HTTP_REQUEST_DECORATOR_ATTR, replaying);
 				Mono<String> model = multipart(exchange.getRequest()) ? formModel(replaying) : BodyEncodings
 					.offloaded(exchange.getRequest().getHeaders(), body, () -> modelOf(exchange, body));
-				return model
-					.doOnNext(m -> exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_MODEL_ATTR, m))
-					.thenReturn(body);
+				return model.doOnNext(m -> DualMapExchange.of(exchange).requestModel(m)).thenReturn(body);
 			});
 	}
 
@@ -184,7 +183,7 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 	}
 
 	private static Mono<byte[]> refused(ServerWebExchange exchange, ResponseStatusException why) {
-		exchange.getAttributes().put(DualMapExchangeAttributes.BODY_REFUSED_ATTR, why);
+		DualMapExchange.of(exchange).bodyRefused(why);
 		return Mono.error(why);
 	}
 
@@ -195,7 +194,7 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 			if (json != null && json != body) {
 				// Decoded once: PromptRoutingFilter parses these bytes (and lets them
 				// go).
-				exchange.getAttributes().put(DualMapExchangeAttributes.DECODED_BODY_ATTR, json);
+				DualMapExchange.of(exchange).decodedBody(json);
 			}
 			return json == null ? null : this.parser.modelOf(json);
 		}
@@ -205,13 +204,14 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 		}
 		catch (RequestBuffers.FullException ex) {
 			// Its decoded form does not fit: answered 503 as a body that did not.
-			exchange.getAttributes().put(DualMapExchangeAttributes.BODY_REFUSED_ATTR, ex);
+			DualMapExchange.of(exchange).bodyRefused(ex);
 			throw ex;
 		}
 	}
 
 	private static boolean matches(String[] patterns, ServerWebExchange exchange) {
-		String model = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_MODEL_ATTR);
+		DualMapExchange state = DualMapExchange.find(exchange);
+		String model = state == null ? null : state.requestModel();
 		return model != null && PatternMatchUtils.simpleMatch(patterns, model);
 	}
 

@@ -76,7 +76,7 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 		// No route matched (a route that did, and failed with a 404 of its own, keeps
 		// it).
 		if (ex instanceof ResponseStatusException status && status.getStatusCode().value() == 404
-				&& exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR)
+				&& DualMapExchange.of(exchange).requestBody() != null
 				&& !exchange.getAttributes().containsKey(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR)) {
 			identify(exchange);
 			return modelNotFound(exchange);
@@ -88,7 +88,8 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 			}
 			return Mono.empty();
 		}
-		if (exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR) instanceof RoutedAttempt attempt) {
+		RoutedAttempt attempt = DualMapExchange.of(exchange).attempt();
+		if (attempt != null) {
 			Mono<Void> answer = upstreamFailed(exchange, attempt, ex);
 			if (answer != null) {
 				return answer;
@@ -141,7 +142,7 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 	 * is served by no pool here (or it names none).
 	 */
 	private static Mono<Void> modelNotFound(ServerWebExchange exchange) {
-		String model = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_MODEL_ATTR);
+		String model = DualMapExchange.of(exchange).requestModel();
 		String message = model != null ? "The model `" + model + "` does not exist on this gateway."
 				: "The request names no model, and no route here serves it without one.";
 		return OpenAiErrorResponses.write(exchange, HttpStatus.NOT_FOUND,
@@ -152,7 +153,7 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 		if (this.requestIdHeader == null) {
 			return;
 		}
-		String id = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR);
+		String id = DualMapExchange.of(exchange).requestId();
 		if (id == null) {
 			id = RequestIds.orNew(exchange.getRequest().getHeaders().getFirst(this.requestIdHeader));
 		}

@@ -62,9 +62,8 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 	 * {@code null}: continuations are routed like any request
 	 * @param tokenBudgets whether {@link TenantBudgetFilter} follows: only then is the
 	 * completion cap of a compressed body read from its decoded form, and the decoded
-	 * form of a streamed completion kept for it
-	 * ({@link DualMapExchangeAttributes#DECODED_TOKENS_ATTR},
-	 * {@link DualMapExchangeAttributes#DECODED_STREAM_BODY_ATTR})
+	 * form of a streamed completion kept for it ({@link DualMapExchange#decodedTokens()},
+	 * {@link DualMapExchange#takeDecodedStreamBody()})
 	 */
 	public PromptRoutingFilter(DualMapRegistry registry, PromptParser parser, SloResolver slos, BodyLimits limits,
 			@Nullable StoredResponses stored, boolean tokenBudgets) {
@@ -84,22 +83,25 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
 		ServicePool service = this.registry.poolOf(exchange);
-		if (service == null || exchange.getAttributes().containsKey(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR)) {
+		if (service == null) {
+			return chain.filter(exchange);
+		}
+		DualMapExchange state = DualMapExchange.of(exchange);
+		if (state.routingRequest() != null) {
 			return chain.filter(exchange);
 		}
 		SloResolver.Slo slo;
 		try {
 			slo = this.slos.resolve(exchange.getRequest().getHeaders(), service.pool().settings().defaultSloNanos());
-			exchange.getAttributes().put(DualMapExchangeAttributes.SLO_CLASS_ATTR, slo.sloClass());
+			state.sloClass(slo.sloClass());
 		}
 		catch (InvalidRequestException ex) {
 			// Answered without its body: read and dropped first (within the deadline), so
 			// the client reads the answer and the connection is not read without end.
-			return exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_BODY_ATTR)
-					? invalid(exchange, ex)
+			return state.requestBody() != null ? invalid(exchange, ex)
 					: RequestBodies.dropThen(exchange, this.limits, () -> invalid(exchange, ex));
 		}
-		byte[] read = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_BODY_ATTR);
+		byte[] read = state.requestBody();
 		if (read != null) {
 			// Read before routing, for a Model predicate.
 			return route(exchange, chain, service, read, slo);
@@ -116,7 +118,8 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 
 	private ParsedRequest parse(ServerWebExchange exchange, byte[] body) {
 		ServerHttpRequest request = exchange.getRequest();
-		byte[] decoded = (byte[]) exchange.getAttributes().remove(DualMapExchangeAttributes.DECODED_BODY_ATTR);
+		DualMapExchange state = DualMapExchange.of(exchange);
+		byte[] decoded = state.takeDecodedBody();
 		byte[] readable = !HttpMethod.POST.equals(request.getMethod()) ? null
 				: decoded != null ? decoded : BodyEncodings.decoded(request.getHeaders(), body, this.limits.maxBytes(),
 						this.limits.reserving(exchange));
@@ -127,7 +130,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		if (readable != body && this.tokenBudgets) {
 			// Decoded within the body limit: its completion cap, for a tenant's estimate.
 			decodedTokens = RequestTokens.read(new ByteArrayInputStream(readable));
-			exchange.getAttributes().put(DualMapExchangeAttributes.DECODED_TOKENS_ATTR, decodedTokens);
+			state.decodedTokens(decodedTokens);
 		}
 		String path = request.getPath().value();
 		if (PromptParser.kindOf(path) == RequestKind.OTHER) {
@@ -140,7 +143,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 				&& (parsed.kind() == RequestKind.CHAT || parsed.kind() == RequestKind.COMPLETION)) {
 			// A tenant's stream is asked for its usage: sent decoded
 			// (TenantBudgetFilter).
-			exchange.getAttributes().put(DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR, readable);
+			state.decodedStreamBody(readable);
 		}
 		return parsed;
 	}
@@ -163,14 +166,15 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		ServerHttpRequest request = exchange.getRequest();
 		RoutingRequest routing = new RoutingRequest(RequestIds.next(), parsed.blocks(), slo.nanos(),
 				service.pool().now(), slo.maxWaitNanos(), slo.priority());
-		exchange.getAttributes().put(DualMapExchangeAttributes.PARSED_REQUEST_ATTR, parsed);
-		exchange.getAttributes().put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR, routing);
+		DualMapExchange state = DualMapExchange.of(exchange);
+		state.parsedRequest(parsed);
+		state.routingRequest(routing);
 		String previous = parsed.previousResponseId() != null ? parsed.previousResponseId()
 				: PromptParser.responseIdInPath(request.getPath().value());
 		String holder = previous == null || this.stored == null ? null
 				: this.stored.instanceOf(service.serviceId(), previous);
 		if (holder != null) {
-			exchange.getAttributes().put(DualMapExchangeAttributes.PINNED_INSTANCE_ATTR, holder);
+			state.pinnedInstance(holder);
 		}
 		return chain.filter(exchange.mutate().request(RequestBodies.replaying(exchange, body)).build());
 	}

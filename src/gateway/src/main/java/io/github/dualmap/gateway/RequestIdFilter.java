@@ -53,12 +53,11 @@ public class RequestIdFilter implements GlobalFilter, HttpHeadersFilter, Ordered
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		if (this.registry.poolOf(exchange) == null
-				|| exchange.getAttributes().containsKey(DualMapExchangeAttributes.REQUEST_ID_ATTR)) {
+		if (this.registry.poolOf(exchange) == null || DualMapExchange.of(exchange).requestId() != null) {
 			return chain.filter(exchange);
 		}
 		String id = RequestIds.orNew(exchange.getRequest().getHeaders().getFirst(this.header));
-		exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_ID_ATTR, id);
+		DualMapExchange.of(exchange).requestId(id);
 		ServerHttpResponse response = exchange.getResponse();
 		response.beforeCommit(() -> {
 			// One value, also when the engine echoes the header.
@@ -71,7 +70,8 @@ public class RequestIdFilter implements GlobalFilter, HttpHeadersFilter, Ordered
 	/** The headers sent to the instance: with the id, when the client sent none. */
 	@Override
 	public HttpHeaders filter(HttpHeaders input, ServerWebExchange exchange) {
-		String id = exchange.getAttribute(DualMapExchangeAttributes.REQUEST_ID_ATTR);
+		DualMapExchange state = DualMapExchange.find(exchange);
+		String id = state == null ? null : state.requestId();
 		// A client's copies beyond the first go: the engine gets the one id the client
 		// gets back.
 		if (id == null || List.of(id).equals(input.get(this.header))) {

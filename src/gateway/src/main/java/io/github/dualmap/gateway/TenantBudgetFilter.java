@@ -93,13 +93,14 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		ParsedRequest parsed = exchange.getAttribute(DualMapExchangeAttributes.PARSED_REQUEST_ATTR);
+		DualMapExchange state = DualMapExchange.of(exchange);
+		ParsedRequest parsed = state.parsedRequest();
 		if (parsed == null || !HttpMethod.POST.equals(exchange.getRequest().getMethod())
 				|| this.registry.poolOf(exchange) == null) {
 			// Not a request for work (a GET), or a route DualMap does not serve.
 			return chain.filter(exchange);
 		}
-		TokenAccount admitted = exchange.getAttribute(DualMapExchangeAttributes.TOKEN_ACCOUNT_ATTR);
+		TokenAccount admitted = state.tokenAccount();
 		if (admitted != null) {
 			// A retry's second pass: admitted already; the engine gets the same body.
 			byte[] sent = admitted.injectedBody();
@@ -114,7 +115,7 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 								+ ") must be 1 to " + directory.maxNameLength() + " letters, digits or . _ : @ -",
 								OpenAiError.INVALID_REQUEST, null, "invalid_tenant"));
 			}
-			exchange.getAttributes().put(DualMapExchangeAttributes.TENANT_ATTR, tenant);
+			state.tenant(tenant);
 			return read(exchange, parsed)
 				.flatMap(read -> admit(exchange, chain, tenant, parsed, read.tokens(), read.body()));
 		});
@@ -141,9 +142,9 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 	 */
 	private static Mono<Read> read(ServerWebExchange exchange, ParsedRequest parsed) {
 		if (encoded(exchange.getRequest().getHeaders())) {
-			RequestTokens decoded = exchange.getAttribute(DualMapExchangeAttributes.DECODED_TOKENS_ATTR);
-			byte[] decodedStream = (byte[]) exchange.getAttributes()
-				.remove(DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR);
+			DualMapExchange state = DualMapExchange.of(exchange);
+			RequestTokens decoded = state.decodedTokens();
+			byte[] decodedStream = state.takeDecodedStreamBody();
 			return Mono.just(new Read(decoded != null ? decoded : RequestTokens.NONE, decodedStream));
 		}
 		boolean mayAsk = parsed.stream()
@@ -185,9 +186,8 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 			.ceil(prompt * weights.getPromptWeight() + completion * weights.getCompletionWeight());
 		return this.budgets.admit(tenant, parsed.model(), estimate).flatMap(admission -> {
 			byte[] sent = body != null && admission.served() ? RequestTokens.withUsageRequested(body, tokens) : null;
-			exchange.getAttributes()
-				.put(DualMapExchangeAttributes.TOKEN_ACCOUNT_ATTR,
-						new TokenAccount(admission, parsed.kind(), prompt, completion, sent));
+			DualMapExchange state = DualMapExchange.of(exchange);
+			state.tokenAccount(new TokenAccount(admission, parsed.kind(), prompt, completion, sent));
 			ServerHttpResponse response = exchange.getResponse();
 			response.beforeCommit(() -> {
 				headers(response.getHeaders(), admission);
@@ -196,15 +196,12 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 			if (admission.outcome() == Admission.Outcome.REFUSED) {
 				return refused(exchange, admission, estimate);
 			}
-			if (this.fairness && admission.served()
-					&& exchange.getAttribute(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR) instanceof RoutingRequest r
-					&& r.tenant() == null) {
+			RoutingRequest r = state.routingRequest();
+			if (this.fairness && admission.served() && r != null && r.tenant() == null) {
 				// The dispatch queues share the pool between tenants by weight and band.
 				TenantSettings s = this.budgets.directory().settings(tenant);
 				int cap = tokens.maxTokens() == null ? 0 : (int) Math.min(Integer.MAX_VALUE, tokens.maxTokens());
-				exchange.getAttributes()
-					.put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR,
-							r.withTenant(new Tenant(tenant, s.weight(), s.priority()), cap));
+				state.routingRequest(r.withTenant(new Tenant(tenant, s.weight(), s.priority()), cap));
 			}
 			if (admission.outcome() == Admission.Outcome.UNAVAILABLE) {
 				return OpenAiErrorResponses.write(exchange, HttpStatus.SERVICE_UNAVAILABLE,

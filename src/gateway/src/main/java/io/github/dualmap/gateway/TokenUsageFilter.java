@@ -114,7 +114,7 @@ public class TokenUsageFilter implements GlobalFilter, Ordered {
 
 		private synchronized void start() {
 			this.started = true;
-			TokenAccount a = this.exchange.getAttribute(DualMapExchangeAttributes.TOKEN_ACCOUNT_ATTR);
+			TokenAccount a = DualMapExchange.of(this.exchange).tokenAccount();
 			HttpStatusCode status = getStatusCode();
 			this.success = status == null || status.is2xxSuccessful();
 			if (a == null || !a.admission().served() || !this.success) {
@@ -170,14 +170,15 @@ public class TokenUsageFilter implements GlobalFilter, Ordered {
 		}
 
 		synchronized void end(SignalType signal, @Nullable Throwable failure) {
-			TokenAccount a = this.account != null ? this.account
-					: this.exchange.getAttribute(DualMapExchangeAttributes.TOKEN_ACCOUNT_ATTR);
+			DualMapExchange state = DualMapExchange.of(this.exchange);
+			TokenAccount a = this.account != null ? this.account : state.tokenAccount();
 			if (a == null || !a.admission().served() || !a.settle()) {
 				return;
 			}
 			boolean gone = signal == SignalType.CANCEL
 					|| (signal == SignalType.ON_ERROR && DispatchAccountingFilter.clientGone(failure));
-			boolean dispatched = this.exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR) != null;
+			RoutedAttempt attempt = state.attempt();
+			boolean dispatched = attempt != null;
 			StreamUsageReader s = this.stream;
 			BodyUsageReader b = this.body;
 			TokenUsage reported = s != null ? s.usage() : b != null ? b.usage() : null;
@@ -204,8 +205,7 @@ public class TokenUsageFilter implements GlobalFilter, Ordered {
 			}
 			TokenBudgets budgets = TokenUsageFilter.this.budgets;
 			budgets.settle(a.admission(), used.cost(budgets.weights()), used);
-			if ((reported != null || s != null) && this.exchange
-				.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR) instanceof RoutedAttempt attempt) {
+			if ((reported != null || s != null) && attempt != null) {
 				// What it generated, known now: its tenant's fair share is corrected.
 				attempt.reportOutput(used.completionTokens());
 			}

@@ -74,14 +74,14 @@ class BodyEncodingsWithoutCompressionLibrariesTests {
 		exchange.getAttributes()
 			.put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR,
 					Route.async().id("llm").uri(URI.create("lb://llm")).predicate(e -> true).build());
-		exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, new byte[] { 40, -75, 47, -3, 1 });
+		DualMapExchange.of(exchange).requestBody(new byte[] { 40, -75, 47, -3, 1 });
 		AtomicReference<ServerWebExchange> passed = new AtomicReference<>();
 		filter.filter(exchange, e -> {
 			passed.set(e);
 			return Mono.empty();
 		}).block(Duration.ofSeconds(5));
 		assertThat(passed.get()).as("passed on, not refused").isNotNull();
-		RoutingRequest routing = exchange.getAttribute(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR);
+		RoutingRequest routing = DualMapExchange.of(exchange).routingRequest();
 		assertThat(routing).isNotNull();
 		assertThat(routing.blocks()).as("no prompt read: routed by load").isNull();
 	}

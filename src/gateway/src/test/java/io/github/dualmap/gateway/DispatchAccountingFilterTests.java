@@ -63,7 +63,7 @@ class DispatchAccountingFilterTests {
 		RoutingRequest request = new RoutingRequest("r1", PrefixHasher.ofDefaults().ofText("m", "hello ".repeat(100)),
 				Duration.ofSeconds(5).toNanos(), System.nanoTime());
 		RoutedAttempt attempt = this.pool.submit(request, true, Set.of(), false).block(WAIT);
-		exchange.getAttributes().put(DualMapExchangeAttributes.ATTEMPT_ATTR, attempt);
+		DualMapExchange.of(exchange).attempt(attempt);
 		return exchange;
 	}
 
@@ -89,7 +89,7 @@ class DispatchAccountingFilterTests {
 	 * The filter ends the attempt in doFinally, which runs just after block() returns.
 	 */
 	private static void awaitEnd(MockServerWebExchange exchange) {
-		RoutedAttempt attempt = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+		RoutedAttempt attempt = DualMapExchange.of(exchange).attempt();
 		Awaitility.await().atMost(WAIT).until(attempt::isEnded);
 	}
 
@@ -164,7 +164,7 @@ class DispatchAccountingFilterTests {
 	void routingHeadersAreAddedWhenEnabled() {
 		MockServerWebExchange exchange = routedExchange();
 		new DispatchAccountingFilter(this.registry, true).filter(exchange, writing("data: x\n\n")).block(WAIT);
-		RoutedAttempt attempt = exchange.getAttribute(DualMapExchangeAttributes.ATTEMPT_ATTR);
+		RoutedAttempt attempt = DualMapExchange.of(exchange).attempt();
 		assertThat(exchange.getResponse().getHeaders().getFirst(DispatchAccountingFilter.INSTANCE_HEADER))
 			.isEqualTo(attempt.instanceId());
 		assertThat(exchange.getResponse().getHeaders().getFirst(DispatchAccountingFilter.REASON_HEADER))

@@ -79,8 +79,9 @@ class DualMapLoadBalancerTests {
 
 	private Map<String, Object> routed(String prompt) {
 		Map<String, Object> attributes = new HashMap<>();
-		attributes.put(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR, new RoutingRequest(prompt,
-				this.hasher.ofText("m", prompt), Duration.ofSeconds(5).toNanos(), System.nanoTime()));
+		DualMapExchange.in(attributes)
+			.routingRequest(new RoutingRequest(prompt, this.hasher.ofText("m", prompt), Duration.ofSeconds(5).toNanos(),
+					System.nanoTime()));
 		return attributes;
 	}
 
@@ -91,7 +92,7 @@ class DualMapLoadBalancerTests {
 	}
 
 	private static RoutedAttempt attempt(Map<String, Object> attributes) {
-		return (RoutedAttempt) attributes.get(DualMapExchangeAttributes.ATTEMPT_ATTR);
+		return DualMapExchange.in(attributes).attempt();
 	}
 
 	@Test
@@ -129,7 +130,7 @@ class DualMapLoadBalancerTests {
 		RoutedAttempt first = attempt(attributes);
 		first.fail(new java.net.ConnectException("refused"));
 		Map<String, Object> retry = routed("prompt x");
-		retry.put(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR, Set.of(first.instanceId()));
+		DualMapExchange.in(retry).excludedInstances().add(first.instanceId());
 		choose(retry);
 		assertThat(attempt(retry).instanceId()).isNotEqualTo(first.instanceId());
 		assertThat(attempt(retry).decision().reason()).isEqualTo(Reason.FALLBACK);
@@ -213,8 +214,9 @@ class DualMapLoadBalancerTests {
 		lb.choose(new DefaultRequest<>(new RequestDataContext(data))).block();
 		RoutedAttempt first = attempt(attributes);
 		first.fail(new java.net.ConnectException("refused"));
-		attributes.remove(DualMapExchangeAttributes.ATTEMPT_ATTR);
-		attributes.put(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR, Set.of(first.instanceId()));
+		DualMapExchange state = DualMapExchange.in(attributes);
+		state.clearAttempt();
+		state.excludedInstances().add(first.instanceId());
 		lb.choose(new DefaultRequest<>(new RequestDataContext(data))).block();
 		RoutedAttempt second = attempt(attributes);
 		assertThat(second.instanceId()).isNotEqualTo(first.instanceId());
@@ -222,17 +224,17 @@ class DualMapLoadBalancerTests {
 		assertThat(choices).hasValue(1);
 		// A route's own retry filter chooses again without excluding: still one count.
 		second.complete(HttpStatus.OK);
-		attributes.remove(DualMapExchangeAttributes.EXCLUDED_INSTANCES_ATTR);
+		state.excludedInstances().clear();
 		lb.choose(new DefaultRequest<>(new RequestDataContext(data))).block();
 		assertThat(choices).hasValue(1);
 		attempt(attributes).complete(HttpStatus.OK);
 		// Each try records the queue wait so far; a try after a failure starts from it.
-		assertThat(attributes.get(DualMapExchangeAttributes.QUEUE_WAIT_ATTR)).isInstanceOf(Long.class);
+		assertThat(state.queueWaitNanos()).isEqualTo(attempt(attributes).queueWaitNanos());
 		long earlier = Duration.ofSeconds(7).toNanos();
-		attributes.put(DualMapExchangeAttributes.QUEUE_WAIT_ATTR, earlier);
+		state.queueWaitNanos(earlier);
 		lb.choose(new DefaultRequest<>(new RequestDataContext(data))).block();
 		assertThat(attempt(attributes).queueWaitNanos()).isGreaterThanOrEqualTo(earlier);
-		assertThat((Long) attributes.get(DualMapExchangeAttributes.QUEUE_WAIT_ATTR)).isGreaterThanOrEqualTo(earlier);
+		assertThat(state.queueWaitNanos()).isGreaterThanOrEqualTo(earlier);
 		attempt(attributes).complete(HttpStatus.OK);
 		assertThat(counted.pool("llm").pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
 	}

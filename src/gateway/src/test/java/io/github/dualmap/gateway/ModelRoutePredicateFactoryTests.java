@@ -67,11 +67,11 @@ class ModelRoutePredicateFactoryTests {
 		ServerWebExchange exchange = post("{}", MediaType.APPLICATION_JSON);
 		assertThat(p.test(exchange)).isFalse();
 		for (String model : List.of("meta-llama/Llama-3.1-8B-Instruct", "qwen")) {
-			exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_MODEL_ATTR, model);
+			DualMapExchange.of(exchange).requestModel(model);
 			assertThat(p.test(exchange)).as(model).isTrue();
 		}
 		for (String model : List.of("qwen2", "Qwen", "meta-llama")) {
-			exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_MODEL_ATTR, model);
+			DualMapExchange.of(exchange).requestModel(model);
 			assertThat(p.test(exchange)).as(model).isFalse();
 		}
 		assertThat(p).hasToString("Model: [meta-llama/*, qwen]");
@@ -90,11 +90,11 @@ class ModelRoutePredicateFactoryTests {
 			.header("Content-Encoding", "gzip")
 			.body(Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(out.toByteArray()))));
 		assertThat(test(predicate("qwen"), exchange)).isTrue();
-		assertThat((byte[]) exchange.getAttribute(DualMapExchangeAttributes.DECODED_BODY_ATTR)).isEqualTo(json);
+		assertThat(DualMapExchange.of(exchange).takeDecodedBody()).isEqualTo(json);
 		// A body without a coding is its own decoded form: nothing is kept.
 		MockServerWebExchange plain = post(new String(json, StandardCharsets.UTF_8), MediaType.APPLICATION_JSON);
 		assertThat(test(predicate("qwen"), plain)).isTrue();
-		assertThat(plain.getAttributes()).doesNotContainKey(DualMapExchangeAttributes.DECODED_BODY_ATTR);
+		assertThat(DualMapExchange.of(plain).takeDecodedBody()).isNull();
 	}
 
 	@Test
@@ -116,12 +116,11 @@ class ModelRoutePredicateFactoryTests {
 				return Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(json.getBytes(StandardCharsets.UTF_8)));
 			})));
 		assertThat(test(predicate("other"), exchange)).isFalse();
-		assertThat((String) exchange.getAttribute(DualMapExchangeAttributes.REQUEST_MODEL_ATTR)).isEqualTo("m");
+		assertThat(DualMapExchange.of(exchange).requestModel()).isEqualTo("m");
 		assertThat(test(predicate("m"), exchange)).isTrue();
 		// One read for both routes' predicates.
 		assertThat(reads).hasValue(1);
-		assertThat((byte[]) exchange.getAttribute(DualMapExchangeAttributes.REQUEST_BODY_ATTR))
-			.isEqualTo(json.getBytes(StandardCharsets.UTF_8));
+		assertThat(DualMapExchange.of(exchange).requestBody()).isEqualTo(json.getBytes(StandardCharsets.UTF_8));
 		assertThat(replayed(exchange)).isEqualTo(json);
 		assertThat(replayed(exchange)).isEqualTo(json);
 		// "+json" types are JSON.
@@ -136,8 +135,9 @@ class ModelRoutePredicateFactoryTests {
 				post(json, MediaType.APPLICATION_FORM_URLENCODED),
 				MockServerWebExchange.from(MockServerHttpRequest.put("/v1/completions").body(json)))) {
 			assertThat(test(predicate("m"), exchange)).isFalse();
-			assertThat(exchange.getAttributes()).doesNotContainKeys(DualMapExchangeAttributes.REQUEST_BODY_ATTR,
-					ServerWebExchangeUtils.CACHED_SERVER_HTTP_REQUEST_DECORATOR_ATTR);
+			assertThat(DualMapExchange.of(exchange).requestBody()).isNull();
+			assertThat(exchange.getAttributes())
+				.doesNotContainKey(ServerWebExchangeUtils.CACHED_SERVER_HTTP_REQUEST_DECORATOR_ATTR);
 			// The body is still there for the route that serves the request.
 			assertThat(DataBufferUtils.join(exchange.getRequest().getBody())
 				.map(b -> b.toString(StandardCharsets.UTF_8))
@@ -201,7 +201,7 @@ class ModelRoutePredicateFactoryTests {
 		for (String body : List.of("{\"prompt\":\"hi\"}", "{\"model\":7}", "not json", "")) {
 			ServerWebExchange exchange = post(body, MediaType.APPLICATION_JSON);
 			assertThat(test(predicate("*"), exchange)).as(body).isFalse();
-			assertThat(exchange.getAttributes()).doesNotContainKey(DualMapExchangeAttributes.REQUEST_MODEL_ATTR);
+			assertThat(DualMapExchange.of(exchange).requestModel()).isNull();
 			assertThat(replayed(exchange)).isEqualTo(body);
 		}
 	}
@@ -219,7 +219,7 @@ class ModelRoutePredicateFactoryTests {
 			assertThatExceptionOfType(ModelRoutePredicateFactory.BodyTooLargeException.class)
 				.isThrownBy(() -> test(predicate("m"), exchange))
 				.satisfies(ex -> assertThat(ex.getStatusCode().value()).isEqualTo(413));
-			assertThat(exchange.getAttributes()).doesNotContainKey(DualMapExchangeAttributes.REQUEST_MODEL_ATTR);
+			assertThat(DualMapExchange.of(exchange).requestModel()).isNull();
 		}
 		// The handler ahead of Spring Boot's answers it the OpenAI way; others pass.
 		OpenAiErrorWebExceptionHandler handler = new OpenAiErrorWebExceptionHandler();

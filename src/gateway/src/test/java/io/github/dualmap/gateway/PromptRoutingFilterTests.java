@@ -63,9 +63,10 @@ class PromptRoutingFilterTests {
 		exchange.getAttributes()
 			.put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR,
 					Route.async().id("llm").uri(URI.create("lb://llm")).predicate(e -> true).build());
-		exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, sent);
+		DualMapExchange state = DualMapExchange.of(exchange);
+		state.requestBody(sent);
 		if (decodedByThePredicate != null) {
-			exchange.getAttributes().put(DualMapExchangeAttributes.DECODED_BODY_ATTR, decodedByThePredicate);
+			state.decodedBody(decodedByThePredicate);
 		}
 		AtomicReference<ServerWebExchange> passed = new AtomicReference<>();
 		this.filter.filter(exchange, e -> {
@@ -74,8 +75,8 @@ class PromptRoutingFilterTests {
 		}).block(Duration.ofSeconds(5));
 		assertThat(passed.get()).isNotNull();
 		// Parsed, it is let go.
-		assertThat(exchange.getAttributes()).doesNotContainKey(DualMapExchangeAttributes.DECODED_BODY_ATTR);
-		return exchange.getAttribute(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR);
+		assertThat(state.takeDecodedBody()).isNull();
+		return state.routingRequest();
 	}
 
 	@Test
@@ -112,25 +113,24 @@ class PromptRoutingFilterTests {
 			exchange.getAttributes()
 				.put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR,
 						Route.async().id("llm").uri(URI.create("lb://llm")).predicate(e -> true).build());
-			exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, sent);
+			DualMapExchange state = DualMapExchange.of(exchange);
+			state.requestBody(sent);
 			AtomicReference<ServerWebExchange> passed = new AtomicReference<>();
 			filter.filter(exchange, e -> {
 				passed.set(e);
 				return Mono.empty();
 			}).block(Duration.ofSeconds(5));
 			assertThat(passed.get()).isNotNull();
-			RoutingRequest routing = exchange.getAttribute(DualMapExchangeAttributes.ROUTING_REQUEST_ATTR);
+			RoutingRequest routing = state.routingRequest();
 			assertThat(routing.blocks()).as("routed on its decoded prompt either way").isNotNull();
 			if (budgets) {
-				RequestTokens tokens = exchange.getAttribute(DualMapExchangeAttributes.DECODED_TOKENS_ATTR);
+				RequestTokens tokens = state.decodedTokens();
 				assertThat(tokens.maxTokens()).isEqualTo(9L);
-				assertThat(exchange.<byte[]>getAttribute(DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR))
-					.asString(StandardCharsets.UTF_8)
-					.contains("compressed");
+				assertThat(state.takeDecodedStreamBody()).asString(StandardCharsets.UTF_8).contains("compressed");
 			}
 			else {
-				assertThat(exchange.getAttributes()).doesNotContainKeys(DualMapExchangeAttributes.DECODED_TOKENS_ATTR,
-						DualMapExchangeAttributes.DECODED_STREAM_BODY_ATTR);
+				assertThat(state.decodedTokens()).isNull();
+				assertThat(state.takeDecodedStreamBody()).isNull();
 			}
 		}
 	}
@@ -160,7 +160,7 @@ class PromptRoutingFilterTests {
 			exchange.getAttributes()
 				.put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR,
 						Route.async().id("llm").uri(URI.create("lb://llm")).predicate(e -> true).build());
-			exchange.getAttributes().put(DualMapExchangeAttributes.REQUEST_BODY_ATTR, body);
+			DualMapExchange.of(exchange).requestBody(body);
 			assertThat(budget.reserve(exchange, body.length)).isTrue();
 			AtomicReference<ServerWebExchange> passed = new AtomicReference<>();
 			limited.filter(exchange, e -> {
