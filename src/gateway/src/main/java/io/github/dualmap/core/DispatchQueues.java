@@ -276,28 +276,19 @@ public final class DispatchQueues {
 	 * @return the handle for {@link #cancel}, {@link #firstToken} and {@link #finish}
 	 */
 	public QueuedRequest submit(RoutingRequest request, boolean streaming, DispatchListener listener) {
-		return submit(request, streaming, Set.of(), listener);
+		return submit(request, streaming, Long.MAX_VALUE, listener);
 	}
 
 	/**
-	 * As {@link #submit(RoutingRequest, boolean, DispatchListener)}, for a request that
-	 * must not go to the instances in {@code avoid} (it failed there): while it waits it
-	 * is never placed, moved or pulled there. The policy's choice must already avoid
-	 * them.
+	 * As {@link #submit(RoutingRequest, boolean, DispatchListener)}, for a request placed
+	 * again that has waited in these queues since {@code waitingSinceNanos} (the pool
+	 * clock's reading when it was first submitted): its wait bound, aging and place in
+	 * arrival order count from then, so a request an instance refused after its release
+	 * does not start its wait over. {@code Long.MAX_VALUE}: from now. The instances the
+	 * request must avoid ({@link RoutingRequest#avoid()}) it is never placed, moved or
+	 * pulled to while it waits; the policy's choice must already avoid them.
 	 */
-	public QueuedRequest submit(RoutingRequest request, boolean streaming, Set<String> avoid,
-			DispatchListener listener) {
-		return submit(request, streaming, avoid, Long.MAX_VALUE, listener);
-	}
-
-	/**
-	 * As {@link #submit(RoutingRequest, boolean, Set, DispatchListener)}, for a request
-	 * placed again that has waited in these queues since {@code waitingSinceNanos} (the
-	 * pool clock's reading when it was first submitted): its wait bound, aging and place
-	 * in arrival order count from then, so a request an instance refused after its
-	 * release does not start its wait over. {@code Long.MAX_VALUE}: from now.
-	 */
-	public QueuedRequest submit(RoutingRequest request, boolean streaming, Set<String> avoid, long waitingSinceNanos,
+	public QueuedRequest submit(RoutingRequest request, boolean streaming, long waitingSinceNanos,
 			DispatchListener listener) {
 		// Peek before the policy records the request, so this is the depth it routes on.
 		PromptBlocks blocks = request.blocks();
@@ -311,8 +302,7 @@ public final class DispatchQueues {
 			reconcileMembership(out);
 			long since = Math.min(pool.now(), waitingSinceNanos);
 			q = new QueuedRequest(request, streaming, key, sequence++, since, since + agingOf(request),
-					since + settings.waitBoundNanos(request.maxWaitNanos(), sloOf(request)), decision,
-					Set.copyOf(avoid), listener);
+					since + settings.waitBoundNanos(request.maxWaitNanos(), sloOf(request)), decision, listener);
 			InstanceState chosen = decision == null ? null : pool.instance(decision.instanceId());
 			if (decision != null && chosen == null) {
 				// The chosen instance left between the policy's look and the lock (a

@@ -90,7 +90,8 @@ public final class QueuedRequest {
 	// pulled.
 	final boolean pinned;
 
-	// Instances it must not go to (it failed there): never placed, moved or pulled there.
+	// Instances it must not go to (RoutingRequest.avoid): never placed, moved or pulled
+	// there.
 	final Set<String> avoid;
 
 	@Nullable InstancePool.Dispatch dispatch;
@@ -110,8 +111,7 @@ public final class QueuedRequest {
 	boolean outputCorrected;
 
 	QueuedRequest(RoutingRequest request, boolean streaming, long key, long sequence, long submittedAtNanos,
-			long agedAtNanos, long expiresAtNanos, @Nullable Decision decision, Set<String> avoid,
-			DispatchListener listener) {
+			long agedAtNanos, long expiresAtNanos, @Nullable Decision decision, DispatchListener listener) {
 		this.request = request;
 		this.streaming = streaming;
 		this.key = key;
@@ -121,7 +121,7 @@ public final class QueuedRequest {
 		this.expiresAtNanos = expiresAtNanos;
 		this.decision = decision;
 		this.pinned = decision != null && decision.reason() == Reason.PINNED;
-		this.avoid = avoid;
+		this.avoid = request.avoid();
 		this.cachedTokens = decision == null ? 0 : Math.max(0, decision.cachedTokens());
 		this.uncachedTokens = decision == null ? request.promptTokens() : Math.max(0, decision.uncachedTokens());
 		this.listener = listener;

@@ -1,5 +1,7 @@
 package io.github.dualmap.core;
 
+import java.util.Set;
+
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,9 +20,17 @@ import org.jspecify.annotations.Nullable;
  * bounds the output the queues charge its tenant at release
  * @param classPriority the priority band its SLO class sets, {@code null} when its class
  * sets none: then its tenant's band holds ({@link #priority()})
+ * @param avoid instances it must not go to (it failed there, or they refused it): while
+ * it waits it is never placed, moved or pulled there
+ * @param pinnedInstance the instance holding the stored response it continues
+ * ({@code previous_response_id}): it goes there while that instance accepts work and is
+ * not in {@code avoid} ({@link Reason#PINNED}); {@code null}: the policy decides
+ * @param retry it was placed before (a try after a failed one): placed on its candidates
+ * without being counted again in the hot-prefix table
  */
 public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos,
-		long maxWaitNanos, @Nullable Tenant tenant, int maxOutputTokens, @Nullable Integer classPriority) {
+		long maxWaitNanos, @Nullable Tenant tenant, int maxOutputTokens, @Nullable Integer classPriority,
+		Set<String> avoid, @Nullable String pinnedInstance, boolean retry) {
 
 	public RoutingRequest {
 		if (maxWaitNanos < 0) {
@@ -29,6 +39,14 @@ public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloT
 		if (maxOutputTokens < 0) {
 			throw new IllegalArgumentException("maxOutputTokens must be >= 0 but was " + maxOutputTokens);
 		}
+		avoid = Set.copyOf(avoid);
+	}
+
+	/** A first placement, where the policy decides. */
+	public RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloTtftNanos, long arrivalNanos,
+			long maxWaitNanos, @Nullable Tenant tenant, int maxOutputTokens, @Nullable Integer classPriority) {
+		this(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, tenant, maxOutputTokens, classPriority, Set.of(),
+				null, false);
 	}
 
 	/** A request of no particular tenant, in the band its SLO class sets (if any). */
@@ -53,7 +71,7 @@ public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloT
 	 */
 	public RoutingRequest withTenant(Tenant tenant, int maxOutputTokens) {
 		return new RoutingRequest(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, tenant, maxOutputTokens,
-				classPriority);
+				classPriority, avoid, pinnedInstance, retry);
 	}
 
 	/**
@@ -62,7 +80,24 @@ public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloT
 	 */
 	public RoutingRequest withClassPriority(@Nullable Integer classPriority) {
 		return new RoutingRequest(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, tenant, maxOutputTokens,
-				classPriority);
+				classPriority, avoid, pinnedInstance, retry);
+	}
+
+	/**
+	 * This request placed with these constraints: instances to avoid, the instance a
+	 * stored response pins it to ({@code null}: none), and whether it was placed before.
+	 */
+	public RoutingRequest placed(Set<String> avoid, @Nullable String pinnedInstance, boolean retry) {
+		return new RoutingRequest(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, tenant, maxOutputTokens,
+				classPriority, avoid, pinnedInstance, retry);
+	}
+
+	/**
+	 * The instance this request is pinned to while it may go there: its pin, unless it
+	 * must avoid that instance.
+	 */
+	public @Nullable String livePin() {
+		return pinnedInstance != null && !avoid.contains(pinnedInstance) ? pinnedInstance : null;
 	}
 
 	/**

@@ -124,26 +124,28 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		boolean repeated = state.markPlaced();
 		// A try after a failed one continues the queue wait of the tries before it.
 		long waited = repeated ? state.queueWaitNanos() : 0;
-		return this.service.submit(request, streaming, avoid, repeated, state.pinnedInstance(), waited).map(attempt -> {
-			state.queueWaitNanos(attempt.queueWaitNanos());
-			String sloClass = state.sloClass();
-			if (sloClass != null) {
-				attempt.sloClass(sloClass);
-			}
-			Sinks.Empty<Void> abandonment = state.abandonment();
-			if (abandonment != null) {
-				attempt.whenAbandoned(abandonment);
-			}
-			RoutedAttempt previous = state.attempt(attempt);
-			if (previous != null && previous != attempt) {
-				// A retry filter of the route chose again without telling us how the last
-				// try ended; it ended badly.
-				previous.fail(new IllegalStateException("retried by the route"));
-			}
-			ServiceInstance instance = attempt.serviceInstance();
-			return instance != null ? new DefaultResponse(instance)
-					: new DefaultResponse(this.service.serviceInstance(attempt.instanceId()));
-		});
+		return this.service.submit(request.placed(avoid, state.pinnedInstance(), repeated), streaming, waited)
+			.map(attempt -> {
+				state.queueWaitNanos(attempt.queueWaitNanos());
+				String sloClass = state.sloClass();
+				if (sloClass != null) {
+					attempt.sloClass(sloClass);
+				}
+				Sinks.Empty<Void> abandonment = state.abandonment();
+				if (abandonment != null) {
+					attempt.whenAbandoned(abandonment);
+				}
+				RoutedAttempt previous = state.attempt(attempt);
+				if (previous != null && previous != attempt) {
+					// A retry filter of the route chose again without telling us how the
+					// last
+					// try ended; it ended badly.
+					previous.fail(new IllegalStateException("retried by the route"));
+				}
+				ServiceInstance instance = attempt.serviceInstance();
+				return instance != null ? new DefaultResponse(instance)
+						: new DefaultResponse(this.service.serviceInstance(attempt.instanceId()));
+			});
 	}
 
 	@SuppressWarnings("rawtypes")

@@ -1,8 +1,6 @@
 package io.github.dualmap.gateway;
 
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 
 import io.github.dualmap.core.Decision;
@@ -15,12 +13,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The policy the dispatch queues of a {@link ServicePool} call: the configured policy for
- * a request's first placement, with two overrides while a request is being submitted. A
- * repeated placement (connect-failure retry, a breaker that refused, a route's retry
- * filter) gets a choice that avoids the instances already tried and does not record the
- * request in the hot-prefix table again, so each request counts once in the hot-prefix
- * statistics. A pinned request (it continues a stored response) goes to the instance that
- * holds that response while it accepts work ({@link Reason#PINNED}).
+ * a request's first placement, with the two overrides its {@link RoutingRequest} may
+ * carry. A request placed again ({@link RoutingRequest#retry()}: connect-failure retry, a
+ * breaker that refused, a route's retry filter; or one with instances to
+ * {@link RoutingRequest#avoid()}) gets a choice that avoids the instances already tried
+ * and does not record the request in the hot-prefix table again, so each request counts
+ * once in the hot-prefix statistics. A pinned request (it continues a stored response,
+ * {@link RoutingRequest#livePin()}) goes to the instance that holds that response while
+ * it accepts work ({@link Reason#PINNED}).
  */
 final class PlacementOverrides implements RoutingPolicy {
 
@@ -28,32 +28,10 @@ final class PlacementOverrides implements RoutingPolicy {
 
 	private final BiFunction<RoutingRequest, Set<String>, @Nullable Decision> alternative;
 
-	// Request id -> instances to avoid, present only while that request is submitted:
-	// the queues call choose synchronously from submit.
-	private final Map<String, Set<String>> repeats = new ConcurrentHashMap<>();
-
-	// Request id -> the instance it must go to, likewise only while it is submitted.
-	private final Map<String, String> pins = new ConcurrentHashMap<>();
-
 	PlacementOverrides(RoutingPolicy delegate,
 			BiFunction<RoutingRequest, Set<String>, @Nullable Decision> alternative) {
 		this.delegate = delegate;
 		this.alternative = alternative;
-	}
-
-	/** Marks {@code requestId} as repeated until {@link #forget}. */
-	void repeat(String requestId, Set<String> excluded) {
-		this.repeats.put(requestId, Set.copyOf(excluded));
-	}
-
-	/** Sends {@code requestId} to {@code instanceId} until {@link #forget}. */
-	void pin(String requestId, String instanceId) {
-		this.pins.put(requestId, instanceId);
-	}
-
-	void forget(String requestId) {
-		this.repeats.remove(requestId);
-		this.pins.remove(requestId);
 	}
 
 	@Override
@@ -63,13 +41,13 @@ final class PlacementOverrides implements RoutingPolicy {
 
 	@Override
 	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
-		String pinned = this.pins.get(request.id());
+		String pinned = request.livePin();
 		InstanceState holder = pinned == null ? null : pool.instance(pinned);
 		if (holder != null && holder.acceptsNewWork()) {
 			return Decision.of(holder.id(), Reason.PINNED, request);
 		}
-		Set<String> excluded = this.repeats.get(request.id());
-		return excluded == null ? this.delegate.choose(request, pool) : this.alternative.apply(request, excluded);
+		return request.retry() || !request.avoid().isEmpty() ? this.alternative.apply(request, request.avoid())
+				: this.delegate.choose(request, pool);
 	}
 
 	@Override

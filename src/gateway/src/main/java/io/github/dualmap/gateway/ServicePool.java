@@ -389,9 +389,20 @@ public final class ServicePool {
 	 */
 	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, Set<String> excluded, boolean repeated,
 			@Nullable String pinned, long queuedNanos) {
-		return Mono.create(sink -> new Submission(sink, request, streaming, excluded, pinned,
+		return submit(request.placed(excluded, pinned, repeated), streaming, queuedNanos);
+	}
+
+	/**
+	 * Places {@code request} with the constraints it carries (instances to avoid, a
+	 * stored response's pin, whether it was placed before:
+	 * {@link RoutingRequest#placed}), for a try that had already waited
+	 * {@code queuedNanos} in the queues (0 for a first try); as
+	 * {@link #submit(RoutingRequest, boolean, Set, boolean, String, long)}.
+	 */
+	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, long queuedNanos) {
+		return Mono.create(sink -> new Submission(sink, request, streaming,
 				queuedNanos > 0 ? this.pool.now() - queuedNanos : Long.MAX_VALUE)
-			.start(repeated));
+			.start());
 	}
 
 	/**
@@ -678,42 +689,26 @@ public final class ServicePool {
 
 		private final @Nullable String pinned;
 
-		Submission(MonoSink<RoutedAttempt> sink, RoutingRequest request, boolean streaming, Set<String> excluded,
-				@Nullable String pinned, long waitingSince) {
+		Submission(MonoSink<RoutedAttempt> sink, RoutingRequest request, boolean streaming, long waitingSince) {
 			this.sink = sink;
 			this.request = request;
 			this.streaming = streaming;
-			this.excluded.addAll(excluded);
-			this.pinned = pinned;
+			this.excluded.addAll(request.avoid());
+			this.pinned = request.pinnedInstance();
 			this.waitingSince = waitingSince;
 		}
 
-		void start(boolean repeated) {
+		void start() {
 			this.sink.onCancel(this::cancel);
-			place(repeated);
+			place(this.request.retry());
 		}
 
 		private void place(boolean repeated) {
-			boolean repeat = repeated || !this.excluded.isEmpty();
-			boolean pin = this.pinned != null && !this.excluded.contains(this.pinned);
-			if (pin) {
-				ServicePool.this.placement.pin(this.request.id(), this.pinned);
-			}
-			if (repeat) {
-				ServicePool.this.placement.repeat(this.request.id(), this.excluded);
-			}
-			QueuedRequest q;
-			try {
-				// The queues keep it off the instances it failed on while it waits (idle
-				// pull, migration, re-placement), not only in this choice.
-				q = ServicePool.this.queues.submit(this.request, this.streaming,
-						this.excluded.isEmpty() ? Set.of() : Set.copyOf(this.excluded), this.waitingSince, this);
-			}
-			finally {
-				if (repeat || pin) {
-					ServicePool.this.placement.forget(this.request.id());
-				}
-			}
+			// The queues keep it off the instances it failed on while it waits (idle
+			// pull, migration, re-placement), not only in this choice.
+			QueuedRequest q = ServicePool.this.queues.submit(
+					this.request.placed(Set.copyOf(this.excluded), this.pinned, repeated), this.streaming,
+					this.waitingSince, this);
 			if (this.waitingSince == Long.MAX_VALUE) {
 				this.waitingSince = q.submittedAtNanos();
 			}

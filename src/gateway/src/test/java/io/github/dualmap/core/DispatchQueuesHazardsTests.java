@@ -45,7 +45,8 @@ class DispatchQueuesHazardsTests {
 		assertThat(busy.instanceId()).isEqualTo("b");
 
 		// The retry of a request whose connection to a failed waits for b, while a idles.
-		QueuedRequest retry = q.submit(request("retry", 2, 1_000), true, Set.of("a"), this.outcomes);
+		QueuedRequest retry = q.submit(request("retry", 2, 1_000).placed(Set.of("a"), null, false), true,
+				this.outcomes);
 		assertThat(retry.state()).isEqualTo(QueuedRequest.State.QUEUED);
 		assertThat(retry.instanceId()).isEqualTo("b");
 		assertThat(q.migrations()).isZero();
@@ -69,7 +70,8 @@ class DispatchQueuesHazardsTests {
 		q.submit(request("busy", 1, 1_000), true, this.outcomes);
 		List<QueuedRequest> avoiding = new ArrayList<>();
 		for (int i = 0; i < 6; i++) {
-			avoiding.add(q.submit(request("avoid" + i, 10 + i, 1_000), true, Set.of("a"), this.outcomes));
+			avoiding.add(q.submit(request("avoid" + i, 10 + i, 1_000).placed(Set.of("a"), null, false), true,
+					this.outcomes));
 		}
 		assertThat(pool.isHotspot(pool.instance("b"))).isTrue();
 		assertThat(avoiding).allSatisfy(r -> assertThat(r.instanceId()).isEqualTo("b"));
@@ -88,7 +90,8 @@ class DispatchQueuesHazardsTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("b"),
 				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		q.submit(request("busy", 1, 1_000), true, this.outcomes);
-		QueuedRequest retry = q.submit(request("retry", 2, 1_000), true, Set.of("a"), this.outcomes);
+		QueuedRequest retry = q.submit(request("retry", 2, 1_000).placed(Set.of("a"), null, false), true,
+				this.outcomes);
 		QueuedRequest free = q.submit(request("free", 3, 1_000), true, this.outcomes);
 
 		pool.updateMembership(List.of(new RingMember("a", 1)));

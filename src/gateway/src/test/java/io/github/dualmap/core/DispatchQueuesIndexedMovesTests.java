@@ -169,7 +169,7 @@ class DispatchQueuesIndexedMovesTests {
 			// Now and then it must avoid an instance other than the one the policy picks.
 			Set<String> avoid = param % 9 == 0 ? Set.of(IDS[(Math.floorMod(id.hashCode(), 4) + 1) % IDS.length])
 					: Set.of();
-			all.add(queues.submit(r, param % 5 != 0, avoid, listener));
+			all.add(queues.submit(r.placed(avoid, null, false), param % 5 != 0, listener));
 		}
 
 		private java.util.Optional<QueuedRequest> released(int param) {
