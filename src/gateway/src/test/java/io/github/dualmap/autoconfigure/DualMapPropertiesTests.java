@@ -306,7 +306,7 @@ class DualMapPropertiesTests {
 
 	@Test
 	void aPeersLoadCountsForFourFlushesAndAtLeastASecondUnlessSetOtherwise() {
-		DualMapProperties.Replicas replicas = new DualMapProperties().getReplicas();
+		ReplicasProperties replicas = new DualMapProperties().getReplicas();
 		assertThat(replicas.isShareLoad()).isTrue();
 		assertThat(replicas.effectiveLoadTtl()).isEqualTo(Duration.ofSeconds(1));
 		replicas.setFlushInterval(Duration.ofMillis(400));
@@ -445,7 +445,7 @@ class DualMapPropertiesTests {
 	@Test
 	void storedResponsesAreRememberedByDefaultWithinBoundsAndCanBeSwitchedOff() {
 		this.runner.run(context -> {
-			DualMapProperties.StoredResponses p = context.getBean(DualMapProperties.class).getStoredResponses();
+			StoredResponsesProperties p = context.getBean(DualMapProperties.class).getStoredResponses();
 			assertThat(p.getMaxEntries()).isEqualTo(100_000);
 			assertThat(p.getTtl()).isEqualTo(Duration.ofHours(1));
 			assertThat(context).hasSingleBean(StoredResponses.class);
@@ -546,7 +546,7 @@ class DualMapPropertiesTests {
 	@Test
 	void theModelListDefaultsAreProperties() {
 		this.runner.run(context -> {
-			DualMapProperties.ModelList m = context.getBean(DualMapProperties.class).getModelList();
+			ModelListProperties m = context.getBean(DualMapProperties.class).getModelList();
 			assertThat(m.getPath()).isEqualTo("/v1/models");
 			assertThat(m.getTimeout()).isEqualTo(Duration.ofSeconds(2));
 			assertThat(m.getCacheTtl()).isEqualTo(Duration.ofSeconds(5));
@@ -556,7 +556,7 @@ class DualMapPropertiesTests {
 			.withPropertyValues("dualmap.model-list.timeout=5s", "dualmap.model-list.cache-ttl=0s",
 					"dualmap.model-list.other-services=whisper")
 			.run(context -> {
-				DualMapProperties.ModelList m = context.getBean(DualMapProperties.class).getModelList();
+				ModelListProperties m = context.getBean(DualMapProperties.class).getModelList();
 				assertThat(m.getTimeout()).isEqualTo(Duration.ofSeconds(5));
 				assertThat(m.getCacheTtl()).isZero();
 				assertThat(m.getOtherServices()).containsExactly("whisper");

@@ -1,0 +1,20 @@
+package io.github.dualmap.autoconfigure;
+
+import jakarta.validation.constraints.Min;
+
+/** The router's shadow of each instance's KV cache. */
+public class ShadowProperties {
+
+	/** Assumed KV capacity of an instance in tokens until the engine reports one. */
+	@Min(value = 1, message = "dualmap.shadow.capacity-tokens must be >= 1")
+	private long capacityTokens = 900_000;
+
+	public long getCapacityTokens() {
+		return this.capacityTokens;
+	}
+
+	public void setCapacityTokens(long capacityTokens) {
+		this.capacityTokens = capacityTokens;
+	}
+
+}
