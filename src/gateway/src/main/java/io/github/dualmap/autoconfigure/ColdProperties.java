@@ -22,7 +22,7 @@ public class ColdProperties {
 	 */
 	@DecimalMin(value = "0", message = "dualmap.cold.cached-share must be in [0, 1]")
 	@DecimalMax(value = "1", message = "dualmap.cold.cached-share must be in [0, 1]")
-	private double cachedShare = 0;
+	private double cachedShare = SchedulerSettings.DEFAULT_COLD_CACHED_SHARE;
 
 	/**
 	 * The most ring instances a cold request considers (walking both rings from its key,
@@ -31,14 +31,14 @@ public class ColdProperties {
 	 */
 	@Min(value = 2, message = "dualmap.cold.candidates-max must be in [2, 16]")
 	@Max(value = SchedulerSettings.MAX_COLD_CANDIDATES, message = "dualmap.cold.candidates-max must be in [2, 16]")
-	private int candidatesMax = 4;
+	private int candidatesMax = SchedulerSettings.DEFAULT_COLD_CANDIDATES_MAX;
 
 	/**
 	 * A cold request considers two ring instances, plus one per this many pending
 	 * uncached tokens on the pool's mean instance, up to candidates-max.
 	 */
 	@Min(value = 1, message = "dualmap.cold.load-step-tokens must be >= 1")
-	private long loadStepTokens = 16_384;
+	private long loadStepTokens = SchedulerSettings.DEFAULT_COLD_LOAD_STEP_TOKENS;
 
 	public double getCachedShare() {
 		return this.cachedShare;

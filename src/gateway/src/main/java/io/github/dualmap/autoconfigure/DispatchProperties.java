@@ -21,7 +21,7 @@ public class DispatchProperties {
 	 * can still be moved); pass-through: sent as soon as they are chosen.
 	 */
 	@NotNull(message = "dualmap.dispatch.mode must be queue or pass-through")
-	private DispatchMode mode = DispatchMode.QUEUE;
+	private DispatchMode mode = QueueSettings.DEFAULT_MODE;
 
 	/** Release while fewer requests than this are in prefill on the instance. */
 	@Min(value = 1, message = "dualmap.dispatch.max-prefill-requests must be >= 1")
@@ -38,27 +38,27 @@ public class DispatchProperties {
 	 * longest-cached-prefix-first order (no starvation).
 	 */
 	@NotNull(message = "dualmap.dispatch.aging must be set")
-	private Duration aging = Duration.ofSeconds(2);
+	private Duration aging = QueueSettings.DEFAULT_AGING;
 
 	/**
 	 * Requests one instance may hold queued; beyond it the other candidate, then 429.
 	 */
 	@Min(value = 1, message = "dualmap.dispatch.max-queued-per-instance must be >= 1")
-	private int maxQueuedPerInstance = 256;
+	private int maxQueuedPerInstance = QueueSettings.DEFAULT_MAX_QUEUED_PER_INSTANCE;
 
 	/**
 	 * Requests the whole pool may hold queued (bodies stay in memory); beyond, 429.
 	 */
 	@Min(value = 1, message = "dualmap.dispatch.max-queued-per-pool must be >= 1")
-	private int maxQueuedPerPool = 1024;
+	private int maxQueuedPerPool = QueueSettings.DEFAULT_MAX_QUEUED_PER_POOL;
 
 	/** A request queued this long is expired (see expiry). */
 	@NotNull(message = "dualmap.dispatch.max-wait must be set")
-	private Duration maxWait = Duration.ofSeconds(30);
+	private Duration maxWait = QueueSettings.DEFAULT_MAX_WAIT;
 
 	/** reject: 503 with Retry-After; dispatch: send it to its instance anyway. */
 	@NotNull(message = "dualmap.dispatch.expiry must be reject or dispatch")
-	private QueueSettings.Expiry expiry = QueueSettings.Expiry.REJECT;
+	private QueueSettings.Expiry expiry = QueueSettings.DEFAULT_EXPIRY;
 
 	/**
 	 * With expiry reject, a queued request also expires once it has waited this share of
@@ -66,8 +66,7 @@ public class DispatchProperties {
 	 */
 	@DecimalMin(value = "0", message = "dualmap.dispatch.max-wait-share must be >= 0")
 	@DecimalMax(value = "1000", message = "dualmap.dispatch.max-wait-share must be <= 1000")
-	// QueueSettings.DEFAULT_MAX_WAIT_SHARE, as a literal the metadata can show.
-	private double maxWaitShare = 0.5;
+	private double maxWaitShare = QueueSettings.DEFAULT_MAX_WAIT_SHARE;
 
 	public double getMaxWaitShare() {
 		return this.maxWaitShare;
@@ -77,7 +76,7 @@ public class DispatchProperties {
 	 * With expiry reject, an expired request first goes to another instance that can
 	 * start it at once and still make its SLO, if there is one.
 	 */
-	private boolean rescue = true;
+	private boolean rescue = QueueSettings.DEFAULT_RESCUE;
 
 	public boolean isRescue() {
 		return this.rescue;
@@ -92,7 +91,7 @@ public class DispatchProperties {
 	 * the instance with the lowest TTFT estimate, when that still fits what is left of
 	 * its SLO; it is rejected if it cannot start there in time.
 	 */
-	private boolean rescueToQueue = true;
+	private boolean rescueToQueue = QueueSettings.DEFAULT_RESCUE_TO_QUEUE;
 
 	public boolean isRescueToQueue() {
 		return this.rescueToQueue;
@@ -107,14 +106,14 @@ public class DispatchProperties {
 	 * where it waits, and a hotspot move goes only to an instance that can start it now;
 	 * false: any move whose gain beats the migration margin.
 	 */
-	private boolean moveLateOnly = true;
+	private boolean moveLateOnly = QueueSettings.DEFAULT_MOVE_LATE_ONLY;
 
 	/**
 	 * With expiry reject, a request about to be released whose wait so far plus its TTFT
 	 * estimate there exceeds its SLO is not sent while other requests wait: it is rescued
 	 * to an instance where it can still make its SLO, or answered 503.
 	 */
-	private boolean shedHopeless = true;
+	private boolean shedHopeless = QueueSettings.DEFAULT_SHED_HOPELESS;
 
 	/**
 	 * Release nothing to an instance whose engine, as last scraped (and not older than
@@ -126,7 +125,7 @@ public class DispatchProperties {
 	 * scrape (scraping off, failed or stale) the release limits alone apply; false:
 	 * always the release limits alone.
 	 */
-	private boolean holdOnEngineQueue = true;
+	private boolean holdOnEngineQueue = QueueSettings.DEFAULT_HOLD_ON_ENGINE_QUEUE;
 
 	public boolean isHoldOnEngineQueue() {
 		return this.holdOnEngineQueue;
@@ -158,13 +157,13 @@ public class DispatchProperties {
 
 	/** Times the rebalancer may move one queued request. */
 	@Min(value = 0, message = "dualmap.dispatch.max-migrations must be >= 0")
-	private int maxMigrations = 2;
+	private int maxMigrations = QueueSettings.DEFAULT_MAX_MIGRATIONS;
 
 	/**
 	 * Whether an instance with spare prefill capacity pulls queued requests whose other
 	 * candidate it is.
 	 */
-	private boolean idlePull = true;
+	private boolean idlePull = QueueSettings.DEFAULT_IDLE_PULL;
 
 	public boolean isIdlePull() {
 		return this.idlePull;
@@ -178,7 +177,7 @@ public class DispatchProperties {
 	 * Whether requests of other SLO classes age in proportion to their SLO and full
 	 * queues shed a looser class for a tighter arrival.
 	 */
-	private boolean sloAware = true;
+	private boolean sloAware = QueueSettings.DEFAULT_SLO_AWARE;
 
 	public boolean isSloAware() {
 		return this.sloAware;
@@ -194,15 +193,15 @@ public class DispatchProperties {
 	 */
 	@DecimalMin(value = "0", message = "dualmap.dispatch.migration-margin must be in [0, 1)")
 	@DecimalMax(value = "1", inclusive = false, message = "dualmap.dispatch.migration-margin must be in [0, 1)")
-	private double migrationMargin = 0.1;
+	private double migrationMargin = QueueSettings.DEFAULT_MIGRATION_MARGIN;
 
 	/** Bound on moves per rebalancing pass, so one event does bounded work. */
 	@Min(value = 1, message = "dualmap.dispatch.max-moves-per-event must be >= 1")
-	private int maxMovesPerEvent = 16;
+	private int maxMovesPerEvent = QueueSettings.DEFAULT_MAX_MOVES_PER_TRIGGER;
 
 	/** Retry-After of a 503 when no instance accepts requests. */
 	@NotNull(message = "dualmap.dispatch.unavailable-retry-after must be set")
-	private Duration unavailableRetryAfter = Duration.ofSeconds(5);
+	private Duration unavailableRetryAfter = QueueSettings.DEFAULT_UNAVAILABLE_RETRY_AFTER;
 
 	/**
 	 * How often queue expiry and estimated ends of non-streaming prefills are checked.

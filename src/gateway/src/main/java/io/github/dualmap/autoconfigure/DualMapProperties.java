@@ -97,7 +97,7 @@ public class DualMapProperties {
 	 * times the request's TTFT SLO.
 	 */
 	@DecimalMin(value = "0", inclusive = false, message = "dualmap.switch-factor must be > 0")
-	private double switchFactor = 0.5;
+	private double switchFactor = SchedulerSettings.DEFAULT_SWITCH_FACTOR;
 
 	/**
 	 * The SLO switch also needs the other candidate's estimate lower by more than this
@@ -105,7 +105,7 @@ public class DualMapProperties {
 	 */
 	@DecimalMin(value = "0", message = "dualmap.switch-hit-charge must be >= 0")
 	@DecimalMax(value = "1000", message = "dualmap.switch-hit-charge must be <= 1000")
-	private double switchHitCharge = 1.0;
+	private double switchHitCharge = SchedulerSettings.DEFAULT_SWITCH_HIT_CHARGE;
 
 	/**
 	 * The SLO switch never moves a request to a candidate that holds less of its prompt
@@ -120,11 +120,11 @@ public class DualMapProperties {
 	/**
 	 * When both candidates would miss the SLO, also consider a bounded third instance.
 	 */
-	private boolean thirdChoice = false;
+	private boolean thirdChoice = SchedulerSettings.DEFAULT_THIRD_CHOICE;
 
 	/** A new instance's share ramps up over this period (0 turns slow start off). */
 	@NotNull(message = "dualmap.slow-start must be set")
-	private Duration slowStart = Duration.ZERO;
+	private Duration slowStart = SchedulerSettings.DEFAULT_SLOW_START;
 
 	@Valid
 	@NestedConfigurationProperty

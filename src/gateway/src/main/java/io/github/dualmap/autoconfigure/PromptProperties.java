@@ -1,6 +1,7 @@
 package io.github.dualmap.autoconfigure;
 
 import io.github.dualmap.prompt.PromptParser;
+import io.github.dualmap.core.SchedulerSettings;
 import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Min;
 
@@ -17,7 +18,7 @@ public class PromptProperties {
 
 	/** Token ids per block when the prompt is given as token ids. */
 	@Min(value = 1, message = "dualmap.prompt.block-tokens must be >= 1")
-	private int blockTokens = 64;
+	private int blockTokens = SchedulerSettings.DEFAULT_BLOCK_TOKENS;
 
 	/**
 	 * Deepest nesting of arrays and objects in a request body the gateway reads (a tool's

@@ -11,7 +11,7 @@ public class RingProperties {
 	/** Virtual nodes per unit of instance weight on each ring. */
 	@Min(value = 1, message = "dualmap.ring.virtual-nodes must be >= 1")
 	@Max(value = DualHashRing.MAX_VIRTUAL_NODES, message = "dualmap.ring.virtual-nodes must be <= 10000")
-	private int virtualNodes = 160;
+	private int virtualNodes = DualHashRing.DEFAULT_VIRTUAL_NODES;
 
 	/** Instance metadata key holding the instance's relative weight. */
 	@NotBlank(message = "dualmap.ring.weight-metadata-key must not be blank")

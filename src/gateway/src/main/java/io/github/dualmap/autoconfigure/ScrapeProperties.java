@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.github.dualmap.core.SchedulerSettings;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.DecimalMax;
@@ -42,7 +43,7 @@ public class ScrapeProperties {
 
 	/** Scraped state older than this counts as unknown. */
 	@NotNull(message = "dualmap.scrape.stale-after must be set")
-	private Duration staleAfter = Duration.ofSeconds(2);
+	private Duration staleAfter = SchedulerSettings.DEFAULT_STALE_AFTER;
 
 	/** Instance metadata key overriding the metrics path of one instance. */
 	@NotBlank(message = "dualmap.scrape.path-metadata-key must not be blank")

@@ -1,5 +1,6 @@
 package io.github.dualmap.autoconfigure;
 
+import io.github.dualmap.core.SchedulerSettings;
 import jakarta.validation.constraints.Min;
 
 /** The router's shadow of each instance's KV cache. */
@@ -7,7 +8,7 @@ public class ShadowProperties {
 
 	/** Assumed KV capacity of an instance in tokens until the engine reports one. */
 	@Min(value = 1, message = "dualmap.shadow.capacity-tokens must be >= 1")
-	private long capacityTokens = 900_000;
+	private long capacityTokens = SchedulerSettings.DEFAULT_SHADOW_CAPACITY_TOKENS;
 
 	public long getCapacityTokens() {
 		return this.capacityTokens;

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.github.dualmap.core.SchedulerSettings;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.NotBlank;
@@ -16,7 +17,7 @@ public class SloProperties {
 
 	/** TTFT objective of a request that names none. */
 	@NotNull(message = "dualmap.slo.ttft must be set")
-	private Duration ttft = Duration.ofSeconds(5);
+	private Duration ttft = SchedulerSettings.DEFAULT_SLO;
 
 	/** Request header naming a class from dualmap.slo.classes. */
 	@NotBlank(message = "dualmap.slo.class-header must not be blank")

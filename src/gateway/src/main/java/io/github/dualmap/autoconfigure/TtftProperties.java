@@ -44,11 +44,11 @@ public class TtftProperties {
 
 	/** Initial prefill time per uncached token; recalibrated online. */
 	@NotNull(message = "dualmap.ttft.prefill-per-token must be set")
-	private Duration prefillPerToken = Duration.ofNanos(25_000);
+	private Duration prefillPerToken = SchedulerSettings.DEFAULT_PREFILL_PER_TOKEN;
 
 	/** Fixed part of the time to first token. */
 	@NotNull(message = "dualmap.ttft.base must be set")
-	private Duration base = Duration.ofMillis(20);
+	private Duration base = SchedulerSettings.DEFAULT_BASE_TTFT;
 
 	/**
 	 * EWMA weight of one observed TTFT in recalibrating the linear model; 0 turns
@@ -56,7 +56,7 @@ public class TtftProperties {
 	 */
 	@DecimalMin(value = "0", message = "dualmap.ttft.calibration-alpha must be in [0, 1]")
 	@DecimalMax(value = "1", message = "dualmap.ttft.calibration-alpha must be in [0, 1]")
-	private double calibrationAlpha = 0.05;
+	private double calibrationAlpha = SchedulerSettings.DEFAULT_CALIBRATION_ALPHA;
 
 	/**
 	 * An instance whose attention model has seen no first token for this long is
@@ -65,7 +65,7 @@ public class TtftProperties {
 	 * relearns (0 turns it off).
 	 */
 	@NotNull(message = "dualmap.ttft.relax-after must be set")
-	private Duration relaxAfter = Duration.ofSeconds(5);
+	private Duration relaxAfter = SchedulerSettings.DEFAULT_TTFT_RELAX_AFTER;
 
 	@AssertTrue(message = "dualmap.ttft.relax-after must be >= 0")
 	private boolean isRelaxAfterNonNegative() {
