@@ -42,6 +42,7 @@ import reactor.netty.http.client.HttpClient;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionMessage;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
@@ -92,6 +93,12 @@ import org.springframework.web.server.WebFilter;
 @EnableConfigurationProperties(DualMapProperties.class)
 @Import(DualMapLoadBalancerClientsRegistrar.class)
 public class DualMapAutoConfiguration {
+
+	@Bean
+	static SharedPrefixBindHandlerAdvisor dualMapSharedPrefixBindHandlerAdvisor(
+			ConfigurableListableBeanFactory beanFactory) {
+		return new SharedPrefixBindHandlerAdvisor(beanFactory);
+	}
 
 	@Bean
 	@ConditionalOnMissingBean

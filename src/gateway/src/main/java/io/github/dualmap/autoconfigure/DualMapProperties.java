@@ -213,18 +213,13 @@ public class DualMapProperties {
 	private final SecurityRolesProperties security = new SecurityRolesProperties();
 
 	/**
-	 * dualmap.demo.*, which the demo's own properties bind (DemoProperties): bound here
-	 * too and never read, only so that ignoreUnknownFields = false, which Spring Boot
-	 * applies to this class alone, does not refuse it. Package-private accessors: not a
-	 * property of this class in the IDE metadata.
-	 */
-	private Map<String, Object> demo = new LinkedHashMap<>();
-
-	/**
 	 * dualmap.tenants.*, which TenantProperties binds (its fixed properties and
 	 * dualmap.tenants.default.*) and TenantDirectory reads (the named tenants): bound
 	 * here too and never read, only so that ignoreUnknownFields = false does not refuse
-	 * it. Package-private accessors: not a property of this class in the IDE metadata.
+	 * it where SharedPrefixBindHandlerAdvisor does not see TenantProperties (with
+	 * dualmap.tenants.enabled=false, whose properties may still be written, and in
+	 * {@code sim --set}). Package-private accessors: not a property of this class in the
+	 * IDE metadata.
 	 */
 	private Map<String, Object> tenants = new LinkedHashMap<>();
 
@@ -470,14 +465,6 @@ public class DualMapProperties {
 
 	public SecurityRolesProperties getSecurity() {
 		return this.security;
-	}
-
-	Map<String, Object> getDemo() {
-		return this.demo;
-	}
-
-	void setDemo(Map<String, Object> demo) {
-		this.demo = demo;
 	}
 
 	Map<String, Object> getTenants() {

@@ -212,13 +212,18 @@ class PropertiesMetadataDefaultsTests {
 	private static Map<String, JsonNode> properties() throws IOException {
 		Map<String, JsonNode> out = new LinkedHashMap<>();
 		JsonMapper json = JsonMapper.builder().build();
+		// The gateway's own: not a dependency's, nor one of test classes.
+		String gateway = DualMapProperties.class.getProtectionDomain().getCodeSource().getLocation().getPath();
 		Enumeration<URL> resources = PropertiesMetadataDefaultsTests.class.getClassLoader().getResources(METADATA);
 		while (resources.hasMoreElements()) {
-			try (InputStream in = resources.nextElement().openStream()) {
+			URL resource = resources.nextElement();
+			if (!resource.getPath().contains(gateway)) {
+				continue;
+			}
+			try (InputStream in = resource.openStream()) {
 				for (JsonNode property : json.readTree(in).path("properties")) {
 					String name = property.path("name").asString();
-					if (name.startsWith(DualMapProperties.PREFIX + ".")
-							&& property.path("sourceType").asString().startsWith("io.github.dualmap.")) {
+					if (name.startsWith(DualMapProperties.PREFIX + ".")) {
 						out.put(name, property);
 					}
 				}
