@@ -8,7 +8,7 @@ import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 
-/** Per-instance Resilience4j circuit breakers. */
+/** {@code dualmap.breaker.*}: per-instance Resilience4j circuit breakers. */
 public class BreakerProperties {
 
 	/** Failure rate in percent at which an instance's breaker opens. */

@@ -7,8 +7,8 @@ import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 
 /**
- * Cold requests: those none of whose first ring instances holds much of the prompt go to
- * the least occupied of their first d ring instances.
+ * {@code dualmap.cold.*}, cold requests: those none of whose first ring instances holds
+ * much of the prompt go to the least occupied of their first d ring instances.
  */
 public class ColdProperties {
 

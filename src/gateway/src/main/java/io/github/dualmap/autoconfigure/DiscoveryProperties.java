@@ -5,7 +5,7 @@ import java.time.Duration;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.NotNull;
 
-/** How the gateway follows discovery. */
+/** {@code dualmap.discovery.*}: how the gateway follows discovery. */
 public class DiscoveryProperties {
 
 	/**

@@ -11,8 +11,8 @@ import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 
 /**
- * Late binding: per-instance dispatch queues in the gateway, released by prefill capacity
- * (see docs/operations.md, "Dispatch queues").
+ * {@code dualmap.dispatch.*}, late binding: per-instance dispatch queues in the gateway,
+ * released by prefill capacity (see docs/operations.md, "Dispatch queues").
  */
 public class DispatchProperties {
 

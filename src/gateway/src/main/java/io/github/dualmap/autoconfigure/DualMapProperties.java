@@ -7,24 +7,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.github.dualmap.core.DispatchMode;
-import io.github.dualmap.core.DualHashRing;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
-import io.github.dualmap.core.TtftModel;
 import io.github.dualmap.gateway.BodyLimits;
-import io.github.dualmap.gateway.HeaderReadTimeout;
-import io.github.dualmap.prompt.PromptParser;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.DecimalMax;
 import jakarta.validation.constraints.DecimalMin;
-import jakarta.validation.constraints.Max;
-import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
-import jakarta.validation.constraints.Pattern;
-import jakarta.validation.constraints.Size;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;

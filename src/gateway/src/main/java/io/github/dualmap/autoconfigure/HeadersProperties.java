@@ -1,6 +1,6 @@
 package io.github.dualmap.autoconfigure;
 
-/** Response headers that explain each decision. */
+/** {@code dualmap.headers.*}: response headers that explain each decision. */
 public class HeadersProperties {
 
 	/**

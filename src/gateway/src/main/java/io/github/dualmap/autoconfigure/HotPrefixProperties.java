@@ -6,7 +6,7 @@ import jakarta.validation.constraints.DecimalMax;
 import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Min;
 
-/** Adaptive prefix depth. */
+/** {@code dualmap.hot-prefix.*}: adaptive prefix depth. */
 public class HotPrefixProperties {
 
 	/** Blocks in the routing key of a prefix that is not hot. */

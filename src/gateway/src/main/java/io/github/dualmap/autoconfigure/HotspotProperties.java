@@ -8,7 +8,7 @@ import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 
-/** Hotspot detection. */
+/** {@code dualmap.hotspot.*}: hotspot detection. */
 public class HotspotProperties {
 
 	/**

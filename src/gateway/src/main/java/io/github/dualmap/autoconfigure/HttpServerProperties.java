@@ -6,7 +6,7 @@ import io.github.dualmap.gateway.HeaderReadTimeout;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.NotNull;
 
-/** The gateway's own HTTP server (Reactor Netty). */
+/** {@code dualmap.server.*}: the gateway's own HTTP server (Reactor Netty). */
 public class HttpServerProperties {
 
 	/**

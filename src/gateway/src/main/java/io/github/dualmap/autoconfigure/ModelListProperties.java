@@ -9,8 +9,8 @@ import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 
 /**
- * The {@code ModelList} route filter: what its routes do not set (in route configuration
- * they set only the services to list).
+ * {@code dualmap.model-list.*}: the {@code ModelList} route filter: what its routes do
+ * not set (in route configuration they set only the services to list).
  */
 public class ModelListProperties {
 

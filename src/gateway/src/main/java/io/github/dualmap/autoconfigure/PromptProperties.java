@@ -5,7 +5,7 @@ import io.github.dualmap.core.SchedulerSettings;
 import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Min;
 
-/** How prompts are cut into blocks. */
+/** {@code dualmap.prompt.*}: how prompts are cut into blocks. */
 public class PromptProperties {
 
 	/** Characters of canonical prompt text per block. */

@@ -15,9 +15,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Replica sync: gateway replicas tell each other which prompt blocks they sent to which
- * instance, so every replica's shadow index knows which of a prompt's two candidates
- * holds it, whichever replica routed it before.
+ * {@code dualmap.replicas.*}, replica sync: gateway replicas tell each other which prompt
+ * blocks they sent to which instance, so every replica's shadow index knows which of a
+ * prompt's two candidates holds it, whichever replica routed it before.
  */
 public class ReplicasProperties {
 

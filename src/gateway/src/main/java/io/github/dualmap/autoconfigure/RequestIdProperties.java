@@ -3,8 +3,8 @@ package io.github.dualmap.autoconfigure;
 import jakarta.validation.constraints.Pattern;
 
 /**
- * The request id that follows each request on a DualMap route to the engine and back to
- * the client.
+ * {@code dualmap.request-id.*}: the request id that follows each request on a DualMap
+ * route to the engine and back to the client.
  */
 public class RequestIdProperties {
 

@@ -7,7 +7,8 @@ import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.NotNull;
 
 /**
- * Sending a request once more, to another instance, when the chosen one did not take it.
+ * {@code dualmap.retry.*}: sending a request once more, to another instance, when the
+ * chosen one did not take it.
  */
 public class RetryProperties {
 

@@ -5,7 +5,7 @@ import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 
-/** The two consistent-hash rings. */
+/** {@code dualmap.ring.*}: the two consistent-hash rings. */
 public class RingProperties {
 
 	/** Virtual nodes per unit of instance weight on each ring. */

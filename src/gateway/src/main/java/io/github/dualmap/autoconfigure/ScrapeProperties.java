@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.unit.DataSize;
 
-/** Scraping each instance's Prometheus endpoint. */
+/** {@code dualmap.scrape.*}: scraping each instance's Prometheus endpoint. */
 public class ScrapeProperties {
 
 	/** The least default of {@code unresponsive-after}. */

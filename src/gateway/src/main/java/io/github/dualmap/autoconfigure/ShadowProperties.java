@@ -3,7 +3,7 @@ package io.github.dualmap.autoconfigure;
 import io.github.dualmap.core.SchedulerSettings;
 import jakarta.validation.constraints.Min;
 
-/** The router's shadow of each instance's KV cache. */
+/** {@code dualmap.shadow.*}: the router's shadow of each instance's KV cache. */
 public class ShadowProperties {
 
 	/** Assumed KV capacity of an instance in tokens until the engine reports one. */

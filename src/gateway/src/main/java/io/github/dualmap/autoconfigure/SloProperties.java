@@ -12,7 +12,7 @@ import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 import org.jspecify.annotations.Nullable;
 
-/** Time-to-first-token objectives. */
+/** {@code dualmap.slo.*}: time-to-first-token objectives. */
 public class SloProperties {
 
 	/** TTFT objective of a request that names none. */

@@ -7,8 +7,9 @@ import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 
 /**
- * Responses API continuations ({@code previous_response_id}) go back to the instance that
- * answered the response they continue (see docs/operations.md, "Stored responses").
+ * {@code dualmap.stored-responses.*}: responses API continuations
+ * ({@code previous_response_id}) go back to the instance that answered the response they
+ * continue (see docs/operations.md, "Stored responses").
  */
 public class StoredResponsesProperties {
 

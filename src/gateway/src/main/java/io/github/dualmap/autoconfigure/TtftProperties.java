@@ -10,9 +10,9 @@ import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.NotNull;
 
 /**
- * The TTFT model: {@code base + a*(T + u) + c*(A + u*(k + u/2))} per instance
- * ({@code attention}), or {@code (W + P + u) * prefill-per-token + base} for the pool
- * ({@code linear}).
+ * {@code dualmap.ttft.*}, the TTFT model: {@code base + a*(T + u) + c*(A + u*(k + u/2))}
+ * per instance ({@code attention}), or {@code (W + P + u) * prefill-per-token + base} for
+ * the pool ({@code linear}).
  */
 public class TtftProperties {
 

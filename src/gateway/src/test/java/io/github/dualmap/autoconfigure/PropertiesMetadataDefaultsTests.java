@@ -124,6 +124,20 @@ class PropertiesMetadataDefaultsTests {
 		}
 	}
 
+	@Test
+	void aDefaultNamedInADescriptionIsTheMetadataDefault() throws IOException {
+		Pattern named = Pattern.compile("\\(default ([^:)][^)]*)\\)");
+		List<String> checked = new ArrayList<>();
+		for (Map.Entry<String, JsonNode> property : properties().entrySet()) {
+			Matcher m = named.matcher(property.getValue().path("description").asString());
+			while (m.find()) {
+				checked.add(property.getKey());
+				assertThat(text(property.getValue().path("defaultValue"))).as(property.getKey()).isEqualTo(m.group(1));
+			}
+		}
+		assertThat(checked).contains("dualmap.tenants.default.weight", "dualmap.tenants.default.priority");
+	}
+
 	private static Map<String, Object> resolvedWhenUnset() {
 		TenantSettings tenant = new TenantDirectory(Map.of(), new TenantProperties().getDefault(), 64).defaults();
 		Map<String, Object> resolved = new LinkedHashMap<>();
