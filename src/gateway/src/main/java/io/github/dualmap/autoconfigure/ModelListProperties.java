@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.dualmap.gateway.ModelListGatewayFilterFactory;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
@@ -17,18 +18,18 @@ public class ModelListProperties {
 	/** The path of the model list on an instance. */
 	@NotNull(message = "dualmap.model-list.path must be set")
 	@Pattern(regexp = "/.*", message = "dualmap.model-list.path must start with /")
-	private String path = "/v1/models";
+	private String path = ModelListGatewayFilterFactory.Defaults.BUILT_IN.path();
 
 	/** How long to wait for one instance's list. */
 	@NotNull(message = "dualmap.model-list.timeout must be set")
-	private Duration timeout = Duration.ofSeconds(2);
+	private Duration timeout = ModelListGatewayFilterFactory.Defaults.BUILT_IN.timeout();
 
 	/**
 	 * How long a merged list is served again to the same credentials (0: ask the
 	 * instances every time).
 	 */
 	@NotNull(message = "dualmap.model-list.cache-ttl must be set")
-	private Duration cacheTtl = Duration.ofSeconds(5);
+	private Duration cacheTtl = ModelListGatewayFilterFactory.Defaults.BUILT_IN.cacheTtl();
 
 	/**
 	 * Services DualMap does not route (a plain lb:// pool, such as a speech model's)

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.stats.ScrapeSettings;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.DecimalMax;
@@ -26,16 +27,16 @@ public class ScrapeProperties {
 
 	/** Time between two scrapes of one instance. */
 	@NotNull(message = "dualmap.scrape.interval must be set")
-	private Duration interval = Duration.ofMillis(500);
+	private Duration interval = ScrapeSettings.DEFAULT_INTERVAL;
 
 	/** Timeout of one scrape. */
 	@NotNull(message = "dualmap.scrape.timeout must be set")
-	private Duration timeout = Duration.ofMillis(400);
+	private Duration timeout = ScrapeSettings.DEFAULT_TIMEOUT;
 
 	/** Random fraction of the interval each instance's schedule is shifted by. */
 	@DecimalMin(value = "0", message = "dualmap.scrape.jitter must be in [0, 1)")
 	@DecimalMax(value = "1", inclusive = false, message = "dualmap.scrape.jitter must be in [0, 1)")
-	private double jitter = 0.2;
+	private double jitter = ScrapeSettings.DEFAULT_JITTER;
 
 	/** Path of the metrics endpoint on each instance. */
 	@NotBlank(message = "dualmap.scrape.path must not be blank")
@@ -51,7 +52,7 @@ public class ScrapeProperties {
 
 	/** Largest metrics body read; a larger one is a failed scrape. */
 	@NotNull(message = "dualmap.scrape.max-body-size must be set")
-	private DataSize maxBodySize = DataSize.ofMegabytes(4);
+	private DataSize maxBodySize = DataSize.ofBytes(ScrapeSettings.DEFAULT_MAX_BODY_BYTES);
 
 	/** Per-service overrides, by service id. */
 	@Valid

@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.github.dualmap.actuate.DualMapMeters;
 import io.github.dualmap.tenant.TenantDirectory;
 import io.github.dualmap.tenant.TenantProperties;
 import io.github.dualmap.tenant.TenantSettings;
@@ -136,6 +137,16 @@ class PropertiesMetadataDefaultsTests {
 			}
 		}
 		assertThat(checked).contains("dualmap.tenants.default.weight", "dualmap.tenants.default.priority");
+	}
+
+	/**
+	 * The meters' own default buckets (the meters are optional, so the properties cannot
+	 * start from them without loading Micrometer) and the metadata's description.
+	 */
+	@Test
+	void theLatencyBucketsAreTheMetersDefault() {
+		assertThat(new DualMapProperties().getMetrics().getLatencyBuckets())
+			.isEqualTo(DualMapMeters.DEFAULT_LATENCY_BUCKETS);
 	}
 
 	private static Map<String, Object> resolvedWhenUnset() {
