@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.github.dualmap.autoconfigure.DualMapAutoConfiguration;
+import io.github.dualmap.autoconfigure.CoreSettingsMapper;
 import io.github.dualmap.autoconfigure.DualMapProperties;
+import io.github.dualmap.autoconfigure.ReplicasProperties;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.HeaderReadTimeout;
 import io.github.dualmap.gateway.RequestBuffers;
@@ -88,7 +90,7 @@ public class DualMapActuatorAutoConfiguration {
 		DualMapAccessFilter dualMapAccessFilter(DualMapProperties properties,
 				ObjectProvider<PathMappedEndpoints> endpoints) {
 			EndpointId id = EndpointId.of(DualMapEndpoint.ID);
-			DualMapProperties.Replicas r = properties.getReplicas();
+			ReplicasProperties r = properties.getReplicas();
 			return new DualMapAccessFilter(() -> {
 				PathMappedEndpoints mapped = endpoints.getIfAvailable();
 				return mapped != null ? mapped.getPath(id) : null;
@@ -115,7 +117,7 @@ public class DualMapActuatorAutoConfiguration {
 					EndpointId.of(DualMapEndpoint.ID),
 					org.springframework.boot.actuate.endpoint.Access.READ_ONLY) == org.springframework.boot.actuate.endpoint.Access.UNRESTRICTED;
 			boolean samePort = ManagementPortType.get(environment) == ManagementPortType.SAME;
-			DualMapProperties.Replicas r = properties.getReplicas();
+			ReplicasProperties r = properties.getReplicas();
 			return new DualMapExposureWarnings(writable && samePort, r.isEnabled() ? r.getPath() : null,
 					r.isEnabled() ? r.getPeers() : List.of());
 		}
@@ -131,7 +133,7 @@ public class DualMapActuatorAutoConfiguration {
 		@ConditionalOnMissingBean
 		DualMapMeters dualMapMeters(DualMapRegistry registry, DualMapProperties properties) {
 			List<Duration> buckets = new ArrayList<>(properties.getMetrics().getLatencyBuckets());
-			buckets.addAll(properties.sloTtfts());
+			buckets.addAll(new CoreSettingsMapper(properties).sloTtfts());
 			return new DualMapMeters(registry, properties.getSlo().getClasses().keySet(), buckets);
 		}
 

@@ -42,6 +42,7 @@ import reactor.netty.http.client.HttpClient;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionMessage;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
@@ -94,9 +95,15 @@ import org.springframework.web.server.WebFilter;
 public class DualMapAutoConfiguration {
 
 	@Bean
+	static SharedPrefixBindHandlerAdvisor dualMapSharedPrefixBindHandlerAdvisor(
+			ConfigurableListableBeanFactory beanFactory) {
+		return new SharedPrefixBindHandlerAdvisor(beanFactory);
+	}
+
+	@Bean
 	@ConditionalOnMissingBean
 	DualMapRegistry dualMapRegistry(DualMapProperties properties) {
-		DualMapProperties.Breaker b = properties.getBreaker();
+		BreakerProperties b = properties.getBreaker();
 		CircuitBreakerConfig breakers = CircuitBreakerConfig.custom()
 			.failureRateThreshold(b.getFailureRateThreshold())
 			.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
@@ -105,12 +112,13 @@ public class DualMapAutoConfiguration {
 			.waitDurationInOpenState(b.getWaitDurationInOpenState())
 			.permittedNumberOfCallsInHalfOpenState(b.getPermittedNumberOfCallsInHalfOpenState())
 			.build();
+		CoreSettingsMapper settings = new CoreSettingsMapper(properties);
 		DualMapRegistry registry = new DualMapRegistry(
 				new DualMapRegistry.PoolSettings(
-						properties.getPolicy(), properties.toSchedulerSettings(), properties.toQueueSettings()),
+						properties.getPolicy(), settings.schedulerSettings(), settings.queueSettings()),
 				properties.getServices(),
-				id -> new DualMapRegistry.PoolSettings(properties.policyOf(id), properties.toSchedulerSettings(id),
-						properties.toQueueSettings(id)),
+				id -> new DualMapRegistry.PoolSettings(settings.policyOf(id), settings.schedulerSettings(id),
+						settings.queueSettings(id)),
 				properties.getRing().getWeightMetadataKey(), breakers, NanoClock.SYSTEM);
 		registry.emptyListGrace(properties.getDiscovery().getEmptyListGrace());
 		return registry;
@@ -145,7 +153,7 @@ public class DualMapAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	PromptParser dualMapPromptParser(DualMapProperties properties) {
-		DualMapProperties.Prompt p = properties.getPrompt();
+		PromptProperties p = properties.getPrompt();
 		// A mapper of our own: the application's may be tuned for its own payloads.
 		return new PromptParser(new PrefixHasher(p.getBlockChars(), p.getCharsPerToken(), p.getBlockTokens()),
 				JsonMapper.builder().build(), p.getMaxNestingDepth(), p.getMaxJsonTokens(),
@@ -179,7 +187,7 @@ public class DualMapAutoConfiguration {
 	@ConditionalOnProperty(prefix = "dualmap.stored-responses", name = "enabled", havingValue = "true",
 			matchIfMissing = true)
 	StoredResponses dualMapStoredResponses(DualMapRegistry registry, DualMapProperties properties) {
-		DualMapProperties.StoredResponses s = properties.getStoredResponses();
+		StoredResponsesProperties s = properties.getStoredResponses();
 		StoredResponses stored = new StoredResponses(s.getMaxEntries(), s.getTtl());
 		registry.addListener(stored);
 		return stored;
@@ -221,7 +229,7 @@ public class DualMapAutoConfiguration {
 	@ConditionalOnMissingBean
 	ModelListGatewayFilterFactory modelListGatewayFilterFactory(DualMapRegistry registry, DualMapProperties properties,
 			ObjectProvider<ReactiveDiscoveryClient> discovery) {
-		DualMapProperties.ModelList m = properties.getModelList();
+		ModelListProperties m = properties.getModelList();
 		// A client of its own: the application's builder may be load-balanced (instances
 		// are asked at their addresses) and must not get this client's settings.
 		return new ModelListGatewayFilterFactory(registry, WebClient.builder(), discovery.getIfAvailable(),
@@ -231,7 +239,7 @@ public class DualMapAutoConfiguration {
 
 	@Bean
 	OpenAiErrorWebExceptionHandler dualMapOpenAiErrorWebExceptionHandler(DualMapProperties properties) {
-		DualMapProperties.RequestId ids = properties.getRequestId();
+		RequestIdProperties ids = properties.getRequestId();
 		return new OpenAiErrorWebExceptionHandler(ids.isEnabled() ? ids.getHeader() : null);
 	}
 
@@ -259,7 +267,7 @@ public class DualMapAutoConfiguration {
 	@Bean
 	@ConditionalOnProperty(prefix = "dualmap.scrape", name = "enabled", havingValue = "true", matchIfMissing = true)
 	EngineScraping dualMapEngineScraping(DualMapRegistry registry, DualMapProperties properties) {
-		DualMapProperties.Scrape s = properties.getScrape();
+		ScrapeProperties s = properties.getScrape();
 		ScrapeSettings settings = new ScrapeSettings(s.getInterval(), s.getTimeout(), s.getJitter(),
 				(int) Math.min(Integer.MAX_VALUE, s.getMaxBodySize().toBytes()));
 		return new EngineScraping(registry, listener -> new MetricsScraper(settings, NanoClock.SYSTEM, listener),
@@ -353,7 +361,7 @@ public class DualMapAutoConfiguration {
 		@ConditionalOnMissingBean
 		ReplicaSync dualMapReplicaSync(DualMapRegistry registry, DualMapProperties properties,
 				ObjectProvider<StoredResponses> storedResponses) {
-			DualMapProperties.Prompt p = properties.getPrompt();
+			PromptProperties p = properties.getPrompt();
 			ReplicaSync sync = new ReplicaSync(registry,
 					ReplicaSync.hashingFingerprint(p.getBlockChars(), p.getCharsPerToken(), p.getBlockTokens()),
 					properties.getReplicas().getMaxBufferedReleases());
@@ -369,7 +377,7 @@ public class DualMapAutoConfiguration {
 		@ConditionalOnMissingBean
 		ReplicaPublisher dualMapReplicaPublisher(ReplicaSync sync, DualMapProperties properties,
 				ObjectProvider<ReactiveDiscoveryClient> discovery, ObjectProvider<SslBundles> sslBundles) {
-			DualMapProperties.Replicas r = properties.getReplicas();
+			ReplicasProperties r = properties.getReplicas();
 			ReplicaPeers peers = new ReplicaPeers(r.getPeers(), r.getServiceId(),
 					r.getServiceId() == null ? null : discovery.getIfAvailable());
 			HttpClient http = HttpClient.create().responseTimeout(r.getTimeout());
@@ -415,7 +423,7 @@ public class DualMapAutoConfiguration {
 		@Bean
 		RouterFunction<ServerResponse> dualMapReplicaSyncRoute(ReplicaSync sync, DualMapProperties properties,
 				RequestBuffers buffers) {
-			DualMapProperties.Replicas r = properties.getReplicas();
+			ReplicasProperties r = properties.getReplicas();
 			ReplicaSyncHandler handler = new ReplicaSyncHandler(sync, r.getToken(),
 					new BodyLimits((int) Math.min(Integer.MAX_VALUE, r.getMaxBodySize().toBytes()), buffers,
 							properties.getBodyReadTimeout()));

@@ -52,7 +52,7 @@ public @interface KnownNames {
 					.addConstraintViolation();
 				valid = false;
 			}
-			for (Map.Entry<String, DualMapProperties.Pool> pool : properties.getPools().entrySet()) {
+			for (Map.Entry<String, PoolProperties> pool : properties.getPools().entrySet()) {
 				String p = pool.getValue().getPolicy();
 				if (p != null && !RoutingPolicies.exists(p)) {
 					violation(context, unknownPolicy("dualmap.pools." + pool.getKey() + ".policy", p))

@@ -94,6 +94,76 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	 */
 	public static final double DEFAULT_MAX_WAIT_SHARE = 0.5;
 
+	/** Late binding unless configured otherwise. */
+	public static final DispatchMode DEFAULT_MODE = DispatchMode.QUEUE;
+
+	/**
+	 * Default aging bound: below the 2.5 s switch budget of the default 5 s SLO, so
+	 * cache-priority reordering alone never pushes a request past its SLO.
+	 */
+	public static final Duration DEFAULT_AGING = Duration.ofSeconds(2);
+
+	/**
+	 * Default queue bound per instance: about two SLOs of 2k-token prefills at 25 us per
+	 * token; more queued work could only produce misses.
+	 */
+	public static final int DEFAULT_MAX_QUEUED_PER_INSTANCE = 256;
+
+	/**
+	 * Default queue bound per pool: bodies are held in memory while queued, 1024 x the
+	 * 256 KB codec limit = 256 MB at worst.
+	 */
+	public static final int DEFAULT_MAX_QUEUED_PER_POOL = 1024;
+
+	/**
+	 * Default wait bound: generous against bursts; sustained overload is shed instead of
+	 * timing out in the client.
+	 */
+	public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(30);
+
+	/** Times one queued request may be moved by the rebalancer. */
+	public static final int DEFAULT_MAX_MIGRATIONS = 2;
+
+	/** A move must gain more than this fraction of the request's SLO. */
+	public static final double DEFAULT_MIGRATION_MARGIN = 0.1;
+
+	/** Bound on moves per rebalancing pass. */
+	public static final int DEFAULT_MAX_MOVES_PER_TRIGGER = 16;
+
+	/**
+	 * Default {@code Retry-After} when no instance accepts work: about one discovery
+	 * refresh or circuit-breaker half-open probe.
+	 */
+	public static final Duration DEFAULT_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(5);
+
+	/** An idle candidate taking over queued work is what late binding is for. */
+	public static final boolean DEFAULT_IDLE_PULL = true;
+
+	/** Aging and shedding by SLO class. */
+	public static final boolean DEFAULT_SLO_AWARE = true;
+
+	/** An expired request is first offered to another instance. */
+	public static final boolean DEFAULT_RESCUE = true;
+
+	/** A rescued request may join another instance's queue. */
+	public static final boolean DEFAULT_RESCUE_TO_QUEUE = true;
+
+	/** Moves only for requests that would be late where they wait. */
+	public static final boolean DEFAULT_MOVE_LATE_ONLY = true;
+
+	/**
+	 * The long cold prompts it holds back would take the engine time the requests behind
+	 * them need (docs/design.md, "Late binding").
+	 */
+	public static final boolean DEFAULT_SHED_HOPELESS = true;
+
+	/**
+	 * Replicas that do not share their load keep one engine queue between them instead of
+	 * one budget each (docs/benchmarks.md, "Several gateway replicas"); it holds nothing
+	 * for one gateway whose engines preempt nothing.
+	 */
+	public static final boolean DEFAULT_HOLD_ON_ENGINE_QUEUE = true;
+
 	/** What to do with a request that waited {@code maxWait} in the queue. */
 	public enum Expiry {
 
@@ -109,6 +179,9 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		DISPATCH
 
 	}
+
+	/** Expired requests are rejected unless configured otherwise. */
+	public static final Expiry DEFAULT_EXPIRY = Expiry.REJECT;
 
 	public QueueSettings {
 		positive("maxPrefillRequests", maxPrefillRequests);
@@ -191,61 +264,45 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	/** Fluent builder; every setter takes the value as documented on the record. */
 	public static final class Builder {
 
-		private DispatchMode mode = DispatchMode.QUEUE;
+		private DispatchMode mode = DEFAULT_MODE;
 
 		private int maxPrefillRequests = DEFAULT_MAX_PREFILL_REQUESTS;
 
 		private long maxPrefillTokens = DEFAULT_MAX_PREFILL_TOKENS;
 
-		// Below the 2.5 s switch budget of the default 5 s SLO: cache-priority reordering
-		// alone never pushes a request past its SLO.
-		private long agingNanos = Duration.ofSeconds(2).toNanos();
+		private long agingNanos = DEFAULT_AGING.toNanos();
 
-		// About two SLOs of 2k-token prefills at 25 us/token: more queued work could only
-		// produce misses.
-		private int maxQueuedPerInstance = 256;
+		private int maxQueuedPerInstance = DEFAULT_MAX_QUEUED_PER_INSTANCE;
 
-		// Bodies are held in memory while queued: 1024 x 256 KB codec limit = 256 MB
-		// worst
-		// case.
-		private int maxQueuedPerPool = 1024;
+		private int maxQueuedPerPool = DEFAULT_MAX_QUEUED_PER_POOL;
 
-		// Generous against bursts; sustained overload is shed instead of timing out in
-		// the client.
-		private long maxWaitNanos = Duration.ofSeconds(30).toNanos();
+		private long maxWaitNanos = DEFAULT_MAX_WAIT.toNanos();
 
-		private Expiry expiry = Expiry.REJECT;
+		private Expiry expiry = DEFAULT_EXPIRY;
 
-		private int maxMigrations = 2;
+		private int maxMigrations = DEFAULT_MAX_MIGRATIONS;
 
-		private double migrationMargin = 0.1;
+		private double migrationMargin = DEFAULT_MIGRATION_MARGIN;
 
-		private int maxMovesPerTrigger = 16;
+		private int maxMovesPerTrigger = DEFAULT_MAX_MOVES_PER_TRIGGER;
 
-		// About one discovery refresh or circuit-breaker half-open probe.
-		private long unavailableRetryAfterSeconds = 5;
+		private long unavailableRetryAfterSeconds = retryAfterSeconds(DEFAULT_UNAVAILABLE_RETRY_AFTER);
 
-		// An idle candidate taking over queued work is what late binding is for.
-		private boolean idlePull = true;
+		private boolean idlePull = DEFAULT_IDLE_PULL;
 
-		private boolean sloAware = true;
+		private boolean sloAware = DEFAULT_SLO_AWARE;
 
 		private double maxWaitShare = DEFAULT_MAX_WAIT_SHARE;
 
-		private boolean rescue = true;
+		private boolean rescue = DEFAULT_RESCUE;
 
-		private boolean rescueToQueue = true;
+		private boolean rescueToQueue = DEFAULT_RESCUE_TO_QUEUE;
 
-		private boolean moveLateOnly = true;
+		private boolean moveLateOnly = DEFAULT_MOVE_LATE_ONLY;
 
-		// The long cold prompts it holds back would take the engine time the requests
-		// behind them need (docs/design.md, "Late binding").
-		private boolean shedHopeless = true;
+		private boolean shedHopeless = DEFAULT_SHED_HOPELESS;
 
-		// Replicas that do not share their load keep one engine queue between them
-		// instead of one budget each (docs/benchmarks.md, "Several gateway replicas"); it
-		// holds nothing for one gateway whose engines preempt nothing.
-		private boolean holdOnEngineQueue = true;
+		private boolean holdOnEngineQueue = DEFAULT_HOLD_ON_ENGINE_QUEUE;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -303,8 +360,13 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		}
 
 		public Builder unavailableRetryAfter(Duration v) {
-			this.unavailableRetryAfterSeconds = Math.max(1, (v.toMillis() + 999) / 1000);
+			this.unavailableRetryAfterSeconds = retryAfterSeconds(v);
 			return this;
+		}
+
+		/** Whole seconds, rounded up, at least 1: what {@code Retry-After} carries. */
+		private static long retryAfterSeconds(Duration v) {
+			return Math.max(1, (v.toMillis() + 999) / 1000);
 		}
 
 		public Builder idlePull(boolean v) {

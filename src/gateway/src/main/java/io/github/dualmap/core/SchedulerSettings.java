@@ -65,6 +65,69 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos,
 		double coldCachedShare, int coldCandidatesMax, long coldLoadStepTokens, long ttftRelaxAfterNanos) {
 
+	/** Nominal tokens per prompt block. */
+	public static final int DEFAULT_BLOCK_TOKENS = 64;
+
+	/** Blocks in the routing key of a prefix that is not hot. */
+	public static final int DEFAULT_MIN_PREFIX_DEPTH = 1;
+
+	/** Deepest the hot-prefix table may expand a key. */
+	public static final int DEFAULT_MAX_PREFIX_DEPTH = 16;
+
+	/** Requests in the sliding window of the hot-prefix table. */
+	public static final int DEFAULT_HOT_WINDOW = 200;
+
+	/** Share of the window above which a prefix is expanded one block deeper. */
+	public static final double DEFAULT_HOT_RATIO = 0.0612;
+
+	/** Share below which an expansion is dropped. */
+	public static final double DEFAULT_HOT_DROP_RATIO = 0.02;
+
+	/** Requests the window must hold before anything is expanded. */
+	public static final int DEFAULT_HOT_MIN_SAMPLES = 20;
+
+	/** Bound on expanded prefixes held at once. */
+	public static final int DEFAULT_MAX_HOT_PREFIXES = 256;
+
+	/** The SLO switch fires above this times the request's SLO. */
+	public static final double DEFAULT_SWITCH_FACTOR = 0.5;
+
+	/** The switch's charge per unit of the cached prefix's prefill time it gives up. */
+	public static final double DEFAULT_SWITCH_HIT_CHARGE = 1.0;
+
+	/** An instance is a hotspot above this times the pool's mean pending tokens. */
+	public static final double DEFAULT_HOTSPOT_FACTOR = 1.5;
+
+	/** And above this absolute number of pending tokens. */
+	public static final long DEFAULT_HOTSPOT_FLOOR_TOKENS = 16_384;
+
+	/** Or when its oldest queued request has waited this long. */
+	public static final Duration DEFAULT_HOTSPOT_MAX_WAIT = Duration.ofSeconds(3);
+
+	/** The third choice is off unless configured. */
+	public static final boolean DEFAULT_THIRD_CHOICE = false;
+
+	/** Initial prefill time per uncached token of the TTFT model. */
+	public static final Duration DEFAULT_PREFILL_PER_TOKEN = Duration.ofNanos(25_000);
+
+	/** Fixed part of the time to first token. */
+	public static final Duration DEFAULT_BASE_TTFT = Duration.ofMillis(20);
+
+	/** EWMA weight of one observed TTFT in recalibrating the linear model. */
+	public static final double DEFAULT_CALIBRATION_ALPHA = 0.05;
+
+	/** TTFT objective of a request that names none. */
+	public static final Duration DEFAULT_SLO = Duration.ofSeconds(5);
+
+	/** Assumed KV capacity of an instance in tokens until one is scraped. */
+	public static final long DEFAULT_SHADOW_CAPACITY_TOKENS = 900_000;
+
+	/** Scraped engine state older than this is unknown. */
+	public static final Duration DEFAULT_STALE_AFTER = Duration.ofSeconds(2);
+
+	/** Slow start is off unless configured. */
+	public static final Duration DEFAULT_SLOW_START = Duration.ZERO;
+
 	/**
 	 * The share of a prompt below which a request is cold when the cold rule is on. The
 	 * SGLang router's low-match threshold ({@code --cache-threshold}, 0.3): below it the
@@ -263,41 +326,41 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 
 		private int virtualNodes = DualHashRing.DEFAULT_VIRTUAL_NODES;
 
-		private int blockTokens = 64;
+		private int blockTokens = DEFAULT_BLOCK_TOKENS;
 
-		private int minPrefixDepth = 1;
+		private int minPrefixDepth = DEFAULT_MIN_PREFIX_DEPTH;
 
-		private int maxPrefixDepth = 16;
+		private int maxPrefixDepth = DEFAULT_MAX_PREFIX_DEPTH;
 
-		private int hotWindow = 200;
+		private int hotWindow = DEFAULT_HOT_WINDOW;
 
-		private double hotRatio = 0.0612;
+		private double hotRatio = DEFAULT_HOT_RATIO;
 
-		private double hotDropRatio = 0.02;
+		private double hotDropRatio = DEFAULT_HOT_DROP_RATIO;
 
-		private int hotMinSamples = 20;
+		private int hotMinSamples = DEFAULT_HOT_MIN_SAMPLES;
 
-		private int maxHotPrefixes = 256;
+		private int maxHotPrefixes = DEFAULT_MAX_HOT_PREFIXES;
 
-		private double switchFactor = 0.5;
+		private double switchFactor = DEFAULT_SWITCH_FACTOR;
 
-		private double switchHitCharge = 1.0;
+		private double switchHitCharge = DEFAULT_SWITCH_HIT_CHARGE;
 
 		private double switchMaxKvUsage = DEFAULT_SWITCH_MAX_KV_USAGE;
 
-		private double hotspotFactor = 1.5;
+		private double hotspotFactor = DEFAULT_HOTSPOT_FACTOR;
 
-		private long hotspotFloorTokens = 16_384;
+		private long hotspotFloorTokens = DEFAULT_HOTSPOT_FLOOR_TOKENS;
 
-		private long hotspotMaxWaitNanos = Duration.ofSeconds(3).toNanos();
+		private long hotspotMaxWaitNanos = DEFAULT_HOTSPOT_MAX_WAIT.toNanos();
 
-		private boolean thirdChoice = false;
+		private boolean thirdChoice = DEFAULT_THIRD_CHOICE;
 
-		private double prefillNanosPerToken = 25_000;
+		private double prefillNanosPerToken = DEFAULT_PREFILL_PER_TOKEN.toNanos();
 
-		private long baseTtftNanos = Duration.ofMillis(20).toNanos();
+		private long baseTtftNanos = DEFAULT_BASE_TTFT.toNanos();
 
-		private double calibrationAlpha = 0.05;
+		private double calibrationAlpha = DEFAULT_CALIBRATION_ALPHA;
 
 		private TtftModel ttftModel = DEFAULT_TTFT_MODEL;
 
@@ -305,13 +368,13 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 
 		private double ttftForgetting = DEFAULT_TTFT_FORGETTING;
 
-		private long defaultSloNanos = Duration.ofSeconds(5).toNanos();
+		private long defaultSloNanos = DEFAULT_SLO.toNanos();
 
-		private long shadowCapacityTokens = 900_000;
+		private long shadowCapacityTokens = DEFAULT_SHADOW_CAPACITY_TOKENS;
 
-		private long staleAfterNanos = Duration.ofSeconds(2).toNanos();
+		private long staleAfterNanos = DEFAULT_STALE_AFTER.toNanos();
 
-		private long slowStartNanos = 0;
+		private long slowStartNanos = DEFAULT_SLOW_START.toNanos();
 
 		private double coldCachedShare = DEFAULT_COLD_CACHED_SHARE;
 

@@ -253,7 +253,7 @@ class ConfigSamplesTests {
 				.addFirst(new MapPropertySource("no-bundle", Map.of("dualmap.replicas.ssl-bundle", ""))))
 			.run(context -> {
 				assertThat(context).hasNotFailed().hasSingleBean(ReplicaSync.class);
-				DualMapProperties.Replicas r = context.getBean(DualMapProperties.class).getReplicas();
+				ReplicasProperties r = context.getBean(DualMapProperties.class).getReplicas();
 				// Peers over https, trusted through the bundle the sample defines.
 				assertThat(r.getPeers()).allMatch(u -> u.getScheme().equals("https"));
 				assertThat(context.getEnvironment()

@@ -18,16 +18,20 @@ import io.github.dualmap.prompt.InvalidRequestException;
 import io.github.dualmap.prompt.PromptParser;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
 import org.springframework.boot.origin.Origin;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.NestedExceptionUtils;
 import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.env.SystemEnvironmentPropertySource;
@@ -306,7 +310,7 @@ class DualMapPropertiesTests {
 
 	@Test
 	void aPeersLoadCountsForFourFlushesAndAtLeastASecondUnlessSetOtherwise() {
-		DualMapProperties.Replicas replicas = new DualMapProperties().getReplicas();
+		ReplicasProperties replicas = new DualMapProperties().getReplicas();
 		assertThat(replicas.isShareLoad()).isTrue();
 		assertThat(replicas.effectiveLoadTtl()).isEqualTo(Duration.ofSeconds(1));
 		replicas.setFlushInterval(Duration.ofMillis(400));
@@ -325,11 +329,39 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.sloo.ttft=2s", "The elements [dualmap.sloo.ttft] were left unbound");
 		expectFailure("dualmap.slo.classes.batch.tttf=60s",
 				"The elements [dualmap.slo.classes.batch.tttf] were left unbound");
-		// The demo pool's properties are bound by its own class.
-		this.runner
-			.withPropertyValues("dualmap.demo.instances=2", "dualmap.demo.base-port=9101", "dualmap.demo.time-scale=20",
-					"dualmap.demo.profile=a100-8b", "dualmap.demo.model=m")
-			.run(context -> assertThat(context).hasNotFailed());
+		// No class of the library binds the demo's properties (the exec jar's demo does).
+		expectFailure("dualmap.demo.instances=2", "The elements [dualmap.demo.instances] were left unbound");
+	}
+
+	@Test
+	void keysAnotherPropertiesClassBindsUnderDualMapAreThatClasssToCheck() {
+		ApplicationContextRunner withExtension = this.runner.withUserConfiguration(ExtensionConfiguration.class);
+		withExtension.withPropertyValues("dualmap.extension.level=3", "dualmap.extension.name=x").run(context -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(ExtensionProperties.class).level()).isEqualTo(3);
+		});
+		// The gateway's own keys are still checked, and the claim ends at its prefix.
+		withExtension.withPropertyValues("dualmap.extension.level=3", "dualmap.sloo.ttft=2s")
+			.run(context -> assertThat(failureMessages(context))
+				.contains("The elements [dualmap.sloo.ttft] were left unbound"));
+		withExtension.withPropertyValues("dualmap.extensions.level=3")
+			.run(context -> assertThat(failureMessages(context))
+				.contains("The elements [dualmap.extensions.level] were left unbound"));
+		// The extension's own check still applies to its keys.
+		withExtension.withPropertyValues("dualmap.extension.levle=3")
+			.run(context -> assertThat(failureMessages(context))
+				.contains("The elements [dualmap.extension.levle] were left unbound"));
+	}
+
+	/** An application's own properties under dualmap.*. */
+	@ConfigurationProperties(prefix = "dualmap.extension", ignoreUnknownFields = false)
+	record ExtensionProperties(int level, @Nullable String name) {
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableConfigurationProperties(ExtensionProperties.class)
+	static class ExtensionConfiguration {
+
 	}
 
 	@Test
@@ -445,7 +477,7 @@ class DualMapPropertiesTests {
 	@Test
 	void storedResponsesAreRememberedByDefaultWithinBoundsAndCanBeSwitchedOff() {
 		this.runner.run(context -> {
-			DualMapProperties.StoredResponses p = context.getBean(DualMapProperties.class).getStoredResponses();
+			StoredResponsesProperties p = context.getBean(DualMapProperties.class).getStoredResponses();
 			assertThat(p.getMaxEntries()).isEqualTo(100_000);
 			assertThat(p.getTtl()).isEqualTo(Duration.ofHours(1));
 			assertThat(context).hasSingleBean(StoredResponses.class);
@@ -546,7 +578,7 @@ class DualMapPropertiesTests {
 	@Test
 	void theModelListDefaultsAreProperties() {
 		this.runner.run(context -> {
-			DualMapProperties.ModelList m = context.getBean(DualMapProperties.class).getModelList();
+			ModelListProperties m = context.getBean(DualMapProperties.class).getModelList();
 			assertThat(m.getPath()).isEqualTo("/v1/models");
 			assertThat(m.getTimeout()).isEqualTo(Duration.ofSeconds(2));
 			assertThat(m.getCacheTtl()).isEqualTo(Duration.ofSeconds(5));
@@ -556,7 +588,7 @@ class DualMapPropertiesTests {
 			.withPropertyValues("dualmap.model-list.timeout=5s", "dualmap.model-list.cache-ttl=0s",
 					"dualmap.model-list.other-services=whisper")
 			.run(context -> {
-				DualMapProperties.ModelList m = context.getBean(DualMapProperties.class).getModelList();
+				ModelListProperties m = context.getBean(DualMapProperties.class).getModelList();
 				assertThat(m.getTimeout()).isEqualTo(Duration.ofSeconds(5));
 				assertThat(m.getCacheTtl()).isZero();
 				assertThat(m.getOtherServices()).containsExactly("whisper");
