@@ -12,7 +12,7 @@ import java.util.Map;
 
 import io.github.dualmap.core.DualMapPolicy;
 import io.github.dualmap.sim.ConsoleCommand;
-import io.github.dualmap.sim.GatewayProperties;
+import io.github.dualmap.sim.SetOptionBinder;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -182,7 +182,7 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 		}
 		// Bound as the gateway will bind them, so a bad one is one line before any
 		// backend or gateway starts, not Spring's startup failure after.
-		GatewayProperties.bind(this.set, "overhead", DECIDED_BY_OVERHEAD);
+		SetOptionBinder.bind(this.set, "overhead", DECIDED_BY_OVERHEAD);
 	}
 
 	private static void positive(String option, int value) {

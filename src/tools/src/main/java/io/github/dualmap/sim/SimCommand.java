@@ -296,7 +296,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException("--scale needs --rate: a membership change is watched at one rate");
 		}
 		EngineProfile engine = EngineProfile.named(profile);
-		DualMapProperties gateway = GatewayProperties.bind(set);
+		DualMapProperties gateway = SetOptionBinder.bind(set);
 		if (tenants != null) {
 			TenantMix.fromCliName(tenants);
 			if (scale != null || sloClasses != null) {

@@ -416,9 +416,9 @@ class SimulationTests {
 
 	@Test
 	void coefficientOfVariation() {
-		assertThat(Simulation.coefficientOfVariation(new double[] { 2, 2, 2 })).isZero();
-		assertThat(Simulation.coefficientOfVariation(new double[] { 0, 4 })).isEqualTo(1.0);
-		assertThat(Simulation.percentile(new double[] { 1, 2, 3, 4 }, 0.5)).isEqualTo(2);
+		assertThat(EngineScrapes.coefficientOfVariation(new double[] { 2, 2, 2 })).isZero();
+		assertThat(EngineScrapes.coefficientOfVariation(new double[] { 0, 4 })).isEqualTo(1.0);
+		assertThat(Measurement.percentile(new double[] { 1, 2, 3, 4 }, 0.5)).isEqualTo(2);
 	}
 
 	private static SimulationConfig engineConfig(int instances, int routers, long seed) {

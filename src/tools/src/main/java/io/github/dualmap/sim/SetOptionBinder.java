@@ -22,13 +22,14 @@ import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.validation.beanvalidation.SpringValidatorAdapter;
 
 /**
- * The gateway's {@code dualmap.*} properties given to a command ({@code sim --set},
- * {@code overhead --set}): bound and validated exactly as the gateway binds
- * {@code application.yml}, so a setting means the same in both and a bad one fails with
- * the gateway's message, in one line and before the command starts anything. Properties
- * that a command's option or input decides are refused with the option to use.
+ * Binds a command's {@code --set PROPERTY=VALUE} options ({@code sim --set},
+ * {@code overhead --set}) into the gateway's {@code dualmap.*} properties, validated
+ * exactly as the gateway binds its {@code application.yml}: a setting means the same in
+ * both, and a bad one fails with the gateway's message, in one line and before the
+ * command starts anything. Properties that a command's option or input decides are
+ * refused with the option to use.
  */
-public final class GatewayProperties {
+public final class SetOptionBinder {
 
 	/** Properties the simulator sets itself, with what decides them instead. */
 	private static final Map<String, String> DECIDED_BY_SIM = Map.of("dualmap.slo.ttft", "--slo-ttft",
@@ -37,7 +38,7 @@ public final class GatewayProperties {
 			"--policies (each row has its dispatch mode)", "dualmap.policy", "--policies", "dualmap.replicas.enabled",
 			"--replica-sync");
 
-	private GatewayProperties() {
+	private SetOptionBinder() {
 	}
 
 	/**
@@ -95,8 +96,7 @@ public final class GatewayProperties {
 			return new DualMapProperties();
 		}
 		// The validator announces its version at INFO on first use: noise on a CLI.
-		LoggingSystem.get(GatewayProperties.class.getClassLoader())
-			.setLogLevel("org.hibernate.validator", LogLevel.WARN);
+		LoggingSystem.get(SetOptionBinder.class.getClassLoader()).setLogLevel("org.hibernate.validator", LogLevel.WARN);
 		try (ValidatorFactory factory = Validation.buildDefaultValidatorFactory()) {
 			BindHandler handler = new ValidationBindHandler(new NoUnboundElementsBindHandler(BindHandler.DEFAULT),
 					new SpringValidatorAdapter(factory.getValidator()));

@@ -14,18 +14,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.within;
 
-class GatewayPropertiesTests {
+class SetOptionBinderTests {
 
 	@Test
 	void withoutAssignmentsTheGatewayDefaultsAreTheCoreDefaults() {
-		DualMapProperties p = GatewayProperties.bind(List.of());
+		DualMapProperties p = SetOptionBinder.bind(List.of());
 		assertThat(p.toSchedulerSettings()).isEqualTo(SchedulerSettings.ofDefaults());
 		assertThat(p.toQueueSettings()).isEqualTo(QueueSettings.ofDefaults());
 	}
 
 	@Test
 	void assignmentsBindAsTheGatewayBindsThem() {
-		DualMapProperties p = GatewayProperties
+		DualMapProperties p = SetOptionBinder
 			.bind(List.of("dualmap.switch-hit-charge=2", "dualmap.dispatch.max-queued-per-pool = 4096",
 					"dualmap.hot-prefix.max-depth=32", "dualmap.dispatch.aging=500ms"));
 		assertThat(p.toSchedulerSettings().switchHitCharge()).isEqualTo(2.0);
@@ -36,32 +36,31 @@ class GatewayPropertiesTests {
 
 	@Test
 	void badAssignmentsAreRefusedNamingWhatIsWrong() {
-		assertThatIllegalArgumentException().isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.switch-factor")))
+		assertThatIllegalArgumentException().isThrownBy(() -> SetOptionBinder.bind(List.of("dualmap.switch-factor")))
 			.withMessage("--set needs PROPERTY=VALUE but got 'dualmap.switch-factor'");
-		assertThatIllegalArgumentException().isThrownBy(() -> GatewayProperties.bind(List.of("server.port=1")))
+		assertThatIllegalArgumentException().isThrownBy(() -> SetOptionBinder.bind(List.of("server.port=1")))
 			.withMessageContaining("takes dualmap.* properties but got 'server.port'");
-		assertThatIllegalArgumentException().isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.slo.ttft=2s")))
+		assertThatIllegalArgumentException().isThrownBy(() -> SetOptionBinder.bind(List.of("dualmap.slo.ttft=2s")))
 			.withMessage("--set dualmap.slo.ttft is decided by --slo-ttft in sim");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.dispatch.mode=pass-through")))
+			.isThrownBy(() -> SetOptionBinder.bind(List.of("dualmap.dispatch.mode=pass-through")))
 			.withMessageContaining("--policies");
-		assertThatIllegalArgumentException().isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.no-such=1")))
+		assertThatIllegalArgumentException().isThrownBy(() -> SetOptionBinder.bind(List.of("dualmap.no-such=1")))
 			.withMessageContaining("dualmap.no-such");
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.demo.instances=8")))
+		assertThatIllegalArgumentException().isThrownBy(() -> SetOptionBinder.bind(List.of("dualmap.demo.instances=8")))
 			.withMessageContaining("'dualmap.demo.instances', a property of the demo profile");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.switch-hit-charge=-1")))
+			.isThrownBy(() -> SetOptionBinder.bind(List.of("dualmap.switch-hit-charge=-1")))
 			.withMessage("--set: dualmap.switch-hit-charge must be >= 0");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.ring.virtual-nodes=100000000")))
+			.isThrownBy(() -> SetOptionBinder.bind(List.of("dualmap.ring.virtual-nodes=100000000")))
 			.withMessage("--set: dualmap.ring.virtual-nodes must be <= 10000");
 		// Checks whose messages name the value apply here too.
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.services=llm", "dualmap.pools.llm.policy=Nope")))
+			.isThrownBy(() -> SetOptionBinder.bind(List.of("dualmap.services=llm", "dualmap.pools.llm.policy=Nope")))
 			.withMessageStartingWith("--set: dualmap.pools.llm.policy names no known routing policy: 'Nope'; known: ");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> GatewayProperties.bind(List.of("dualmap.dispatch.max-queued-per-pool=many")))
+			.isThrownBy(() -> SetOptionBinder.bind(List.of("dualmap.dispatch.max-queued-per-pool=many")))
 			.withMessageContaining("dualmap.dispatch.max-queued-per-pool")
 			.withMessageContaining("many");
 	}
