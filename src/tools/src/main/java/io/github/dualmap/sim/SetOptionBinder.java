@@ -74,8 +74,8 @@ public final class SetOptionBinder {
 						"--set takes " + DualMapProperties.PREFIX + ".* properties but got '" + name + "'");
 			}
 			if (name.startsWith(DualMapProperties.PREFIX + ".demo.")) {
-				// Bound (and ignored) by DualMapProperties only so the gateway accepts
-				// it.
+				// The demo's own properties (DemoProperties), not the gateway's: named
+				// here rather than as an unknown key.
 				throw new IllegalArgumentException("--set takes the gateway's " + DualMapProperties.PREFIX
 						+ ".* properties but got '" + name + "', a property of the demo profile");
 			}
