@@ -2,6 +2,7 @@ package io.github.dualmap.gateway;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -42,39 +43,16 @@ public final class DualMapRegistry {
 
 	private final List<DualMapListener> listeners = new CopyOnWriteArrayList<>();
 
-	/** With the default dispatch queue settings (queue mode). */
-	public DualMapRegistry(SchedulerSettings settings, String policyName, Collection<String> serviceIds,
-			String weightMetadataKey, CircuitBreakerConfig breakerConfig, NanoClock clock) {
-		this(settings, QueueSettings.ofDefaults(), policyName, serviceIds, weightMetadataKey, breakerConfig, clock);
-	}
-
+	/**
+	 * One policy, scheduler and queue settings for every pool, policies from
+	 * {@link RoutingPolicies}. {@link #builder()} says the same with named settings.
+	 */
 	public DualMapRegistry(SchedulerSettings settings, QueueSettings queueSettings, String policyName,
 			Collection<String> serviceIds, String weightMetadataKey, CircuitBreakerConfig breakerConfig,
 			NanoClock clock) {
-		this(settings, queueSettings, policyName, serviceIds, weightMetadataKey, breakerConfig, clock,
-				name -> RoutingPolicies.create(name, settings));
-	}
-
-	/**
-	 * With a custom policy factory (tests, or policies not in {@link RoutingPolicies})
-	 * and the default dispatch queue settings.
-	 */
-	public DualMapRegistry(SchedulerSettings settings, String policyName, Collection<String> serviceIds,
-			String weightMetadataKey, CircuitBreakerConfig breakerConfig, NanoClock clock,
-			Function<String, RoutingPolicy> policies) {
-		this(settings, QueueSettings.ofDefaults(), policyName, serviceIds, weightMetadataKey, breakerConfig, clock,
-				policies);
-	}
-
-	/**
-	 * With a custom policy factory (tests, or policies not in {@link RoutingPolicies}).
-	 */
-	public DualMapRegistry(SchedulerSettings settings, QueueSettings queueSettings, String policyName,
-			Collection<String> serviceIds, String weightMetadataKey, CircuitBreakerConfig breakerConfig,
-			NanoClock clock, Function<String, RoutingPolicy> policies) {
 		this(new PoolSettings(policyName, settings, queueSettings), serviceIds,
 				id -> new PoolSettings(policyName, settings, queueSettings), weightMetadataKey, breakerConfig, clock,
-				(name, s) -> policies.apply(name));
+				RoutingPolicies::create);
 	}
 
 	/**
@@ -109,6 +87,15 @@ public final class DualMapRegistry {
 			});
 		}
 		this.pools = Collections.unmodifiableMap(pools);
+	}
+
+	/**
+	 * A builder whose defaults are those of an unconfigured gateway: policy
+	 * {@code dualmap}, default scheduler, queue and breaker settings, weight metadata key
+	 * {@code dualmap.weight}, the system clock, no services.
+	 */
+	public static Builder builder() {
+		return new Builder();
 	}
 
 	/**
@@ -222,6 +209,112 @@ public final class DualMapRegistry {
 			.stream()
 			.collect(
 					java.util.stream.Collectors.toUnmodifiableMap(ServicePool::serviceId, ServicePool::scrapeFailures));
+	}
+
+	/**
+	 * Builds a {@link DualMapRegistry}: the services to route, the settings every pool
+	 * shares, each pool's own where it differs, and where policies come from.
+	 */
+	public static final class Builder {
+
+		private String policyName = "dualmap";
+
+		private SchedulerSettings settings = SchedulerSettings.ofDefaults();
+
+		private QueueSettings queueSettings = QueueSettings.ofDefaults();
+
+		private final Map<String, PoolSettings> poolSettings = new LinkedHashMap<>();
+
+		private final List<String> serviceIds = new ArrayList<>();
+
+		private String weightMetadataKey = "dualmap.weight";
+
+		private CircuitBreakerConfig breakerConfig = CircuitBreakerConfig.ofDefaults();
+
+		private NanoClock clock = NanoClock.SYSTEM;
+
+		private @Nullable BiFunction<String, SchedulerSettings, RoutingPolicy> policies;
+
+		private Builder() {
+		}
+
+		/**
+		 * The services to route, one pool each, in this order (added to earlier ones).
+		 */
+		public Builder services(String... serviceIds) {
+			return services(List.of(serviceIds));
+		}
+
+		/**
+		 * The services to route, one pool each, in this order (added to earlier ones).
+		 */
+		public Builder services(Collection<String> serviceIds) {
+			this.serviceIds.addAll(serviceIds);
+			return this;
+		}
+
+		/** The routing policy of every pool without settings of its own. */
+		public Builder policy(String policyName) {
+			this.policyName = policyName;
+			return this;
+		}
+
+		/** The scheduler settings of every pool without settings of its own. */
+		public Builder settings(SchedulerSettings settings) {
+			this.settings = settings;
+			return this;
+		}
+
+		/** The dispatch queue settings of every pool without settings of its own. */
+		public Builder queueSettings(QueueSettings queueSettings) {
+			this.queueSettings = queueSettings;
+			return this;
+		}
+
+		/**
+		 * What the pool of {@code serviceId} runs with instead of the shared settings
+		 * ({@code dualmap.pools.<service>.*}); the service must also be one of
+		 * {@link #services}.
+		 */
+		public Builder pool(String serviceId, PoolSettings own) {
+			this.poolSettings.put(serviceId, own);
+			return this;
+		}
+
+		/** The instance metadata key that carries an instance's weight. */
+		public Builder weightMetadataKey(String weightMetadataKey) {
+			this.weightMetadataKey = weightMetadataKey;
+			return this;
+		}
+
+		/** The circuit breaker settings of every instance. */
+		public Builder breakers(CircuitBreakerConfig breakerConfig) {
+			this.breakerConfig = breakerConfig;
+			return this;
+		}
+
+		public Builder clock(NanoClock clock) {
+			this.clock = clock;
+			return this;
+		}
+
+		/**
+		 * Where each pool's policy comes from, by policy name, instead of
+		 * {@link RoutingPolicies} (a wrapped or custom policy).
+		 */
+		public Builder policies(Function<String, RoutingPolicy> policies) {
+			this.policies = (name, s) -> policies.apply(name);
+			return this;
+		}
+
+		public DualMapRegistry build() {
+			PoolSettings defaults = new PoolSettings(this.policyName, this.settings, this.queueSettings);
+			Map<String, PoolSettings> own = Map.copyOf(this.poolSettings);
+			return new DualMapRegistry(defaults, List.copyOf(this.serviceIds), id -> own.getOrDefault(id, defaults),
+					this.weightMetadataKey, this.breakerConfig, this.clock,
+					(this.policies != null) ? this.policies : RoutingPolicies::create);
+		}
+
 	}
 
 }

@@ -10,21 +10,17 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import io.github.dualmap.gateway.DispatchAccountingFilter;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.ServicePool;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,21 +33,16 @@ import static org.awaitility.Awaitility.await;
  * queued for it to other instances at once, reports idle once its own request finishes,
  * and takes requests again when undrained.
  */
-@SpringBootTest(classes = DualMapDrainIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
-				"management.endpoints.web.exposure.include=dualmap", "management.endpoint.dualmap.access=unrestricted",
-				"spring.cloud.gateway.server.webflux.httpclient.response-timeout=30s",
-				// One request in prefill per instance, so a held stream makes the next
-				// ones queue.
-				"dualmap.dispatch.max-prefill-requests=1" })
-@AutoConfigureWebTestClient(timeout = "30s")
+@GatewayIntegrationTest(properties = { "dualmap.scrape.enabled=false",
+		"management.endpoints.web.exposure.include=dualmap", "management.endpoint.dualmap.access=unrestricted",
+		"spring.cloud.gateway.server.webflux.httpclient.response-timeout=30s",
+		// One request in prefill per instance, so a held stream makes the next
+		// ones queue.
+		"dualmap.dispatch.max-prefill-requests=1" })
 class DualMapDrainIntegrationTests {
 
-	static final List<StubEngine> ENGINES = List.of(new StubEngine(), new StubEngine(), new StubEngine());
+	@Discovered
+	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));
 
 	static final String SYSTEM_PROMPT = "You answer questions about drains and pipes. ".repeat(10);
 
@@ -63,18 +54,6 @@ class DualMapDrainIntegrationTests {
 
 	@Autowired
 	DualMapRegistry registry;
-
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		for (int i = 0; i < ENGINES.size(); i++) {
-			properties.add("spring.cloud.discovery.client.simple.instances.llm[" + i + "].uri", ENGINES.get(i)::uri);
-		}
-	}
-
-	@AfterAll
-	static void stopEngines() {
-		ENGINES.forEach(StubEngine::stop);
-	}
 
 	static String body(String user) {
 		return """
@@ -110,7 +89,7 @@ class DualMapDrainIntegrationTests {
 	void aDrainedInstanceGetsNoNewRequestsAndReportsIdleOnceItsRequestEnds() throws Exception {
 		String home = chat("first");
 		StubEngine engine = ENGINES.stream().filter(e -> e.instanceId().equals(home)).findFirst().orElseThrow();
-		engine.close();
+		engine.holdResponses();
 		int servedBefore = engine.served.get();
 		// A request held by the engine: in flight on the instance while it drains.
 		HttpClient http = HttpClient.newHttpClient();
@@ -145,7 +124,7 @@ class DualMapDrainIntegrationTests {
 			.jsonPath("$.warnings.length()")
 			.isEqualTo(0);
 
-		engine.open();
+		engine.releaseResponses();
 		assertThat(held.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 		await().atMost(Duration.ofSeconds(10))
 			.untilAsserted(() -> this.client.get()
@@ -201,7 +180,7 @@ class DualMapDrainIntegrationTests {
 		String home = warm.headers().firstValue(DispatchAccountingFilter.INSTANCE_HEADER).orElseThrow();
 		StubEngine engine = ENGINES.stream().filter(e -> e.instanceId().equals(home)).findFirst().orElseThrow();
 		ServicePool pool = this.registry.pool("llm");
-		engine.close();
+		engine.holdResponses();
 		int servedBefore = engine.served.get();
 		// A stream whose first byte the engine holds: in prefill on its home, which then
 		// has no prefill capacity left (max-prefill-requests=1).
@@ -231,7 +210,7 @@ class DualMapDrainIntegrationTests {
 		}
 		assertThat(engine.served.get()).isEqualTo(servedBefore + 1);
 
-		engine.open();
+		engine.releaseResponses();
 		assertThat(held.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 		await().atMost(Duration.ofSeconds(10)).until(() -> pool.isIdle(home));
 		this.client.get()
@@ -304,12 +283,6 @@ class DualMapDrainIntegrationTests {
 				.value(String.class, m -> assertThat(m).as(body).contains("{\"draining\": true}"));
 		}
 		assertThat(this.registry.pool("llm").pool().instance(instance).draining()).isFalse();
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

@@ -2,28 +2,24 @@ package io.github.dualmap.actuate;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.gateway.DispatchAccountingFilter;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.RequestBuffers;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.MethodOrderer;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestMethodOrder;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,22 +30,18 @@ import static org.awaitility.Awaitility.await;
  * default (read-only) access, in front of two stub engines: the pool known from discovery
  * before any request, the JSON shape with queue settings and counters, the warning about
  * a pool below three instances, a refused drain, and the meters with their tags. No
- * prompt text appears in either answer.
+ * prompt text appears in either answer. The tests share one gateway and count what their
+ * own requests add, except the one about the gateway before any request, which starts one
+ * of its own; so they run in any order.
  */
-@SpringBootTest(classes = DualMapEndpointIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.interval=50ms",
-				"dualmap.scrape.timeout=2s", "dualmap.hot-prefix.window=20", "dualmap.hot-prefix.min-samples=10",
-				"management.endpoints.web.exposure.include=dualmap,prometheus", "dualmap.slo.classes.batch.ttft=60s",
-				"logging.level.io.github.dualmap.gateway.EngineScraping=debug" })
-@AutoConfigureWebTestClient(timeout = "30s")
-@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@GatewayIntegrationTest(
+		properties = { "dualmap.scrape.interval=50ms", "dualmap.scrape.timeout=2s", "dualmap.hot-prefix.window=20",
+				"dualmap.hot-prefix.min-samples=10", "management.endpoints.web.exposure.include=dualmap,prometheus",
+				"dualmap.slo.classes.batch.ttft=60s", "logging.level.io.github.dualmap.gateway.EngineScraping=debug" })
 class DualMapEndpointIntegrationTests {
 
-	static final List<StubEngine> ENGINES = List.of(new StubEngine(), new StubEngine());
+	@Discovered
+	static final List<StubEngine> ENGINES = List.of(engine("a"), engine("b"));
 
 	static final String SYSTEM_PROMPT = "You are the confidential assistant of the Zebra Account. ".repeat(10);
 
@@ -64,16 +56,28 @@ class DualMapEndpointIntegrationTests {
 	@Autowired
 	RequestBuffers buffers;
 
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		for (int i = 0; i < ENGINES.size(); i++) {
-			properties.add("spring.cloud.discovery.client.simple.instances.llm[" + i + "].uri", ENGINES.get(i)::uri);
-		}
+	/**
+	 * An engine whose {@code /metrics} shows one running request, a quarter of its KV
+	 * cache in use and 400 prefix cache hits in 1000 queries.
+	 */
+	static StubEngine engine(String name) {
+		StubEngine engine = new StubEngine(name);
+		engine.running.set(1);
+		engine.kvCacheUsage.set(0.25);
+		engine.prefixCache.set(new long[] { 1000, 400 });
+		return engine;
 	}
 
-	@AfterAll
-	static void stopEngines() {
-		ENGINES.forEach(StubEngine::stop);
+	/**
+	 * Twelve streamed questions behind one system prompt, which all go to its home.
+	 * @return the home instance
+	 */
+	String twelveQuestions() {
+		String home = null;
+		for (int i = 0; i < 12; i++) {
+			home = chat("question number " + i);
+		}
+		return home;
 	}
 
 	/**
@@ -100,6 +104,23 @@ class DualMapEndpointIntegrationTests {
 			.getFirst(DispatchAccountingFilter.INSTANCE_HEADER);
 	}
 
+	/** Requests dispatched so far, by instance. */
+	Map<String, Long> dispatched() {
+		Map<String, Long> dispatched = new HashMap<>();
+		this.registry.pool("llm").pool().instances().forEach(s -> dispatched.put(s.id(), s.dispatched()));
+		return dispatched;
+	}
+
+	/** The value of one series in a Prometheus answer (0 when it is absent). */
+	static double sample(String metrics, String series) {
+		for (String line : metrics.split("\n")) {
+			if (line.startsWith(series + " ")) {
+				return Double.parseDouble(line.substring(series.length() + 1).trim());
+			}
+		}
+		return 0;
+	}
+
 	String get(String path) {
 		byte[] body = this.client.get()
 			.uri(path)
@@ -113,7 +134,7 @@ class DualMapEndpointIntegrationTests {
 	}
 
 	@Test
-	@Order(1)
+	@DirtiesContext(methodMode = DirtiesContext.MethodMode.BEFORE_METHOD)
 	void beforeTheFirstRequestThePoolIsKnownFromDiscoveryWithItsQueues() {
 		// Membership is read from discovery at startup, not on the first request.
 		await().atMost(Duration.ofSeconds(5)).until(() -> this.registry.pool("llm").pool().size() == 2);
@@ -166,12 +187,9 @@ class DualMapEndpointIntegrationTests {
 	}
 
 	@Test
-	@Order(2)
 	void theWholeViewDescribesSettingsRingsInstancesEngineStateAndHotPrefixHashes() {
-		String home = null;
-		for (int i = 0; i < 12; i++) {
-			home = chat("question number " + i);
-		}
+		Map<String, Long> dispatched = dispatched();
+		String home = twelveQuestions();
 		String instance = home;
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(this.registry.pool("llm").pool().instance(instance).engine()).isNotNull());
@@ -203,7 +221,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(firstShares).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-9));
 		assertThat(served).isNotNull();
 		assertThat(served.get("uri").asString()).isEqualTo("http://" + home);
-		assertThat(served.get("dispatched").asLong()).isEqualTo(12);
+		assertThat(served.get("dispatched").asLong()).isEqualTo(dispatched.get(home) + 12);
 		assertThat(served.get("idle").asBoolean()).isTrue();
 		assertThat(served.get("draining").asBoolean()).isFalse();
 		assertThat(served.get("healthy").asBoolean()).isTrue();
@@ -234,7 +252,6 @@ class DualMapEndpointIntegrationTests {
 	}
 
 	@Test
-	@Order(3)
 	void oneServiceAndOneInstanceCanBeReadAndUnknownOnesAre404() {
 		String id = ENGINES.get(0).instanceId();
 		this.client.get()
@@ -262,7 +279,6 @@ class DualMapEndpointIntegrationTests {
 	}
 
 	@Test
-	@Order(4)
 	void drainingIsRefusedWhileTheEndpointIsReadOnly() {
 		String id = ENGINES.get(0).instanceId();
 		this.client.post()
@@ -276,16 +292,22 @@ class DualMapEndpointIntegrationTests {
 	}
 
 	@Test
-	@Order(5)
 	void prometheusShowsTheMetersWithServiceInstanceReasonAndPolicyTags() {
+		String before = get("/actuator/prometheus");
+		String first = twelveQuestions();
 		String home = chat("one more");
+		assertThat(home).isEqualTo(first);
 		String metrics = get("/actuator/prometheus");
-		assertThat(metrics)
-			.containsPattern("dualmap_decisions_total\\{instance=\"" + home
-					+ "\",policy=\"dualmap\",reason=\"affinity\",service=\"llm\"} 13\\.0")
-			.containsPattern("dualmap_ttft_seconds_count\\{instance=\"" + home + "\",service=\"llm\"} 13")
-			.contains("dualmap_ttft_seconds_bucket{instance=\"" + home + "\",service=\"llm\",le=\"")
-			.containsPattern("dualmap_slo_total\\{class=\"default\",outcome=\"within\",service=\"llm\"} 13\\.0")
+		// Thirteen requests, every one of them sent to its home.
+		for (String series : List.of(
+				"dualmap_decisions_total{instance=\"" + home
+						+ "\",policy=\"dualmap\",reason=\"affinity\",service=\"llm\"}",
+				"dualmap_ttft_seconds_count{instance=\"" + home + "\",service=\"llm\"}",
+				"dualmap_slo_total{class=\"default\",outcome=\"within\",service=\"llm\"}",
+				"dualmap_queue_releases_total{service=\"llm\"}")) {
+			assertThat(sample(metrics, series)).as(series).isEqualTo(sample(before, series) + 13);
+		}
+		assertThat(metrics).contains("dualmap_ttft_seconds_bucket{instance=\"" + home + "\",service=\"llm\",le=\"")
 			.containsPattern("dualmap_slo_total\\{class=\"default\",outcome=\"over\",service=\"llm\"} 0\\.0")
 			.contains("dualmap_load_cv{service=\"llm\"}")
 			.containsPattern("dualmap_instances\\{service=\"llm\"} 2\\.0")
@@ -299,7 +321,6 @@ class DualMapEndpointIntegrationTests {
 					"dualmap_engine_prefix_queries_tokens_total\\{instance=\"" + home + "\",service=\"llm\"} 1000\\.0")
 			.containsPattern("dualmap_scrape_errors_total\\{instance=\"" + home + "\",service=\"llm\"} \\d+\\.0")
 			.containsPattern("dualmap_queue_depth\\{instance=\"" + home + "\",service=\"llm\"} 0\\.0")
-			.containsPattern("dualmap_queue_releases_total\\{service=\"llm\"} 13\\.0")
 			.containsPattern("dualmap_migrations_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_reroutes_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_queue_rescues_total\\{service=\"llm\"} 0\\.0")
@@ -315,26 +336,23 @@ class DualMapEndpointIntegrationTests {
 	}
 
 	@Test
-	@Order(6)
 	void sloAttainmentIsCountedPerClass() {
+		String defaultWithin = "dualmap_slo_total{class=\"default\",outcome=\"within\",service=\"llm\"}";
+		double before = sample(get("/actuator/prometheus"), defaultWithin);
 		chat("a batch question", "x-slo-class", "batch");
 		chat("an explicit objective", "x-slo-ttft-ms", "4000");
 		chat("an unknown class", "x-slo-class", "no-such-class");
-		assertThat(get("/actuator/prometheus"))
+		String metrics = get("/actuator/prometheus");
+		// The unknown class's request counts as the default class's.
+		assertThat(sample(metrics, defaultWithin)).isEqualTo(before + 1);
+		assertThat(metrics)
 			.containsPattern("dualmap_slo_total\\{class=\"batch\",outcome=\"within\",service=\"llm\"} 1\\.0")
 			.containsPattern("dualmap_slo_total\\{class=\"header\",outcome=\"within\",service=\"llm\"} 1\\.0")
-			.containsPattern("dualmap_slo_total\\{class=\"default\",outcome=\"within\",service=\"llm\"} 14\\.0")
 			// A configured class's misses exist before its first miss: its attainment is
 			// 1,
 			// not no data.
 			.containsPattern("dualmap_slo_total\\{class=\"batch\",outcome=\"over\",service=\"llm\"} 0\\.0")
 			.doesNotContain("no-such-class");
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

@@ -4,13 +4,11 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.replica.ReplicaPeers;
 import io.github.dualmap.replica.ReleaseBatch;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.web.reactive.function.client.WebClient;
@@ -20,8 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The endpoint's replica-sync view and its warning when sync has nobody to talk to. */
 class DualMapEndpointReplicasTests {
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
-			List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
+	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(() -> 1L).build();
 
 	private final ReplicaSync sync = new ReplicaSync(this.registry, "h", 16);
 

@@ -14,13 +14,11 @@ import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingRequest;
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DispatchRejectedException;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.EngineScraping;
 import io.github.dualmap.gateway.RoutedAttempt;
 import io.github.dualmap.gateway.ServicePool;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -45,8 +43,7 @@ class DualMapMetersTests {
 
 	private final NanoClock clock = this.now::get;
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
-			List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock);
+	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(this.clock).build();
 
 	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
@@ -220,9 +217,11 @@ class DualMapMetersTests {
 
 	@Test
 	void queueDepthReleasesReroutesAndRejectionsFollowTheDispatchQueues() {
-		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(),
-				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(2).build(), "dualmap", List.of("llm"),
-				"dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock);
+		DualMapRegistry registry = DualMapRegistry.builder()
+			.services("llm")
+			.queueSettings(QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(2).build())
+			.clock(this.clock)
+			.build();
 		ServicePool pool = registry.pool("llm");
 		new DualMapMeters(registry).bindTo(this.meters);
 		pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));

@@ -12,12 +12,10 @@ import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.RoutingRequest;
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.InstanceBreakers;
 import io.github.dualmap.gateway.ServicePool;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
@@ -33,8 +31,7 @@ class PoolInspectionTests {
 
 	private final NanoClock clock = this.now::get;
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
-			List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock);
+	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(this.clock).build();
 
 	private final ServicePool pool = this.registry.pool("llm");
 
@@ -113,8 +110,11 @@ class PoolInspectionTests {
 				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of()));
 		this.pool.updateMembership(members);
 		assertThat(PoolInspection.inspect(this.pool).directory()).isNull();
-		ServicePool directory = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap-directory", List.of("llm"),
-				"dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock)
+		ServicePool directory = DualMapRegistry.builder()
+			.services("llm")
+			.policy("dualmap-directory")
+			.clock(this.clock)
+			.build()
 			.pool("llm");
 		directory.updateMembership(members);
 		DualMapDescriptor.Directory empty = PoolInspection.inspect(directory).directory();

@@ -10,13 +10,9 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.GZIPOutputStream;
 
-import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
-import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingRequest;
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.prompt.PromptParser;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
@@ -64,8 +60,7 @@ class BodyEncodingsWithoutCompressionLibrariesTests {
 
 	@Test
 	void aZstdBodyIsRoutedByLoad() {
-		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
-				"dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), NanoClock.SYSTEM);
+		DualMapRegistry registry = DualMapRegistry.builder().services("llm").build();
 		PromptRoutingFilter filter = new PromptRoutingFilter(registry,
 				new PromptParser(PrefixHasher.ofDefaults(), JsonMapper.builder().build()),
 				new SloResolver(Duration.ofSeconds(5), "x-slo-class", Map.of()), 1 << 20);

@@ -1,20 +1,15 @@
 package io.github.dualmap.gateway;
 
 import java.time.Duration;
-import java.util.List;
 
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -26,21 +21,15 @@ import static org.awaitility.Awaitility.await;
  * answering scrape moves the open breaker to half open, and the next request is its
  * probe.
  */
-@SpringBootTest(classes = BreakerProbeOnScrapeIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm",
-				"dualmap.scrape.interval=200ms", "dualmap.scrape.timeout=150ms", "dualmap.scrape.jitter=0",
-				"dualmap.breaker.sliding-window-size=2", "dualmap.breaker.minimum-number-of-calls=2",
-				"dualmap.breaker.failure-rate-threshold=50", "dualmap.breaker.wait-duration-in-open-state=1h",
-				"dualmap.breaker.permitted-number-of-calls-in-half-open-state=1" })
-@AutoConfigureWebTestClient(timeout = "30s")
+@GatewayIntegrationTest(properties = { "dualmap.scrape.interval=200ms", "dualmap.scrape.timeout=150ms",
+		"dualmap.scrape.jitter=0", "dualmap.breaker.sliding-window-size=2", "dualmap.breaker.minimum-number-of-calls=2",
+		"dualmap.breaker.failure-rate-threshold=50", "dualmap.breaker.wait-duration-in-open-state=1h",
+		"dualmap.breaker.permitted-number-of-calls-in-half-open-state=1" })
 class BreakerProbeOnScrapeIntegrationTests {
 
 	static final Duration SCRAPE_INTERVAL = Duration.ofMillis(200);
 
+	@Discovered
 	static final StubEngine ENGINE = new StubEngine("a");
 
 	@Autowired
@@ -48,16 +37,6 @@ class BreakerProbeOnScrapeIntegrationTests {
 
 	@Autowired
 	DualMapRegistry registry;
-
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		StubEngine.discover(properties, "llm", List.of(ENGINE));
-	}
-
-	@AfterAll
-	static void stopEngine() {
-		ENGINE.stop();
-	}
 
 	int post(String user) {
 		return this.client.post()
@@ -105,12 +84,6 @@ class BreakerProbeOnScrapeIntegrationTests {
 		// may be just after the client has read the answer).
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED));
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

@@ -13,17 +13,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,15 +30,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * killed client process leaves (a reset, with response bytes still on their way): that
  * says nothing about the instance, whose breaker must not count it as a failure.
  */
-@SpringBootTest(classes = ClientDisconnectIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm",
-				"dualmap.scrape.enabled=false" })
+@GatewayIntegrationTest(properties = { "dualmap.scrape.enabled=false" })
 class ClientDisconnectIntegrationTests {
 
+	@Discovered
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"));
 
 	@Autowired
@@ -49,18 +42,12 @@ class ClientDisconnectIntegrationTests {
 	@LocalServerPort
 	int port;
 
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
+	@BeforeEach
+	void endlessStreams() {
 		ENGINES.forEach(e -> {
 			e.endless.set(true);
 			e.firstByteDelay.set(Duration.ofMillis(400));
 		});
-		StubEngine.discover(properties, "llm", ENGINES);
-	}
-
-	@AfterAll
-	static void stopEngines() {
-		ENGINES.forEach(StubEngine::stop);
 	}
 
 	/**
@@ -127,12 +114,6 @@ class ClientDisconnectIntegrationTests {
 		CircuitBreaker breaker = pool.breakers().breaker(id);
 		assertThat(breaker.getMetrics().getNumberOfFailedCalls()).isZero();
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

@@ -4,11 +4,8 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.Rejection;
-import io.github.dualmap.core.SchedulerSettings;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -30,9 +27,7 @@ class ConnectFailoverFilterTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(5);
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(),
-			QueueSettings.ofDefaults(), "dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(),
-			NanoClock.SYSTEM);
+	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").build();
 
 	private MockServerWebExchange routedExchange() {
 		MockServerWebExchange exchange = MockServerWebExchange

@@ -7,13 +7,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
-import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingRequest;
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -39,9 +35,7 @@ class DispatchAccountingFilterTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(5);
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(),
-			QueueSettings.ofDefaults(), "dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(),
-			NanoClock.SYSTEM);
+	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").build();
 
 	private final ServicePool pool = pool(this.registry);
 

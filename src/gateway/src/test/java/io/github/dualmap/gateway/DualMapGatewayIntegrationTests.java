@@ -22,26 +22,20 @@ import java.util.regex.Pattern;
 import java.util.zip.DeflaterOutputStream;
 import java.util.zip.GZIPOutputStream;
 
+import io.github.dualmap.StubEngine;
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
 import io.github.dualmap.RawHttp;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.MethodOrderer;
-import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -51,15 +45,12 @@ import static org.awaitility.Awaitility.await;
 /**
  * The gateway on a random port in front of three stub vLLM engines: affinity, SLO switch
  * and back, failover past a stopped engine, body limits, errors and streaming. One
- * context for all of it; the test that stops an engine runs last.
+ * context for all of it; after each test every engine listens and answers at once again,
+ * every instance takes requests with a closed breaker and nothing is in flight, so the
+ * tests run in any order.
  */
-@SpringBootTest(classes = DualMapGatewayIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.interval=50ms",
-				"dualmap.scrape.timeout=500ms", "dualmap.scrape.stale-after=2s",
+@GatewayIntegrationTest(
+		properties = { "dualmap.scrape.interval=50ms", "dualmap.scrape.timeout=500ms", "dualmap.scrape.stale-after=2s",
 				// Keys stay at depth 1 for the whole run: every test reuses its prefix
 				// many times.
 				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
@@ -71,11 +62,10 @@ import static org.awaitility.Awaitility.await;
 				// looked fastest, and relax toward the pool's fit only after
 				// ttft.relax-after without observations.
 				"dualmap.ttft.model=linear", "logging.level.io.github.dualmap.gateway.ConnectFailoverFilter=debug" })
-@AutoConfigureWebTestClient(timeout = "30s")
-@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @ExtendWith(OutputCaptureExtension.class)
 class DualMapGatewayIntegrationTests {
 
+	@Discovered
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));
 
 	@Autowired
@@ -87,14 +77,25 @@ class DualMapGatewayIntegrationTests {
 	@Autowired
 	DualMapRegistry registry;
 
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		StubEngine.discover(properties, "llm", ENGINES);
-	}
-
-	@AfterAll
-	static void stopEngines() {
-		ENGINES.forEach(StubEngine::stop);
+	/**
+	 * Undoes what a test did to the pool: a stopped engine back, drained instances
+	 * undrained, breakers closed and reset, engine state scraped again, nothing in
+	 * flight.
+	 */
+	@AfterEach
+	void restorePool() {
+		ServicePool pool = this.registry.pool("llm");
+		ENGINES.forEach(e -> {
+			e.restart();
+			e.reset();
+			pool.undrain(e.instanceId());
+			pool.breakers().breaker(e.instanceId()).reset();
+		});
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(pool.pool().instances()).allSatisfy(s -> {
+			assertThat(s.healthy()).isTrue();
+			assertThat(s.engineFailed()).isFalse();
+		}));
+		StubEngine.settle(ENGINES, pool);
 	}
 
 	static String chat(String system, String user, boolean stream) {
@@ -130,7 +131,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(1)
 	void equalPrefixesLandOnOneInstance() {
 		String system = systemPrompt("billing");
 		Set<String> instances = new HashSet<>();
@@ -150,7 +150,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(2)
 	void requestsLeaveAnInstanceWhoseQueueGrowsAndComeBackWhenItDrains() {
 		String system = systemPrompt("support");
 		EntityExchangeResult<byte[]> first = post("/v1/chat/completions", chat(system, "hello", false));
@@ -175,7 +174,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(3)
 	void serverSentEventsArriveUnchangedAndInOrder() {
 		EntityExchangeResult<byte[]> r = post("/v1/chat/completions", chat(systemPrompt("streams"), "go", true));
 		assertThat(r.getStatus().value()).isEqualTo(200);
@@ -189,7 +187,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(4)
 	void theBodyReachesTheBackendByteForByte() {
 		String body = chat(systemPrompt("bytes"), "unicode \u00e9\u4e2d", false);
 		EntityExchangeResult<byte[]> r = post("/v1/chat/completions", body);
@@ -198,7 +195,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(5)
 	void aBodyAboveTheLimitGets413() {
 		byte[] huge = new byte[40 * 1024 * 1024];
 		java.util.Arrays.fill(huge, (byte) 'x');
@@ -215,7 +211,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(6)
 	void invalidJsonGets400WithAnOpenAiError() {
 		EntityExchangeResult<byte[]> r = post("/v1/chat/completions", "{\"model\": \"m\", \"messages\": [");
 		assertThat(r.getStatus().value()).isEqualTo(400);
@@ -234,7 +229,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(6)
 	void aRequestIdFollowsEachRequestToTheEngineAndBack() {
 		String body = chat(systemPrompt("request ids"), "which id", false);
 		// None sent: the gateway makes one, the engine and the client get the same.
@@ -274,7 +268,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(6)
 	void aCompressedBodyIsRoutedOnItsPromptAndReachesTheBackendAsSent() throws Exception {
 		String body = chat(systemPrompt("compressed uploads"), "first", false);
 		String home = instance(post("/v1/chat/completions", body));
@@ -349,7 +342,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(7)
 	void accountingReturnsToZeroAndTtftIsObserved() {
 		post("/v1/chat/completions", chat(systemPrompt("accounting"), "x", true));
 		ServicePool pool = this.registry.pool("llm");
@@ -365,7 +357,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(8)
 	void aStreamedResponsesAnswerKeepsItsPrefixAndItsFirstTokenIsNotItsOpeningEvents() {
 		List<Long> ttfts = new CopyOnWriteArrayList<>();
 		DualMapListener listener = new DualMapListener() {
@@ -409,7 +400,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(9)
 	void aContinuationOfAStoredResponseGoesBackToTheInstanceThatHoldsIt() {
 		String request = """
 				{"model":"m","stream":%s,"instructions":"%s","input":"%s"%s}""";
@@ -477,7 +467,6 @@ class DualMapGatewayIntegrationTests {
 	 * (reactor/reactor-netty#4361).
 	 */
 	@Test
-	@Order(10)
 	void connectionIsReadAfterAPipelinedRequestAnsweredAtOnce() throws Exception {
 		String chat = chat(systemPrompt("pipelining"), "hi", false);
 		try (Socket socket = new Socket()) {
@@ -504,7 +493,6 @@ class DualMapGatewayIntegrationTests {
 	 * ({@link Http10Responses}).
 	 */
 	@Test
-	@Order(11)
 	void aStreamToAnHttp10ClientIsNotChunked() throws Exception {
 		String chat = chat(systemPrompt("http10"), "go", true);
 		try (Socket socket = new Socket()) {
@@ -525,7 +513,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(90)
 	void anInstanceThatRefusesWorkHasTheRequestSentToAnotherOnce(CapturedOutput output) {
 		ServicePool pool = this.registry.pool("llm");
 		long retries = pool.retries(RetryCause.STATUS);
@@ -614,7 +601,6 @@ class DualMapGatewayIntegrationTests {
 	}
 
 	@Test
-	@Order(100)
 	void aStoppedBackendGetsNoMoreRequestsAndNoClientSeesA5xx(CapturedOutput output) {
 		StubEngine stopped = ENGINES.get(2);
 		stopped.stop();
@@ -650,12 +636,6 @@ class DualMapGatewayIntegrationTests {
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(
 					() -> assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero()));
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

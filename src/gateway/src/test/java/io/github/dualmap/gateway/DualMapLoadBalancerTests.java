@@ -9,7 +9,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.InstancePool;
-import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.RoutingPolicies;
@@ -45,9 +44,10 @@ class DualMapLoadBalancerTests {
 
 	private final PrefixHasher hasher = PrefixHasher.ofDefaults();
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
-			List.of("llm"), "dualmap.weight",
-			CircuitBreakerConfig.custom().minimumNumberOfCalls(2).slidingWindowSize(2).build(), NanoClock.SYSTEM);
+	private final DualMapRegistry registry = DualMapRegistry.builder()
+		.services("llm")
+		.breakers(CircuitBreakerConfig.custom().minimumNumberOfCalls(2).slidingWindowSize(2).build())
+		.build();
 
 	private List<ServiceInstance> instances = List.of(instance("a", 1), instance("b", 2), instance("c", 3));
 
@@ -189,24 +189,23 @@ class DualMapLoadBalancerTests {
 	@Test
 	void aRetryOfTheSameExchangeIsPlacedWithoutCountingTheRequestAgain() {
 		AtomicInteger choices = new AtomicInteger();
-		DualMapRegistry counted = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap", List.of("llm"),
-				"dualmap.weight", CircuitBreakerConfig.ofDefaults(), NanoClock.SYSTEM, name -> {
-					RoutingPolicy real = RoutingPolicies.create(name, SchedulerSettings.ofDefaults());
-					return new RoutingPolicy() {
-						@Override
-						public String name() {
-							return real.name();
-						}
+		DualMapRegistry counted = DualMapRegistry.builder().services("llm").policies(name -> {
+			RoutingPolicy real = RoutingPolicies.create(name, SchedulerSettings.ofDefaults());
+			return new RoutingPolicy() {
+				@Override
+				public String name() {
+					return real.name();
+				}
 
-						@Override
-						public Decision choose(RoutingRequest request, InstancePool pool) {
-							// Only the configured policy records the request in the
-							// hot-prefix table.
-							choices.incrementAndGet();
-							return real.choose(request, pool);
-						}
-					};
-				});
+				@Override
+				public Decision choose(RoutingRequest request, InstancePool pool) {
+					// Only the configured policy records the request in the
+					// hot-prefix table.
+					choices.incrementAndGet();
+					return real.choose(request, pool);
+				}
+			};
+		}).build();
 		DualMapLoadBalancer lb = new DualMapLoadBalancer("llm", supplier(), counted);
 		Map<String, Object> attributes = routed("retried prompt");
 		RequestData data = new RequestData(HttpMethod.POST, java.net.URI.create("http://llm/v1/completions"),

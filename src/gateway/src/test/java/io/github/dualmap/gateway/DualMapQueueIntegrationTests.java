@@ -7,13 +7,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.DispatchQueues;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
@@ -24,7 +26,6 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.cloud.client.discovery.simple.InstanceProperties;
@@ -32,8 +33,6 @@ import org.springframework.cloud.client.discovery.simple.SimpleDiscoveryProperti
 import org.springframework.cloud.client.discovery.simple.reactive.SimpleReactiveDiscoveryProperties;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -49,23 +48,16 @@ import static org.awaitility.Awaitility.await;
  * linear TTFT model (one rate for all): per-instance models would learn each stub's
  * delays from earlier tests and move work by them.
  */
-@SpringBootTest(classes = DualMapQueueIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
-				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
-				"dualmap.dispatch.max-prefill-requests=1", "dualmap.dispatch.max-queued-per-instance=4",
-				"dualmap.dispatch.max-queued-per-pool=6", "dualmap.dispatch.migration-margin=0",
-				"dualmap.dispatch.max-wait=20s", "dualmap.hotspot.max-queue-wait=300ms",
-				"dualmap.discovery.refresh-interval=100ms", "dualmap.slo.classes.hurried.ttft=1s",
-				"dualmap.slo.classes.hurried.max-wait=300ms",
+@GatewayIntegrationTest(classes = DualMapQueueIntegrationTests.App.class,
+		properties = { "dualmap.scrape.enabled=false", "dualmap.hot-prefix.window=1000",
+				"dualmap.hot-prefix.min-samples=1000", "dualmap.dispatch.max-prefill-requests=1",
+				"dualmap.dispatch.max-queued-per-instance=4", "dualmap.dispatch.max-queued-per-pool=6",
+				"dualmap.dispatch.migration-margin=0", "dualmap.dispatch.max-wait=20s",
+				"dualmap.hotspot.max-queue-wait=300ms", "dualmap.discovery.refresh-interval=100ms",
+				"dualmap.slo.classes.hurried.ttft=1s", "dualmap.slo.classes.hurried.max-wait=300ms",
 				// The queue's moves, wait bound and rejections as these tests count them:
-				// the
-				// full policy's eager moves, half the SLO, no rescue into another queue
-				// (each
-				// has tests of its own in DispatchQueuesTests).
+				// the full policy's eager moves, half the SLO, no rescue into another
+				// queue (each has tests of its own in DispatchQueuesTests).
 				"dualmap.policy=dualmap", "dualmap.dispatch.move-late-only=false",
 				"dualmap.dispatch.max-wait-share=0.5", "dualmap.dispatch.rescue-to-queue=false",
 				// These tests make one stub slow on purpose and count the moves the
@@ -75,6 +67,7 @@ import static org.awaitility.Awaitility.await;
 				"dualmap.ttft.model=linear" })
 class DualMapQueueIntegrationTests {
 
+	@Discovered
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));
 
 	@LocalServerPort
@@ -94,16 +87,6 @@ class DualMapQueueIntegrationTests {
 
 	@Autowired
 	ObjectProvider<SimpleReactiveDiscoveryProperties> reactiveDiscovery;
-
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		StubEngine.discover(properties, "llm", ENGINES);
-	}
-
-	@AfterAll
-	static void stopEngines() {
-		ENGINES.forEach(StubEngine::stop);
-	}
 
 	@AfterEach
 	void settle() {
@@ -275,8 +258,7 @@ class DualMapQueueIntegrationTests {
 			assertThat(hurried.body()).contains("\"code\":\"queue_wait_exceeded\"", "waited 300 ms");
 			assertThat(Long.parseLong(hurried.retryAfter())).isPositive();
 			// The default class waits on (dispatch.max-wait 20 s) and is served; the
-			// three
-			// that waited for a prefill slot (1.5 s) say so.
+			// three that waited for a prefill slot (1.5 s) say so.
 			await().atMost(Duration.ofSeconds(20)).until(() -> patient.size() == 6);
 			assertThat(patient).allSatisfy(r -> assertThat(r.status()).isEqualTo(200));
 			assertThat(patient.stream().filter(r -> Long.parseLong(r.queueMs()) >= 1000)).hasSize(3);

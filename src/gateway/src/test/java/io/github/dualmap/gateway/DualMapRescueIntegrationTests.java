@@ -6,26 +6,23 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
 
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import io.github.dualmap.core.Candidates;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.prompt.PromptParser;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,22 +40,16 @@ import static org.awaitility.Awaitility.await;
  * to ring order (per-instance models would learn each stub's delays apart and break ties
  * by them).
  */
-@SpringBootTest(classes = DualMapRescueIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
-				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
-				"dualmap.dispatch.max-prefill-requests=1",
-				// occupy() fills an instance by sending a tenant whose first candidate it
-				// is: with the pool-wide TTFT model idle instances' estimates are equal
-				// and
-				// the first candidate wins the tie; per-instance models that learned the
-				// earlier tests' slow stubs break it differently.
-				"dualmap.ttft.model=linear", "management.endpoints.web.exposure.include=dualmap" })
+@GatewayIntegrationTest(properties = { "dualmap.scrape.enabled=false", "dualmap.hot-prefix.window=1000",
+		"dualmap.hot-prefix.min-samples=1000", "dualmap.dispatch.max-prefill-requests=1",
+		// occupy() fills an instance by sending a tenant whose first candidate it is:
+		// with the pool-wide TTFT model idle instances' estimates are equal and the first
+		// candidate wins the tie; per-instance models that learned the earlier tests'
+		// slow stubs break it differently.
+		"dualmap.ttft.model=linear", "management.endpoints.web.exposure.include=dualmap" })
 class DualMapRescueIntegrationTests {
 
+	@Discovered
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"), new StubEngine("c"));
 
 	static final String PATH = "/v1/chat/completions";
@@ -75,16 +66,6 @@ class DualMapRescueIntegrationTests {
 	@Autowired
 	MeterRegistry meters;
 
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		StubEngine.discover(properties, "llm", ENGINES);
-	}
-
-	@AfterAll
-	static void stopEngines() {
-		ENGINES.forEach(StubEngine::stop);
-	}
-
 	@AfterEach
 	void settle() {
 		StubEngine.settle(ENGINES, this.registry.pool("llm"));
@@ -94,8 +75,8 @@ class DualMapRescueIntegrationTests {
 	}
 
 	static String body(String tenant) {
-		// The tenant's name opens the prompt, so tenants differ in their first block
-		// (the routing key at the minimum depth).
+		// The tenant's name opens the prompt, so tenants differ in their first block (the
+		// routing key at the minimum depth).
 		return """
 				{"model":"m","stream":true,"messages":[{"role":"system","content":"%s"},{"role":"user","content":"go"}]}"""
 			.formatted(("Tenant " + tenant + " has its own system prompt. ").repeat(20));
@@ -274,8 +255,7 @@ class DualMapRescueIntegrationTests {
 		waiting.subscribe();
 		await().atMost(Duration.ofSeconds(5)).until(() -> queues.queued() == 1);
 
-		// A prompt whose own prefill the pool estimates at more than its 1.5 s
-		// objective.
+		// A prompt whose own prefill the pool estimates at more than its 1.5 s objective.
 		String longBody = body("hopeless-").replace("\"go\"",
 				"\"" + "Summarise every paragraph of this long report carefully. ".repeat(6_000) + "\"");
 		int tokens = this.parser.parse(PATH, longBody.getBytes(StandardCharsets.UTF_8)).blocks().promptTokens();
@@ -296,12 +276,6 @@ class DualMapRescueIntegrationTests {
 		assertServed(held);
 		// The three that held the slots and the one that waited; never the long one.
 		assertThat(queues.releases()).isEqualTo(releases + 4);
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

@@ -12,18 +12,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import io.github.dualmap.RawHttp;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,15 +30,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * connection; a client that sends its head at once is served, however long it waits
  * between requests on a kept-alive connection.
  */
-@SpringBootTest(classes = HeaderReadTimeoutIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "server.address=127.0.0.1", "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
-				"dualmap.server.header-read-timeout=300ms" })
+@GatewayIntegrationTest(properties = { "server.address=127.0.0.1", "dualmap.scrape.enabled=false",
+		"dualmap.server.header-read-timeout=300ms" })
 class HeaderReadTimeoutIntegrationTests {
 
+	@Discovered
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"));
 
 	static final String CHAT = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}";
@@ -51,16 +44,6 @@ class HeaderReadTimeoutIntegrationTests {
 
 	@Autowired
 	MeterRegistry meters;
-
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		StubEngine.discover(properties, "llm", ENGINES);
-	}
-
-	@AfterAll
-	static void stopEngines() {
-		ENGINES.forEach(StubEngine::stop);
-	}
 
 	private Socket connect() throws IOException {
 		Socket socket = new Socket();
@@ -116,12 +99,6 @@ class HeaderReadTimeoutIntegrationTests {
 			out.flush();
 			assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 ").doesNotStartWith("HTTP/1.1 408");
 		}
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

@@ -4,11 +4,7 @@ import java.net.URI;
 import java.util.List;
 import java.util.Map;
 
-import io.github.dualmap.core.NanoClock;
-import io.github.dualmap.core.QueueSettings;
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.stats.ScrapeTarget;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
@@ -55,9 +51,7 @@ class InstanceMetadataTests {
 
 	@Test
 	void podLabelsSetRingWeightsAndTheirChangeIsAMembershipChange() {
-		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(), "dualmap",
-				List.of("llm"), WEIGHT, CircuitBreakerConfig.ofDefaults(), NanoClock.SYSTEM)
-			.pool("llm");
+		ServicePool pool = DualMapRegistry.builder().services("llm").weightMetadataKey(WEIGHT).build().pool("llm");
 		// Two Deployments behind one Service: the H100 pods carry a weight label.
 		Map<String, String> service = Map.of("app", "vllm");
 		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(WEIGHT, "2"), Map.of()),
@@ -76,9 +70,7 @@ class InstanceMetadataTests {
 
 	@Test
 	void anEditOfAPodsOwnAnnotationsOrOfTheMetadataAloneIsAMembershipChange() {
-		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(), "dualmap",
-				List.of("llm"), WEIGHT, CircuitBreakerConfig.ofDefaults(), NanoClock.SYSTEM)
-			.pool("llm");
+		ServicePool pool = DualMapRegistry.builder().services("llm").weightMetadataKey(WEIGHT).build().pool("llm");
 		Map<String, String> service = Map.of("app", "vllm");
 		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(), Map.of())))).isTrue();
 		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(), Map.of())))).isFalse();
@@ -95,8 +87,7 @@ class InstanceMetadataTests {
 
 	@Test
 	void aPodAnnotationSetsItsMetricsPath() {
-		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
-				"dualmap", List.of("llm"), WEIGHT, CircuitBreakerConfig.ofDefaults(), NanoClock.SYSTEM);
+		DualMapRegistry registry = DualMapRegistry.builder().services("llm").weightMetadataKey(WEIGHT).build();
 		EngineScraping scraping = new EngineScraping(registry, listener -> {
 			throw new IllegalStateException("not started in this test");
 		}, service -> "/metrics", PATH);

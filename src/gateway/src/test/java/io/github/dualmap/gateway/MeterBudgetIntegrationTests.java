@@ -7,19 +7,16 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.IntStream;
 
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,17 +28,11 @@ import static org.awaitility.Awaitility.await;
  * SLO objectives among them), and the exported {@code dualmap_*} Prometheus series stay
  * under the budget operations.md states: {@value #SERIES_BUDGET} for the pool.
  */
-@SpringBootTest(classes = MeterBudgetIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm",
-				"dualmap.scrape.interval=100ms", "dualmap.slo.classes.interactive.ttft=800ms",
-				"dualmap.slo.classes.standard.ttft=3s", "dualmap.slo.classes.batch.ttft=20s",
-				// Replica sync's meters too (no peer).
-				"dualmap.replicas.enabled=true", "dualmap.replicas.token=t", "dualmap.replicas.bootstrap=false",
-				"management.endpoints.web.exposure.include=prometheus" })
+@GatewayIntegrationTest(properties = { "dualmap.scrape.interval=100ms", "dualmap.slo.classes.interactive.ttft=800ms",
+		"dualmap.slo.classes.standard.ttft=3s", "dualmap.slo.classes.batch.ttft=20s",
+		// Replica sync's meters too (no peer).
+		"dualmap.replicas.enabled=true", "dualmap.replicas.token=t", "dualmap.replicas.bootstrap=false",
+		"management.endpoints.web.exposure.include=prometheus" })
 @AutoConfigureWebTestClient(timeout = "60s")
 class MeterBudgetIntegrationTests {
 
@@ -50,6 +41,7 @@ class MeterBudgetIntegrationTests {
 
 	static final int INSTANCES = 16;
 
+	@Discovered
 	static final List<StubEngine> ENGINES = IntStream.range(0, INSTANCES)
 		.mapToObj(i -> new StubEngine("e" + i))
 		.toList();
@@ -62,16 +54,6 @@ class MeterBudgetIntegrationTests {
 
 	@Autowired
 	DualMapRegistry registry;
-
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		StubEngine.discover(properties, "llm", ENGINES);
-	}
-
-	@AfterAll
-	static void stopEngines() {
-		ENGINES.forEach(StubEngine::stop);
-	}
 
 	void chat(int i, boolean stream) {
 		this.client.post()
@@ -135,12 +117,6 @@ class MeterBudgetIntegrationTests {
 		assertThat(exported).contains("le=\"0.8\"").contains("le=\"3.0\"").contains("le=\"20.0\"");
 		System.out.println("dualmap_* series for " + INSTANCES + " instances: " + total + " " + series);
 		assertThat(total).isLessThanOrEqualTo(SERIES_BUDGET);
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

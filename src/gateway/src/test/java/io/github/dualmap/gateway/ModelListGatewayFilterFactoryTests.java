@@ -4,8 +4,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.github.dualmap.core.SchedulerSettings;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -21,8 +19,10 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 
 class ModelListGatewayFilterFactoryTests {
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
-			List.of("llama", "qwen"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 0L);
+	private final DualMapRegistry registry = DualMapRegistry.builder()
+		.services("llama", "qwen")
+		.clock(() -> 0L)
+		.build();
 
 	private final ModelListGatewayFilterFactory factory = new ModelListGatewayFilterFactory(this.registry,
 			WebClient.builder());

@@ -10,17 +10,15 @@ import java.util.Set;
 import java.util.zip.CRC32;
 import java.util.zip.GZIPOutputStream;
 
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.MediaType;
@@ -37,11 +35,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * of its model with its body as sent, DualMap still routes within the pool, and requests
  * that name no known model find no route.
  */
-@SpringBootTest(classes = ModelRoutingIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llama,qwen,gone",
-				"dualmap.scrape.enabled=false", "dualmap.max-body-size=1MB" })
-@AutoConfigureWebTestClient(timeout = "30s")
+@GatewayIntegrationTest(properties = { "dualmap.services=llama,qwen,gone", "dualmap.scrape.enabled=false",
+		"dualmap.max-body-size=1MB" })
 class ModelRoutingIntegrationTests {
 
 	static final List<StubEngine> LLAMA = List.of(new StubEngine("llama-a"), new StubEngine("llama-b"));
@@ -395,12 +390,6 @@ class ModelRoutingIntegrationTests {
 			z.write(bytes);
 		}
 		return out.toByteArray();
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

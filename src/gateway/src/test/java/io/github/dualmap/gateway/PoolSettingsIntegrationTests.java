@@ -5,21 +5,18 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -33,25 +30,22 @@ import static org.awaitility.Awaitility.await;
  * route's requests are placed by its own pool's policy, judged against its own SLO, and
  * tagged and reported with its own policy.
  */
-@SpringBootTest(classes = PoolSettingsIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "dualmap.policy=dualmap-directory", "spring.cloud.gateway.server.webflux.routes[0].id=affine",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://affine",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[1]=Header=x-pool, affine",
-				"spring.cloud.gateway.server.webflux.routes[1].id=spread",
-				"spring.cloud.gateway.server.webflux.routes[1].uri=lb://spread",
-				"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/v1/**",
-				"spring.cloud.gateway.server.webflux.routes[1].predicates[1]=Header=x-pool, spread",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=affine,spread",
-				"dualmap.scrape.interval=50ms", "dualmap.scrape.timeout=2s", "dualmap.slo.ttft=1h",
-				"dualmap.pools.spread.policy=round-robin", "dualmap.pools.spread.slo.ttft=1ms",
-				"dualmap.pools.spread.dispatch.mode=pass-through",
-				"dualmap.pools.spread.dispatch.max-prefill-requests=4",
-				"management.endpoints.web.exposure.include=dualmap" })
-@AutoConfigureWebTestClient(timeout = "30s")
+@GatewayIntegrationTest(properties = { "dualmap.policy=dualmap-directory",
+		"spring.cloud.gateway.server.webflux.routes[0].id=affine",
+		"spring.cloud.gateway.server.webflux.routes[0].uri=lb://affine",
+		"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+		"spring.cloud.gateway.server.webflux.routes[0].predicates[1]=Header=x-pool, affine",
+		"spring.cloud.gateway.server.webflux.routes[1].id=spread",
+		"spring.cloud.gateway.server.webflux.routes[1].uri=lb://spread",
+		"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/v1/**",
+		"spring.cloud.gateway.server.webflux.routes[1].predicates[1]=Header=x-pool, spread",
+		"dualmap.services=affine,spread", "dualmap.scrape.interval=50ms", "dualmap.scrape.timeout=2s",
+		"dualmap.slo.ttft=1h", "dualmap.pools.spread.policy=round-robin", "dualmap.pools.spread.slo.ttft=1ms",
+		"dualmap.pools.spread.dispatch.mode=pass-through", "dualmap.pools.spread.dispatch.max-prefill-requests=4",
+		"management.endpoints.web.exposure.include=dualmap" })
 class PoolSettingsIntegrationTests {
 
+	@Discovered({ "affine", "spread" })
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"));
 
 	static final JsonMapper JSON = JsonMapper.builder().build();
@@ -69,15 +63,8 @@ class PoolSettingsIntegrationTests {
 	@Autowired
 	MeterRegistry meters;
 
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		for (String service : List.of("affine", "spread")) {
-			StubEngine.discover(properties, service, ENGINES);
-		}
-	}
-
-	@BeforeAll
-	static void slowPrefill() {
+	@BeforeEach
+	void slowPrefill() {
 		// Longer than spread's 1 ms objective, far below affine's hour.
 		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(30)));
 	}
@@ -173,12 +160,6 @@ class PoolSettingsIntegrationTests {
 			.expectBody()
 			.returnResult()
 			.getResponseBodyContent(), StandardCharsets.UTF_8));
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

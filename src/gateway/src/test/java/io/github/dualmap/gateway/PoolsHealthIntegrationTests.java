@@ -3,16 +3,12 @@ package io.github.dualmap.gateway;
 import java.time.Duration;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterAll;
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.awaitility.Awaitility.await;
@@ -23,34 +19,19 @@ import static org.awaitility.Awaitility.await;
  * scrapes and are taken out as unresponsive), UP again once they answer; liveness, whose
  * group it is not in, stays UP throughout.
  */
-@SpringBootTest(classes = PoolsHealthIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm",
-				"dualmap.scrape.interval=100ms", "dualmap.scrape.timeout=100ms", "dualmap.scrape.jitter=0",
+@GatewayIntegrationTest(
+		properties = { "dualmap.scrape.interval=100ms", "dualmap.scrape.timeout=100ms", "dualmap.scrape.jitter=0",
 				"dualmap.scrape.unresponsive-after=400ms", "management.endpoints.web.exposure.include=health",
 				"management.endpoint.health.show-details=always", "management.endpoint.health.probes.enabled=true",
 				"management.endpoint.health.group.readiness.include=readinessState,dualMap",
 				"management.endpoint.health.group.readiness.show-details=always" })
-@AutoConfigureWebTestClient(timeout = "30s")
 class PoolsHealthIntegrationTests {
 
+	@Discovered
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"));
 
 	@Autowired
 	WebTestClient client;
-
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		StubEngine.discover(properties, "llm", ENGINES);
-	}
-
-	@AfterAll
-	static void stopEngines() {
-		ENGINES.forEach(StubEngine::stop);
-	}
 
 	WebTestClient.ResponseSpec get(String path) {
 		return this.client.get().uri(path).exchange();
@@ -92,12 +73,6 @@ class PoolsHealthIntegrationTests {
 				.expectBody()
 				.jsonPath("$.components.dualMap.details.pools.llm.accepting")
 				.isEqualTo(2));
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

@@ -9,14 +9,10 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.GZIPOutputStream;
 
-import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
-import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingRequest;
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.prompt.PromptParser;
 import io.github.dualmap.tenant.RequestTokens;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
@@ -35,9 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class PromptRoutingFilterTests {
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(),
-			QueueSettings.ofDefaults(), "dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(),
-			NanoClock.SYSTEM);
+	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").build();
 
 	private final PrefixHasher hasher = PrefixHasher.ofDefaults();
 

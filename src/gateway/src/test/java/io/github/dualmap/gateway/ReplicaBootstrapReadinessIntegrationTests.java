@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.github.dualmap.StubEngine;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.replica.ReleaseBatch;
 import io.github.dualmap.replica.ReplicaSync;

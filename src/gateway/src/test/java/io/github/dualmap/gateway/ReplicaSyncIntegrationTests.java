@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.github.dualmap.StubEngine;
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.RoutingRequest;

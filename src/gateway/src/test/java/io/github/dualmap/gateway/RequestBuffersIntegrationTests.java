@@ -12,8 +12,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.GZIPOutputStream;
 
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -22,19 +24,13 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.BodyInserters;
@@ -53,23 +49,20 @@ import static org.awaitility.Awaitility.await;
  * it; the bytes come back when a request is answered, refused, rejected or cancelled by
  * its client.
  */
-@SpringBootTest(classes = RequestBuffersIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=by-model",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[1]=Header=x-route, model",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[2]=Model=routed-*",
-				"spring.cloud.gateway.server.webflux.routes[1].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[1].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.enabled=false",
-				"dualmap.max-body-size=100KB", "dualmap.max-buffered-size=150KB", "dualmap.body-read-timeout=1s",
-				"management.endpoints.web.exposure.include=prometheus" })
-@AutoConfigureWebTestClient(timeout = "30s")
+@GatewayIntegrationTest(properties = { "spring.cloud.gateway.server.webflux.routes[0].id=by-model",
+		"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
+		"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+		"spring.cloud.gateway.server.webflux.routes[0].predicates[1]=Header=x-route, model",
+		"spring.cloud.gateway.server.webflux.routes[0].predicates[2]=Model=routed-*",
+		"spring.cloud.gateway.server.webflux.routes[1].id=llm",
+		"spring.cloud.gateway.server.webflux.routes[1].uri=lb://llm",
+		"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/v1/**", "dualmap.scrape.enabled=false",
+		"dualmap.max-body-size=100KB", "dualmap.max-buffered-size=150KB", "dualmap.body-read-timeout=1s",
+		"management.endpoints.web.exposure.include=prometheus" })
 @ExtendWith(OutputCaptureExtension.class)
 class RequestBuffersIntegrationTests {
 
+	@Discovered
 	static final StubEngine ENGINE = new StubEngine("slow");
 
 	static final int BODY_KB = 80;
@@ -85,16 +78,6 @@ class RequestBuffersIntegrationTests {
 
 	@LocalServerPort
 	int port;
-
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		properties.add("spring.cloud.discovery.client.simple.instances.llm[0].uri", ENGINE::uri);
-	}
-
-	@AfterAll
-	static void stopEngine() {
-		ENGINE.stop();
-	}
 
 	@AfterEach
 	void nothingIsHeldAfterwards() {
@@ -403,12 +386,6 @@ class RequestBuffersIntegrationTests {
 			assertThat(Duration.ofNanos(System.nanoTime() - started)).isBetween(Duration.ofMillis(900),
 					Duration.ofSeconds(5));
 		}
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

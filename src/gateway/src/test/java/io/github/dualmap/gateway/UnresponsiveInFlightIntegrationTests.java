@@ -7,7 +7,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import org.junit.jupiter.api.AfterAll;
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -16,16 +18,11 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -38,19 +35,15 @@ import static org.awaitility.Awaitility.await;
  * set here, so without this they would wait for ever). A request continuing a response
  * only the hung engine holds gets a 504 instead.
  */
-@SpringBootTest(classes = UnresponsiveInFlightIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.policy=round-robin",
-				"dualmap.scrape.interval=100ms", "dualmap.scrape.timeout=500ms",
-				"dualmap.scrape.unresponsive-after=1500ms" })
+@GatewayIntegrationTest(properties = { "dualmap.policy=round-robin", "dualmap.scrape.interval=100ms",
+		"dualmap.scrape.timeout=500ms", "dualmap.scrape.unresponsive-after=1500ms" })
 @ExtendWith(OutputCaptureExtension.class)
 class UnresponsiveInFlightIntegrationTests {
 
+	@Discovered
 	static final StubEngine A = new StubEngine("a");
 
+	@Discovered
 	static final StubEngine B = new StubEngine("b");
 
 	@LocalServerPort
@@ -58,17 +51,6 @@ class UnresponsiveInFlightIntegrationTests {
 
 	@Autowired
 	DualMapRegistry registry;
-
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		StubEngine.discover(properties, "llm", List.of(A, B));
-	}
-
-	@AfterAll
-	static void stop() {
-		A.stop();
-		B.stop();
-	}
 
 	@BeforeEach
 	void bothAnswer() {
@@ -152,12 +134,6 @@ class UnresponsiveInFlightIntegrationTests {
 			.contentType(MediaType.APPLICATION_JSON)
 			.bodyValue(body)
 			.exchangeToMono(response -> response.toEntity(String.class));
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

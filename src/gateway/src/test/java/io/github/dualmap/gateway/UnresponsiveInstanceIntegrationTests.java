@@ -10,17 +10,15 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -35,15 +33,8 @@ import static org.awaitility.Awaitility.await;
  * its scrapes time out, it is taken out after {@code dualmap.scrape.unresponsive-after},
  * and every request goes to the others, where before a share of them hung with it.
  */
-@SpringBootTest(classes = UnresponsiveInstanceIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm", "dualmap.scrape.interval=50ms",
-				"dualmap.scrape.timeout=100ms", "dualmap.scrape.unresponsive-after=600ms",
-				"management.endpoints.web.exposure.include=dualmap" })
-@AutoConfigureWebTestClient(timeout = "30s")
+@GatewayIntegrationTest(properties = { "dualmap.scrape.interval=50ms", "dualmap.scrape.timeout=100ms",
+		"dualmap.scrape.unresponsive-after=600ms", "management.endpoints.web.exposure.include=dualmap" })
 @ExtendWith(OutputCaptureExtension.class)
 class UnresponsiveInstanceIntegrationTests {
 
@@ -143,12 +134,6 @@ class UnresponsiveInstanceIntegrationTests {
 				s.close();
 			}
 		}
-
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
 
 	}
 

@@ -12,14 +12,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.core.EngineSnapshot;
-import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
-import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingRequest;
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.stats.ScrapeAnsweredException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
@@ -42,15 +38,13 @@ class UnresponsiveInstanceTests {
 	/** Run once at the next reading of the clock: another thread acting mid-check. */
 	private final AtomicReference<Runnable> atNextReading = new AtomicReference<>();
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(),
-			QueueSettings.ofDefaults(), "dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(),
-			(NanoClock) () -> {
-				Runnable action = this.atNextReading.getAndSet(null);
-				if (action != null) {
-					action.run();
-				}
-				return this.now.get();
-			});
+	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(() -> {
+		Runnable action = this.atNextReading.getAndSet(null);
+		if (action != null) {
+			action.run();
+		}
+		return this.now.get();
+	}).build();
 
 	private final ServicePool pool = this.registry.pool("llm");
 

@@ -8,19 +8,17 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterAll;
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -36,22 +34,21 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * nothing was sent to it yet, and a stream already under way is cut, not ended as if
  * complete; nothing is logged as a gateway error.
  */
-@SpringBootTest(classes = UpstreamFailureIntegrationTests.App.class,
-		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=llm",
-				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-				"spring.cloud.gateway.server.webflux.routes[1].id=gone",
-				"spring.cloud.gateway.server.webflux.routes[1].uri=lb://gone",
-				"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/gone/**",
-				"spring.cloud.gateway.server.webflux.routes[1].filters[0]=StripPrefix=1",
-				"spring.cloud.gateway.server.webflux.httpclient.response-timeout=1s",
-				"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm,gone",
-				"dualmap.scrape.enabled=false", "dualmap.headers.enabled=false" })
-@AutoConfigureWebTestClient(timeout = "30s")
+@GatewayIntegrationTest(properties = {
+		// Every route here: a list binds from one property source.
+		"spring.cloud.gateway.server.webflux.routes[0].id=llm",
+		"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
+		"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+		"spring.cloud.gateway.server.webflux.routes[1].id=gone",
+		"spring.cloud.gateway.server.webflux.routes[1].uri=lb://gone",
+		"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/gone/**",
+		"spring.cloud.gateway.server.webflux.routes[1].filters[0]=StripPrefix=1",
+		"spring.cloud.gateway.server.webflux.httpclient.response-timeout=1s", "dualmap.services=llm,gone",
+		"dualmap.scrape.enabled=false", "dualmap.headers.enabled=false" })
 @ExtendWith(OutputCaptureExtension.class)
 class UpstreamFailureIntegrationTests {
 
+	@Discovered
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"));
 
 	/** The addresses of two engines that are gone: connections to them are refused. */
@@ -71,17 +68,11 @@ class UpstreamFailureIntegrationTests {
 
 	@DynamicPropertySource
 	static void engines(DynamicPropertyRegistry properties) {
-		StubEngine.discover(properties, "llm", ENGINES);
 		for (int i = 0; i < GONE.size(); i++) {
 			String address = GONE.get(i);
 			properties.add("spring.cloud.discovery.client.simple.instances.gone[" + i + "].uri",
 					() -> "http://" + address);
 		}
-	}
-
-	@AfterAll
-	static void stopEngines() {
-		ENGINES.forEach(StubEngine::stop);
 	}
 
 	@AfterEach
@@ -173,12 +164,6 @@ class UpstreamFailureIntegrationTests {
 		assertThatExceptionOfType(IOException.class)
 			.isThrownBy(() -> http.send(request, HttpResponse.BodyHandlers.ofString()));
 		assertThat(output.getAll()).contains("cut mid-response").doesNotContain("ERROR");
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

@@ -14,9 +14,7 @@ import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.RoutingRequest;
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -37,8 +35,7 @@ class ReplicaPublisherTests {
 
 	private static final String PATH = "/dualmap/replicas/releases";
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
-			List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
+	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(() -> 1L).build();
 
 	private final ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 1024);
 

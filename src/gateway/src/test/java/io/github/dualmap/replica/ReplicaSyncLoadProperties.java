@@ -8,9 +8,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dualmap.core.InstanceState;
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -33,8 +31,7 @@ class ReplicaSyncLoadProperties {
 	@Property(tries = 300)
 	void peerLoadIsAlwaysTheSumOfEachLivePeersLastPublication(
 			@ForAll @Size(max = 80) List<@IntRange(min = 0, max = 99_999) Integer> actions) {
-		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap", List.of("llm"),
-				"dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
+		DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(() -> 1L).build();
 		registry.pool("llm")
 			.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
 					new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of()),

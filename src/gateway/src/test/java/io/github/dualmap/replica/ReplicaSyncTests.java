@@ -14,12 +14,10 @@ import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.RoutingRequest;
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.RoutedAttempt;
 import io.github.dualmap.gateway.ServicePool;
 import io.github.dualmap.gateway.StoredResponses;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 
@@ -31,8 +29,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** Buffering this replica's releases and applying its peers' batches. */
 class ReplicaSyncTests {
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap",
-			List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
+	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(() -> 1L).build();
 
 	private final PrefixHasher hasher = PrefixHasher.ofDefaults();
 
@@ -258,8 +255,7 @@ class ReplicaSyncTests {
 			.satisfies(r -> assertThat(r.chain()).containsExactly(billing.chain()[0], billing.chain()[1]));
 
 		// A second replica with the same instances learns the whole snapshot.
-		DualMapRegistry other = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap", List.of("llm"),
-				"dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
+		DualMapRegistry other = DualMapRegistry.builder().services("llm").clock(() -> 1L).build();
 		other.pool("llm").updateMembership(this.registry.pool("llm").serviceInstances());
 		ReplicaSync starting = new ReplicaSync(other, "new", "h", 16);
 		assertThat(starting.membershipKnown()).isTrue();
@@ -303,8 +299,7 @@ class ReplicaSyncTests {
 		});
 
 		// A peer sharing them learns where each is, for instances it knows.
-		DualMapRegistry other = new DualMapRegistry(SchedulerSettings.ofDefaults(), "dualmap", List.of("llm"),
-				"dualmap.weight", CircuitBreakerConfig.ofDefaults(), () -> 1L);
+		DualMapRegistry other = DualMapRegistry.builder().services("llm").clock(() -> 1L).build();
 		other.pool("llm").updateMembership(this.registry.pool("llm").serviceInstances());
 		StoredResponses theirs = new StoredResponses(100, Duration.ofHours(1));
 		ReplicaSync peer = new ReplicaSync(other, "peer", "h", 16).shareStoredResponses(theirs);

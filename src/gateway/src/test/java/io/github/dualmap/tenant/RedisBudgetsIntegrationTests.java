@@ -3,6 +3,7 @@ package io.github.dualmap.tenant;
 import java.io.IOException;
 import java.time.Duration;
 
+import io.github.dualmap.GatewayTestApplication;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -56,7 +57,7 @@ class RedisBudgetsIntegrationTests {
 	}
 
 	private static ConfigurableApplicationContext gateway(String failureMode) throws IOException {
-		return TenantGateways.start(TenantGateways.App.class, ENGINE, "dualmap.tenants.store=redis",
+		return TenantGateways.start(GatewayTestApplication.class, ENGINE, "dualmap.tenants.store=redis",
 				"dualmap.tenants.redis.failure-mode=" + failureMode, "dualmap.tenants.redis.timeout=300ms",
 				"dualmap.tenants.cost.cached-prompt-weight=0.5", "spring.data.redis.host=127.0.0.1",
 				"spring.data.redis.port=" + redisPort, "dualmap.tenants.shared.tokens-per-day=300",

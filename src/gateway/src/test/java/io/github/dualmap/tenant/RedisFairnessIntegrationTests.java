@@ -11,13 +11,11 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.github.dualmap.GatewayTestApplication;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.MethodOrderer;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestMethodOrder;
 import redis.embedded.RedisServer;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -33,9 +31,9 @@ import static org.awaitility.Awaitility.await;
  * redis-server binary of embedded-redis, on loopback) and one engine: the service the
  * first gave tenant a puts a behind tenant b in the second's queue; with Redis stopped
  * both serve on with their own accounts, the failures are metered, and once Redis is back
- * the service given meanwhile reaches the other replica.
+ * the service given meanwhile reaches the other replica. The tests use tenants of their
+ * own (a and b, c and d), so either may run first.
  */
-@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RedisFairnessIntegrationTests {
 
 	static final UsageEngine ENGINE = new UsageEngine();
@@ -77,12 +75,12 @@ class RedisFairnessIntegrationTests {
 	}
 
 	private static ConfigurableApplicationContext gateway(String... extra) throws IOException {
-		List<String> properties = new ArrayList<>(
-				List.of("dualmap.tenants.store=redis", "dualmap.tenants.redis.fairness-sync-interval=200ms",
-						"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + redisPort,
-						"dualmap.dispatch.max-wait=30s", "dualmap.tenants.a.weight=1", "dualmap.tenants.b.weight=1"));
+		List<String> properties = new ArrayList<>(List.of("dualmap.tenants.store=redis",
+				"dualmap.tenants.redis.fairness-sync-interval=200ms", "spring.data.redis.host=127.0.0.1",
+				"spring.data.redis.port=" + redisPort, "dualmap.dispatch.max-wait=30s", "dualmap.tenants.a.weight=1",
+				"dualmap.tenants.b.weight=1", "dualmap.tenants.c.weight=1", "dualmap.tenants.d.weight=1"));
 		properties.addAll(List.of(extra));
-		return TenantGateways.start(TenantGateways.App.class, ENGINE, properties.toArray(String[]::new));
+		return TenantGateways.start(GatewayTestApplication.class, ENGINE, properties.toArray(String[]::new));
 	}
 
 	@AfterAll
@@ -100,7 +98,6 @@ class RedisFairnessIntegrationTests {
 	}
 
 	@Test
-	@Order(1)
 	void serviceOneReplicaGaveATenantPutsItBehindAnotherInTheOtherReplicasQueue() throws Exception {
 		ENGINE.hold = new CompletableFuture<>();
 		CompletableFuture<HttpResponse<String>> blocker = sendAsync(second, "default", "hold");
@@ -147,36 +144,40 @@ class RedisFairnessIntegrationTests {
 	}
 
 	@Test
-	@Order(2)
 	void withRedisStoppedEachReplicaServesByItsOwnAccountAndTheSyncResumesWhenItReturns() throws Exception {
 		MeterRegistry meters = second.getBean(MeterRegistry.class);
-		double before = served(second, "a");
+		// The second gateway credits the tenants it knows: c is one once it served c and
+		// a sync named c.
+		assertThat(send(second, "c", "known-c").statusCode()).isEqualTo(200);
+		long syncs = llm(second).get("syncs").asLong();
+		await().atMost(Duration.ofSeconds(5)).until(() -> llm(second).get("syncs").asLong() >= syncs + 2);
+		double before = served(second, "c");
 		redis.stop();
 		await().atMost(Duration.ofSeconds(5)).until(() -> !llm(second).get("inSync").asBoolean());
 		assertThat(meters.get("dualmap.tenants.fairness.shared").tag("service", "llm").gauge().value()).isZero();
 
-		// Requests keep flowing through both; the first's service for a stays its own.
+		// Requests keep flowing through both; the first's service for c stays its own.
 		long start = System.nanoTime();
-		double servedFirst = served(first, "a");
+		double servedFirst = served(first, "c");
 		for (int i = 0; i < 4; i++) {
-			assertThat(send(first, "a", "outage-" + i).statusCode()).isEqualTo(200);
+			assertThat(send(first, "c", "outage-" + i).statusCode()).isEqualTo(200);
 		}
-		assertThat(send(second, "b", "outage-b").statusCode()).isEqualTo(200);
+		assertThat(send(second, "d", "outage-d").statusCode()).isEqualTo(200);
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
-		double outage = served(first, "a") - servedFirst;
+		double outage = served(first, "c") - servedFirst;
 		assertThat(outage).isPositive();
 		double failures = meters.get("dualmap.tenants.fairness.sync.failures")
 			.tag("service", "llm")
 			.functionCounter()
 			.count();
 		assertThat(failures).isPositive();
-		// Two more syncs failed after the first gateway served a: nothing of it here.
+		// Two more syncs failed after the first gateway served c: nothing of it here.
 		await().atMost(Duration.ofSeconds(5))
 			.until(() -> meters.get("dualmap.tenants.fairness.sync.failures")
 				.tag("service", "llm")
 				.functionCounter()
 				.count() >= failures + 2);
-		assertThat(served(second, "a")).isCloseTo(before, within(1e-6));
+		assertThat(served(second, "c")).isCloseTo(before, within(1e-6));
 
 		// Back (empty): the first adds what it served meanwhile, the second credits it.
 		redis = redis(redisPort);
@@ -184,7 +185,7 @@ class RedisFairnessIntegrationTests {
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
 			assertThat(llm(first).get("inSync").asBoolean()).isTrue();
 			assertThat(llm(second).get("inSync").asBoolean()).isTrue();
-			assertThat(served(second, "a")).isCloseTo(before + outage, within(1e-6));
+			assertThat(served(second, "c")).isCloseTo(before + outage, within(1e-6));
 		});
 		assertThat(meters.get("dualmap.tenants.fairness.shared").tag("service", "llm").gauge().value()).isEqualTo(1);
 	}

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.github.dualmap.GatewayTestApplication;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,7 +37,7 @@ class SloClassPriorityIntegrationTests {
 	@BeforeAll
 	static void start() throws Exception {
 		ENGINE.delay.set(Duration.ofSeconds(1));
-		gateway = TenantGateways.start(TenantGateways.App.class, ENGINE, "dualmap.dispatch.max-prefill-requests=1",
+		gateway = TenantGateways.start(GatewayTestApplication.class, ENGINE, "dualmap.dispatch.max-prefill-requests=1",
 				"dualmap.dispatch.max-wait=30s", "dualmap.slo.classes.plain.ttft=30s",
 				"dualmap.slo.classes.urgent.ttft=30s", "dualmap.slo.classes.urgent.priority=5",
 				"dualmap.tenants.x.weight=1", "dualmap.tenants.y.priority=3");

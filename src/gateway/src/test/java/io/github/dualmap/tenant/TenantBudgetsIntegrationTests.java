@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.stream.Collectors;
 
+import io.github.dualmap.GatewayTestApplication;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
@@ -47,7 +48,7 @@ class TenantBudgetsIntegrationTests {
 
 	@BeforeAll
 	static void start() throws Exception {
-		gateway = TenantGateways.start(TenantGateways.App.class, ENGINE,
+		gateway = TenantGateways.start(GatewayTestApplication.class, ENGINE,
 				"dualmap.tenants.cost.cached-prompt-weight=0.5", "dualmap.tenants.max-tracked=3",
 				"dualmap.tenants.default.tokens-per-day=100000", "dualmap.tenants.acme.tokens-per-day=1000",
 				"dualmap.tenants.acme.weight=2", "dualmap.tenants.acme.priority=1",

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.github.dualmap.GatewayTestApplication;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,7 @@ class TenantFairnessIntegrationTests {
 	@BeforeAll
 	static void start() throws Exception {
 		ENGINE.delay.set(Duration.ofMillis(150));
-		gateway = TenantGateways.start(TenantGateways.App.class, ENGINE, "dualmap.dispatch.max-prefill-requests=1",
+		gateway = TenantGateways.start(GatewayTestApplication.class, ENGINE, "dualmap.dispatch.max-prefill-requests=1",
 				"dualmap.dispatch.max-wait=30s", "dualmap.tenants.quiet.weight=1", "dualmap.tenants.noisy.weight=1");
 	}
 

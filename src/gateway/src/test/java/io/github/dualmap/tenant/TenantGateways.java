@@ -6,9 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -50,12 +48,6 @@ final class TenantGateways {
 	static String chat(String content, boolean stream, String extra) {
 		return "{\"model\":\"m\",\"stream\":" + stream + extra + ",\"messages\":[{\"role\":\"user\",\"content\":\""
 				+ content + "\"}]}";
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	static class App {
-
 	}
 
 }

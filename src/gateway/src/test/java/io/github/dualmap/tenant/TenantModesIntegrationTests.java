@@ -2,6 +2,7 @@ package io.github.dualmap.tenant;
 
 import java.time.Duration;
 
+import io.github.dualmap.GatewayTestApplication;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -34,7 +35,7 @@ class TenantModesIntegrationTests {
 
 	@BeforeAll
 	static void start() throws Exception {
-		shadow = TenantGateways.start(TenantGateways.App.class, ENGINE, "dualmap.tenants.mode=shadow",
+		shadow = TenantGateways.start(GatewayTestApplication.class, ENGINE, "dualmap.tenants.mode=shadow",
 				"dualmap.tenants.tiny.tokens-per-minute=50");
 		resolved = TenantGateways.start(ResolverApp.class, ENGINE, "dualmap.tenants.key-resolver=apiKeyTenant",
 				"dualmap.tenants.team-a.tokens-per-day=500", "dualmap.tenants.default.tokens-per-day=900");

@@ -1,4 +1,4 @@
-package io.github.dualmap.gateway;
+package io.github.dualmap;
 
 import java.util.zip.CRC32;
 import java.nio.charset.StandardCharsets;
@@ -13,11 +13,14 @@ import java.util.function.BiFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.github.dualmap.gateway.KeepAliveReads;
+import io.github.dualmap.gateway.ServicePool;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
@@ -29,14 +32,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A vLLM-like backend on loopback: OpenAI completions and chat completions (SSE or JSON),
- * streamed responses (SSE) and a vLLM V1 {@code /metrics} whose waiting-queue gauge the
- * test controls.
+ * A vLLM-like backend on loopback, the one every gateway test sends requests to: OpenAI
+ * completions and chat completions (SSE or JSON), the Responses API with stored
+ * responses, a model list, and a vLLM V1 {@code /metrics} whose gauges and prefix cache
+ * counters the test controls. Each public field is a knob or a counter of the test's;
+ * {@link #reset()} puts the knobs back, so tests sharing engines start alike.
  */
-final class StubEngine {
+public final class StubEngine {
 
 	/** The SSE events every streaming response sends, in order. */
-	static final List<String> EVENTS = List.of("data: {\"choices\":[{\"delta\":{\"content\":\"one\"}}]}\n\n",
+	public static final List<String> EVENTS = List.of("data: {\"choices\":[{\"delta\":{\"content\":\"one\"}}]}\n\n",
 			"data: {\"choices\":[{\"delta\":{\"content\":\"two\"}}]}\n\n",
 			"data: {\"choices\":[{\"delta\":{\"content\":\"three\"}}]}\n\n", "data: [DONE]\n\n");
 
@@ -44,11 +49,11 @@ final class StubEngine {
 	 * A streamed Responses API answer: two opening events at once (the first carries the
 	 * response, {@code %s} its id), the rest after the prefill delay, as vLLM sends them.
 	 */
-	static final List<String> RESPONSES_OPENING = List.of(
+	public static final List<String> RESPONSES_OPENING = List.of(
 			"event: response.created\ndata: {\"response\":{\"id\":\"%s\"},\"sequence_number\":0,\"type\":\"response.created\"}\n\n",
 			"event: response.in_progress\r\ndata: {\"type\":\"response.in_progress\",\"sequence_number\":1}\r\n\r\n");
 
-	static final List<String> RESPONSES_EVENTS = List.of(
+	public static final List<String> RESPONSES_EVENTS = List.of(
 			"event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\"}\n\n",
 			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"one\"}\n\n",
 			"event: response.completed\ndata: {\"type\":\"response.completed\"}\n\n");
@@ -56,61 +61,83 @@ final class StubEngine {
 	private static final Pattern PREVIOUS_RESPONSE = Pattern.compile("\"previous_response_id\"\\s*:\\s*\"([^\"]+)\"");
 
 	/** Ids of the responses this stub answered (vLLM's in-memory store). */
-	final Set<String> stored = ConcurrentHashMap.newKeySet();
+	public final Set<String> stored = ConcurrentHashMap.newKeySet();
 
-	final String name;
+	public final String name;
 
-	final AtomicInteger waiting = new AtomicInteger();
+	public final AtomicInteger waiting = new AtomicInteger();
 
-	final AtomicInteger served = new AtomicInteger();
+	public final AtomicInteger served = new AtomicInteger();
 
 	/** Model list requests answered (or refused). */
-	final AtomicInteger modelLists = new AtomicInteger();
+	public final AtomicInteger modelLists = new AtomicInteger();
 
 	/**
 	 * The x-request-id header of the last completion request (null: none; several copies
 	 * joined with ", ").
 	 */
-	final AtomicReference<String> lastRequestId = new AtomicReference<>();
+	public final AtomicReference<String> lastRequestId = new AtomicReference<>();
 
 	/**
 	 * A status the completion endpoints answer instead of completing (0: complete), with
 	 * an OpenAI error body: an engine refusing work.
 	 */
-	final AtomicInteger refuseWith = new AtomicInteger();
+	public final AtomicInteger refuseWith = new AtomicInteger();
 
 	/** Requests answered with {@link #refuseWith}. */
-	final AtomicInteger refused = new AtomicInteger();
+	public final AtomicInteger refused = new AtomicInteger();
 
 	/**
 	 * How the completion endpoints crash (an engine killed mid-request): {@code before}
 	 * closes the connection once the request is read, {@code during} after the first
 	 * event of a stream; empty: they answer.
 	 */
-	final AtomicReference<String> crash = new AtomicReference<>("");
+	public final AtomicReference<String> crash = new AtomicReference<>("");
 
 	/**
 	 * Whether the stub hangs on requests: it still accepts connections and reads them,
 	 * but never answers completion and Responses requests.
 	 */
-	final AtomicBoolean hung = new AtomicBoolean();
+	public final AtomicBoolean hung = new AtomicBoolean();
 
 	/** Whether the stub's {@code /metrics} never answers: scrapes hang. */
-	final AtomicBoolean scrapesHang = new AtomicBoolean();
+	public final AtomicBoolean scrapesHang = new AtomicBoolean();
 
 	/** Completion and Responses requests read while {@link #hung}, never answered. */
-	final AtomicInteger held = new AtomicInteger();
+	public final AtomicInteger held = new AtomicInteger();
 
 	/**
 	 * Whether streams never end: events of 4 KB every millisecond until the gateway goes
 	 * away (a long generation whose client may leave).
 	 */
-	final AtomicBoolean endless = new AtomicBoolean();
+	public final AtomicBoolean endless = new AtomicBoolean();
 
 	/** Delay before the first response byte: a slow prefill, as the gateway sees it. */
-	final AtomicReference<Duration> firstByteDelay = new AtomicReference<>(Duration.ZERO);
+	public final AtomicReference<Duration> firstByteDelay = new AtomicReference<>(Duration.ZERO);
 
-	private final DisposableServer server;
+	/** The {@code vllm:num_requests_running} gauge. */
+	public final AtomicInteger running = new AtomicInteger();
+
+	/** The {@code vllm:kv_cache_usage_perc} gauge. */
+	public final AtomicReference<Double> kvCacheUsage = new AtomicReference<>(DEFAULT_KV_CACHE_USAGE);
+
+	/**
+	 * The prefix cache counters {@code vllm:prefix_cache_queries_total} and
+	 * {@code vllm:prefix_cache_hits_total}, in that order (null: not reported).
+	 */
+	public final AtomicReference<long[]> prefixCache = new AtomicReference<>();
+
+	private static final double DEFAULT_KV_CACHE_USAGE = 0.1;
+
+	/**
+	 * While set, requests that arrive are held (not even a first byte) until
+	 * {@link #releaseResponses()}: they stay in prefill as far as the gateway can tell.
+	 */
+	private final AtomicReference<Sinks.Empty<Void>> gate = new AtomicReference<>();
+
+	private final int port;
+
+	private volatile DisposableServer server;
 
 	// Every connection of the stub, so that stopping it also drops the gateway's pooled
 	// keep-alive connections, as a crashed engine would.
@@ -120,7 +147,7 @@ final class StubEngine {
 	 * After a test: every engine answers at once again, and {@code pool} holds no queued
 	 * request and none in flight (the test's stragglers have finished).
 	 */
-	static void settle(List<StubEngine> engines, ServicePool pool) {
+	public static void settle(List<StubEngine> engines, ServicePool pool) {
 		engines.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
 			assertThat(pool.queues().queued()).isZero();
@@ -129,18 +156,23 @@ final class StubEngine {
 	}
 
 	/** Lists {@code engines} as the instances of {@code service} in simple discovery. */
-	static void discover(DynamicPropertyRegistry properties, String service, List<StubEngine> engines) {
+	public static void discover(DynamicPropertyRegistry properties, String service, List<StubEngine> engines) {
 		for (int i = 0; i < engines.size(); i++) {
 			properties.add("spring.cloud.discovery.client.simple.instances." + service + "[" + i + "].uri",
 					engines.get(i)::uri);
 		}
 	}
 
-	StubEngine(String name) {
+	public StubEngine(String name) {
 		this.name = name;
-		this.server = KeepAliveReads.install(HttpServer.create())
+		this.server = bind(0);
+		this.port = this.server.port();
+	}
+
+	private DisposableServer bind(int port) {
+		return KeepAliveReads.install(HttpServer.create())
 			.host("127.0.0.1")
-			.port(0)
+			.port(port)
 			.channelGroup(this.connections)
 			.route(routes -> routes.post("/v1/chat/completions", this::complete)
 				.post("/v1/completions", this::complete)
@@ -169,19 +201,66 @@ final class StubEngine {
 			.bindNow();
 	}
 
-	String uri() {
-		return "http://127.0.0.1:" + this.server.port();
+	public String uri() {
+		return "http://127.0.0.1:" + this.port;
 	}
 
-	String instanceId() {
-		return "127.0.0.1:" + this.server.port();
+	public String instanceId() {
+		return "127.0.0.1:" + this.port;
 	}
 
-	void stop() {
+	/**
+	 * Stops listening and drops every connection, as a crashed engine does (held
+	 * responses are released first).
+	 */
+	public void stop() {
+		releaseResponses();
 		if (!this.server.isDisposed()) {
 			this.server.disposeNow();
 		}
 		this.connections.close().awaitUninterruptibly();
+	}
+
+	/** Whether the engine listens (not {@link #stop() stopped}). */
+	public boolean listening() {
+		return !this.server.isDisposed();
+	}
+
+	/** Listens again on the same port after {@link #stop()}: the engine came back. */
+	public void restart() {
+		if (this.server.isDisposed()) {
+			this.server = bind(this.port);
+		}
+	}
+
+	/**
+	 * Every knob at its default: answering at once, nothing refused, hung or crashing, an
+	 * empty engine queue, default gauges, no held responses; listening again if stopped.
+	 * Counters and stored responses stay.
+	 */
+	public void reset() {
+		restart();
+		releaseResponses();
+		this.waiting.set(0);
+		this.refuseWith.set(0);
+		this.crash.set("");
+		this.hung.set(false);
+		this.scrapesHang.set(false);
+		this.endless.set(false);
+		this.firstByteDelay.set(Duration.ZERO);
+	}
+
+	/** Holds every response from now on until {@link #releaseResponses()}. */
+	public void holdResponses() {
+		this.gate.compareAndSet(null, Sinks.empty());
+	}
+
+	/** Releases held responses; later requests are answered at once. */
+	public void releaseResponses() {
+		Sinks.Empty<Void> held = this.gate.getAndSet(null);
+		if (held != null) {
+			held.tryEmitEmpty();
+		}
 	}
 
 	/**
@@ -192,6 +271,8 @@ final class StubEngine {
 			BiFunction<byte[], String, Mono<Void>> answer) {
 		List<String> ids = req.requestHeaders().getAll("x-request-id");
 		this.lastRequestId.set(ids.isEmpty() ? null : String.join(", ", ids));
+		Sinks.Empty<Void> holding = this.gate.get();
+		Mono<Void> gate = (holding != null) ? holding.asMono() : Mono.empty();
 		return req.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap(bytes -> {
 			if (this.hung.get()) {
 				this.held.incrementAndGet();
@@ -201,7 +282,8 @@ final class StubEngine {
 				return refuse(res);
 			}
 			this.served.incrementAndGet();
-			return answer.apply(bytes, new String(bytes, StandardCharsets.UTF_8));
+			// Held: nothing, not even the first byte, before the gate opens.
+			return gate.then(Mono.defer(() -> answer.apply(bytes, new String(bytes, StandardCharsets.UTF_8))));
 		});
 	}
 
@@ -287,17 +369,24 @@ final class StubEngine {
 	}
 
 	private String metrics() {
+		long[] prefix = this.prefixCache.get();
+		String prefixCounters = (prefix != null) ? """
+				# TYPE vllm:prefix_cache_queries_total counter
+				vllm:prefix_cache_queries_total{engine="0",model_name="m"} %d.0
+				# TYPE vllm:prefix_cache_hits_total counter
+				vllm:prefix_cache_hits_total{engine="0",model_name="m"} %d.0
+				""".formatted(prefix[0], prefix[1]) : "";
 		return """
 				# HELP vllm:num_requests_running Number of requests in model execution batches.
 				# TYPE vllm:num_requests_running gauge
-				vllm:num_requests_running{engine="0",model_name="m"} 0.0
+				vllm:num_requests_running{engine="0",model_name="m"} %d.0
 				# HELP vllm:num_requests_waiting Number of requests waiting to be processed.
 				# TYPE vllm:num_requests_waiting gauge
 				vllm:num_requests_waiting{engine="0",model_name="m"} %d.0
 				# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.
 				# TYPE vllm:kv_cache_usage_perc gauge
-				vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.1
-				""".formatted(this.waiting.get());
+				vllm:kv_cache_usage_perc{engine="0",model_name="m"} %s
+				""".formatted(this.running.get(), this.waiting.get(), this.kvCacheUsage.get()) + prefixCounters;
 	}
 
 }
