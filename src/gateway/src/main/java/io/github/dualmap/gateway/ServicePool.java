@@ -3,7 +3,6 @@ package io.github.dualmap.gateway;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,7 +12,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.atomic.LongAdder;
 
 import io.github.dualmap.core.Candidates;
 import io.github.dualmap.core.Decision;
@@ -98,22 +96,9 @@ public final class ServicePool {
 	 */
 	private final AtomicLong emptySince = new AtomicLong(NOT_EMPTY);
 
-	private final Map<String, AtomicLong> scrapeFailures = new ConcurrentHashMap<>();
+	private final InstanceLiveness liveness;
 
-	/** Pool clock reading of the last answer from each instance (or its joining). */
-	private final Map<String, Long> lastHeard = new ConcurrentHashMap<>();
-
-	private final LongAdder tooManyRequests = new LongAdder();
-
-	private final LongAdder unavailable = new LongAdder();
-
-	private final Map<RetryCause, LongAdder> retries = new EnumMap<>(RetryCause.class);
-
-	/**
-	 * Tries sent to an instance that have not ended: those waiting on an instance taken
-	 * out as unresponsive are abandoned ({@link RoutedAttempt#abandon}).
-	 */
-	private final Set<RoutedAttempt> sent = ConcurrentHashMap.newKeySet();
+	private final ServiceCounters counters = new ServiceCounters();
 
 	ServicePool(String serviceId, InstancePool pool, RoutingPolicy policy, QueueSettings queueSettings,
 			InstanceBreakers breakers, String weightMetadataKey, List<DualMapListener> listeners) {
@@ -125,9 +110,7 @@ public final class ServicePool {
 		this.breakers = breakers;
 		this.weightMetadataKey = weightMetadataKey;
 		this.listeners = listeners;
-		for (RetryCause cause : RetryCause.values()) {
-			this.retries.put(cause, new LongAdder());
-		}
+		this.liveness = new InstanceLiveness(serviceId, pool, breakers, this);
 	}
 
 	/** The id of an instance: its discovery instance id, else {@code host:port}. */
@@ -276,14 +259,7 @@ public final class ServicePool {
 			else {
 				this.pool.updateMembership(members.stream().map(m -> new RingMember(m.id(), m.weight())).toList());
 				this.breakers.retain(byId.keySet());
-				// A departed instance's count would otherwise stay forever; one that
-				// comes back starts from zero, like its meters.
-				this.scrapeFailures.keySet().retainAll(byId.keySet());
-				this.lastHeard.keySet().retainAll(byId.keySet());
-				long now = this.pool.now();
-				for (String id : byId.keySet()) {
-					this.lastHeard.putIfAbsent(id, now);
-				}
+				this.liveness.retain(byId.keySet());
 				this.membership = new Membership(members, Map.copyOf(byId));
 				this.settled = false;
 			}
@@ -529,15 +505,12 @@ public final class ServicePool {
 	 * non-member.
 	 */
 	public long scrapeFailures(String instanceId) {
-		AtomicLong n = this.scrapeFailures.get(instanceId);
-		return n == null ? 0 : n.get();
+		return this.liveness.scrapeFailures(instanceId);
 	}
 
 	/** Scrape failures per instance id. */
 	public Map<String, Long> scrapeFailures() {
-		Map<String, Long> out = new LinkedHashMap<>();
-		this.scrapeFailures.forEach((id, n) -> out.put(id, n.get()));
-		return out;
+		return this.liveness.scrapeFailures();
 	}
 
 	/**
@@ -545,9 +518,7 @@ public final class ServicePool {
 	 * byte): it is responsive again if it was taken out as unresponsive.
 	 */
 	void heard(String instanceId) {
-		if (this.lastHeard.replace(instanceId, this.pool.now()) != null && this.breakers.responsive(instanceId, true)) {
-			logger.info("Instance " + instanceId + " of " + this.serviceId + " answers again: it gets new requests");
-		}
+		this.liveness.heard(instanceId);
 	}
 
 	/**
@@ -557,54 +528,21 @@ public final class ServicePool {
 	 * @param why the scrape's failure, for the log
 	 */
 	void unanswered(String instanceId, long silenceNanos, Throwable why) {
-		long silent;
-		// Under the membership lock, as countScrapeFailure: an instance that left (and
-		// may come back as a new member) must not keep a flag set while it was leaving.
-		synchronized (this) {
-			Long last = this.lastHeard.get(instanceId);
-			silent = last == null ? -1 : this.pool.now() - last;
-			if (!this.membership.byId().containsKey(instanceId) || silent < silenceNanos
-					|| !this.breakers.responsive(instanceId, false)) {
-				return;
-			}
-			// An answer that came while this looked (heard() is not under this lock) must
-			// not be lost: it moved lastHeard before clearing a flag not set yet.
-			if (!last.equals(this.lastHeard.get(instanceId))) {
-				this.breakers.responsive(instanceId, true);
-				return;
-			}
-		}
-		int abandoned = 0;
-		for (RoutedAttempt attempt : this.sent) {
-			if (attempt.instanceId().equals(instanceId) && attempt.abandon()) {
-				abandoned++;
-			}
-		}
-		logger.warn("Instance " + instanceId + " of " + this.serviceId + " has not answered for "
-				+ Duration.ofNanos(silent).toMillis() + " ms (no scrape answered, no response byte; last: " + why
-				+ "): no new requests go to it, and its queued ones move, until it answers"
-				+ " (dualmap.scrape.unresponsive-after)" + (abandoned == 0 ? ""
-						: "; " + abandoned + " sent to it and waiting for its answer are sent to another instance"));
+		this.liveness.unanswered(instanceId, silenceNanos, why);
 	}
 
 	/** Tries sent to an instance that have not ended. */
 	int triesInFlight() {
-		return this.sent.size();
+		return this.liveness.triesInFlight();
 	}
 
 	/** A try ended: it no longer waits on its instance. */
 	void ended(RoutedAttempt attempt) {
-		this.sent.remove(attempt);
+		this.liveness.ended(attempt);
 	}
 
 	void countScrapeFailure(String instanceId) {
-		// Under the membership lock: a scrape that fails while its instance is being
-		// removed must not re-create the count updateMembership just dropped.
-		synchronized (this) {
-			if (this.membership.byId().containsKey(instanceId)) {
-				this.scrapeFailures.computeIfAbsent(instanceId, id -> new AtomicLong()).incrementAndGet();
-			}
-		}
+		this.liveness.countScrapeFailure(instanceId);
 	}
 
 	/**
@@ -615,24 +553,16 @@ public final class ServicePool {
 	 * {@link Rejection#SERVICE_UNAVAILABLE}
 	 */
 	public long rejections(int status) {
-		return switch (status) {
-			case Rejection.TOO_MANY_REQUESTS -> this.tooManyRequests.sum();
-			case Rejection.SERVICE_UNAVAILABLE -> this.unavailable.sum();
-			default -> throw new IllegalArgumentException("rejection status must be 429 or 503 but was " + status);
-		};
+		return this.counters.rejections(status);
 	}
 
 	/** Requests of this pool sent once more to another instance, for {@code cause}. */
 	public long retries(RetryCause cause) {
-		return this.retries.get(cause).sum();
+		return this.counters.retries(cause);
 	}
 
 	void countRetry(RetryCause cause) {
-		this.retries.get(cause).increment();
-	}
-
-	private void countRejection(Rejection rejection) {
-		(rejection.status() == Rejection.TOO_MANY_REQUESTS ? this.tooManyRequests : this.unavailable).increment();
+		this.counters.countRetry(cause);
 	}
 
 	List<DualMapListener> listeners() {
@@ -745,7 +675,7 @@ public final class ServicePool {
 					Rejection none = new Rejection(Rejection.SERVICE_UNAVAILABLE,
 							"no instance of '" + ServicePool.this.serviceId + "' accepts requests",
 							ServicePool.this.queues.settings().unavailableRetryAfterSeconds());
-					countRejection(none);
+					ServicePool.this.counters.countRejection(none);
 					this.sink
 						.error(new DispatchRejectedException(none, DispatchRejectedException.NO_INSTANCE_AVAILABLE));
 					return;
@@ -760,7 +690,7 @@ public final class ServicePool {
 			}
 			// In the set before anyone can see it (and end it: cancel), or an attempt
 			// ended first would stay in the set for ever.
-			ServicePool.this.sent.add(routed);
+			ServicePool.this.liveness.sent(routed);
 			this.attempt.set(routed);
 			if (this.cancelled) {
 				routed.cancel();
@@ -771,7 +701,7 @@ public final class ServicePool {
 
 		@Override
 		public void rejected(QueuedRequest q, Rejection rejection) {
-			countRejection(rejection);
+			ServicePool.this.counters.countRejection(rejection);
 			this.sink.error(new DispatchRejectedException(rejection, rejectionCode(q, rejection)));
 		}
 
