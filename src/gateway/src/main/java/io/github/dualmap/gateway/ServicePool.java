@@ -1,16 +1,10 @@
 package io.github.dualmap.gateway;
 
-import java.net.URI;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.core.Candidates;
@@ -25,12 +19,9 @@ import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.QueuedRequest;
 import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.Rejection;
-import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
@@ -46,13 +37,6 @@ import org.springframework.cloud.client.ServiceInstance;
  */
 public final class ServicePool {
 
-	private static final Log logger = LogFactory.getLog(ServicePool.class);
-
-	private static final long NOT_EMPTY = Long.MIN_VALUE;
-
-	/** {@link #emptySince} once an empty list was applied after the grace. */
-	private static final long EMPTY_APPLIED = Long.MIN_VALUE + 1;
-
 	private final String serviceId;
 
 	private final InstancePool pool;
@@ -65,36 +49,11 @@ public final class ServicePool {
 
 	private final InstanceBreakers breakers;
 
-	private final String weightMetadataKey;
-
 	private final List<DualMapListener> listeners;
 
-	private volatile Membership membership = new Membership(Set.of(), Map.of());
+	private final InstanceMembership membership;
 
-	/**
-	 * The instance objects of the last list {@link #updateMembership} saw, in order: a
-	 * list of the same objects is the same membership (suppliers cache their lists), so
-	 * the common case costs N reference comparisons instead of N ids, weights and URIs.
-	 */
-	private volatile List<ServiceInstance> lastSeen = List.of();
-
-	/**
-	 * Whether the policy, the queues and the listeners took the current membership
-	 * ({@link #settle}).
-	 */
-	private volatile boolean settled = true;
-
-	/** The membership whose settling failure was logged: one warning per membership. */
-	private volatile @Nullable Membership failedToSettle;
-
-	/** See {@link #emptyListGrace}; set from configuration, zero for a bare pool. */
-	private volatile long emptyListGraceNanos;
-
-	/**
-	 * Pool clock reading of the first empty list in a row while the pool had instances,
-	 * else {@link #NOT_EMPTY}.
-	 */
-	private final AtomicLong emptySince = new AtomicLong(NOT_EMPTY);
+	private final EmptyListGrace grace;
 
 	private final InstanceLiveness liveness;
 
@@ -108,9 +67,11 @@ public final class ServicePool {
 		this.placement = new PlacementOverrides(policy, this::alternative);
 		this.queues = new DispatchQueues(pool, this.placement, queueSettings);
 		this.breakers = breakers;
-		this.weightMetadataKey = weightMetadataKey;
 		this.listeners = listeners;
-		this.liveness = new InstanceLiveness(serviceId, pool, breakers, this);
+		this.membership = new InstanceMembership(serviceId, pool, weightMetadataKey, this::retain,
+				this::tellMembership);
+		this.grace = new EmptyListGrace(serviceId, pool.clock(), this.membership);
+		this.liveness = new InstanceLiveness(serviceId, pool, breakers, this.membership);
 	}
 
 	/** The id of an instance: its discovery instance id, else {@code host:port}. */
@@ -125,17 +86,7 @@ public final class ServicePool {
 	 * @return whether the membership changed
 	 */
 	public boolean updateMembership(List<ServiceInstance> instances) {
-		if (!instances.isEmpty() && this.emptySince.get() != NOT_EMPTY) {
-			listedAgain(instances.size());
-		}
-		List<ServiceInstance> last = this.lastSeen;
-		if (sameObjects(instances, last) || sameContent(instances, last)) {
-			return false;
-		}
-		if (instances.isEmpty() && keepsLastMembership()) {
-			return false;
-		}
-		return applyMembership(instances);
+		return this.grace.update(instances);
 	}
 
 	/**
@@ -146,38 +97,7 @@ public final class ServicePool {
 	 * at once.
 	 */
 	public void emptyListGrace(Duration grace) {
-		if (grace.isNegative()) {
-			throw new IllegalArgumentException("empty list grace must be >= 0 but was " + grace);
-		}
-		this.emptyListGraceNanos = grace.toNanos();
-	}
-
-	/** Whether an empty list is ignored now: within the grace since the first one. */
-	private boolean keepsLastMembership() {
-		long grace = this.emptyListGraceNanos;
-		int known = this.membership.members().size();
-		if (grace <= 0 || known == 0) {
-			return false;
-		}
-		long now = this.pool.now();
-		long since = this.emptySince.get();
-		if (since == NOT_EMPTY) {
-			if (this.emptySince.compareAndSet(NOT_EMPTY, now)) {
-				logger.warn("Discovery lists no instance of " + this.serviceId + " (or could not be read): keeping its "
-						+ known + " known instances for up to " + Duration.ofNanos(grace)
-						+ " (dualmap.discovery.empty-list-grace)");
-			}
-			return true;
-		}
-		if (now - since < grace) {
-			return true;
-		}
-		// Once, by the caller that applies it (request threads and the refresher race).
-		if (this.emptySince.compareAndSet(since, EMPTY_APPLIED)) {
-			logger.warn("Discovery has listed no instance of " + this.serviceId + " for "
-					+ Duration.ofNanos(now - since) + ": the pool is empty");
-		}
-		return false;
+		this.grace.grace(grace);
 	}
 
 	/**
@@ -185,146 +105,26 @@ public final class ServicePool {
 	 * ({@link #emptyListGrace}), or {@code null} when it is not doing so.
 	 */
 	public @Nullable Duration keptThroughEmptyLists() {
-		long since = this.emptySince.get();
-		if (since == NOT_EMPTY || since == EMPTY_APPLIED || this.membership.members().isEmpty()) {
-			return null;
-		}
-		return Duration.ofNanos(Math.max(0, this.pool.now() - since));
-	}
-
-	private void listedAgain(int listed) {
-		long since = this.emptySince.getAndSet(NOT_EMPTY);
-		if (since != NOT_EMPTY && since != EMPTY_APPLIED && !this.membership.members().isEmpty()) {
-			logger.info("Discovery lists " + listed + " instances of " + this.serviceId + " again after "
-					+ Duration.ofNanos(Math.max(0, this.pool.now() - since)) + " without");
-		}
+		return this.grace.keptThroughEmptyLists();
 	}
 
 	/**
-	 * Whether a list of other objects describes the same instances, field by field (id,
-	 * address, scheme and the whole metadata, whose keys the pool and scraping read) and
-	 * without building anything: a supplier without a cache (or a discovery client that
-	 * builds its instances on every call) returns equal instances in new objects, and
-	 * building ids, weights and URIs for each of them on every request is what this
-	 * avoids. The instance objects kept for forwarding stay the earlier, equal ones.
+	 * The state of instances that left is dropped, under the membership lock, before the
+	 * new membership is visible.
 	 */
-	private boolean sameContent(List<ServiceInstance> a, List<ServiceInstance> b) {
-		if (a.size() != b.size()) {
-			return false;
-		}
-		for (int i = 0; i < a.size(); i++) {
-			ServiceInstance x = a.get(i);
-			ServiceInstance y = b.get(i);
-			if (!Objects.equals(x.getInstanceId(), y.getInstanceId()) || !Objects.equals(x.getHost(), y.getHost())
-					|| x.getPort() != y.getPort() || x.isSecure() != y.isSecure()
-					|| !Objects.equals(x.getScheme(), y.getScheme()) || !InstanceMetadata.same(x, y)) {
-				return false;
-			}
-		}
-		return true;
+	private void retain(Set<String> members) {
+		this.breakers.retain(members);
+		this.liveness.retain(members);
 	}
 
-	private static boolean sameObjects(List<ServiceInstance> a, List<ServiceInstance> b) {
-		if (a.size() != b.size()) {
-			return false;
+	/** The new membership goes to the policy, the queues and the listeners. */
+	private void tellMembership(List<ServiceInstance> current) {
+		this.policy.onMembershipChanged(this.pool);
+		// Requests queued for an instance that left go to their other home now.
+		this.queues.onMembershipChanged();
+		for (DualMapListener l : this.listeners) {
+			l.onMembershipChanged(this.serviceId, current);
 		}
-		for (int i = 0; i < a.size(); i++) {
-			if (a.get(i) != b.get(i)) {
-				return false;
-			}
-		}
-		return true;
-	}
-
-	private boolean applyMembership(List<ServiceInstance> instances) {
-		List<ServiceInstance> seen = List.copyOf(instances);
-		Set<Member> members = new HashSet<>();
-		Map<String, ServiceInstance> byId = new LinkedHashMap<>();
-		for (ServiceInstance i : instances) {
-			String id = instanceId(i);
-			if (byId.putIfAbsent(id, i) == null) {
-				members.add(new Member(id, weight(id, i), i.getUri(), InstanceMetadata.copy(i)));
-			}
-		}
-		synchronized (this) {
-			if (members.equals(this.membership.members())) {
-				if (this.settled) {
-					// With the membership it stands for, so a fast-path hit always means
-					// the membership of exactly these objects.
-					this.lastSeen = seen;
-					return false;
-				}
-				// The same membership, whose hooks or listeners failed last time: again.
-			}
-			else {
-				this.pool.updateMembership(members.stream().map(m -> new RingMember(m.id(), m.weight())).toList());
-				this.breakers.retain(byId.keySet());
-				this.liveness.retain(byId.keySet());
-				this.membership = new Membership(members, Map.copyOf(byId));
-				this.settled = false;
-			}
-		}
-		if (settle(List.copyOf(byId.values()))) {
-			this.lastSeen = seen;
-		}
-		return true;
-	}
-
-	/**
-	 * Tells the policy, the queues and the listeners (scraping among them) of the current
-	 * membership. A failure of any of them is logged (once per membership) and leaves the
-	 * membership unsettled, so the next list, even an equal one, tells them again instead
-	 * of taking the fast path: a scrape target or a re-placement is not lost for good to
-	 * one failure, and the request that brought the list is not failed by it.
-	 * @return whether every one of them took it
-	 */
-	private boolean settle(List<ServiceInstance> current) {
-		try {
-			this.policy.onMembershipChanged(this.pool);
-			// Requests queued for an instance that left go to their other home now.
-			this.queues.onMembershipChanged();
-			for (DualMapListener l : this.listeners) {
-				l.onMembershipChanged(this.serviceId, current);
-			}
-		}
-		catch (RuntimeException ex) {
-			Membership m = this.membership;
-			if (this.failedToSettle != m) {
-				this.failedToSettle = m;
-				logger.warn("Applying the membership of " + this.serviceId + " (" + current.size()
-						+ " instances) failed; it is applied again with the next instance list", ex);
-			}
-			return false;
-		}
-		this.settled = true;
-		return true;
-	}
-
-	private double weight(String id, ServiceInstance instance) {
-		String raw = InstanceMetadata.get(instance, this.weightMetadataKey);
-		if (raw == null) {
-			return 1.0;
-		}
-		try {
-			double w = Double.parseDouble(raw.strip());
-			if (w > RingMember.MAX_WEIGHT) {
-				// Weights are relative: one far above the rest would take the rings' time
-				// and memory for the build and leave the others almost nothing.
-				logger.warn("Instance '" + id + "' of service '" + this.serviceId + "' has metadata "
-						+ this.weightMetadataKey + "='" + raw + "', above the maximum weight "
-						+ (int) RingMember.MAX_WEIGHT + "; using weight " + (int) RingMember.MAX_WEIGHT);
-				return RingMember.MAX_WEIGHT;
-			}
-			if (w > 0) {
-				return w;
-			}
-		}
-		catch (NumberFormatException ex) {
-			// Fall through to the warning below.
-		}
-		logger.warn("Instance '" + id + "' of service '" + this.serviceId + "' has metadata " + this.weightMetadataKey
-				+ "='" + raw + "', which is not a positive number; using weight 1");
-		return 1.0;
 	}
 
 	/**
@@ -492,12 +292,12 @@ public final class ServicePool {
 
 	/** The discovered instance with {@code instanceId}, if it is a member. */
 	public @Nullable ServiceInstance serviceInstance(String instanceId) {
-		return this.membership.byId().get(instanceId);
+		return this.membership.serviceInstance(instanceId);
 	}
 
 	/** The discovered instances, in discovery order. */
 	public List<ServiceInstance> serviceInstances() {
-		return new ArrayList<>(this.membership.byId().values());
+		return this.membership.serviceInstances();
 	}
 
 	/**
@@ -717,16 +517,6 @@ public final class ServicePool {
 			}
 		}
 
-	}
-
-	/**
-	 * What an instance is to the pool and its listeners: an edit of its metadata alone
-	 * (the metrics path scraping reads) is a change too.
-	 */
-	private record Member(String id, double weight, URI uri, InstanceMetadata.Copy metadata) {
-	}
-
-	private record Membership(Set<Member> members, Map<String, ServiceInstance> byId) {
 	}
 
 }
