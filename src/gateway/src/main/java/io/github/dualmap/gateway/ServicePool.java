@@ -4,36 +4,32 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.core.Candidates;
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.DualHashRing;
-import io.github.dualmap.core.DispatchListener;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.QueueSettings;
-import io.github.dualmap.core.QueuedRequest;
 import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
 
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * Everything the gateway keeps for one service id: the core {@link InstancePool},
- * {@link RoutingPolicy} and {@link DispatchQueues}, the discovered
- * {@link ServiceInstance}s by instance id, the per-instance breakers and scrape failure
- * counts. Requests enter through {@link #submit}; operators drain and undrain instances
- * here.
+ * Everything the gateway keeps for one service id, and the coordinator of its parts: the
+ * core {@link InstancePool}, {@link RoutingPolicy} and {@link DispatchQueues}; discovered
+ * lists enter through {@link EmptyListGrace} into {@link InstanceMembership}, requests
+ * through a {@link Submission} each; {@link InstanceBreakers} and
+ * {@link InstanceLiveness} keep instances that fail or fall silent out, and
+ * {@link ServiceCounters} counts rejections and retries. Operators drain and undrain
+ * instances here.
  */
 public final class ServicePool {
 
@@ -165,7 +161,7 @@ public final class ServicePool {
 	 */
 	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, Set<String> excluded, boolean repeated,
 			@Nullable String pinned, long queuedNanos) {
-		return Mono.create(sink -> new Submission(sink, request, streaming, excluded, pinned,
+		return Mono.create(sink -> new Submission(this, sink, request, streaming, excluded, pinned,
 				queuedNanos > 0 ? this.pool.now() - queuedNanos : Long.MAX_VALUE)
 			.start(repeated));
 	}
@@ -369,154 +365,16 @@ public final class ServicePool {
 		return this.listeners;
 	}
 
-	private String rejectionCode(QueuedRequest q, Rejection r) {
-		if (r.status() == Rejection.TOO_MANY_REQUESTS) {
-			return DispatchRejectedException.QUEUE_FULL;
-		}
-		String id = q.instanceId();
-		InstanceState s = id == null ? null : this.pool.instance(id);
-		return s == null || !s.acceptsNewWork() ? DispatchRejectedException.NO_INSTANCE_AVAILABLE
-				: DispatchRejectedException.QUEUE_WAIT_EXCEEDED;
+	PlacementOverrides placementOverrides() {
+		return this.placement;
 	}
 
-	/**
-	 * One request's way through the queues to a {@link MonoSink}: resubmits when the
-	 * instance it was released to cannot take it after all (breaker refuses, instance
-	 * gone), and ends whatever the cancel of the subscription finds.
-	 */
-	private final class Submission implements DispatchListener {
+	InstanceLiveness liveness() {
+		return this.liveness;
+	}
 
-		private final MonoSink<RoutedAttempt> sink;
-
-		private final RoutingRequest request;
-
-		private final boolean streaming;
-
-		private final Set<String> excluded = ConcurrentHashMap.newKeySet();
-
-		private final AtomicReference<@Nullable QueuedRequest> current = new AtomicReference<>();
-
-		private final AtomicReference<@Nullable RoutedAttempt> attempt = new AtomicReference<>();
-
-		private volatile boolean cancelled;
-
-		private volatile int refusals;
-
-		// When its first placement entered the queues: a placement after a refusal keeps
-		// the wait already spent.
-		private volatile long waitingSince = Long.MAX_VALUE;
-
-		private final @Nullable String pinned;
-
-		Submission(MonoSink<RoutedAttempt> sink, RoutingRequest request, boolean streaming, Set<String> excluded,
-				@Nullable String pinned, long waitingSince) {
-			this.sink = sink;
-			this.request = request;
-			this.streaming = streaming;
-			this.excluded.addAll(excluded);
-			this.pinned = pinned;
-			this.waitingSince = waitingSince;
-		}
-
-		void start(boolean repeated) {
-			this.sink.onCancel(this::cancel);
-			place(repeated);
-		}
-
-		private void place(boolean repeated) {
-			boolean repeat = repeated || !this.excluded.isEmpty();
-			boolean pin = this.pinned != null && !this.excluded.contains(this.pinned);
-			if (pin) {
-				ServicePool.this.placement.pin(this.request.id(), this.pinned);
-			}
-			if (repeat) {
-				ServicePool.this.placement.repeat(this.request.id(), this.excluded);
-			}
-			QueuedRequest q;
-			try {
-				// The queues keep it off the instances it failed on while it waits (idle
-				// pull, migration, re-placement), not only in this choice.
-				q = ServicePool.this.queues.submit(this.request, this.streaming,
-						this.excluded.isEmpty() ? Set.of() : Set.copyOf(this.excluded), this.waitingSince, this);
-			}
-			finally {
-				if (repeat || pin) {
-					ServicePool.this.placement.forget(this.request.id());
-				}
-			}
-			if (this.waitingSince == Long.MAX_VALUE) {
-				this.waitingSince = q.submittedAtNanos();
-			}
-			this.current.set(q);
-			if (this.cancelled) {
-				ServicePool.this.queues.cancel(q);
-			}
-		}
-
-		@Override
-		public void released(QueuedRequest q, Decision decision, InstancePool.Dispatch dispatch) {
-			String id = decision.instanceId();
-			ServiceInstance instance = serviceInstance(id);
-			CircuitBreaker breaker = instance == null ? null : ServicePool.this.breakers.breaker(id);
-			boolean eligible = instance != null && !this.excluded.contains(id);
-			boolean permitted = eligible && breaker.tryAcquirePermission();
-			if (eligible && !permitted) {
-				ServicePool.this.breakers.refused(id);
-			}
-			if (!permitted) {
-				// Nothing was sent: give the capacity back and place the request anew.
-				ServicePool.this.queues.finish(q);
-				this.excluded.add(id);
-				this.refusals++;
-				if (this.cancelled) {
-					return;
-				}
-				if (this.refusals > ServicePool.this.pool.size() + 1) {
-					Rejection none = new Rejection(Rejection.SERVICE_UNAVAILABLE,
-							"no instance of '" + ServicePool.this.serviceId + "' accepts requests",
-							ServicePool.this.queues.settings().unavailableRetryAfterSeconds());
-					ServicePool.this.counters.countRejection(none);
-					this.sink
-						.error(new DispatchRejectedException(none, DispatchRejectedException.NO_INSTANCE_AVAILABLE));
-					return;
-				}
-				place(true);
-				return;
-			}
-			RoutedAttempt routed = new RoutedAttempt(ServicePool.this, this.request, decision, dispatch, breaker,
-					instance, q);
-			for (DualMapListener l : ServicePool.this.listeners) {
-				l.onDecision(ServicePool.this.serviceId, this.request, decision);
-			}
-			// In the set before anyone can see it (and end it: cancel), or an attempt
-			// ended first would stay in the set for ever.
-			ServicePool.this.liveness.sent(routed);
-			this.attempt.set(routed);
-			if (this.cancelled) {
-				routed.cancel();
-				return;
-			}
-			this.sink.success(routed);
-		}
-
-		@Override
-		public void rejected(QueuedRequest q, Rejection rejection) {
-			ServicePool.this.counters.countRejection(rejection);
-			this.sink.error(new DispatchRejectedException(rejection, rejectionCode(q, rejection)));
-		}
-
-		private void cancel() {
-			this.cancelled = true;
-			QueuedRequest q = this.current.get();
-			if (q != null) {
-				ServicePool.this.queues.cancel(q);
-			}
-			RoutedAttempt routed = this.attempt.get();
-			if (routed != null) {
-				routed.cancel();
-			}
-		}
-
+	ServiceCounters counters() {
+		return this.counters;
 	}
 
 }
