@@ -5,15 +5,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import io.github.dualmap.core.Candidates;
-import io.github.dualmap.core.Decision;
-import io.github.dualmap.core.DualHashRing;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
-import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.QueueSettings;
-import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
@@ -28,7 +23,8 @@ import org.springframework.cloud.client.ServiceInstance;
  * lists enter through {@link EmptyListGrace} into {@link InstanceMembership}, requests
  * through a {@link Submission} each; {@link InstanceBreakers} and
  * {@link InstanceLiveness} keep instances that fail or fall silent out, and
- * {@link ServiceCounters} counts rejections and retries. Operators drain and undrain
+ * {@link ServiceCounters} counts rejections and retries; {@link FallbackChoice} places a
+ * request again off the instances it was refused by. Operators drain and undrain
  * instances here.
  */
 public final class ServicePool {
@@ -38,6 +34,8 @@ public final class ServicePool {
 	private final InstancePool pool;
 
 	private final RoutingPolicy policy;
+
+	private final FallbackChoice fallback;
 
 	private final PlacementOverrides placement;
 
@@ -60,7 +58,8 @@ public final class ServicePool {
 		this.serviceId = serviceId;
 		this.pool = pool;
 		this.policy = policy;
-		this.placement = new PlacementOverrides(policy, this::alternative);
+		this.fallback = new FallbackChoice(pool);
+		this.placement = new PlacementOverrides(policy, this.fallback::choose);
 		this.queues = new DispatchQueues(pool, this.placement, queueSettings);
 		this.breakers = breakers;
 		this.listeners = listeners;
@@ -167,52 +166,10 @@ public final class ServicePool {
 	}
 
 	/**
-	 * The next choice once the policy's choice was refused: the key's other candidate,
-	 * then the next accepting instance clockwise on the first ring; by load alone for a
-	 * request without a prompt.
-	 */
-	private @Nullable Decision alternative(RoutingRequest request, Set<String> refused) {
-		PromptBlocks blocks = request.blocks();
-		// One reading of the rings: discovery may change the membership meanwhile.
-		DualHashRing rings = this.pool.rings();
-		if (blocks == null || rings.isEmpty()) {
-			InstanceState best = null;
-			for (InstanceState s : this.pool.instances()) {
-				if (usable(s.id(), refused)
-						&& (best == null || this.pool.pendingTokens(s) < this.pool.pendingTokens(best))) {
-					best = s;
-				}
-			}
-			return best == null ? null : Decision.of(best.id(), Reason.FALLBACK, request);
-		}
-		long key = blocks.keyAt(this.pool.hotPrefixes().peekDepth(blocks));
-		Candidates candidates = rings.candidates(key);
-		String id = usable(candidates.first(), refused) ? candidates.first() : usable(candidates.second(), refused)
-				? candidates.second() : rings.walk(0, key, i -> usable(i, refused));
-		InstanceState s = id == null ? null : this.pool.instance(id);
-		if (s == null) {
-			return null;
-		}
-		int cached = blocks.tokensFor(s.shadow().peekMatchedBlocks(blocks.chain()));
-		int uncached = blocks.promptTokens() - cached;
-		return new Decision(s.id(), Reason.FALLBACK, cached, uncached, this.pool.estimateTtft(s, cached, uncached));
-	}
-
-	/**
 	 * Whether an instance outside {@code refused} accepts work: where a retry could go.
 	 */
 	boolean acceptsAnyBut(Set<String> refused) {
-		for (InstanceState s : this.pool.instances()) {
-			if (usable(s.id(), refused)) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	private boolean usable(String id, Set<String> refused) {
-		InstanceState s = this.pool.instance(id);
-		return s != null && s.acceptsNewWork() && !refused.contains(id);
+		return this.fallback.acceptsAnyBut(refused);
 	}
 
 	/**
