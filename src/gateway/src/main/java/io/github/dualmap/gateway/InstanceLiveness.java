@@ -77,7 +77,7 @@ final class InstanceLiveness {
 	 * byte): it is responsive again if it was taken out as unresponsive.
 	 */
 	void heard(String instanceId) {
-		if (this.lastHeard.replace(instanceId, this.pool.now()) != null && this.breakers.responsive(instanceId, true)) {
+		if (this.lastHeard.replace(instanceId, this.pool.now()) != null && this.breakers.markResponsive(instanceId)) {
 			logger.info("Instance " + instanceId + " of " + this.serviceId + " answers again: it gets new requests");
 		}
 	}
@@ -95,13 +95,13 @@ final class InstanceLiveness {
 		synchronized (this.membershipLock) {
 			Long last = this.lastHeard.get(instanceId);
 			silent = last == null ? -1 : this.pool.now() - last;
-			if (last == null || silent < silenceNanos || !this.breakers.responsive(instanceId, false)) {
+			if (last == null || silent < silenceNanos || !this.breakers.markUnresponsive(instanceId)) {
 				return;
 			}
 			// An answer that came while this looked (heard() is not under this lock) must
 			// not be lost: it moved lastHeard before clearing a flag not set yet.
 			if (!last.equals(this.lastHeard.get(instanceId))) {
-				this.breakers.responsive(instanceId, true);
+				this.breakers.markResponsive(instanceId);
 				return;
 			}
 		}
