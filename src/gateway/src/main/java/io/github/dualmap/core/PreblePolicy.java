@@ -99,11 +99,12 @@ public final class PreblePolicy implements RoutingPolicy {
 
 	private final Map<String, Set<Node>> byInstance = new HashMap<>();
 
-	// Placements decided and not yet dispatched (a rejected request never is): bounded.
-	private final Map<String, Placement> placements = new LinkedHashMap<>(16, 0.75f, false) {
+	// Tree matches of requests decided and not yet dispatched (a rejected request never
+	// is): bounded.
+	private final Map<String, TreeMatch> pendingMatches = new LinkedHashMap<>(16, 0.75f, false) {
 
 		@Override
-		protected boolean removeEldestEntry(Map.Entry<String, Placement> eldest) {
+		protected boolean removeEldestEntry(Map.Entry<String, TreeMatch> eldest) {
 			return size() > MAX_PENDING_PLACEMENTS;
 		}
 
@@ -149,9 +150,9 @@ public final class PreblePolicy implements RoutingPolicy {
 			return Decision.of(lightest(accepting, loads).id(), Reason.LOAD, request);
 		}
 		Holders holders = holders(blocks.chain(), accepting);
-		Placement p = place(blocks, holders.longest());
+		TreeMatch p = match(blocks, holders.longest());
 		// The shadow index learns the prompt on dispatch: remember where it stood now.
-		this.placements.put(request.id(), p);
+		this.pendingMatches.put(request.id(), p);
 		List<InstanceState> choices = p.exploit() ? exploitChoices(holders, p.node(), accepting) : accepting;
 		InstanceState chosen = lightest(choices, loads);
 		int cached = blocks.tokensFor(chosen.shadow().peekMatchedBlocks(blocks.chain()));
@@ -176,9 +177,9 @@ public final class PreblePolicy implements RoutingPolicy {
 		PromptBlocks blocks = request.blocks();
 		List<Node> path = new ArrayList<>();
 		if (blocks != null) {
-			Placement chosen = this.placements.remove(request.id());
-			Placement p = chosen != null ? chosen
-					: place(blocks, holders(blocks.chain(), pool.acceptingInstances()).longest());
+			TreeMatch chosen = this.pendingMatches.remove(request.id());
+			TreeMatch p = chosen != null ? chosen
+					: match(blocks, holders(blocks.chain(), pool.acceptingInstances()).longest());
 			// A node the window forgot since the decision no longer counts.
 			Node found = live(p.node());
 			Node node = p.exploit() && found != null ? found : node(blocks, p.contextTokens(), found);
@@ -322,14 +323,14 @@ public final class PreblePolicy implements RoutingPolicy {
 	}
 
 	/** Where a prompt stands in the tree: its seen prefix and the node it extends. */
-	private record Placement(boolean exploit, @Nullable Node node, int contextTokens) {
+	private record TreeMatch(boolean exploit, @Nullable Node node, int contextTokens) {
 
 	}
 
 	/**
 	 * @param routedBlocks the longest prefix of the prompt this router routed, in blocks
 	 */
-	private Placement place(PromptBlocks blocks, int routedBlocks) {
+	private TreeMatch match(PromptBlocks blocks, int routedBlocks) {
 		long[] chain = blocks.chain();
 		int seen = routedBlocks;
 		Node deepest = null;
@@ -341,7 +342,7 @@ public final class PreblePolicy implements RoutingPolicy {
 		}
 		int context = blocks.tokensFor(seen);
 		boolean exploit = blocks.promptTokens() - context < context;
-		return new Placement(exploit, deepest, context);
+		return new TreeMatch(exploit, deepest, context);
 	}
 
 	/**

@@ -131,12 +131,24 @@ public final class InstanceBreakers {
 	}
 
 	/**
-	 * Takes {@code instanceId} out of rotation as unresponsive, or puts it back; its
-	 * breaker's state counts again once it is responsive.
-	 * @return whether this changed anything
+	 * Takes {@code instanceId} out of rotation as unresponsive, whatever its breaker
+	 * says.
+	 * @return whether it was responsive
 	 */
-	public boolean responsive(String instanceId, boolean responsive) {
-		boolean changed = responsive ? this.unresponsive.remove(instanceId) : this.unresponsive.add(instanceId);
+	public boolean markUnresponsive(String instanceId) {
+		return changed(instanceId, this.unresponsive.add(instanceId));
+	}
+
+	/**
+	 * Puts {@code instanceId} back after {@link #markUnresponsive}: its breaker's state
+	 * counts again.
+	 * @return whether it was unresponsive
+	 */
+	public boolean markResponsive(String instanceId) {
+		return changed(instanceId, this.unresponsive.remove(instanceId));
+	}
+
+	private boolean changed(String instanceId, boolean changed) {
 		if (changed) {
 			updateHealth(instanceId);
 		}

@@ -1,59 +1,33 @@
 package io.github.dualmap.gateway;
 
-import java.net.URI;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.EnumMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.atomic.LongAdder;
 
-import io.github.dualmap.core.Candidates;
-import io.github.dualmap.core.Decision;
-import io.github.dualmap.core.DualHashRing;
-import io.github.dualmap.core.DispatchListener;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
-import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.QueueSettings;
-import io.github.dualmap.core.QueuedRequest;
-import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.Rejection;
-import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
 
 import org.springframework.cloud.client.ServiceInstance;
 
 /**
- * Everything the gateway keeps for one service id: the core {@link InstancePool},
- * {@link RoutingPolicy} and {@link DispatchQueues}, the discovered
- * {@link ServiceInstance}s by instance id, the per-instance breakers and scrape failure
- * counts. Requests enter through {@link #submit}; operators drain and undrain instances
- * here.
+ * Everything the gateway keeps for one service id, and the coordinator of its parts: the
+ * core {@link InstancePool}, {@link RoutingPolicy} and {@link DispatchQueues}; discovered
+ * lists enter through {@link EmptyListGrace} into {@link InstanceMembership}, requests
+ * through a {@link Submission} each; {@link InstanceBreakers} and
+ * {@link InstanceLiveness} keep instances that fail or fall silent out, and
+ * {@link ServiceCounters} counts rejections and retries; {@link FallbackChoice} places a
+ * request again off the instances it was refused by. Operators drain and undrain
+ * instances here.
  */
 public final class ServicePool {
-
-	private static final Log logger = LogFactory.getLog(ServicePool.class);
-
-	private static final long NOT_EMPTY = Long.MIN_VALUE;
-
-	/** {@link #emptySince} once an empty list was applied after the grace. */
-	private static final long EMPTY_APPLIED = Long.MIN_VALUE + 1;
 
 	private final String serviceId;
 
@@ -61,73 +35,38 @@ public final class ServicePool {
 
 	private final RoutingPolicy policy;
 
+	private final FallbackChoice fallback;
+
 	private final PlacementOverrides placement;
 
 	private final DispatchQueues queues;
 
 	private final InstanceBreakers breakers;
 
-	private final String weightMetadataKey;
-
 	private final List<DualMapListener> listeners;
 
-	private volatile Membership membership = new Membership(Set.of(), Map.of());
+	private final InstanceMembership membership;
 
-	/**
-	 * The instance objects of the last list {@link #updateMembership} saw, in order: a
-	 * list of the same objects is the same membership (suppliers cache their lists), so
-	 * the common case costs N reference comparisons instead of N ids, weights and URIs.
-	 */
-	private volatile List<ServiceInstance> lastSeen = List.of();
+	private final EmptyListGrace grace;
 
-	/**
-	 * Whether the policy, the queues and the listeners took the current membership
-	 * ({@link #settle}).
-	 */
-	private volatile boolean settled = true;
+	private final InstanceLiveness liveness;
 
-	/** The membership whose settling failure was logged: one warning per membership. */
-	private volatile @Nullable Membership failedToSettle;
-
-	/** See {@link #emptyListGrace}; set from configuration, zero for a bare pool. */
-	private volatile long emptyListGraceNanos;
-
-	/**
-	 * Pool clock reading of the first empty list in a row while the pool had instances,
-	 * else {@link #NOT_EMPTY}.
-	 */
-	private final AtomicLong emptySince = new AtomicLong(NOT_EMPTY);
-
-	private final Map<String, AtomicLong> scrapeFailures = new ConcurrentHashMap<>();
-
-	/** Pool clock reading of the last answer from each instance (or its joining). */
-	private final Map<String, Long> lastHeard = new ConcurrentHashMap<>();
-
-	private final LongAdder tooManyRequests = new LongAdder();
-
-	private final LongAdder unavailable = new LongAdder();
-
-	private final Map<RetryCause, LongAdder> retries = new EnumMap<>(RetryCause.class);
-
-	/**
-	 * Tries sent to an instance that have not ended: those waiting on an instance taken
-	 * out as unresponsive are abandoned ({@link RoutedAttempt#abandon}).
-	 */
-	private final Set<RoutedAttempt> sent = ConcurrentHashMap.newKeySet();
+	private final ServiceCounters counters = new ServiceCounters();
 
 	ServicePool(String serviceId, InstancePool pool, RoutingPolicy policy, QueueSettings queueSettings,
 			InstanceBreakers breakers, String weightMetadataKey, List<DualMapListener> listeners) {
 		this.serviceId = serviceId;
 		this.pool = pool;
 		this.policy = policy;
-		this.placement = new PlacementOverrides(policy, this::alternative);
+		this.fallback = new FallbackChoice(pool);
+		this.placement = new PlacementOverrides(policy, this.fallback::choose);
 		this.queues = new DispatchQueues(pool, this.placement, queueSettings);
 		this.breakers = breakers;
-		this.weightMetadataKey = weightMetadataKey;
 		this.listeners = listeners;
-		for (RetryCause cause : RetryCause.values()) {
-			this.retries.put(cause, new LongAdder());
-		}
+		this.membership = new InstanceMembership(serviceId, pool, weightMetadataKey, this::retain,
+				this::tellMembership);
+		this.grace = new EmptyListGrace(serviceId, pool.clock(), this.membership);
+		this.liveness = new InstanceLiveness(serviceId, pool, breakers, this.membership);
 	}
 
 	/** The id of an instance: its discovery instance id, else {@code host:port}. */
@@ -142,17 +81,7 @@ public final class ServicePool {
 	 * @return whether the membership changed
 	 */
 	public boolean updateMembership(List<ServiceInstance> instances) {
-		if (!instances.isEmpty() && this.emptySince.get() != NOT_EMPTY) {
-			listedAgain(instances.size());
-		}
-		List<ServiceInstance> last = this.lastSeen;
-		if (sameObjects(instances, last) || sameContent(instances, last)) {
-			return false;
-		}
-		if (instances.isEmpty() && keepsLastMembership()) {
-			return false;
-		}
-		return applyMembership(instances);
+		return this.grace.update(instances);
 	}
 
 	/**
@@ -163,38 +92,7 @@ public final class ServicePool {
 	 * at once.
 	 */
 	public void emptyListGrace(Duration grace) {
-		if (grace.isNegative()) {
-			throw new IllegalArgumentException("empty list grace must be >= 0 but was " + grace);
-		}
-		this.emptyListGraceNanos = grace.toNanos();
-	}
-
-	/** Whether an empty list is ignored now: within the grace since the first one. */
-	private boolean keepsLastMembership() {
-		long grace = this.emptyListGraceNanos;
-		int known = this.membership.members().size();
-		if (grace <= 0 || known == 0) {
-			return false;
-		}
-		long now = this.pool.now();
-		long since = this.emptySince.get();
-		if (since == NOT_EMPTY) {
-			if (this.emptySince.compareAndSet(NOT_EMPTY, now)) {
-				logger.warn("Discovery lists no instance of " + this.serviceId + " (or could not be read): keeping its "
-						+ known + " known instances for up to " + Duration.ofNanos(grace)
-						+ " (dualmap.discovery.empty-list-grace)");
-			}
-			return true;
-		}
-		if (now - since < grace) {
-			return true;
-		}
-		// Once, by the caller that applies it (request threads and the refresher race).
-		if (this.emptySince.compareAndSet(since, EMPTY_APPLIED)) {
-			logger.warn("Discovery has listed no instance of " + this.serviceId + " for "
-					+ Duration.ofNanos(now - since) + ": the pool is empty");
-		}
-		return false;
+		this.grace.grace(grace);
 	}
 
 	/**
@@ -202,153 +100,26 @@ public final class ServicePool {
 	 * ({@link #emptyListGrace}), or {@code null} when it is not doing so.
 	 */
 	public @Nullable Duration keptThroughEmptyLists() {
-		long since = this.emptySince.get();
-		if (since == NOT_EMPTY || since == EMPTY_APPLIED || this.membership.members().isEmpty()) {
-			return null;
-		}
-		return Duration.ofNanos(Math.max(0, this.pool.now() - since));
-	}
-
-	private void listedAgain(int listed) {
-		long since = this.emptySince.getAndSet(NOT_EMPTY);
-		if (since != NOT_EMPTY && since != EMPTY_APPLIED && !this.membership.members().isEmpty()) {
-			logger.info("Discovery lists " + listed + " instances of " + this.serviceId + " again after "
-					+ Duration.ofNanos(Math.max(0, this.pool.now() - since)) + " without");
-		}
+		return this.grace.keptThroughEmptyLists();
 	}
 
 	/**
-	 * Whether a list of other objects describes the same instances, field by field (id,
-	 * address, scheme and the whole metadata, whose keys the pool and scraping read) and
-	 * without building anything: a supplier without a cache (or a discovery client that
-	 * builds its instances on every call) returns equal instances in new objects, and
-	 * building ids, weights and URIs for each of them on every request is what this
-	 * avoids. The instance objects kept for forwarding stay the earlier, equal ones.
+	 * The state of instances that left is dropped, under the membership lock, before the
+	 * new membership is visible.
 	 */
-	private boolean sameContent(List<ServiceInstance> a, List<ServiceInstance> b) {
-		if (a.size() != b.size()) {
-			return false;
-		}
-		for (int i = 0; i < a.size(); i++) {
-			ServiceInstance x = a.get(i);
-			ServiceInstance y = b.get(i);
-			if (!Objects.equals(x.getInstanceId(), y.getInstanceId()) || !Objects.equals(x.getHost(), y.getHost())
-					|| x.getPort() != y.getPort() || x.isSecure() != y.isSecure()
-					|| !Objects.equals(x.getScheme(), y.getScheme()) || !InstanceMetadata.same(x, y)) {
-				return false;
-			}
-		}
-		return true;
+	private void retain(Set<String> members) {
+		this.breakers.retain(members);
+		this.liveness.retain(members);
 	}
 
-	private static boolean sameObjects(List<ServiceInstance> a, List<ServiceInstance> b) {
-		if (a.size() != b.size()) {
-			return false;
+	/** The new membership goes to the policy, the queues and the listeners. */
+	private void tellMembership(List<ServiceInstance> current) {
+		this.policy.onMembershipChanged(this.pool);
+		// Requests queued for an instance that left go to their other home now.
+		this.queues.onMembershipChanged();
+		for (DualMapListener l : this.listeners) {
+			l.onMembershipChanged(this.serviceId, current);
 		}
-		for (int i = 0; i < a.size(); i++) {
-			if (a.get(i) != b.get(i)) {
-				return false;
-			}
-		}
-		return true;
-	}
-
-	private boolean applyMembership(List<ServiceInstance> instances) {
-		List<ServiceInstance> seen = List.copyOf(instances);
-		Set<Member> members = new HashSet<>();
-		Map<String, ServiceInstance> byId = new LinkedHashMap<>();
-		for (ServiceInstance i : instances) {
-			String id = instanceId(i);
-			if (byId.putIfAbsent(id, i) == null) {
-				members.add(new Member(id, weight(id, i), i.getUri(), InstanceMetadata.copy(i)));
-			}
-		}
-		synchronized (this) {
-			if (members.equals(this.membership.members())) {
-				if (this.settled) {
-					// With the membership it stands for, so a fast-path hit always means
-					// the membership of exactly these objects.
-					this.lastSeen = seen;
-					return false;
-				}
-				// The same membership, whose hooks or listeners failed last time: again.
-			}
-			else {
-				this.pool.updateMembership(members.stream().map(m -> new RingMember(m.id(), m.weight())).toList());
-				this.breakers.retain(byId.keySet());
-				// A departed instance's count would otherwise stay forever; one that
-				// comes back starts from zero, like its meters.
-				this.scrapeFailures.keySet().retainAll(byId.keySet());
-				this.lastHeard.keySet().retainAll(byId.keySet());
-				long now = this.pool.now();
-				for (String id : byId.keySet()) {
-					this.lastHeard.putIfAbsent(id, now);
-				}
-				this.membership = new Membership(members, Map.copyOf(byId));
-				this.settled = false;
-			}
-		}
-		if (settle(List.copyOf(byId.values()))) {
-			this.lastSeen = seen;
-		}
-		return true;
-	}
-
-	/**
-	 * Tells the policy, the queues and the listeners (scraping among them) of the current
-	 * membership. A failure of any of them is logged (once per membership) and leaves the
-	 * membership unsettled, so the next list, even an equal one, tells them again instead
-	 * of taking the fast path: a scrape target or a re-placement is not lost for good to
-	 * one failure, and the request that brought the list is not failed by it.
-	 * @return whether every one of them took it
-	 */
-	private boolean settle(List<ServiceInstance> current) {
-		try {
-			this.policy.onMembershipChanged(this.pool);
-			// Requests queued for an instance that left go to their other home now.
-			this.queues.onMembershipChanged();
-			for (DualMapListener l : this.listeners) {
-				l.onMembershipChanged(this.serviceId, current);
-			}
-		}
-		catch (RuntimeException ex) {
-			Membership m = this.membership;
-			if (this.failedToSettle != m) {
-				this.failedToSettle = m;
-				logger.warn("Applying the membership of " + this.serviceId + " (" + current.size()
-						+ " instances) failed; it is applied again with the next instance list", ex);
-			}
-			return false;
-		}
-		this.settled = true;
-		return true;
-	}
-
-	private double weight(String id, ServiceInstance instance) {
-		String raw = InstanceMetadata.get(instance, this.weightMetadataKey);
-		if (raw == null) {
-			return 1.0;
-		}
-		try {
-			double w = Double.parseDouble(raw.strip());
-			if (w > RingMember.MAX_WEIGHT) {
-				// Weights are relative: one far above the rest would take the rings' time
-				// and memory for the build and leave the others almost nothing.
-				logger.warn("Instance '" + id + "' of service '" + this.serviceId + "' has metadata "
-						+ this.weightMetadataKey + "='" + raw + "', above the maximum weight "
-						+ (int) RingMember.MAX_WEIGHT + "; using weight " + (int) RingMember.MAX_WEIGHT);
-				return RingMember.MAX_WEIGHT;
-			}
-			if (w > 0) {
-				return w;
-			}
-		}
-		catch (NumberFormatException ex) {
-			// Fall through to the warning below.
-		}
-		logger.warn("Instance '" + id + "' of service '" + this.serviceId + "' has metadata " + this.weightMetadataKey
-				+ "='" + raw + "', which is not a positive number; using weight 1");
-		return 1.0;
 	}
 
 	/**
@@ -400,58 +171,16 @@ public final class ServicePool {
 	 * {@link #submit(RoutingRequest, boolean, Set, boolean, String, long)}.
 	 */
 	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, long queuedNanos) {
-		return Mono.create(sink -> new Submission(sink, request, streaming,
+		return Mono.create(sink -> new Submission(this, sink, request, streaming,
 				queuedNanos > 0 ? this.pool.now() - queuedNanos : Long.MAX_VALUE)
 			.start());
-	}
-
-	/**
-	 * The next choice once the policy's choice was refused: the key's other candidate,
-	 * then the next accepting instance clockwise on the first ring; by load alone for a
-	 * request without a prompt.
-	 */
-	private @Nullable Decision alternative(RoutingRequest request, Set<String> refused) {
-		PromptBlocks blocks = request.blocks();
-		// One reading of the rings: discovery may change the membership meanwhile.
-		DualHashRing rings = this.pool.rings();
-		if (blocks == null || rings.isEmpty()) {
-			InstanceState best = null;
-			for (InstanceState s : this.pool.instances()) {
-				if (usable(s.id(), refused)
-						&& (best == null || this.pool.pendingTokens(s) < this.pool.pendingTokens(best))) {
-					best = s;
-				}
-			}
-			return best == null ? null : Decision.of(best.id(), Reason.FALLBACK, request);
-		}
-		long key = blocks.keyAt(this.pool.hotPrefixes().peekDepth(blocks));
-		Candidates candidates = rings.candidates(key);
-		String id = usable(candidates.first(), refused) ? candidates.first() : usable(candidates.second(), refused)
-				? candidates.second() : rings.walk(0, key, i -> usable(i, refused));
-		InstanceState s = id == null ? null : this.pool.instance(id);
-		if (s == null) {
-			return null;
-		}
-		int cached = blocks.tokensFor(s.shadow().peekMatchedBlocks(blocks.chain()));
-		int uncached = blocks.promptTokens() - cached;
-		return new Decision(s.id(), Reason.FALLBACK, cached, uncached, this.pool.estimateTtft(s, cached, uncached));
 	}
 
 	/**
 	 * Whether an instance outside {@code refused} accepts work: where a retry could go.
 	 */
 	boolean acceptsAnyBut(Set<String> refused) {
-		for (InstanceState s : this.pool.instances()) {
-			if (usable(s.id(), refused)) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	private boolean usable(String id, Set<String> refused) {
-		InstanceState s = this.pool.instance(id);
-		return s != null && s.acceptsNewWork() && !refused.contains(id);
+		return this.fallback.acceptsAnyBut(refused);
 	}
 
 	/**
@@ -527,12 +256,12 @@ public final class ServicePool {
 
 	/** The discovered instance with {@code instanceId}, if it is a member. */
 	public @Nullable ServiceInstance serviceInstance(String instanceId) {
-		return this.membership.byId().get(instanceId);
+		return this.membership.serviceInstance(instanceId);
 	}
 
 	/** The discovered instances, in discovery order. */
 	public List<ServiceInstance> serviceInstances() {
-		return new ArrayList<>(this.membership.byId().values());
+		return this.membership.serviceInstances();
 	}
 
 	/**
@@ -540,15 +269,12 @@ public final class ServicePool {
 	 * non-member.
 	 */
 	public long scrapeFailures(String instanceId) {
-		AtomicLong n = this.scrapeFailures.get(instanceId);
-		return n == null ? 0 : n.get();
+		return this.liveness.scrapeFailures(instanceId);
 	}
 
 	/** Scrape failures per instance id. */
 	public Map<String, Long> scrapeFailures() {
-		Map<String, Long> out = new LinkedHashMap<>();
-		this.scrapeFailures.forEach((id, n) -> out.put(id, n.get()));
-		return out;
+		return this.liveness.scrapeFailures();
 	}
 
 	/**
@@ -556,9 +282,7 @@ public final class ServicePool {
 	 * byte): it is responsive again if it was taken out as unresponsive.
 	 */
 	void heard(String instanceId) {
-		if (this.lastHeard.replace(instanceId, this.pool.now()) != null && this.breakers.responsive(instanceId, true)) {
-			logger.info("Instance " + instanceId + " of " + this.serviceId + " answers again: it gets new requests");
-		}
+		this.liveness.heard(instanceId);
 	}
 
 	/**
@@ -568,54 +292,21 @@ public final class ServicePool {
 	 * @param why the scrape's failure, for the log
 	 */
 	void unanswered(String instanceId, long silenceNanos, Throwable why) {
-		long silent;
-		// Under the membership lock, as countScrapeFailure: an instance that left (and
-		// may come back as a new member) must not keep a flag set while it was leaving.
-		synchronized (this) {
-			Long last = this.lastHeard.get(instanceId);
-			silent = last == null ? -1 : this.pool.now() - last;
-			if (!this.membership.byId().containsKey(instanceId) || silent < silenceNanos
-					|| !this.breakers.responsive(instanceId, false)) {
-				return;
-			}
-			// An answer that came while this looked (heard() is not under this lock) must
-			// not be lost: it moved lastHeard before clearing a flag not set yet.
-			if (!last.equals(this.lastHeard.get(instanceId))) {
-				this.breakers.responsive(instanceId, true);
-				return;
-			}
-		}
-		int abandoned = 0;
-		for (RoutedAttempt attempt : this.sent) {
-			if (attempt.instanceId().equals(instanceId) && attempt.abandon()) {
-				abandoned++;
-			}
-		}
-		logger.warn("Instance " + instanceId + " of " + this.serviceId + " has not answered for "
-				+ Duration.ofNanos(silent).toMillis() + " ms (no scrape answered, no response byte; last: " + why
-				+ "): no new requests go to it, and its queued ones move, until it answers"
-				+ " (dualmap.scrape.unresponsive-after)" + (abandoned == 0 ? ""
-						: "; " + abandoned + " sent to it and waiting for its answer are sent to another instance"));
+		this.liveness.unanswered(instanceId, silenceNanos, why);
 	}
 
 	/** Tries sent to an instance that have not ended. */
 	int triesInFlight() {
-		return this.sent.size();
+		return this.liveness.triesInFlight();
 	}
 
 	/** A try ended: it no longer waits on its instance. */
 	void ended(RoutedAttempt attempt) {
-		this.sent.remove(attempt);
+		this.liveness.ended(attempt);
 	}
 
 	void countScrapeFailure(String instanceId) {
-		// Under the membership lock: a scrape that fails while its instance is being
-		// removed must not re-create the count updateMembership just dropped.
-		synchronized (this) {
-			if (this.membership.byId().containsKey(instanceId)) {
-				this.scrapeFailures.computeIfAbsent(instanceId, id -> new AtomicLong()).incrementAndGet();
-			}
-		}
+		this.liveness.countScrapeFailure(instanceId);
 	}
 
 	/**
@@ -626,172 +317,28 @@ public final class ServicePool {
 	 * {@link Rejection#SERVICE_UNAVAILABLE}
 	 */
 	public long rejections(int status) {
-		return switch (status) {
-			case Rejection.TOO_MANY_REQUESTS -> this.tooManyRequests.sum();
-			case Rejection.SERVICE_UNAVAILABLE -> this.unavailable.sum();
-			default -> throw new IllegalArgumentException("rejection status must be 429 or 503 but was " + status);
-		};
+		return this.counters.rejections(status);
 	}
 
 	/** Requests of this pool sent once more to another instance, for {@code cause}. */
 	public long retries(RetryCause cause) {
-		return this.retries.get(cause).sum();
+		return this.counters.retries(cause);
 	}
 
 	void countRetry(RetryCause cause) {
-		this.retries.get(cause).increment();
-	}
-
-	private void countRejection(Rejection rejection) {
-		(rejection.status() == Rejection.TOO_MANY_REQUESTS ? this.tooManyRequests : this.unavailable).increment();
+		this.counters.countRetry(cause);
 	}
 
 	List<DualMapListener> listeners() {
 		return this.listeners;
 	}
 
-	private String rejectionCode(QueuedRequest q, Rejection r) {
-		if (r.status() == Rejection.TOO_MANY_REQUESTS) {
-			return DispatchRejectedException.QUEUE_FULL;
-		}
-		String id = q.instanceId();
-		InstanceState s = id == null ? null : this.pool.instance(id);
-		return s == null || !s.acceptsNewWork() ? DispatchRejectedException.NO_INSTANCE_AVAILABLE
-				: DispatchRejectedException.QUEUE_WAIT_EXCEEDED;
+	InstanceLiveness liveness() {
+		return this.liveness;
 	}
 
-	/**
-	 * One request's way through the queues to a {@link MonoSink}: resubmits when the
-	 * instance it was released to cannot take it after all (breaker refuses, instance
-	 * gone), and ends whatever the cancel of the subscription finds.
-	 */
-	private final class Submission implements DispatchListener {
-
-		private final MonoSink<RoutedAttempt> sink;
-
-		private final RoutingRequest request;
-
-		private final boolean streaming;
-
-		private final Set<String> excluded = ConcurrentHashMap.newKeySet();
-
-		private final AtomicReference<@Nullable QueuedRequest> current = new AtomicReference<>();
-
-		private final AtomicReference<@Nullable RoutedAttempt> attempt = new AtomicReference<>();
-
-		private volatile boolean cancelled;
-
-		private volatile int refusals;
-
-		// When its first placement entered the queues: a placement after a refusal keeps
-		// the wait already spent.
-		private volatile long waitingSince = Long.MAX_VALUE;
-
-		private final @Nullable String pinned;
-
-		Submission(MonoSink<RoutedAttempt> sink, RoutingRequest request, boolean streaming, long waitingSince) {
-			this.sink = sink;
-			this.request = request;
-			this.streaming = streaming;
-			this.excluded.addAll(request.avoid());
-			this.pinned = request.pinnedInstance();
-			this.waitingSince = waitingSince;
-		}
-
-		void start() {
-			this.sink.onCancel(this::cancel);
-			place(this.request.retry());
-		}
-
-		private void place(boolean repeated) {
-			// The queues keep it off the instances it failed on while it waits (idle
-			// pull, migration, re-placement), not only in this choice.
-			QueuedRequest q = ServicePool.this.queues.submit(
-					this.request.placed(Set.copyOf(this.excluded), this.pinned, repeated), this.streaming,
-					this.waitingSince, this);
-			if (this.waitingSince == Long.MAX_VALUE) {
-				this.waitingSince = q.submittedAtNanos();
-			}
-			this.current.set(q);
-			if (this.cancelled) {
-				ServicePool.this.queues.cancel(q);
-			}
-		}
-
-		@Override
-		public void released(QueuedRequest q, Decision decision, InstancePool.Dispatch dispatch) {
-			String id = decision.instanceId();
-			ServiceInstance instance = serviceInstance(id);
-			CircuitBreaker breaker = instance == null ? null : ServicePool.this.breakers.breaker(id);
-			boolean eligible = instance != null && !this.excluded.contains(id);
-			boolean permitted = eligible && breaker.tryAcquirePermission();
-			if (eligible && !permitted) {
-				ServicePool.this.breakers.refused(id);
-			}
-			if (!permitted) {
-				// Nothing was sent: give the capacity back and place the request anew.
-				ServicePool.this.queues.finish(q);
-				this.excluded.add(id);
-				this.refusals++;
-				if (this.cancelled) {
-					return;
-				}
-				if (this.refusals > ServicePool.this.pool.size() + 1) {
-					Rejection none = new Rejection(Rejection.SERVICE_UNAVAILABLE,
-							"no instance of '" + ServicePool.this.serviceId + "' accepts requests",
-							ServicePool.this.queues.settings().unavailableRetryAfterSeconds());
-					countRejection(none);
-					this.sink
-						.error(new DispatchRejectedException(none, DispatchRejectedException.NO_INSTANCE_AVAILABLE));
-					return;
-				}
-				place(true);
-				return;
-			}
-			RoutedAttempt routed = new RoutedAttempt(ServicePool.this, this.request, decision, dispatch, breaker,
-					instance, q);
-			for (DualMapListener l : ServicePool.this.listeners) {
-				l.onDecision(ServicePool.this.serviceId, this.request, decision);
-			}
-			// In the set before anyone can see it (and end it: cancel), or an attempt
-			// ended first would stay in the set for ever.
-			ServicePool.this.sent.add(routed);
-			this.attempt.set(routed);
-			if (this.cancelled) {
-				routed.cancel();
-				return;
-			}
-			this.sink.success(routed);
-		}
-
-		@Override
-		public void rejected(QueuedRequest q, Rejection rejection) {
-			countRejection(rejection);
-			this.sink.error(new DispatchRejectedException(rejection, rejectionCode(q, rejection)));
-		}
-
-		private void cancel() {
-			this.cancelled = true;
-			QueuedRequest q = this.current.get();
-			if (q != null) {
-				ServicePool.this.queues.cancel(q);
-			}
-			RoutedAttempt routed = this.attempt.get();
-			if (routed != null) {
-				routed.cancel();
-			}
-		}
-
-	}
-
-	/**
-	 * What an instance is to the pool and its listeners: an edit of its metadata alone
-	 * (the metrics path scraping reads) is a change too.
-	 */
-	private record Member(String id, double weight, URI uri, InstanceMetadata.Copy metadata) {
-	}
-
-	private record Membership(Set<Member> members, Map<String, ServiceInstance> byId) {
+	ServiceCounters counters() {
+		return this.counters;
 	}
 
 }

@@ -182,9 +182,9 @@ class DualMapMetersTests {
 		this.pool.breakers().breaker("i1").transitionToOpenState();
 		assertThat(healthy("i1")).isZero();
 		this.pool.breakers().breaker("i1").transitionToHalfOpenState();
-		this.pool.breakers().responsive("i1", false);
+		this.pool.breakers().markUnresponsive("i1");
 		assertThat(healthy("i1")).isZero();
-		this.pool.breakers().responsive("i1", true);
+		this.pool.breakers().markResponsive("i1");
 		assertThat(healthy("i1")).isEqualTo(1);
 		assertThat(this.meters.get("dualmap.instance.draining").tags("instance", "i2").gauge().value()).isZero();
 		this.pool.drain("i2");

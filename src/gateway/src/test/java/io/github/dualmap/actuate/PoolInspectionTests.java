@@ -45,7 +45,7 @@ class PoolInspectionTests {
 		InstanceBreakers breakers = this.pool.breakers();
 		breakers.breaker("open").transitionToOpenState();
 		// Taken out as unresponsive, its breaker closed.
-		breakers.responsive("silent", false);
+		breakers.markUnresponsive("silent");
 		// Half open with every probe permit out: the next choice of it was refused.
 		CircuitBreaker probing = breakers.breaker("probing");
 		probing.transitionToOpenState();

@@ -134,7 +134,7 @@ class UnresponsiveInstanceTests {
 		timeout("b");
 		assertThat(accepts("b")).isFalse();
 		// Routed elsewhere, so put a request on b by hand: its first byte is an answer.
-		this.pool.breakers().responsive("b", true);
+		this.pool.breakers().markResponsive("b");
 		RoutedAttempt onB = null;
 		for (int i = 0; i < 200 && onB == null; i++) {
 			RoutedAttempt a = this.pool
@@ -149,7 +149,7 @@ class UnresponsiveInstanceTests {
 			}
 		}
 		assertThat(onB).isNotNull();
-		this.pool.breakers().responsive("b", false);
+		this.pool.breakers().markUnresponsive("b");
 		assertThat(accepts("b")).isFalse();
 		onB.firstByte(true);
 		onB.complete(HttpStatus.OK);
