@@ -151,7 +151,7 @@ public final class StubEngine {
 		engines.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
 			assertThat(pool.queues().queued()).isZero();
-			assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+			assertThat(pool.instancePool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
 		});
 	}
 

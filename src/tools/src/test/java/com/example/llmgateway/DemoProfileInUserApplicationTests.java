@@ -43,7 +43,7 @@ class DemoProfileInUserApplicationTests {
 				.map(PropertySource::getName)).containsExactly("commandLineArgs");
 			assertThat(environment.getProperty("management.endpoints.web.exposure.include")).isNull();
 			assertThat(environment.getProperty("dualmap.services[0]")).isNull();
-			assertThat(context.getBean(DualMapRegistry.class).pools()).isEmpty();
+			assertThat(context.getBean(DualMapRegistry.class).services()).isEmpty();
 			assertThat(context.getBean(RouteLocator.class)
 				.getRoutes()
 				.map(Route::getId)

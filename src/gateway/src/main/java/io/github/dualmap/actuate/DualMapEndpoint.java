@@ -97,7 +97,7 @@ public class DualMapEndpoint {
 	public DualMapDescriptor dualMap() {
 		Map<String, DualMapDescriptor.Pool> pools = new TreeMap<>();
 		List<String> warnings = new ArrayList<>();
-		for (ServicePool service : this.registry.pools().values()) {
+		for (ServicePool service : this.registry.services().values()) {
 			pools.put(service.serviceId(), PoolInspection.inspect(service));
 		}
 		pools.values().forEach(p -> warnings.addAll(p.warnings()));
@@ -120,21 +120,21 @@ public class DualMapEndpoint {
 				DualMapDescriptor.Settings.of(this.registry.settings()),
 				DualMapDescriptor.Dispatch.of(this.registry.queueSettings()), pools, warnings, replicas,
 				this.buffers == null ? null : DualMapDescriptor.Buffers.of(this.buffers), this.budgets == null ? null
-						: DualMapDescriptor.Tenants.of(this.budgets, this.registry.pools().values(), this.fairness));
+						: DualMapDescriptor.Tenants.of(this.budgets, this.registry.services().values(), this.fairness));
 	}
 
 	/** One pool; {@code null} (404) when DualMap does not route {@code service}. */
 	@ReadOperation
 	public DualMapDescriptor.@Nullable Pool pool(@Selector String service) {
-		ServicePool pool = this.registry.pool(service);
+		ServicePool pool = this.registry.service(service);
 		return pool == null ? null : PoolInspection.inspect(pool);
 	}
 
 	/** One instance; {@code null} (404) when it is not a member of {@code service}. */
 	@ReadOperation
 	public DualMapDescriptor.@Nullable Instance instance(@Selector String service, @Selector String instance) {
-		ServicePool pool = this.registry.pool(service);
-		InstanceState state = pool == null ? null : pool.pool().instance(instance);
+		ServicePool pool = this.registry.service(service);
+		InstanceState state = pool == null ? null : pool.instancePool().instance(instance);
 		return state == null ? null : PoolInspection.instance(pool, state);
 	}
 
@@ -151,15 +151,15 @@ public class DualMapEndpoint {
 	 */
 	@WriteOperation
 	public DualMapDescriptor.Instance drain(@Selector String service, @Selector String instance, boolean draining) {
-		ServicePool pool = this.registry.pool(service);
+		ServicePool pool = this.registry.service(service);
 		if (pool == null) {
 			throw invalid("DualMap routes no service '" + service + "'; routed services: "
-					+ new TreeMap<>(this.registry.pools()).keySet());
+					+ new TreeMap<>(this.registry.services()).keySet());
 		}
-		InstanceState state = pool.pool().instance(instance);
+		InstanceState state = pool.instancePool().instance(instance);
 		if (state == null) {
 			throw invalid("service '" + service + "' has no instance '" + instance + "'; its instances: "
-					+ pool.pool().instances().stream().map(InstanceState::id).toList());
+					+ pool.instancePool().instances().stream().map(InstanceState::id).toList());
 		}
 		// Through the pool, not the state's flag: the pool also settles its queues, so
 		// what was queued for a drained instance moves now instead of on the next event.
@@ -174,7 +174,7 @@ public class DualMapEndpoint {
 
 	/** Whether DualMap routes {@code service}. */
 	boolean isRouted(String service) {
-		return this.registry.pool(service) != null;
+		return this.registry.service(service) != null;
 	}
 
 	// The reason is what the web layer answers with (shown when

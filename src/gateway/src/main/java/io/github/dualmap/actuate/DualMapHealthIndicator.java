@@ -30,10 +30,10 @@ public class DualMapHealthIndicator implements HealthIndicator {
 	public Health health() {
 		boolean up = true;
 		Map<String, Object> pools = new LinkedHashMap<>();
-		for (ServicePool pool : this.registry.pools().values()) {
+		for (ServicePool pool : this.registry.services().values()) {
 			int known = 0;
 			int accepting = 0;
-			for (InstanceState instance : pool.pool().instances()) {
+			for (InstanceState instance : pool.instancePool().instances()) {
 				known++;
 				if (instance.acceptsNewWork()) {
 					accepting++;

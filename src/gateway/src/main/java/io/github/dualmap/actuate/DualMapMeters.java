@@ -148,7 +148,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		// between binding and listening would otherwise leave meters of the old set.
 		// Reconciling twice is harmless.
 		this.registry.addListener(recorder);
-		for (ServicePool service : this.registry.pools().values()) {
+		for (ServicePool service : this.registry.services().values()) {
 			recorder.bindService(service);
 		}
 	}
@@ -188,7 +188,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 
 		void bindService(ServicePool service) {
 			String id = service.serviceId();
-			InstancePool pool = service.pool();
+			InstancePool pool = service.instancePool();
 			Tags tags = Tags.of("service", id);
 			Gauge.builder("dualmap.load.cv", pool, InstancePool::loadCv)
 				.tags(tags)
@@ -282,7 +282,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 				this.waits.computeIfAbsent(new MeterKey(service, decision.instanceId(), ""), k -> latency(
 						"dualmap.queue.wait", k,
 						"Time from reading a request to sending it to its instance: the wait in the dispatch queue"))
-					.record(Math.max(0, pool.pool().now() - request.arrivalNanos()), TimeUnit.NANOSECONDS);
+					.record(Math.max(0, pool.instancePool().now() - request.arrivalNanos()), TimeUnit.NANOSECONDS);
 			}
 		}
 
@@ -313,7 +313,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 
 		@Override
 		public void onMembershipChanged(String service, List<ServiceInstance> instances) {
-			ServicePool pool = DualMapMeters.this.registry.pool(service);
+			ServicePool pool = DualMapMeters.this.registry.service(service);
 			if (pool != null) {
 				reconcile(pool);
 			}
@@ -321,9 +321,9 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 
 		/** The pool of {@code service} while {@code instanceId} is in it, else null. */
 		private @Nullable ServicePool poolIfMember(String service, String instanceId) {
-			ServicePool pool = DualMapMeters.this.registry.pool(service);
+			ServicePool pool = DualMapMeters.this.registry.service(service);
 			// A late event for an instance that already left would re-create its meters.
-			return pool != null && pool.pool().instance(instanceId) != null ? pool : null;
+			return pool != null && pool.instancePool().instance(instanceId) != null ? pool : null;
 		}
 
 		private Counter sloCounter(String service, String sloClass, String outcome) {
@@ -343,7 +343,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		private synchronized void reconcile(ServicePool service) {
 			String id = service.serviceId();
 			Set<String> current = new HashSet<>();
-			for (InstanceState s : service.pool().instances()) {
+			for (InstanceState s : service.instancePool().instances()) {
 				current.add(s.id());
 			}
 			Set<String> known = this.bound.computeIfAbsent(id, k -> new HashSet<>());
@@ -362,7 +362,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 
 		private void bindInstance(ServicePool service, String instanceId) {
 			Tags tags = Tags.of("service", service.serviceId(), "instance", instanceId);
-			InstancePool pool = service.pool();
+			InstancePool pool = service.instancePool();
 			gauge("dualmap.pending.tokens", tags, service, instanceId, "Pending uncached tokens as policies see them",
 					s -> pool.pendingTokens(s));
 			gauge("dualmap.inflight", tags, service, instanceId, "Requests sent and not finished", s -> s.inFlight());
@@ -405,13 +405,13 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		private void gauge(String name, Tags tags, ServicePool service, String instanceId, String description,
 				ToDoubleFunction<InstanceState> value) {
 			Gauge.builder(name, service, p -> {
-				InstanceState s = p.pool().instance(instanceId);
+				InstanceState s = p.instancePool().instance(instanceId);
 				return s == null ? Double.NaN : value.applyAsDouble(s);
 			}).tags(tags).description(description).strongReference(true).register(this.meters);
 		}
 
 		private static double engineCounter(ServicePool service, String instanceId, boolean queries) {
-			InstanceState s = service.pool().instance(instanceId);
+			InstanceState s = service.instancePool().instance(instanceId);
 			@Nullable EngineSnapshot e = s == null ? null : s.engine();
 			double v = e == null ? 0 : queries ? e.prefixQueriesTokens() : e.prefixHitsTokens();
 			return Double.isFinite(v) ? v : 0;

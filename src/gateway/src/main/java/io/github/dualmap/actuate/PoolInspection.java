@@ -54,7 +54,7 @@ final class PoolInspection {
 	}
 
 	static DualMapDescriptor.Pool inspect(ServicePool service) {
-		InstancePool pool = service.pool();
+		InstancePool pool = service.instancePool();
 		SchedulerSettings settings = pool.settings();
 		long now = pool.now();
 		List<InstanceState> states = pool.instances();
@@ -117,7 +117,7 @@ final class PoolInspection {
 	}
 
 	static DualMapDescriptor.Instance instance(ServicePool service, InstanceState s) {
-		InstancePool pool = service.pool();
+		InstancePool pool = service.instancePool();
 		CircuitBreaker.State breaker = service.breakers()
 			.all()
 			.stream()
@@ -130,7 +130,7 @@ final class PoolInspection {
 
 	private static DualMapDescriptor.Instance instance(ServicePool service, InstanceState s, DualHashRing rings,
 			Map<String, double[]> shares, CircuitBreaker.State breaker, long now) {
-		InstancePool pool = service.pool();
+		InstancePool pool = service.instancePool();
 		ServiceInstance discovered = service.serviceInstance(s.id());
 		double[] share = shares.getOrDefault(s.id(), new double[2]);
 		return new DualMapDescriptor.Instance(s.id(), discovered == null ? null : discovered.getUri().toString(),

@@ -127,7 +127,7 @@ public class DualMapTenantsAutoConfiguration {
 		RedisFairnessSync dualMapRedisFairnessSync(ReactiveRedisConnectionFactory connections,
 				TenantProperties properties, DualMapRegistry registry, ObjectProvider<MeterRegistry> meters) {
 			Map<String, DispatchQueues> pools = new LinkedHashMap<>();
-			registry.pools().forEach((service, pool) -> pools.put(service, pool.queues()));
+			registry.services().forEach((service, pool) -> pools.put(service, pool.queues()));
 			return new RedisFairnessSync(new ReactiveStringRedisTemplate(connections), pools,
 					properties.getRedis().getKeyPrefix(), properties.getRedis().getFairnessSyncInterval(),
 					meters.getIfAvailable(CompositeMeterRegistry::new));

@@ -65,7 +65,7 @@ public class ConnectFailoverFilter implements GlobalFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		ServicePool service = this.registry.poolOf(exchange);
+		ServicePool service = this.registry.serviceOf(exchange);
 		if (service == null) {
 			return chain.filter(exchange);
 		}

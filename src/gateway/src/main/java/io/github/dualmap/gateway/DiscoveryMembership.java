@@ -61,7 +61,7 @@ public class DiscoveryMembership implements SmartLifecycle {
 		if (this.running) {
 			return;
 		}
-		for (ServicePool service : this.registry.pools().values()) {
+		for (ServicePool service : this.registry.services().values()) {
 			ServiceInstanceListSupplier supplier = this.suppliers.apply(service.serviceId());
 			if (supplier == null) {
 				logger.warn("No ServiceInstanceListSupplier for '" + service.serviceId()

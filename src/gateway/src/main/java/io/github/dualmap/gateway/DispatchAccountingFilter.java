@@ -63,7 +63,7 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		if (this.registry.poolOf(exchange) == null) {
+		if (this.registry.serviceOf(exchange) == null) {
 			return chain.filter(exchange);
 		}
 		ServerHttpResponse response = exchange.getResponse();

@@ -46,9 +46,9 @@ public class DispatchTicker implements SmartLifecycle {
 
 	/** One pass over every pool; public so tests can drive it without waiting. */
 	public void tick() {
-		for (ServicePool service : this.registry.pools().values()) {
+		for (ServicePool service : this.registry.services().values()) {
 			try {
-				service.queues().tick(service.pool().now());
+				service.queues().tick(service.instancePool().now());
 			}
 			catch (RuntimeException ex) {
 				// A periodic task that throws is cancelled: log and keep ticking.

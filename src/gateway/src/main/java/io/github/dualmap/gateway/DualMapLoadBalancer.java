@@ -52,10 +52,10 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 */
 	public DualMapLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> suppliers,
 			DualMapRegistry registry, ObservationRegistry observations) {
-		ServicePool pool = registry.pool(serviceId);
+		ServicePool pool = registry.service(serviceId);
 		if (pool == null) {
 			throw new IllegalArgumentException(
-					"service '" + serviceId + "' is not in dualmap.services " + registry.pools().keySet());
+					"service '" + serviceId + "' is not in dualmap.services " + registry.services().keySet());
 		}
 		this.suppliers = suppliers;
 		this.service = pool;
@@ -117,7 +117,7 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 		RoutingRequest routing = state.routingRequest();
 		// A route that did not go through the body filter is routed by load alone.
 		RoutingRequest request = routing != null ? routing : new RoutingRequest(RequestIds.next(), null,
-				this.service.pool().settings().defaultSloNanos(), this.service.pool().now());
+				this.service.instancePool().settings().defaultSloNanos(), this.service.instancePool().now());
 		ParsedRequest parsed = state.parsedRequest();
 		boolean streaming = parsed != null && parsed.stream();
 		Set<String> avoid = Set.copyOf(state.excludedInstances());

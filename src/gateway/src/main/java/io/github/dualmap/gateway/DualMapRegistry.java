@@ -114,21 +114,21 @@ public final class DualMapRegistry {
 		this.pools.values().forEach(p -> p.emptyListGrace(grace));
 	}
 
-	/** The pool of {@code serviceId}, or {@code null} when DualMap does not route it. */
-	public @Nullable ServicePool pool(String serviceId) {
+	/** The service {@code serviceId}, or {@code null} when DualMap does not route it. */
+	public @Nullable ServicePool service(String serviceId) {
 		return this.pools.get(serviceId);
 	}
 
 	/** Every routed service by id, in the order of {@code dualmap.services}. */
-	public Map<String, ServicePool> pools() {
+	public Map<String, ServicePool> services() {
 		return this.pools;
 	}
 
 	/**
-	 * The pool of the route the exchange matched, when that route's URI is
+	 * The service of the route the exchange matched, when that route's URI is
 	 * {@code lb://<a DualMap service>}.
 	 */
-	public @Nullable ServicePool poolOf(ServerWebExchange exchange) {
+	public @Nullable ServicePool serviceOf(ServerWebExchange exchange) {
 		Route route = exchange.getAttribute(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR);
 		if (route == null) {
 			return null;
@@ -138,9 +138,9 @@ public final class DualMapRegistry {
 	}
 
 	/**
-	 * The global scheduler settings; a pool's own are {@code pool().settings()} (they
-	 * differ in the default TTFT SLO when {@code dualmap.pools.<service>.slo.ttft} is
-	 * set).
+	 * The global scheduler settings; a service's own are
+	 * {@code instancePool().settings()} (they differ in the default TTFT SLO when
+	 * {@code dualmap.pools.<service>.slo.ttft} is set).
 	 */
 	public SchedulerSettings settings() {
 		return this.settings;

@@ -76,7 +76,7 @@ public class DualMapStartupReport implements ApplicationListener<ApplicationRead
 
 	@Override
 	public void onApplicationEvent(ApplicationReadyEvent event) {
-		for (ServicePool pool : this.registry.pools().values()) {
+		for (ServicePool pool : this.registry.services().values()) {
 			logger.info("DualMap routes pool '" + pool.serviceId() + "': policy " + pool.policyName()
 					+ ", dispatch mode " + pool.queues().settings().mode().value() + ", "
 					+ pool.serviceInstances().size() + " instances found");
@@ -101,7 +101,7 @@ public class DualMapStartupReport implements ApplicationListener<ApplicationRead
 				balanced.computeIfAbsent(service, k -> new ArrayList<>()).add(route.getId());
 			}
 		}
-		Set<String> pools = new LinkedHashSet<>(this.registry.pools().keySet());
+		Set<String> pools = new LinkedHashSet<>(this.registry.services().keySet());
 		for (String service : pools) {
 			if (!balanced.containsKey(service)) {
 				logger.warn("dualmap.services lists '" + service + "' but no route sends to lb://" + service

@@ -81,7 +81,7 @@ public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapLi
 		MetricsScraper started = this.scrapers.get();
 		this.scraper = started;
 		this.registry.addListener(this);
-		for (ServicePool service : this.registry.pools().values()) {
+		for (ServicePool service : this.registry.services().values()) {
 			started.targets(service.serviceId(), targets(service.serviceId(), service.serviceInstances()));
 		}
 	}
@@ -130,11 +130,11 @@ public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapLi
 
 	@Override
 	public void onSnapshot(String pool, String instanceId, EngineSnapshot snapshot) {
-		ServicePool service = this.registry.pool(pool);
+		ServicePool service = this.registry.service(pool);
 		if (service == null) {
 			return;
 		}
-		InstanceState state = service.pool().instance(instanceId);
+		InstanceState state = service.instancePool().instance(instanceId);
 		if (state != null) {
 			state.updateEngine(snapshot);
 		}
@@ -152,11 +152,11 @@ public class EngineScraping implements SmartLifecycle, ScrapeListener, DualMapLi
 
 	@Override
 	public void onFailure(String pool, String instanceId, Throwable failure) {
-		ServicePool service = this.registry.pool(pool);
+		ServicePool service = this.registry.service(pool);
 		if (service == null) {
 			return;
 		}
-		InstanceState state = service.pool().instance(instanceId);
+		InstanceState state = service.instancePool().instance(instanceId);
 		if (state != null) {
 			state.markEngineUnknown();
 		}

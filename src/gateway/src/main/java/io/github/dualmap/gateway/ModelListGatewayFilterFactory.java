@@ -118,23 +118,23 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 			throw new IllegalArgumentException("ModelList cache-ttl must be >= 0 but was " + cacheTtl);
 		}
 		for (String service : others) {
-			if (this.registry.pool(service) != null || this.discovery == null || service.isBlank()) {
+			if (this.registry.service(service) != null || this.discovery == null || service.isBlank()) {
 				throw new IllegalArgumentException(
 						"ModelList other service '" + service + "' is " + (this.discovery == null
 								? "not found without a discovery client" : "blank or in dualmap.services"));
 			}
 		}
 		for (String service : config.getServices()) {
-			if (this.registry.pool(service) == null && !others.contains(service)) {
+			if (this.registry.service(service) == null && !others.contains(service)) {
 				throw new IllegalArgumentException("ModelList names '" + service
-						+ "', which is not in dualmap.services " + this.registry.pools().keySet()
+						+ "', which is not in dualmap.services " + this.registry.services().keySet()
 						+ " nor in dualmap.model-list.other-services " + others);
 			}
 		}
 		// The pools are fixed when the registry is built.
 		List<String> services = new ArrayList<>(config.getServices());
 		if (services.isEmpty()) {
-			services.addAll(this.registry.pools().keySet());
+			services.addAll(this.registry.services().keySet());
 			services.addAll(others);
 		}
 		ListCache cache = new ListCache(cacheTtl);
@@ -202,10 +202,10 @@ public class ModelListGatewayFilterFactory extends AbstractGatewayFilterFactory<
 	 * service.
 	 */
 	private Flux<ServiceInstance> instancesOf(String service) {
-		ServicePool pool = this.registry.pool(service);
+		ServicePool pool = this.registry.service(service);
 		if (pool != null) {
 			List<ServiceInstance> accepting = new ArrayList<>();
-			for (InstanceState s : pool.pool().instances()) {
+			for (InstanceState s : pool.instancePool().instances()) {
 				ServiceInstance instance = s.acceptsNewWork() ? pool.serviceInstance(s.id()) : null;
 				if (instance != null) {
 					accepting.add(instance);

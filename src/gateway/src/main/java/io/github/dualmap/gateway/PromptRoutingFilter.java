@@ -82,7 +82,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		ServicePool service = this.registry.poolOf(exchange);
+		ServicePool service = this.registry.serviceOf(exchange);
 		if (service == null) {
 			return chain.filter(exchange);
 		}
@@ -92,7 +92,8 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		}
 		SloResolver.Slo slo;
 		try {
-			slo = this.slos.resolve(exchange.getRequest().getHeaders(), service.pool().settings().defaultSloNanos());
+			slo = this.slos.resolve(exchange.getRequest().getHeaders(),
+					service.instancePool().settings().defaultSloNanos());
 			state.sloClass(slo.sloClass());
 		}
 		catch (InvalidRequestException ex) {
@@ -165,7 +166,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 			SloResolver.Slo slo, ParsedRequest parsed) {
 		ServerHttpRequest request = exchange.getRequest();
 		RoutingRequest routing = new RoutingRequest(RequestIds.next(), parsed.blocks(), slo.nanos(),
-				service.pool().now(), slo.maxWaitNanos(), slo.priority());
+				service.instancePool().now(), slo.maxWaitNanos(), slo.priority());
 		DualMapExchange state = DualMapExchange.of(exchange);
 		state.parsedRequest(parsed);
 		state.routingRequest(routing);

@@ -53,7 +53,7 @@ public class RequestIdFilter implements GlobalFilter, HttpHeadersFilter, Ordered
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		if (this.registry.poolOf(exchange) == null || DualMapExchange.of(exchange).requestId() != null) {
+		if (this.registry.serviceOf(exchange) == null || DualMapExchange.of(exchange).requestId() != null) {
 			return chain.filter(exchange);
 		}
 		String id = RequestIds.orNew(exchange.getRequest().getHeaders().getFirst(this.header));

@@ -240,7 +240,7 @@ public final class RoutedAttempt {
 			return;
 		}
 		this.service.ended(this);
-		long elapsed = this.service.pool().now() - this.dispatch.sentAtNanos();
+		long elapsed = this.service.instancePool().now() - this.dispatch.sentAtNanos();
 		switch (outcome) {
 			case SUCCESS -> this.breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
 			case FAILURE -> this.breaker.onError(elapsed, TimeUnit.NANOSECONDS,
@@ -256,7 +256,7 @@ public final class RoutedAttempt {
 		}
 		else {
 			this.dispatch.finish();
-			this.service.policy().onFinished(this.request, instanceId(), this.service.pool());
+			this.service.policy().onFinished(this.request, instanceId(), this.service.instancePool());
 		}
 		for (DualMapListener l : this.service.listeners()) {
 			l.onFinished(serviceId(), instanceId(), outcome);

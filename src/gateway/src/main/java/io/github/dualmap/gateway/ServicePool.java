@@ -235,7 +235,8 @@ public final class ServicePool {
 		return this.serviceId;
 	}
 
-	public InstancePool pool() {
+	/** The core pool of this service's instances: their state, rings and estimator. */
+	public InstancePool instancePool() {
 		return this.pool;
 	}
 

@@ -99,7 +99,7 @@ final class Submission implements DispatchListener {
 			if (this.cancelled) {
 				return;
 			}
-			if (this.refusals > this.service.pool().size() + 1) {
+			if (this.refusals > this.service.instancePool().size() + 1) {
 				Rejection none = new Rejection(Rejection.SERVICE_UNAVAILABLE,
 						"no instance of '" + this.service.serviceId() + "' accepts requests",
 						this.service.queues().settings().unavailableRetryAfterSeconds());
@@ -148,7 +148,7 @@ final class Submission implements DispatchListener {
 			return DispatchRejectedException.QUEUE_FULL;
 		}
 		String id = q.instanceId();
-		InstanceState s = id == null ? null : this.service.pool().instance(id);
+		InstanceState s = id == null ? null : this.service.instancePool().instance(id);
 		return s == null || !s.acceptsNewWork() ? DispatchRejectedException.NO_INSTANCE_AVAILABLE
 				: DispatchRejectedException.QUEUE_WAIT_EXCEEDED;
 	}

@@ -96,7 +96,7 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 		DualMapExchange state = DualMapExchange.of(exchange);
 		ParsedRequest parsed = state.parsedRequest();
 		if (parsed == null || !HttpMethod.POST.equals(exchange.getRequest().getMethod())
-				|| this.registry.poolOf(exchange) == null) {
+				|| this.registry.serviceOf(exchange) == null) {
 			// Not a request for work (a GET), or a route DualMap does not serve.
 			return chain.filter(exchange);
 		}

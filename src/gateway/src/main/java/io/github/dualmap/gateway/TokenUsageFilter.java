@@ -65,7 +65,7 @@ public class TokenUsageFilter implements GlobalFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
-		if (this.registry.poolOf(exchange) == null) {
+		if (this.registry.serviceOf(exchange) == null) {
 			return chain.filter(exchange);
 		}
 		UsageTap tap = new UsageTap(exchange.getResponse(), exchange, System.nanoTime());

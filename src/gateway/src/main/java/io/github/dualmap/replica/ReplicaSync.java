@@ -209,13 +209,13 @@ public final class ReplicaSync implements DualMapListener {
 		int responses = 0;
 		StoredResponses stored = this.storedResponses;
 		for (ReleaseBatch.Release r : batch.releases()) {
-			ServicePool pool = this.registry.pool(r.service());
-			InstanceState state = pool == null ? null : pool.pool().instance(r.instance());
+			ServicePool pool = this.registry.service(r.service());
+			InstanceState state = pool == null ? null : pool.instancePool().instance(r.instance());
 			if (state == null || (r.response() != null && stored == null)) {
 				continue;
 			}
 			if (r.chain().length > 0) {
-				pool.pool().recordElsewhere(state, r.chain());
+				pool.instancePool().recordElsewhere(state, r.chain());
 			}
 			if (r.response() != null) {
 				stored.record(r.service(), r.response(), r.instance());
@@ -239,8 +239,8 @@ public final class ReplicaSync implements DualMapListener {
 			return List.of();
 		}
 		List<ReleaseBatch.Load> load = new ArrayList<>();
-		for (ServicePool pool : this.registry.pools().values()) {
-			for (InstanceState s : pool.pool().instances()) {
+		for (ServicePool pool : this.registry.services().values()) {
+			for (InstanceState s : pool.instancePool().instances()) {
 				int requests = s.prefillRequests();
 				long prefill = s.prefillTokens();
 				long queued = s.queuedTokens();
@@ -263,8 +263,8 @@ public final class ReplicaSync implements DualMapListener {
 		for (ReleaseBatch.Load l : load) {
 			// Only instances known here: a peer's view of membership may run ahead (its
 			// next publication tells again) and nothing unknown is kept.
-			ServicePool pool = this.registry.pool(l.service());
-			if (pool == null || pool.pool().instance(l.instance()) == null) {
+			ServicePool pool = this.registry.service(l.service());
+			if (pool == null || pool.instancePool().instance(l.instance()) == null) {
 				continue;
 			}
 			long[] sum = entries.computeIfAbsent(new InstanceKey(l.service(), l.instance()), k -> new long[3]);
@@ -315,7 +315,7 @@ public final class ReplicaSync implements DualMapListener {
 	 */
 	private static void release(Collection<ServicePool> pools) {
 		for (ServicePool pool : pools) {
-			pool.queues().tick(pool.pool().now());
+			pool.queues().tick(pool.instancePool().now());
 		}
 	}
 
@@ -378,8 +378,8 @@ public final class ReplicaSync implements DualMapListener {
 	private Collection<ServicePool> setPeerLoads(Set<InstanceKey> touched) {
 		Set<ServicePool> changed = new LinkedHashSet<>();
 		for (InstanceKey key : touched) {
-			ServicePool pool = this.registry.pool(key.service());
-			InstanceState s = pool == null ? null : pool.pool().instance(key.instance());
+			ServicePool pool = this.registry.service(key.service());
+			InstanceState s = pool == null ? null : pool.instancePool().instance(key.instance());
 			if (s == null) {
 				continue;
 			}
@@ -426,11 +426,11 @@ public final class ReplicaSync implements DualMapListener {
 			}
 			maxBlocks -= responses.size() * 8;
 		}
-		int instances = this.registry.pools().values().stream().mapToInt(p -> p.pool().size()).sum();
+		int instances = this.registry.services().values().stream().mapToInt(p -> p.instancePool().size()).sum();
 		int each = Math.max(1, maxBlocks / Math.max(1, instances));
 		List<ReleaseBatch.Release> releases = new ArrayList<>();
-		for (ServicePool pool : this.registry.pools().values()) {
-			for (InstanceState s : pool.pool().instances()) {
+		for (ServicePool pool : this.registry.services().values()) {
+			for (InstanceState s : pool.instancePool().instances()) {
 				long[] blocks = s.shadow().recent(each);
 				if (blocks.length > 0) {
 					releases.add(new ReleaseBatch.Release(pool.serviceId(), s.id(), blocks));
@@ -443,7 +443,7 @@ public final class ReplicaSync implements DualMapListener {
 
 	/** Whether every pool knows its instances (a snapshot applied before is lost). */
 	public boolean membershipKnown() {
-		return this.registry.pools().values().stream().allMatch(p -> p.pool().size() > 0);
+		return this.registry.services().values().stream().allMatch(p -> p.instancePool().size() > 0);
 	}
 
 	public String replicaId() {

@@ -73,9 +73,9 @@ class DualMapAccessWithSpringSecurityTests {
 			.isEqualTo("permission_denied")
 			.jsonPath("$.error.message")
 			.value(m -> assertThat((String) m).contains("DUALMAP_OPERATOR"));
-		assertThat(this.registry.pool("llm").isDraining("a")).isFalse();
+		assertThat(this.registry.service("llm").isDraining("a")).isFalse();
 		drain("operator").expectStatus().isOk();
-		assertThat(this.registry.pool("llm").isDraining("a")).isTrue();
+		assertThat(this.registry.service("llm").isDraining("a")).isTrue();
 		this.registry.undrain("a");
 		// Reading is the application's business (its chain permits it here).
 		this.client.get().uri("/actuator/dualmap").exchange().expectStatus().isOk();

@@ -179,7 +179,7 @@ class DualMapDrainIntegrationTests {
 		assertThat(warm.statusCode()).isEqualTo(200);
 		String home = warm.headers().firstValue(DispatchAccountingFilter.INSTANCE_HEADER).orElseThrow();
 		StubEngine engine = ENGINES.stream().filter(e -> e.instanceId().equals(home)).findFirst().orElseThrow();
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		engine.holdResponses();
 		int servedBefore = engine.served.get();
 		// A stream whose first byte the engine holds: in prefill on its home, which then
@@ -282,7 +282,7 @@ class DualMapDrainIntegrationTests {
 				.jsonPath("$.error.message")
 				.value(String.class, m -> assertThat(m).as(body).contains("{\"draining\": true}"));
 		}
-		assertThat(this.registry.pool("llm").pool().instance(instance).draining()).isFalse();
+		assertThat(this.registry.service("llm").instancePool().instance(instance).draining()).isFalse();
 	}
 
 }

@@ -107,7 +107,7 @@ class DualMapEndpointIntegrationTests {
 	/** Requests dispatched so far, by instance. */
 	Map<String, Long> dispatched() {
 		Map<String, Long> dispatched = new HashMap<>();
-		this.registry.pool("llm").pool().instances().forEach(s -> dispatched.put(s.id(), s.dispatched()));
+		this.registry.service("llm").instancePool().instances().forEach(s -> dispatched.put(s.id(), s.dispatched()));
 		return dispatched;
 	}
 
@@ -137,7 +137,7 @@ class DualMapEndpointIntegrationTests {
 	@DirtiesContext(methodMode = DirtiesContext.MethodMode.BEFORE_METHOD)
 	void beforeTheFirstRequestThePoolIsKnownFromDiscoveryWithItsQueues() {
 		// Membership is read from discovery at startup, not on the first request.
-		await().atMost(Duration.ofSeconds(5)).until(() -> this.registry.pool("llm").pool().size() == 2);
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.registry.service("llm").instancePool().size() == 2);
 		String body = get("/actuator/dualmap");
 		JsonNode root = JSON.readTree(body);
 		assertThat(root.get("policy").asString()).isEqualTo("dualmap");
@@ -192,7 +192,8 @@ class DualMapEndpointIntegrationTests {
 		String home = twelveQuestions();
 		String instance = home;
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(this.registry.pool("llm").pool().instance(instance).engine()).isNotNull());
+			.untilAsserted(() -> assertThat(this.registry.service("llm").instancePool().instance(instance).engine())
+				.isNotNull());
 		String body = get("/actuator/dualmap");
 		JsonNode root = JSON.readTree(body);
 		JsonNode settings = root.get("settings");
@@ -288,7 +289,7 @@ class DualMapEndpointIntegrationTests {
 			.exchange()
 			.expectStatus()
 			.isEqualTo(405);
-		assertThat(this.registry.pool("llm").pool().instance(id).draining()).isFalse();
+		assertThat(this.registry.service("llm").instancePool().instance(id).draining()).isFalse();
 	}
 
 	@Test

@@ -49,7 +49,7 @@ class DualMapMetersTests {
 
 	private final PrefixHasher hasher = PrefixHasher.ofDefaults();
 
-	private final ServicePool pool = this.registry.pool("llm");
+	private final ServicePool pool = this.registry.service("llm");
 
 	private int ids;
 
@@ -222,7 +222,7 @@ class DualMapMetersTests {
 			.queueSettings(QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(2).build())
 			.clock(this.clock)
 			.build();
-		ServicePool pool = registry.pool("llm");
+		ServicePool pool = registry.service("llm");
 		new DualMapMeters(registry).bindTo(this.meters);
 		pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
 		PromptBlocks blocks = this.hasher.ofText("m", "one tenant ".repeat(100));

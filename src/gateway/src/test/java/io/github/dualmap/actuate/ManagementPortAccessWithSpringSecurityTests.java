@@ -58,9 +58,9 @@ class ManagementPortAccessWithSpringSecurityTests {
 	void drainingOnTheManagementPortNeedsTheRole() {
 		drain(null).expectStatus().isUnauthorized();
 		drain("viewer").expectStatus().isForbidden();
-		assertThat(this.registry.pool("llm").isDraining("a")).isFalse();
+		assertThat(this.registry.service("llm").isDraining("a")).isFalse();
 		drain("operator").expectStatus().isOk();
-		assertThat(this.registry.pool("llm").isDraining("a")).isTrue();
+		assertThat(this.registry.service("llm").isDraining("a")).isTrue();
 	}
 
 	@SpringBootConfiguration

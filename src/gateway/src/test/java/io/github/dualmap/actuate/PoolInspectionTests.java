@@ -33,7 +33,7 @@ class PoolInspectionTests {
 
 	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(this.clock).build();
 
-	private final ServicePool pool = this.registry.pool("llm");
+	private final ServicePool pool = this.registry.service("llm");
 
 	@Test
 	void theWarningsNameWhyAnInstanceGetsNoNewRequests() {
@@ -94,7 +94,7 @@ class PoolInspectionTests {
 	@Test
 	void theAgeOfEngineStateIsNeverNegative() {
 		this.pool.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of())));
-		InstanceState s = this.pool.pool().instance("i1");
+		InstanceState s = this.pool.instancePool().instance("i1");
 		// Scraped 3 ms ago, then a scrape that lands while the view is being built: its
 		// time is after the view's clock reading.
 		s.updateEngine(new EngineSnapshot(this.now.get() - 3_000_000, 0, 1, 0.25, 100, 40, 0));
@@ -115,11 +115,11 @@ class PoolInspectionTests {
 			.policy("dualmap-directory")
 			.clock(this.clock)
 			.build()
-			.pool("llm");
+			.service("llm");
 		directory.updateMembership(members);
 		DualMapDescriptor.Directory empty = PoolInspection.inspect(directory).directory();
 		assertThat(empty.blocks()).isZero();
-		int perInstance = directory.pool().instances().get(0).shadow().capacityBlocks();
+		int perInstance = directory.instancePool().instances().get(0).shadow().capacityBlocks();
 		assertThat(empty.capacityBlocks()).isEqualTo(2 * perInstance);
 		RoutingRequest r = new RoutingRequest("r", PrefixHasher.ofDefaults().ofText("m", "hello ".repeat(200)),
 				Duration.ofSeconds(5).toNanos(), this.now.get());

@@ -65,7 +65,7 @@ class ConfigSamplesTests {
 			assertThat(p.getPolicy()).isEqualTo("dualmap");
 			assertThat(p.getMaxBodySize()).isEqualTo(DataSize.ofMegabytes(32));
 			assertThat(p.getScrape().getInterval()).isEqualTo(Duration.ofMillis(500));
-			assertThat(context.getBean(DualMapRegistry.class).pools()).containsOnlyKeys("vllm");
+			assertThat(context.getBean(DualMapRegistry.class).services()).containsOnlyKeys("vllm");
 			assertThat(context.getBeansOfType(LoadBalancerClientSpecification.class).values())
 				.extracting(LoadBalancerClientSpecification::getName)
 				.containsExactly("vllm");
@@ -77,14 +77,14 @@ class ConfigSamplesTests {
 		withSample("multi-model.yml").run(context -> {
 			assertThat(context).hasNotFailed();
 			assertThat(context.getBean(DualMapProperties.class).getServices()).containsExactly("llama", "qwen");
-			assertThat(context.getBean(DualMapRegistry.class).pools()).containsOnlyKeys("llama", "qwen");
+			assertThat(context.getBean(DualMapRegistry.class).services()).containsOnlyKeys("llama", "qwen");
 			DualMapRegistry registry = context.getBean(DualMapRegistry.class);
-			assertThat(registry.pool("llama").pool().settings().defaultSloNanos())
+			assertThat(registry.service("llama").instancePool().settings().defaultSloNanos())
 				.isEqualTo(Duration.ofSeconds(5).toNanos());
-			assertThat(registry.pool("qwen").pool().settings().defaultSloNanos())
+			assertThat(registry.service("qwen").instancePool().settings().defaultSloNanos())
 				.isEqualTo(Duration.ofSeconds(10).toNanos());
-			assertThat(registry.pool("qwen").queues().settings().maxPrefillTokens()).isEqualTo(32768);
-			assertThat(registry.pool("llama").queues().settings().maxPrefillTokens()).isEqualTo(16384);
+			assertThat(registry.service("qwen").queues().settings().maxPrefillTokens()).isEqualTo(32768);
+			assertThat(registry.service("llama").queues().settings().maxPrefillTokens()).isEqualTo(16384);
 			assertThat(context.getBean(DualMapProperties.class).getModelList().getOtherServices())
 				.containsExactly("whisper");
 			assertThat(context).hasSingleBean(ModelRoutePredicateFactory.class)
@@ -113,11 +113,11 @@ class ConfigSamplesTests {
 		withSample("policy-ab.yml").run(context -> {
 			assertThat(context).hasNotFailed();
 			DualMapRegistry registry = context.getBean(DualMapRegistry.class);
-			assertThat(registry.pools()).containsOnlyKeys("llm-a", "llm-b");
-			assertThat(registry.pool("llm-a").policyName()).isEqualTo("dualmap");
-			assertThat(registry.pool("llm-a").queues().settings().mode()).isEqualTo(DispatchMode.QUEUE);
-			assertThat(registry.pool("llm-b").policyName()).isEqualTo("sglang-cache-aware");
-			assertThat(registry.pool("llm-b").queues().settings().mode()).isEqualTo(DispatchMode.PASS_THROUGH);
+			assertThat(registry.services()).containsOnlyKeys("llm-a", "llm-b");
+			assertThat(registry.service("llm-a").policyName()).isEqualTo("dualmap");
+			assertThat(registry.service("llm-a").queues().settings().mode()).isEqualTo(DispatchMode.QUEUE);
+			assertThat(registry.service("llm-b").policyName()).isEqualTo("sglang-cache-aware");
+			assertThat(registry.service("llm-b").queues().settings().mode()).isEqualTo(DispatchMode.PASS_THROUGH);
 			// Both routes split one Weight group evenly.
 			for (int route = 0; route < 2; route++) {
 				PredicateDefinition weight = new PredicateDefinition(context.getEnvironment()
@@ -195,8 +195,8 @@ class ConfigSamplesTests {
 			assertThat(context).hasNotFailed();
 			DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 			assertThat(context.getBean(DualMapProperties.class).getPolicy()).isEqualTo("dualmap-cache-affinity");
-			assertThat(registry.pool("vllm").policyName()).isEqualTo("dualmap-cache-affinity");
-			QueueSettings q = registry.pool("vllm").queues().settings();
+			assertThat(registry.service("vllm").policyName()).isEqualTo("dualmap-cache-affinity");
+			QueueSettings q = registry.service("vllm").queues().settings();
 			assertThat(q.maxWaitShare()).isEqualTo(0.35);
 			assertThat(q.rescue()).isTrue();
 			assertThat(q.rescueToQueue()).isTrue();

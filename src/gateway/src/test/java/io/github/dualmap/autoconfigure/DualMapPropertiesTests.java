@@ -239,7 +239,7 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.hold-on-engine-queue=false", "dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
-				QueueSettings q = registry.pool("llm").queues().settings();
+				QueueSettings q = registry.service("llm").queues().settings();
 				assertThat(q).isEqualTo(QueueSettings.custom()
 					.mode(DispatchMode.PASS_THROUGH)
 					.maxPrefillRequests(3)
@@ -509,20 +509,20 @@ class DualMapPropertiesTests {
 					"dualmap.pools.big.dispatch.max-prefill-tokens=8192")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
-				ServicePool llm = registry.pool("llm");
-				ServicePool big = registry.pool("big");
+				ServicePool llm = registry.service("llm");
+				ServicePool big = registry.service("big");
 				assertThat(llm.policyName()).isEqualTo("dualmap");
-				assertThat(llm.pool().settings()).isEqualTo(registry.settings());
+				assertThat(llm.instancePool().settings()).isEqualTo(registry.settings());
 				assertThat(llm.queues().settings()).isEqualTo(registry.queueSettings());
 				assertThat(big.policyName()).isEqualTo("least-loaded");
-				assertThat(big.pool().settings().defaultSloNanos()).isEqualTo(Duration.ofSeconds(12).toNanos());
+				assertThat(big.instancePool().settings().defaultSloNanos()).isEqualTo(Duration.ofSeconds(12).toNanos());
 				QueueSettings q = big.queues().settings();
 				assertThat(q.mode()).isEqualTo(DispatchMode.PASS_THROUGH);
 				assertThat(q.maxPrefillRequests()).isEqualTo(4);
 				assertThat(q.maxPrefillTokens()).isEqualTo(8192);
 				// What the pool does not set is the global value.
 				assertThat(q.agingNanos()).isEqualTo(Duration.ofSeconds(1).toNanos());
-				assertThat(big.pool().settings().switchFactor()).isEqualTo(registry.settings().switchFactor());
+				assertThat(big.instancePool().settings().switchFactor()).isEqualTo(registry.settings().switchFactor());
 				// The global view is unchanged.
 				assertThat(registry.policyName()).isEqualTo("dualmap");
 				assertThat(registry.settings().defaultSloNanos()).isEqualTo(Duration.ofSeconds(3).toNanos());

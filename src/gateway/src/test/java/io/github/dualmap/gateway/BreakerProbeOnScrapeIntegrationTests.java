@@ -52,8 +52,8 @@ class BreakerProbeOnScrapeIntegrationTests {
 
 	@Test
 	void anInstanceWhoseScrapesAnswerAgainIsProbedAtOnce() {
-		ServicePool pool = this.registry.pool("llm");
-		await().atMost(Duration.ofSeconds(10)).until(() -> pool.pool().size() == 1);
+		ServicePool pool = this.registry.service("llm");
+		await().atMost(Duration.ofSeconds(10)).until(() -> pool.instancePool().size() == 1);
 		assertThat(post("warm")).isEqualTo(200);
 		CircuitBreaker breaker = pool.breakers().breaker(ENGINE.instanceId());
 

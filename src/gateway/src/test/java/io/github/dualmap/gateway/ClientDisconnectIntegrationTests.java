@@ -103,8 +103,8 @@ class ClientDisconnectIntegrationTests {
 		finally {
 			clients.shutdownNow();
 		}
-		ServicePool pool = this.registry.pool("llm");
-		String id = pool.pool().instances().get(0).id();
+		ServicePool pool = this.registry.service("llm");
+		String id = pool.instancePool().instances().get(0).id();
 		// Every try has ended (the gateway noticed each client leave).
 		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
 		while (pool.triesInFlight() > 0 && System.nanoTime() < deadline) {

@@ -68,14 +68,19 @@ class DiscoveryMembershipTests {
 			}
 		};
 		DiscoveryMembership membership = new DiscoveryMembership(registry, id -> supplier, REFRESH);
-		ServicePool pool = registry.pool("llm");
+		ServicePool pool = registry.service("llm");
 		membership.start();
 		try {
-			awaitTrue(() -> pool.pool().instance("a") != null);
+			awaitTrue(() -> pool.instancePool().instance("a") != null);
 			discovered.set(List.of(instance("a"), instance("b")));
 			awaitTrue(() -> changes.get() >= 2);
 			discovered.set(List.of(instance("a"), instance("c")));
-			awaitTrue(() -> pool.pool().instances().stream().map(InstanceState::id).toList().equals(List.of("a", "c")));
+			awaitTrue(() -> pool.instancePool()
+				.instances()
+				.stream()
+				.map(InstanceState::id)
+				.toList()
+				.equals(List.of("a", "c")));
 		}
 		finally {
 			membership.stop();

@@ -40,7 +40,7 @@ class DispatchAccountingFilterTests {
 	private final ServicePool pool = pool(this.registry);
 
 	private static ServicePool pool(DualMapRegistry registry) {
-		ServicePool pool = registry.pool("llm");
+		ServicePool pool = registry.service("llm");
 		List<ServiceInstance> members = List.of(
 				new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
 				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of()),
@@ -111,7 +111,7 @@ class DispatchAccountingFilterTests {
 	@Test
 	void anErrorAnswerIsNoFirstTokenAndTeachesTheTtftModelNothing() {
 		List<Long> ttfts = firstTokens();
-		double before = this.pool.pool().estimator().nanosPerToken();
+		double before = this.pool.instancePool().estimator().nanosPerToken();
 		for (HttpStatus status : List.of(HttpStatus.BAD_REQUEST, HttpStatus.NOT_FOUND, HttpStatus.UNAUTHORIZED,
 				HttpStatus.INTERNAL_SERVER_ERROR)) {
 			MockServerWebExchange exchange = routedExchange();
@@ -123,8 +123,8 @@ class DispatchAccountingFilterTests {
 		// Neither a TTFT nor an SLO outcome, and the model keeps its rate: an error
 		// answered in a millisecond says nothing about how fast this instance prefills.
 		assertThat(ttfts).isEmpty();
-		assertThat(this.pool.pool().estimator().nanosPerToken()).isEqualTo(before);
-		assertThat(this.pool.pool().instances()).allSatisfy(s -> {
+		assertThat(this.pool.instancePool().estimator().nanosPerToken()).isEqualTo(before);
+		assertThat(this.pool.instancePool().instances()).allSatisfy(s -> {
 			assertThat(s.inFlight()).isZero();
 			assertThat(s.prefillRequests()).isZero();
 		});
@@ -146,7 +146,7 @@ class DispatchAccountingFilterTests {
 			new DispatchAccountingFilter(this.registry, true).filter(exchange, leaving).onErrorComplete().block(WAIT);
 			awaitEnd(exchange);
 		}
-		assertThat(this.pool.pool().instances()).allSatisfy(s -> {
+		assertThat(this.pool.instancePool().instances()).allSatisfy(s -> {
 			CircuitBreaker breaker = this.pool.breakers().breaker(s.id());
 			assertThat(breaker.getMetrics().getNumberOfFailedCalls()).isZero();
 			assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
@@ -174,7 +174,7 @@ class DispatchAccountingFilterTests {
 		assertThat(exchange.getResponse().getHeaders().containsHeader(DispatchAccountingFilter.REASON_HEADER))
 			.isFalse();
 		// Accounting still runs: the request is over and nothing stays in flight.
-		assertThat(this.pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+		assertThat(this.pool.instancePool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
 	}
 
 }

@@ -84,17 +84,18 @@ class DualMapGatewayIntegrationTests {
 	 */
 	@AfterEach
 	void restorePool() {
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		ENGINES.forEach(e -> {
 			e.restart();
 			e.reset();
 			pool.undrain(e.instanceId());
 			pool.breakers().breaker(e.instanceId()).reset();
 		});
-		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(pool.pool().instances()).allSatisfy(s -> {
-			assertThat(s.healthy()).isTrue();
-			assertThat(s.engineFailed()).isFalse();
-		}));
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(pool.instancePool().instances()).allSatisfy(s -> {
+				assertThat(s.healthy()).isTrue();
+				assertThat(s.engineFailed()).isFalse();
+			}));
 		StubEngine.settle(ENGINES, pool);
 	}
 
@@ -344,16 +345,17 @@ class DualMapGatewayIntegrationTests {
 	@Test
 	void accountingReturnsToZeroAndTtftIsObserved() {
 		post("/v1/chat/completions", chat(systemPrompt("accounting"), "x", true));
-		ServicePool pool = this.registry.pool("llm");
-		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(pool.pool().instances()).allSatisfy(s -> {
-			assertThat(s.inFlight()).isZero();
-			assertThat(s.prefillTokens()).isZero();
-		}));
-		assertThat(pool.pool().instances().stream().mapToLong(s -> s.dispatched()).sum()).isPositive();
+		ServicePool pool = this.registry.service("llm");
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(
-					() -> assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.engineFailed()).isFalse()));
-		assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.engine()).isNotNull());
+			.untilAsserted(() -> assertThat(pool.instancePool().instances()).allSatisfy(s -> {
+				assertThat(s.inFlight()).isZero();
+				assertThat(s.prefillTokens()).isZero();
+			}));
+		assertThat(pool.instancePool().instances().stream().mapToLong(s -> s.dispatched()).sum()).isPositive();
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(pool.instancePool().instances())
+				.allSatisfy(s -> assertThat(s.engineFailed()).isFalse()));
+		assertThat(pool.instancePool().instances()).allSatisfy(s -> assertThat(s.engine()).isNotNull());
 	}
 
 	@Test
@@ -514,7 +516,7 @@ class DualMapGatewayIntegrationTests {
 
 	@Test
 	void anInstanceThatRefusesWorkHasTheRequestSentToAnotherOnce(CapturedOutput output) {
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		long retries = pool.retries(RetryCause.STATUS);
 		List<String> failures = new CopyOnWriteArrayList<>();
 		this.registry.addListener(new DualMapListener() {
@@ -587,8 +589,8 @@ class DualMapGatewayIntegrationTests {
 		}
 		// Every try was accounted for and ended.
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(
-					() -> assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero()));
+			.untilAsserted(() -> assertThat(pool.instancePool().instances())
+				.allSatisfy(s -> assertThat(s.inFlight()).isZero()));
 	}
 
 	/**
@@ -604,7 +606,7 @@ class DualMapGatewayIntegrationTests {
 	void aStoppedBackendGetsNoMoreRequestsAndNoClientSeesA5xx(CapturedOutput output) {
 		StubEngine stopped = ENGINES.get(2);
 		stopped.stop();
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		CircuitBreaker breaker = pool.breakers().breaker(stopped.instanceId());
 		List<String> instances = new ArrayList<>();
 		// Connect failures are retried on the other candidate until the breaker opens.
@@ -618,7 +620,7 @@ class DualMapGatewayIntegrationTests {
 		assertThat(pool.retries(RetryCause.CONNECT)).isPositive();
 		assertThat(output.getOut()).containsPattern("Request [0-9a-f]{16}-[0-9a-f]+: could not connect to instance '"
 				+ Pattern.quote(stopped.instanceId()) + "' of 'llm', sending it to another");
-		assertThat(pool.pool().instance(stopped.instanceId()).healthy()).isFalse();
+		assertThat(pool.instancePool().instance(stopped.instanceId()).healthy()).isFalse();
 		int callsWhenOpened = breaker.getMetrics().getNumberOfBufferedCalls();
 		for (int i = 0; i < 20; i++) {
 			EntityExchangeResult<byte[]> r = post("/v1/chat/completions",
@@ -632,10 +634,10 @@ class DualMapGatewayIntegrationTests {
 		assertThat(breaker.getMetrics().getNumberOfNotPermittedCalls()).isZero();
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(pool.scrapeFailures(stopped.instanceId())).isPositive());
-		assertThat(pool.pool().instance(stopped.instanceId()).engineFailed()).isTrue();
+		assertThat(pool.instancePool().instance(stopped.instanceId()).engineFailed()).isTrue();
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(
-					() -> assertThat(pool.pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero()));
+			.untilAsserted(() -> assertThat(pool.instancePool().instances())
+				.allSatisfy(s -> assertThat(s.inFlight()).isZero()));
 	}
 
 }

@@ -117,7 +117,7 @@ class DualMapLoadBalancerTests {
 			attempt.cancel();
 			attempt.complete(HttpStatus.OK);
 		}
-		assertThat(this.registry.pool("llm").pool().instances()).allSatisfy(s -> {
+		assertThat(this.registry.service("llm").instancePool().instances()).allSatisfy(s -> {
 			assertThat(s.inFlight()).isZero();
 			assertThat(s.prefillTokens()).isZero();
 		});
@@ -149,9 +149,9 @@ class DualMapLoadBalancerTests {
 		Map<String, Object> second = routed("prompt y");
 		choose(second);
 		attempt(second).complete(HttpStatus.INTERNAL_SERVER_ERROR);
-		CircuitBreaker breaker = this.registry.pool("llm").breakers().breaker(home);
+		CircuitBreaker breaker = this.registry.service("llm").breakers().breaker(home);
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
-		assertThat(this.registry.pool("llm").pool().instance(home).healthy()).isFalse();
+		assertThat(this.registry.service("llm").instancePool().instance(home).healthy()).isFalse();
 		for (int i = 0; i < 5; i++) {
 			Map<String, Object> next = routed("prompt y");
 			choose(next);
@@ -159,7 +159,7 @@ class DualMapLoadBalancerTests {
 			attempt(next).complete(HttpStatus.OK);
 		}
 		breaker.transitionToClosedState();
-		assertThat(this.registry.pool("llm").pool().instance(home).healthy()).isTrue();
+		assertThat(this.registry.service("llm").instancePool().instance(home).healthy()).isTrue();
 	}
 
 	@Test
@@ -174,10 +174,11 @@ class DualMapLoadBalancerTests {
 	@Test
 	void membershipFollowsTheSupplierAndNoInstanceMeansNoServer() {
 		choose(routed("p"));
-		assertThat(this.registry.pool("llm").pool().size()).isEqualTo(3);
+		assertThat(this.registry.service("llm").instancePool().size()).isEqualTo(3);
 		this.instances = List.of(instance("a", 1), instance("d", 4));
 		choose(routed("p"));
-		assertThat(this.registry.pool("llm").pool().instances()).extracting(s -> s.id()).containsExactly("a", "d");
+		assertThat(this.registry.service("llm").instancePool().instances()).extracting(s -> s.id())
+			.containsExactly("a", "d");
 		this.instances = List.of();
 		assertThatThrownBy(() -> choose(routed("p"))).isInstanceOfSatisfying(DispatchRejectedException.class, ex -> {
 			assertThat(ex.rejection().status()).isEqualTo(503);
@@ -235,7 +236,8 @@ class DualMapLoadBalancerTests {
 		assertThat(attempt(attributes).queueWaitNanos()).isGreaterThanOrEqualTo(earlier);
 		assertThat(state.queueWaitNanos()).isGreaterThanOrEqualTo(earlier);
 		attempt(attributes).complete(HttpStatus.OK);
-		assertThat(counted.pool("llm").pool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+		assertThat(counted.service("llm").instancePool().instances())
+			.allSatisfy(s -> assertThat(s.inFlight()).isZero());
 	}
 
 }

@@ -90,7 +90,7 @@ class DualMapQueueIntegrationTests {
 
 	@AfterEach
 	void settle() {
-		StubEngine.settle(ENGINES, this.registry.pool("llm"));
+		StubEngine.settle(ENGINES, this.registry.service("llm"));
 	}
 
 	record Result(int status, String instance, String reason, String retryAfter, String body, String queueMs,
@@ -165,14 +165,14 @@ class DualMapQueueIntegrationTests {
 	void queueModeIsTheDefault() {
 		assertThat(this.registry.queueSettings().mode()).isEqualTo(DispatchMode.QUEUE);
 		// Membership is loaded at startup, before any request.
-		assertThat(this.registry.pool("llm").pool().size()).isEqualTo(3);
+		assertThat(this.registry.service("llm").instancePool().size()).isEqualTo(3);
 	}
 
 	@Test
 	void theBacklogOfASlowInstanceMigratesToTheOtherCandidate() {
 		String home = home("migration");
 		engine(home).firstByteDelay.set(Duration.ofMillis(1500));
-		DispatchQueues queues = this.registry.pool("llm").queues();
+		DispatchQueues queues = this.registry.service("llm").queues();
 		long migrationsBefore = queues.migrations();
 		List<Result> results = burst("migration", 5);
 		assertThat(results).hasSize(5).allSatisfy(r -> {
@@ -205,7 +205,7 @@ class DualMapQueueIntegrationTests {
 	@Test
 	void aFullPoolShedsAQueuedLooseRequestForATightOneAndItsClientGets429() {
 		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(1500)));
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		long shedBefore = pool.queues().shed();
 		List<Result> batch = new CopyOnWriteArrayList<>();
 		Disposable batchClients = Flux.range(0, 9)
@@ -239,7 +239,7 @@ class DualMapQueueIntegrationTests {
 	@Test
 	void aClassWithItsOwnWaitBoundExpiresWhileOthersWait() {
 		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(1500)));
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		List<Result> patient = new CopyOnWriteArrayList<>();
 		Disposable clients = Flux.range(0, 6).flatMap(i -> post("patient tenant " + i), 6).subscribe(patient::add);
 		try {
@@ -272,7 +272,7 @@ class DualMapQueueIntegrationTests {
 	@Test
 	void aRequestThatWaitedHalfItsOwnSloExpiresWhileOthersWait() {
 		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(1500)));
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		List<Result> patient = new CopyOnWriteArrayList<>();
 		Disposable clients = Flux.range(0, 6).flatMap(i -> post("waiting tenant " + i), 6).subscribe(patient::add);
 		try {
@@ -296,16 +296,16 @@ class DualMapQueueIntegrationTests {
 	void aClientThatDisconnectsWhileQueuedLeavesTheQueue() {
 		String home = home("disconnect");
 		engine(home).firstByteDelay.set(Duration.ofMillis(1500));
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		Mono<Result> held = post("disconnect").cache();
 		held.subscribe();
-		await().atMost(Duration.ofSeconds(5)).until(() -> pool.pool().instance(home).prefillRequests() == 1);
+		await().atMost(Duration.ofSeconds(5)).until(() -> pool.instancePool().instance(home).prefillRequests() == 1);
 		long releases = pool.queues().releases();
 		Disposable leaving = post("disconnect").subscribe();
 		await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued(home) == 1);
 		leaving.dispose();
 		await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 0);
-		assertThat(pool.pool().instance(home).queuedTokens()).isZero();
+		assertThat(pool.instancePool().instance(home).queuedTokens()).isZero();
 		// Its observation ends as cancelled.
 		await().atMost(Duration.ofSeconds(5)).until(() -> !this.recorder.dispatches("cancelled").isEmpty());
 		assertThat(held.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
@@ -356,7 +356,7 @@ class DualMapQueueIntegrationTests {
 		String home = home("removal");
 		StubEngine removed = engine(home);
 		removed.firstByteDelay.set(Duration.ofMillis(1500));
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		int servedBefore = removed.served.get();
 		List<Result> results = new ArrayList<>();
 		Disposable clients = Flux.range(0, 4).flatMap(i -> post("removal"), 4).subscribe(results::add);
@@ -372,7 +372,7 @@ class DualMapQueueIntegrationTests {
 		finally {
 			clients.dispose();
 			setDiscovered(ENGINES);
-			await().atMost(Duration.ofSeconds(5)).until(() -> pool.pool().size() == 3);
+			await().atMost(Duration.ofSeconds(5)).until(() -> pool.instancePool().size() == 3);
 		}
 	}
 

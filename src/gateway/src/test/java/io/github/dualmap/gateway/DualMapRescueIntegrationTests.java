@@ -68,7 +68,7 @@ class DualMapRescueIntegrationTests {
 
 	@AfterEach
 	void settle() {
-		StubEngine.settle(ENGINES, this.registry.pool("llm"));
+		StubEngine.settle(ENGINES, this.registry.service("llm"));
 	}
 
 	record Result(int status, String instance, String reason, long queueMs, String body) {
@@ -105,7 +105,7 @@ class DualMapRescueIntegrationTests {
 
 	/** The candidates of a tenant's prompt, as the pool routes it now. */
 	Candidates candidates(String tenant) {
-		InstancePool pool = this.registry.pool("llm").pool();
+		InstancePool pool = this.registry.service("llm").instancePool();
 		PromptBlocks blocks = this.parser.parse(PATH, body(tenant).getBytes(StandardCharsets.UTF_8)).blocks();
 		return pool.rings().candidates(blocks.keyAt(pool.hotPrefixes().peekDepth(blocks)));
 	}
@@ -157,7 +157,7 @@ class DualMapRescueIntegrationTests {
 			Mono<Result> r = post(own, null).cache();
 			r.subscribe();
 			await().atMost(Duration.ofSeconds(5))
-				.until(() -> this.registry.pool("llm").pool().instance(instance).prefillRequests() == 1);
+				.until(() -> this.registry.service("llm").instancePool().instance(instance).prefillRequests() == 1);
 			held.add(r);
 		}
 		return held;
@@ -178,7 +178,7 @@ class DualMapRescueIntegrationTests {
 		Candidates pair = candidates("rescue-");
 		String spare = third(pair);
 		firstByteDelays(pair, Duration.ofSeconds(3), Duration.ofSeconds(3), Duration.ZERO);
-		DispatchQueues queues = this.registry.pool("llm").queues();
+		DispatchQueues queues = this.registry.service("llm").queues();
 		long rescues = queues.rescues();
 		long queued = queues.rescuesQueued();
 		double counted = meter("dualmap.queue.rescues");
@@ -202,7 +202,7 @@ class DualMapRescueIntegrationTests {
 		Candidates pair = candidates("queued-");
 		String spare = third(pair);
 		firstByteDelays(pair, Duration.ofSeconds(6), Duration.ofSeconds(3), Duration.ofSeconds(3));
-		DispatchQueues queues = this.registry.pool("llm").queues();
+		DispatchQueues queues = this.registry.service("llm").queues();
 		long rescues = queues.rescues();
 		long queued = queues.rescuesQueued();
 		double counted = meter("dualmap.queue.rescues.queued");
@@ -225,7 +225,7 @@ class DualMapRescueIntegrationTests {
 		Candidates pair = candidates("late-");
 		String spare = third(pair);
 		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofSeconds(6)));
-		DispatchQueues queues = this.registry.pool("llm").queues();
+		DispatchQueues queues = this.registry.service("llm").queues();
 		long queued = queues.rescuesQueued();
 		long releases = queues.releases();
 		List<Mono<Result>> held = occupy("late-", pair.second(), spare, pair.first());
@@ -243,7 +243,7 @@ class DualMapRescueIntegrationTests {
 		Candidates pair = candidates("hopeless-");
 		String spare = third(pair);
 		firstByteDelays(pair, Duration.ofMillis(400), Duration.ofMillis(400), Duration.ofSeconds(3));
-		DispatchQueues queues = this.registry.pool("llm").queues();
+		DispatchQueues queues = this.registry.service("llm").queues();
 		long shed = queues.hopelessShed();
 		long releases = queues.releases();
 		double counted = meter("dualmap.queue.hopeless");
@@ -259,7 +259,7 @@ class DualMapRescueIntegrationTests {
 		String longBody = body("hopeless-").replace("\"go\"",
 				"\"" + "Summarise every paragraph of this long report carefully. ".repeat(6_000) + "\"");
 		int tokens = this.parser.parse(PATH, longBody.getBytes(StandardCharsets.UTF_8)).blocks().promptTokens();
-		assertThat(this.registry.pool("llm").pool().estimator().estimate(0, tokens))
+		assertThat(this.registry.service("llm").instancePool().estimator().estimate(0, tokens))
 			.isGreaterThan(Duration.ofMillis(1_500).toNanos());
 		long start = System.nanoTime();
 		Result hopeless = postBody(longBody, "1500").block(Duration.ofSeconds(10));

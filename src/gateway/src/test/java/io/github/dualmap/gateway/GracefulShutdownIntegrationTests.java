@@ -73,13 +73,14 @@ class GracefulShutdownIntegrationTests {
 	void aRequestQueuedWhenTheGatewayIsClosedStillExpiresAtItsWaitBound() throws Exception {
 		this.context = start(Map.of("spring.lifecycle.timeout-per-shutdown-phase", "20s"));
 		int port = Integer.parseInt(this.context.getEnvironment().getProperty("local.server.port"));
-		ServicePool pool = this.context.getBean(DualMapRegistry.class).pool("llm");
+		ServicePool pool = this.context.getBean(DualMapRegistry.class).service("llm");
 		// The first request holds the only instance's one prefill slot for 6 s.
 		this.engine.firstByteDelay.set(Duration.ofSeconds(6));
 		Mono<Integer> holding = post(port, "first");
 		holding.subscribe();
 		await().atMost(Duration.ofSeconds(5))
-			.until(() -> pool.pool().size() == 1 && pool.pool().instances().get(0).prefillRequests() == 1);
+			.until(() -> pool.instancePool().size() == 1
+					&& pool.instancePool().instances().get(0).prefillRequests() == 1);
 		Mono<Integer> queued = post(port, "second");
 		queued.subscribe();
 		await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 1);

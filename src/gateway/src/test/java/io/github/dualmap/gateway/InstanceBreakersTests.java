@@ -40,7 +40,7 @@ class InstanceBreakersTests {
 				.build(),
 			System::nanoTime);
 
-	private final ServicePool pool = this.registry.pool("llm");
+	private final ServicePool pool = this.registry.service("llm");
 
 	InstanceBreakersTests() {
 		this.pool.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
@@ -62,7 +62,7 @@ class InstanceBreakersTests {
 			breaker.onError(1, TimeUnit.MILLISECONDS, new IOException("connection reset"));
 		}
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
-		assertThat(this.pool.pool().instance("a").healthy()).isFalse();
+		assertThat(this.pool.instancePool().instance("a").healthy()).isFalse();
 		// Requests refused while it is open log nothing more.
 		for (int i = 0; i < 10; i++) {
 			assertThatThrownBy(breaker::acquirePermission).isInstanceOf(CallNotPermittedException.class);
@@ -87,7 +87,7 @@ class InstanceBreakersTests {
 		breaker.acquirePermission();
 		breaker.onSuccess(1, TimeUnit.MILLISECONDS);
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
-		assertThat(this.pool.pool().instance("a").healthy()).isTrue();
+		assertThat(this.pool.instancePool().instance("a").healthy()).isTrue();
 		List<String> infos = lines(output, "INFO");
 		assertThat(infos).hasSize(1);
 		assertThat(infos.get(0)).contains("circuit breaker closed").contains("gets new requests");

@@ -51,26 +51,26 @@ class InstanceMetadataTests {
 
 	@Test
 	void podLabelsSetRingWeightsAndTheirChangeIsAMembershipChange() {
-		ServicePool pool = DualMapRegistry.builder().services("llm").weightMetadataKey(WEIGHT).build().pool("llm");
+		ServicePool pool = DualMapRegistry.builder().services("llm").weightMetadataKey(WEIGHT).build().service("llm");
 		// Two Deployments behind one Service: the H100 pods carry a weight label.
 		Map<String, String> service = Map.of("app", "vllm");
 		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(WEIGHT, "2"), Map.of()),
 				pod("a100-0", "10.1.0.6", service, Map.of(), Map.of()))))
 			.isTrue();
-		assertThat(pool.pool().instance("h100-0").weight()).isEqualTo(2.0);
-		assertThat(pool.pool().instance("a100-0").weight()).isEqualTo(1.0);
+		assertThat(pool.instancePool().instance("h100-0").weight()).isEqualTo(2.0);
+		assertThat(pool.instancePool().instance("a100-0").weight()).isEqualTo(1.0);
 		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(WEIGHT, "2"), Map.of()),
 				pod("a100-0", "10.1.0.6", service, Map.of(), Map.of()))))
 			.isFalse();
 		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(WEIGHT, "4"), Map.of()),
 				pod("a100-0", "10.1.0.6", service, Map.of(), Map.of()))))
 			.isTrue();
-		assertThat(pool.pool().instance("h100-0").weight()).isEqualTo(4.0);
+		assertThat(pool.instancePool().instance("h100-0").weight()).isEqualTo(4.0);
 	}
 
 	@Test
 	void anEditOfAPodsOwnAnnotationsOrOfTheMetadataAloneIsAMembershipChange() {
-		ServicePool pool = DualMapRegistry.builder().services("llm").weightMetadataKey(WEIGHT).build().pool("llm");
+		ServicePool pool = DualMapRegistry.builder().services("llm").weightMetadataKey(WEIGHT).build().service("llm");
 		Map<String, String> service = Map.of("app", "vllm");
 		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(), Map.of())))).isTrue();
 		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(), Map.of())))).isFalse();

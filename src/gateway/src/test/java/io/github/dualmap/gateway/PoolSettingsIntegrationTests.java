@@ -108,8 +108,8 @@ class PoolSettingsIntegrationTests {
 	@Test
 	void eachServiceRoutesJudgesAndReportsWithItsOwnSettings() {
 		await().atMost(Duration.ofSeconds(5))
-			.until(() -> this.registry.pool("affine").pool().size() == 2
-					&& this.registry.pool("spread").pool().size() == 2);
+			.until(() -> this.registry.service("affine").instancePool().size() == 2
+					&& this.registry.service("spread").instancePool().size() == 2);
 
 		JsonNode root = actuator();
 		assertThat(root.get("policy").asString()).isEqualTo("dualmap-directory");

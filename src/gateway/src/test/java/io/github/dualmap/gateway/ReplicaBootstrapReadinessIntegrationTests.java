@@ -92,7 +92,12 @@ class ReplicaBootstrapReadinessIntegrationTests {
 	private byte[] peerKnowledge() {
 		ReplicaSync sync = this.context.getBean(ReplicaSync.class);
 		long[] chain = PrefixHasher.ofDefaults().ofText("m", "A long shared system prompt. ".repeat(40)).chain();
-		String instance = this.context.getBean(DualMapRegistry.class).pool("llm").pool().instances().get(0).id();
+		String instance = this.context.getBean(DualMapRegistry.class)
+			.service("llm")
+			.instancePool()
+			.instances()
+			.get(0)
+			.id();
 		return new ReleaseBatch("peer", sync.hashing(), List.of(new ReleaseBatch.Release("llm", instance, chain)))
 			.toJson();
 	}

@@ -120,8 +120,8 @@ class ReplicaSyncIntegrationTests {
 	private static boolean knows(ConfigurableApplicationContext replica, Routed routed) {
 		long[] chain = routed.request().blocks().chain();
 		return replica.getBean(DualMapRegistry.class)
-			.pool("llm")
-			.pool()
+			.service("llm")
+			.instancePool()
 			.instance(routed.decision().instanceId())
 			.shadow()
 			.peekMatchedBlocks(chain) == chain.length;
@@ -287,8 +287,8 @@ class ReplicaSyncIntegrationTests {
 	 */
 	private static int peerPrefill(ConfigurableApplicationContext replica) {
 		return replica.getBean(DualMapRegistry.class)
-			.pool("llm")
-			.pool()
+			.service("llm")
+			.instancePool()
 			.instances()
 			.stream()
 			.mapToInt(InstanceState::peerPrefillRequests)
@@ -407,8 +407,8 @@ class ReplicaSyncIntegrationTests {
 			.expectBody()
 			.json("{\"applied\":1,\"ignored\":0}");
 		assertThat(a.getBean(DualMapRegistry.class)
-			.pool("llm")
-			.pool()
+			.service("llm")
+			.instancePool()
 			.instance(instance)
 			.shadow()
 			.peekMatchedBlocks(new long[] { 11, 22, 33 })).isEqualTo(3);

@@ -70,7 +70,7 @@ class ServicePoolTests {
 	private ServicePool pool(SchedulerSettings settings, QueueSettings queues, String... instances) {
 		ServicePool pool = new DualMapRegistry(settings, queues, "dualmap", List.of("llm"), "dualmap.weight",
 				CircuitBreakerConfig.ofDefaults(), this.clock)
-			.pool("llm");
+			.service("llm");
 		members(pool, instances);
 		return pool;
 	}
@@ -112,26 +112,26 @@ class ServicePoolTests {
 		assertThat(pool.queues().queued("a")).isEqualTo(1);
 		third.dispose();
 		assertThat(pool.queues().queued()).isZero();
-		assertThat(pool.pool().instance("a").queuedTokens()).isZero();
+		assertThat(pool.instancePool().instance("a").queuedTokens()).isZero();
 		assertThat(pool.isIdle("a")).isFalse();
 		second.get().firstByte(true);
 		second.get().complete(HttpStatus.OK);
 		first.complete(HttpStatus.OK);
 		assertThat(pool.queues().releases()).isEqualTo(2);
 		assertThat(pool.isIdle("a")).isTrue();
-		assertThat(pool.pool().instance("a").inFlight()).isZero();
+		assertThat(pool.instancePool().instance("a").inFlight()).isZero();
 	}
 
 	@Test
 	void withTheDirectoryANextTurnFollowsARetryOffItsRingPair() {
 		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
 				"dualmap-directory", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock)
-			.pool("llm");
+			.service("llm");
 		members(pool, "a", "b", "c", "d", "e", "f");
 		String history = ("System prompt of a long conversation. ").repeat(40);
 		RoutingRequest turn1 = new RoutingRequest("t1", this.hasher.ofText("m", history + " first question"),
 				WAIT.toNanos(), this.now.get());
-		Candidates pair = pool.pool().rings().candidates(pool.pool().routingKey(turn1.blocks()));
+		Candidates pair = pool.instancePool().rings().candidates(pool.instancePool().routingKey(turn1.blocks()));
 		// Its try on the pair failed to connect: the retry goes elsewhere.
 		RoutedAttempt retried = pool.submit(turn1, true, Set.of(pair.first(), pair.second()), true).block(WAIT);
 		assertThat(retried.instanceId()).isNotIn(pair.first(), pair.second());
@@ -170,7 +170,7 @@ class ServicePoolTests {
 		retried.get().firstByte(true);
 		retried.get().complete(HttpStatus.OK);
 		busy.complete(HttpStatus.OK);
-		assertThat(pool.pool().instance("b").inFlight()).isZero();
+		assertThat(pool.instancePool().instance("b").inFlight()).isZero();
 	}
 
 	@Test
@@ -180,7 +180,7 @@ class ServicePoolTests {
 		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(),
 				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).maxWait(Duration.ofSeconds(30)).build(),
 				"dualmap", List.of("llm"), "dualmap.weight", oneProbe, this.clock)
-			.pool("llm");
+			.service("llm");
 		members(pool, "a", "b");
 		RoutedAttempt onB = pool.submit(request("busy b"), true, Set.of("a"), true).block(WAIT);
 		assertThat(onB.instanceId()).isEqualTo("b");
@@ -220,7 +220,7 @@ class ServicePoolTests {
 		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(),
 				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).maxWait(Duration.ofSeconds(30)).build(),
 				"dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock)
-			.pool("llm");
+			.service("llm");
 		members(pool, "a", "b");
 		RoutedAttempt onA = pool.submit(request("busy a"), true, Set.of("b"), true).block(WAIT);
 		RoutedAttempt onB = pool.submit(request("busy b"), true, Set.of("a"), true).block(WAIT);
@@ -292,7 +292,7 @@ class ServicePoolTests {
 		queued.get().complete(HttpStatus.OK);
 		later.complete(HttpStatus.OK);
 		assertThat(pool.undrain(home)).isTrue();
-		assertThat(pool.pool().instance(home).acceptsNewWork()).isTrue();
+		assertThat(pool.instancePool().instance(home).acceptsNewWork()).isTrue();
 		List<String> placed = new ArrayList<>();
 		for (int i = 0; i < 40; i++) {
 			RoutedAttempt a = now(pool, request("tenant " + i));
@@ -371,20 +371,20 @@ class ServicePoolTests {
 		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults());
 		List<ServiceInstance> first = List.of(instance("a", "1"), instance("b", "1"));
 		assertThat(pool.updateMembership(first)).isTrue();
-		long rebuilds = pool.pool().ringRebuilds();
+		long rebuilds = pool.instancePool().ringRebuilds();
 		// The same objects, in the list or in a new one: nothing to do.
 		assertThat(pool.updateMembership(first)).isFalse();
 		assertThat(pool.updateMembership(new ArrayList<>(first))).isFalse();
 		// New but equal objects: compared, still the same membership.
 		assertThat(pool.updateMembership(List.of(instance("a", "1"), instance("b", "1")))).isFalse();
-		assertThat(pool.pool().ringRebuilds()).isEqualTo(rebuilds);
+		assertThat(pool.instancePool().ringRebuilds()).isEqualTo(rebuilds);
 		// A changed weight is a change, and so is going back to the first objects.
 		assertThat(pool.updateMembership(List.of(instance("a", "2"), instance("b", "1")))).isTrue();
-		assertThat(pool.pool().instance("a").weight()).isEqualTo(2.0);
+		assertThat(pool.instancePool().instance("a").weight()).isEqualTo(2.0);
 		assertThat(pool.updateMembership(first)).isTrue();
-		assertThat(pool.pool().instance("a").weight()).isEqualTo(1.0);
+		assertThat(pool.instancePool().instance("a").weight()).isEqualTo(1.0);
 		assertThat(pool.updateMembership(List.of(instance("a", "1")))).isTrue();
-		assertThat(pool.pool().size()).isEqualTo(1);
+		assertThat(pool.instancePool().size()).isEqualTo(1);
 	}
 
 	@Test
@@ -400,7 +400,7 @@ class ServicePoolTests {
 		// The fast path never built a URI; a real change still goes the whole way.
 		assertThat(uris.get()).isEqualTo(afterFirst);
 		assertThat(pool.updateMembership(List.of(counting("a", "1", uris), counting("b", "3", uris)))).isTrue();
-		assertThat(pool.pool().instance("b").weight()).isEqualTo(3.0);
+		assertThat(pool.instancePool().instance("b").weight()).isEqualTo(3.0);
 		assertThat(uris.get()).isGreaterThan(afterFirst);
 	}
 
@@ -414,10 +414,10 @@ class ServicePoolTests {
 	void aWeightAboveTheMaximumIsClampedWithAWarning(String weight, CapturedOutput output) {
 		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults());
 		assertThat(pool.updateMembership(List.of(instance("a", weight), instance("b", "1")))).isTrue();
-		assertThat(pool.pool().instance("a").weight()).isEqualTo(RingMember.MAX_WEIGHT);
-		assertThat(pool.pool().rings().virtualNodesOf("a"))
+		assertThat(pool.instancePool().instance("a").weight()).isEqualTo(RingMember.MAX_WEIGHT);
+		assertThat(pool.instancePool().rings().virtualNodesOf("a"))
 			.isEqualTo(DualHashRing.DEFAULT_VIRTUAL_NODES * (int) RingMember.MAX_WEIGHT);
-		assertThat(pool.pool().rings().virtualNodesOf("b")).isEqualTo(DualHashRing.DEFAULT_VIRTUAL_NODES);
+		assertThat(pool.instancePool().rings().virtualNodesOf("b")).isEqualTo(DualHashRing.DEFAULT_VIRTUAL_NODES);
 		assertThat(output).contains("Instance 'a' of service 'llm' has metadata dualmap.weight='" + weight
 				+ "', above the maximum weight 100; using weight 100");
 	}
@@ -439,7 +439,7 @@ class ServicePoolTests {
 		engine.start();
 		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
 				"dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock);
-		ServicePool pool = registry.pool("llm");
+		ServicePool pool = registry.service("llm");
 		EngineScraping scraping = new EngineScraping(registry,
 				listener -> new MetricsScraper(
 						new ScrapeSettings(Duration.ofMillis(20), Duration.ofSeconds(1), 0, 4096), NanoClock.SYSTEM,
@@ -453,14 +453,14 @@ class ServicePoolTests {
 			scraping.start();
 			awaitScraped(scraped, "/metrics");
 			RoutedAttempt held = now(pool, request("x"));
-			InstanceState before = pool.pool().instance("a");
+			InstanceState before = pool.instancePool().instance("a");
 			CircuitBreaker breaker = pool.breakers().breaker("a");
 			assertThat(before.inFlight()).isOne();
 			assertThat(pool.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "127.0.0.1", port, false,
 					Map.of("dualmap.weight", "2", "dualmap.metrics-path", "/engine/metrics")))))
 				.isTrue();
 			awaitScraped(scraped, "/engine/metrics");
-			assertThat(pool.pool().instance("a")).isSameAs(before);
+			assertThat(pool.instancePool().instance("a")).isSameAs(before);
 			assertThat(before.inFlight()).isOne();
 			assertThat(before.weight()).isEqualTo(2.0);
 			assertThat(pool.breakers().breaker("a")).isSameAs(breaker);
@@ -563,24 +563,24 @@ class ServicePoolTests {
 		assertThat(pool.updateMembership(List.of())).isFalse();
 		this.now.addAndGet(Duration.ofSeconds(29).toNanos());
 		assertThat(pool.updateMembership(List.of())).isFalse();
-		assertThat(pool.pool().size()).isEqualTo(3);
+		assertThat(pool.instancePool().size()).isEqualTo(3);
 		assertThat(pool.queues().queued()).isEqualTo(1);
 		assertThat(rejected.get()).isNull();
 		assertThat(pool.isDraining("c")).isTrue();
-		assertThat(pool.pool().instance(first.instanceId()).inFlight()).isEqualTo(1);
+		assertThat(pool.instancePool().instance(first.instanceId()).inFlight()).isEqualTo(1);
 
 		// Discovery answers again: nothing was lost, and the grace starts over.
 		members(pool, "a", "b", "c");
 		assertThat(pool.isDraining("c")).isTrue();
 		this.now.addAndGet(Duration.ofSeconds(29).toNanos());
 		assertThat(pool.updateMembership(List.of())).isFalse();
-		assertThat(pool.pool().size()).isEqualTo(3);
+		assertThat(pool.instancePool().size()).isEqualTo(3);
 
 		// Still empty a grace after the first empty list: the pool is empty (scaled to
 		// zero).
 		this.now.addAndGet(Duration.ofSeconds(30).toNanos());
 		assertThat(pool.updateMembership(List.of())).isTrue();
-		assertThat(pool.pool().size()).isZero();
+		assertThat(pool.instancePool().size()).isZero();
 		assertThat(rejected.get()).isNotNull();
 		first.complete(HttpStatus.OK);
 	}
@@ -590,7 +590,7 @@ class ServicePoolTests {
 		ServicePool pool = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a", "b");
 		pool.emptyListGrace(Duration.ZERO);
 		assertThat(pool.updateMembership(List.of())).isTrue();
-		assertThat(pool.pool().size()).isZero();
+		assertThat(pool.instancePool().size()).isZero();
 	}
 
 	@Test
@@ -611,10 +611,10 @@ class ServicePoolTests {
 				told.add(instances.stream().map(ServiceInstance::getInstanceId).toList());
 			}
 		});
-		ServicePool pool = registry.pool("llm");
+		ServicePool pool = registry.service("llm");
 		members(pool, "a");
 		members(pool, "a", "b");
-		assertThat(pool.pool().size()).isEqualTo(2);
+		assertThat(pool.instancePool().size()).isEqualTo(2);
 		assertThat(told).containsExactly(List.of("a"));
 		members(pool, "a", "b");
 		assertThat(told).containsExactly(List.of("a"), List.of("a", "b"));

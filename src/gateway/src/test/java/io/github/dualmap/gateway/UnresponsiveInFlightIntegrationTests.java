@@ -56,10 +56,11 @@ class UnresponsiveInFlightIntegrationTests {
 	void bothAnswer() {
 		answerAgain();
 		await().atMost(Duration.ofSeconds(10)).until(() -> {
-			ServicePool pool = this.registry.pool("llm");
-			return pool.pool().instance(A.instanceId()) != null && pool.pool().instance(B.instanceId()) != null
-					&& pool.pool().instance(A.instanceId()).acceptsNewWork()
-					&& pool.pool().instance(B.instanceId()).acceptsNewWork();
+			ServicePool pool = this.registry.service("llm");
+			return pool.instancePool().instance(A.instanceId()) != null
+					&& pool.instancePool().instance(B.instanceId()) != null
+					&& pool.instancePool().instance(A.instanceId()).acceptsNewWork()
+					&& pool.instancePool().instance(B.instanceId()).acceptsNewWork();
 		});
 	}
 
@@ -71,7 +72,7 @@ class UnresponsiveInFlightIntegrationTests {
 
 	@Test
 	void requestsWaitingOnAnEngineThatHangsAreSentToAnotherOnceItIsTakenOut(CapturedOutput output) throws Exception {
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		long retried = pool.retries(RetryCause.UNRESPONSIVE);
 		int held = B.held.get();
 		B.hung.set(true);
@@ -95,8 +96,8 @@ class UnresponsiveInFlightIntegrationTests {
 		assertThat(output.getAll()).contains("sent to it and waiting for its answer are sent to another instance");
 		// Nothing of the abandoned tries is left in the accounting.
 		await().atMost(Duration.ofSeconds(5))
-			.until(() -> pool.pool().instance(B.instanceId()).inFlight() == 0
-					&& pool.pool().instance(A.instanceId()).inFlight() == 0);
+			.until(() -> pool.instancePool().instance(B.instanceId()).inFlight() == 0
+					&& pool.instancePool().instance(A.instanceId()).inFlight() == 0);
 	}
 
 	@Test

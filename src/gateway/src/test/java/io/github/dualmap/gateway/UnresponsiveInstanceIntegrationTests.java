@@ -66,9 +66,9 @@ class UnresponsiveInstanceIntegrationTests {
 		String hung = "127.0.0.1:" + HUNG.port();
 		// Discovery is polled in the background (DiscoveryMembership): no request needed.
 		await().atMost(Duration.ofSeconds(10))
-			.until(() -> this.registry.pool("llm").pool().instance(hung) != null
-					&& !this.registry.pool("llm").pool().instance(hung).acceptsNewWork());
-		assertThat(this.registry.pool("llm").breakers().responsive(hung)).isFalse();
+			.until(() -> this.registry.service("llm").instancePool().instance(hung) != null
+					&& !this.registry.service("llm").instancePool().instance(hung).acceptsNewWork());
+		assertThat(this.registry.service("llm").breakers().responsive(hung)).isFalse();
 		this.client.get()
 			.uri("/actuator/dualmap/llm/" + hung)
 			.exchange()

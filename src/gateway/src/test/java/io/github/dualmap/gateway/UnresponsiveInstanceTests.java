@@ -46,7 +46,7 @@ class UnresponsiveInstanceTests {
 		return this.now.get();
 	}).build();
 
-	private final ServicePool pool = this.registry.pool("llm");
+	private final ServicePool pool = this.registry.service("llm");
 
 	private final EngineScraping scraping = new EngineScraping(this.registry, listener -> {
 		throw new IllegalStateException("not started in this test");
@@ -76,7 +76,7 @@ class UnresponsiveInstanceTests {
 	}
 
 	private boolean accepts(String id) {
-		return this.pool.pool().instance(id).acceptsNewWork();
+		return this.pool.instancePool().instance(id).acceptsNewWork();
 	}
 
 	/** Where {@code n} requests with distinct prompts go. */

@@ -92,7 +92,7 @@ class ReplicaPublisherTests {
 
 	@Test
 	void withLoadSharedEveryFlushCarriesTheLoadWhileThereIsSomeAndOnceMoreWhenItEnds() {
-		this.registry.pool("llm")
+		this.registry.service("llm")
 			.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of())));
 		this.sync.shareLoad(Duration.ofSeconds(1));
 		Peer one = peer("peer-1", Duration.ZERO);
@@ -102,8 +102,8 @@ class ReplicaPublisherTests {
 
 		PromptBlocks blocks = blocks("one");
 		RoutingRequest request = new RoutingRequest("one", blocks, 1, 0);
-		InstancePool.Dispatch sent = this.registry.pool("llm")
-			.pool()
+		InstancePool.Dispatch sent = this.registry.service("llm")
+			.instancePool()
 			.dispatch(request, new Decision("a", Reason.AFFINITY, 0, 640, -1));
 		publisher.flush().block(Duration.ofSeconds(10));
 		publisher.flush().block(Duration.ofSeconds(10));
@@ -130,7 +130,7 @@ class ReplicaPublisherTests {
 	@Test
 	void everyFlushForgetsPeersThatFellSilent() {
 		this.sync.shareLoad(Duration.ofNanos(1));
-		this.registry.pool("llm")
+		this.registry.service("llm")
 			.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of())));
 		this.sync.apply(new ReleaseBatch("peer", "h", List.of(), List.of(new ReleaseBatch.Load("llm", "a", 1, 1, 1))));
 		assertThat(this.sync.loadPeers()).isEqualTo(1);
@@ -140,12 +140,12 @@ class ReplicaPublisherTests {
 
 	@Test
 	void withoutLoadSharingAPublicationCarriesNoLoad() {
-		this.registry.pool("llm")
+		this.registry.service("llm")
 			.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of())));
 		Peer one = peer("peer-1", Duration.ZERO);
 		ReplicaPublisher publisher = publisher(List.of(one.uri()), Duration.ofSeconds(5));
 		RoutingRequest request = new RoutingRequest("one", blocks("one"), 1, 0);
-		this.registry.pool("llm").pool().dispatch(request, new Decision("a", Reason.AFFINITY, 0, 640, -1));
+		this.registry.service("llm").instancePool().dispatch(request, new Decision("a", Reason.AFFINITY, 0, 640, -1));
 		publisher.flush().block(Duration.ofSeconds(10));
 		assertThat(one.bodies()).isEmpty();
 		release("a", "two");

@@ -32,7 +32,7 @@ class ReplicaSyncLoadProperties {
 	void peerLoadIsAlwaysTheSumOfEachLivePeersLastPublication(
 			@ForAll @Size(max = 80) List<@IntRange(min = 0, max = 99_999) Integer> actions) {
 		DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(() -> 1L).build();
-		registry.pool("llm")
+		registry.service("llm")
 			.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
 					new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of()),
 					new DefaultServiceInstance("c", "llm", "10.0.0.3", 8000, false, Map.of())));
@@ -81,7 +81,7 @@ class ReplicaSyncLoadProperties {
 						}
 					}
 				}
-				InstanceState s = registry.pool("llm").pool().instance(id);
+				InstanceState s = registry.service("llm").instancePool().instance(id);
 				assertThat(s.peerPrefillRequests()).as(id).isEqualTo(requests);
 				assertThat(s.peerPrefillTokens()).as(id).isEqualTo(prefill);
 				assertThat(s.peerQueuedTokens()).as(id).isEqualTo(queued);

@@ -34,7 +34,7 @@ class ReplicaSyncTests {
 	private final PrefixHasher hasher = PrefixHasher.ofDefaults();
 
 	ReplicaSyncTests() {
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		pool.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
 				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of())));
 	}
@@ -49,11 +49,15 @@ class ReplicaSyncTests {
 	}
 
 	private int matched(String instance, PromptBlocks blocks) {
-		return this.registry.pool("llm").pool().instance(instance).shadow().peekMatchedBlocks(blocks.chain());
+		return this.registry.service("llm")
+			.instancePool()
+			.instance(instance)
+			.shadow()
+			.peekMatchedBlocks(blocks.chain());
 	}
 
 	private InstanceState instance(String id) {
-		return this.registry.pool("llm").pool().instance(id);
+		return this.registry.service("llm").instancePool().instance(id);
 	}
 
 	private static ReleaseBatch loadOf(String replica, ReleaseBatch.Load... load) {
@@ -67,13 +71,13 @@ class ReplicaSyncTests {
 	@Test
 	void localLoadListsEveryInstanceWithWorkInPrefillOrQueuedAndNothingUnlessLoadIsShared() {
 		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
-		ServicePool pool = this.registry.pool("llm");
+		ServicePool pool = this.registry.service("llm");
 		RoutingRequest request = new RoutingRequest("r", blocks("one"), Duration.ofSeconds(5).toNanos(), 0);
 		// Both instances at the release limit (32 requests in prefill): the next request
 		// queues.
 		for (int i = 0; i < QueueSettings.DEFAULT_MAX_PREFILL_REQUESTS; i++) {
 			for (String id : List.of("a", "b")) {
-				pool.pool().dispatch(request, new Decision(id, Reason.AFFINITY, 0, 10, -1));
+				pool.instancePool().dispatch(request, new Decision(id, Reason.AFFINITY, 0, 10, -1));
 			}
 		}
 		AtomicReference<RoutedAttempt> attempt = new AtomicReference<>();
@@ -107,7 +111,7 @@ class ReplicaSyncTests {
 		assertThat(instance("a").peerPrefillTokens()).isEqualTo(1_200);
 		assertThat(instance("a").peerQueuedTokens()).isEqualTo(500);
 		assertThat(instance("b").peerPendingTokens()).isEqualTo(300);
-		assertThat(this.registry.pool("llm").pool().pendingTokens(instance("a"))).isEqualTo(1_700);
+		assertThat(this.registry.service("llm").instancePool().pendingTokens(instance("a"))).isEqualTo(1_700);
 
 		// p1's prefill ended; a batch from this replica itself changes nothing.
 		now.addAndGet(Duration.ofMillis(500).toNanos());
@@ -152,7 +156,7 @@ class ReplicaSyncTests {
 		sync.apply(loadOf("p1", load("a", 32, 32_000, 0), load("b", 32, 32_000, 0)));
 		AtomicReference<RoutedAttempt> attempt = new AtomicReference<>();
 		RoutingRequest request = new RoutingRequest("r", blocks("one"), Duration.ofSeconds(5).toNanos(), 0);
-		this.registry.pool("llm").submit(request, true, Set.of(), false).subscribe(attempt::set);
+		this.registry.service("llm").submit(request, true, Set.of(), false).subscribe(attempt::set);
 		assertThat(attempt.get()).isNull();
 		now.addAndGet(Duration.ofSeconds(1).toNanos());
 		sync.expirePeerLoads();
@@ -209,7 +213,7 @@ class ReplicaSyncTests {
 		sync.apply(loadOf("p1", load("a", 32, 32_000, 0), load("b", 32, 32_000, 0)));
 		AtomicReference<RoutedAttempt> attempt = new AtomicReference<>();
 		RoutingRequest request = new RoutingRequest("r", blocks("one"), Duration.ofSeconds(5).toNanos(), 0);
-		this.registry.pool("llm").submit(request, true, Set.of(), false).subscribe(attempt::set);
+		this.registry.service("llm").submit(request, true, Set.of(), false).subscribe(attempt::set);
 		assertThat(attempt.get()).as("both candidates are full of the peer's requests").isNull();
 		sync.apply(loadOf("p1", load("b", 32, 32_000, 0)));
 		assertThat(attempt.get()).isNotNull();
@@ -241,8 +245,8 @@ class ReplicaSyncTests {
 		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
 		PromptBlocks billing = blocks("billing");
 		PromptBlocks shipping = blocks("shipping");
-		this.registry.pool("llm").pool().instance("a").shadow().record(billing.chain());
-		this.registry.pool("llm").pool().instance("b").shadow().record(shipping.chain());
+		this.registry.service("llm").instancePool().instance("a").shadow().record(billing.chain());
+		this.registry.service("llm").instancePool().instance("b").shadow().record(shipping.chain());
 		ReleaseBatch all = sync.snapshot(1_000);
 		assertThat(all.replica()).isEqualTo("me");
 		assertThat(all.hashing()).isEqualTo("h");
@@ -256,13 +260,13 @@ class ReplicaSyncTests {
 
 		// A second replica with the same instances learns the whole snapshot.
 		DualMapRegistry other = DualMapRegistry.builder().services("llm").clock(() -> 1L).build();
-		other.pool("llm").updateMembership(this.registry.pool("llm").serviceInstances());
+		other.service("llm").updateMembership(this.registry.service("llm").serviceInstances());
 		ReplicaSync starting = new ReplicaSync(other, "new", "h", 16);
 		assertThat(starting.membershipKnown()).isTrue();
 		starting.apply(ReleaseBatch.parse(all.toJson()));
-		assertThat(other.pool("llm").pool().instance("a").shadow().peekMatchedBlocks(billing.chain()))
+		assertThat(other.service("llm").instancePool().instance("a").shadow().peekMatchedBlocks(billing.chain()))
 			.isEqualTo(billing.chain().length);
-		assertThat(other.pool("llm").pool().instance("b").shadow().peekMatchedBlocks(shipping.chain()))
+		assertThat(other.service("llm").instancePool().instance("b").shadow().peekMatchedBlocks(shipping.chain()))
 			.isEqualTo(shipping.chain().length);
 	}
 
@@ -281,7 +285,7 @@ class ReplicaSyncTests {
 		assertThat(sync.applied()).isEqualTo(1);
 		assertThat(sync.ignored()).isEqualTo(2);
 		// Nothing about load: only the shadow index learns.
-		assertThat(this.registry.pool("llm").pool().instance("b").inFlight()).isZero();
+		assertThat(this.registry.service("llm").instancePool().instance("b").inFlight()).isZero();
 	}
 
 	@Test
@@ -300,7 +304,7 @@ class ReplicaSyncTests {
 
 		// A peer sharing them learns where each is, for instances it knows.
 		DualMapRegistry other = DualMapRegistry.builder().services("llm").clock(() -> 1L).build();
-		other.pool("llm").updateMembership(this.registry.pool("llm").serviceInstances());
+		other.service("llm").updateMembership(this.registry.service("llm").serviceInstances());
 		StoredResponses theirs = new StoredResponses(100, Duration.ofHours(1));
 		ReplicaSync peer = new ReplicaSync(other, "peer", "h", 16).shareStoredResponses(theirs);
 		ReleaseBatch batch = new ReleaseBatch("me", "h",

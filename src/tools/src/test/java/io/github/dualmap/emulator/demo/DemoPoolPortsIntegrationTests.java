@@ -71,7 +71,7 @@ class DemoPoolPortsIntegrationTests {
 			.collectList()
 			.block(Duration.ofSeconds(10))).containsExactlyInAnyOrderElementsOf(started);
 		// What the DualMap pool follows (its rings and scrape targets).
-		ServicePool demo = this.registry.pool("demo-pool");
+		ServicePool demo = this.registry.service("demo-pool");
 		assertThat(demo).isNotNull();
 		await().atMost(Duration.ofSeconds(10))
 			.untilAsserted(() -> assertThat(demo.serviceInstances().stream().map(i -> i.getUri().toString()))
