@@ -44,18 +44,6 @@ public final class DualMapRegistry {
 	private final List<DualMapListener> listeners = new CopyOnWriteArrayList<>();
 
 	/**
-	 * One policy, scheduler and queue settings for every pool, policies from
-	 * {@link RoutingPolicies}. {@link #builder()} says the same with named settings.
-	 */
-	public DualMapRegistry(SchedulerSettings settings, QueueSettings queueSettings, String policyName,
-			Collection<String> serviceIds, String weightMetadataKey, CircuitBreakerConfig breakerConfig,
-			NanoClock clock) {
-		this(new PoolSettings(policyName, settings, queueSettings), serviceIds,
-				id -> new PoolSettings(policyName, settings, queueSettings), weightMetadataKey, breakerConfig, clock,
-				RoutingPolicies::create);
-	}
-
-	/**
 	 * With settings of each service's own ({@code dualmap.pools.<service>.*}), policies
 	 * from {@link RoutingPolicies}.
 	 * @param defaults the global settings, reported by {@link #settings()},

@@ -1,7 +1,6 @@
 package io.github.dualmap.core;
 
 import java.time.Duration;
-import java.util.Set;
 import java.util.stream.LongStream;
 
 import org.junit.jupiter.api.Test;

@@ -9,10 +9,6 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 import io.github.dualmap.core.InstanceState;
-import io.github.dualmap.core.NanoClock;
-import io.github.dualmap.core.QueueSettings;
-import io.github.dualmap.core.SchedulerSettings;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import reactor.core.publisher.Flux;
@@ -44,8 +40,7 @@ class DiscoveryMembershipTests {
 	@ParameterizedTest
 	@MethodSource("failures")
 	void aFailedApplicationDoesNotStopTheRefresher(Supplier<Throwable> failure) {
-		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
-				"dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), NanoClock.SYSTEM);
+		DualMapRegistry registry = DualMapRegistry.builder().services("llm").build();
 		AtomicInteger changes = new AtomicInteger();
 		registry.addListener(new DualMapListener() {
 			@Override

@@ -6,8 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import io.github.dualmap.core.QueueSettings;
-import io.github.dualmap.core.SchedulerSettings;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -28,17 +26,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @ExtendWith(OutputCaptureExtension.class)
 class InstanceBreakersTests {
 
-	private final DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(),
-			QueueSettings.ofDefaults(), "dualmap", List.of("llm"), "dualmap.weight",
-			CircuitBreakerConfig.custom()
-				.slidingWindowSize(4)
-				.minimumNumberOfCalls(4)
-				.failureRateThreshold(50)
-				// Half open only when the test says so.
-				.waitDurationInOpenState(Duration.ofHours(1))
-				.permittedNumberOfCallsInHalfOpenState(1)
-				.build(),
-			System::nanoTime);
+	private final DualMapRegistry registry = DualMapRegistry.builder()
+		.services("llm")
+		.breakers(CircuitBreakerConfig.custom()
+			.slidingWindowSize(4)
+			.minimumNumberOfCalls(4)
+			.failureRateThreshold(50)
+			// Half open only when the test says so.
+			.waitDurationInOpenState(Duration.ofHours(1))
+			.permittedNumberOfCallsInHalfOpenState(1)
+			.build())
+		.build();
 
 	private final ServicePool pool = this.registry.service("llm");
 

@@ -12,7 +12,6 @@ import io.github.dualmap.replica.ReplicaSync;
 import io.github.dualmap.replica.ReplicaSyncHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;

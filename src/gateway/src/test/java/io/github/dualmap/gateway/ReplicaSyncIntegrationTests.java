@@ -2,7 +2,6 @@ package io.github.dualmap.gateway;
 
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -68,8 +68,12 @@ class ServicePoolTests {
 	private int ids;
 
 	private ServicePool pool(SchedulerSettings settings, QueueSettings queues, String... instances) {
-		ServicePool pool = new DualMapRegistry(settings, queues, "dualmap", List.of("llm"), "dualmap.weight",
-				CircuitBreakerConfig.ofDefaults(), this.clock)
+		ServicePool pool = DualMapRegistry.builder()
+			.settings(settings)
+			.queueSettings(queues)
+			.services("llm")
+			.clock(this.clock)
+			.build()
 			.service("llm");
 		members(pool, instances);
 		return pool;
@@ -124,8 +128,11 @@ class ServicePoolTests {
 
 	@Test
 	void withTheDirectoryANextTurnFollowsARetryOffItsRingPair() {
-		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
-				"dualmap-directory", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock)
+		ServicePool pool = DualMapRegistry.builder()
+			.policy("dualmap-directory")
+			.services("llm")
+			.clock(this.clock)
+			.build()
 			.service("llm");
 		members(pool, "a", "b", "c", "d", "e", "f");
 		String history = ("System prompt of a long conversation. ").repeat(40);
@@ -177,9 +184,16 @@ class ServicePoolTests {
 	void aRequestPlacedAgainAfterABreakerRefusedItKeepsTheWaitItHadAlreadySpent() {
 		// One probe at a time in half-open: the second release to a is refused.
 		CircuitBreakerConfig oneProbe = CircuitBreakerConfig.custom().permittedNumberOfCallsInHalfOpenState(1).build();
-		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).maxWait(Duration.ofSeconds(30)).build(),
-				"dualmap", List.of("llm"), "dualmap.weight", oneProbe, this.clock)
+		ServicePool pool = DualMapRegistry.builder()
+			.queueSettings(QueueSettings.custom()
+				.maxPrefillRequests(1)
+				.idlePull(false)
+				.maxWait(Duration.ofSeconds(30))
+				.build())
+			.services("llm")
+			.breakers(oneProbe)
+			.clock(this.clock)
+			.build()
 			.service("llm");
 		members(pool, "a", "b");
 		RoutedAttempt onB = pool.submit(request("busy b"), true, Set.of("a"), true).block(WAIT);
@@ -217,9 +231,15 @@ class ServicePoolTests {
 
 	@Test
 	void aRequestTriedAgainAfterItsInstanceFailedKeepsTheQueueWaitItHadAlreadySpent() {
-		ServicePool pool = new DualMapRegistry(SchedulerSettings.ofDefaults(),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).maxWait(Duration.ofSeconds(30)).build(),
-				"dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock)
+		ServicePool pool = DualMapRegistry.builder()
+			.queueSettings(QueueSettings.custom()
+				.maxPrefillRequests(1)
+				.idlePull(false)
+				.maxWait(Duration.ofSeconds(30))
+				.build())
+			.services("llm")
+			.clock(this.clock)
+			.build()
 			.service("llm");
 		members(pool, "a", "b");
 		RoutedAttempt onA = pool.submit(request("busy a"), true, Set.of("b"), true).block(WAIT);
@@ -437,8 +457,7 @@ class ServicePoolTests {
 			exchange.close();
 		});
 		engine.start();
-		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
-				"dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock);
+		DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(this.clock).build();
 		ServicePool pool = registry.service("llm");
 		EngineScraping scraping = new EngineScraping(registry,
 				listener -> new MetricsScraper(
@@ -598,8 +617,7 @@ class ServicePoolTests {
 		// A list whose application failed counted as applied: the next equal list took
 		// the fast path, and a new instance was never scraped. The failure did not
 		// reach the request that brought the list either.
-		DualMapRegistry registry = new DualMapRegistry(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(),
-				"dualmap", List.of("llm"), "dualmap.weight", CircuitBreakerConfig.ofDefaults(), this.clock);
+		DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(this.clock).build();
 		List<List<String>> told = new ArrayList<>();
 		AtomicInteger calls = new AtomicInteger();
 		registry.addListener(new DualMapListener() {

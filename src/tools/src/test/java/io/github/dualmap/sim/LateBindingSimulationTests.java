@@ -1,7 +1,6 @@
 package io.github.dualmap.sim;
 
 import java.time.Duration;
-import java.util.List;
 
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;

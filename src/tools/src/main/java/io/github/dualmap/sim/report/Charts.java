@@ -7,7 +7,6 @@ import java.util.List;
 
 import io.github.dualmap.sim.BenchmarkReport;
 import io.github.dualmap.sim.RunResult;
-import io.github.dualmap.sim.Simulation;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
