@@ -44,23 +44,6 @@ public final class DispatchQueues {
 	// Keys requests whose prompt could not be parsed, so they still have two homes.
 	private static final LongHashFunction ID_HASH = LongHashFunction.xx3();
 
-	// Longest estimated cached prefix first, then arrival (submission) order.
-	static final Comparator<QueuedRequest> PRIORITY = Comparator.comparingInt((QueuedRequest q) -> -q.cachedTokens)
-		.thenComparingLong(QueuedRequest::sequence);
-
-	private static final Comparator<QueuedRequest> ARRIVAL = Comparator.comparingLong(QueuedRequest::submittedAtNanos)
-		.thenComparingLong(QueuedRequest::sequence);
-
-	// Expiry order: arrival order when every request has the queues' wait bound.
-	private static final Comparator<QueuedRequest> EXPIRY = Comparator
-		.comparingLong((QueuedRequest q) -> q.expiresAtNanos)
-		.thenComparingLong(QueuedRequest::sequence);
-
-	// Aged requests go first, earliest aging time first: arrival order among requests of
-	// one SLO, a tighter SLO ahead of a looser one.
-	static final Comparator<QueuedRequest> AGED = Comparator.comparingLong((QueuedRequest q) -> q.agedAtNanos)
-		.thenComparingLong(QueuedRequest::sequence);
-
 	// The first to shed under overload is the last in this order: loosest SLO, newest.
 	private static final Comparator<QueuedRequest> SHED_LAST = Comparator
 		.comparingLong((QueuedRequest q) -> q.request().sloTtftNanos())
@@ -175,7 +158,7 @@ public final class DispatchQueues {
 		this.settings = settings;
 		this.gate = new EngineQueueGate(settings, pool);
 		this.seenRings = pool.rings();
-		this.fair = new FairShares(fairness, PRIORITY, AGED);
+		this.fair = new FairShares(fairness, InstanceQueue.PRIORITY, InstanceQueue.AGED);
 	}
 
 	public InstancePool pool() {
@@ -1146,9 +1129,6 @@ public final class DispatchQueues {
 	// targets, so the pass stops there.
 	private boolean noMoveTarget;
 
-	private record Move(QueuedRequest request, InstanceState target, long estimateThereNanos) {
-	}
-
 	/**
 	 * Work stealing between the two candidates: every instance that accepts work and
 	 * still has prefill capacity after the release pass (so its own queue is empty) takes
@@ -1398,7 +1378,7 @@ public final class DispatchQueues {
 			long estThere = pool.estimateTtft(there, cachedThere, uncachedThere);
 			long gain = netGain(q, estHere, pool.warmthScaled(there, here, estThere), there, cachedThere);
 			if (gain > settings.migrationMargin() * slo && (gain > bestGain
-					|| (gain == bestGain && best != null && ARRIVAL.compare(q, best.request()) < 0))) {
+					|| (gain == bestGain && best != null && InstanceQueue.ARRIVAL.compare(q, best.request()) < 0))) {
 				best = new Move(q, there, estThere);
 				bestGain = gain;
 			}
@@ -1675,54 +1655,6 @@ public final class DispatchQueues {
 		for (Runnable r : callbacks) {
 			r.run();
 		}
-	}
-
-	/**
-	 * The queued requests {@code idle} may pull (it is their other candidate), oldest
-	 * first.
-	 */
-	private static final class Pullable {
-
-		final InstanceState idle;
-
-		// Its place in the order of byAlternative: creation order.
-		final long ordinal;
-
-		final TreeSet<QueuedRequest> requests = new TreeSet<>(ARRIVAL);
-
-		Pullable(InstanceState idle, long ordinal) {
-			this.idle = idle;
-			this.ordinal = ordinal;
-		}
-
-	}
-
-	/** The requests waiting for one instance, in two orders over the same elements. */
-	static final class InstanceQueue {
-
-		final InstanceState state;
-
-		final TreeSet<QueuedRequest> byPriority = new TreeSet<>(PRIORITY);
-
-		final TreeSet<QueuedRequest> byArrival = new TreeSet<>(ARRIVAL);
-
-		final TreeSet<QueuedRequest> byAged = new TreeSet<>(AGED);
-
-		final TreeSet<QueuedRequest> byExpiry = new TreeSet<>(EXPIRY);
-
-		// The same requests by when they become late ({@code lateOrder}): the moves look
-		// at a prefix of it.
-		final TreeSet<QueuedRequest> byLateness;
-
-		// Its place in the order of the queues: creation order.
-		final long ordinal;
-
-		InstanceQueue(InstanceState state, long ordinal, Comparator<QueuedRequest> lateOrder) {
-			this.state = state;
-			this.ordinal = ordinal;
-			this.byLateness = new TreeSet<>(lateOrder);
-		}
-
 	}
 
 }

@@ -59,7 +59,7 @@ public final class QueuedRequest {
 	@Nullable Decision decision;
 
 	// The queue the request waits in; its uncached tokens count there.
-	DispatchQueues.@Nullable InstanceQueue queue;
+	@Nullable InstanceQueue queue;
 
 	// The candidate that may pull it while it waits (idle pull); null when none.
 	@Nullable InstanceState alternative;
