@@ -121,23 +121,8 @@ public final class DispatchQueues {
 	// looser SLO than an arrival that finds the queues full, without a scan.
 	private final TreeMap<Long, Integer> queuedSlos = new TreeMap<>();
 
-	private long shed;
-
-	private long migrations;
-
-	private long rerouted;
-
-	private long rescues;
-
-	private long rescuesQueued;
-
-	private long hopelessShed;
-
-	private long rejections;
-
-	private long releases;
-
-	private long pulls;
+	// Guarded by lock: the counters of what the queues did.
+	private final QueueStatistics stats = new QueueStatistics();
 
 	// Tests only: every move looks at each queued request and every cached prefix is
 	// looked up again, the plain form the indexed one must match decision for decision.
@@ -518,7 +503,7 @@ public final class DispatchQueues {
 	 * candidate.
 	 */
 	public long migrations() {
-		return locked(() -> migrations);
+		return locked(stats::migrations);
 	}
 
 	/**
@@ -526,7 +511,7 @@ public final class DispatchQueues {
 	 * unhealthy.
 	 */
 	public long rerouted() {
-		return locked(() -> rerouted);
+		return locked(stats::rerouted);
 	}
 
 	/**
@@ -535,7 +520,7 @@ public final class DispatchQueues {
 	 * queued there ({@link #rescuesQueued()}).
 	 */
 	public long rescues() {
-		return locked(() -> rescues);
+		return locked(stats::rescues);
 	}
 
 	/**
@@ -543,7 +528,7 @@ public final class DispatchQueues {
 	 * none could start them at once ({@link QueueSettings#rescueToQueue()}).
 	 */
 	public long rescuesQueued() {
-		return locked(() -> rescuesQueued);
+		return locked(stats::rescuesQueued);
 	}
 
 	/**
@@ -552,12 +537,12 @@ public final class DispatchQueues {
 	 * ({@link QueueSettings#shedHopeless()}; counted in {@link #rejections()} too).
 	 */
 	public long hopelessShed() {
-		return locked(() -> hopelessShed);
+		return locked(stats::hopelessShed);
 	}
 
 	/** Requests rejected (429 and 503). */
 	public long rejections() {
-		return locked(() -> rejections);
+		return locked(stats::rejections);
 	}
 
 	/**
@@ -565,7 +550,7 @@ public final class DispatchQueues {
 	 * room for an arrival with a tighter SLO.
 	 */
 	public long shed() {
-		return locked(() -> shed);
+		return locked(stats::shed);
 	}
 
 	/**
@@ -573,12 +558,12 @@ public final class DispatchQueues {
 	 * {@link #migrations()}).
 	 */
 	public long pulls() {
-		return locked(() -> pulls);
+		return locked(stats::pulls);
 	}
 
 	/** Requests sent to an instance. */
 	public long releases() {
-		return locked(() -> releases);
+		return locked(stats::releases);
 	}
 
 	private long locked(LongSupplier read) {
@@ -670,7 +655,7 @@ public final class DispatchQueues {
 						? "shed for a request with a tighter TTFT SLO"
 						: "shed for a request of a tenant holding less of the queues for its weight";
 		dequeue(victim);
-		shed++;
+		stats.recordShed();
 		reject(victim, Rejection.TOO_MANY_REQUESTS, full + "; " + why, within == null ? null : within.id(),
 				retryAfterSeconds, out);
 		return true;
@@ -786,7 +771,7 @@ public final class DispatchQueues {
 		}
 		if (now != null && nowEstimate <= left) {
 			q.decision = withPlacement(q, now, Reason.RESCUE, nowCached, nowEstimate);
-			rescues++;
+			stats.recordRescue(false);
 			release(q, now, pool.prefillWork(now), out);
 			return true;
 		}
@@ -802,8 +787,7 @@ public final class DispatchQueues {
 		q.decision = withPlacement(q, queued, Reason.RESCUE, queuedCached, queuedEstimate);
 		q.rescuedToQueue = true;
 		q.expiresAtNanos = lastStart;
-		rescues++;
-		rescuesQueued++;
+		stats.recordRescue(true);
 		enqueue(q, queued);
 		pump(queueOf(queued), out);
 		return true;
@@ -816,7 +800,7 @@ public final class DispatchQueues {
 	private void reject(QueuedRequest q, int status, String message, @Nullable String instanceId,
 			long retryAfterSeconds, List<Runnable> out) {
 		q.state = QueuedRequest.State.REJECTED;
-		rejections++;
+		stats.recordRejection();
 		Rejection r = new Rejection(status, message, retryAfterSeconds, instanceId);
 		out.add(() -> {
 			try {
@@ -913,7 +897,7 @@ public final class DispatchQueues {
 				long estimateMs = estimate / 1_000_000;
 				dequeue(next);
 				if (!rescue(next, iq, out)) {
-					hopelessShed++;
+					stats.recordHopelessShed();
 					reject(next, Rejection.SERVICE_UNAVAILABLE,
 							"request waited " + waitedMs + " ms for its instance in pool '" + pool.name()
 									+ "' and would need about " + estimateMs
@@ -973,7 +957,7 @@ public final class DispatchQueues {
 		q.decision = d;
 		q.dispatch = dispatch;
 		q.state = QueuedRequest.State.RELEASED;
-		releases++;
+		stats.recordRelease();
 		fair.charge(q, pool.now());
 		if (!q.streaming()) {
 			q.prefillDeadlineNanos = dispatch.sentAtNanos()
@@ -1055,7 +1039,7 @@ public final class DispatchQueues {
 				else {
 					q.decision = withPlacement(q, target, Reason.FALLBACK);
 					enqueue(q, target);
-					rerouted++;
+					stats.recordRerouted();
 				}
 			}
 		}
@@ -1083,7 +1067,7 @@ public final class DispatchQueues {
 					int cached = cachedTokens(q, target);
 					move(q, target, Reason.FALLBACK,
 							pool.estimateTtft(target, cached, Math.max(0, q.request().promptTokens() - cached)));
-					rerouted++;
+					stats.recordRerouted();
 				}
 			}
 		}
@@ -1107,7 +1091,7 @@ public final class DispatchQueues {
 				}
 				move(m.request(), m.target(), Reason.HOTSPOT, m.estimateThereNanos());
 				m.request().migrations++;
-				migrations++;
+				stats.recordMigration();
 				budget--;
 				if (touched == null) {
 					touched = new LinkedHashSet<>();
@@ -1157,8 +1141,7 @@ public final class DispatchQueues {
 				}
 				move(m.request(), idle, Reason.IDLE_PULL, m.estimateThereNanos());
 				m.request().migrations++;
-				migrations++;
-				pulls++;
+				stats.recordPull();
 				budget--;
 				pump(queueOf(idle), out);
 			}
