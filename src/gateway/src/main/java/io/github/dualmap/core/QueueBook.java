@@ -17,9 +17,9 @@ import org.jspecify.annotations.Nullable;
  * the indexes that let each pass touch only what it acts on (the queues with requests,
  * the idle pull's requests by their other candidate), the count of queued requests and
  * their SLOs, and the moves, placements and rejections of one request. The rules live in
- * their own classes ({@link ReleasePass}, {@link Rescue}) or in the coordinator; they
- * share this one object rather than a dozen references. Guarded by the queues' lock:
- * every method runs under it.
+ * their own classes ({@link ReleasePass}, {@link Rescue}, {@link Rebalancer},
+ * {@link IdlePull}) or in the coordinator; they share this one object rather than a dozen
+ * references. Guarded by the queues' lock: every method runs under it.
  */
 final class QueueBook {
 
@@ -39,13 +39,14 @@ final class QueueBook {
 
 	// When a queued request becomes late for a given estimate where it waits: its
 	// arrival plus its SLO, arrival order among equals. Every request queued on an
-	// instance has the same estimate there (see lateScan), so the late ones are a
+	// instance has the same estimate there (see Rebalancer.bestLateMove), so the late
+	// ones are a
 	// prefix of each queue in this order.
 	final Comparator<QueuedRequest> lateOrder = Comparator
 		.comparingLong((QueuedRequest q) -> q.submittedAtNanos() + sloOf(q.request()))
 		.thenComparingLong(QueuedRequest::sequence);
 
-	// Guarded by lock from here on. Keyed by the state object, not the id: an instance
+	// Keyed by the state object, not the id: an instance
 	// that left and came back is a new object, and the old queue must stay visible
 	// until its requests are re-routed. Insertion order keeps simulations reproducible.
 	final Map<InstanceState, InstanceQueue> queues = new LinkedHashMap<>();
