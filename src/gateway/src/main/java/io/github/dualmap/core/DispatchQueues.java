@@ -1,20 +1,12 @@
 package io.github.dualmap.core;
 
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
-import java.util.function.ToLongFunction;
 
 import net.openhft.hashing.LongHashFunction;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Late binding for one {@link InstancePool}: the policy places each request, and the
@@ -36,16 +28,21 @@ import org.jspecify.annotations.Nullable;
  * {@code submit} dispatches at once through the same callbacks, so callers have one code
  * path. Thread-safe: one lock per pool guards the queues; every operation under it is
  * short.
+ * <p>
+ * This class is the coordinator: the public API, the lock, and the order in which one
+ * event applies the queue rules. Each rule is a package-private class it calls under its
+ * lock: {@link QueueAdmission} (where a request queues, the limits, shedding),
+ * {@link ReleasePass} (which request goes next, through {@link EngineQueueGate}),
+ * {@link Rescue} (the wait bound and the last chance), {@link Rebalancer} (hotspot moves,
+ * weighed by {@link MoveGain}), {@link IdlePull} (work stealing), {@link Evacuation}
+ * (membership changes, draining instances), {@link FairShares} (tenants and priority
+ * bands) and {@link QueueStatistics} (the counters); {@link QueueBook} holds the state
+ * they share.
  */
 public final class DispatchQueues {
 
 	// Keys requests whose prompt could not be parsed, so they still have two homes.
 	private static final LongHashFunction ID_HASH = LongHashFunction.xx3();
-
-	// The first to shed under overload is the last in this order: loosest SLO, newest.
-	private static final Comparator<QueuedRequest> SHED_LAST = Comparator
-		.comparingLong((QueuedRequest q) -> q.request().sloTtftNanos())
-		.thenComparingLong(QueuedRequest::sequence);
 
 	private final InstancePool pool;
 
@@ -53,14 +50,17 @@ public final class DispatchQueues {
 
 	private final QueueSettings settings;
 
-	private final EngineQueueGate gate;
-
-	// Guarded by lock from here on: what waits where, and the rules that act on it.
+	// Guarded by lock from here on: what waits where (package-private for tests that
+	// switch QueueBook.reference on), and the rules that act on it.
 	final QueueBook book;
 
-	private final ReleasePass releases;
+	private final ReleasePass releasePass;
 
 	private final Rescue rescue;
+
+	private final QueueAdmission admission;
+
+	private final Evacuation evacuation;
 
 	private final Rebalancer rebalancer;
 
@@ -94,15 +94,16 @@ public final class DispatchQueues {
 		this.policy = policy;
 		this.settings = settings;
 		this.book = new QueueBook(pool, settings, fairness);
-		this.gate = book.gate;
 		this.fair = book.fair;
 		this.stats = book.stats;
-		this.releases = new ReleasePass(book, policy, this::finish);
-		this.rescue = new Rescue(book, releases);
-		releases.rescueHopelessWith(rescue);
+		this.releasePass = new ReleasePass(book, policy, this::finish);
+		this.rescue = new Rescue(book, releasePass);
+		releasePass.rescueHopelessWith(rescue);
+		this.admission = new QueueAdmission(book);
+		this.evacuation = new Evacuation(book);
 		MoveGain gain = new MoveGain(pool);
-		this.rebalancer = new Rebalancer(book, releases, gain);
-		this.idlePull = new IdlePull(book, releases, gain);
+		this.rebalancer = new Rebalancer(book, releasePass, gain);
+		this.idlePull = new IdlePull(book, releasePass, gain);
 	}
 
 	public InstancePool pool() {
@@ -226,9 +227,9 @@ public final class DispatchQueues {
 		QueuedRequest q;
 		lock.lock();
 		try {
-			reconcileMembership(out);
+			evacuation.reconcileMembership(out);
 			long since = Math.min(pool.now(), waitingSinceNanos);
-			q = new QueuedRequest(request, streaming, key, sequence++, since, since + agingOf(request),
+			q = new QueuedRequest(request, streaming, key, sequence++, since, since + admission.agingOf(request),
 					since + settings.waitBoundNanos(request.maxWaitNanos(), book.sloOf(request)), decision, listener);
 			InstanceState chosen = decision == null ? null : pool.instance(decision.instanceId());
 			if (decision != null && chosen == null) {
@@ -246,10 +247,10 @@ public final class DispatchQueues {
 						settings.unavailableRetryAfterSeconds(), out);
 			}
 			else if (settings.mode() == DispatchMode.PASS_THROUGH) {
-				releases.release(q, chosen, pool.pendingWork(chosen), out);
+				releasePass.release(q, chosen, pool.pendingWork(chosen), out);
 			}
 			else {
-				admit(q, chosen, out);
+				admission.admit(q, chosen, out);
 			}
 			settle(out);
 		}
@@ -301,7 +302,7 @@ public final class DispatchQueues {
 			if (t < 0) {
 				return -1;
 			}
-			releases.prefillEnded(request);
+			releasePass.prefillEnded(request);
 			ttft = request.streaming() ? t : -1;
 			settle(out);
 		}
@@ -332,7 +333,7 @@ public final class DispatchQueues {
 						return;
 					}
 					request.finished = true;
-					releases.prefillEnded(request);
+					releasePass.prefillEnded(request);
 					d.finish();
 					String id = d.instance().id();
 					out.add(() -> policy.onFinished(request.request(), id, pool));
@@ -359,8 +360,8 @@ public final class DispatchQueues {
 		List<Runnable> out = new ArrayList<>();
 		lock.lock();
 		try {
-			reconcileMembership(out);
-			releases.endEstimatedPrefills(nowNanos);
+			evacuation.reconcileMembership(out);
+			releasePass.endEstimatedPrefills(nowNanos);
 			long end = book.queueOrdinals;
 			for (InstanceQueue iq = book.nextNonEmpty(null, end); iq != null; iq = book.nextNonEmpty(iq, end)) {
 				while (!iq.byExpiry.isEmpty() && nowNanos >= iq.byExpiry.first().expiresAtNanos) {
@@ -384,7 +385,7 @@ public final class DispatchQueues {
 		List<Runnable> out = new ArrayList<>();
 		lock.lock();
 		try {
-			reconcileMembership(out);
+			evacuation.reconcileMembership(out);
 			settle(out);
 		}
 		finally {
@@ -401,7 +402,7 @@ public final class DispatchQueues {
 	public long nextDeadlineNanos() {
 		lock.lock();
 		try {
-			long next = releases.nextPrefillDeadlineNanos();
+			long next = releasePass.nextPrefillDeadlineNanos();
 			for (InstanceQueue iq : book.nonEmpty) {
 				if (!iq.byArrival.isEmpty()) {
 					long oldest = iq.byArrival.first().submittedAtNanos();
@@ -536,241 +537,23 @@ public final class DispatchQueues {
 		}
 	}
 
-	// ---- admission, release, expiry (all under the lock) ----
-
-	private void admit(QueuedRequest q, InstanceState chosen, List<Runnable> out) {
-		InstanceState target = chosen;
-		if (!chosen.acceptsNewWork() || q.avoid.contains(chosen.id())) {
-			// Draining or unhealthy since the policy looked, or one the request must
-			// avoid: take its best alternative.
-			InstanceState alt = book.place(q, chosen);
-			if (alt != null) {
-				target = alt;
-				q.decision = book.withPlacement(q, alt, Reason.FALLBACK);
-			}
-		}
-		if (book.queuedTotal >= settings.maxQueuedPerPool()) {
-			String full = "pool '" + pool.name() + "' has " + book.queuedTotal + " queued requests, the limit";
-			long retry = book.retryAfter(pool.estimator().estimate((long) pool.meanPendingTokens(), 0));
-			if (!shedLooser(q, null, full, retry, out)) {
-				book.reject(q, Rejection.TOO_MANY_REQUESTS, full, null, retry, out);
-				return;
-			}
-		}
-		if (book.queueOf(target).byArrival.size() >= settings.maxQueuedPerInstance()) {
-			// A pinned request has nowhere else to go.
-			InstanceState alt = q.pinned ? null : otherWithRoom(q, target);
-			if (alt != null) {
-				target = alt;
-				q.decision = book.withPlacement(q, alt, Reason.FALLBACK);
-			}
-			else {
-				String full = "its instance in pool '" + pool.name() + "' has " + settings.maxQueuedPerInstance()
-						+ " queued requests, the limit";
-				long retry = book.retryAfter(pool.estimateTtft(target, 0, 0));
-				if (!shedLooser(q, target, full, retry, out)) {
-					book.reject(q, Rejection.TOO_MANY_REQUESTS, full, target.id(), retry, out);
-					return;
-				}
-			}
-		}
-		book.enqueue(q, target);
-	}
-
 	/**
-	 * Makes room for {@code q} in full queues by turning away a queued request that
-	 * yields to it: with fair shares, one in a lower priority band, or of another tenant
-	 * of its band holding more of the queues for its weight than {@code q}'s tenant would
-	 * with {@code q}; else, in its band, one with a looser SLO than {@code q}'s. The
-	 * lowest band goes first, then the tenant with the largest backlog for its weight,
-	 * then the loosest SLO, then the newest: under overload an interactive request
-	 * displaces a batch one, and a quiet tenant's request one of a tenant that fills the
-	 * queues, instead of being refused behind them. With one tenant and one SLO for all
-	 * nothing is ever shed.
-	 * @param within the full instance queue to shed from; {@code null}: any queue of the
-	 * pool
-	 * @return whether a request was shed
+	 * After any event, the queue rules in their order (under the lock): membership,
+	 * estimated ends of prefill, evacuation of instances that stopped accepting work, the
+	 * release pass, hotspot moves, the idle pull.
 	 */
-	private boolean shedLooser(QueuedRequest q, @Nullable InstanceState within, String full, long retryAfterSeconds,
-			List<Runnable> out) {
-		boolean bySlo = settings.sloAware() && !book.queuedSlos.isEmpty()
-				&& book.queuedSlos.lastKey() > q.request().sloTtftNanos();
-		if (!bySlo && !fair.mayDisplace(q)) {
-			return false;
-		}
-		QueuedRequest victim = null;
-		for (InstanceQueue iq : within == null ? book.nonEmpty : List.of(book.queueOf(within))) {
-			for (QueuedRequest c : iq.byArrival) {
-				if (yields(c, q, bySlo) && (victim == null || shedsBefore(c, victim))) {
-					victim = c;
-				}
-			}
-		}
-		if (victim == null) {
-			return false;
-		}
-		String why = fair.enabled() && fair.priority(victim) < fair.priority(q)
-				? "shed for a request with a higher priority"
-				: bySlo && victim.request().sloTtftNanos() > q.request().sloTtftNanos()
-						? "shed for a request with a tighter TTFT SLO"
-						: "shed for a request of a tenant holding less of the queues for its weight";
-		book.dequeue(victim);
-		stats.recordShed();
-		book.reject(victim, Rejection.TOO_MANY_REQUESTS, full + "; " + why, within == null ? null : within.id(),
-				retryAfterSeconds, out);
-		return true;
-	}
-
-	/** Whether queued {@code c} may be shed for the arrival {@code q}. */
-	private boolean yields(QueuedRequest c, QueuedRequest q, boolean bySlo) {
-		if (fair.enabled()) {
-			int pc = fair.priority(c);
-			int pq = fair.priority(q);
-			if (pc != pq) {
-				return pc < pq;
-			}
-		}
-		if (bySlo && c.request().sloTtftNanos() > q.request().sloTtftNanos()) {
-			return true;
-		}
-		return fair.enabled() && !fair.sameTenant(q, c) && fair.backlog(c) > fair.backlog(q);
-	}
-
-	/** Whether {@code c} is shed before {@code victim}. */
-	private boolean shedsBefore(QueuedRequest c, QueuedRequest victim) {
-		if (fair.enabled()) {
-			int pc = fair.priority(c);
-			int pv = fair.priority(victim);
-			if (pc != pv) {
-				return pc < pv;
-			}
-			double bc = fair.backlog(c);
-			double bv = fair.backlog(victim);
-			if (bc != bv) {
-				return bc > bv;
-			}
-		}
-		return SHED_LAST.compare(c, victim) > 0;
-	}
-
-	private @Nullable InstanceState otherWithRoom(QueuedRequest q, InstanceState full) {
-		DualHashRing rings = pool.rings();
-		if (rings.isEmpty()) {
-			return null;
-		}
-		Candidates c = QueueBook.candidatesOf(q, rings);
-		for (String id : List.of(c.first(), c.second())) {
-			InstanceState s = pool.instance(id);
-			if (s != null && s != full && QueueBook.mayTake(q, s)
-					&& book.queueOf(s).byArrival.size() < settings.maxQueuedPerInstance()) {
-				return s;
-			}
-		}
-		return null;
-	}
-
-	/**
-	 * How long a request may be passed over for requests with longer cached prefixes: the
-	 * aging bound for a request with the pool's default SLO, in proportion for others (a
-	 * 2 s request ages in 0.8 s where the bound is 2 s at a 5 s default, a 60 s batch
-	 * request in 24 s), so a tight class is not served after a loose one merely because
-	 * the loose one came first.
-	 */
-	private long agingOf(RoutingRequest request) {
-		long aging = settings.agingNanos();
-		long defaultSlo = pool.settings().defaultSloNanos();
-		if (!settings.sloAware() || request.sloTtftNanos() == defaultSlo) {
-			return aging;
-		}
-		double scaled = aging * ((double) request.sloTtftNanos() / defaultSlo);
-		return (long) Math.max(1, Math.min(scaled, Long.MAX_VALUE / 4.0));
-	}
-
-	/** After any event: act on estimates, release what fits, shed hotspots. */
 	private void settle(List<Runnable> out) {
-		reconcileMembership(out);
-		releases.endEstimatedPrefills(pool.now());
+		evacuation.reconcileMembership(out);
+		releasePass.endEstimatedPrefills(pool.now());
 		// Queues of instances that stopped accepting work move first: a release pass
 		// would otherwise send them where they no longer belong.
-		evacuate();
-		releases.pumpAll(out);
+		evacuation.evacuate();
+		releasePass.pumpAll(out);
 		rebalancer.rebalance(out);
 		if (settings.idlePull() && settings.mode() == DispatchMode.QUEUE) {
 			idlePull.pullToIdle(out);
 		}
 	}
-
-	// ---- membership, draining and hotspot rebalancing (all under the lock) ----
-
-	private void reconcileMembership(List<Runnable> out) {
-		DualHashRing rings = pool.rings();
-		if (rings == book.seenRings) {
-			return;
-		}
-		book.seenRings = rings;
-		// Candidates follow the rings: every queued request's alternative is recomputed.
-		for (InstanceQueue iq : book.queues.values()) {
-			for (QueuedRequest q : iq.byArrival) {
-				book.unindex(q);
-				book.index(q, iq.state);
-			}
-		}
-		book.dropEmptyPullables();
-		for (InstanceQueue iq : List.copyOf(book.queues.values())) {
-			if (pool.instance(iq.state.id()) == iq.state) {
-				continue;
-			}
-			// The instance left (or left and came back as a new object): its queue goes.
-			List<QueuedRequest> orphans = new ArrayList<>(iq.byArrival);
-			for (QueuedRequest q : orphans) {
-				book.dequeue(q);
-			}
-			book.queues.remove(iq.state);
-			for (QueuedRequest q : orphans) {
-				InstanceState target = book.place(q, null);
-				if (target == null) {
-					book.reject(q, Rejection.SERVICE_UNAVAILABLE,
-							"its instance left pool '" + pool.name() + "' and no other accepts requests", iq.state.id(),
-							settings.unavailableRetryAfterSeconds(), out);
-				}
-				else {
-					q.decision = book.withPlacement(q, target, Reason.FALLBACK);
-					book.enqueue(q, target);
-					stats.recordRerouted();
-				}
-			}
-		}
-	}
-
-	/**
-	 * Moves the queued work of draining or unhealthy instances to its best alternative,
-	 * when there is one (else it waits and is still released there). The release pass
-	 * that follows sends what fits.
-	 */
-	private void evacuate() {
-		// Every member accepts work (reconcileMembership dropped the queues of those
-		// that left): nothing to evacuate, without a look at each queue.
-		if (pool.size() < 2 || (!book.reference && pool.acceptingCount() == pool.size())) {
-			return;
-		}
-		long end = book.queueOrdinals;
-		for (InstanceQueue iq = book.nextNonEmpty(null, end); iq != null; iq = book.nextNonEmpty(iq, end)) {
-			if (iq.byArrival.isEmpty() || iq.state.acceptsNewWork()) {
-				continue;
-			}
-			for (QueuedRequest q : new ArrayList<>(iq.byArrival)) {
-				InstanceState target = book.place(q, iq.state);
-				if (target != null) {
-					int cached = book.cachedTokens(q, target);
-					book.move(q, target, Reason.FALLBACK,
-							pool.estimateTtft(target, cached, Math.max(0, q.request().promptTokens() - cached)));
-					stats.recordRerouted();
-				}
-			}
-		}
-	}
-
-	// ---- queue bookkeeping (all under the lock) ----
 
 	/**
 	 * Runs the listener and policy callbacks an operation collected under the lock, after

@@ -22,16 +22,16 @@ final class IdlePull {
 
 	private final QueueStatistics stats;
 
-	private final ReleasePass releases;
+	private final ReleasePass releasePass;
 
 	private final MoveGain moveGain;
 
-	IdlePull(QueueBook book, ReleasePass releases, MoveGain moveGain) {
+	IdlePull(QueueBook book, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
 		this.pool = book.pool;
 		this.settings = book.settings;
 		this.stats = book.stats;
-		this.releases = releases;
+		this.releasePass = releasePass;
 		this.moveGain = moveGain;
 	}
 
@@ -68,7 +68,7 @@ final class IdlePull {
 				m.request().migrations++;
 				stats.recordPull();
 				budget--;
-				releases.pump(book.queueOf(idle), out);
+				releasePass.pump(book.queueOf(idle), out);
 			}
 		}
 		book.dropEmptyPullables();

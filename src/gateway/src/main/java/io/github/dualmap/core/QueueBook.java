@@ -17,9 +17,10 @@ import org.jspecify.annotations.Nullable;
  * the indexes that let each pass touch only what it acts on (the queues with requests,
  * the idle pull's requests by their other candidate), the count of queued requests and
  * their SLOs, and the moves, placements and rejections of one request. The rules live in
- * their own classes ({@link ReleasePass}, {@link Rescue}, {@link Rebalancer},
- * {@link IdlePull}) or in the coordinator; they share this one object rather than a dozen
- * references. Guarded by the queues' lock: every method runs under it.
+ * their own classes ({@link QueueAdmission}, {@link ReleasePass}, {@link Rescue},
+ * {@link Rebalancer}, {@link IdlePull}, {@link Evacuation}); they share this one object
+ * rather than a dozen references. Guarded by the queues' lock: every method runs under
+ * it.
  */
 final class QueueBook {
 
@@ -95,10 +96,15 @@ final class QueueBook {
 		this.seenRings = pool.rings();
 	}
 
+	/** Rejects {@code q} without naming an instance; see the other {@code reject}. */
 	void reject(QueuedRequest q, int status, String message, long retryAfterSeconds, List<Runnable> out) {
 		reject(q, status, message, null, retryAfterSeconds, out);
 	}
 
+	/**
+	 * Turns {@code q} away with {@code status} (429 or 503) and a Retry-After, counts it,
+	 * and hands the rejection to its listener outside the lock.
+	 */
 	void reject(QueuedRequest q, int status, String message, @Nullable String instanceId, long retryAfterSeconds,
 			List<Runnable> out) {
 		q.state = QueuedRequest.State.REJECTED;
@@ -236,6 +242,10 @@ final class QueueBook {
 		return s.acceptsNewWork() && !q.avoid.contains(s.id());
 	}
 
+	/**
+	 * Moves the queued {@code q} to {@code target}'s queue with its prefix split there
+	 * and a decision for {@code reason} with {@code estimateNanos}.
+	 */
 	void move(QueuedRequest q, InstanceState target, Reason reason, long estimateNanos) {
 		dequeue(q);
 		int cached = cachedTokens(q, target);
@@ -245,6 +255,10 @@ final class QueueBook {
 		enqueue(q, target);
 	}
 
+	/**
+	 * Sets {@code q}'s prefix split for {@code s}; its decision with the TTFT estimate
+	 * there.
+	 */
 	Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason) {
 		int cached = cachedTokens(q, s);
 		return withPlacement(q, s, reason, cached,
@@ -298,10 +312,15 @@ final class QueueBook {
 		return tokens;
 	}
 
+	/** The queue of {@code s}, made (with the next place in the order) on first use. */
 	InstanceQueue queueOf(InstanceState s) {
 		return queues.computeIfAbsent(s, k -> new InstanceQueue(k, queueOrdinals++, lateOrder));
 	}
 
+	/**
+	 * Queues {@code q} on {@code s}: in every order of its queue and the indexes, its
+	 * uncached tokens in the instance's queued work, its tenant's backlog.
+	 */
 	void enqueue(QueuedRequest q, InstanceState s) {
 		InstanceQueue iq = queueOf(s);
 		iq.byPriority.add(q);
@@ -326,6 +345,7 @@ final class QueueBook {
 		index(q, s);
 	}
 
+	/** Takes {@code q} out of its queue and everything {@link #enqueue} put it in. */
 	void dequeue(QueuedRequest q) {
 		InstanceQueue iq = q.queue;
 		if (iq == null) {
@@ -382,6 +402,7 @@ final class QueueBook {
 		return !q.pinned && q.migrations < settings.maxMigrations();
 	}
 
+	/** Takes {@code q} out of the idle pull's index. */
 	void unindex(QueuedRequest q) {
 		InstanceState alt = q.alternative;
 		if (alt == null) {

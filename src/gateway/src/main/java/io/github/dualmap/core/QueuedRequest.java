@@ -77,7 +77,7 @@ public final class QueuedRequest {
 	int uncachedTokens;
 
 	// The last look at a shadow index for its prefix: the index, its version then and
-	// the cached tokens found (DispatchQueues.cachedTokens).
+	// the cached tokens found (QueueBook.cachedTokens).
 	@Nullable ShadowKvIndex peekedShadow;
 
 	long peekedVersion;

@@ -26,17 +26,17 @@ final class Rebalancer {
 
 	private final QueueStatistics stats;
 
-	private final ReleasePass releases;
+	private final ReleasePass releasePass;
 
 	private final MoveGain moveGain;
 
-	Rebalancer(QueueBook book, ReleasePass releases, MoveGain moveGain) {
+	Rebalancer(QueueBook book, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
 		this.pool = book.pool;
 		this.settings = book.settings;
 		this.gate = book.gate;
 		this.stats = book.stats;
-		this.releases = releases;
+		this.releasePass = releasePass;
 		this.moveGain = moveGain;
 	}
 
@@ -75,7 +75,7 @@ final class Rebalancer {
 		noMoveTarget = false;
 		if (touched != null) {
 			for (InstanceQueue iq : touched) {
-				releases.pump(iq, out);
+				releasePass.pump(iq, out);
 			}
 		}
 	}

@@ -18,23 +18,27 @@ final class Rescue {
 
 	private final QueueStatistics stats;
 
-	private final ReleasePass releases;
+	private final ReleasePass releasePass;
 
-	Rescue(QueueBook book, ReleasePass releases) {
+	Rescue(QueueBook book, ReleasePass releasePass) {
 		this.book = book;
 		this.pool = book.pool;
 		this.settings = book.settings;
 		this.stats = book.stats;
-		this.releases = releases;
+		this.releasePass = releasePass;
 	}
 
+	/**
+	 * {@code q}, queued on {@code iq}, reached its wait bound: sent there anyway with
+	 * {@link QueueSettings.Expiry#DISPATCH}, else rescued or rejected with 503.
+	 */
 	void expire(QueuedRequest q, InstanceQueue iq, List<Runnable> out) {
 		book.dequeue(q);
 		if (settings.expiry() == QueueSettings.Expiry.DISPATCH) {
 			PrefillWork inPrefill = pool.prefillWork(iq.state);
 			PrefillWork sent = pool.pendingWork(iq.state)
 				.minus(new PrefillWork(iq.state.queuedTokens(), iq.state.queuedPairs()));
-			releases.release(q, iq.state, sent.tokens() > inPrefill.tokens() ? sent : inPrefill, out);
+			releasePass.release(q, iq.state, sent.tokens() > inPrefill.tokens() ? sent : inPrefill, out);
 		}
 		else if (!tryRescue(q, iq, out)) {
 			book.reject(q, Rejection.SERVICE_UNAVAILABLE,
@@ -91,7 +95,7 @@ final class Rescue {
 		if (now != null && nowEstimate <= left) {
 			q.decision = book.withPlacement(q, now, Reason.RESCUE, nowCached, nowEstimate);
 			stats.recordRescue(false);
-			releases.release(q, now, pool.prefillWork(now), out);
+			releasePass.release(q, now, pool.prefillWork(now), out);
 			return true;
 		}
 		if (!settings.rescueToQueue() || queued == null || queuedEstimate > left) {
@@ -108,7 +112,7 @@ final class Rescue {
 		q.expiresAtNanos = lastStart;
 		stats.recordRescue(true);
 		book.enqueue(q, queued);
-		releases.pump(book.queueOf(queued), out);
+		releasePass.pump(book.queueOf(queued), out);
 		return true;
 	}
 
