@@ -76,8 +76,10 @@ final class QueueBook {
 
 	long pullableOrdinals;
 
+	// The rings the queued requests' candidates were last worked out on.
 	DualHashRing seenRings;
 
+	// Requests queued in the whole pool.
 	int queuedTotal;
 
 	// The SLOs of queued requests with their counts: tells whether anything queued has a
@@ -96,221 +98,7 @@ final class QueueBook {
 		this.seenRings = pool.rings();
 	}
 
-	/** Rejects {@code q} without naming an instance; see the other {@code reject}. */
-	void reject(QueuedRequest q, int status, String message, long retryAfterSeconds, List<Runnable> out) {
-		reject(q, status, message, null, retryAfterSeconds, out);
-	}
-
-	/**
-	 * Turns {@code q} away with {@code status} (429 or 503) and a Retry-After, counts it,
-	 * and hands the rejection to its listener outside the lock.
-	 */
-	void reject(QueuedRequest q, int status, String message, @Nullable String instanceId, long retryAfterSeconds,
-			List<Runnable> out) {
-		q.state = QueuedRequest.State.REJECTED;
-		stats.recordRejection();
-		Rejection r = new Rejection(status, message, retryAfterSeconds, instanceId);
-		out.add(() -> {
-			try {
-				q.listener.rejected(q, r);
-			}
-			catch (RuntimeException ex) {
-				LOG.log(System.Logger.Level.WARNING, "listener failed on rejection of " + q.request().id(), ex);
-			}
-		});
-	}
-
-	/**
-	 * Seconds until an instance with this estimated backlog drains, within [1, maxWait].
-	 */
-	long retryAfter(long backlogNanos) {
-		long maxSeconds = Math.max(1, settings.maxWaitNanos() / 1_000_000_000L);
-		long seconds = (backlogNanos + 999_999_999L) / 1_000_000_000L;
-		return Math.max(1, Math.min(maxSeconds, seconds));
-	}
-
-	/** {@code request}'s TTFT objective: its own, else the pool's default. */
-	long sloOf(RoutingRequest request) {
-		return request.sloTtftNanos() > 0 ? request.sloTtftNanos() : pool.settings().defaultSloNanos();
-	}
-
-	/**
-	 * The queue with requests after {@code after} (the first for {@code null}) among
-	 * those of ordinal below {@code end}. A pass over the queues that existed when it
-	 * began, in their order, that may fill or empty queues as it goes, steps with this
-	 * from {@code null} until null: exactly the queues a pass over all of them would find
-	 * with requests when it reaches them.
-	 */
-	@Nullable InstanceQueue nextNonEmpty(@Nullable InstanceQueue after, long end) {
-		return nextBelow(nonEmpty, after, end, QUEUE_ORDINAL);
-	}
-
-	/**
-	 * The element of {@code set} after {@code after} (its first for {@code null}) when
-	 * its ordinal is below {@code end}, else {@code null}.
-	 */
-	static <T> @Nullable T nextBelow(TreeSet<T> set, @Nullable T after, long end, ToLongFunction<T> ordinal) {
-		T next = after != null ? set.higher(after) : set.isEmpty() ? null : set.first();
-		return next != null && ordinal.applyAsLong(next) < end ? next : null;
-	}
-
-	/**
-	 * Whether {@code s} may start a request of {@code uncached} tokens now
-	 * ({@link EngineQueueGate}): the release limits over this gateway's prefill there
-	 * (and its peers' under replica sync), held while the engine queues requests this
-	 * gateway did not send ({@link QueueSettings#holdOnEngineQueue()}).
-	 */
-	boolean hasRoom(InstanceState s, int uncached) {
-		return gate.hasRoom(s, uncached);
-	}
-
-	/**
-	 * Whether {@code q} would miss its SLO where it waits: its wait so far plus
-	 * {@code estimateHereNanos} exceeds {@code sloNanos}. With
-	 * {@link QueueSettings#moveLateOnly()} only such requests move: one that makes its
-	 * SLO where it waits keeps its cached prefix, which at capacity is worth more to the
-	 * pool than the earlier start a move would give it. With
-	 * {@link QueueSettings#shedHopeless()} such a request is not released either
-	 * ({@link ReleasePass#hopeless}).
-	 */
-	boolean late(QueuedRequest q, long estimateHereNanos, long sloNanos) {
-		return pool.now() - q.submittedAtNanos() + estimateHereNanos > sloNanos;
-	}
-
-	/** As {@link #nextNonEmpty}, over the entries of byAlternative with requests. */
-	@Nullable Pullable nextPuller(@Nullable Pullable after, long end) {
-		return nextBelow(pullers, after, end, PULLABLE_ORDINAL);
-	}
-
-	/** Drops the entries of byAlternative without requests. */
-	void dropEmptyPullables() {
-		for (Pullable p : emptied) {
-			if (p.requests.isEmpty() && byAlternative.get(p.idle) == p) {
-				byAlternative.remove(p.idle);
-			}
-		}
-		emptied.clear();
-	}
-
-	/** Whether {@code s} has no request queued (or no queue). */
-	boolean nothingQueued(InstanceState s) {
-		InstanceQueue iq = queues.get(s);
-		return iq == null || iq.byArrival.isEmpty();
-	}
-
-	/**
-	 * Placement for a request whose instance is gone or will not take it: of its current
-	 * candidates that accept work, the longer cached prefix, then the lower TTFT
-	 * estimate; else the first instance on ring 1 that accepts work. The per-instance
-	 * bound is not applied: the request was already admitted.
-	 */
-	@Nullable InstanceState place(QueuedRequest q, @Nullable InstanceState exclude) {
-		DualHashRing rings = pool.rings();
-		if (rings.isEmpty()) {
-			return null;
-		}
-		Candidates c = candidatesOf(q, rings);
-		InstanceState best = null;
-		int bestCached = -1;
-		long bestEst = Long.MAX_VALUE;
-		for (String id : List.of(c.first(), c.second())) {
-			InstanceState s = pool.instance(id);
-			if (s == null || s == exclude || !mayTake(q, s)) {
-				continue;
-			}
-			int cached = cachedTokens(q, s);
-			long est = pool.warmthScaled(s,
-					pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
-			if (cached > bestCached || (cached == bestCached && est < bestEst)) {
-				best = s;
-				bestCached = cached;
-				bestEst = est;
-			}
-		}
-		if (best != null) {
-			return best;
-		}
-		String id = rings.walk(0, q.key(), i -> {
-			InstanceState s = pool.instance(i);
-			return s != null && s != exclude && mayTake(q, s);
-		});
-		return id == null ? null : pool.instance(id);
-	}
-
-	/** Whether {@code s} accepts work and is not an instance {@code q} must avoid. */
-	static boolean mayTake(QueuedRequest q, InstanceState s) {
-		return s.acceptsNewWork() && !q.avoid.contains(s.id());
-	}
-
-	/**
-	 * Moves the queued {@code q} to {@code target}'s queue with its prefix split there
-	 * and a decision for {@code reason} with {@code estimateNanos}.
-	 */
-	void move(QueuedRequest q, InstanceState target, Reason reason, long estimateNanos) {
-		dequeue(q);
-		int cached = cachedTokens(q, target);
-		q.cachedTokens = cached;
-		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
-		q.decision = new Decision(target.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
-		enqueue(q, target);
-	}
-
-	/**
-	 * Sets {@code q}'s prefix split for {@code s}; its decision with the TTFT estimate
-	 * there.
-	 */
-	Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason) {
-		int cached = cachedTokens(q, s);
-		return withPlacement(q, s, reason, cached,
-				pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
-	}
-
-	/**
-	 * Sets {@code q}'s prefix split for {@code s} ({@code cached} tokens cached there);
-	 * its decision with that estimate.
-	 */
-	Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason, int cached, long estimateNanos) {
-		q.cachedTokens = cached;
-		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
-		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
-	}
-
-	/** {@code q}'s two candidates on {@code rings}, worked out once per membership. */
-	static Candidates candidatesOf(QueuedRequest q, DualHashRing rings) {
-		if (q.candidateRings != rings) {
-			q.candidates = rings.candidates(q.key());
-			q.candidateRings = rings;
-			q.moveWalkStart = -1;
-		}
-		return q.candidates;
-	}
-
-	/**
-	 * Estimated cached prefix of {@code q} on {@code s}, from its shadow index. The
-	 * release pass and the moves ask again for the same request and instance on many
-	 * events: the last answer is kept with the index's {@link ShadowKvIndex#version()}
-	 * and given again while the index holds the same blocks.
-	 */
-	int cachedTokens(QueuedRequest q, InstanceState s) {
-		PromptBlocks blocks = q.request().blocks();
-		if (blocks == null) {
-			return 0;
-		}
-		ShadowKvIndex shadow = s.shadow();
-		if (reference) {
-			return blocks.tokensFor(shadow.peekMatchedBlocks(blocks.chain()));
-		}
-		// Read before the look: a record meanwhile leaves a version that is already old.
-		long version = shadow.version();
-		if (q.peekedShadow == shadow && q.peekedVersion == version) {
-			return q.peekedTokens;
-		}
-		int tokens = blocks.tokensFor(shadow.peekMatchedBlocks(blocks.chain()));
-		q.peekedShadow = shadow;
-		q.peekedVersion = version;
-		q.peekedTokens = tokens;
-		return tokens;
-	}
+	// ---- the queues and their indexes ----
 
 	/** The queue of {@code s}, made (with the next place in the order) on first use. */
 	InstanceQueue queueOf(InstanceState s) {
@@ -397,11 +185,6 @@ final class QueueBook {
 		}
 	}
 
-	/** Whether rebalancing may still move {@code q} (or an idle instance pull it). */
-	boolean movable(QueuedRequest q) {
-		return !q.pinned && q.migrations < settings.maxMigrations();
-	}
-
 	/** Takes {@code q} out of the idle pull's index. */
 	void unindex(QueuedRequest q) {
 		InstanceState alt = q.alternative;
@@ -414,6 +197,231 @@ final class QueueBook {
 			pullers.remove(p);
 			emptied.add(p);
 		}
+	}
+
+	/**
+	 * The queue with requests after {@code after} (the first for {@code null}) among
+	 * those of ordinal below {@code end}. A pass over the queues that existed when it
+	 * began, in their order, that may fill or empty queues as it goes, steps with this
+	 * from {@code null} until null: exactly the queues a pass over all of them would find
+	 * with requests when it reaches them.
+	 */
+	@Nullable InstanceQueue nextNonEmpty(@Nullable InstanceQueue after, long end) {
+		return nextBelow(nonEmpty, after, end, QUEUE_ORDINAL);
+	}
+
+	/** As {@link #nextNonEmpty}, over the entries of byAlternative with requests. */
+	@Nullable Pullable nextPuller(@Nullable Pullable after, long end) {
+		return nextBelow(pullers, after, end, PULLABLE_ORDINAL);
+	}
+
+	/**
+	 * The element of {@code set} after {@code after} (its first for {@code null}) when
+	 * its ordinal is below {@code end}, else {@code null}.
+	 */
+	static <T> @Nullable T nextBelow(TreeSet<T> set, @Nullable T after, long end, ToLongFunction<T> ordinal) {
+		T next = after != null ? set.higher(after) : set.isEmpty() ? null : set.first();
+		return next != null && ordinal.applyAsLong(next) < end ? next : null;
+	}
+
+	/** Drops the entries of byAlternative without requests. */
+	void dropEmptyPullables() {
+		for (Pullable p : emptied) {
+			if (p.requests.isEmpty() && byAlternative.get(p.idle) == p) {
+				byAlternative.remove(p.idle);
+			}
+		}
+		emptied.clear();
+	}
+
+	/** Whether {@code s} has no request queued (or no queue). */
+	boolean nothingQueued(InstanceState s) {
+		InstanceQueue iq = queues.get(s);
+		return iq == null || iq.byArrival.isEmpty();
+	}
+
+	// ---- what the rules ask of a request and an instance ----
+
+	/** {@code request}'s TTFT objective: its own, else the pool's default. */
+	long sloOf(RoutingRequest request) {
+		return request.sloTtftNanos() > 0 ? request.sloTtftNanos() : pool.settings().defaultSloNanos();
+	}
+
+	/**
+	 * Whether {@code q} would miss its SLO where it waits: its wait so far plus
+	 * {@code estimateHereNanos} exceeds {@code sloNanos}. With
+	 * {@link QueueSettings#moveLateOnly()} only such requests move: one that makes its
+	 * SLO where it waits keeps its cached prefix, which at capacity is worth more to the
+	 * pool than the earlier start a move would give it. With
+	 * {@link QueueSettings#shedHopeless()} such a request is not released either
+	 * ({@link ReleasePass#hopeless}).
+	 */
+	boolean late(QueuedRequest q, long estimateHereNanos, long sloNanos) {
+		return pool.now() - q.submittedAtNanos() + estimateHereNanos > sloNanos;
+	}
+
+	/** Whether rebalancing may still move {@code q} (or an idle instance pull it). */
+	boolean movable(QueuedRequest q) {
+		return !q.pinned && q.migrations < settings.maxMigrations();
+	}
+
+	/** Whether {@code s} accepts work and is not an instance {@code q} must avoid. */
+	static boolean mayTake(QueuedRequest q, InstanceState s) {
+		return s.acceptsNewWork() && !q.avoid.contains(s.id());
+	}
+
+	/**
+	 * Whether {@code s} may start a request of {@code uncached} tokens now
+	 * ({@link EngineQueueGate}): the release limits over this gateway's prefill there
+	 * (and its peers' under replica sync), held while the engine queues requests this
+	 * gateway did not send ({@link QueueSettings#holdOnEngineQueue()}).
+	 */
+	boolean hasRoom(InstanceState s, int uncached) {
+		return gate.hasRoom(s, uncached);
+	}
+
+	/** {@code q}'s two candidates on {@code rings}, worked out once per membership. */
+	static Candidates candidatesOf(QueuedRequest q, DualHashRing rings) {
+		if (q.candidateRings != rings) {
+			q.candidates = rings.candidates(q.key());
+			q.candidateRings = rings;
+			q.moveWalkStart = -1;
+		}
+		return q.candidates;
+	}
+
+	/**
+	 * Estimated cached prefix of {@code q} on {@code s}, from its shadow index. The
+	 * release pass and the moves ask again for the same request and instance on many
+	 * events: the last answer is kept with the index's {@link ShadowKvIndex#version()}
+	 * and given again while the index holds the same blocks.
+	 */
+	int cachedTokens(QueuedRequest q, InstanceState s) {
+		PromptBlocks blocks = q.request().blocks();
+		if (blocks == null) {
+			return 0;
+		}
+		ShadowKvIndex shadow = s.shadow();
+		if (reference) {
+			return blocks.tokensFor(shadow.peekMatchedBlocks(blocks.chain()));
+		}
+		// Read before the look: a record meanwhile leaves a version that is already old.
+		long version = shadow.version();
+		if (q.peekedShadow == shadow && q.peekedVersion == version) {
+			return q.peekedTokens;
+		}
+		int tokens = blocks.tokensFor(shadow.peekMatchedBlocks(blocks.chain()));
+		q.peekedShadow = shadow;
+		q.peekedVersion = version;
+		q.peekedTokens = tokens;
+		return tokens;
+	}
+
+	// ---- the steps the rules share ----
+
+	/**
+	 * Placement for a request whose instance is gone or will not take it: of its current
+	 * candidates that accept work, the longer cached prefix, then the lower TTFT
+	 * estimate; else the first instance on ring 1 that accepts work. The per-instance
+	 * bound is not applied: the request was already admitted.
+	 */
+	@Nullable InstanceState place(QueuedRequest q, @Nullable InstanceState exclude) {
+		DualHashRing rings = pool.rings();
+		if (rings.isEmpty()) {
+			return null;
+		}
+		Candidates c = candidatesOf(q, rings);
+		InstanceState best = null;
+		int bestCached = -1;
+		long bestEst = Long.MAX_VALUE;
+		for (String id : List.of(c.first(), c.second())) {
+			InstanceState s = pool.instance(id);
+			if (s == null || s == exclude || !mayTake(q, s)) {
+				continue;
+			}
+			int cached = cachedTokens(q, s);
+			long est = pool.warmthScaled(s,
+					pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
+			if (cached > bestCached || (cached == bestCached && est < bestEst)) {
+				best = s;
+				bestCached = cached;
+				bestEst = est;
+			}
+		}
+		if (best != null) {
+			return best;
+		}
+		String id = rings.walk(0, q.key(), i -> {
+			InstanceState s = pool.instance(i);
+			return s != null && s != exclude && mayTake(q, s);
+		});
+		return id == null ? null : pool.instance(id);
+	}
+
+	/**
+	 * Moves the queued {@code q} to {@code target}'s queue with its prefix split there
+	 * and a decision for {@code reason} with {@code estimateNanos}.
+	 */
+	void move(QueuedRequest q, InstanceState target, Reason reason, long estimateNanos) {
+		dequeue(q);
+		int cached = cachedTokens(q, target);
+		q.cachedTokens = cached;
+		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
+		q.decision = new Decision(target.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
+		enqueue(q, target);
+	}
+
+	/**
+	 * Sets {@code q}'s prefix split for {@code s}; its decision with the TTFT estimate
+	 * there.
+	 */
+	Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason) {
+		int cached = cachedTokens(q, s);
+		return withPlacement(q, s, reason, cached,
+				pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
+	}
+
+	/**
+	 * Sets {@code q}'s prefix split for {@code s} ({@code cached} tokens cached there);
+	 * its decision with that estimate.
+	 */
+	Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason, int cached, long estimateNanos) {
+		q.cachedTokens = cached;
+		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
+		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
+	}
+
+	/** Rejects {@code q} without naming an instance; see the other {@code reject}. */
+	void reject(QueuedRequest q, int status, String message, long retryAfterSeconds, List<Runnable> out) {
+		reject(q, status, message, null, retryAfterSeconds, out);
+	}
+
+	/**
+	 * Turns {@code q} away with {@code status} (429 or 503) and a Retry-After, counts it,
+	 * and hands the rejection to its listener outside the lock.
+	 */
+	void reject(QueuedRequest q, int status, String message, @Nullable String instanceId, long retryAfterSeconds,
+			List<Runnable> out) {
+		q.state = QueuedRequest.State.REJECTED;
+		stats.recordRejection();
+		Rejection r = new Rejection(status, message, retryAfterSeconds, instanceId);
+		out.add(() -> {
+			try {
+				q.listener.rejected(q, r);
+			}
+			catch (RuntimeException ex) {
+				LOG.log(System.Logger.Level.WARNING, "listener failed on rejection of " + q.request().id(), ex);
+			}
+		});
+	}
+
+	/**
+	 * Seconds until an instance with this estimated backlog drains, within [1, maxWait].
+	 */
+	long retryAfter(long backlogNanos) {
+		long maxSeconds = Math.max(1, settings.maxWaitNanos() / 1_000_000_000L);
+		long seconds = (backlogNanos + 999_999_999L) / 1_000_000_000L;
+		return Math.max(1, Math.min(maxSeconds, seconds));
 	}
 
 }
