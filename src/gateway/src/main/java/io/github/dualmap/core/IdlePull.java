@@ -14,6 +14,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class IdlePull {
 
+	/** Requests one idle instance looks at per pull, oldest first. */
+	static final int PULL_SCAN = 32;
+
 	private final QueueBook book;
 
 	private final InstancePool pool;
@@ -34,9 +37,6 @@ final class IdlePull {
 		this.releasePass = releasePass;
 		this.moveGain = moveGain;
 	}
-
-	/** Requests one idle instance looks at per pull, oldest first. */
-	static final int PULL_SCAN = 32;
 
 	/**
 	 * Work stealing between the two candidates: every instance that accepts work and

@@ -16,6 +16,10 @@ import org.jspecify.annotations.Nullable;
  */
 final class Rebalancer {
 
+	// Below 2^53 a long is a double exactly, so the model's sums of the work ahead and a
+	// request's own work come to the pending work's, whatever the split.
+	private static final long EXACT = 1L << 53;
+
 	private final QueueBook book;
 
 	private final InstancePool pool;
@@ -29,6 +33,12 @@ final class Rebalancer {
 	private final ReleasePass releasePass;
 
 	private final MoveGain moveGain;
+
+	// Set within a rebalance pass when a walk for a request that avoids nothing found no
+	// member that takes a move: every member is a hotspot, full or not accepting work.
+	// Nothing changes until a move, and a request that avoids some instances has fewer
+	// targets, so the pass stops there.
+	private boolean noMoveTarget;
 
 	Rebalancer(QueueBook book, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
@@ -79,12 +89,6 @@ final class Rebalancer {
 			}
 		}
 	}
-
-	// Set within a rebalance pass when a walk for a request that avoids nothing found no
-	// member that takes a move: every member is a hotspot, full or not accepting work.
-	// Nothing changes until a move, and a request that avoids some instances has fewer
-	// targets, so the pass stops there.
-	private boolean noMoveTarget;
 
 	/**
 	 * The queued request of hotspot {@code iq} with the best {@link MoveGain#netGain net
@@ -200,10 +204,6 @@ final class Rebalancer {
 		}
 		return best;
 	}
-
-	// Below 2^53 a long is a double exactly, so the model's sums of the work ahead and a
-	// request's own work come to the pending work's, whatever the split.
-	private static final long EXACT = 1L << 53;
 
 	/**
 	 * Whether the estimate of a request queued behind {@code pending} is the same for
