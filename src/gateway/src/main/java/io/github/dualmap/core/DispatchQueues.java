@@ -1,20 +1,12 @@
 package io.github.dualmap.core;
 
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
-import java.util.function.ToLongFunction;
 
 import net.openhft.hashing.LongHashFunction;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Late binding for one {@link InstancePool}: the policy places each request, and the
@@ -36,39 +28,21 @@ import org.jspecify.annotations.Nullable;
  * {@code submit} dispatches at once through the same callbacks, so callers have one code
  * path. Thread-safe: one lock per pool guards the queues; every operation under it is
  * short.
+ * <p>
+ * This class is the coordinator: the public API, the lock, and the order in which one
+ * event applies the queue rules. Each rule is a package-private class it calls under its
+ * lock: {@link QueueAdmission} (where a request queues, the limits, shedding),
+ * {@link ReleasePass} (which request goes next, through {@link EngineQueueGate}),
+ * {@link Rescue} (the wait bound and the last chance), {@link Rebalancer} (hotspot moves,
+ * weighed by {@link MoveGain}), {@link IdlePull} (work stealing), {@link Evacuation}
+ * (membership changes, draining instances), {@link FairShares} (tenants and priority
+ * bands) and {@link QueueStatistics} (the counters); {@link QueueBook} holds the state
+ * they share.
  */
 public final class DispatchQueues {
 
-	private static final System.Logger LOG = System.getLogger(DispatchQueues.class.getName());
-
 	// Keys requests whose prompt could not be parsed, so they still have two homes.
 	private static final LongHashFunction ID_HASH = LongHashFunction.xx3();
-
-	// Longest estimated cached prefix first, then arrival (submission) order.
-	static final Comparator<QueuedRequest> PRIORITY = Comparator.comparingInt((QueuedRequest q) -> -q.cachedTokens)
-		.thenComparingLong(QueuedRequest::sequence);
-
-	private static final Comparator<QueuedRequest> ARRIVAL = Comparator.comparingLong(QueuedRequest::submittedAtNanos)
-		.thenComparingLong(QueuedRequest::sequence);
-
-	// Expiry order: arrival order when every request has the queues' wait bound.
-	private static final Comparator<QueuedRequest> EXPIRY = Comparator
-		.comparingLong((QueuedRequest q) -> q.expiresAtNanos)
-		.thenComparingLong(QueuedRequest::sequence);
-
-	// Aged requests go first, earliest aging time first: arrival order among requests of
-	// one SLO, a tighter SLO ahead of a looser one.
-	static final Comparator<QueuedRequest> AGED = Comparator.comparingLong((QueuedRequest q) -> q.agedAtNanos)
-		.thenComparingLong(QueuedRequest::sequence);
-
-	// The first to shed under overload is the last in this order: loosest SLO, newest.
-	private static final Comparator<QueuedRequest> SHED_LAST = Comparator
-		.comparingLong((QueuedRequest q) -> q.request().sloTtftNanos())
-		.thenComparingLong(QueuedRequest::sequence);
-
-	private static final Comparator<QueuedRequest> PREFILL_DEADLINE = Comparator
-		.comparingLong((QueuedRequest q) -> q.prefillDeadlineNanos)
-		.thenComparingLong(QueuedRequest::sequence);
 
 	private final InstancePool pool;
 
@@ -76,7 +50,25 @@ public final class DispatchQueues {
 
 	private final QueueSettings settings;
 
-	private final EngineQueueGate gate;
+	// Guarded by lock from here on: what waits where (package-private for tests that
+	// switch QueueBook.reference on), and the rules that act on it.
+	final QueueBook book;
+
+	private final ReleasePass releasePass;
+
+	private final Rescue rescue;
+
+	private final QueueAdmission admission;
+
+	private final Evacuation evacuation;
+
+	private final Rebalancer rebalancer;
+
+	private final IdlePull idlePull;
+
+	private final FairShares fair;
+
+	private final QueueStatistics stats;
 
 	/**
 	 * Most tenant accounts a pool keeps ({@link #takeLocalService()} names at most this
@@ -86,79 +78,7 @@ public final class DispatchQueues {
 
 	private final ReentrantLock lock = new ReentrantLock();
 
-	// When a queued request becomes late for a given estimate where it waits: its
-	// arrival plus its SLO, arrival order among equals. Every request queued on an
-	// instance has the same estimate there (see lateScan), so the late ones are a
-	// prefix of each queue in this order.
-	private final Comparator<QueuedRequest> lateOrder = Comparator
-		.comparingLong((QueuedRequest q) -> q.submittedAtNanos() + sloOf(q.request()))
-		.thenComparingLong(QueuedRequest::sequence);
-
-	// Guarded by lock: the tenants' shares of the pool.
-	private final FairShares fair;
-
-	// Guarded by lock from here on. Keyed by the state object, not the id: an instance
-	// that left and came back is a new object, and the old queue must stay visible
-	// until its requests are re-routed. Insertion order keeps simulations reproducible.
-	private final Map<InstanceState, InstanceQueue> queues = new LinkedHashMap<>();
-
-	// Queues and idle-pull entries are ordered by when they were created.
-	private static final ToLongFunction<InstanceQueue> QUEUE_ORDINAL = iq -> iq.ordinal;
-
-	private static final ToLongFunction<Pullable> PULLABLE_ORDINAL = p -> p.ordinal;
-
-	// The queues with requests in them, in the order of queues: the passes over queues
-	// visit only these, so an event costs what it touches, not the pool's size.
-	private final TreeSet<InstanceQueue> nonEmpty = new TreeSet<>(Comparator.comparingLong(QUEUE_ORDINAL));
-
-	private long queueOrdinals;
-
-	private final TreeSet<QueuedRequest> prefillEstimates = new TreeSet<>(PREFILL_DEADLINE);
-
-	// Idle pull: queued requests by the candidate that may take them over, oldest first.
-	private final Map<InstanceState, Pullable> byAlternative = new LinkedHashMap<>();
-
-	// Of byAlternative, the entries with requests whose instance has none queued: the
-	// only ones the idle pull acts on, in byAlternative's order.
-	private final TreeSet<Pullable> pullers = new TreeSet<>(Comparator.comparingLong(PULLABLE_ORDINAL));
-
-	// Entries of byAlternative that lost their last request since the idle pull last
-	// dropped the empty ones.
-	private final List<Pullable> emptied = new ArrayList<>();
-
-	private long pullableOrdinals;
-
-	private DualHashRing seenRings;
-
 	private long sequence;
-
-	private int queuedTotal;
-
-	// The SLOs of queued requests with their counts: tells whether anything queued has a
-	// looser SLO than an arrival that finds the queues full, without a scan.
-	private final TreeMap<Long, Integer> queuedSlos = new TreeMap<>();
-
-	private long shed;
-
-	private long migrations;
-
-	private long rerouted;
-
-	private long rescues;
-
-	private long rescuesQueued;
-
-	private long hopelessShed;
-
-	private long rejections;
-
-	private long releases;
-
-	private long pulls;
-
-	// Tests only: every move looks at each queued request and every cached prefix is
-	// looked up again, the plain form the indexed one must match decision for decision.
-	boolean reference;
 
 	/** Queues that share the pool between tenants with the default fairness settings. */
 	public DispatchQueues(InstancePool pool, RoutingPolicy policy, QueueSettings settings) {
@@ -173,9 +93,17 @@ public final class DispatchQueues {
 		this.pool = pool;
 		this.policy = policy;
 		this.settings = settings;
-		this.gate = new EngineQueueGate(settings, pool);
-		this.seenRings = pool.rings();
-		this.fair = new FairShares(fairness, PRIORITY, AGED);
+		this.book = new QueueBook(pool, settings, fairness);
+		this.fair = book.fair;
+		this.stats = book.stats;
+		this.releasePass = new ReleasePass(book, policy, this::finish);
+		this.rescue = new Rescue(book, releasePass);
+		releasePass.rescueHopelessWith(rescue);
+		this.admission = new QueueAdmission(book);
+		this.evacuation = new Evacuation(book);
+		MoveGain gain = new MoveGain(pool);
+		this.rebalancer = new Rebalancer(book, releasePass, gain);
+		this.idlePull = new IdlePull(book, releasePass, gain);
 	}
 
 	public InstancePool pool() {
@@ -299,29 +227,30 @@ public final class DispatchQueues {
 		QueuedRequest q;
 		lock.lock();
 		try {
-			reconcileMembership(out);
+			evacuation.reconcileMembership(out);
 			long since = Math.min(pool.now(), waitingSinceNanos);
-			q = new QueuedRequest(request, streaming, key, sequence++, since, since + agingOf(request),
-					since + settings.waitBoundNanos(request.maxWaitNanos(), sloOf(request)), decision, listener);
+			q = new QueuedRequest(request, streaming, key, sequence++, since, since + admission.agingOf(request),
+					since + settings.waitBoundNanos(request.maxWaitNanos(), book.sloOf(request)), decision, listener);
 			InstanceState chosen = decision == null ? null : pool.instance(decision.instanceId());
 			if (decision != null && chosen == null) {
 				// The chosen instance left between the policy's look and the lock (a
 				// membership change on another thread): place the request as a queued one
 				// whose instance left.
-				chosen = place(q, null);
+				chosen = book.place(q, null);
 				if (chosen != null) {
-					q.decision = withPlacement(q, chosen, Reason.FALLBACK);
+					q.decision = book.withPlacement(q, chosen, Reason.FALLBACK);
 				}
 			}
 			if (decision == null || chosen == null) {
-				reject(q, Rejection.SERVICE_UNAVAILABLE, "no instance of pool '" + pool.name() + "' accepts requests",
+				book.reject(q, Rejection.SERVICE_UNAVAILABLE,
+						"no instance of pool '" + pool.name() + "' accepts requests",
 						settings.unavailableRetryAfterSeconds(), out);
 			}
 			else if (settings.mode() == DispatchMode.PASS_THROUGH) {
-				release(q, chosen, pool.pendingWork(chosen), out);
+				releasePass.release(q, chosen, pool.pendingWork(chosen), out);
 			}
 			else {
-				admit(q, chosen, out);
+				admission.admit(q, chosen, out);
 			}
 			settle(out);
 		}
@@ -344,7 +273,7 @@ public final class DispatchQueues {
 			if (request.state != QueuedRequest.State.QUEUED) {
 				return false;
 			}
-			dequeue(request);
+			book.dequeue(request);
 			request.state = QueuedRequest.State.CANCELLED;
 			return true;
 		}
@@ -373,7 +302,7 @@ public final class DispatchQueues {
 			if (t < 0) {
 				return -1;
 			}
-			prefillEstimates.remove(request);
+			releasePass.prefillEnded(request);
 			ttft = request.streaming() ? t : -1;
 			settle(out);
 		}
@@ -395,7 +324,7 @@ public final class DispatchQueues {
 		try {
 			switch (request.state) {
 				case QUEUED -> {
-					dequeue(request);
+					book.dequeue(request);
 					request.state = QueuedRequest.State.CANCELLED;
 				}
 				case RELEASED -> {
@@ -404,7 +333,7 @@ public final class DispatchQueues {
 						return;
 					}
 					request.finished = true;
-					prefillEstimates.remove(request);
+					releasePass.prefillEnded(request);
 					d.finish();
 					String id = d.instance().id();
 					out.add(() -> policy.onFinished(request.request(), id, pool));
@@ -431,12 +360,12 @@ public final class DispatchQueues {
 		List<Runnable> out = new ArrayList<>();
 		lock.lock();
 		try {
-			reconcileMembership(out);
-			endEstimatedPrefills(nowNanos);
-			long end = queueOrdinals;
-			for (InstanceQueue iq = nextNonEmpty(null, end); iq != null; iq = nextNonEmpty(iq, end)) {
+			evacuation.reconcileMembership(out);
+			releasePass.endEstimatedPrefills(nowNanos);
+			long end = book.queueOrdinals;
+			for (InstanceQueue iq = book.nextNonEmpty(null, end); iq != null; iq = book.nextNonEmpty(iq, end)) {
 				while (!iq.byExpiry.isEmpty() && nowNanos >= iq.byExpiry.first().expiresAtNanos) {
-					expire(iq.byExpiry.first(), iq, out);
+					rescue.expire(iq.byExpiry.first(), iq, out);
 				}
 			}
 			settle(out);
@@ -456,7 +385,7 @@ public final class DispatchQueues {
 		List<Runnable> out = new ArrayList<>();
 		lock.lock();
 		try {
-			reconcileMembership(out);
+			evacuation.reconcileMembership(out);
 			settle(out);
 		}
 		finally {
@@ -473,8 +402,8 @@ public final class DispatchQueues {
 	public long nextDeadlineNanos() {
 		lock.lock();
 		try {
-			long next = prefillEstimates.isEmpty() ? Long.MAX_VALUE : prefillEstimates.first().prefillDeadlineNanos;
-			for (InstanceQueue iq : nonEmpty) {
+			long next = releasePass.nextPrefillDeadlineNanos();
+			for (InstanceQueue iq : book.nonEmpty) {
 				if (!iq.byArrival.isEmpty()) {
 					long oldest = iq.byArrival.first().submittedAtNanos();
 					next = Math.min(next, iq.byExpiry.first().expiresAtNanos);
@@ -498,7 +427,7 @@ public final class DispatchQueues {
 		lock.lock();
 		try {
 			InstanceState s = pool.instance(instanceId);
-			InstanceQueue iq = s == null ? null : queues.get(s);
+			InstanceQueue iq = s == null ? null : book.queues.get(s);
 			return (iq == null || iq.byArrival.isEmpty()) && (s == null || s.inFlight() == 0);
 		}
 		finally {
@@ -510,7 +439,7 @@ public final class DispatchQueues {
 	public int queued() {
 		lock.lock();
 		try {
-			return queuedTotal;
+			return book.queuedTotal;
 		}
 		finally {
 			lock.unlock();
@@ -522,7 +451,7 @@ public final class DispatchQueues {
 		lock.lock();
 		try {
 			InstanceState s = pool.instance(instanceId);
-			InstanceQueue iq = s == null ? null : queues.get(s);
+			InstanceQueue iq = s == null ? null : book.queues.get(s);
 			return iq == null ? 0 : iq.byArrival.size();
 		}
 		finally {
@@ -535,7 +464,7 @@ public final class DispatchQueues {
 	 * candidate.
 	 */
 	public long migrations() {
-		return locked(() -> migrations);
+		return locked(stats::migrations);
 	}
 
 	/**
@@ -543,7 +472,7 @@ public final class DispatchQueues {
 	 * unhealthy.
 	 */
 	public long rerouted() {
-		return locked(() -> rerouted);
+		return locked(stats::rerouted);
 	}
 
 	/**
@@ -552,7 +481,7 @@ public final class DispatchQueues {
 	 * queued there ({@link #rescuesQueued()}).
 	 */
 	public long rescues() {
-		return locked(() -> rescues);
+		return locked(stats::rescues);
 	}
 
 	/**
@@ -560,7 +489,7 @@ public final class DispatchQueues {
 	 * none could start them at once ({@link QueueSettings#rescueToQueue()}).
 	 */
 	public long rescuesQueued() {
-		return locked(() -> rescuesQueued);
+		return locked(stats::rescuesQueued);
 	}
 
 	/**
@@ -569,12 +498,12 @@ public final class DispatchQueues {
 	 * ({@link QueueSettings#shedHopeless()}; counted in {@link #rejections()} too).
 	 */
 	public long hopelessShed() {
-		return locked(() -> hopelessShed);
+		return locked(stats::hopelessShed);
 	}
 
 	/** Requests rejected (429 and 503). */
 	public long rejections() {
-		return locked(() -> rejections);
+		return locked(stats::rejections);
 	}
 
 	/**
@@ -582,7 +511,7 @@ public final class DispatchQueues {
 	 * room for an arrival with a tighter SLO.
 	 */
 	public long shed() {
-		return locked(() -> shed);
+		return locked(stats::shed);
 	}
 
 	/**
@@ -590,12 +519,12 @@ public final class DispatchQueues {
 	 * {@link #migrations()}).
 	 */
 	public long pulls() {
-		return locked(() -> pulls);
+		return locked(stats::pulls);
 	}
 
 	/** Requests sent to an instance. */
 	public long releases() {
-		return locked(() -> releases);
+		return locked(stats::releases);
 	}
 
 	private long locked(LongSupplier read) {
@@ -608,1061 +537,21 @@ public final class DispatchQueues {
 		}
 	}
 
-	// ---- admission, release, expiry (all under the lock) ----
-
-	private void admit(QueuedRequest q, InstanceState chosen, List<Runnable> out) {
-		InstanceState target = chosen;
-		if (!chosen.acceptsNewWork() || q.avoid.contains(chosen.id())) {
-			// Draining or unhealthy since the policy looked, or one the request must
-			// avoid: take its best alternative.
-			InstanceState alt = place(q, chosen);
-			if (alt != null) {
-				target = alt;
-				q.decision = withPlacement(q, alt, Reason.FALLBACK);
-			}
-		}
-		if (queuedTotal >= settings.maxQueuedPerPool()) {
-			String full = "pool '" + pool.name() + "' has " + queuedTotal + " queued requests, the limit";
-			long retry = retryAfter(pool.estimator().estimate((long) pool.meanPendingTokens(), 0));
-			if (!shedLooser(q, null, full, retry, out)) {
-				reject(q, Rejection.TOO_MANY_REQUESTS, full, null, retry, out);
-				return;
-			}
-		}
-		if (queueOf(target).byArrival.size() >= settings.maxQueuedPerInstance()) {
-			// A pinned request has nowhere else to go.
-			InstanceState alt = q.pinned ? null : otherWithRoom(q, target);
-			if (alt != null) {
-				target = alt;
-				q.decision = withPlacement(q, alt, Reason.FALLBACK);
-			}
-			else {
-				String full = "its instance in pool '" + pool.name() + "' has " + settings.maxQueuedPerInstance()
-						+ " queued requests, the limit";
-				long retry = retryAfter(pool.estimateTtft(target, 0, 0));
-				if (!shedLooser(q, target, full, retry, out)) {
-					reject(q, Rejection.TOO_MANY_REQUESTS, full, target.id(), retry, out);
-					return;
-				}
-			}
-		}
-		enqueue(q, target);
-	}
-
 	/**
-	 * Makes room for {@code q} in full queues by turning away a queued request that
-	 * yields to it: with fair shares, one in a lower priority band, or of another tenant
-	 * of its band holding more of the queues for its weight than {@code q}'s tenant would
-	 * with {@code q}; else, in its band, one with a looser SLO than {@code q}'s. The
-	 * lowest band goes first, then the tenant with the largest backlog for its weight,
-	 * then the loosest SLO, then the newest: under overload an interactive request
-	 * displaces a batch one, and a quiet tenant's request one of a tenant that fills the
-	 * queues, instead of being refused behind them. With one tenant and one SLO for all
-	 * nothing is ever shed.
-	 * @param within the full instance queue to shed from; {@code null}: any queue of the
-	 * pool
-	 * @return whether a request was shed
+	 * After any event, the queue rules in their order (under the lock): membership,
+	 * estimated ends of prefill, evacuation of instances that stopped accepting work, the
+	 * release pass, hotspot moves, the idle pull.
 	 */
-	private boolean shedLooser(QueuedRequest q, @Nullable InstanceState within, String full, long retryAfterSeconds,
-			List<Runnable> out) {
-		boolean bySlo = settings.sloAware() && !queuedSlos.isEmpty()
-				&& queuedSlos.lastKey() > q.request().sloTtftNanos();
-		if (!bySlo && !fair.mayDisplace(q)) {
-			return false;
-		}
-		QueuedRequest victim = null;
-		for (InstanceQueue iq : within == null ? nonEmpty : List.of(queueOf(within))) {
-			for (QueuedRequest c : iq.byArrival) {
-				if (yields(c, q, bySlo) && (victim == null || shedsBefore(c, victim))) {
-					victim = c;
-				}
-			}
-		}
-		if (victim == null) {
-			return false;
-		}
-		String why = fair.enabled() && fair.priority(victim) < fair.priority(q)
-				? "shed for a request with a higher priority"
-				: bySlo && victim.request().sloTtftNanos() > q.request().sloTtftNanos()
-						? "shed for a request with a tighter TTFT SLO"
-						: "shed for a request of a tenant holding less of the queues for its weight";
-		dequeue(victim);
-		shed++;
-		reject(victim, Rejection.TOO_MANY_REQUESTS, full + "; " + why, within == null ? null : within.id(),
-				retryAfterSeconds, out);
-		return true;
-	}
-
-	/** Whether queued {@code c} may be shed for the arrival {@code q}. */
-	private boolean yields(QueuedRequest c, QueuedRequest q, boolean bySlo) {
-		if (fair.enabled()) {
-			int pc = fair.priority(c);
-			int pq = fair.priority(q);
-			if (pc != pq) {
-				return pc < pq;
-			}
-		}
-		if (bySlo && c.request().sloTtftNanos() > q.request().sloTtftNanos()) {
-			return true;
-		}
-		return fair.enabled() && !fair.sameTenant(q, c) && fair.backlog(c) > fair.backlog(q);
-	}
-
-	/** Whether {@code c} is shed before {@code victim}. */
-	private boolean shedsBefore(QueuedRequest c, QueuedRequest victim) {
-		if (fair.enabled()) {
-			int pc = fair.priority(c);
-			int pv = fair.priority(victim);
-			if (pc != pv) {
-				return pc < pv;
-			}
-			double bc = fair.backlog(c);
-			double bv = fair.backlog(victim);
-			if (bc != bv) {
-				return bc > bv;
-			}
-		}
-		return SHED_LAST.compare(c, victim) > 0;
-	}
-
-	private @Nullable InstanceState otherWithRoom(QueuedRequest q, InstanceState full) {
-		DualHashRing rings = pool.rings();
-		if (rings.isEmpty()) {
-			return null;
-		}
-		Candidates c = candidatesOf(q, rings);
-		for (String id : List.of(c.first(), c.second())) {
-			InstanceState s = pool.instance(id);
-			if (s != null && s != full && mayTake(q, s)
-					&& queueOf(s).byArrival.size() < settings.maxQueuedPerInstance()) {
-				return s;
-			}
-		}
-		return null;
-	}
-
-	private void expire(QueuedRequest q, InstanceQueue iq, List<Runnable> out) {
-		dequeue(q);
-		if (settings.expiry() == QueueSettings.Expiry.DISPATCH) {
-			PrefillWork inPrefill = pool.prefillWork(iq.state);
-			PrefillWork sent = pool.pendingWork(iq.state)
-				.minus(new PrefillWork(iq.state.queuedTokens(), iq.state.queuedPairs()));
-			release(q, iq.state, sent.tokens() > inPrefill.tokens() ? sent : inPrefill, out);
-		}
-		else if (!rescue(q, iq, out)) {
-			reject(q, Rejection.SERVICE_UNAVAILABLE,
-					"request waited " + ((q.expiresAtNanos - q.submittedAtNanos()) / 1_000_000)
-							+ " ms for its instance in pool '" + pool.name() + "'",
-					iq.state.id(), retryAfter(pool.estimateTtft(iq.state, 0, 0)), out);
-		}
-	}
-
-	/**
-	 * The last chance of a request at its wait bound: the instance, other than the one it
-	 * waited for, with the lowest TTFT estimate among those that accept work and have
-	 * prefill capacity for it now. It goes there ahead of that instance's own queue
-	 * (whose head did not fit the room left, or it would have been released) when the
-	 * estimate fits what is left of its SLO. Failing that, with
-	 * {@link QueueSettings#rescueToQueue()}, it joins the queue of the instance with the
-	 * lowest estimate of all when that estimate fits, until the last moment its prefill
-	 * could start there in time (a request is rescued once). Below capacity this saves
-	 * most of what the wait bound would turn away; at capacity no estimate fits, and the
-	 * request is rejected. Nothing of this without {@link QueueSettings#rescue()}.
-	 * @return whether the request was sent or queued again
-	 */
-	private boolean rescue(QueuedRequest q, InstanceQueue from, List<Runnable> out) {
-		// A pinned request belongs where its stored response is; a final placement is no
-		// migration, so the migration bound does not apply.
-		if (!settings.rescue() || q.pinned || q.rescuedToQueue) {
-			return false;
-		}
-		long left = sloOf(q.request()) - (pool.now() - q.submittedAtNanos());
-		InstanceState now = null;
-		long nowEstimate = Long.MAX_VALUE;
-		int nowCached = 0;
-		InstanceState queued = null;
-		long queuedEstimate = Long.MAX_VALUE;
-		int queuedCached = 0;
-		for (InstanceState s : pool.instances()) {
-			if (s == from.state || !mayTake(q, s)) {
-				continue;
-			}
-			int cached = cachedTokens(q, s);
-			int uncached = Math.max(0, q.request().promptTokens() - cached);
-			long estimate = pool.estimateTtft(s, cached, uncached);
-			if (estimate < nowEstimate && hasRoom(s, uncached)) {
-				now = s;
-				nowEstimate = estimate;
-				nowCached = cached;
-			}
-			if (estimate < queuedEstimate && queueOf(s).byArrival.size() < settings.maxQueuedPerInstance()) {
-				queued = s;
-				queuedEstimate = estimate;
-				queuedCached = cached;
-			}
-		}
-		if (now != null && nowEstimate <= left) {
-			q.decision = withPlacement(q, now, Reason.RESCUE, nowCached, nowEstimate);
-			rescues++;
-			release(q, now, pool.prefillWork(now), out);
-			return true;
-		}
-		if (!settings.rescueToQueue() || queued == null || queuedEstimate > left) {
-			return false;
-		}
-		int uncachedThere = Math.max(0, q.request().promptTokens() - queuedCached);
-		long lastStart = q.submittedAtNanos() + sloOf(q.request())
-				- pool.estimateTtft(queued, PrefillWork.NONE, queuedCached, uncachedThere);
-		if (lastStart <= pool.now()) {
-			return false;
-		}
-		q.decision = withPlacement(q, queued, Reason.RESCUE, queuedCached, queuedEstimate);
-		q.rescuedToQueue = true;
-		q.expiresAtNanos = lastStart;
-		rescues++;
-		rescuesQueued++;
-		enqueue(q, queued);
-		pump(queueOf(queued), out);
-		return true;
-	}
-
-	private void reject(QueuedRequest q, int status, String message, long retryAfterSeconds, List<Runnable> out) {
-		reject(q, status, message, null, retryAfterSeconds, out);
-	}
-
-	private void reject(QueuedRequest q, int status, String message, @Nullable String instanceId,
-			long retryAfterSeconds, List<Runnable> out) {
-		q.state = QueuedRequest.State.REJECTED;
-		rejections++;
-		Rejection r = new Rejection(status, message, retryAfterSeconds, instanceId);
-		out.add(() -> {
-			try {
-				q.listener.rejected(q, r);
-			}
-			catch (RuntimeException ex) {
-				LOG.log(System.Logger.Level.WARNING, "listener failed on rejection of " + q.request().id(), ex);
-			}
-		});
-	}
-
-	/**
-	 * Seconds until an instance with this estimated backlog drains, within [1, maxWait].
-	 */
-	private long retryAfter(long backlogNanos) {
-		long maxSeconds = Math.max(1, settings.maxWaitNanos() / 1_000_000_000L);
-		long seconds = (backlogNanos + 999_999_999L) / 1_000_000_000L;
-		return Math.max(1, Math.min(maxSeconds, seconds));
-	}
-
-	/** {@code request}'s TTFT objective: its own, else the pool's default. */
-	private long sloOf(RoutingRequest request) {
-		return request.sloTtftNanos() > 0 ? request.sloTtftNanos() : pool.settings().defaultSloNanos();
-	}
-
-	/**
-	 * How long a request may be passed over for requests with longer cached prefixes: the
-	 * aging bound for a request with the pool's default SLO, in proportion for others (a
-	 * 2 s request ages in 0.8 s where the bound is 2 s at a 5 s default, a 60 s batch
-	 * request in 24 s), so a tight class is not served after a loose one merely because
-	 * the loose one came first.
-	 */
-	private long agingOf(RoutingRequest request) {
-		long aging = settings.agingNanos();
-		long defaultSlo = pool.settings().defaultSloNanos();
-		if (!settings.sloAware() || request.sloTtftNanos() == defaultSlo) {
-			return aging;
-		}
-		double scaled = aging * ((double) request.sloTtftNanos() / defaultSlo);
-		return (long) Math.max(1, Math.min(scaled, Long.MAX_VALUE / 4.0));
-	}
-
-	/** Releases queued requests of every instance while they have prefill capacity. */
-	private void pumpAll(List<Runnable> out) {
-		long end = queueOrdinals;
-		for (InstanceQueue iq = nextNonEmpty(null, end); iq != null; iq = nextNonEmpty(iq, end)) {
-			pump(iq, out);
-		}
-	}
-
-	/**
-	 * The queue with requests after {@code after} (the first for {@code null}) among
-	 * those of ordinal below {@code end}. A pass over the queues that existed when it
-	 * began, in their order, that may fill or empty queues as it goes, steps with this
-	 * from {@code null} until null: exactly the queues a pass over all of them would find
-	 * with requests when it reaches them.
-	 */
-	private @Nullable InstanceQueue nextNonEmpty(@Nullable InstanceQueue after, long end) {
-		return nextBelow(nonEmpty, after, end, QUEUE_ORDINAL);
-	}
-
-	/**
-	 * The element of {@code set} after {@code after} (its first for {@code null}) when
-	 * its ordinal is below {@code end}, else {@code null}.
-	 */
-	private static <T> @Nullable T nextBelow(TreeSet<T> set, @Nullable T after, long end, ToLongFunction<T> ordinal) {
-		T next = after != null ? set.higher(after) : set.isEmpty() ? null : set.first();
-		return next != null && ordinal.applyAsLong(next) < end ? next : null;
-	}
-
-	private void pump(InstanceQueue iq, List<Runnable> out) {
-		InstanceState s = iq.state;
-		long now = pool.now();
-		while (!iq.byArrival.isEmpty()) {
-			// A full instance takes no request, whichever is next: no need to find it.
-			if (gate.full(s)) {
-				return;
-			}
-			QueuedRequest next = nextOf(iq, now);
-			// Requests released before it may have put more of its prefix in the cache.
-			int cached = cachedTokens(next, s);
-			int uncached = Math.max(0, next.request().promptTokens() - cached);
-			if (next.request().blocks() == null) {
-				cached = next.cachedTokens;
-				uncached = next.uncachedTokens;
-			}
-			if (!hasRoom(s, uncached)) {
-				return;
-			}
-			PrefillWork ahead = pool.prefillWork(s);
-			long estimate = pool.estimateTtft(s, ahead, cached, uncached);
-			if (hopeless(next, estimate)) {
-				long waitedMs = (now - next.submittedAtNanos()) / 1_000_000;
-				long estimateMs = estimate / 1_000_000;
-				dequeue(next);
-				if (!rescue(next, iq, out)) {
-					hopelessShed++;
-					reject(next, Rejection.SERVICE_UNAVAILABLE,
-							"request waited " + waitedMs + " ms for its instance in pool '" + pool.name()
-									+ "' and would need about " + estimateMs
-									+ " ms more for its first token there: past its TTFT objective of "
-									+ sloOf(next.request()) / 1_000_000 + " ms",
-							s.id(), retryAfter(pool.estimateTtft(s, 0, 0)), out);
-				}
-				continue;
-			}
-			dequeue(next);
-			next.cachedTokens = cached;
-			next.uncachedTokens = uncached;
-			release(next, s, ahead, out);
-		}
-	}
-
-	/**
-	 * The request {@code iq} releases next: with fair shares, the next of the tenant
-	 * {@link FairShares#next} picks; else an aged request first, then the longest cached
-	 * prefix.
-	 */
-	private QueuedRequest nextOf(InstanceQueue iq, long now) {
-		if (fair.enabled()) {
-			return fair.next(iq, now);
-		}
-		QueuedRequest aged = iq.byAged.first();
-		return now >= aged.agedAtNanos ? aged : iq.byPriority.first();
-	}
-
-	/**
-	 * Whether {@code q}, about to be released with a TTFT estimate of
-	 * {@code estimateNanos} there (the prefill ahead of it in the engine and its own
-	 * uncached tokens), is not to be sent ({@link QueueSettings#shedHopeless()}): its
-	 * wait so far plus that estimate exceeds its SLO, and other requests wait in the
-	 * pool.
-	 */
-	private boolean hopeless(QueuedRequest q, long estimateNanos) {
-		return settings.shedHopeless() && settings.expiry() == QueueSettings.Expiry.REJECT && queuedTotal > 1
-				&& late(q, estimateNanos, sloOf(q.request()));
-	}
-
-	/**
-	 * Whether {@code s} may start a request of {@code uncached} tokens now
-	 * ({@link EngineQueueGate}): the release limits over this gateway's prefill there
-	 * (and its peers' under replica sync), held while the engine queues requests this
-	 * gateway did not send ({@link QueueSettings#holdOnEngineQueue()}).
-	 */
-	private boolean hasRoom(InstanceState s, int uncached) {
-		return gate.hasRoom(s, uncached);
-	}
-
-	private void release(QueuedRequest q, InstanceState s, PrefillWork ahead, List<Runnable> out) {
-		Decision prior = q.decision;
-		Decision d = new Decision(s.id(), prior == null ? Reason.FALLBACK : prior.reason(), q.cachedTokens,
-				q.uncachedTokens, prior == null ? -1 : prior.ttftEstimateNanos());
-		InstancePool.Dispatch dispatch = pool.dispatch(q.request(), d, s, ahead);
-		q.decision = d;
-		q.dispatch = dispatch;
-		q.state = QueuedRequest.State.RELEASED;
-		releases++;
-		fair.charge(q, pool.now());
-		if (!q.streaming()) {
-			q.prefillDeadlineNanos = dispatch.sentAtNanos()
-					+ pool.estimateTtft(s, ahead, q.cachedTokens, q.uncachedTokens);
-			prefillEstimates.add(q);
-		}
-		out.add(() -> {
-			pool.recordReleased(s, q.request());
-			policy.onDispatched(q.request(), d, pool);
-			try {
-				q.listener.released(q, d, dispatch);
-			}
-			catch (RuntimeException ex) {
-				// Nobody will report this request's end: finish it so counters do not
-				// leak.
-				LOG.log(System.Logger.Level.WARNING, "listener failed on release of " + q.request().id(), ex);
-				finish(q);
-			}
-		});
-	}
-
-	private void endEstimatedPrefills(long nowNanos) {
-		while (!prefillEstimates.isEmpty() && prefillEstimates.first().prefillDeadlineNanos <= nowNanos) {
-			QueuedRequest q = prefillEstimates.pollFirst();
-			InstancePool.Dispatch d = q.dispatch;
-			if (d != null) {
-				d.endPrefill(false);
-			}
-		}
-	}
-
-	/** After any event: act on estimates, release what fits, shed hotspots. */
 	private void settle(List<Runnable> out) {
-		reconcileMembership(out);
-		endEstimatedPrefills(pool.now());
+		evacuation.reconcileMembership(out);
+		releasePass.endEstimatedPrefills(pool.now());
 		// Queues of instances that stopped accepting work move first: a release pass
 		// would otherwise send them where they no longer belong.
-		evacuate();
-		pumpAll(out);
-		rebalance(out);
+		evacuation.evacuate();
+		releasePass.pumpAll(out);
+		rebalancer.rebalance(out);
 		if (settings.idlePull() && settings.mode() == DispatchMode.QUEUE) {
-			pullToIdle(out);
-		}
-	}
-
-	// ---- membership, draining and hotspot rebalancing (all under the lock) ----
-
-	private void reconcileMembership(List<Runnable> out) {
-		DualHashRing rings = pool.rings();
-		if (rings == seenRings) {
-			return;
-		}
-		seenRings = rings;
-		// Candidates follow the rings: every queued request's alternative is recomputed.
-		for (InstanceQueue iq : queues.values()) {
-			for (QueuedRequest q : iq.byArrival) {
-				unindex(q);
-				index(q, iq.state);
-			}
-		}
-		dropEmptyPullables();
-		for (InstanceQueue iq : List.copyOf(queues.values())) {
-			if (pool.instance(iq.state.id()) == iq.state) {
-				continue;
-			}
-			// The instance left (or left and came back as a new object): its queue goes.
-			List<QueuedRequest> orphans = new ArrayList<>(iq.byArrival);
-			for (QueuedRequest q : orphans) {
-				dequeue(q);
-			}
-			queues.remove(iq.state);
-			for (QueuedRequest q : orphans) {
-				InstanceState target = place(q, null);
-				if (target == null) {
-					reject(q, Rejection.SERVICE_UNAVAILABLE,
-							"its instance left pool '" + pool.name() + "' and no other accepts requests", iq.state.id(),
-							settings.unavailableRetryAfterSeconds(), out);
-				}
-				else {
-					q.decision = withPlacement(q, target, Reason.FALLBACK);
-					enqueue(q, target);
-					rerouted++;
-				}
-			}
-		}
-	}
-
-	/**
-	 * Moves the queued work of draining or unhealthy instances to its best alternative,
-	 * when there is one (else it waits and is still released there). The release pass
-	 * that follows sends what fits.
-	 */
-	private void evacuate() {
-		// Every member accepts work (reconcileMembership dropped the queues of those
-		// that left): nothing to evacuate, without a look at each queue.
-		if (pool.size() < 2 || (!reference && pool.acceptingCount() == pool.size())) {
-			return;
-		}
-		long end = queueOrdinals;
-		for (InstanceQueue iq = nextNonEmpty(null, end); iq != null; iq = nextNonEmpty(iq, end)) {
-			if (iq.byArrival.isEmpty() || iq.state.acceptsNewWork()) {
-				continue;
-			}
-			for (QueuedRequest q : new ArrayList<>(iq.byArrival)) {
-				InstanceState target = place(q, iq.state);
-				if (target != null) {
-					int cached = cachedTokens(q, target);
-					move(q, target, Reason.FALLBACK,
-							pool.estimateTtft(target, cached, Math.max(0, q.request().promptTokens() - cached)));
-					rerouted++;
-				}
-			}
-		}
-	}
-
-	private void rebalance(List<Runnable> out) {
-		if (pool.size() < 2) {
-			return;
-		}
-		// Insertion order: identity hashes would make the pump order differ between runs.
-		// Made on the first move: most calls move nothing.
-		Set<InstanceQueue> touched = null;
-		int budget = settings.maxMovesPerTrigger();
-		long end = queueOrdinals;
-		noMoveTarget = false;
-		for (InstanceQueue iq = nextNonEmpty(null, end); iq != null && !noMoveTarget; iq = nextNonEmpty(iq, end)) {
-			while (budget > 0 && !iq.byArrival.isEmpty() && pool.isHotspot(iq.state)) {
-				Move m = bestMove(iq);
-				if (m == null) {
-					break;
-				}
-				move(m.request(), m.target(), Reason.HOTSPOT, m.estimateThereNanos());
-				m.request().migrations++;
-				migrations++;
-				budget--;
-				if (touched == null) {
-					touched = new LinkedHashSet<>();
-				}
-				touched.add(queueOf(m.target()));
-			}
-		}
-		noMoveTarget = false;
-		if (touched != null) {
-			for (InstanceQueue iq : touched) {
-				pump(iq, out);
-			}
-		}
-	}
-
-	// Set within a rebalance pass when a walk for a request that avoids nothing found no
-	// member that takes a move: every member is a hotspot, full or not accepting work.
-	// Nothing changes until a move, and a request that avoids some instances has fewer
-	// targets, so the pass stops there.
-	private boolean noMoveTarget;
-
-	private record Move(QueuedRequest request, InstanceState target, long estimateThereNanos) {
-	}
-
-	/**
-	 * Work stealing between the two candidates: every instance that accepts work and
-	 * still has prefill capacity after the release pass (so its own queue is empty) takes
-	 * over queued requests whose other candidate it is, best gain first, while the gain
-	 * beats the migration margin. At most {@link QueueSettings#maxMovesPerTrigger()}
-	 * pulls per call, each looking at no more than {@value #PULL_SCAN} requests.
-	 */
-	private void pullToIdle(List<Runnable> out) {
-		if (pool.size() < 2 || byAlternative.isEmpty()) {
-			return;
-		}
-		int budget = settings.maxMovesPerTrigger();
-		// The entries of byAlternative there were when the pass began, in its order, that
-		// have requests while their instance has none when the pass reaches them: the
-		// others would pull nothing.
-		long end = pullableOrdinals;
-		for (Pullable p = nextPuller(null, end); p != null && budget > 0; p = nextPuller(p, end)) {
-			InstanceState idle = p.idle;
-			if (pool.instance(idle.id()) != idle || !idle.acceptsNewWork()) {
-				continue;
-			}
-			while (budget > 0 && !p.requests.isEmpty() && queueOf(idle).byArrival.isEmpty()) {
-				Move m = bestPull(idle, p.requests);
-				if (m == null) {
-					break;
-				}
-				move(m.request(), idle, Reason.IDLE_PULL, m.estimateThereNanos());
-				m.request().migrations++;
-				migrations++;
-				pulls++;
-				budget--;
-				pump(queueOf(idle), out);
-			}
-		}
-		dropEmptyPullables();
-	}
-
-	/** As {@link #nextNonEmpty}, over the entries of byAlternative with requests. */
-	private @Nullable Pullable nextPuller(@Nullable Pullable after, long end) {
-		return nextBelow(pullers, after, end, PULLABLE_ORDINAL);
-	}
-
-	/** Drops the entries of byAlternative without requests. */
-	private void dropEmptyPullables() {
-		for (Pullable p : emptied) {
-			if (p.requests.isEmpty() && byAlternative.get(p.idle) == p) {
-				byAlternative.remove(p.idle);
-			}
-		}
-		emptied.clear();
-	}
-
-	/** Whether {@code s} has no request queued (or no queue). */
-	private boolean nothingQueued(InstanceState s) {
-		InstanceQueue iq = queues.get(s);
-		return iq == null || iq.byArrival.isEmpty();
-	}
-
-	/** Requests one idle instance looks at per pull, oldest first. */
-	static final int PULL_SCAN = 32;
-
-	/**
-	 * Of the first {@value #PULL_SCAN} requests {@code idle} may pull, the one with the
-	 * best {@link #netGain net gain} from moving (its estimate where it waits minus its
-	 * estimate on {@code idle} with the prefix {@code idle} has cached for it, less the
-	 * cached prefix it gives up), when that beats the migration margin and {@code idle}
-	 * has prefill capacity for it.
-	 */
-	private @Nullable Move bestPull(InstanceState idle, TreeSet<QueuedRequest> pullable) {
-		int inPrefill = idle.sharedPrefillRequests();
-		if (inPrefill >= settings.maxPrefillRequests() || idle.sharedPrefillTokens() >= settings.maxPrefillTokens()) {
-			return null;
-		}
-		Move best = null;
-		long bestGain = 0;
-		int scanned = 0;
-		for (QueuedRequest q : pullable) {
-			if (scanned++ >= PULL_SCAN) {
-				break;
-			}
-			InstanceQueue from = q.queue;
-			if (from == null || !movable(q)) {
-				continue;
-			}
-			long estHere = estimateWhereQueued(q, from.state, pool.pendingWork(from.state));
-			long slo = sloOf(q.request());
-			// Whether it is late first: that needs no look at the idle instance's cache.
-			if (settings.moveLateOnly() && !late(q, estHere, slo)) {
-				continue;
-			}
-			int cachedThere = cachedTokens(q, idle);
-			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
-			if (!hasRoom(idle, uncachedThere)) {
-				continue;
-			}
-			long estThere = pool.estimateTtft(idle, cachedThere, uncachedThere);
-			long gain = netGain(q, estHere, pool.warmthScaled(idle, from.state, estThere), idle, cachedThere);
-			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
-				best = new Move(q, idle, estThere);
-				bestGain = gain;
-			}
-		}
-		return best;
-	}
-
-	/**
-	 * Whether {@code q} would miss its SLO where it waits: its wait so far plus
-	 * {@code estimateHereNanos} exceeds {@code sloNanos}. With
-	 * {@link QueueSettings#moveLateOnly()} only such requests move: one that makes its
-	 * SLO where it waits keeps its cached prefix, which at capacity is worth more to the
-	 * pool than the earlier start a move would give it. With
-	 * {@link QueueSettings#shedHopeless()} such a request is not released either
-	 * ({@link #hopeless}).
-	 */
-	private boolean late(QueuedRequest q, long estimateHereNanos, long sloNanos) {
-		return pool.now() - q.submittedAtNanos() + estimateHereNanos > sloNanos;
-	}
-
-	/**
-	 * What moving {@code q} gains: its own estimate improvement, less the prefill time of
-	 * the cached prefix it gives up ({@code uncachedThere} beyond its uncached tokens
-	 * where it waits). That lost hit is work the pool did not have to do, and it delays
-	 * every request behind it on the target; without charging it, moves of well-cached
-	 * requests win on their own estimate and cost capacity in hit rate. So requests with
-	 * little cached prefix where they wait are the ones that move.
-	 */
-	private long netGain(QueuedRequest q, long estHere, long estThere, InstanceState there, int cachedThere) {
-		int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
-		long lostHit = uncachedThere <= q.uncachedTokens ? 0
-				: Math.max(0, pool.prefillNanos(there, cachedThere, uncachedThere)
-						- pool.prefillNanos(there, q.cachedTokens, q.uncachedTokens));
-		return estHere - estThere - lostHit;
-	}
-
-	/**
-	 * {@code q}'s estimate on {@code here}, where it is queued: behind the work pending
-	 * there ({@code pendingHere}) without its own.
-	 */
-	private long estimateWhereQueued(QueuedRequest q, InstanceState here, PrefillWork pendingHere) {
-		PrefillWork ahead = pendingHere.minus(PrefillWork.of(q.cachedTokens, q.uncachedTokens));
-		return pool.estimateTtft(here, ahead, q.cachedTokens, q.uncachedTokens);
-	}
-
-	/**
-	 * The queued request of hotspot {@code iq} with the best {@link #netGain net gain}
-	 * from moving, when that beats the hysteresis margin; {@code null} when no move
-	 * helps.
-	 */
-	private @Nullable Move bestMove(InstanceQueue iq) {
-		InstanceState here = iq.state;
-		PrefillWork pendingHere = pool.pendingWork(here);
-		// Looking for a target may give an instance its (empty) queue, which sets its
-		// place in the order of the passes; once every member has one, a request that is
-		// not late is passed over before its target is looked for.
-		boolean lateFirst = settings.moveLateOnly() && queues.size() >= pool.size() && pool.rings() == seenRings;
-		if (lateFirst && !reference && exactSums(pendingHere)) {
-			return bestLateMove(iq, pendingHere);
-		}
-		Move best = null;
-		long bestGain = 0;
-		for (QueuedRequest q : iq.byArrival) {
-			if (!movable(q)) {
-				continue;
-			}
-			long estHere = 0;
-			long slo = sloOf(q.request());
-			if (lateFirst) {
-				estHere = estimateWhereQueued(q, here, pendingHere);
-				if (!late(q, estHere, slo)) {
-					continue;
-				}
-			}
-			InstanceState there = migrationTarget(q, here);
-			if (there == null) {
-				if (noMoveTarget) {
-					// No instance takes any request: nor did one take those before it.
-					return null;
-				}
-				continue;
-			}
-			if (!lateFirst) {
-				estHere = estimateWhereQueued(q, here, pendingHere);
-				// Whether it is late first: that needs no look at the target's cache.
-				if (settings.moveLateOnly() && !late(q, estHere, slo)) {
-					continue;
-				}
-			}
-			// A full target has room for no request: no need for its cache.
-			if (settings.moveLateOnly() && gate.full(there)) {
-				continue;
-			}
-			int cachedThere = cachedTokens(q, there);
-			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
-			if (settings.moveLateOnly() && !hasRoom(there, uncachedThere)) {
-				continue;
-			}
-			long estThere = pool.estimateTtft(there, cachedThere, uncachedThere);
-			long gain = netGain(q, estHere, pool.warmthScaled(there, here, estThere), there, cachedThere);
-			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
-				best = new Move(q, there, estThere);
-				bestGain = gain;
-			}
-		}
-		return best;
-	}
-
-	/**
-	 * {@link #bestMove} when only late requests move and every member has its queue,
-	 * looking at the late requests alone. Every request queued on {@code iq}'s instance
-	 * has the same estimate there: {@link #estimateWhereQueued} takes its own work off
-	 * the pending work and the model adds it back ({@code ahead + own} is the pending
-	 * work exactly, see {@link #exactSums}), so the estimate is the model's for the
-	 * pending work and no request of its own. A request is late when its arrival plus its
-	 * SLO is before now plus that estimate: the late ones are the first of
-	 * {@link InstanceQueue#byLateness}, and the scan stops at the first that is not.
-	 * Among equal gains the earliest in arrival order wins, as in {@link #bestMove}'s
-	 * scan in arrival order, so the move is the same.
-	 */
-	private @Nullable Move bestLateMove(InstanceQueue iq, PrefillWork pendingHere) {
-		InstanceState here = iq.state;
-		long estHere = pool.estimateTtft(here, pendingHere, 0, 0);
-		Move best = null;
-		long bestGain = 0;
-		for (QueuedRequest q : iq.byLateness) {
-			long slo = sloOf(q.request());
-			if (!late(q, estHere, slo)) {
-				break;
-			}
-			if (!movable(q)) {
-				continue;
-			}
-			InstanceState there = migrationTarget(q, here);
-			if (there == null) {
-				if (noMoveTarget) {
-					return null;
-				}
-				continue;
-			}
-			if (gate.full(there)) {
-				continue;
-			}
-			int cachedThere = cachedTokens(q, there);
-			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
-			if (!hasRoom(there, uncachedThere)) {
-				continue;
-			}
-			long estThere = pool.estimateTtft(there, cachedThere, uncachedThere);
-			long gain = netGain(q, estHere, pool.warmthScaled(there, here, estThere), there, cachedThere);
-			if (gain > settings.migrationMargin() * slo && (gain > bestGain
-					|| (gain == bestGain && best != null && ARRIVAL.compare(q, best.request()) < 0))) {
-				best = new Move(q, there, estThere);
-				bestGain = gain;
-			}
-		}
-		return best;
-	}
-
-	// Below 2^53 a long is a double exactly, so the model's sums of the work ahead and a
-	// request's own work come to the pending work's, whatever the split.
-	private static final long EXACT = 1L << 53;
-
-	/**
-	 * Whether the estimate of a request queued behind {@code pending} is the same for
-	 * every request of the queue: its tokens and pairs are below 2^53 (so the linear and
-	 * attention models add the parts without rounding).
-	 */
-	private static boolean exactSums(PrefillWork pending) {
-		return pending.tokens() < EXACT && pending.pairs() < EXACT;
-	}
-
-	/**
-	 * Its other candidate when that accepts work, is not hot and has room; else the first
-	 * such instance clockwise on the second ring.
-	 */
-	private @Nullable InstanceState migrationTarget(QueuedRequest q, InstanceState here) {
-		// One reading of the rings: another thread may change the membership meanwhile.
-		DualHashRing rings = pool.rings();
-		if (rings.isEmpty()) {
-			return null;
-		}
-		Candidates c = candidatesOf(q, rings);
-		String other = c.first().equals(here.id()) ? c.second() : c.first();
-		InstanceState s = pool.instance(other);
-		if (s != null && s != here && canTakeMove(q, s)) {
-			return s;
-		}
-		if (q.moveWalkStart < 0) {
-			q.moveWalkStart = rings.walkStart(1, q.key());
-		}
-		String neighbour = rings.walkFrom(1, q.moveWalkStart, id -> {
-			InstanceState t = pool.instance(id);
-			return t != null && t != here && canTakeMove(q, t);
-		});
-		if (neighbour == null && q.avoid.isEmpty()) {
-			// The walk asked every member, and none but a hotspot (here) was left out
-			// for this request's sake alone: no member takes any request off any hotspot
-			// until something moves.
-			noMoveTarget = true;
-		}
-		return neighbour == null ? null : pool.instance(neighbour);
-	}
-
-	/**
-	 * Whether {@code s} may take {@code q} off a hotspot: it accepts work, is not a
-	 * hotspot itself and its queue has room. Nothing changes while a move is looked for,
-	 * so asking each target when it comes up answers as a set of the hotspots made
-	 * beforehand would, without a look at every instance.
-	 */
-	private boolean canTakeMove(QueuedRequest q, InstanceState s) {
-		return mayTake(q, s) && !pool.isHotspot(s) && queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
-	}
-
-	/**
-	 * Placement for a request whose instance is gone or will not take it: of its current
-	 * candidates that accept work, the longer cached prefix, then the lower TTFT
-	 * estimate; else the first instance on ring 1 that accepts work. The per-instance
-	 * bound is not applied: the request was already admitted.
-	 */
-	private @Nullable InstanceState place(QueuedRequest q, @Nullable InstanceState exclude) {
-		DualHashRing rings = pool.rings();
-		if (rings.isEmpty()) {
-			return null;
-		}
-		Candidates c = candidatesOf(q, rings);
-		InstanceState best = null;
-		int bestCached = -1;
-		long bestEst = Long.MAX_VALUE;
-		for (String id : List.of(c.first(), c.second())) {
-			InstanceState s = pool.instance(id);
-			if (s == null || s == exclude || !mayTake(q, s)) {
-				continue;
-			}
-			int cached = cachedTokens(q, s);
-			long est = pool.warmthScaled(s,
-					pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
-			if (cached > bestCached || (cached == bestCached && est < bestEst)) {
-				best = s;
-				bestCached = cached;
-				bestEst = est;
-			}
-		}
-		if (best != null) {
-			return best;
-		}
-		String id = rings.walk(0, q.key(), i -> {
-			InstanceState s = pool.instance(i);
-			return s != null && s != exclude && mayTake(q, s);
-		});
-		return id == null ? null : pool.instance(id);
-	}
-
-	/** Whether {@code s} accepts work and is not an instance {@code q} must avoid. */
-	private static boolean mayTake(QueuedRequest q, InstanceState s) {
-		return s.acceptsNewWork() && !q.avoid.contains(s.id());
-	}
-
-	private void move(QueuedRequest q, InstanceState target, Reason reason, long estimateNanos) {
-		dequeue(q);
-		int cached = cachedTokens(q, target);
-		q.cachedTokens = cached;
-		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
-		q.decision = new Decision(target.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
-		enqueue(q, target);
-	}
-
-	private Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason) {
-		int cached = cachedTokens(q, s);
-		return withPlacement(q, s, reason, cached,
-				pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
-	}
-
-	/**
-	 * Sets {@code q}'s prefix split for {@code s} ({@code cached} tokens cached there);
-	 * its decision with that estimate.
-	 */
-	private Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason, int cached, long estimateNanos) {
-		q.cachedTokens = cached;
-		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
-		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
-	}
-
-	/** {@code q}'s two candidates on {@code rings}, worked out once per membership. */
-	private static Candidates candidatesOf(QueuedRequest q, DualHashRing rings) {
-		if (q.candidateRings != rings) {
-			q.candidates = rings.candidates(q.key());
-			q.candidateRings = rings;
-			q.moveWalkStart = -1;
-		}
-		return q.candidates;
-	}
-
-	/**
-	 * Estimated cached prefix of {@code q} on {@code s}, from its shadow index. The
-	 * release pass and the moves ask again for the same request and instance on many
-	 * events: the last answer is kept with the index's {@link ShadowKvIndex#version()}
-	 * and given again while the index holds the same blocks.
-	 */
-	private int cachedTokens(QueuedRequest q, InstanceState s) {
-		PromptBlocks blocks = q.request().blocks();
-		if (blocks == null) {
-			return 0;
-		}
-		ShadowKvIndex shadow = s.shadow();
-		if (reference) {
-			return blocks.tokensFor(shadow.peekMatchedBlocks(blocks.chain()));
-		}
-		// Read before the look: a record meanwhile leaves a version that is already old.
-		long version = shadow.version();
-		if (q.peekedShadow == shadow && q.peekedVersion == version) {
-			return q.peekedTokens;
-		}
-		int tokens = blocks.tokensFor(shadow.peekMatchedBlocks(blocks.chain()));
-		q.peekedShadow = shadow;
-		q.peekedVersion = version;
-		q.peekedTokens = tokens;
-		return tokens;
-	}
-
-	// ---- queue bookkeeping (all under the lock) ----
-
-	private InstanceQueue queueOf(InstanceState s) {
-		return queues.computeIfAbsent(s, k -> new InstanceQueue(k, queueOrdinals++, lateOrder));
-	}
-
-	private void enqueue(QueuedRequest q, InstanceState s) {
-		InstanceQueue iq = queueOf(s);
-		iq.byPriority.add(q);
-		iq.byArrival.add(q);
-		iq.byAged.add(q);
-		iq.byExpiry.add(q);
-		iq.byLateness.add(q);
-		if (iq.byArrival.size() == 1) {
-			nonEmpty.add(iq);
-			Pullable p = byAlternative.get(s);
-			if (p != null) {
-				pullers.remove(p);
-			}
-		}
-		q.queue = iq;
-		s.addQueued(q.uncachedTokens, PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
-		s.queuedRequests.incrementAndGet();
-		s.oldestQueuedNanos(iq.byArrival.first().submittedAtNanos());
-		queuedTotal++;
-		queuedSlos.merge(q.request().sloTtftNanos(), 1, Integer::sum);
-		fair.add(q, iq, pool.now());
-		index(q, s);
-	}
-
-	private void dequeue(QueuedRequest q) {
-		InstanceQueue iq = q.queue;
-		if (iq == null) {
-			throw new IllegalStateException("request " + q.request().id() + " is not queued");
-		}
-		iq.byPriority.remove(q);
-		iq.byArrival.remove(q);
-		iq.byAged.remove(q);
-		iq.byExpiry.remove(q);
-		iq.byLateness.remove(q);
-		q.queue = null;
-		InstanceState s = iq.state;
-		if (iq.byArrival.isEmpty()) {
-			nonEmpty.remove(iq);
-			Pullable p = byAlternative.get(s);
-			if (p != null && !p.requests.isEmpty()) {
-				pullers.add(p);
-			}
-		}
-		s.addQueued(-q.uncachedTokens, -PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
-		s.queuedRequests.decrementAndGet();
-		s.oldestQueuedNanos(iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
-		queuedTotal--;
-		queuedSlos.merge(q.request().sloTtftNanos(), -1, (a, b) -> a + b == 0 ? null : a + b);
-		fair.remove(q, iq, pool.now());
-		unindex(q);
-	}
-
-	/**
-	 * Files {@code q}, queued on {@code s}, under the candidate of its key that is not
-	 * {@code s} (the first candidate when it waits on neither, as after a move to a
-	 * neighbour), so an idle instance finds what it may pull without scanning every
-	 * queue.
-	 */
-	private void index(QueuedRequest q, InstanceState s) {
-		DualHashRing rings = pool.rings();
-		if (q.pinned || !settings.idlePull() || settings.mode() != DispatchMode.QUEUE || rings.members().size() < 2) {
-			return;
-		}
-		Candidates c = candidatesOf(q, rings);
-		InstanceState alt = pool.instance(c.first().equals(s.id()) ? c.second() : c.first());
-		if (alt == null || alt == s || q.avoid.contains(alt.id())) {
-			return;
-		}
-		q.alternative = alt;
-		Pullable p = byAlternative.computeIfAbsent(alt, k -> new Pullable(k, pullableOrdinals++));
-		if (p.requests.add(q) && p.requests.size() == 1 && nothingQueued(alt)) {
-			pullers.add(p);
-		}
-	}
-
-	/** Whether rebalancing may still move {@code q} (or an idle instance pull it). */
-	private boolean movable(QueuedRequest q) {
-		return !q.pinned && q.migrations < settings.maxMigrations();
-	}
-
-	private void unindex(QueuedRequest q) {
-		InstanceState alt = q.alternative;
-		if (alt == null) {
-			return;
-		}
-		q.alternative = null;
-		Pullable p = byAlternative.get(alt);
-		if (p != null && p.requests.remove(q) && p.requests.isEmpty()) {
-			pullers.remove(p);
-			emptied.add(p);
+			idlePull.pullToIdle(out);
 		}
 	}
 
@@ -1675,54 +564,6 @@ public final class DispatchQueues {
 		for (Runnable r : callbacks) {
 			r.run();
 		}
-	}
-
-	/**
-	 * The queued requests {@code idle} may pull (it is their other candidate), oldest
-	 * first.
-	 */
-	private static final class Pullable {
-
-		final InstanceState idle;
-
-		// Its place in the order of byAlternative: creation order.
-		final long ordinal;
-
-		final TreeSet<QueuedRequest> requests = new TreeSet<>(ARRIVAL);
-
-		Pullable(InstanceState idle, long ordinal) {
-			this.idle = idle;
-			this.ordinal = ordinal;
-		}
-
-	}
-
-	/** The requests waiting for one instance, in two orders over the same elements. */
-	static final class InstanceQueue {
-
-		final InstanceState state;
-
-		final TreeSet<QueuedRequest> byPriority = new TreeSet<>(PRIORITY);
-
-		final TreeSet<QueuedRequest> byArrival = new TreeSet<>(ARRIVAL);
-
-		final TreeSet<QueuedRequest> byAged = new TreeSet<>(AGED);
-
-		final TreeSet<QueuedRequest> byExpiry = new TreeSet<>(EXPIRY);
-
-		// The same requests by when they become late ({@code lateOrder}): the moves look
-		// at a prefix of it.
-		final TreeSet<QueuedRequest> byLateness;
-
-		// Its place in the order of the queues: creation order.
-		final long ordinal;
-
-		InstanceQueue(InstanceState state, long ordinal, Comparator<QueuedRequest> lateOrder) {
-			this.state = state;
-			this.ordinal = ordinal;
-			this.byLateness = new TreeSet<>(lateOrder);
-		}
-
 	}
 
 }

@@ -66,7 +66,7 @@ final class FairShares {
 
 	// Per instance queue, its waiting requests by tenant; insertion order keeps
 	// simulations reproducible.
-	private final Map<DispatchQueues.InstanceQueue, Map<Account, Lane>> lanes = new LinkedHashMap<>();
+	private final Map<InstanceQueue, Map<Account, Lane>> lanes = new LinkedHashMap<>();
 
 	// Running mean of every tenant's output tokens; negative until a request finished.
 	private double outputMean = -1;
@@ -91,7 +91,7 @@ final class FairShares {
 	}
 
 	/** {@code q} joins the queue {@code iq}. */
-	void add(QueuedRequest q, DispatchQueues.InstanceQueue iq, long now) {
+	void add(QueuedRequest q, InstanceQueue iq, long now) {
 		Account a = account(q.request());
 		q.account = a;
 		if (a.queued == 0 && now > a.idleSinceNanos) {
@@ -107,7 +107,7 @@ final class FairShares {
 	}
 
 	/** {@code q} leaves the queue {@code iq}. */
-	void remove(QueuedRequest q, DispatchQueues.InstanceQueue iq, long now) {
+	void remove(QueuedRequest q, InstanceQueue iq, long now) {
 		Account a = q.account;
 		if (a == null) {
 			return;
@@ -138,7 +138,7 @@ final class FairShares {
 	 * band, then the smallest counter (the longest waiting head on a tie); of that
 	 * tenant's requests, an aged one first, else the longest cached prefix.
 	 */
-	QueuedRequest next(DispatchQueues.InstanceQueue iq, long now) {
+	QueuedRequest next(InstanceQueue iq, long now) {
 		Map<Account, Lane> byTenant = lanes.get(iq);
 		if (byTenant == null || byTenant.isEmpty()) {
 			throw new IllegalStateException("no request of any tenant waits for " + iq.state.id());

@@ -59,7 +59,7 @@ public final class QueuedRequest {
 	@Nullable Decision decision;
 
 	// The queue the request waits in; its uncached tokens count there.
-	DispatchQueues.@Nullable InstanceQueue queue;
+	@Nullable InstanceQueue queue;
 
 	// The candidate that may pull it while it waits (idle pull); null when none.
 	@Nullable InstanceState alternative;
@@ -77,7 +77,7 @@ public final class QueuedRequest {
 	int uncachedTokens;
 
 	// The last look at a shadow index for its prefix: the index, its version then and
-	// the cached tokens found (DispatchQueues.cachedTokens).
+	// the cached tokens found (QueueBook.cachedTokens).
 	@Nullable ShadowKvIndex peekedShadow;
 
 	long peekedVersion;

@@ -157,7 +157,7 @@ class DispatchQueuesHazardsTests {
 		AtomicBoolean armed = new AtomicBoolean();
 		InstancePool[] holder = new InstancePool[1];
 		NanoClock clock = () -> {
-			if (armed.get() && calledFrom("rebalance")) {
+			if (armed.get() && calledFrom(Rebalancer.class, "rebalance")) {
 				armed.set(false);
 				holder[0].updateMembership(List.of());
 			}
@@ -184,9 +184,9 @@ class DispatchQueuesHazardsTests {
 		assertThat(this.outcomes.calls.values()).containsOnly(1);
 	}
 
-	private static boolean calledFrom(String method) {
+	private static boolean calledFrom(Class<?> type, String method) {
 		for (StackTraceElement e : Thread.currentThread().getStackTrace()) {
-			if (e.getClassName().equals(DispatchQueues.class.getName()) && e.getMethodName().equals(method)) {
+			if (e.getClassName().equals(type.getName()) && e.getMethodName().equals(method)) {
 				return true;
 			}
 		}

@@ -13,8 +13,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The moves look only at the late requests of a hotspot (the first of its queue in order
  * of lateness) and reuse a cached-prefix lookup while the shadow index holds the same
- * blocks; the plain form ({@code DispatchQueues.reference}) looks at every queued request
- * and looks every prefix up again. Random sequences of arrivals of three SLO classes (so
+ * blocks; the plain form ({@code QueueBook.reference}) looks at every queued request and
+ * looks every prefix up again. Random sequences of arrivals of three SLO classes (so
  * lateness order differs from arrival order), some avoiding an instance, first tokens,
  * completions, ticks, draining and membership changes, under both TTFT models, fed to
  * both forms: every release (instance, reason, cached prefix), rejection and counter is
@@ -119,7 +119,7 @@ class DispatchQueuesIndexedMovesTests {
 				.maxWait(Duration.ofSeconds(4))
 				.build();
 			queues = new DispatchQueues(pool, policy, settings);
-			queues.reference = reference;
+			queues.book.reference = reference;
 		}
 
 		void apply(long action) {

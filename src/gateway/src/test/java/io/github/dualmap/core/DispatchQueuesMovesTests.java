@@ -626,7 +626,7 @@ class DispatchQueuesMovesTests {
 		// The oldest requests are cached on a: moving one would give up its prefix, so
 		// the idle b passes them over.
 		List<QueuedRequest> cached = new ArrayList<>();
-		for (int i = 1; i <= DispatchQueues.PULL_SCAN; i++) {
+		for (int i = 1; i <= IdlePull.PULL_SCAN; i++) {
 			RoutingRequest r = request("cached" + i, i, 1_000);
 			pool.instance("a").shadow().record(r.blocks().chain());
 			cached.add(q.submit(r, true, outcomes));

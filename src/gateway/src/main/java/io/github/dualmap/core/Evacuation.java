@@ -1,0 +1,102 @@
+package io.github.dualmap.core;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Requests whose instance will not take them in {@link DispatchQueues}: when the
+ * membership changes, every queued request's candidates are worked out again and the
+ * queue of an instance that left is placed anew (or rejected with 503 when no instance
+ * accepts work); the queues of draining or unhealthy instances move to their best
+ * alternative before each release pass.
+ */
+final class Evacuation {
+
+	private final QueueBook book;
+
+	private final InstancePool pool;
+
+	private final QueueSettings settings;
+
+	private final QueueStatistics stats;
+
+	Evacuation(QueueBook book) {
+		this.book = book;
+		this.pool = book.pool;
+		this.settings = book.settings;
+		this.stats = book.stats;
+	}
+
+	/**
+	 * When the rings changed since the last look: works out every queued request's
+	 * candidates again and places the queue of each instance that left anew.
+	 */
+	void reconcileMembership(List<Runnable> out) {
+		DualHashRing rings = pool.rings();
+		if (rings == book.seenRings) {
+			return;
+		}
+		book.seenRings = rings;
+		// Candidates follow the rings: every queued request's alternative is recomputed.
+		for (InstanceQueue iq : book.queues.values()) {
+			for (QueuedRequest q : iq.byArrival) {
+				book.unindex(q);
+				book.index(q, iq.state);
+			}
+		}
+		book.dropEmptyPullables();
+		for (InstanceQueue iq : List.copyOf(book.queues.values())) {
+			if (pool.instance(iq.state.id()) == iq.state) {
+				continue;
+			}
+			// The instance left (or left and came back as a new object): its queue goes.
+			List<QueuedRequest> orphans = new ArrayList<>(iq.byArrival);
+			for (QueuedRequest q : orphans) {
+				book.dequeue(q);
+			}
+			book.queues.remove(iq.state);
+			for (QueuedRequest q : orphans) {
+				InstanceState target = book.place(q, null);
+				if (target == null) {
+					book.reject(q, Rejection.SERVICE_UNAVAILABLE,
+							"its instance left pool '" + pool.name() + "' and no other accepts requests", iq.state.id(),
+							settings.unavailableRetryAfterSeconds(), out);
+				}
+				else {
+					q.decision = book.withPlacement(q, target, Reason.FALLBACK);
+					book.enqueue(q, target);
+					stats.recordRerouted();
+				}
+			}
+		}
+	}
+
+	/**
+	 * Moves the queued work of draining or unhealthy instances to its best alternative,
+	 * when there is one (else it waits and is still released there). The release pass
+	 * that follows sends what fits.
+	 */
+	void evacuate() {
+		// Every member accepts work (reconcileMembership dropped the queues of those
+		// that left): nothing to evacuate, without a look at each queue.
+		if (pool.size() < 2 || (!book.reference && pool.acceptingCount() == pool.size())) {
+			return;
+		}
+		long end = book.queueOrdinals;
+		for (InstanceQueue iq = book.nextNonEmpty(null, end); iq != null; iq = book.nextNonEmpty(iq, end)) {
+			if (iq.byArrival.isEmpty() || iq.state.acceptsNewWork()) {
+				continue;
+			}
+			for (QueuedRequest q : new ArrayList<>(iq.byArrival)) {
+				InstanceState target = book.place(q, iq.state);
+				if (target != null) {
+					int cached = book.cachedTokens(q, target);
+					book.move(q, target, Reason.FALLBACK,
+							pool.estimateTtft(target, cached, Math.max(0, q.request().promptTokens() - cached)));
+					stats.recordRerouted();
+				}
+			}
+		}
+	}
+
+}

@@ -1,0 +1,121 @@
+package io.github.dualmap.core;
+
+import java.util.List;
+import java.util.TreeSet;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Work stealing between a request's two candidates in {@link DispatchQueues}: an instance
+ * with nothing queued and prefill capacity left takes over queued requests whose other
+ * candidate it is, when the {@link MoveGain net gain} beats the migration margin
+ * ({@link QueueSettings#idlePull()}). It reads the queues' index of requests by their
+ * other candidate, so an idle instance finds what it may pull without a scan.
+ */
+final class IdlePull {
+
+	/** Requests one idle instance looks at per pull, oldest first. */
+	static final int PULL_SCAN = 32;
+
+	private final QueueBook book;
+
+	private final InstancePool pool;
+
+	private final QueueSettings settings;
+
+	private final QueueStatistics stats;
+
+	private final ReleasePass releasePass;
+
+	private final MoveGain moveGain;
+
+	IdlePull(QueueBook book, ReleasePass releasePass, MoveGain moveGain) {
+		this.book = book;
+		this.pool = book.pool;
+		this.settings = book.settings;
+		this.stats = book.stats;
+		this.releasePass = releasePass;
+		this.moveGain = moveGain;
+	}
+
+	/**
+	 * Work stealing between the two candidates: every instance that accepts work and
+	 * still has prefill capacity after the release pass (so its own queue is empty) takes
+	 * over queued requests whose other candidate it is, best gain first, while the gain
+	 * beats the migration margin. At most {@link QueueSettings#maxMovesPerTrigger()}
+	 * pulls per call, each looking at no more than {@value #PULL_SCAN} requests.
+	 */
+	void pullToIdle(List<Runnable> out) {
+		if (pool.size() < 2 || book.byAlternative.isEmpty()) {
+			return;
+		}
+		int budget = settings.maxMovesPerTrigger();
+		// The entries of byAlternative there were when the pass began, in its order, that
+		// have requests while their instance has none when the pass reaches them: the
+		// others would pull nothing.
+		long end = book.pullableOrdinals;
+		for (Pullable p = book.nextPuller(null, end); p != null && budget > 0; p = book.nextPuller(p, end)) {
+			InstanceState idle = p.idle;
+			if (pool.instance(idle.id()) != idle || !idle.acceptsNewWork()) {
+				continue;
+			}
+			while (budget > 0 && !p.requests.isEmpty() && book.queueOf(idle).byArrival.isEmpty()) {
+				Move m = bestPull(idle, p.requests);
+				if (m == null) {
+					break;
+				}
+				book.move(m.request(), idle, Reason.IDLE_PULL, m.estimateThereNanos());
+				m.request().migrations++;
+				stats.recordPull();
+				budget--;
+				releasePass.pump(book.queueOf(idle), out);
+			}
+		}
+		book.dropEmptyPullables();
+	}
+
+	/**
+	 * Of the first {@value #PULL_SCAN} requests {@code idle} may pull, the one with the
+	 * best {@link MoveGain#netGain net gain} from moving (its estimate where it waits
+	 * minus its estimate on {@code idle} with the prefix {@code idle} has cached for it,
+	 * less the cached prefix it gives up), when that beats the migration margin and
+	 * {@code idle} has prefill capacity for it.
+	 */
+	private @Nullable Move bestPull(InstanceState idle, TreeSet<QueuedRequest> pullable) {
+		int inPrefill = idle.sharedPrefillRequests();
+		if (inPrefill >= settings.maxPrefillRequests() || idle.sharedPrefillTokens() >= settings.maxPrefillTokens()) {
+			return null;
+		}
+		Move best = null;
+		long bestGain = 0;
+		int scanned = 0;
+		for (QueuedRequest q : pullable) {
+			if (scanned++ >= PULL_SCAN) {
+				break;
+			}
+			InstanceQueue from = q.queue;
+			if (from == null || !book.movable(q)) {
+				continue;
+			}
+			long estHere = moveGain.estimateWhereQueued(q, from.state, pool.pendingWork(from.state));
+			long slo = book.sloOf(q.request());
+			// Whether it is late first: that needs no look at the idle instance's cache.
+			if (settings.moveLateOnly() && !book.late(q, estHere, slo)) {
+				continue;
+			}
+			int cachedThere = book.cachedTokens(q, idle);
+			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
+			if (!book.hasRoom(idle, uncachedThere)) {
+				continue;
+			}
+			long estThere = pool.estimateTtft(idle, cachedThere, uncachedThere);
+			long gain = moveGain.netGain(q, estHere, pool.warmthScaled(idle, from.state, estThere), idle, cachedThere);
+			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
+				best = new Move(q, idle, estThere);
+				bestGain = gain;
+			}
+		}
+		return best;
+	}
+
+}

@@ -1,0 +1,427 @@
+package io.github.dualmap.core;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.ToLongFunction;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The state every queue rule of {@link DispatchQueues} reads and changes, and the steps
+ * they share: which request waits where (in every order of its {@link InstanceQueue}),
+ * the indexes that let each pass touch only what it acts on (the queues with requests,
+ * the idle pull's requests by their other candidate), the count of queued requests and
+ * their SLOs, and the moves, placements and rejections of one request. The rules live in
+ * their own classes ({@link QueueAdmission}, {@link ReleasePass}, {@link Rescue},
+ * {@link Rebalancer}, {@link IdlePull}, {@link Evacuation}); they share this one object
+ * rather than a dozen references. Guarded by the queues' lock: every method runs under
+ * it.
+ */
+final class QueueBook {
+
+	private static final System.Logger LOG = System.getLogger(DispatchQueues.class.getName());
+
+	final InstancePool pool;
+
+	final QueueSettings settings;
+
+	// The release limits over the prefill in flight on each instance.
+	final EngineQueueGate gate;
+
+	// The tenants' shares of the pool.
+	final FairShares fair;
+
+	final QueueStatistics stats = new QueueStatistics();
+
+	// When a queued request becomes late for a given estimate where it waits: its
+	// arrival plus its SLO, arrival order among equals. Every request queued on an
+	// instance has the same estimate there (see Rebalancer.bestLateMove), so the late
+	// ones are a
+	// prefix of each queue in this order.
+	final Comparator<QueuedRequest> lateOrder = Comparator
+		.comparingLong((QueuedRequest q) -> q.submittedAtNanos() + sloOf(q.request()))
+		.thenComparingLong(QueuedRequest::sequence);
+
+	// Keyed by the state object, not the id: an instance
+	// that left and came back is a new object, and the old queue must stay visible
+	// until its requests are re-routed. Insertion order keeps simulations reproducible.
+	final Map<InstanceState, InstanceQueue> queues = new LinkedHashMap<>();
+
+	// Queues and idle-pull entries are ordered by when they were created.
+	static final ToLongFunction<InstanceQueue> QUEUE_ORDINAL = iq -> iq.ordinal;
+
+	static final ToLongFunction<Pullable> PULLABLE_ORDINAL = p -> p.ordinal;
+
+	// The queues with requests in them, in the order of queues: the passes over queues
+	// visit only these, so an event costs what it touches, not the pool's size.
+	final TreeSet<InstanceQueue> nonEmpty = new TreeSet<>(Comparator.comparingLong(QUEUE_ORDINAL));
+
+	long queueOrdinals;
+
+	// Idle pull: queued requests by the candidate that may take them over, oldest first.
+	final Map<InstanceState, Pullable> byAlternative = new LinkedHashMap<>();
+
+	// Of byAlternative, the entries with requests whose instance has none queued: the
+	// only ones the idle pull acts on, in byAlternative's order.
+	final TreeSet<Pullable> pullers = new TreeSet<>(Comparator.comparingLong(PULLABLE_ORDINAL));
+
+	// Entries of byAlternative that lost their last request since the idle pull last
+	// dropped the empty ones.
+	final List<Pullable> emptied = new ArrayList<>();
+
+	long pullableOrdinals;
+
+	// The rings the queued requests' candidates were last worked out on.
+	DualHashRing seenRings;
+
+	// Requests queued in the whole pool.
+	int queuedTotal;
+
+	// The SLOs of queued requests with their counts: tells whether anything queued has a
+	// looser SLO than an arrival that finds the queues full, without a scan.
+	final TreeMap<Long, Integer> queuedSlos = new TreeMap<>();
+
+	// Tests only: every move looks at each queued request and every cached prefix is
+	// looked up again, the plain form the indexed one must match decision for decision.
+	boolean reference;
+
+	QueueBook(InstancePool pool, QueueSettings settings, FairnessSettings fairness) {
+		this.pool = pool;
+		this.settings = settings;
+		this.gate = new EngineQueueGate(settings, pool);
+		this.fair = new FairShares(fairness, InstanceQueue.PRIORITY, InstanceQueue.AGED);
+		this.seenRings = pool.rings();
+	}
+
+	// ---- the queues and their indexes ----
+
+	/** The queue of {@code s}, made (with the next place in the order) on first use. */
+	InstanceQueue queueOf(InstanceState s) {
+		return queues.computeIfAbsent(s, k -> new InstanceQueue(k, queueOrdinals++, lateOrder));
+	}
+
+	/**
+	 * Queues {@code q} on {@code s}: in every order of its queue and the indexes, its
+	 * uncached tokens in the instance's queued work, its tenant's backlog.
+	 */
+	void enqueue(QueuedRequest q, InstanceState s) {
+		InstanceQueue iq = queueOf(s);
+		iq.byPriority.add(q);
+		iq.byArrival.add(q);
+		iq.byAged.add(q);
+		iq.byExpiry.add(q);
+		iq.byLateness.add(q);
+		if (iq.byArrival.size() == 1) {
+			nonEmpty.add(iq);
+			Pullable p = byAlternative.get(s);
+			if (p != null) {
+				pullers.remove(p);
+			}
+		}
+		q.queue = iq;
+		s.addQueued(q.uncachedTokens, PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
+		s.queuedRequests.incrementAndGet();
+		s.oldestQueuedNanos(iq.byArrival.first().submittedAtNanos());
+		queuedTotal++;
+		queuedSlos.merge(q.request().sloTtftNanos(), 1, Integer::sum);
+		fair.add(q, iq, pool.now());
+		index(q, s);
+	}
+
+	/** Takes {@code q} out of its queue and everything {@link #enqueue} put it in. */
+	void dequeue(QueuedRequest q) {
+		InstanceQueue iq = q.queue;
+		if (iq == null) {
+			throw new IllegalStateException("request " + q.request().id() + " is not queued");
+		}
+		iq.byPriority.remove(q);
+		iq.byArrival.remove(q);
+		iq.byAged.remove(q);
+		iq.byExpiry.remove(q);
+		iq.byLateness.remove(q);
+		q.queue = null;
+		InstanceState s = iq.state;
+		if (iq.byArrival.isEmpty()) {
+			nonEmpty.remove(iq);
+			Pullable p = byAlternative.get(s);
+			if (p != null && !p.requests.isEmpty()) {
+				pullers.add(p);
+			}
+		}
+		s.addQueued(-q.uncachedTokens, -PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
+		s.queuedRequests.decrementAndGet();
+		s.oldestQueuedNanos(iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
+		queuedTotal--;
+		queuedSlos.merge(q.request().sloTtftNanos(), -1, (a, b) -> a + b == 0 ? null : a + b);
+		fair.remove(q, iq, pool.now());
+		unindex(q);
+	}
+
+	/**
+	 * Files {@code q}, queued on {@code s}, under the candidate of its key that is not
+	 * {@code s} (the first candidate when it waits on neither, as after a move to a
+	 * neighbour), so an idle instance finds what it may pull without scanning every
+	 * queue.
+	 */
+	void index(QueuedRequest q, InstanceState s) {
+		DualHashRing rings = pool.rings();
+		if (q.pinned || !settings.idlePull() || settings.mode() != DispatchMode.QUEUE || rings.members().size() < 2) {
+			return;
+		}
+		Candidates c = candidatesOf(q, rings);
+		InstanceState alt = pool.instance(c.first().equals(s.id()) ? c.second() : c.first());
+		if (alt == null || alt == s || q.avoid.contains(alt.id())) {
+			return;
+		}
+		q.alternative = alt;
+		Pullable p = byAlternative.computeIfAbsent(alt, k -> new Pullable(k, pullableOrdinals++));
+		if (p.requests.add(q) && p.requests.size() == 1 && nothingQueued(alt)) {
+			pullers.add(p);
+		}
+	}
+
+	/** Takes {@code q} out of the idle pull's index. */
+	void unindex(QueuedRequest q) {
+		InstanceState alt = q.alternative;
+		if (alt == null) {
+			return;
+		}
+		q.alternative = null;
+		Pullable p = byAlternative.get(alt);
+		if (p != null && p.requests.remove(q) && p.requests.isEmpty()) {
+			pullers.remove(p);
+			emptied.add(p);
+		}
+	}
+
+	/**
+	 * The queue with requests after {@code after} (the first for {@code null}) among
+	 * those of ordinal below {@code end}. A pass over the queues that existed when it
+	 * began, in their order, that may fill or empty queues as it goes, steps with this
+	 * from {@code null} until null: exactly the queues a pass over all of them would find
+	 * with requests when it reaches them.
+	 */
+	@Nullable InstanceQueue nextNonEmpty(@Nullable InstanceQueue after, long end) {
+		return nextBelow(nonEmpty, after, end, QUEUE_ORDINAL);
+	}
+
+	/** As {@link #nextNonEmpty}, over the entries of byAlternative with requests. */
+	@Nullable Pullable nextPuller(@Nullable Pullable after, long end) {
+		return nextBelow(pullers, after, end, PULLABLE_ORDINAL);
+	}
+
+	/**
+	 * The element of {@code set} after {@code after} (its first for {@code null}) when
+	 * its ordinal is below {@code end}, else {@code null}.
+	 */
+	static <T> @Nullable T nextBelow(TreeSet<T> set, @Nullable T after, long end, ToLongFunction<T> ordinal) {
+		T next = after != null ? set.higher(after) : set.isEmpty() ? null : set.first();
+		return next != null && ordinal.applyAsLong(next) < end ? next : null;
+	}
+
+	/** Drops the entries of byAlternative without requests. */
+	void dropEmptyPullables() {
+		for (Pullable p : emptied) {
+			if (p.requests.isEmpty() && byAlternative.get(p.idle) == p) {
+				byAlternative.remove(p.idle);
+			}
+		}
+		emptied.clear();
+	}
+
+	/** Whether {@code s} has no request queued (or no queue). */
+	boolean nothingQueued(InstanceState s) {
+		InstanceQueue iq = queues.get(s);
+		return iq == null || iq.byArrival.isEmpty();
+	}
+
+	// ---- what the rules ask of a request and an instance ----
+
+	/** {@code request}'s TTFT objective: its own, else the pool's default. */
+	long sloOf(RoutingRequest request) {
+		return request.sloTtftNanos() > 0 ? request.sloTtftNanos() : pool.settings().defaultSloNanos();
+	}
+
+	/**
+	 * Whether {@code q} would miss its SLO where it waits: its wait so far plus
+	 * {@code estimateHereNanos} exceeds {@code sloNanos}. With
+	 * {@link QueueSettings#moveLateOnly()} only such requests move: one that makes its
+	 * SLO where it waits keeps its cached prefix, which at capacity is worth more to the
+	 * pool than the earlier start a move would give it. With
+	 * {@link QueueSettings#shedHopeless()} such a request is not released either
+	 * ({@link ReleasePass#hopeless}).
+	 */
+	boolean late(QueuedRequest q, long estimateHereNanos, long sloNanos) {
+		return pool.now() - q.submittedAtNanos() + estimateHereNanos > sloNanos;
+	}
+
+	/** Whether rebalancing may still move {@code q} (or an idle instance pull it). */
+	boolean movable(QueuedRequest q) {
+		return !q.pinned && q.migrations < settings.maxMigrations();
+	}
+
+	/** Whether {@code s} accepts work and is not an instance {@code q} must avoid. */
+	static boolean mayTake(QueuedRequest q, InstanceState s) {
+		return s.acceptsNewWork() && !q.avoid.contains(s.id());
+	}
+
+	/**
+	 * Whether {@code s} may start a request of {@code uncached} tokens now
+	 * ({@link EngineQueueGate}): the release limits over this gateway's prefill there
+	 * (and its peers' under replica sync), held while the engine queues requests this
+	 * gateway did not send ({@link QueueSettings#holdOnEngineQueue()}).
+	 */
+	boolean hasRoom(InstanceState s, int uncached) {
+		return gate.hasRoom(s, uncached);
+	}
+
+	/** {@code q}'s two candidates on {@code rings}, worked out once per membership. */
+	static Candidates candidatesOf(QueuedRequest q, DualHashRing rings) {
+		if (q.candidateRings != rings) {
+			q.candidates = rings.candidates(q.key());
+			q.candidateRings = rings;
+			q.moveWalkStart = -1;
+		}
+		return q.candidates;
+	}
+
+	/**
+	 * Estimated cached prefix of {@code q} on {@code s}, from its shadow index. The
+	 * release pass and the moves ask again for the same request and instance on many
+	 * events: the last answer is kept with the index's {@link ShadowKvIndex#version()}
+	 * and given again while the index holds the same blocks.
+	 */
+	int cachedTokens(QueuedRequest q, InstanceState s) {
+		PromptBlocks blocks = q.request().blocks();
+		if (blocks == null) {
+			return 0;
+		}
+		ShadowKvIndex shadow = s.shadow();
+		if (reference) {
+			return blocks.tokensFor(shadow.peekMatchedBlocks(blocks.chain()));
+		}
+		// Read before the look: a record meanwhile leaves a version that is already old.
+		long version = shadow.version();
+		if (q.peekedShadow == shadow && q.peekedVersion == version) {
+			return q.peekedTokens;
+		}
+		int tokens = blocks.tokensFor(shadow.peekMatchedBlocks(blocks.chain()));
+		q.peekedShadow = shadow;
+		q.peekedVersion = version;
+		q.peekedTokens = tokens;
+		return tokens;
+	}
+
+	// ---- the steps the rules share ----
+
+	/**
+	 * Placement for a request whose instance is gone or will not take it: of its current
+	 * candidates that accept work, the longer cached prefix, then the lower TTFT
+	 * estimate; else the first instance on ring 1 that accepts work. The per-instance
+	 * bound is not applied: the request was already admitted.
+	 */
+	@Nullable InstanceState place(QueuedRequest q, @Nullable InstanceState exclude) {
+		DualHashRing rings = pool.rings();
+		if (rings.isEmpty()) {
+			return null;
+		}
+		Candidates c = candidatesOf(q, rings);
+		InstanceState best = null;
+		int bestCached = -1;
+		long bestEst = Long.MAX_VALUE;
+		for (String id : List.of(c.first(), c.second())) {
+			InstanceState s = pool.instance(id);
+			if (s == null || s == exclude || !mayTake(q, s)) {
+				continue;
+			}
+			int cached = cachedTokens(q, s);
+			long est = pool.warmthScaled(s,
+					pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
+			if (cached > bestCached || (cached == bestCached && est < bestEst)) {
+				best = s;
+				bestCached = cached;
+				bestEst = est;
+			}
+		}
+		if (best != null) {
+			return best;
+		}
+		String id = rings.walk(0, q.key(), i -> {
+			InstanceState s = pool.instance(i);
+			return s != null && s != exclude && mayTake(q, s);
+		});
+		return id == null ? null : pool.instance(id);
+	}
+
+	/**
+	 * Moves the queued {@code q} to {@code target}'s queue with its prefix split there
+	 * and a decision for {@code reason} with {@code estimateNanos}.
+	 */
+	void move(QueuedRequest q, InstanceState target, Reason reason, long estimateNanos) {
+		dequeue(q);
+		int cached = cachedTokens(q, target);
+		q.cachedTokens = cached;
+		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
+		q.decision = new Decision(target.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
+		enqueue(q, target);
+	}
+
+	/**
+	 * Sets {@code q}'s prefix split for {@code s}; its decision with the TTFT estimate
+	 * there.
+	 */
+	Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason) {
+		int cached = cachedTokens(q, s);
+		return withPlacement(q, s, reason, cached,
+				pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
+	}
+
+	/**
+	 * Sets {@code q}'s prefix split for {@code s} ({@code cached} tokens cached there);
+	 * its decision with that estimate.
+	 */
+	Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason, int cached, long estimateNanos) {
+		q.cachedTokens = cached;
+		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
+		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
+	}
+
+	/** Rejects {@code q} without naming an instance; see the other {@code reject}. */
+	void reject(QueuedRequest q, int status, String message, long retryAfterSeconds, List<Runnable> out) {
+		reject(q, status, message, null, retryAfterSeconds, out);
+	}
+
+	/**
+	 * Turns {@code q} away with {@code status} (429 or 503) and a Retry-After, counts it,
+	 * and hands the rejection to its listener outside the lock.
+	 */
+	void reject(QueuedRequest q, int status, String message, @Nullable String instanceId, long retryAfterSeconds,
+			List<Runnable> out) {
+		q.state = QueuedRequest.State.REJECTED;
+		stats.recordRejection();
+		Rejection r = new Rejection(status, message, retryAfterSeconds, instanceId);
+		out.add(() -> {
+			try {
+				q.listener.rejected(q, r);
+			}
+			catch (RuntimeException ex) {
+				LOG.log(System.Logger.Level.WARNING, "listener failed on rejection of " + q.request().id(), ex);
+			}
+		});
+	}
+
+	/**
+	 * Seconds until an instance with this estimated backlog drains, within [1, maxWait].
+	 */
+	long retryAfter(long backlogNanos) {
+		long maxSeconds = Math.max(1, settings.maxWaitNanos() / 1_000_000_000L);
+		long seconds = (backlogNanos + 999_999_999L) / 1_000_000_000L;
+		return Math.max(1, Math.min(maxSeconds, seconds));
+	}
+
+}

@@ -1,0 +1,260 @@
+package io.github.dualmap.core;
+
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Hotspot rebalancing in {@link DispatchQueues}: while an instance is a hotspot, its
+ * queued request with the best {@link MoveGain net gain} moves to its other candidate (or
+ * the next instance on the second ring that takes it), at most
+ * {@link QueueSettings#maxMovesPerTrigger()} moves per event; with
+ * {@link QueueSettings#moveLateOnly()} only requests that would miss their SLO where they
+ * wait move. The instances that took requests then release what fits.
+ */
+final class Rebalancer {
+
+	// Below 2^53 a long is a double exactly, so the model's sums of the work ahead and a
+	// request's own work come to the pending work's, whatever the split.
+	private static final long EXACT = 1L << 53;
+
+	private final QueueBook book;
+
+	private final InstancePool pool;
+
+	private final QueueSettings settings;
+
+	private final EngineQueueGate gate;
+
+	private final QueueStatistics stats;
+
+	private final ReleasePass releasePass;
+
+	private final MoveGain moveGain;
+
+	// Set within a rebalance pass when a walk for a request that avoids nothing found no
+	// member that takes a move: every member is a hotspot, full or not accepting work.
+	// Nothing changes until a move, and a request that avoids some instances has fewer
+	// targets, so the pass stops there.
+	private boolean noMoveTarget;
+
+	Rebalancer(QueueBook book, ReleasePass releasePass, MoveGain moveGain) {
+		this.book = book;
+		this.pool = book.pool;
+		this.settings = book.settings;
+		this.gate = book.gate;
+		this.stats = book.stats;
+		this.releasePass = releasePass;
+		this.moveGain = moveGain;
+	}
+
+	/**
+	 * Moves queued requests off every hotspot, best net gain first, at most
+	 * {@link QueueSettings#maxMovesPerTrigger()} per call; the instances that took
+	 * requests then release what fits.
+	 */
+	void rebalance(List<Runnable> out) {
+		if (pool.size() < 2) {
+			return;
+		}
+		// Insertion order: identity hashes would make the pump order differ between runs.
+		// Made on the first move: most calls move nothing.
+		Set<InstanceQueue> touched = null;
+		int budget = settings.maxMovesPerTrigger();
+		long end = book.queueOrdinals;
+		noMoveTarget = false;
+		for (InstanceQueue iq = book.nextNonEmpty(null, end); iq != null
+				&& !noMoveTarget; iq = book.nextNonEmpty(iq, end)) {
+			while (budget > 0 && !iq.byArrival.isEmpty() && pool.isHotspot(iq.state)) {
+				Move m = bestMove(iq);
+				if (m == null) {
+					break;
+				}
+				book.move(m.request(), m.target(), Reason.HOTSPOT, m.estimateThereNanos());
+				m.request().migrations++;
+				stats.recordMigration();
+				budget--;
+				if (touched == null) {
+					touched = new LinkedHashSet<>();
+				}
+				touched.add(book.queueOf(m.target()));
+			}
+		}
+		noMoveTarget = false;
+		if (touched != null) {
+			for (InstanceQueue iq : touched) {
+				releasePass.pump(iq, out);
+			}
+		}
+	}
+
+	/**
+	 * The queued request of hotspot {@code iq} with the best {@link MoveGain#netGain net
+	 * gain} from moving, when that beats the hysteresis margin; {@code null} when no move
+	 * helps.
+	 */
+	private @Nullable Move bestMove(InstanceQueue iq) {
+		InstanceState here = iq.state;
+		PrefillWork pendingHere = pool.pendingWork(here);
+		// Looking for a target may give an instance its (empty) queue, which sets its
+		// place in the order of the passes; once every member has one, a request that is
+		// not late is passed over before its target is looked for.
+		boolean lateFirst = settings.moveLateOnly() && book.queues.size() >= pool.size()
+				&& pool.rings() == book.seenRings;
+		if (lateFirst && !book.reference && exactSums(pendingHere)) {
+			return bestLateMove(iq, pendingHere);
+		}
+		Move best = null;
+		long bestGain = 0;
+		for (QueuedRequest q : iq.byArrival) {
+			if (!book.movable(q)) {
+				continue;
+			}
+			long estHere = 0;
+			long slo = book.sloOf(q.request());
+			if (lateFirst) {
+				estHere = moveGain.estimateWhereQueued(q, here, pendingHere);
+				if (!book.late(q, estHere, slo)) {
+					continue;
+				}
+			}
+			InstanceState there = migrationTarget(q, here);
+			if (there == null) {
+				if (noMoveTarget) {
+					// No instance takes any request: nor did one take those before it.
+					return null;
+				}
+				continue;
+			}
+			if (!lateFirst) {
+				estHere = moveGain.estimateWhereQueued(q, here, pendingHere);
+				// Whether it is late first: that needs no look at the target's cache.
+				if (settings.moveLateOnly() && !book.late(q, estHere, slo)) {
+					continue;
+				}
+			}
+			// A full target has room for no request: no need for its cache.
+			if (settings.moveLateOnly() && gate.full(there)) {
+				continue;
+			}
+			int cachedThere = book.cachedTokens(q, there);
+			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
+			if (settings.moveLateOnly() && !book.hasRoom(there, uncachedThere)) {
+				continue;
+			}
+			long estThere = pool.estimateTtft(there, cachedThere, uncachedThere);
+			long gain = moveGain.netGain(q, estHere, pool.warmthScaled(there, here, estThere), there, cachedThere);
+			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
+				best = new Move(q, there, estThere);
+				bestGain = gain;
+			}
+		}
+		return best;
+	}
+
+	/**
+	 * {@link #bestMove} when only late requests move and every member has its queue,
+	 * looking at the late requests alone. Every request queued on {@code iq}'s instance
+	 * has the same estimate there: {@link MoveGain#estimateWhereQueued} takes its own
+	 * work off the pending work and the model adds it back ({@code ahead + own} is the
+	 * pending work exactly, see {@link #exactSums}), so the estimate is the model's for
+	 * the pending work and no request of its own. A request is late when its arrival plus
+	 * its SLO is before now plus that estimate: the late ones are the first of
+	 * {@link InstanceQueue#byLateness}, and the scan stops at the first that is not.
+	 * Among equal gains the earliest in arrival order wins, as in {@link #bestMove}'s
+	 * scan in arrival order, so the move is the same.
+	 */
+	private @Nullable Move bestLateMove(InstanceQueue iq, PrefillWork pendingHere) {
+		InstanceState here = iq.state;
+		long estHere = pool.estimateTtft(here, pendingHere, 0, 0);
+		Move best = null;
+		long bestGain = 0;
+		for (QueuedRequest q : iq.byLateness) {
+			long slo = book.sloOf(q.request());
+			if (!book.late(q, estHere, slo)) {
+				break;
+			}
+			if (!book.movable(q)) {
+				continue;
+			}
+			InstanceState there = migrationTarget(q, here);
+			if (there == null) {
+				if (noMoveTarget) {
+					return null;
+				}
+				continue;
+			}
+			if (gate.full(there)) {
+				continue;
+			}
+			int cachedThere = book.cachedTokens(q, there);
+			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
+			if (!book.hasRoom(there, uncachedThere)) {
+				continue;
+			}
+			long estThere = pool.estimateTtft(there, cachedThere, uncachedThere);
+			long gain = moveGain.netGain(q, estHere, pool.warmthScaled(there, here, estThere), there, cachedThere);
+			if (gain > settings.migrationMargin() * slo && (gain > bestGain
+					|| (gain == bestGain && best != null && InstanceQueue.ARRIVAL.compare(q, best.request()) < 0))) {
+				best = new Move(q, there, estThere);
+				bestGain = gain;
+			}
+		}
+		return best;
+	}
+
+	/**
+	 * Whether the estimate of a request queued behind {@code pending} is the same for
+	 * every request of the queue: its tokens and pairs are below 2^53 (so the linear and
+	 * attention models add the parts without rounding).
+	 */
+	private static boolean exactSums(PrefillWork pending) {
+		return pending.tokens() < EXACT && pending.pairs() < EXACT;
+	}
+
+	/**
+	 * Its other candidate when that accepts work, is not hot and has room; else the first
+	 * such instance clockwise on the second ring.
+	 */
+	private @Nullable InstanceState migrationTarget(QueuedRequest q, InstanceState here) {
+		// One reading of the rings: another thread may change the membership meanwhile.
+		DualHashRing rings = pool.rings();
+		if (rings.isEmpty()) {
+			return null;
+		}
+		Candidates c = QueueBook.candidatesOf(q, rings);
+		String other = c.first().equals(here.id()) ? c.second() : c.first();
+		InstanceState s = pool.instance(other);
+		if (s != null && s != here && canTakeMove(q, s)) {
+			return s;
+		}
+		if (q.moveWalkStart < 0) {
+			q.moveWalkStart = rings.walkStart(1, q.key());
+		}
+		String neighbour = rings.walkFrom(1, q.moveWalkStart, id -> {
+			InstanceState t = pool.instance(id);
+			return t != null && t != here && canTakeMove(q, t);
+		});
+		if (neighbour == null && q.avoid.isEmpty()) {
+			// The walk asked every member, and none but a hotspot (here) was left out
+			// for this request's sake alone: no member takes any request off any hotspot
+			// until something moves.
+			noMoveTarget = true;
+		}
+		return neighbour == null ? null : pool.instance(neighbour);
+	}
+
+	/**
+	 * Whether {@code s} may take {@code q} off a hotspot: it accepts work, is not a
+	 * hotspot itself and its queue has room. Nothing changes while a move is looked for,
+	 * so asking each target when it comes up answers as a set of the hotspots made
+	 * beforehand would, without a look at every instance.
+	 */
+	private boolean canTakeMove(QueuedRequest q, InstanceState s) {
+		return QueueBook.mayTake(q, s) && !pool.isHotspot(s)
+				&& book.queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
+	}
+
+}

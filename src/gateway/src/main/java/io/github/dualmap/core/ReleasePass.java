@@ -1,0 +1,203 @@
+package io.github.dualmap.core;
+
+import java.util.Comparator;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+
+/**
+ * The release gate and pass of {@link DispatchQueues}: which queued request an instance
+ * takes next (with fair shares, the next of the tenant whose turn it is; else an aged
+ * request, then the longest cached prefix), whether the instance has prefill capacity for
+ * it now ({@link EngineQueueGate}), and the release itself. A request whose wait plus its
+ * estimate there already misses its SLO is not sent but rescued or answered 503
+ * ({@link QueueSettings#shedHopeless()}). Also ends the estimated prefill of
+ * non-streaming requests, whose first byte comes only at the end of generation.
+ */
+final class ReleasePass {
+
+	private static final System.Logger LOG = System.getLogger(DispatchQueues.class.getName());
+
+	// Estimated ends of prefill come in this order.
+	private static final Comparator<QueuedRequest> PREFILL_DEADLINE = Comparator
+		.comparingLong((QueuedRequest q) -> q.prefillDeadlineNanos)
+		.thenComparingLong(QueuedRequest::sequence);
+
+	private final QueueBook book;
+
+	private final InstancePool pool;
+
+	private final QueueSettings settings;
+
+	private final EngineQueueGate gate;
+
+	private final FairShares fair;
+
+	private final QueueStatistics stats;
+
+	private final RoutingPolicy policy;
+
+	// Called outside the lock when a listener fails on a release: nobody else will
+	// report that request's end.
+	private final Consumer<QueuedRequest> finishOnFailure;
+
+	// Set once by the coordinator: where hopeless requests get their last chance.
+	private Rescue rescue;
+
+	private final TreeSet<QueuedRequest> prefillEstimates = new TreeSet<>(PREFILL_DEADLINE);
+
+	ReleasePass(QueueBook book, RoutingPolicy policy, Consumer<QueuedRequest> finishOnFailure) {
+		this.book = book;
+		this.pool = book.pool;
+		this.settings = book.settings;
+		this.gate = book.gate;
+		this.fair = book.fair;
+		this.stats = book.stats;
+		this.policy = policy;
+		this.finishOnFailure = finishOnFailure;
+	}
+
+	/** Where a request found hopeless at its release gets its last chance. */
+	void rescueHopelessWith(Rescue rescue) {
+		this.rescue = rescue;
+	}
+
+	/** The released {@code q}'s prefill ended: its estimate no longer needs ending. */
+	void prefillEnded(QueuedRequest q) {
+		prefillEstimates.remove(q);
+	}
+
+	/** When the earliest estimated prefill ends; {@code Long.MAX_VALUE} when none. */
+	long nextPrefillDeadlineNanos() {
+		return prefillEstimates.isEmpty() ? Long.MAX_VALUE : prefillEstimates.first().prefillDeadlineNanos;
+	}
+
+	/** Releases queued requests of every instance while they have prefill capacity. */
+	void pumpAll(List<Runnable> out) {
+		long end = book.queueOrdinals;
+		for (InstanceQueue iq = book.nextNonEmpty(null, end); iq != null; iq = book.nextNonEmpty(iq, end)) {
+			pump(iq, out);
+		}
+	}
+
+	/**
+	 * Releases the requests of {@code iq}, next first, while its instance has prefill
+	 * capacity for the next one.
+	 */
+	void pump(InstanceQueue iq, List<Runnable> out) {
+		InstanceState s = iq.state;
+		long now = pool.now();
+		while (!iq.byArrival.isEmpty()) {
+			// A full instance takes no request, whichever is next: no need to find it.
+			if (gate.full(s)) {
+				return;
+			}
+			QueuedRequest next = nextOf(iq, now);
+			// Requests released before it may have put more of its prefix in the cache.
+			int cached = book.cachedTokens(next, s);
+			int uncached = Math.max(0, next.request().promptTokens() - cached);
+			if (next.request().blocks() == null) {
+				cached = next.cachedTokens;
+				uncached = next.uncachedTokens;
+			}
+			if (!book.hasRoom(s, uncached)) {
+				return;
+			}
+			PrefillWork ahead = pool.prefillWork(s);
+			long estimate = pool.estimateTtft(s, ahead, cached, uncached);
+			if (hopeless(next, estimate)) {
+				long waitedMs = (now - next.submittedAtNanos()) / 1_000_000;
+				long estimateMs = estimate / 1_000_000;
+				book.dequeue(next);
+				if (!rescue.tryRescue(next, iq, out)) {
+					stats.recordHopelessShed();
+					book.reject(next, Rejection.SERVICE_UNAVAILABLE,
+							"request waited " + waitedMs + " ms for its instance in pool '" + pool.name()
+									+ "' and would need about " + estimateMs
+									+ " ms more for its first token there: past its TTFT objective of "
+									+ book.sloOf(next.request()) / 1_000_000 + " ms",
+							s.id(), book.retryAfter(pool.estimateTtft(s, 0, 0)), out);
+				}
+				continue;
+			}
+			book.dequeue(next);
+			next.cachedTokens = cached;
+			next.uncachedTokens = uncached;
+			release(next, s, ahead, out);
+		}
+	}
+
+	/**
+	 * The request {@code iq} releases next: with fair shares, the next of the tenant
+	 * {@link FairShares#next} picks; else an aged request first, then the longest cached
+	 * prefix.
+	 */
+	private QueuedRequest nextOf(InstanceQueue iq, long now) {
+		if (fair.enabled()) {
+			return fair.next(iq, now);
+		}
+		QueuedRequest aged = iq.byAged.first();
+		return now >= aged.agedAtNanos ? aged : iq.byPriority.first();
+	}
+
+	/**
+	 * Whether {@code q}, about to be released with a TTFT estimate of
+	 * {@code estimateNanos} there (the prefill ahead of it in the engine and its own
+	 * uncached tokens), is not to be sent ({@link QueueSettings#shedHopeless()}): its
+	 * wait so far plus that estimate exceeds its SLO, and other requests wait in the
+	 * pool.
+	 */
+	private boolean hopeless(QueuedRequest q, long estimateNanos) {
+		return settings.shedHopeless() && settings.expiry() == QueueSettings.Expiry.REJECT && book.queuedTotal > 1
+				&& book.late(q, estimateNanos, book.sloOf(q.request()));
+	}
+
+	/**
+	 * Sends {@code q} to {@code s} behind {@code ahead} (the prefill there before it),
+	 * charges its tenant, and hands the release to its listener outside the lock.
+	 */
+	void release(QueuedRequest q, InstanceState s, PrefillWork ahead, List<Runnable> out) {
+		Decision prior = q.decision;
+		Decision d = new Decision(s.id(), prior == null ? Reason.FALLBACK : prior.reason(), q.cachedTokens,
+				q.uncachedTokens, prior == null ? -1 : prior.ttftEstimateNanos());
+		InstancePool.Dispatch dispatch = pool.dispatch(q.request(), d, s, ahead);
+		q.decision = d;
+		q.dispatch = dispatch;
+		q.state = QueuedRequest.State.RELEASED;
+		stats.recordRelease();
+		fair.charge(q, pool.now());
+		if (!q.streaming()) {
+			q.prefillDeadlineNanos = dispatch.sentAtNanos()
+					+ pool.estimateTtft(s, ahead, q.cachedTokens, q.uncachedTokens);
+			prefillEstimates.add(q);
+		}
+		out.add(() -> {
+			pool.recordReleased(s, q.request());
+			policy.onDispatched(q.request(), d, pool);
+			try {
+				q.listener.released(q, d, dispatch);
+			}
+			catch (RuntimeException ex) {
+				// Nobody will report this request's end: finish it so counters do not
+				// leak.
+				LOG.log(System.Logger.Level.WARNING, "listener failed on release of " + q.request().id(), ex);
+				finishOnFailure.accept(q);
+			}
+		});
+	}
+
+	/**
+	 * Ends the prefill of the released non-streaming requests whose estimated end is at
+	 * or before {@code nowNanos}.
+	 */
+	void endEstimatedPrefills(long nowNanos) {
+		while (!prefillEstimates.isEmpty() && prefillEstimates.first().prefillDeadlineNanos <= nowNanos) {
+			QueuedRequest q = prefillEstimates.pollFirst();
+			InstancePool.Dispatch d = q.dispatch;
+			if (d != null) {
+				d.endPrefill(false);
+			}
+		}
+	}
+
+}
