@@ -128,47 +128,26 @@ public final class ServicePool {
 	 * mode or when the instance has prefill capacity), or fails with a
 	 * {@link DispatchRejectedException}. Cancelling the subscription while the request is
 	 * queued takes it out of the queue at once; a release that races with the cancel is
-	 * ended as cancelled, so nothing leaks.
+	 * ended as cancelled, so nothing leaks. The request carries its constraints
+	 * ({@link RoutingRequest#placed}): the instances it must not go to (they failed it),
+	 * the instance holding the stored response it continues (it goes there while that
+	 * instance accepts work and has not failed for it), and whether it was placed before
+	 * (a retry: placed on its candidates without being counted again in the hot-prefix
+	 * table).
 	 * @param streaming whether the response streams (its first byte then ends prefill;
 	 * otherwise the end of prefill is estimated)
-	 * @param excluded instances this request must not go to (they failed it)
-	 * @param repeated the request was placed before (a retry): it is placed on its
-	 * candidates without being counted again in the hot-prefix table
 	 */
-	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, Set<String> excluded,
-			boolean repeated) {
-		return submit(request, streaming, excluded, repeated, null);
+	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming) {
+		return submit(request, streaming, 0);
 	}
 
 	/**
-	 * As {@link #submit(RoutingRequest, boolean, Set, boolean)}, sent to {@code pinned}
-	 * (the instance holding the stored response the request continues) while that
-	 * instance accepts work and has not failed for it; the policy decides otherwise.
-	 */
-	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, Set<String> excluded, boolean repeated,
-			@Nullable String pinned) {
-		return submit(request, streaming, excluded, repeated, pinned, 0);
-	}
-
-	/**
-	 * As {@link #submit(RoutingRequest, boolean, Set, boolean, String)}, for a try after
-	 * an earlier one failed (its instance refused the connection or answered a retried
-	 * status) that had already waited {@code queuedNanos} in the queues: its wait bound,
-	 * aging and place in arrival order count that wait, as a request placed again after a
-	 * breaker refused its release does, so a retry neither waits a whole bound again nor
-	 * goes behind requests that arrived after it.
-	 */
-	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, Set<String> excluded, boolean repeated,
-			@Nullable String pinned, long queuedNanos) {
-		return submit(request.placed(excluded, pinned, repeated), streaming, queuedNanos);
-	}
-
-	/**
-	 * Places {@code request} with the constraints it carries (instances to avoid, a
-	 * stored response's pin, whether it was placed before:
-	 * {@link RoutingRequest#placed}), for a try that had already waited
-	 * {@code queuedNanos} in the queues (0 for a first try); as
-	 * {@link #submit(RoutingRequest, boolean, Set, boolean, String, long)}.
+	 * As {@link #submit(RoutingRequest, boolean)}, for a try after an earlier one failed
+	 * (its instance refused the connection or answered a retried status) that had already
+	 * waited {@code queuedNanos} in the queues: its wait bound, aging and place in
+	 * arrival order count that wait, as a request placed again after a breaker refused
+	 * its release does, so a retry neither waits a whole bound again nor goes behind
+	 * requests that arrived after it. 0: a first try.
 	 */
 	public Mono<RoutedAttempt> submit(RoutingRequest request, boolean streaming, long queuedNanos) {
 		return Mono.create(sink -> new Submission(this, sink, request, streaming,

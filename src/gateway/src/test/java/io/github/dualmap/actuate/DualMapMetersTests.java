@@ -62,8 +62,7 @@ class DualMapMetersTests {
 	 */
 	private RoutedAttempt submit(PromptBlocks blocks, Duration slo, boolean streaming) {
 		RoutedAttempt attempt = this.pool
-			.submit(new RoutingRequest("r" + this.ids++, blocks, slo.toNanos(), this.now.get()), streaming, Set.of(),
-					false)
+			.submit(new RoutingRequest("r" + this.ids++, blocks, slo.toNanos(), this.now.get()), streaming)
 			.block(Duration.ofSeconds(5));
 		assertThat(attempt).isNotNull();
 		return attempt;
@@ -158,8 +157,7 @@ class DualMapMetersTests {
 		// the client saw 4 s, over its 3.5 s objective, though the engine took only 1 s.
 		RoutedAttempt attempt = this.pool
 			.submit(new RoutingRequest("r" + this.ids++, this.hasher.ofText("m", "waited ".repeat(100)),
-					Duration.ofMillis(3500).toNanos(), this.now.get() - Duration.ofSeconds(3).toNanos()), true,
-					Set.of(), false)
+					Duration.ofMillis(3500).toNanos(), this.now.get() - Duration.ofSeconds(3).toNanos()), true)
 			.block(Duration.ofSeconds(5));
 		assertThat(attempt).isNotNull();
 		assertThat(attempt.queuedNanos()).isEqualTo(Duration.ofSeconds(3).toNanos());
@@ -226,15 +224,15 @@ class DualMapMetersTests {
 		new DualMapMeters(registry).bindTo(this.meters);
 		pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
 		PromptBlocks blocks = this.hasher.ofText("m", "one tenant ".repeat(100));
-		RoutedAttempt first = pool.submit(request(blocks), true, Set.of(), false).block(Duration.ofSeconds(5));
+		RoutedAttempt first = pool.submit(request(blocks), true).block(Duration.ofSeconds(5));
 		String home = first.instanceId();
-		Disposable second = pool.submit(request(blocks), true, Set.of(), false).subscribe();
-		Disposable third = pool.submit(request(blocks), true, Set.of(), false).subscribe();
+		Disposable second = pool.submit(request(blocks), true).subscribe();
+		Disposable third = pool.submit(request(blocks), true).subscribe();
 		assertThat(this.meters.get("dualmap.queue.depth").tags("instance", home).gauge().value()).isEqualTo(2);
 		// Sent at once: no wait.
 		assertThat(this.meters.get("dualmap.queue.wait").tags("instance", home).timer().max(TimeUnit.MILLISECONDS))
 			.isZero();
-		assertThatThrownBy(() -> pool.submit(request(blocks), true, Set.of(), false).block(Duration.ofSeconds(5)))
+		assertThatThrownBy(() -> pool.submit(request(blocks), true).block(Duration.ofSeconds(5)))
 			.isInstanceOf(DispatchRejectedException.class);
 		assertThat(
 				this.meters.get("dualmap.rejections").tags("service", "llm", "status", "429").functionCounter().count())

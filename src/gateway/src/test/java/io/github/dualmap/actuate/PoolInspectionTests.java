@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dualmap.core.EngineSnapshot;
@@ -123,7 +122,7 @@ class PoolInspectionTests {
 		assertThat(empty.capacityBlocks()).isEqualTo(2 * perInstance);
 		RoutingRequest r = new RoutingRequest("r", PrefixHasher.ofDefaults().ofText("m", "hello ".repeat(200)),
 				Duration.ofSeconds(5).toNanos(), this.now.get());
-		directory.submit(r, false, Set.of(), false).block(Duration.ofSeconds(5)).complete(HttpStatus.OK);
+		directory.submit(r, false).block(Duration.ofSeconds(5)).complete(HttpStatus.OK);
 		assertThat(PoolInspection.inspect(directory).directory().blocks()).isEqualTo(r.blocks().chain().length);
 	}
 

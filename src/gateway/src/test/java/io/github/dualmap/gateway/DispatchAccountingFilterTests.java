@@ -4,7 +4,6 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.dualmap.core.PrefixHasher;
@@ -56,7 +55,7 @@ class DispatchAccountingFilterTests {
 		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR, route);
 		RoutingRequest request = new RoutingRequest("r1", PrefixHasher.ofDefaults().ofText("m", "hello ".repeat(100)),
 				Duration.ofSeconds(5).toNanos(), System.nanoTime());
-		RoutedAttempt attempt = this.pool.submit(request, true, Set.of(), false).block(WAIT);
+		RoutedAttempt attempt = this.pool.submit(request, true).block(WAIT);
 		DualMapExchange.of(exchange).attempt(attempt);
 		return exchange;
 	}

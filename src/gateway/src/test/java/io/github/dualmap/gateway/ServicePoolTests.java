@@ -94,7 +94,7 @@ class ServicePoolTests {
 	}
 
 	private static RoutedAttempt now(ServicePool pool, RoutingRequest request) {
-		return pool.submit(request, true, Set.of(), false).block(WAIT);
+		return pool.submit(request, true).block(WAIT);
 	}
 
 	private static QueueSettings oneInPrefill() {
@@ -106,13 +106,13 @@ class ServicePoolTests {
 		ServicePool pool = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a");
 		RoutedAttempt first = now(pool, request("x"));
 		AtomicReference<RoutedAttempt> second = new AtomicReference<>();
-		pool.submit(request("x"), true, Set.of(), false).subscribe(second::set);
+		pool.submit(request("x"), true).subscribe(second::set);
 		assertThat(second.get()).isNull();
 		assertThat(pool.queues().queued("a")).isEqualTo(1);
 		first.firstByte(true);
 		assertThat(second.get()).isNotNull();
 		assertThat(pool.queues().queued()).isZero();
-		Disposable third = pool.submit(request("x"), true, Set.of(), false).subscribe();
+		Disposable third = pool.submit(request("x"), true).subscribe();
 		assertThat(pool.queues().queued("a")).isEqualTo(1);
 		third.dispose();
 		assertThat(pool.queues().queued()).isZero();
@@ -140,7 +140,8 @@ class ServicePoolTests {
 				WAIT.toNanos(), this.now.get());
 		Candidates pair = pool.instancePool().rings().candidates(pool.instancePool().routingKey(turn1.blocks()));
 		// Its try on the pair failed to connect: the retry goes elsewhere.
-		RoutedAttempt retried = pool.submit(turn1, true, Set.of(pair.first(), pair.second()), true).block(WAIT);
+		RoutedAttempt retried = pool.submit(turn1.placed(Set.of(pair.first(), pair.second()), null, true), true)
+			.block(WAIT);
 		assertThat(retried.instanceId()).isNotIn(pair.first(), pair.second());
 		retried.firstByte(true);
 		retried.complete(HttpStatus.OK);
@@ -160,11 +161,11 @@ class ServicePoolTests {
 				oneInPrefill(), "a", "b");
 		// b busy with one request in prefill; a idle, but the retry failed to connect to
 		// a.
-		RoutedAttempt busy = pool.submit(request("busy"), true, Set.of("a"), true).block(WAIT);
+		RoutedAttempt busy = pool.submit(request("busy").placed(Set.of("a"), null, true), true).block(WAIT);
 		assertThat(busy.instanceId()).isEqualTo("b");
 		AtomicReference<RoutedAttempt> retried = new AtomicReference<>();
 		AtomicReference<Throwable> failed = new AtomicReference<>();
-		pool.submit(request("retry"), true, Set.of("a"), true).subscribe(retried::set, failed::set);
+		pool.submit(request("retry").placed(Set.of("a"), null, true), true).subscribe(retried::set, failed::set);
 
 		assertThat(failed.get()).isNull();
 		assertThat(retried.get()).isNull();
@@ -196,16 +197,16 @@ class ServicePoolTests {
 			.build()
 			.service("llm");
 		members(pool, "a", "b");
-		RoutedAttempt onB = pool.submit(request("busy b"), true, Set.of("a"), true).block(WAIT);
+		RoutedAttempt onB = pool.submit(request("busy b").placed(Set.of("a"), null, true), true).block(WAIT);
 		assertThat(onB.instanceId()).isEqualTo("b");
 		pool.breakers().breaker("a").transitionToOpenState();
 		pool.breakers().breaker("a").transitionToHalfOpenState();
-		RoutedAttempt probe = pool.submit(request("shared"), true, Set.of("b"), true).block(WAIT);
+		RoutedAttempt probe = pool.submit(request("shared").placed(Set.of("b"), null, true), true).block(WAIT);
 		assertThat(probe.instanceId()).isEqualTo("a");
 		AtomicReference<RoutedAttempt> released = new AtomicReference<>();
 		AtomicReference<Throwable> failed = new AtomicReference<>();
 		// Same prompt as the probe: a holds its prefix.
-		pool.submit(request("shared"), true, Set.of(), false).subscribe(released::set, failed::set);
+		pool.submit(request("shared"), true).subscribe(released::set, failed::set);
 		assertThat(pool.queues().queued("a")).isEqualTo(1);
 
 		// 20 s later the probe's first byte releases the waiting request to a, whose
@@ -242,10 +243,10 @@ class ServicePoolTests {
 			.build()
 			.service("llm");
 		members(pool, "a", "b");
-		RoutedAttempt onA = pool.submit(request("busy a"), true, Set.of("b"), true).block(WAIT);
-		RoutedAttempt onB = pool.submit(request("busy b"), true, Set.of("a"), true).block(WAIT);
+		RoutedAttempt onA = pool.submit(request("busy a").placed(Set.of("b"), null, true), true).block(WAIT);
+		RoutedAttempt onB = pool.submit(request("busy b").placed(Set.of("a"), null, true), true).block(WAIT);
 		AtomicReference<RoutedAttempt> first = new AtomicReference<>();
-		pool.submit(request("waits"), true, Set.of("b"), true).subscribe(first::set);
+		pool.submit(request("waits").placed(Set.of("b"), null, true), true).subscribe(first::set);
 		// 20 s in a's queue, then released to a, which refuses the connection.
 		this.now.addAndGet(Duration.ofSeconds(20).toNanos());
 		onA.firstByte(true);
@@ -257,7 +258,7 @@ class ServicePoolTests {
 		// all, past the 30 s bound (not 11 s of a new wait).
 		AtomicReference<RoutedAttempt> retried = new AtomicReference<>();
 		AtomicReference<Throwable> failed = new AtomicReference<>();
-		pool.submit(request("waits"), true, Set.of("a"), true, null, first.get().queueWaitNanos())
+		pool.submit(request("waits").placed(Set.of("a"), null, true), true, first.get().queueWaitNanos())
 			.subscribe(retried::set, failed::set);
 		assertThat(pool.queues().queued("b")).isEqualTo(1);
 		this.now.addAndGet(Duration.ofSeconds(11).toNanos());
@@ -274,7 +275,7 @@ class ServicePoolTests {
 		ServicePool pool = pool(SchedulerSettings.ofDefaults(),
 				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(1).build(), "a");
 		RoutedAttempt first = now(pool, request("x"));
-		Disposable queued = pool.submit(request("x"), true, Set.of(), false).subscribe();
+		Disposable queued = pool.submit(request("x"), true).subscribe();
 		assertThatThrownBy(() -> now(pool, request("x"))).isInstanceOfSatisfying(DispatchRejectedException.class,
 				ex -> {
 					assertThat(ex.rejection().status()).isEqualTo(429);
@@ -295,7 +296,7 @@ class ServicePoolTests {
 		String home = first.instanceId();
 		String other = home.equals("a") ? "b" : "a";
 		AtomicReference<RoutedAttempt> queued = new AtomicReference<>();
-		pool.submit(request("x"), true, Set.of(), false).subscribe(queued::set);
+		pool.submit(request("x"), true).subscribe(queued::set);
 		assertThat(pool.queues().queued(home)).isEqualTo(1);
 		assertThat(pool.drain(home)).isTrue();
 		assertThat(pool.isDraining(home)).isTrue();
@@ -362,7 +363,7 @@ class ServicePoolTests {
 		ServicePool pool = pool(SchedulerSettings.ofDefaults(),
 				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(1).build(), "a");
 		RoutedAttempt first = now(pool, request("x"));
-		Disposable queued = pool.submit(request("x"), true, Set.of(), false).subscribe();
+		Disposable queued = pool.submit(request("x"), true).subscribe();
 		assertThatThrownBy(() -> now(pool, request("x"))).isInstanceOf(DispatchRejectedException.class);
 		assertThat(pool.rejections(429)).isEqualTo(1);
 		assertThat(pool.rejections(503)).isZero();
@@ -542,7 +543,7 @@ class ServicePoolTests {
 					subscription.get().cancel();
 				});
 				pool.submit(new RoutingRequest("r" + i, this.hasher.ofText("m", "p" + (i % 50)),
-						Duration.ofSeconds(5).toNanos(), this.now.get()), true, Set.of(), false)
+						Duration.ofSeconds(5).toNanos(), this.now.get()), true)
 					.subscribe(new BaseSubscriber<RoutedAttempt>() {
 						@Override
 						protected void hookOnSubscribe(Subscription s) {
@@ -576,7 +577,7 @@ class ServicePoolTests {
 		AtomicReference<Throwable> rejected = new AtomicReference<>();
 		AtomicReference<RoutedAttempt> queued = new AtomicReference<>();
 		// Same prompt, same instance: waits behind the first in its queue.
-		pool.submit(request("x"), true, Set.of(), false).subscribe(queued::set, rejected::set);
+		pool.submit(request("x"), true).subscribe(queued::set, rejected::set);
 		assertThat(pool.queues().queued()).isEqualTo(1);
 
 		assertThat(pool.updateMembership(List.of())).isFalse();

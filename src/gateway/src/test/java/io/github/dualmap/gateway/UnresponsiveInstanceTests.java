@@ -86,7 +86,7 @@ class UnresponsiveInstanceTests {
 			RoutedAttempt a = this.pool
 				.submit(new RoutingRequest("r" + this.ids++,
 						PrefixHasher.ofDefaults().ofText("m", "prompt " + this.ids + " ".repeat(300)),
-						Duration.ofSeconds(5).toNanos(), this.now.get()), true, Set.of(), false)
+						Duration.ofSeconds(5).toNanos(), this.now.get()), true)
 				.block(Duration.ofSeconds(5));
 			to.add(a.instanceId());
 			a.firstByte(true);
@@ -139,7 +139,7 @@ class UnresponsiveInstanceTests {
 		for (int i = 0; i < 200 && onB == null; i++) {
 			RoutedAttempt a = this.pool
 				.submit(new RoutingRequest("s" + i, PrefixHasher.ofDefaults().ofText("m", "other " + i),
-						Duration.ofSeconds(5).toNanos(), this.now.get()), true, Set.of(), false)
+						Duration.ofSeconds(5).toNanos(), this.now.get()), true)
 				.block(Duration.ofSeconds(5));
 			if (a.instanceId().equals("b")) {
 				onB = a;
@@ -242,7 +242,8 @@ class UnresponsiveInstanceTests {
 		assertThat(accepts("a")).isTrue();
 		RoutedAttempt attempt = this.pool
 			.submit(new RoutingRequest("p", PrefixHasher.ofDefaults().ofText("m", "pinned"),
-					Duration.ofSeconds(5).toNanos(), this.now.get()), true, Set.of(), false, "a")
+					Duration.ofSeconds(5).toNanos(), this.now.get())
+				.placed(Set.of(), "a", false), true)
 			.block(Duration.ofSeconds(5));
 		assertThat(attempt.instanceId()).isNotEqualTo("a");
 		assertThat(accepts("a")).isFalse();
@@ -267,7 +268,8 @@ class UnresponsiveInstanceTests {
 		for (int i = 0; i < 11; i++) {
 			RoutedAttempt p = this.pool
 				.submit(new RoutingRequest("probe" + i, PrefixHasher.ofDefaults().ofText("m", "pinned" + i),
-						Duration.ofSeconds(5).toNanos(), this.now.get()), true, Set.of(), false, "a")
+						Duration.ofSeconds(5).toNanos(), this.now.get())
+					.placed(Set.of(), "a", false), true)
 				.block(Duration.ofSeconds(5));
 			if (p.instanceId().equals("a")) {
 				probes.add(p);

@@ -3,7 +3,6 @@ package io.github.dualmap.replica;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -81,7 +80,7 @@ class ReplicaSyncTests {
 			}
 		}
 		AtomicReference<RoutedAttempt> attempt = new AtomicReference<>();
-		Disposable waiting = pool.submit(request, true, Set.of(), false).subscribe(attempt::set);
+		Disposable waiting = pool.submit(request, true).subscribe(attempt::set);
 		assertThat(attempt.get()).isNull();
 		assertThat(sync.localLoad()).as("load not shared").isEmpty();
 
@@ -156,7 +155,7 @@ class ReplicaSyncTests {
 		sync.apply(loadOf("p1", load("a", 32, 32_000, 0), load("b", 32, 32_000, 0)));
 		AtomicReference<RoutedAttempt> attempt = new AtomicReference<>();
 		RoutingRequest request = new RoutingRequest("r", blocks("one"), Duration.ofSeconds(5).toNanos(), 0);
-		this.registry.service("llm").submit(request, true, Set.of(), false).subscribe(attempt::set);
+		this.registry.service("llm").submit(request, true).subscribe(attempt::set);
 		assertThat(attempt.get()).isNull();
 		now.addAndGet(Duration.ofSeconds(1).toNanos());
 		sync.expirePeerLoads();
@@ -213,7 +212,7 @@ class ReplicaSyncTests {
 		sync.apply(loadOf("p1", load("a", 32, 32_000, 0), load("b", 32, 32_000, 0)));
 		AtomicReference<RoutedAttempt> attempt = new AtomicReference<>();
 		RoutingRequest request = new RoutingRequest("r", blocks("one"), Duration.ofSeconds(5).toNanos(), 0);
-		this.registry.service("llm").submit(request, true, Set.of(), false).subscribe(attempt::set);
+		this.registry.service("llm").submit(request, true).subscribe(attempt::set);
 		assertThat(attempt.get()).as("both candidates are full of the peer's requests").isNull();
 		sync.apply(loadOf("p1", load("b", 32, 32_000, 0)));
 		assertThat(attempt.get()).isNotNull();
