@@ -299,15 +299,23 @@ final class Measurement {
 		RunResult.Judged judged = new RunResult.Judged(this.yardstick.feasibleCount(), this.feasibleWithin,
 				this.yardstick.feasibleTokens(), this.feasibleWithinTokens, quartiles, rescuedCount, this.inTimeWork,
 				engineSeconds);
-		return new RunResult(policyName, rate, this.measured, this.withinSlo, this.rejected, this.stoppedEarly,
-				percentile(seconds, 0.50), percentile(seconds, 0.90), percentile(seconds, 0.99),
-				this.promptTokens == 0 ? 0 : (double) this.cachedTokens / this.promptTokens, scrapes.meanLoadSpread(),
-				migrations, took.length == 0 ? 0 : percentile(took, 0.99), seconds, scrapes.timeline(),
-				scrapes.engineLoad(), classResults(now),
-				new RunResult.PromptTokens(measuredPromptTokens, this.withinSloPromptTokens, this.rejectedPromptTokens),
-				servedCount == 0 ? RunResult.Served.NONE
-						: new RunResult.Served(servedCount, percentile(served, 0.90), percentile(served, 0.99)),
-				judged);
+		return RunResult.builder(policyName, rate)
+			.requests(this.measured, this.withinSlo, this.rejected, this.stoppedEarly)
+			.ttftPercentiles(percentile(seconds, 0.50), percentile(seconds, 0.90), percentile(seconds, 0.99))
+			.ttftSeconds(seconds)
+			.hitRate(this.promptTokens == 0 ? 0 : (double) this.cachedTokens / this.promptTokens)
+			.loadCv(scrapes.meanLoadSpread())
+			.migrations(migrations)
+			.decisionNanosP99(took.length == 0 ? 0 : percentile(took, 0.99))
+			.timeline(scrapes.timeline())
+			.engines(scrapes.engineLoad())
+			.classes(classResults(now))
+			.prompts(new RunResult.PromptTokens(measuredPromptTokens, this.withinSloPromptTokens,
+					this.rejectedPromptTokens))
+			.served(servedCount == 0 ? RunResult.Served.NONE
+					: new RunResult.Served(servedCount, percentile(served, 0.90), percentile(served, 0.99)))
+			.judged(judged)
+			.build();
 	}
 
 	/**

@@ -7,7 +7,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The outcome of one policy at one arrival rate. TTFTs of requests that never got a first
  * token (rejected, or still waiting when the run ended) are censored at the end of the
- * run, so percentiles are lower bounds once they reach such requests.
+ * run, so percentiles are lower bounds once they reach such requests. Build one with
+ * {@link #builder}, which names every field it sets.
  *
  * @param policy policy name
  * @param rate arrival rate in requests per second
@@ -43,17 +44,158 @@ public record RunResult(String policy, double rate, int measured, int withinSlo,
 		List<ClassResult> classes, PromptTokens prompts, Served served, Judged judged) {
 
 	/**
-	 * A result judged with every measured request feasible, no quartiles, no rescue and
-	 * no work known (never transient).
+	 * A builder for a result of {@code policy} at {@code rate}: each field is set by
+	 * name, so a result reads as what it holds. Unset fields are zero or empty, and an
+	 * unset {@link Judged} counts every measured request feasible (no quartiles, no
+	 * rescue, no work known, so never transient).
 	 */
-	public RunResult(String policy, double rate, int measured, int withinSlo, int rejected, boolean stoppedEarly,
-			double ttftP50Seconds, double ttftP90Seconds, double ttftP99Seconds, double hitRate, double loadCv,
-			long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline,
-			EngineLoad engines, List<ClassResult> classes, PromptTokens prompts, Served served) {
-		this(policy, rate, measured, withinSlo, rejected, stoppedEarly, ttftP50Seconds, ttftP90Seconds, ttftP99Seconds,
-				hitRate, loadCv, migrations, decisionNanosP99, ttftSeconds, timeline, engines, classes, prompts, served,
-				new Judged(measured, withinSlo, prompts.measured(), prompts.withinSlo(), List.of(), 0, 0,
-						Double.POSITIVE_INFINITY));
+	public static Builder builder(String policy, double rate) {
+		return new Builder(policy, rate);
+	}
+
+	/** Builds a {@link RunResult} field by field; see {@link RunResult#builder}. */
+	public static final class Builder {
+
+		private final String policy;
+
+		private final double rate;
+
+		private int measured;
+
+		private int withinSlo;
+
+		private int rejected;
+
+		private boolean stoppedEarly;
+
+		private double ttftP50Seconds;
+
+		private double ttftP90Seconds;
+
+		private double ttftP99Seconds;
+
+		private double hitRate;
+
+		private double loadCv;
+
+		private long migrations;
+
+		private long decisionNanosP99;
+
+		private double[] ttftSeconds = new double[0];
+
+		private @Nullable Timeline timeline;
+
+		private EngineLoad engines = new EngineLoad(0, 0, 0, 0, 0);
+
+		private List<ClassResult> classes = List.of();
+
+		private PromptTokens prompts = new PromptTokens(0, 0, 0);
+
+		private Served served = Served.NONE;
+
+		private @Nullable Judged judged;
+
+		private Builder(String policy, double rate) {
+			this.policy = policy;
+			this.rate = rate;
+		}
+
+		/**
+		 * The measured requests: how many, how many had a first token within the SLO, how
+		 * many no instance accepted, and whether the run stopped early.
+		 */
+		public Builder requests(int measured, int withinSlo, int rejected, boolean stoppedEarly) {
+			this.measured = measured;
+			this.withinSlo = withinSlo;
+			this.rejected = rejected;
+			this.stoppedEarly = stoppedEarly;
+			return this;
+		}
+
+		/** The measured requests' TTFT percentiles, censored as the record says. */
+		public Builder ttftPercentiles(double p50Seconds, double p90Seconds, double p99Seconds) {
+			this.ttftP50Seconds = p50Seconds;
+			this.ttftP90Seconds = p90Seconds;
+			this.ttftP99Seconds = p99Seconds;
+			return this;
+		}
+
+		/** The measured requests' TTFTs, sorted (for the CDF chart). */
+		public Builder ttftSeconds(double[] sorted) {
+			this.ttftSeconds = sorted;
+			return this;
+		}
+
+		/** Engine prefix-cache hit tokens over the measured requests' prompt tokens. */
+		public Builder hitRate(double hitRate) {
+			this.hitRate = hitRate;
+			return this;
+		}
+
+		/** Mean coefficient of variation of per-instance load over scrape ticks. */
+		public Builder loadCv(double loadCv) {
+			this.loadCv = loadCv;
+			return this;
+		}
+
+		/** Requests the late-binding queue moved between instances. */
+		public Builder migrations(long migrations) {
+			this.migrations = migrations;
+			return this;
+		}
+
+		/** 99th percentile of the real time one {@code choose()} took. */
+		public Builder decisionNanosP99(long nanos) {
+			this.decisionNanosP99 = nanos;
+			return this;
+		}
+
+		/** Per-instance state at each scrape tick, when recorded. */
+		public Builder timeline(@Nullable Timeline timeline) {
+			this.timeline = timeline;
+			return this;
+		}
+
+		/** What the engines went through while measured requests arrived and ran. */
+		public Builder engines(EngineLoad engines) {
+			this.engines = engines;
+			return this;
+		}
+
+		/** Attainment per SLO class, the default class last. */
+		public Builder classes(List<ClassResult> classes) {
+			this.classes = classes;
+			return this;
+		}
+
+		/** Prompt tokens of the measured, within-SLO and rejected requests. */
+		public Builder prompts(PromptTokens prompts) {
+			this.prompts = prompts;
+			return this;
+		}
+
+		/** TTFT percentiles of the measured requests that got a first token. */
+		public Builder served(Served served) {
+			this.served = served;
+			return this;
+		}
+
+		/** The run on the {@link Yardstick}. */
+		public Builder judged(Judged judged) {
+			this.judged = judged;
+			return this;
+		}
+
+		public RunResult build() {
+			Judged j = this.judged != null ? this.judged : new Judged(this.measured, this.withinSlo,
+					this.prompts.measured(), this.prompts.withinSlo(), List.of(), 0, 0, Double.POSITIVE_INFINITY);
+			return new RunResult(this.policy, this.rate, this.measured, this.withinSlo, this.rejected,
+					this.stoppedEarly, this.ttftP50Seconds, this.ttftP90Seconds, this.ttftP99Seconds, this.hitRate,
+					this.loadCv, this.migrations, this.decisionNanosP99, this.ttftSeconds, this.timeline, this.engines,
+					this.classes, this.prompts, this.served, j);
+		}
+
 	}
 
 	/**

@@ -117,9 +117,10 @@ class SimulationTests {
 	private static RunResult shedsLongPromptsFrom6(double rate) {
 		int within = rate <= 10 ? 95 : 50;
 		long tokens = rate <= 6 ? 900_000 : 700_000;
-		return new RunResult("p", rate, 100, within, 0, false, 0, 0, 0, 0, 0, 0, 0, new double[0], null,
-				new RunResult.EngineLoad(0, 0, 0, 0, 0), List.of(), new RunResult.PromptTokens(1_000_000, tokens, 0),
-				RunResult.Served.NONE);
+		return RunResult.builder("p", rate)
+			.requests(100, within, 0, false)
+			.prompts(new RunResult.PromptTokens(1_000_000, tokens, 0))
+			.build();
 	}
 
 	@Test

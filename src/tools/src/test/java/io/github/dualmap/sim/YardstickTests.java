@@ -92,9 +92,11 @@ class YardstickTests {
 		for (int k = 0; k < 4; k++) {
 			q.add(new RunResult.SizeQuartile(k * 100, k * 100 + 99, 25, quartileWithin[k]));
 		}
-		return new RunResult("p", rate, 100, within, 0, false, 0, 0, 0, 0, 0, 0, 0, new double[0], null,
-				new RunResult.EngineLoad(0, 0, 0, 0, 0), List.of(), new RunResult.PromptTokens(1000, tokens, 0),
-				RunResult.Served.NONE, new RunResult.Judged(100, within, 1000, tokens, q, 0, work, 100));
+		return RunResult.builder("p", rate)
+			.requests(100, within, 0, false)
+			.prompts(new RunResult.PromptTokens(1000, tokens, 0))
+			.judged(new RunResult.Judged(100, within, 1000, tokens, q, 0, work, 100))
+			.build();
 	}
 
 	@Test
