@@ -81,7 +81,7 @@ public record MembershipSchedule(List<Step> steps) {
 				steps.add(new Step(-1, value / 100, delta, s));
 			}
 			else {
-				Duration at = SimCommand.parseDuration("--scale", m.group(1) + unit);
+				Duration at = DurationOption.parse("--scale", m.group(1) + unit);
 				steps.add(new Step(at.toNanos(), Double.NaN, delta, s));
 			}
 		}

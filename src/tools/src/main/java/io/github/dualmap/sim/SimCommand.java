@@ -10,27 +10,18 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.function.BooleanSupplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import io.github.dualmap.autoconfigure.DualMapProperties;
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.engine.EngineProfile;
-import io.github.dualmap.sim.report.Charts;
-import io.github.dualmap.sim.report.MarkdownTable;
-import io.github.dualmap.sim.report.ResultsJson;
 import io.github.dualmap.sim.report.ScalingReport;
 import io.github.dualmap.sim.trace.AzureTraceReader;
 import io.github.dualmap.sim.trace.MooncakeTraceReader;
 import io.github.dualmap.sim.trace.SyntheticWorkload;
 import io.github.dualmap.sim.trace.Trace;
 import io.github.dualmap.sim.trace.TraceFormatException;
-import me.tongfei.progressbar.ConsoleProgressBarConsumer;
-import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -38,7 +29,9 @@ import picocli.CommandLine.Option;
 /**
  * The {@code sim} sub-command of the exec jar: replays a trace into every chosen policy,
  * searches each one's capacity, prints a markdown table and writes {@code results.json}
- * and PNG charts. Bad input ends with exit code 2 and one line saying what is wrong.
+ * and PNG charts. This class holds the options and checks them into a {@link SimPlan};
+ * {@link SimRun} runs the plan and writes its outputs. Bad input ends with exit code 2
+ * and one line saying what is wrong.
  */
 @Command(name = "sim", mixinStandardHelpOptions = true, sortOptions = false,
 		description = "Discrete-event capacity benchmark of routing policies on a trace.")
@@ -239,7 +232,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	@Override
 	public Integer call() {
 		try {
-			return execute();
+			return new SimRun(plan(), stdout).run();
 		}
 		catch (TraceFormatException | IllegalArgumentException | UncheckedIOException ex) {
 			stderr.println("sim: " + ex.getMessage());
@@ -251,7 +244,13 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 	}
 
-	private int execute() throws IOException {
+	/**
+	 * Checks the options, reads the workload and makes the output directory: what
+	 * {@link SimRun} runs. Checks come in a fixed order, so a command line with several
+	 * mistakes is told about the same one each time.
+	 * @throws IllegalArgumentException naming the first option that is wrong
+	 */
+	private SimPlan plan() {
 		positive("--instances", instances);
 		positive("--routers", routers);
 		positive("--threads", threads);
@@ -276,17 +275,17 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException(
 					"--rate must be between " + MIN_RATE + " and " + (long) MAX_RATE + " req/s but was " + rate);
 		}
-		Duration slo = parseDuration("--slo-ttft", sloTtft);
+		Duration slo = DurationOption.parse("--slo-ttft", sloTtft);
 		if (slo.isZero()) {
 			throw new IllegalArgumentException("--slo-ttft must be > 0 but was " + sloTtft);
 		}
-		Duration delay = parseDuration("--network-delay", networkDelay);
-		Duration scrape = scrapeInterval == null ? null : parseDuration("--scrape-interval", scrapeInterval);
+		Duration delay = DurationOption.parse("--network-delay", networkDelay);
+		Duration scrape = scrapeInterval == null ? null : DurationOption.parse("--scrape-interval", scrapeInterval);
 		if (scrape != null && scrape.isZero()) {
 			throw new IllegalArgumentException("--scrape-interval must be > 0 but was " + scrapeInterval);
 		}
-		Duration rampUp = parseDuration("--slow-start", slowStart);
-		Duration windowLength = parseDuration("--window", window);
+		Duration rampUp = DurationOption.parse("--slow-start", slowStart);
+		Duration windowLength = DurationOption.parse("--window", window);
 		if (windowLength.isZero()) {
 			throw new IllegalArgumentException("--window must be > 0 but was " + window);
 		}
@@ -312,7 +311,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		// rate, which pushes waits past the SLO after about SLO / e: to tell a rate from
 		// one a tolerance above it, a run must last at least SLO / tolerance.
 		Duration steady = minDuration == null ? Duration.ofNanos(Math.round(slo.toNanos() / tolerance))
-				: parseDuration("--min-duration", minDuration);
+				: DurationOption.parse("--min-duration", minDuration);
 		Path dir = out;
 		if (dir == null) {
 			throw new IllegalArgumentException("--out is required");
@@ -346,102 +345,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException("the workload has " + workloadTrace.size()
 					+ " requests, not more than --warmup " + warmup + "; nothing would be measured");
 		}
-		if (tenants != null) {
-			return noisy(baseTrace, specs, config, engine, steady.toNanos() / 1e9, tolerance, dir);
-		}
-		if (rate != null && !membership.isEmpty()) {
-			return scaled(Workload.of(workloadTrace), specs, config, rate, membership, windowLength, dir);
-		}
-		CapacityBenchmark benchmark = new CapacityBenchmark(baseTrace, repeat, config, threads, !noStop, engine,
-				steady.toNanos() / 1e9);
-		CapacitySearch search = new CapacitySearch(START_RATE_PER_INSTANCE * instances, tolerance, 10, targetAttainment,
-				targetPromptTokens, sizeFloor);
-		long steps = rate != null ? specs.size() : (long) specs.size() * (search.expectedEvaluations() + 1);
-		BenchmarkReport report;
-		try (ProgressBar bar = progressBar(steps)) {
-			Runnable progress = bar == null ? () -> {
-			} : bar::step;
-			report = rate != null ? benchmark.atRate(specs, rate, progress) : benchmark.search(specs, search, progress);
-			if (bar != null) {
-				bar.maxHint(bar.getCurrent());
-			}
-		}
-		ResultsJson.write(report, dir.resolve("results.json"));
-		if (!classes.isEmpty()) {
-			ResultsJson.writeClasses(report, dir.resolve("classes.json"));
-		}
-		if (engineTimeline) {
-			ResultsJson.writeTimeline(report, dir.resolve("engine_timeline.json"));
-		}
-		Charts.writeAll(report, dir);
-		stdout.print(MarkdownTable.render(report));
-		stdout.print(MarkdownTable.workBound(report, WorkBound.of(workloadTrace, engine, warmup),
-				WorkBound.pooledLru(workloadTrace, engine, warmup, instances), engine.name()));
-		stdout.flush();
-		return 0;
-	}
-
-	private int noisy(Trace base, List<PolicySpec> specs, SimulationConfig config, EngineProfile engine,
-			double minWindowSeconds, double tolerance, Path dir) throws IOException {
-		CapacitySearch search = new CapacitySearch(START_RATE_PER_INSTANCE * instances, tolerance, 10, targetAttainment,
-				targetPromptTokens, sizeFloor);
-		List<NoisyNeighbour.Result> results = new ArrayList<>();
-		try (ProgressBar bar = progressBar((long) specs.size() * (2L * (search.expectedEvaluations() + 1) + 3))) {
-			Runnable progress = bar == null ? () -> {
-			} : bar::step;
-			for (PolicySpec p : specs) {
-				results.add(NoisyNeighbour.run(base, repeat, config, threads, engine, minWindowSeconds, p, search, rate,
-						progress));
-			}
-		}
-		String table = NoisyNeighbour.markdown(base.name(), instances, config.slo().toNanos() / 1e9, results);
-		Files.writeString(dir.resolve("noisy.md"), table);
-		stdout.print(table);
-		stdout.flush();
-		return 0;
-	}
-
-	private int scaled(Workload workload, List<PolicySpec> specs, SimulationConfig config, double at,
-			MembershipSchedule membership, Duration windowLength, Path dir) throws IOException {
-		List<ScalingTimeline> timelines = ScaledRuns.run(workload, specs, config, at, membership,
-				windowLength.toNanos(), threads);
-		Trace t = workload.trace();
-		ScalingReport.write(ScalingReport.toJson(t.name(), instances, at, membership.toString(),
-				config.slo().toNanos() / 1e9, timelines), timelines, dir);
-		stdout.printf(Locale.ROOT, "Trace %s, %d instances, %.2f req/s, --scale %s, windows of %s%n%n", t.name(),
-				instances, at, membership, window);
-		stdout.print(ScalingReport.markdown(timelines));
-		stdout.flush();
-		return 0;
-	}
-
-	private @Nullable ProgressBar progressBar(long steps) {
-		if (!stderrIsTerminal(Path.of("/proc/self/fd/2"), () -> System.console() != null)) {
-			return null;
-		}
-		return new ProgressBarBuilder().setTaskName("sim")
-			.setInitialMax(steps)
-			.setUnit(" runs", 1)
-			.setConsumer(new ConsoleProgressBarConsumer(System.err))
-			.build();
-	}
-
-	/**
-	 * Whether stderr, where the progress bar goes, is a terminal: on Linux, whether
-	 * {@code stderrLink} ({@code /proc/self/fd/2}) links to a terminal device
-	 * ({@code /dev/pts/*}, {@code /dev/tty*}); where there is no such link,
-	 * {@code fallback} ({@code System.console() != null}, which asks about stdin and
-	 * stdout, not stderr).
-	 */
-	static boolean stderrIsTerminal(Path stderrLink, BooleanSupplier fallback) {
-		String target;
-		try {
-			target = Files.readSymbolicLink(stderrLink).toString();
-		}
-		catch (IOException | UnsupportedOperationException | SecurityException ex) {
-			return fallback.getAsBoolean();
-		}
-		return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty");
+		SimPlan.Kind kind = tenants != null ? SimPlan.Kind.NOISY_NEIGHBOUR
+				: rate != null && !membership.isEmpty() ? SimPlan.Kind.MEMBERSHIP_CHANGES : SimPlan.Kind.CAPACITY;
+		return new SimPlan(kind, baseTrace, repeat, workloadTrace, specs, engine, config,
+				new SimPlan.Search(tolerance, steady.toNanos() / 1e9, !noStop), rate,
+				new SimPlan.Scaling(membership, windowLength, window), threads, dir, engineTimeline);
 	}
 
 	private Trace loadTrace() {
@@ -478,20 +386,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		};
 	}
 
-	static List<PolicySpec> policySpecs(String list) {
-		return policySpecs(list, QueueSettings.ofDefaults());
-	}
-
-	/** The rows named in {@code list}; DualMap rows start from {@code queue}. */
-	static List<PolicySpec> policySpecs(String list, QueueSettings queue) {
-		return policySpecs(list, queue, EngineProfile.named(EngineProfile.DEFAULT));
-	}
-
 	/**
-	 * The rows named in {@code list}; DualMap rows start from {@code queue}, the oracle
-	 * row takes {@code engine}'s coefficients.
+	 * The rows named in {@code list} ({@code --policies}); DualMap rows start from
+	 * {@code queue}, the oracle row takes {@code engine}'s coefficients.
 	 */
-	static List<PolicySpec> policySpecs(String list, QueueSettings queue, EngineProfile engine) {
+	private static List<PolicySpec> policySpecs(String list, QueueSettings queue, EngineProfile engine) {
 		List<String> names = list.strip().equals("all") ? PolicySpec.names()
 				: Arrays.stream(list.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
 		if (names.isEmpty()) {
@@ -507,15 +406,6 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		return out;
 	}
 
-	private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m)?");
-
-	/**
-	 * The longest duration an option takes: a day. Longer ones mean nothing for a TTFT, a
-	 * delay or a scrape interval, and added to arrival times in nanoseconds they once
-	 * wrapped the simulation's clock.
-	 */
-	static final double MAX_DURATION_NANOS = 86_400e9;
-
 	/**
 	 * {@code --rate} bounds, req/s: below 0.001 a replay of a long trace lasts longer
 	 * than the simulation's nanosecond clock holds; above a million no engine serves it.
@@ -523,30 +413,6 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	static final double MIN_RATE = 0.001;
 
 	static final double MAX_RATE = 1_000_000;
-
-	/**
-	 * Parses {@code 5s}, {@code 800ms}, {@code 1.5s}, {@code 2m}, or bare seconds, at
-	 * most a day.
-	 */
-	static Duration parseDuration(String option, String text) {
-		Matcher m = DURATION.matcher(text.strip().toLowerCase(Locale.ROOT));
-		if (!m.matches()) {
-			throw new IllegalArgumentException(
-					option + " must be a duration like 5s, 800ms or 2m but was '" + text + "'");
-		}
-		double value = Double.parseDouble(m.group(1));
-		String unit = m.group(2) == null ? "s" : m.group(2);
-		double nanos = switch (unit) {
-			case "ms" -> value * 1e6;
-			case "m" -> value * 60e9;
-			default -> value * 1e9;
-		};
-		if (nanos > MAX_DURATION_NANOS) {
-			throw new IllegalArgumentException(
-					option + " must be at most 1 day (86400s or 1440m) but was '" + text + "'");
-		}
-		return Duration.ofNanos(Math.round(nanos));
-	}
 
 	private static void positive(String option, int value) {
 		if (value <= 0) {

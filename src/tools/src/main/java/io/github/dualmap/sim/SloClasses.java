@@ -104,7 +104,7 @@ public record SloClasses(List<SloClass> classes) {
 							"--slo-classes: the priority of '" + name + "' is not an integer: '" + p + "'");
 				}
 			}
-			classes.add(new SloClass(name, SimCommand.parseDuration("--slo-classes", fields[0]), share, priority));
+			classes.add(new SloClass(name, DurationOption.parse("--slo-classes", fields[0]), share, priority));
 		}
 		return new SloClasses(classes);
 	}

@@ -401,14 +401,14 @@ class SimCommandTests {
 		Path devNull = Files.createSymbolicLink(dir.resolve("fd-null"), Path.of("/dev/null"));
 		// A terminal's stderr shows the bar whatever the console says, and a redirected
 		// one does not.
-		assertThat(SimCommand.stderrIsTerminal(pts, () -> false)).isTrue();
-		assertThat(SimCommand.stderrIsTerminal(tty, () -> false)).isTrue();
+		assertThat(SimRun.stderrIsTerminal(pts, () -> false)).isTrue();
+		assertThat(SimRun.stderrIsTerminal(tty, () -> false)).isTrue();
 		for (Path redirected : List.of(log, pipe, devNull)) {
-			assertThat(SimCommand.stderrIsTerminal(redirected, () -> true)).as(redirected.toString()).isFalse();
+			assertThat(SimRun.stderrIsTerminal(redirected, () -> true)).as(redirected.toString()).isFalse();
 		}
 		// No link to read (not Linux): the console decides.
-		assertThat(SimCommand.stderrIsTerminal(dir.resolve("none"), () -> true)).isTrue();
-		assertThat(SimCommand.stderrIsTerminal(dir.resolve("none"), () -> false)).isFalse();
+		assertThat(SimRun.stderrIsTerminal(dir.resolve("none"), () -> true)).isTrue();
+		assertThat(SimRun.stderrIsTerminal(dir.resolve("none"), () -> false)).isFalse();
 	}
 
 	@Test
@@ -432,16 +432,16 @@ class SimCommandTests {
 			assertThat(err.toString().lines()).hasSize(1);
 		}
 		// The bounds themselves are accepted.
-		assertThat(SimCommand.parseDuration("--slo-ttft", "86400s").toSeconds()).isEqualTo(86_400);
-		assertThat(SimCommand.parseDuration("--slo-ttft", "1440m").toSeconds()).isEqualTo(86_400);
+		assertThat(DurationOption.parse("--slo-ttft", "86400s").toSeconds()).isEqualTo(86_400);
+		assertThat(DurationOption.parse("--slo-ttft", "1440m").toSeconds()).isEqualTo(86_400);
 	}
 
 	@Test
 	void parsesDurations() {
-		assertThat(SimCommand.parseDuration("x", "5s").toMillis()).isEqualTo(5000);
-		assertThat(SimCommand.parseDuration("x", "800ms").toMillis()).isEqualTo(800);
-		assertThat(SimCommand.parseDuration("x", "1.5").toMillis()).isEqualTo(1500);
-		assertThat(SimCommand.parseDuration("x", "2m").toSeconds()).isEqualTo(120);
+		assertThat(DurationOption.parse("x", "5s").toMillis()).isEqualTo(5000);
+		assertThat(DurationOption.parse("x", "800ms").toMillis()).isEqualTo(800);
+		assertThat(DurationOption.parse("x", "1.5").toMillis()).isEqualTo(1500);
+		assertThat(DurationOption.parse("x", "2m").toSeconds()).isEqualTo(120);
 	}
 
 }
