@@ -87,6 +87,25 @@ class YardstickTests {
 		assertThat(y.knowsWork()).isFalse();
 	}
 
+	@Test
+	void aResultBuiltWithoutAJudgementCountsEveryMeasuredRequestFeasibleAndIsNeverTransient() {
+		RunResult r = RunResult.builder("p", 4)
+			.requests(100, 80, 5, false)
+			.prompts(new RunResult.PromptTokens(1000, 700, 50))
+			.build();
+		assertThat(r.judged())
+			.isEqualTo(new RunResult.Judged(100, 80, 1000, 700, List.of(), 0, 0, Double.POSITIVE_INFINITY));
+		assertThat(r.judged().isTransient()).isFalse();
+		assertThat(r.feasibleShare()).isEqualTo(1);
+		assertThat(r.rejectedShare()).isEqualTo(0.05);
+		assertThat(r.passesHeadline(0.8, 0.7, 1)).isTrue();
+		assertThat(r.passesHeadline(0.81, 0.7, 1)).isFalse();
+		assertThat(r.served()).isEqualTo(RunResult.Served.NONE);
+		assertThat(r.ttftSeconds()).isEmpty();
+		assertThat(r.classes()).isEmpty();
+		assertThat(r.timeline()).isNull();
+	}
+
 	private static RunResult judged(double rate, int within, long tokens, int[] quartileWithin, double work) {
 		List<RunResult.SizeQuartile> q = new ArrayList<>();
 		for (int k = 0; k < 4; k++) {
