@@ -26,8 +26,6 @@ import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
-import org.springframework.test.context.DynamicPropertyRegistry;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -159,14 +157,6 @@ public final class StubEngine {
 			assertThat(pool.queues().queued()).isZero();
 			assertThat(pool.instancePool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
 		});
-	}
-
-	/** Lists {@code engines} as the instances of {@code service} in simple discovery. */
-	public static void discover(DynamicPropertyRegistry properties, String service, List<StubEngine> engines) {
-		for (int i = 0; i < engines.size(); i++) {
-			properties.add("spring.cloud.discovery.client.simple.instances." + service + "[" + i + "].uri",
-					engines.get(i)::uri);
-		}
 	}
 
 	public StubEngine(String name) {
