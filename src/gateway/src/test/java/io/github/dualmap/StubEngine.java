@@ -26,8 +26,6 @@ import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
-import org.springframework.test.context.DynamicPropertyRegistry;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -137,6 +135,12 @@ public final class StubEngine {
 
 	private final int port;
 
+	/**
+	 * What {@link #reset()} puts the engine back to: answering, or one of the modes of
+	 * {@link #unresponsive(String)} and {@link #gone(String)}, which hold for good.
+	 */
+	private final Mode mode;
+
 	private volatile DisposableServer server;
 
 	// Every connection of the stub, so that stopping it also drops the gateway's pooled
@@ -155,18 +159,32 @@ public final class StubEngine {
 		});
 	}
 
-	/** Lists {@code engines} as the instances of {@code service} in simple discovery. */
-	public static void discover(DynamicPropertyRegistry properties, String service, List<StubEngine> engines) {
-		for (int i = 0; i < engines.size(); i++) {
-			properties.add("spring.cloud.discovery.client.simple.instances." + service + "[" + i + "].uri",
-					engines.get(i)::uri);
-		}
+	public StubEngine(String name) {
+		this(name, Mode.ANSWERING);
 	}
 
-	public StubEngine(String name) {
+	private StubEngine(String name, Mode mode) {
 		this.name = name;
+		this.mode = mode;
 		this.server = bind(0);
 		this.port = this.server.port();
+		reset();
+	}
+
+	/**
+	 * A hung engine, for good: it accepts connections and reads requests but never
+	 * answers one, its scrapes included; {@link #reset()} keeps it so.
+	 */
+	public static StubEngine unresponsive(String name) {
+		return new StubEngine(name, Mode.UNRESPONSIVE);
+	}
+
+	/**
+	 * An engine that is gone, for good: its address is a free loopback port, so
+	 * connections to it are refused; {@link #reset()} does not bring it back.
+	 */
+	public static StubEngine gone(String name) {
+		return new StubEngine(name, Mode.GONE);
 	}
 
 	private DisposableServer bind(int port) {
@@ -236,16 +254,22 @@ public final class StubEngine {
 	/**
 	 * Every knob at its default: answering at once, nothing refused, hung or crashing, an
 	 * empty engine queue, default gauges, no held responses; listening again if stopped.
-	 * Counters and stored responses stay.
+	 * Counters and stored responses stay. An {@link #unresponsive(String) unresponsive}
+	 * engine stays hung, a {@link #gone(String) gone} one stopped.
 	 */
 	public void reset() {
-		restart();
+		if (this.mode == Mode.GONE) {
+			stop();
+		}
+		else {
+			restart();
+		}
 		releaseResponses();
 		this.waiting.set(0);
 		this.refuseWith.set(0);
 		this.crash.set("");
-		this.hung.set(false);
-		this.scrapesHang.set(false);
+		this.hung.set(this.mode == Mode.UNRESPONSIVE);
+		this.scrapesHang.set(this.mode == Mode.UNRESPONSIVE);
 		this.endless.set(false);
 		this.firstByteDelay.set(Duration.ZERO);
 	}
@@ -387,6 +411,13 @@ public final class StubEngine {
 				# TYPE vllm:kv_cache_usage_perc gauge
 				vllm:kv_cache_usage_perc{engine="0",model_name="m"} %s
 				""".formatted(this.running.get(), this.waiting.get(), this.kvCacheUsage.get()) + prefixCounters;
+	}
+
+	/** What an engine is between tests: see {@link #reset()}. */
+	private enum Mode {
+
+		ANSWERING, UNRESPONSIVE, GONE
+
 	}
 
 }

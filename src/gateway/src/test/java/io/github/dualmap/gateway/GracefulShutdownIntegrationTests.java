@@ -30,6 +30,8 @@ import static org.awaitility.Awaitility.await;
  * web server has stopped, so the queued request still gets its answer at its wait bound
  * (a 503 with {@code Retry-After}, as without a shutdown) instead of waiting for an event
  * that may come much later.
+ * <p>
+ * Not a {@code @GatewayIntegrationTest}: the test closes its gateway itself.
  */
 class GracefulShutdownIntegrationTests {
 

@@ -10,9 +10,9 @@ import java.util.Set;
 import java.util.zip.CRC32;
 import java.util.zip.GZIPOutputStream;
 
+import io.github.dualmap.Discovered;
 import io.github.dualmap.GatewayIntegrationTest;
 import io.github.dualmap.StubEngine;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import tools.jackson.databind.JsonNode;
@@ -22,8 +22,6 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -36,92 +34,72 @@ import static org.assertj.core.api.Assertions.assertThat;
  * that name no known model find no route.
  */
 @GatewayIntegrationTest(properties = { "dualmap.services=llama,qwen,gone", "dualmap.scrape.enabled=false",
-		"dualmap.max-body-size=1MB" })
+		"dualmap.max-body-size=1MB",
+		// Every route here: a list binds from one property source.
+		"spring.cloud.gateway.server.webflux.routes[0].id=llama",
+		"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llama",
+		"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
+		"spring.cloud.gateway.server.webflux.routes[0].predicates[1]=Model=meta-llama/*",
+		"spring.cloud.gateway.server.webflux.routes[1].id=qwen",
+		"spring.cloud.gateway.server.webflux.routes[1].uri=lb://qwen",
+		"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/v1/**",
+		"spring.cloud.gateway.server.webflux.routes[1].predicates[1]=Model=Qwen/Qwen2.5-7B-Instruct,qwen-lora-*",
+		"spring.cloud.gateway.server.webflux.routes[2].id=hosted",
+		"spring.cloud.gateway.server.webflux.routes[2].uri=${stub-engines.hosted}",
+		"spring.cloud.gateway.server.webflux.routes[2].predicates[0]=Path=/v1/**",
+		"spring.cloud.gateway.server.webflux.routes[2].predicates[1]=Model=gpt-*",
+		"spring.cloud.gateway.server.webflux.routes[3].id=models",
+		"spring.cloud.gateway.server.webflux.routes[3].uri=no://op",
+		"spring.cloud.gateway.server.webflux.routes[3].predicates[0]=Path=/v1/models",
+		"spring.cloud.gateway.server.webflux.routes[3].filters[0]=ModelList",
+		"spring.cloud.gateway.server.webflux.routes[4].id=gone-models",
+		"spring.cloud.gateway.server.webflux.routes[4].uri=no://op",
+		"spring.cloud.gateway.server.webflux.routes[4].predicates[0]=Path=/gone/v1/models",
+		"spring.cloud.gateway.server.webflux.routes[4].filters[0]=ModelList=gone",
+		// After the Model routes: one they share paths with, one they do not.
+		"spring.cloud.gateway.server.webflux.routes[5].id=plain",
+		"spring.cloud.gateway.server.webflux.routes[5].uri=${stub-engines.hosted}",
+		"spring.cloud.gateway.server.webflux.routes[5].predicates[0]=Path=/v1/**",
+		"spring.cloud.gateway.server.webflux.routes[5].predicates[1]=Header=x-plain",
+		"spring.cloud.gateway.server.webflux.routes[6].id=upload",
+		"spring.cloud.gateway.server.webflux.routes[6].uri=${stub-engines.hosted}",
+		"spring.cloud.gateway.server.webflux.routes[6].predicates[0]=Path=/upload/**",
+		"spring.cloud.gateway.server.webflux.routes[6].filters[0]=SetPath=/v1/chat/completions",
+		// A speech-to-text model, chosen by the model field of the upload (the stub
+		// answers on its completions path).
+		"spring.cloud.gateway.server.webflux.routes[7].id=whisper",
+		"spring.cloud.gateway.server.webflux.routes[7].uri=${stub-engines.whisper}",
+		"spring.cloud.gateway.server.webflux.routes[7].predicates[0]=Path=/v1/audio/**",
+		"spring.cloud.gateway.server.webflux.routes[7].predicates[1]=Model=whisper-*",
+		"spring.cloud.gateway.server.webflux.routes[7].filters[0]=SetPath=/v1/completions",
+		"spring.cloud.gateway.server.webflux.routes[8].id=some-models",
+		"spring.cloud.gateway.server.webflux.routes[8].uri=no://op",
+		"spring.cloud.gateway.server.webflux.routes[8].predicates[0]=Path=/some/v1/models",
+		"spring.cloud.gateway.server.webflux.routes[8].filters[0]=ModelList=qwen,whisper",
+		// The speech pool is not DualMap's: found through discovery.
+		"dualmap.model-list.other-services=whisper" })
 class ModelRoutingIntegrationTests {
 
+	@Discovered("llama")
 	static final List<StubEngine> LLAMA = List.of(new StubEngine("llama-a"), new StubEngine("llama-b"));
 
+	@Discovered("qwen")
 	static final StubEngine QWEN = new StubEngine("qwen");
 
+	/** The plain backend: a route's URI, in no service. */
+	@Discovered({})
 	static final StubEngine HOSTED = new StubEngine("hosted");
 
+	/** The speech pool, not DualMap's. */
+	@Discovered("whisper")
 	static final StubEngine WHISPER = new StubEngine("whisper");
 
-	/** The one instance of the pool "gone": stopped before the gateway starts. */
-	static final StubEngine GONE = new StubEngine("gone");
-
-	static {
-		GONE.stop();
-	}
+	/** The one instance of the pool "gone", gone before the gateway starts. */
+	@Discovered("gone")
+	static final StubEngine GONE = StubEngine.gone("gone");
 
 	@Autowired
 	WebTestClient client;
-
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		for (int i = 0; i < LLAMA.size(); i++) {
-			properties.add("spring.cloud.discovery.client.simple.instances.llama[" + i + "].uri", LLAMA.get(i)::uri);
-		}
-		properties.add("spring.cloud.discovery.client.simple.instances.qwen[0].uri", QWEN::uri);
-		// Every route here: a list binds from one property source.
-		route(properties, 0, "llama", "lb://llama", "Model=meta-llama/*");
-		route(properties, 1, "qwen", "lb://qwen", "Model=Qwen/Qwen2.5-7B-Instruct,qwen-lora-*");
-		route(properties, 2, "hosted", HOSTED.uri(), "Model=gpt-*");
-		String models = "spring.cloud.gateway.server.webflux.routes[3].";
-		properties.add(models + "id", () -> "models");
-		properties.add(models + "uri", () -> "no://op");
-		properties.add(models + "predicates[0]", () -> "Path=/v1/models");
-		properties.add(models + "filters[0]", () -> "ModelList");
-		// The speech pool is not DualMap's: found through discovery.
-		properties.add("dualmap.model-list.other-services", () -> "whisper");
-		properties.add("spring.cloud.discovery.client.simple.instances.whisper[0].uri", WHISPER::uri);
-		String some = "spring.cloud.gateway.server.webflux.routes[8].";
-		properties.add(some + "id", () -> "some-models");
-		properties.add(some + "uri", () -> "no://op");
-		properties.add(some + "predicates[0]", () -> "Path=/some/v1/models");
-		properties.add(some + "filters[0]", () -> "ModelList=qwen,whisper");
-		String gone = "spring.cloud.gateway.server.webflux.routes[4].";
-		properties.add(gone + "id", () -> "gone-models");
-		properties.add(gone + "uri", () -> "no://op");
-		properties.add(gone + "predicates[0]", () -> "Path=/gone/v1/models");
-		properties.add(gone + "filters[0]", () -> "ModelList=gone");
-		properties.add("spring.cloud.discovery.client.simple.instances.gone[0].uri", GONE::uri);
-		// After the Model routes: one they share paths with, one they do not.
-		String plain = "spring.cloud.gateway.server.webflux.routes[5].";
-		properties.add(plain + "id", () -> "plain");
-		properties.add(plain + "uri", HOSTED::uri);
-		properties.add(plain + "predicates[0]", () -> "Path=/v1/**");
-		properties.add(plain + "predicates[1]", () -> "Header=x-plain");
-		String upload = "spring.cloud.gateway.server.webflux.routes[6].";
-		properties.add(upload + "id", () -> "upload");
-		properties.add(upload + "uri", HOSTED::uri);
-		properties.add(upload + "predicates[0]", () -> "Path=/upload/**");
-		properties.add(upload + "filters[0]", () -> "SetPath=/v1/chat/completions");
-		// A speech-to-text model, chosen by the model field of the upload (the stub
-		// answers on its completions path).
-		String whisper = "spring.cloud.gateway.server.webflux.routes[7].";
-		properties.add(whisper + "id", () -> "whisper");
-		properties.add(whisper + "uri", WHISPER::uri);
-		properties.add(whisper + "predicates[0]", () -> "Path=/v1/audio/**");
-		properties.add(whisper + "predicates[1]", () -> "Model=whisper-*");
-		properties.add(whisper + "filters[0]", () -> "SetPath=/v1/completions");
-	}
-
-	private static void route(DynamicPropertyRegistry properties, int index, String id, String uri, String model) {
-		String prefix = "spring.cloud.gateway.server.webflux.routes[" + index + "].";
-		properties.add(prefix + "id", () -> id);
-		properties.add(prefix + "uri", () -> uri);
-		properties.add(prefix + "predicates[0]", () -> "Path=/v1/**");
-		properties.add(prefix + "predicates[1]", () -> model);
-	}
-
-	@AfterAll
-	static void stopEngines() {
-		LLAMA.forEach(StubEngine::stop);
-		QWEN.stop();
-		HOSTED.stop();
-		WHISPER.stop();
-	}
 
 	static String chat(String model, String system, String user) {
 		return """

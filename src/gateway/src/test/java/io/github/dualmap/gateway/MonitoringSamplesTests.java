@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -14,18 +13,15 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
 import io.github.dualmap.StubEngine;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Import;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -35,21 +31,17 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code config-samples/prometheus-rules.yml} is well formed and every metric it queries
  * is one a running gateway (scraping, queue mode, replica sync on) exports.
  */
+@GatewayIntegrationTest(properties = { "dualmap.scrape.interval=50ms", "dualmap.replicas.enabled=true",
+		"dualmap.replicas.token=t", "management.endpoints.web.exposure.include=prometheus" })
 class MonitoringSamplesTests {
 
 	private static final Pattern METRIC = Pattern.compile("\\bdualmap_[a-z_]+");
 
-	private final StubEngine engine = new StubEngine("only");
+	@Discovered
+	static final StubEngine ENGINE = new StubEngine("only");
 
-	private ConfigurableApplicationContext context;
-
-	@AfterEach
-	void stop() {
-		if (this.context != null) {
-			this.context.close();
-		}
-		this.engine.stop();
-	}
+	@Autowired
+	WebTestClient client;
 
 	@SuppressWarnings("unchecked")
 	private static List<Map<String, Object>> rules() throws IOException {
@@ -110,29 +102,15 @@ class MonitoringSamplesTests {
 		}
 		assertThat(queried).hasSizeGreaterThan(15);
 
-		this.context = new SpringApplicationBuilder(App.class)
-			.properties("server.port=0", "server.address=127.0.0.1",
-					"spring.cloud.gateway.server.webflux.routes[0].id=llm",
-					"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
-					"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/v1/**",
-					"spring.cloud.discovery.client.simple.instances.llm[0].uri=" + this.engine.uri(),
-					"spring.cloud.loadbalancer.cache.enabled=false", "dualmap.services=llm",
-					"dualmap.scrape.interval=50ms", "dualmap.replicas.enabled=true", "dualmap.replicas.token=t",
-					"management.endpoints.web.exposure.include=prometheus")
-			.run();
-		WebTestClient client = WebTestClient.bindToServer()
-			.baseUrl("http://127.0.0.1:" + this.context.getEnvironment().getProperty("local.server.port"))
-			.responseTimeout(Duration.ofSeconds(30))
-			.build();
 		// One streamed request: TTFT and SLO meters exist once a first token was seen.
-		client.post()
+		this.client.post()
 			.uri("/v1/chat/completions")
 			.contentType(MediaType.APPLICATION_JSON)
 			.bodyValue("{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}")
 			.exchange()
 			.expectStatus()
 			.isOk();
-		String exported = client.get()
+		String exported = this.client.get()
 			.uri("/actuator/prometheus")
 			.exchange()
 			.expectStatus()
@@ -208,13 +186,6 @@ class MonitoringSamplesTests {
 			}
 		}
 		return -1;
-	}
-
-	@SpringBootConfiguration
-	@EnableAutoConfiguration
-	@Import(OwnReactorResources.class)
-	static class App {
-
 	}
 
 }

@@ -30,6 +30,9 @@ import static org.awaitility.Awaitility.await;
  * A replica that (re)starts with replica sync is not ready while it waits for a peer's
  * start-up snapshot, when its readiness group includes {@code dualMapReplicas}; it turns
  * ready once the snapshot is applied. Liveness never waits.
+ * <p>
+ * Not a {@code @GatewayIntegrationTest}: each test starts its own gateway, with settings
+ * of its own, while the peer it bootstraps from waits for the test.
  */
 class ReplicaBootstrapReadinessIntegrationTests {
 

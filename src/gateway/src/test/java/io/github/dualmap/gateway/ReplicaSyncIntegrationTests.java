@@ -41,6 +41,8 @@ import static org.awaitility.Awaitility.await;
  * replica B has A as a static peer. What one replica sends to an instance, the other then
  * knows is cached there. The receiving endpoint wins over a catch-all gateway route and
  * refuses bad input with OpenAI-style errors.
+ * <p>
+ * Not a {@code @GatewayIntegrationTest}: three gateways in one test class.
  */
 class ReplicaSyncIntegrationTests {
 

@@ -11,7 +11,6 @@ import java.util.List;
 import io.github.dualmap.Discovered;
 import io.github.dualmap.GatewayIntegrationTest;
 import io.github.dualmap.StubEngine;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -20,8 +19,6 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.MediaType;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -51,37 +48,15 @@ class UpstreamFailureIntegrationTests {
 	@Discovered
 	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"));
 
-	/** The addresses of two engines that are gone: connections to them are refused. */
-	static final List<String> GONE = List.of(gone(), gone());
-
-	static String gone() {
-		StubEngine engine = new StubEngine("gone");
-		engine.stop();
-		return engine.instanceId();
-	}
+	/** Two engines that are gone: connections to them are refused. */
+	@Discovered("gone")
+	static final List<StubEngine> GONE = List.of(StubEngine.gone("gone-a"), StubEngine.gone("gone-b"));
 
 	@Autowired
 	WebTestClient client;
 
 	@LocalServerPort
 	int port;
-
-	@DynamicPropertySource
-	static void engines(DynamicPropertyRegistry properties) {
-		for (int i = 0; i < GONE.size(); i++) {
-			String address = GONE.get(i);
-			properties.add("spring.cloud.discovery.client.simple.instances.gone[" + i + "].uri",
-					() -> "http://" + address);
-		}
-	}
-
-	@AfterEach
-	void answerAgain() {
-		ENGINES.forEach(e -> {
-			e.crash.set("");
-			e.firstByteDelay.set(Duration.ZERO);
-		});
-	}
 
 	static String chat(boolean stream, String user) {
 		return "{\"model\":\"m\",\"stream\":" + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + user
@@ -135,8 +110,8 @@ class UpstreamFailureIntegrationTests {
 		assertThat(r.getStatus().value()).as(r.getResponseBody()).isEqualTo(502);
 		assertThat(r.getResponseBody()).contains("\"code\":\"upstream_connect_failed\"")
 			.contains("'gone'")
-			.doesNotContain(GONE.get(0))
-			.doesNotContain(GONE.get(1))
+			.doesNotContain(GONE.get(0).instanceId())
+			.doesNotContain(GONE.get(1).instanceId())
 			.doesNotContain("127.0.0.1");
 		assertThat(r.getResponseHeaders().getFirst("x-dualmap-instance")).isNull();
 	}

@@ -11,7 +11,12 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
-/** Gateways with tenants on, in front of one {@link UsageEngine}, for the tests. */
+/**
+ * Gateways with tenants on, in front of one {@link UsageEngine}, for the tests. Started
+ * by hand, not as a {@code @GatewayIntegrationTest}: the backend is a
+ * {@link UsageEngine}, not a {@code StubEngine}, and the Redis and modes tests run two
+ * gateways side by side.
+ */
 final class TenantGateways {
 
 	private TenantGateways() {
