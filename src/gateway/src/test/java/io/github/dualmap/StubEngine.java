@@ -254,8 +254,8 @@ public final class StubEngine {
 	/**
 	 * Every knob at its default: answering at once, nothing refused, hung or crashing, an
 	 * empty engine queue, no held responses; listening again if stopped. Counters, stored
-	 * responses and the {@code running}, KV-usage and prefix-cache gauges stay (a class sets
-	 * those once for all its tests). An {@link #unresponsive(String) unresponsive}
+	 * responses and the {@code running}, KV-usage and prefix-cache gauges stay (a class
+	 * sets those once for all its tests). An {@link #unresponsive(String) unresponsive}
 	 * engine stays hung, a {@link #gone(String) gone} one stopped.
 	 */
 	public void reset() {
