@@ -86,8 +86,12 @@ final class QueueBook {
 	// looser SLO than an arrival that finds the queues full, without a scan.
 	final TreeMap<Long, Integer> queuedSlos = new TreeMap<>();
 
-	// Tests only: every move looks at each queued request and every cached prefix is
-	// looked up again, the plain form the indexed one must match decision for decision.
+	// Tests only (DispatchQueuesIndexedMovesTests): the plain form the indexed one must
+	// match decision for decision. The moves look at every queued request
+	// (Rebalancer.bestMove), every cached prefix is looked up again (cachedTokens), and
+	// the evacuation looks at every queue. A switch here rather than a copy in the test:
+	// the plain form must decide at the very states the indexed one does, between the
+	// moves of one event's passes, which only the rules' own code reaches.
 	boolean reference;
 
 	QueueBook(InstancePool pool, QueueSettings settings, FairnessSettings fairness) {
