@@ -35,9 +35,9 @@ import net.openhft.hashing.LongHashFunction;
  * {@link ReleasePass} (which request goes next, through {@link EngineQueueGate}),
  * {@link Rescue} (the wait bound and the last chance), {@link Rebalancer} (hotspot moves,
  * weighed by {@link MoveGain}), {@link IdlePull} (work stealing), {@link Evacuation}
- * (membership changes, draining instances), {@link FairShares} (tenants and priority
- * bands) and {@link QueueStatistics} (the counters); {@link QueueBook} holds the state
- * they share.
+ * (membership changes, draining instances), {@link Placer} (where a displaced request
+ * goes), {@link FairShares} (tenants and priority bands) and {@link QueueStatistics} (the
+ * counters); {@link QueueBook} holds the state they share.
  */
 public final class DispatchQueues {
 
@@ -53,6 +53,8 @@ public final class DispatchQueues {
 	// Guarded by lock from here on: what waits where (package-private for tests that
 	// switch QueueBook.reference on), and the rules that act on it.
 	final QueueBook book;
+
+	private final Placer placer;
 
 	private final ReleasePass releasePass;
 
@@ -96,14 +98,15 @@ public final class DispatchQueues {
 		this.book = new QueueBook(pool, settings, fairness);
 		this.fair = book.fair;
 		this.stats = book.stats;
+		this.placer = new Placer(book);
 		this.releasePass = new ReleasePass(book, policy, this::finish);
 		this.rescue = new Rescue(book, releasePass);
 		releasePass.rescueHopelessWith(rescue);
-		this.admission = new QueueAdmission(book);
-		this.evacuation = new Evacuation(book);
+		this.admission = new QueueAdmission(book, placer);
+		this.evacuation = new Evacuation(book, placer);
 		MoveGain gain = new MoveGain(pool);
-		this.rebalancer = new Rebalancer(book, releasePass, gain);
-		this.idlePull = new IdlePull(book, releasePass, gain);
+		this.rebalancer = new Rebalancer(book, placer, releasePass, gain);
+		this.idlePull = new IdlePull(book, placer, releasePass, gain);
 	}
 
 	public InstancePool pool() {
@@ -236,9 +239,9 @@ public final class DispatchQueues {
 				// The chosen instance left between the policy's look and the lock (a
 				// membership change on another thread): place the request as a queued one
 				// whose instance left.
-				chosen = book.place(q, null);
+				chosen = placer.place(q, null);
 				if (chosen != null) {
-					q.decision = book.withPlacement(q, chosen, Reason.FALLBACK);
+					q.decision = placer.withPlacement(q, chosen, Reason.FALLBACK);
 				}
 			}
 			if (decision == null || chosen == null) {

@@ -20,8 +20,11 @@ final class Evacuation {
 
 	private final QueueStatistics stats;
 
-	Evacuation(QueueBook book) {
+	private final Placer placer;
+
+	Evacuation(QueueBook book, Placer placer) {
 		this.book = book;
+		this.placer = placer;
 		this.pool = book.pool;
 		this.settings = book.settings;
 		this.stats = book.stats;
@@ -56,14 +59,14 @@ final class Evacuation {
 			}
 			book.queues.remove(iq.state);
 			for (QueuedRequest q : orphans) {
-				InstanceState target = book.place(q, null);
+				InstanceState target = placer.place(q, null);
 				if (target == null) {
 					book.reject(q, Rejection.SERVICE_UNAVAILABLE,
 							"its instance left pool '" + pool.name() + "' and no other accepts requests", iq.state.id(),
 							settings.unavailableRetryAfterSeconds(), out);
 				}
 				else {
-					q.decision = book.withPlacement(q, target, Reason.FALLBACK);
+					q.decision = placer.withPlacement(q, target, Reason.FALLBACK);
 					book.enqueue(q, target);
 					stats.recordRerouted();
 				}
@@ -88,10 +91,10 @@ final class Evacuation {
 				continue;
 			}
 			for (QueuedRequest q : new ArrayList<>(iq.byArrival)) {
-				InstanceState target = book.place(q, iq.state);
+				InstanceState target = placer.place(q, iq.state);
 				if (target != null) {
 					int cached = book.cachedTokens(q, target);
-					book.move(q, target, Reason.FALLBACK,
+					placer.move(q, target, Reason.FALLBACK,
 							pool.estimateTtft(target, cached, Math.max(0, q.request().promptTokens() - cached)));
 					stats.recordRerouted();
 				}

@@ -29,8 +29,11 @@ final class IdlePull {
 
 	private final MoveGain moveGain;
 
-	IdlePull(QueueBook book, ReleasePass releasePass, MoveGain moveGain) {
+	private final Placer placer;
+
+	IdlePull(QueueBook book, Placer placer, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
+		this.placer = placer;
 		this.pool = book.pool;
 		this.settings = book.settings;
 		this.stats = book.stats;
@@ -64,7 +67,7 @@ final class IdlePull {
 				if (m == null) {
 					break;
 				}
-				book.move(m.request(), idle, Reason.IDLE_PULL, m.estimateThereNanos());
+				placer.move(m.request(), idle, Reason.IDLE_PULL, m.estimateThereNanos());
 				m.request().migrations++;
 				stats.recordPull();
 				budget--;

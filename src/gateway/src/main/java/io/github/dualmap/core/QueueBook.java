@@ -12,15 +12,15 @@ import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The state every queue rule of {@link DispatchQueues} reads and changes, and the steps
- * they share: which request waits where (in every order of its {@link InstanceQueue}),
+ * The state every queue rule of {@link DispatchQueues} reads and changes, and its
+ * bookkeeping: which request waits where (in every order of its {@link InstanceQueue}),
  * the indexes that let each pass touch only what it acts on (the queues with requests,
  * the idle pull's requests by their other candidate), the count of queued requests and
- * their SLOs, and the moves, placements and rejections of one request. The rules live in
- * their own classes ({@link QueueAdmission}, {@link ReleasePass}, {@link Rescue},
- * {@link Rebalancer}, {@link IdlePull}, {@link Evacuation}); they share this one object
- * rather than a dozen references. Guarded by the queues' lock: every method runs under
- * it.
+ * their SLOs, a request's cached prefix on an instance, and the rejection of a request.
+ * The rules live in their own classes ({@link QueueAdmission}, {@link ReleasePass},
+ * {@link Rescue}, {@link Rebalancer}, {@link IdlePull}, {@link Evacuation}), and where a
+ * displaced request goes in {@link Placer}; they share this one object rather than a
+ * dozen references. Guarded by the queues' lock: every method runs under it.
  */
 final class QueueBook {
 
@@ -86,8 +86,12 @@ final class QueueBook {
 	// looser SLO than an arrival that finds the queues full, without a scan.
 	final TreeMap<Long, Integer> queuedSlos = new TreeMap<>();
 
-	// Tests only: every move looks at each queued request and every cached prefix is
-	// looked up again, the plain form the indexed one must match decision for decision.
+	// Tests only (DispatchQueuesIndexedMovesTests): the plain form the indexed one must
+	// match decision for decision. The moves look at every queued request
+	// (Rebalancer.bestMove), every cached prefix is looked up again (cachedTokens), and
+	// the evacuation looks at every queue. A switch here rather than a copy in the test:
+	// the plain form must decide at the very states the indexed one does, between the
+	// moves of one event's passes, which only the rules' own code reaches.
 	boolean reference;
 
 	QueueBook(InstancePool pool, QueueSettings settings, FairnessSettings fairness) {
@@ -265,11 +269,6 @@ final class QueueBook {
 		return !q.pinned && q.migrations < settings.maxMigrations();
 	}
 
-	/** Whether {@code s} accepts work and is not an instance {@code q} must avoid. */
-	static boolean mayTake(QueuedRequest q, InstanceState s) {
-		return s.acceptsNewWork() && !q.avoid.contains(s.id());
-	}
-
 	/**
 	 * Whether {@code s} may start a request of {@code uncached} tokens now
 	 * ({@link EngineQueueGate}): the release limits over this gateway's prefill there
@@ -317,79 +316,7 @@ final class QueueBook {
 		return tokens;
 	}
 
-	// ---- the steps the rules share ----
-
-	/**
-	 * Placement for a request whose instance is gone or will not take it: of its current
-	 * candidates that accept work, the longer cached prefix, then the lower TTFT
-	 * estimate; else the first instance on ring 1 that accepts work. The per-instance
-	 * bound is not applied: the request was already admitted.
-	 */
-	@Nullable InstanceState place(QueuedRequest q, @Nullable InstanceState exclude) {
-		DualHashRing rings = pool.rings();
-		if (rings.isEmpty()) {
-			return null;
-		}
-		Candidates c = candidatesOf(q, rings);
-		InstanceState best = null;
-		int bestCached = -1;
-		long bestEst = Long.MAX_VALUE;
-		for (String id : List.of(c.first(), c.second())) {
-			InstanceState s = pool.instance(id);
-			if (s == null || s == exclude || !mayTake(q, s)) {
-				continue;
-			}
-			int cached = cachedTokens(q, s);
-			long est = pool.warmthScaled(s,
-					pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
-			if (cached > bestCached || (cached == bestCached && est < bestEst)) {
-				best = s;
-				bestCached = cached;
-				bestEst = est;
-			}
-		}
-		if (best != null) {
-			return best;
-		}
-		String id = rings.walk(0, q.key(), i -> {
-			InstanceState s = pool.instance(i);
-			return s != null && s != exclude && mayTake(q, s);
-		});
-		return id == null ? null : pool.instance(id);
-	}
-
-	/**
-	 * Moves the queued {@code q} to {@code target}'s queue with its prefix split there
-	 * and a decision for {@code reason} with {@code estimateNanos}.
-	 */
-	void move(QueuedRequest q, InstanceState target, Reason reason, long estimateNanos) {
-		dequeue(q);
-		int cached = cachedTokens(q, target);
-		q.cachedTokens = cached;
-		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
-		q.decision = new Decision(target.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
-		enqueue(q, target);
-	}
-
-	/**
-	 * Sets {@code q}'s prefix split for {@code s}; its decision with the TTFT estimate
-	 * there.
-	 */
-	Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason) {
-		int cached = cachedTokens(q, s);
-		return withPlacement(q, s, reason, cached,
-				pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
-	}
-
-	/**
-	 * Sets {@code q}'s prefix split for {@code s} ({@code cached} tokens cached there);
-	 * its decision with that estimate.
-	 */
-	Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason, int cached, long estimateNanos) {
-		q.cachedTokens = cached;
-		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
-		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);
-	}
+	// ---- a rejection ----
 
 	/** Rejects {@code q} without naming an instance; see the other {@code reject}. */
 	void reject(QueuedRequest q, int status, String message, long retryAfterSeconds, List<Runnable> out) {

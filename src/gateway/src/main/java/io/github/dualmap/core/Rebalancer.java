@@ -34,14 +34,17 @@ final class Rebalancer {
 
 	private final MoveGain moveGain;
 
+	private final Placer placer;
+
 	// Set within a rebalance pass when a walk for a request that avoids nothing found no
 	// member that takes a move: every member is a hotspot, full or not accepting work.
 	// Nothing changes until a move, and a request that avoids some instances has fewer
 	// targets, so the pass stops there.
 	private boolean noMoveTarget;
 
-	Rebalancer(QueueBook book, ReleasePass releasePass, MoveGain moveGain) {
+	Rebalancer(QueueBook book, Placer placer, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
+		this.placer = placer;
 		this.pool = book.pool;
 		this.settings = book.settings;
 		this.gate = book.gate;
@@ -72,7 +75,7 @@ final class Rebalancer {
 				if (m == null) {
 					break;
 				}
-				book.move(m.request(), m.target(), Reason.HOTSPOT, m.estimateThereNanos());
+				placer.move(m.request(), m.target(), Reason.HOTSPOT, m.estimateThereNanos());
 				m.request().migrations++;
 				stats.recordMigration();
 				budget--;
@@ -253,7 +256,7 @@ final class Rebalancer {
 	 * beforehand would, without a look at every instance.
 	 */
 	private boolean canTakeMove(QueuedRequest q, InstanceState s) {
-		return QueueBook.mayTake(q, s) && !pool.isHotspot(s)
+		return Placer.mayTake(q, s) && !pool.isHotspot(s)
 				&& book.queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
 	}
 
