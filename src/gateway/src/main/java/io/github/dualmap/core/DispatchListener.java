@@ -17,22 +17,22 @@ public interface DispatchListener {
 	 * The request was sent to {@code dispatch.instance()}; report its first token and its
 	 * end through {@link DispatchQueues#firstToken} and {@link DispatchQueues#finish}.
 	 */
-	void released(QueuedRequest request, Decision decision, InstancePool.Dispatch dispatch);
+	void released(RequestTicket request, Decision decision, InstancePool.Dispatch dispatch);
 
 	/** The request will not be sent anywhere. */
-	void rejected(QueuedRequest request, Rejection rejection);
+	void rejected(RequestTicket request, Rejection rejection);
 
 	/** A listener from two lambdas. */
-	static DispatchListener of(BiConsumer<QueuedRequest, InstancePool.Dispatch> onReleased,
-			BiConsumer<QueuedRequest, Rejection> onRejected) {
+	static DispatchListener of(BiConsumer<RequestTicket, InstancePool.Dispatch> onReleased,
+			BiConsumer<RequestTicket, Rejection> onRejected) {
 		return new DispatchListener() {
 			@Override
-			public void released(QueuedRequest request, Decision decision, InstancePool.Dispatch dispatch) {
+			public void released(RequestTicket request, Decision decision, InstancePool.Dispatch dispatch) {
 				onReleased.accept(request, dispatch);
 			}
 
 			@Override
-			public void rejected(QueuedRequest request, Rejection rejection) {
+			public void rejected(RequestTicket request, Rejection rejection) {
 				onRejected.accept(request, rejection);
 			}
 		};

@@ -127,7 +127,7 @@ public final class DispatchQueues {
 	 * account is corrected from the estimate charged at its release (once; a request
 	 * never released is not charged).
 	 */
-	public void reportOutput(QueuedRequest request, int outputTokens) {
+	public void reportOutput(RequestTicket request, int outputTokens) {
 		lock.lock();
 		try {
 			fair.correct(request, outputTokens, pool.now());
@@ -206,7 +206,7 @@ public final class DispatchQueues {
 	 * model
 	 * @return the handle for {@link #cancel}, {@link #firstToken} and {@link #finish}
 	 */
-	public QueuedRequest submit(RoutingRequest request, boolean streaming, DispatchListener listener) {
+	public RequestTicket submit(RoutingRequest request, boolean streaming, DispatchListener listener) {
 		return submit(request, streaming, Long.MAX_VALUE, listener);
 	}
 
@@ -219,7 +219,7 @@ public final class DispatchQueues {
 	 * request must avoid ({@link RoutingRequest#avoid()}) it is never placed, moved or
 	 * pulled to while it waits; the policy's choice must already avoid them.
 	 */
-	public QueuedRequest submit(RoutingRequest request, boolean streaming, long waitingSinceNanos,
+	public RequestTicket submit(RoutingRequest request, boolean streaming, long waitingSinceNanos,
 			DispatchListener listener) {
 		// Peek before the policy records the request, so this is the depth it routes on.
 		PromptBlocks blocks = request.blocks();
@@ -227,12 +227,12 @@ public final class DispatchQueues {
 				: blocks.keyAt(pool.hotPrefixes().peekDepth(blocks));
 		Decision decision = policy.choose(request, pool);
 		List<Runnable> out = new ArrayList<>();
-		QueuedRequest q;
+		RequestTicket q;
 		lock.lock();
 		try {
 			evacuation.reconcileMembership(out);
 			long since = Math.min(pool.now(), waitingSinceNanos);
-			q = new QueuedRequest(request, streaming, key, sequence++, since, since + admission.agingOf(request),
+			q = new RequestTicket(request, streaming, key, sequence++, since, since + admission.agingOf(request),
 					since + settings.waitBoundNanos(request.maxWaitNanos(), book.sloOf(request)), decision, listener);
 			InstanceState chosen = decision == null ? null : pool.instance(decision.instanceId());
 			if (decision != null && chosen == null) {
@@ -270,14 +270,14 @@ public final class DispatchQueues {
 	 * @return whether it was queued; false when it was already released, rejected or
 	 * cancelled
 	 */
-	public boolean cancel(QueuedRequest request) {
+	public boolean cancel(RequestTicket request) {
 		lock.lock();
 		try {
-			if (request.state != QueuedRequest.State.QUEUED) {
+			if (request.state != RequestTicket.State.QUEUED) {
 				return false;
 			}
 			book.dequeue(request);
-			request.state = QueuedRequest.State.CANCELLED;
+			request.state = RequestTicket.State.CANCELLED;
 			return true;
 		}
 		finally {
@@ -292,13 +292,13 @@ public final class DispatchQueues {
 	 * merely ends prefill if the estimate had not yet.
 	 * @return the observed TTFT in nanoseconds for a streaming request, else -1
 	 */
-	public long firstToken(QueuedRequest request) {
+	public long firstToken(RequestTicket request) {
 		List<Runnable> out = new ArrayList<>();
 		long ttft = -1;
 		lock.lock();
 		try {
 			InstancePool.Dispatch d = request.dispatch;
-			if (request.state != QueuedRequest.State.RELEASED || d == null) {
+			if (request.state != RequestTicket.State.RELEASED || d == null) {
 				return -1;
 			}
 			long t = d.endPrefill(request.streaming());
@@ -321,14 +321,14 @@ public final class DispatchQueues {
 	 * terminal path. A request still queued is cancelled; a released one is finished once
 	 * (later calls are no-ops) and its capacity goes to the next queued request.
 	 */
-	public void finish(QueuedRequest request) {
+	public void finish(RequestTicket request) {
 		List<Runnable> out = new ArrayList<>();
 		lock.lock();
 		try {
 			switch (request.state) {
 				case QUEUED -> {
 					book.dequeue(request);
-					request.state = QueuedRequest.State.CANCELLED;
+					request.state = RequestTicket.State.CANCELLED;
 				}
 				case RELEASED -> {
 					InstancePool.Dispatch d = request.dispatch;

@@ -42,7 +42,7 @@ final class Evacuation {
 		book.seenRings = rings;
 		// Candidates follow the rings: every queued request's alternative is recomputed.
 		for (InstanceQueue iq : book.queues.values()) {
-			for (QueuedRequest q : iq.byArrival) {
+			for (RequestTicket q : iq.byArrival) {
 				book.unindex(q);
 				book.index(q, iq.state);
 			}
@@ -53,12 +53,12 @@ final class Evacuation {
 				continue;
 			}
 			// The instance left (or left and came back as a new object): its queue goes.
-			List<QueuedRequest> orphans = new ArrayList<>(iq.byArrival);
-			for (QueuedRequest q : orphans) {
+			List<RequestTicket> orphans = new ArrayList<>(iq.byArrival);
+			for (RequestTicket q : orphans) {
 				book.dequeue(q);
 			}
 			book.queues.remove(iq.state);
-			for (QueuedRequest q : orphans) {
+			for (RequestTicket q : orphans) {
 				InstanceState target = placer.place(q, null);
 				if (target == null) {
 					book.reject(q, Rejection.SERVICE_UNAVAILABLE,
@@ -90,7 +90,7 @@ final class Evacuation {
 			if (iq.byArrival.isEmpty() || iq.state.acceptsNewWork()) {
 				continue;
 			}
-			for (QueuedRequest q : new ArrayList<>(iq.byArrival)) {
+			for (RequestTicket q : new ArrayList<>(iq.byArrival)) {
 				InstanceState target = placer.place(q, iq.state);
 				if (target != null) {
 					int cached = book.cachedTokens(q, target);

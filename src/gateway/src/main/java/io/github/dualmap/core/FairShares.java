@@ -52,9 +52,9 @@ final class FairShares {
 
 	private final FairnessSettings settings;
 
-	private final Comparator<QueuedRequest> priorityOrder;
+	private final Comparator<RequestTicket> priorityOrder;
 
-	private final Comparator<QueuedRequest> agedOrder;
+	private final Comparator<RequestTicket> agedOrder;
 
 	private final long bucketNanos;
 
@@ -74,8 +74,8 @@ final class FairShares {
 	// Per priority band, the counter of the tenant served last.
 	private final Map<Integer, Double> lastServed = new HashMap<>();
 
-	FairShares(FairnessSettings settings, Comparator<QueuedRequest> priorityOrder,
-			Comparator<QueuedRequest> agedOrder) {
+	FairShares(FairnessSettings settings, Comparator<RequestTicket> priorityOrder,
+			Comparator<RequestTicket> agedOrder) {
 		this.settings = settings;
 		this.priorityOrder = priorityOrder;
 		this.agedOrder = agedOrder;
@@ -91,7 +91,7 @@ final class FairShares {
 	}
 
 	/** {@code q} joins the queue {@code iq}. */
-	void add(QueuedRequest q, InstanceQueue iq, long now) {
+	void add(RequestTicket q, InstanceQueue iq, long now) {
 		Account a = account(q.request());
 		q.account = a;
 		if (a.queued == 0 && now > a.idleSinceNanos) {
@@ -107,7 +107,7 @@ final class FairShares {
 	}
 
 	/** {@code q} leaves the queue {@code iq}. */
-	void remove(QueuedRequest q, InstanceQueue iq, long now) {
+	void remove(RequestTicket q, InstanceQueue iq, long now) {
 		Account a = q.account;
 		if (a == null) {
 			return;
@@ -138,7 +138,7 @@ final class FairShares {
 	 * band, then the smallest counter (the longest waiting head on a tie); of that
 	 * tenant's requests, an aged one first, else the longest cached prefix.
 	 */
-	QueuedRequest next(InstanceQueue iq, long now) {
+	RequestTicket next(InstanceQueue iq, long now) {
 		Map<Account, Lane> byTenant = lanes.get(iq);
 		if (byTenant == null || byTenant.isEmpty()) {
 			throw new IllegalStateException("no request of any tenant waits for " + iq.state.id());
@@ -155,7 +155,7 @@ final class FairShares {
 				bestLane = l;
 			}
 		}
-		QueuedRequest aged = bestLane.byAged.first();
+		RequestTicket aged = bestLane.byAged.first();
 		return now >= aged.agedAtNanos ? aged : bestLane.byPriority.first();
 	}
 
@@ -163,7 +163,7 @@ final class FairShares {
 	 * Charges {@code q}'s tenant for its release: its prompt as placed (uncached and
 	 * cached) and its output estimate.
 	 */
-	void charge(QueuedRequest q, long now) {
+	void charge(RequestTicket q, long now) {
 		Account a = q.account;
 		if (a == null) {
 			// Released without waiting (pass-through, or at once): it arrived while its
@@ -188,9 +188,9 @@ final class FairShares {
 	 * {@code q} finished with {@code outputTokens}: charges its tenant the difference to
 	 * the estimate charged at release, once; nothing for a request never released.
 	 */
-	void correct(QueuedRequest q, int outputTokens, long now) {
+	void correct(RequestTicket q, int outputTokens, long now) {
 		Account a = q.account;
-		if (a == null || q.state() != QueuedRequest.State.RELEASED || q.outputCorrected) {
+		if (a == null || q.state() != RequestTicket.State.RELEASED || q.outputCorrected) {
 			return;
 		}
 		q.outputCorrected = true;
@@ -251,7 +251,7 @@ final class FairShares {
 	}
 
 	/** The priority band of {@code q} ({@link RoutingRequest#priority()}). */
-	int priority(QueuedRequest q) {
+	int priority(RequestTicket q) {
 		return q.account != null ? q.account.priority : q.request().priority();
 	}
 
@@ -259,9 +259,9 @@ final class FairShares {
 	 * {@code q}'s tenant's backlog in {@code q}'s band: its requests waiting there in the
 	 * pool over its weight, {@code q} included (an arrival not yet queued counts itself).
 	 */
-	double backlog(QueuedRequest q) {
+	double backlog(RequestTicket q) {
 		Account a = q.account;
-		if (a != null && q.state() == QueuedRequest.State.QUEUED && q.queue != null) {
+		if (a != null && q.state() == RequestTicket.State.QUEUED && q.queue != null) {
 			return a.queued / a.weight;
 		}
 		Tenant t = q.request().tenantOrDefault();
@@ -270,7 +270,7 @@ final class FairShares {
 	}
 
 	/** Whether {@code arrival}'s tenant is the same as {@code queued}'s. */
-	boolean sameTenant(QueuedRequest arrival, QueuedRequest queued) {
+	boolean sameTenant(RequestTicket arrival, RequestTicket queued) {
 		return queued.account != null && queued.account.name.equals(arrival.request().tenantOrDefault().name());
 	}
 
@@ -279,7 +279,7 @@ final class FairShares {
 	 * or another tenant waits in its band with a larger backlog for its weight: whether
 	 * shedding for it has a candidate at all.
 	 */
-	boolean mayDisplace(QueuedRequest arrival) {
+	boolean mayDisplace(RequestTicket arrival) {
 		if (!settings.enabled()) {
 			return false;
 		}
@@ -468,16 +468,16 @@ final class FairShares {
 	/** One tenant's requests waiting for one instance, in the queues' two orders. */
 	private final class Lane {
 
-		final TreeSet<QueuedRequest> byPriority = new TreeSet<>(priorityOrder);
+		final TreeSet<RequestTicket> byPriority = new TreeSet<>(priorityOrder);
 
-		final TreeSet<QueuedRequest> byAged = new TreeSet<>(agedOrder);
+		final TreeSet<RequestTicket> byAged = new TreeSet<>(agedOrder);
 
-		void add(QueuedRequest q) {
+		void add(RequestTicket q) {
 			byPriority.add(q);
 			byAged.add(q);
 		}
 
-		void remove(QueuedRequest q) {
+		void remove(RequestTicket q) {
 			byPriority.remove(q);
 			byAged.remove(q);
 		}

@@ -84,7 +84,7 @@ final class IdlePull {
 	 * less the cached prefix it gives up), when that beats the migration margin and
 	 * {@code idle} has prefill capacity for it.
 	 */
-	private @Nullable Move bestPull(InstanceState idle, TreeSet<QueuedRequest> pullable) {
+	private @Nullable Move bestPull(InstanceState idle, TreeSet<RequestTicket> pullable) {
 		int inPrefill = idle.sharedPrefillRequests();
 		if (inPrefill >= settings.maxPrefillRequests() || idle.sharedPrefillTokens() >= settings.maxPrefillTokens()) {
 			return null;
@@ -92,7 +92,7 @@ final class IdlePull {
 		Move best = null;
 		long bestGain = 0;
 		int scanned = 0;
-		for (QueuedRequest q : pullable) {
+		for (RequestTicket q : pullable) {
 			if (scanned++ >= PULL_SCAN) {
 				break;
 			}

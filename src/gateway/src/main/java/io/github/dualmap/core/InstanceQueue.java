@@ -13,39 +13,39 @@ import java.util.TreeSet;
 final class InstanceQueue {
 
 	// Longest estimated cached prefix first, then arrival (submission) order.
-	static final Comparator<QueuedRequest> PRIORITY = Comparator.comparingInt((QueuedRequest q) -> -q.cachedTokens)
-		.thenComparingLong(QueuedRequest::sequence);
+	static final Comparator<RequestTicket> PRIORITY = Comparator.comparingInt((RequestTicket q) -> -q.cachedTokens)
+		.thenComparingLong(RequestTicket::sequence);
 
-	static final Comparator<QueuedRequest> ARRIVAL = Comparator.comparingLong(QueuedRequest::submittedAtNanos)
-		.thenComparingLong(QueuedRequest::sequence);
+	static final Comparator<RequestTicket> ARRIVAL = Comparator.comparingLong(RequestTicket::submittedAtNanos)
+		.thenComparingLong(RequestTicket::sequence);
 
 	// Expiry order: arrival order when every request has the queues' wait bound.
-	static final Comparator<QueuedRequest> EXPIRY = Comparator.comparingLong((QueuedRequest q) -> q.expiresAtNanos)
-		.thenComparingLong(QueuedRequest::sequence);
+	static final Comparator<RequestTicket> EXPIRY = Comparator.comparingLong((RequestTicket q) -> q.expiresAtNanos)
+		.thenComparingLong(RequestTicket::sequence);
 
 	// Aged requests go first, earliest aging time first: arrival order among requests of
 	// one SLO, a tighter SLO ahead of a looser one.
-	static final Comparator<QueuedRequest> AGED = Comparator.comparingLong((QueuedRequest q) -> q.agedAtNanos)
-		.thenComparingLong(QueuedRequest::sequence);
+	static final Comparator<RequestTicket> AGED = Comparator.comparingLong((RequestTicket q) -> q.agedAtNanos)
+		.thenComparingLong(RequestTicket::sequence);
 
 	final InstanceState state;
 
-	final TreeSet<QueuedRequest> byPriority = new TreeSet<>(PRIORITY);
+	final TreeSet<RequestTicket> byPriority = new TreeSet<>(PRIORITY);
 
-	final TreeSet<QueuedRequest> byArrival = new TreeSet<>(ARRIVAL);
+	final TreeSet<RequestTicket> byArrival = new TreeSet<>(ARRIVAL);
 
-	final TreeSet<QueuedRequest> byAged = new TreeSet<>(AGED);
+	final TreeSet<RequestTicket> byAged = new TreeSet<>(AGED);
 
-	final TreeSet<QueuedRequest> byExpiry = new TreeSet<>(EXPIRY);
+	final TreeSet<RequestTicket> byExpiry = new TreeSet<>(EXPIRY);
 
 	// The same requests by when they become late ({@code lateOrder}): the moves look
 	// at a prefix of it.
-	final TreeSet<QueuedRequest> byLateness;
+	final TreeSet<RequestTicket> byLateness;
 
 	// Its place in the order of the queues: creation order.
 	final long ordinal;
 
-	InstanceQueue(InstanceState state, long ordinal, Comparator<QueuedRequest> lateOrder) {
+	InstanceQueue(InstanceState state, long ordinal, Comparator<RequestTicket> lateOrder) {
 		this.state = state;
 		this.ordinal = ordinal;
 		this.byLateness = new TreeSet<>(lateOrder);

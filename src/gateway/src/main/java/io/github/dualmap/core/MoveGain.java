@@ -22,7 +22,7 @@ final class MoveGain {
 	 * requests win on their own estimate and cost capacity in hit rate. So requests with
 	 * little cached prefix where they wait are the ones that move.
 	 */
-	long netGain(QueuedRequest q, long estHere, long estThere, InstanceState there, int cachedThere) {
+	long netGain(RequestTicket q, long estHere, long estThere, InstanceState there, int cachedThere) {
 		int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
 		long lostHit = uncachedThere <= q.uncachedTokens ? 0
 				: Math.max(0, pool.prefillNanos(there, cachedThere, uncachedThere)
@@ -34,7 +34,7 @@ final class MoveGain {
 	 * {@code q}'s estimate on {@code here}, where it is queued: behind the work pending
 	 * there ({@code pendingHere}) without its own.
 	 */
-	long estimateWhereQueued(QueuedRequest q, InstanceState here, PrefillWork pendingHere) {
+	long estimateWhereQueued(RequestTicket q, InstanceState here, PrefillWork pendingHere) {
 		PrefillWork ahead = pendingHere.minus(PrefillWork.of(q.cachedTokens, q.uncachedTokens));
 		return pool.estimateTtft(here, ahead, q.cachedTokens, q.uncachedTokens);
 	}

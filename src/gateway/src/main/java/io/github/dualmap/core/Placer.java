@@ -25,7 +25,7 @@ final class Placer {
 	}
 
 	/** Whether {@code s} accepts work and is not an instance {@code q} must avoid. */
-	static boolean mayTake(QueuedRequest q, InstanceState s) {
+	static boolean mayTake(RequestTicket q, InstanceState s) {
 		return s.acceptsNewWork() && !q.avoid.contains(s.id());
 	}
 
@@ -35,7 +35,7 @@ final class Placer {
 	 * estimate; else the first instance on ring 1 that accepts work. The per-instance
 	 * bound is not applied: the request was already admitted.
 	 */
-	@Nullable InstanceState place(QueuedRequest q, @Nullable InstanceState exclude) {
+	@Nullable InstanceState place(RequestTicket q, @Nullable InstanceState exclude) {
 		DualHashRing rings = pool.rings();
 		if (rings.isEmpty()) {
 			return null;
@@ -72,7 +72,7 @@ final class Placer {
 	 * Moves the queued {@code q} to {@code target}'s queue with its prefix split there
 	 * and a decision for {@code reason} with {@code estimateNanos}.
 	 */
-	void move(QueuedRequest q, InstanceState target, Reason reason, long estimateNanos) {
+	void move(RequestTicket q, InstanceState target, Reason reason, long estimateNanos) {
 		book.dequeue(q);
 		int cached = book.cachedTokens(q, target);
 		q.cachedTokens = cached;
@@ -85,7 +85,7 @@ final class Placer {
 	 * Sets {@code q}'s prefix split for {@code s}; its decision with the TTFT estimate
 	 * there.
 	 */
-	Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason) {
+	Decision withPlacement(RequestTicket q, InstanceState s, Reason reason) {
 		int cached = book.cachedTokens(q, s);
 		return withPlacement(q, s, reason, cached,
 				pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
@@ -95,7 +95,7 @@ final class Placer {
 	 * Sets {@code q}'s prefix split for {@code s} ({@code cached} tokens cached there);
 	 * its decision with that estimate.
 	 */
-	static Decision withPlacement(QueuedRequest q, InstanceState s, Reason reason, int cached, long estimateNanos) {
+	static Decision withPlacement(RequestTicket q, InstanceState s, Reason reason, int cached, long estimateNanos) {
 		q.cachedTokens = cached;
 		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
 		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);

@@ -14,7 +14,7 @@ final class Pullable {
 	// Its place in the order of the idle pull's index: creation order.
 	final long ordinal;
 
-	final TreeSet<QueuedRequest> requests = new TreeSet<>(InstanceQueue.ARRIVAL);
+	final TreeSet<RequestTicket> requests = new TreeSet<>(InstanceQueue.ARRIVAL);
 
 	Pullable(InstanceState idle, long ordinal) {
 		this.idle = idle;

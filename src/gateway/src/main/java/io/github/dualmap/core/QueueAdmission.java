@@ -16,9 +16,9 @@ import org.jspecify.annotations.Nullable;
 final class QueueAdmission {
 
 	// The first to shed under overload is the last in this order: loosest SLO, newest.
-	private static final Comparator<QueuedRequest> SHED_LAST = Comparator
-		.comparingLong((QueuedRequest q) -> q.request().sloTtftNanos())
-		.thenComparingLong(QueuedRequest::sequence);
+	private static final Comparator<RequestTicket> SHED_LAST = Comparator
+		.comparingLong((RequestTicket q) -> q.request().sloTtftNanos())
+		.thenComparingLong(RequestTicket::sequence);
 
 	private final QueueBook book;
 
@@ -46,7 +46,7 @@ final class QueueAdmission {
 	 * turns it (or a queued request that yields to it) away with 429 when the queues are
 	 * full.
 	 */
-	void admit(QueuedRequest q, InstanceState chosen, List<Runnable> out) {
+	void admit(RequestTicket q, InstanceState chosen, List<Runnable> out) {
 		InstanceState target = chosen;
 		if (!chosen.acceptsNewWork() || q.avoid.contains(chosen.id())) {
 			// Draining or unhealthy since the policy looked, or one the request must
@@ -99,16 +99,16 @@ final class QueueAdmission {
 	 * pool
 	 * @return whether a request was shed
 	 */
-	private boolean shedLooser(QueuedRequest q, @Nullable InstanceState within, String full, long retryAfterSeconds,
+	private boolean shedLooser(RequestTicket q, @Nullable InstanceState within, String full, long retryAfterSeconds,
 			List<Runnable> out) {
 		boolean bySlo = settings.sloAware() && !book.queuedSlos.isEmpty()
 				&& book.queuedSlos.lastKey() > q.request().sloTtftNanos();
 		if (!bySlo && !fair.mayDisplace(q)) {
 			return false;
 		}
-		QueuedRequest victim = null;
+		RequestTicket victim = null;
 		for (InstanceQueue iq : within == null ? book.nonEmpty : List.of(book.queueOf(within))) {
-			for (QueuedRequest c : iq.byArrival) {
+			for (RequestTicket c : iq.byArrival) {
 				if (yields(c, q, bySlo) && (victim == null || shedsBefore(c, victim))) {
 					victim = c;
 				}
@@ -130,7 +130,7 @@ final class QueueAdmission {
 	}
 
 	/** Whether queued {@code c} may be shed for the arrival {@code q}. */
-	private boolean yields(QueuedRequest c, QueuedRequest q, boolean bySlo) {
+	private boolean yields(RequestTicket c, RequestTicket q, boolean bySlo) {
 		if (fair.enabled()) {
 			int pc = fair.priority(c);
 			int pq = fair.priority(q);
@@ -145,7 +145,7 @@ final class QueueAdmission {
 	}
 
 	/** Whether {@code c} is shed before {@code victim}. */
-	private boolean shedsBefore(QueuedRequest c, QueuedRequest victim) {
+	private boolean shedsBefore(RequestTicket c, RequestTicket victim) {
 		if (fair.enabled()) {
 			int pc = fair.priority(c);
 			int pv = fair.priority(victim);
@@ -165,7 +165,7 @@ final class QueueAdmission {
 	 * The other candidate of {@code q} (not {@code full}) that may take it and whose
 	 * queue has room; {@code null} when none.
 	 */
-	private @Nullable InstanceState otherWithRoom(QueuedRequest q, InstanceState full) {
+	private @Nullable InstanceState otherWithRoom(RequestTicket q, InstanceState full) {
 		DualHashRing rings = pool.rings();
 		if (rings.isEmpty()) {
 			return null;

@@ -43,9 +43,9 @@ final class QueueBook {
 	// instance has the same estimate there (see Rebalancer.bestLateMove), so the late
 	// ones are a
 	// prefix of each queue in this order.
-	final Comparator<QueuedRequest> lateOrder = Comparator
-		.comparingLong((QueuedRequest q) -> q.submittedAtNanos() + sloOf(q.request()))
-		.thenComparingLong(QueuedRequest::sequence);
+	final Comparator<RequestTicket> lateOrder = Comparator
+		.comparingLong((RequestTicket q) -> q.submittedAtNanos() + sloOf(q.request()))
+		.thenComparingLong(RequestTicket::sequence);
 
 	// Keyed by the state object, not the id: an instance
 	// that left and came back is a new object, and the old queue must stay visible
@@ -113,7 +113,7 @@ final class QueueBook {
 	 * Queues {@code q} on {@code s}: in every order of its queue and the indexes, its
 	 * uncached tokens in the instance's queued work, its tenant's backlog.
 	 */
-	void enqueue(QueuedRequest q, InstanceState s) {
+	void enqueue(RequestTicket q, InstanceState s) {
 		InstanceQueue iq = queueOf(s);
 		iq.byPriority.add(q);
 		iq.byArrival.add(q);
@@ -138,7 +138,7 @@ final class QueueBook {
 	}
 
 	/** Takes {@code q} out of its queue and everything {@link #enqueue} put it in. */
-	void dequeue(QueuedRequest q) {
+	void dequeue(RequestTicket q) {
 		InstanceQueue iq = q.queue;
 		if (iq == null) {
 			throw new IllegalStateException("request " + q.request().id() + " is not queued");
@@ -172,7 +172,7 @@ final class QueueBook {
 	 * neighbour), so an idle instance finds what it may pull without scanning every
 	 * queue.
 	 */
-	void index(QueuedRequest q, InstanceState s) {
+	void index(RequestTicket q, InstanceState s) {
 		DualHashRing rings = pool.rings();
 		if (q.pinned || !settings.idlePull() || settings.mode() != DispatchMode.QUEUE || rings.members().size() < 2) {
 			return;
@@ -190,7 +190,7 @@ final class QueueBook {
 	}
 
 	/** Takes {@code q} out of the idle pull's index. */
-	void unindex(QueuedRequest q) {
+	void unindex(RequestTicket q) {
 		InstanceState alt = q.alternative;
 		if (alt == null) {
 			return;
@@ -260,12 +260,12 @@ final class QueueBook {
 	 * {@link QueueSettings#shedHopeless()} such a request is not released either
 	 * ({@link ReleasePass#hopeless}).
 	 */
-	boolean late(QueuedRequest q, long estimateHereNanos, long sloNanos) {
+	boolean late(RequestTicket q, long estimateHereNanos, long sloNanos) {
 		return pool.now() - q.submittedAtNanos() + estimateHereNanos > sloNanos;
 	}
 
 	/** Whether rebalancing may still move {@code q} (or an idle instance pull it). */
-	boolean movable(QueuedRequest q) {
+	boolean movable(RequestTicket q) {
 		return !q.pinned && q.migrations < settings.maxMigrations();
 	}
 
@@ -280,7 +280,7 @@ final class QueueBook {
 	}
 
 	/** {@code q}'s two candidates on {@code rings}, worked out once per membership. */
-	static Candidates candidatesOf(QueuedRequest q, DualHashRing rings) {
+	static Candidates candidatesOf(RequestTicket q, DualHashRing rings) {
 		if (q.candidateRings != rings) {
 			q.candidates = rings.candidates(q.key());
 			q.candidateRings = rings;
@@ -295,7 +295,7 @@ final class QueueBook {
 	 * events: the last answer is kept with the index's {@link ShadowKvIndex#version()}
 	 * and given again while the index holds the same blocks.
 	 */
-	int cachedTokens(QueuedRequest q, InstanceState s) {
+	int cachedTokens(RequestTicket q, InstanceState s) {
 		PromptBlocks blocks = q.request().blocks();
 		if (blocks == null) {
 			return 0;
@@ -319,7 +319,7 @@ final class QueueBook {
 	// ---- a rejection ----
 
 	/** Rejects {@code q} without naming an instance; see the other {@code reject}. */
-	void reject(QueuedRequest q, int status, String message, long retryAfterSeconds, List<Runnable> out) {
+	void reject(RequestTicket q, int status, String message, long retryAfterSeconds, List<Runnable> out) {
 		reject(q, status, message, null, retryAfterSeconds, out);
 	}
 
@@ -327,9 +327,9 @@ final class QueueBook {
 	 * Turns {@code q} away with {@code status} (429 or 503) and a Retry-After, counts it,
 	 * and hands the rejection to its listener outside the lock.
 	 */
-	void reject(QueuedRequest q, int status, String message, @Nullable String instanceId, long retryAfterSeconds,
+	void reject(RequestTicket q, int status, String message, @Nullable String instanceId, long retryAfterSeconds,
 			List<Runnable> out) {
-		q.state = QueuedRequest.State.REJECTED;
+		q.state = RequestTicket.State.REJECTED;
 		stats.recordRejection();
 		Rejection r = new Rejection(status, message, retryAfterSeconds, instanceId);
 		out.add(() -> {

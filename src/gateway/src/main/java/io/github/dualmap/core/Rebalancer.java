@@ -111,7 +111,7 @@ final class Rebalancer {
 		}
 		Move best = null;
 		long bestGain = 0;
-		for (QueuedRequest q : iq.byArrival) {
+		for (RequestTicket q : iq.byArrival) {
 			if (!book.movable(q)) {
 				continue;
 			}
@@ -174,7 +174,7 @@ final class Rebalancer {
 		long estHere = pool.estimateTtft(here, pendingHere, 0, 0);
 		Move best = null;
 		long bestGain = 0;
-		for (QueuedRequest q : iq.byLateness) {
+		for (RequestTicket q : iq.byLateness) {
 			long slo = book.sloOf(q.request());
 			if (!book.late(q, estHere, slo)) {
 				break;
@@ -221,7 +221,7 @@ final class Rebalancer {
 	 * Its other candidate when that accepts work, is not hot and has room; else the first
 	 * such instance clockwise on the second ring.
 	 */
-	private @Nullable InstanceState migrationTarget(QueuedRequest q, InstanceState here) {
+	private @Nullable InstanceState migrationTarget(RequestTicket q, InstanceState here) {
 		// One reading of the rings: another thread may change the membership meanwhile.
 		DualHashRing rings = pool.rings();
 		if (rings.isEmpty()) {
@@ -255,7 +255,7 @@ final class Rebalancer {
 	 * so asking each target when it comes up answers as a set of the hotspots made
 	 * beforehand would, without a look at every instance.
 	 */
-	private boolean canTakeMove(QueuedRequest q, InstanceState s) {
+	private boolean canTakeMove(RequestTicket q, InstanceState s) {
 		return Placer.mayTake(q, s) && !pool.isHotspot(s)
 				&& book.queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
 	}

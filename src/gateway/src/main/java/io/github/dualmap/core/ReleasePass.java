@@ -19,9 +19,9 @@ final class ReleasePass {
 	private static final System.Logger LOG = System.getLogger(DispatchQueues.class.getName());
 
 	// Estimated ends of prefill come in this order.
-	private static final Comparator<QueuedRequest> PREFILL_DEADLINE = Comparator
-		.comparingLong((QueuedRequest q) -> q.prefillDeadlineNanos)
-		.thenComparingLong(QueuedRequest::sequence);
+	private static final Comparator<RequestTicket> PREFILL_DEADLINE = Comparator
+		.comparingLong((RequestTicket q) -> q.prefillDeadlineNanos)
+		.thenComparingLong(RequestTicket::sequence);
 
 	private final QueueBook book;
 
@@ -39,14 +39,14 @@ final class ReleasePass {
 
 	// Called outside the lock when a listener fails on a release: nobody else will
 	// report that request's end.
-	private final Consumer<QueuedRequest> finishOnFailure;
+	private final Consumer<RequestTicket> finishOnFailure;
 
 	// Set once by the coordinator: where hopeless requests get their last chance.
 	private Rescue rescue;
 
-	private final TreeSet<QueuedRequest> prefillEstimates = new TreeSet<>(PREFILL_DEADLINE);
+	private final TreeSet<RequestTicket> prefillEstimates = new TreeSet<>(PREFILL_DEADLINE);
 
-	ReleasePass(QueueBook book, RoutingPolicy policy, Consumer<QueuedRequest> finishOnFailure) {
+	ReleasePass(QueueBook book, RoutingPolicy policy, Consumer<RequestTicket> finishOnFailure) {
 		this.book = book;
 		this.pool = book.pool;
 		this.settings = book.settings;
@@ -63,7 +63,7 @@ final class ReleasePass {
 	}
 
 	/** The released {@code q}'s prefill ended: its estimate no longer needs ending. */
-	void prefillEnded(QueuedRequest q) {
+	void prefillEnded(RequestTicket q) {
 		prefillEstimates.remove(q);
 	}
 
@@ -92,7 +92,7 @@ final class ReleasePass {
 			if (gate.full(s)) {
 				return;
 			}
-			QueuedRequest next = nextOf(iq, now);
+			RequestTicket next = nextOf(iq, now);
 			// Requests released before it may have put more of its prefix in the cache.
 			int cached = book.cachedTokens(next, s);
 			int uncached = Math.max(0, next.request().promptTokens() - cached);
@@ -132,11 +132,11 @@ final class ReleasePass {
 	 * {@link FairShares#next} picks; else an aged request first, then the longest cached
 	 * prefix.
 	 */
-	private QueuedRequest nextOf(InstanceQueue iq, long now) {
+	private RequestTicket nextOf(InstanceQueue iq, long now) {
 		if (fair.enabled()) {
 			return fair.next(iq, now);
 		}
-		QueuedRequest aged = iq.byAged.first();
+		RequestTicket aged = iq.byAged.first();
 		return now >= aged.agedAtNanos ? aged : iq.byPriority.first();
 	}
 
@@ -147,7 +147,7 @@ final class ReleasePass {
 	 * wait so far plus that estimate exceeds its SLO, and other requests wait in the
 	 * pool.
 	 */
-	private boolean hopeless(QueuedRequest q, long estimateNanos) {
+	private boolean hopeless(RequestTicket q, long estimateNanos) {
 		return settings.shedHopeless() && settings.expiry() == QueueSettings.Expiry.REJECT && book.queuedTotal > 1
 				&& book.late(q, estimateNanos, book.sloOf(q.request()));
 	}
@@ -156,14 +156,14 @@ final class ReleasePass {
 	 * Sends {@code q} to {@code s} behind {@code ahead} (the prefill there before it),
 	 * charges its tenant, and hands the release to its listener outside the lock.
 	 */
-	void release(QueuedRequest q, InstanceState s, PrefillWork ahead, List<Runnable> out) {
+	void release(RequestTicket q, InstanceState s, PrefillWork ahead, List<Runnable> out) {
 		Decision prior = q.decision;
 		Decision d = new Decision(s.id(), prior == null ? Reason.FALLBACK : prior.reason(), q.cachedTokens,
 				q.uncachedTokens, prior == null ? -1 : prior.ttftEstimateNanos());
 		InstancePool.Dispatch dispatch = pool.dispatch(q.request(), d, s, ahead);
 		q.decision = d;
 		q.dispatch = dispatch;
-		q.state = QueuedRequest.State.RELEASED;
+		q.state = RequestTicket.State.RELEASED;
 		stats.recordRelease();
 		fair.charge(q, pool.now());
 		if (!q.streaming()) {
@@ -192,7 +192,7 @@ final class ReleasePass {
 	 */
 	void endEstimatedPrefills(long nowNanos) {
 		while (!prefillEstimates.isEmpty() && prefillEstimates.first().prefillDeadlineNanos <= nowNanos) {
-			QueuedRequest q = prefillEstimates.pollFirst();
+			RequestTicket q = prefillEstimates.pollFirst();
 			InstancePool.Dispatch d = q.dispatch;
 			if (d != null) {
 				d.endPrefill(false);

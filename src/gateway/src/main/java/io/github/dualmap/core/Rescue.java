@@ -32,7 +32,7 @@ final class Rescue {
 	 * {@code q}, queued on {@code iq}, reached its wait bound: sent there anyway with
 	 * {@link QueueSettings.Expiry#DISPATCH}, else rescued or rejected with 503.
 	 */
-	void expire(QueuedRequest q, InstanceQueue iq, List<Runnable> out) {
+	void expire(RequestTicket q, InstanceQueue iq, List<Runnable> out) {
 		book.dequeue(q);
 		if (settings.expiry() == QueueSettings.Expiry.DISPATCH) {
 			PrefillWork inPrefill = pool.prefillWork(iq.state);
@@ -61,7 +61,7 @@ final class Rescue {
 	 * request is rejected. Nothing of this without {@link QueueSettings#rescue()}.
 	 * @return whether the request was sent or queued again
 	 */
-	boolean tryRescue(QueuedRequest q, InstanceQueue from, List<Runnable> out) {
+	boolean tryRescue(RequestTicket q, InstanceQueue from, List<Runnable> out) {
 		// A pinned request belongs where its stored response is; a final placement is no
 		// migration, so the migration bound does not apply.
 		if (!settings.rescue() || q.pinned || q.rescuedToQueue) {

@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.InstancePool;
-import io.github.dualmap.core.QueuedRequest;
+import io.github.dualmap.core.RequestTicket;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.jspecify.annotations.Nullable;
@@ -35,7 +35,7 @@ public final class RoutedAttempt {
 
 	private final @Nullable ServiceInstance instance;
 
-	private final @Nullable QueuedRequest queued;
+	private final @Nullable RequestTicket queued;
 
 	private final AtomicBoolean ended = new AtomicBoolean();
 
@@ -58,7 +58,7 @@ public final class RoutedAttempt {
 	private volatile String sloClass = SloResolver.DEFAULT_CLASS;
 
 	RoutedAttempt(ServicePool service, RoutingRequest request, Decision decision, InstancePool.Dispatch dispatch,
-			CircuitBreaker breaker, @Nullable ServiceInstance instance, @Nullable QueuedRequest queued) {
+			CircuitBreaker breaker, @Nullable ServiceInstance instance, @Nullable RequestTicket queued) {
 		this.service = service;
 		this.request = request;
 		this.decision = decision;
@@ -87,7 +87,7 @@ public final class RoutedAttempt {
 	 * {@link ServicePool#submit(RoutingRequest, boolean, java.util.Set, boolean, String, long)}).
 	 */
 	public long queueWaitNanos() {
-		QueuedRequest q = this.queued;
+		RequestTicket q = this.queued;
 		return q == null ? 0 : Math.max(0, this.dispatch.sentAtNanos() - q.submittedAtNanos());
 	}
 
@@ -126,13 +126,13 @@ public final class RoutedAttempt {
 	 * dispatch queues is corrected from the estimate charged at its release.
 	 */
 	public void reportOutput(long outputTokens) {
-		QueuedRequest q = this.queued;
+		RequestTicket q = this.queued;
 		if (q != null) {
 			this.service.queues().reportOutput(q, (int) Math.min(Integer.MAX_VALUE, Math.max(0, outputTokens)));
 		}
 	}
 
-	public @Nullable QueuedRequest queued() {
+	public @Nullable RequestTicket queued() {
 		return this.queued;
 	}
 
@@ -153,7 +153,7 @@ public final class RoutedAttempt {
 		if (!success) {
 			return;
 		}
-		QueuedRequest q = this.queued;
+		RequestTicket q = this.queued;
 		long sinceSent = q != null ? this.service.queues().firstToken(q) : this.dispatch.firstToken();
 		if (sinceSent >= 0) {
 			long ttft = queuedNanos() + sinceSent;
@@ -248,7 +248,7 @@ public final class RoutedAttempt {
 			case CANCELLED -> this.breaker.releasePermission();
 		}
 		this.service.breakers().permitReturned(instanceId());
-		QueuedRequest q = this.queued;
+		RequestTicket q = this.queued;
 		if (q != null) {
 			// Ends the dispatch, tells the policy and gives the capacity to the next
 			// queued request.

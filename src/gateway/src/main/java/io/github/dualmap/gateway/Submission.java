@@ -8,7 +8,7 @@ import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.DispatchListener;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
-import io.github.dualmap.core.QueuedRequest;
+import io.github.dualmap.core.RequestTicket;
 import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -36,7 +36,7 @@ final class Submission implements DispatchListener {
 
 	private final Set<String> excluded = ConcurrentHashMap.newKeySet();
 
-	private final AtomicReference<@Nullable QueuedRequest> current = new AtomicReference<>();
+	private final AtomicReference<@Nullable RequestTicket> current = new AtomicReference<>();
 
 	private final AtomicReference<@Nullable RoutedAttempt> attempt = new AtomicReference<>();
 
@@ -69,7 +69,7 @@ final class Submission implements DispatchListener {
 	private void place(boolean repeated) {
 		// The queues keep it off the instances it failed on while it waits (idle
 		// pull, migration, re-placement), not only in this choice.
-		QueuedRequest q = this.service.queues()
+		RequestTicket q = this.service.queues()
 			.submit(this.request.placed(Set.copyOf(this.excluded), this.pinned, repeated), this.streaming,
 					this.waitingSince, this);
 		if (this.waitingSince == Long.MAX_VALUE) {
@@ -82,7 +82,7 @@ final class Submission implements DispatchListener {
 	}
 
 	@Override
-	public void released(QueuedRequest q, Decision decision, InstancePool.Dispatch dispatch) {
+	public void released(RequestTicket q, Decision decision, InstancePool.Dispatch dispatch) {
 		String id = decision.instanceId();
 		ServiceInstance instance = this.service.serviceInstance(id);
 		CircuitBreaker breaker = instance == null ? null : this.service.breakers().breaker(id);
@@ -126,14 +126,14 @@ final class Submission implements DispatchListener {
 	}
 
 	@Override
-	public void rejected(QueuedRequest q, Rejection rejection) {
+	public void rejected(RequestTicket q, Rejection rejection) {
 		this.service.counters().countRejection(rejection);
 		this.sink.error(new DispatchRejectedException(rejection, rejectionCode(q, rejection)));
 	}
 
 	private void cancel() {
 		this.cancelled = true;
-		QueuedRequest q = this.current.get();
+		RequestTicket q = this.current.get();
 		if (q != null) {
 			this.service.queues().cancel(q);
 		}
@@ -143,7 +143,7 @@ final class Submission implements DispatchListener {
 		}
 	}
 
-	private String rejectionCode(QueuedRequest q, Rejection r) {
+	private String rejectionCode(RequestTicket q, Rejection r) {
 		if (r.status() == Rejection.TOO_MANY_REQUESTS) {
 			return DispatchRejectedException.QUEUE_FULL;
 		}

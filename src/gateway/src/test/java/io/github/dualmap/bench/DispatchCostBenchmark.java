@@ -13,7 +13,7 @@ import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.QueueSettings;
-import io.github.dualmap.core.QueuedRequest;
+import io.github.dualmap.core.RequestTicket;
 import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
@@ -83,20 +83,20 @@ public class DispatchCostBenchmark {
 	private long ops;
 
 	/** Released requests whose first token has not come yet, oldest first. */
-	private final ArrayDeque<QueuedRequest> inPrefill = new ArrayDeque<>();
+	private final ArrayDeque<RequestTicket> inPrefill = new ArrayDeque<>();
 
 	/** Requests past their first token, oldest first. */
-	private final ArrayDeque<QueuedRequest> decoding = new ArrayDeque<>();
+	private final ArrayDeque<RequestTicket> decoding = new ArrayDeque<>();
 
 	private final DispatchListener listener = new DispatchListener() {
 		@Override
-		public void released(QueuedRequest request, io.github.dualmap.core.Decision decision,
+		public void released(RequestTicket request, io.github.dualmap.core.Decision decision,
 				InstancePool.Dispatch dispatch) {
 			inPrefill.add(request);
 		}
 
 		@Override
-		public void rejected(QueuedRequest request, io.github.dualmap.core.Rejection rejection) {
+		public void rejected(RequestTicket request, io.github.dualmap.core.Rejection rejection) {
 		}
 	};
 
@@ -164,7 +164,7 @@ public class DispatchCostBenchmark {
 		// First tokens come overloadPercent slower than arrivals, while some are in
 		// prefill.
 		if (ops % 100 >= overloadPercent && !inPrefill.isEmpty()) {
-			QueuedRequest first = inPrefill.poll();
+			RequestTicket first = inPrefill.poll();
 			queues.firstToken(first);
 			decoding.add(first);
 		}

@@ -37,10 +37,10 @@ class DispatchQueuesContractsTests {
 		InstancePool pool = pool("a");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).build());
-		QueuedRequest r0 = q.submit(request("r0", 1, 1_000), true, outcomes);
+		RequestTicket r0 = q.submit(request("r0", 1, 1_000), true, outcomes);
 		// Two requests with one prompt, both queued cold.
-		QueuedRequest r1 = q.submit(request("r1", 7, 1_000), true, outcomes);
-		QueuedRequest r2 = q.submit(request("r2", 7, 1_000), true, outcomes);
+		RequestTicket r1 = q.submit(request("r1", 7, 1_000), true, outcomes);
+		RequestTicket r2 = q.submit(request("r2", 7, 1_000), true, outcomes);
 		assertThat(pool.instance("a").queuedTokens()).isEqualTo(2_000);
 
 		q.firstToken(r0);
@@ -48,7 +48,7 @@ class DispatchQueuesContractsTests {
 		q.firstToken(r1);
 
 		// r1 put the prompt in a's cache before r2 went.
-		assertThat(r2.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r2.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(r2.decision().cachedTokens()).isEqualTo(999);
 		assertThat(r2.decision().uncachedTokens()).isEqualTo(1);
 		assertThat(pool.instance("a").prefillTokens()).isEqualTo(1);
@@ -62,14 +62,14 @@ class DispatchQueuesContractsTests {
 				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
 		// Non-streaming: a0's prefill is estimated at 5.02 s, b0's, sent later, at 0.12
 		// s.
-		QueuedRequest a0 = q.submit(request("a0", 1, 5_000), false, outcomes);
+		RequestTicket a0 = q.submit(request("a0", 1, 5_000), false, outcomes);
 		q.submit(request("b0", 2, 100), false, outcomes);
-		QueuedRequest b1 = q.submit(request("b1", 3, 100), true, outcomes);
+		RequestTicket b1 = q.submit(request("b1", 3, 100), true, outcomes);
 		clock.advance(Duration.ofMillis(500));
 
 		q.tick(clock.nanos());
 
-		assertThat(b1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(b1.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.nextDeadlineNanos()).isEqualTo(a0.submittedAtNanos() + Duration.ofMillis(5_020).toNanos());
 	}
 
@@ -79,12 +79,12 @@ class DispatchQueuesContractsTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).build());
 		q.submit(request("r0", 1, 100), false, outcomes);
-		QueuedRequest r1 = q.submit(request("r1", 2, 100), true, outcomes);
+		RequestTicket r1 = q.submit(request("r1", 2, 100), true, outcomes);
 		clock.advance(Duration.ofSeconds(1));
 
 		q.submit(request("r2", 3, 100), true, outcomes);
 
-		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r1.state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
@@ -97,15 +97,15 @@ class DispatchQueuesContractsTests {
 					.expiry(QueueSettings.Expiry.DISPATCH)
 					.build());
 		q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest expiring = q.submit(request("expiring", 2, 100), false, outcomes);
+		RequestTicket expiring = q.submit(request("expiring", 2, 100), false, outcomes);
 		clock.advance(Duration.ofSeconds(1));
-		QueuedRequest later = q.submit(request("later", 3, 100), true, outcomes);
+		RequestTicket later = q.submit(request("later", 3, 100), true, outcomes);
 		clock.advance(Duration.ofSeconds(9));
 
 		q.tick(clock.nanos());
 
-		assertThat(expiring.state()).isEqualTo(QueuedRequest.State.RELEASED);
-		assertThat(later.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(expiring.state()).isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(later.state()).isEqualTo(RequestTicket.State.QUEUED);
 		// 100 tokens in prefill ahead of its own 100, plus the 20 ms base; the request
 		// still queued behind it is not ahead of it.
 		assertThat(q.nextDeadlineNanos() - clock.nanos()).isEqualTo(Duration.ofMillis(220).toNanos());
@@ -117,7 +117,7 @@ class DispatchQueuesContractsTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).maxWaitShare(0).build());
 		q.submit(request("r0", 1, 100), true, outcomes);
-		QueuedRequest r1 = q.submit(request("r1", 2, 100), true, outcomes);
+		RequestTicket r1 = q.submit(request("r1", 2, 100), true, outcomes);
 
 		// Just past the 3 s wait bound, when the instance turns hot: before the 30 s
 		// max-wait.
@@ -126,7 +126,7 @@ class DispatchQueuesContractsTests {
 		DispatchQueues shared = new DispatchQueues(pool("c", "d"), PinnedPolicy.to("c"),
 				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
 		shared.submit(request("r2", 1, 100), true, outcomes);
-		QueuedRequest r3 = shared.submit(request("r3", 2, 100), true, outcomes);
+		RequestTicket r3 = shared.submit(request("r3", 2, 100), true, outcomes);
 		assertThat(shared.nextDeadlineNanos()).isEqualTo(r3.submittedAtNanos() + Duration.ofMillis(2_500).toNanos());
 	}
 
@@ -147,8 +147,8 @@ class DispatchQueuesContractsTests {
 					.build());
 		q.submit(request("running", 1, inPrefill), true, outcomes);
 		q.submit(request("queued", 2, queued), true, outcomes);
-		QueuedRequest refused = q.submit(request("refused", 3, 100), true, outcomes);
-		assertThat(refused.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		RequestTicket refused = q.submit(request("refused", 3, 100), true, outcomes);
+		assertThat(refused.state()).isEqualTo(RequestTicket.State.REJECTED);
 		return outcomes.rejected.get(refused).retryAfterSeconds();
 	}
 
@@ -157,8 +157,8 @@ class DispatchQueuesContractsTests {
 		InstancePool pool = pool("a");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).build());
-		QueuedRequest running = q.submit(request("running", 1, 100), true, outcomes);
-		QueuedRequest queued = q.submit(request("queued", 2, 100), true, outcomes);
+		RequestTicket running = q.submit(request("running", 1, 100), true, outcomes);
+		RequestTicket queued = q.submit(request("queued", 2, 100), true, outcomes);
 
 		assertThat(q.firstToken(queued)).as("still queued").isEqualTo(-1);
 		clock.advance(Duration.ofMillis(40));
@@ -171,7 +171,7 @@ class DispatchQueuesContractsTests {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, DualMapPolicy.of(pool.settings()),
 				QueueSettings.custom().maxPrefillRequests(1).build());
-		List<QueuedRequest> all = new ArrayList<>();
+		List<RequestTicket> all = new ArrayList<>();
 		for (int i = 0; i < 4; i++) {
 			all.add(q.submit(new RoutingRequest("u" + i, null, Duration.ofSeconds(5).toNanos(), 0), true, outcomes));
 		}
@@ -227,8 +227,8 @@ class DispatchQueuesContractsTests {
 		DispatchListener quiet = DispatchListener.of((r, d) -> {
 		}, (r, rej) -> {
 		});
-		QueuedRequest one = q.submit(request(id + "0", i, 100), i % 2 == 0, quiet);
-		QueuedRequest two = q.submit(request(id + "1", i + 1_000, 100), true, quiet);
+		RequestTicket one = q.submit(request(id + "0", i, 100), i % 2 == 0, quiet);
+		RequestTicket two = q.submit(request(id + "1", i + 1_000, 100), true, quiet);
 		q.cancel(two);
 		q.firstToken(one);
 		q.tick(clock.nanos());

@@ -34,12 +34,12 @@ class DispatchQueuesFairnessTests {
 				new FairnessSettings(fair, 0.1, 0, Duration.ofMinutes(1).toNanos(), 0));
 	}
 
-	private QueuedRequest submit(DispatchQueues q, Tenant tenant) {
+	private RequestTicket submit(DispatchQueues q, Tenant tenant) {
 		return submit(q, tenant, null);
 	}
 
 	/** A request of {@code tenant} whose SLO class sets {@code classPriority}. */
-	private QueuedRequest submit(DispatchQueues q, Tenant tenant, Integer classPriority) {
+	private RequestTicket submit(DispatchQueues q, Tenant tenant, Integer classPriority) {
 		family++;
 		return q.submit(QueueFixture.request(tenant.name() + family, family, 100)
 			.withTenant(tenant, 0)
@@ -53,7 +53,7 @@ class DispatchQueuesFairnessTests {
 	private String releaseNext(DispatchQueues q, int n) {
 		StringBuilder order = new StringBuilder();
 		for (int k = 0; k < n; k++) {
-			QueuedRequest current = outcomes.released.get(outcomes.released.size() - 1);
+			RequestTicket current = outcomes.released.get(outcomes.released.size() - 1);
 			int before = outcomes.released.size();
 			q.firstToken(current);
 			q.finish(current);
@@ -105,12 +105,12 @@ class DispatchQueuesFairnessTests {
 		}
 		// Only tenant a waits: every release is a's, however far past b it is.
 		assertThat(releaseNext(q, 10)).isEqualTo("aaaaaaaaaa");
-		QueuedRequest last = outcomes.released.get(outcomes.released.size() - 1);
+		RequestTicket last = outcomes.released.get(outcomes.released.size() - 1);
 		q.firstToken(last);
 		q.finish(last);
-		QueuedRequest again = submit(q, A);
+		RequestTicket again = submit(q, A);
 		assertThat(again.state()).as("an idle instance takes a's next request at once")
-			.isEqualTo(QueuedRequest.State.RELEASED);
+			.isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
@@ -144,7 +144,7 @@ class DispatchQueuesFairnessTests {
 		}
 		// Alone, the queues alternate: b and a start waiting at the same counter.
 		assertThat(releaseNext(local, 6)).isEqualTo("bababa");
-		QueuedRequest last = outcomes.released.get(outcomes.released.size() - 1);
+		RequestTicket last = outcomes.released.get(outcomes.released.size() - 1);
 		local.firstToken(last);
 		local.finish(last);
 
@@ -199,18 +199,18 @@ class DispatchQueuesFairnessTests {
 		Tenant low = new Tenant("l", 1, 0);
 		DispatchQueues q = queues(QueueSettings.custom().maxQueuedPerPool(3), true);
 		submit(q, low);
-		QueuedRequest l1 = submit(q, low);
-		QueuedRequest l2 = submit(q, low);
-		QueuedRequest h1 = submit(q, high);
+		RequestTicket l1 = submit(q, low);
+		RequestTicket l2 = submit(q, low);
+		RequestTicket h1 = submit(q, high);
 		assertThat(outcomes.rejected).isEmpty();
-		QueuedRequest h2 = submit(q, high);
+		RequestTicket h2 = submit(q, high);
 		assertThat(outcomes.rejected).containsOnlyKeys(l2);
 		assertThat(outcomes.rejected.get(l2).status()).isEqualTo(Rejection.TOO_MANY_REQUESTS);
 		assertThat(outcomes.rejected.get(l2).message()).contains("higher priority");
-		QueuedRequest l3 = submit(q, low);
+		RequestTicket l3 = submit(q, low);
 		assertThat(outcomes.rejected).as("a low arrival sheds nobody of a higher band: it is refused")
 			.containsOnlyKeys(l2, l3);
-		assertThat(List.of(l1.state(), h1.state(), h2.state())).containsOnly(QueuedRequest.State.QUEUED);
+		assertThat(List.of(l1.state(), h1.state(), h2.state())).containsOnly(RequestTicket.State.QUEUED);
 	}
 
 	@Test
@@ -224,7 +224,7 @@ class DispatchQueuesFairnessTests {
 		assertThat(releaseNext(q, 5)).isEqualTo("bbbbb");
 		// a's batch requests (class band 0) wait behind b's interactive ones although
 		// b's counter is far past a's.
-		QueuedRequest a1 = submit(q, A, 0);
+		RequestTicket a1 = submit(q, A, 0);
 		submit(q, A, 0);
 		submit(q, B, 10);
 		submit(q, B, 10);
@@ -267,22 +267,22 @@ class DispatchQueuesFairnessTests {
 	void aFullPoolShedsTheLowestClassBandFirstEvenOfTheSameTenant() {
 		DispatchQueues q = queues(QueueSettings.custom().maxQueuedPerPool(3), true);
 		submit(q, A, 0);
-		QueuedRequest batch1 = submit(q, A, 0);
-		QueuedRequest batch2 = submit(q, A, 0);
-		QueuedRequest other = submit(q, B, 0);
+		RequestTicket batch1 = submit(q, A, 0);
+		RequestTicket batch2 = submit(q, A, 0);
+		RequestTicket other = submit(q, B, 0);
 		assertThat(outcomes.rejected).isEmpty();
 		// a's interactive request sheds a batch one, of its own tenant too: the lowest
 		// band first, then the largest backlog for its weight (a's), then the newest.
-		QueuedRequest interactive = submit(q, A, 10);
-		assertThat(interactive.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		RequestTicket interactive = submit(q, A, 10);
+		assertThat(interactive.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(outcomes.rejected).containsOnlyKeys(batch2);
 		assertThat(outcomes.rejected.get(batch2).message()).contains("higher priority");
 		// A batch arrival sheds nobody of the interactive band, and b would hold as much
 		// as a in the batch band: it is refused.
-		QueuedRequest late = submit(q, B, 0);
+		RequestTicket late = submit(q, B, 0);
 		assertThat(outcomes.rejected).containsOnlyKeys(batch2, late);
 		assertThat(List.of(batch1.state(), other.state(), interactive.state()))
-			.containsOnly(QueuedRequest.State.QUEUED);
+			.containsOnly(RequestTicket.State.QUEUED);
 	}
 
 	@Test
@@ -293,17 +293,17 @@ class DispatchQueuesFairnessTests {
 			submit(q, A);
 		}
 		assertThat(q.queued()).isEqualTo(3);
-		QueuedRequest b1 = submit(q, B);
-		assertThat(b1.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		RequestTicket b1 = submit(q, B);
+		assertThat(b1.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(outcomes.rejected).hasSize(1);
-		QueuedRequest shed = outcomes.rejected.keySet().iterator().next();
+		RequestTicket shed = outcomes.rejected.keySet().iterator().next();
 		assertThat(shed.request().id()).isEqualTo("a4");
 		assertThat(outcomes.rejected.get(shed).message()).contains("holding less of the queues");
 		// a holds two, b one: a's arrival sheds nobody, and b's next does not shed a's
 		// second-to-last either once they hold the same.
-		QueuedRequest a5 = submit(q, A);
+		RequestTicket a5 = submit(q, A);
 		assertThat(outcomes.rejected).containsKey(a5).hasSize(2);
-		QueuedRequest b2 = submit(q, B);
+		RequestTicket b2 = submit(q, B);
 		assertThat(outcomes.rejected).containsKey(b2).hasSize(3);
 	}
 
@@ -311,7 +311,7 @@ class DispatchQueuesFairnessTests {
 	void outputIsChargedOnAnEstimateAtReleaseAndCorrectedAtFinish() {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("i"), QueueSettings.custom().build(),
 				new FairnessSettings(true, 0.1, 1.0, Duration.ofMinutes(1).toNanos(), 50));
-		QueuedRequest a1 = submit(q, A);
+		RequestTicket a1 = submit(q, A);
 		assertThat(q.tenantShares()).singleElement()
 			.satisfies(s -> assertThat(s.servedTokens()).isEqualTo(150.0, within(1e-9)));
 		q.firstToken(a1);
@@ -323,10 +323,10 @@ class DispatchQueuesFairnessTests {
 				.isEqualTo(110.0, within(1e-9)));
 		// The next request of a is charged its tenant's mean output (10), at most its
 		// cap.
-		QueuedRequest a2 = q.submit(QueueFixture.request("a-capped", 99, 100).withTenant(A, 4), true, outcomes);
+		RequestTicket a2 = q.submit(QueueFixture.request("a-capped", 99, 100).withTenant(A, 4), true, outcomes);
 		q.firstToken(a2);
 		q.finish(a2);
-		QueuedRequest b1 = submit(q, new Tenant("b", 3, 0));
+		RequestTicket b1 = submit(q, new Tenant("b", 3, 0));
 		List<TenantShare> shares = q.tenantShares();
 		assertThat(shares).as("largest share first").extracting(TenantShare::tenant).containsExactly("a", "b");
 		TenantShare a = shares.get(0);
@@ -339,7 +339,7 @@ class DispatchQueuesFairnessTests {
 		assertThat(b.fairShare()).isEqualTo(0.75, within(1e-9));
 		assertThat(b.counter()).as("lifted to a's, then charged 110 at weight 3")
 			.isEqualTo(a.counter() + 110.0 / 3, within(1e-9));
-		assertThat(b1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(b1.state()).isEqualTo(RequestTicket.State.RELEASED);
 		// The window forgets.
 		clock.advance(Duration.ofMinutes(2));
 		assertThat(q.tenantShares()).isEmpty();

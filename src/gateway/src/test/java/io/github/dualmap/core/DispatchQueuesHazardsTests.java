@@ -41,24 +41,24 @@ class DispatchQueuesHazardsTests {
 	void anIdleInstanceARequestMustAvoidDoesNotTakeIt() {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("b"), ungatedMoves().maxPrefillRequests(1).build());
-		QueuedRequest busy = q.submit(request("busy", 1, 1_000), true, this.outcomes);
+		RequestTicket busy = q.submit(request("busy", 1, 1_000), true, this.outcomes);
 		assertThat(busy.instanceId()).isEqualTo("b");
 
 		// The retry of a request whose connection to a failed waits for b, while a idles.
-		QueuedRequest retry = q.submit(request("retry", 2, 1_000).placed(Set.of("a"), null, false), true,
+		RequestTicket retry = q.submit(request("retry", 2, 1_000).placed(Set.of("a"), null, false), true,
 				this.outcomes);
-		assertThat(retry.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(retry.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(retry.instanceId()).isEqualTo("b");
 		assertThat(q.migrations()).isZero();
 
 		// Another request queued on b moves to idle a, as it should.
-		QueuedRequest other = q.submit(request("other", 3, 1_000), true, this.outcomes);
+		RequestTicket other = q.submit(request("other", 3, 1_000), true, this.outcomes);
 		assertThat(other.instanceId()).isEqualTo("a");
 		assertThat(q.migrations()).isEqualTo(1);
 		assertThat(retry.instanceId()).isEqualTo("b");
 
 		q.firstToken(busy);
-		assertThat(retry.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(retry.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(retry.instanceId()).isEqualTo("b");
 	}
 
@@ -68,7 +68,7 @@ class DispatchQueuesHazardsTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("b"),
 				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		q.submit(request("busy", 1, 1_000), true, this.outcomes);
-		List<QueuedRequest> avoiding = new ArrayList<>();
+		List<RequestTicket> avoiding = new ArrayList<>();
 		for (int i = 0; i < 6; i++) {
 			avoiding.add(q.submit(request("avoid" + i, 10 + i, 1_000).placed(Set.of("a"), null, false), true,
 					this.outcomes));
@@ -78,7 +78,7 @@ class DispatchQueuesHazardsTests {
 		assertThat(q.migrations()).isZero();
 
 		// A request free to go anywhere is moved off the hotspot.
-		QueuedRequest free = q.submit(request("free", 20, 1_000), true, this.outcomes);
+		RequestTicket free = q.submit(request("free", 20, 1_000), true, this.outcomes);
 		assertThat(q.migrations()).isPositive();
 		assertThat(avoiding).allSatisfy(r -> assertThat(r.instanceId()).isEqualTo("b"));
 		assertThat(free.instanceId()).isEqualTo("a");
@@ -90,29 +90,29 @@ class DispatchQueuesHazardsTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("b"),
 				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		q.submit(request("busy", 1, 1_000), true, this.outcomes);
-		QueuedRequest retry = q.submit(request("retry", 2, 1_000).placed(Set.of("a"), null, false), true,
+		RequestTicket retry = q.submit(request("retry", 2, 1_000).placed(Set.of("a"), null, false), true,
 				this.outcomes);
-		QueuedRequest free = q.submit(request("free", 3, 1_000), true, this.outcomes);
+		RequestTicket free = q.submit(request("free", 3, 1_000), true, this.outcomes);
 
 		pool.updateMembership(List.of(new RingMember("a", 1)));
 		q.onMembershipChanged();
 
-		assertThat(retry.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(retry.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(this.outcomes.rejected.get(retry).status()).isEqualTo(Rejection.SERVICE_UNAVAILABLE);
 		assertThat(free.instanceId()).isEqualTo("a");
-		assertThat(free.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(free.state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
 	void queuedRequestsOfAnInstanceThatTurnedUnhealthyGoElsewhereWhenItFreesCapacity() {
 		OnA on = oneSentOneQueuedOnA();
-		assertThat(on.queued().state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(on.queued().state()).isEqualTo(RequestTicket.State.QUEUED);
 
 		// A breaker opens (no tick yet), then a's request ends and frees its capacity.
 		on.pool().instance("a").healthy(false);
 		on.queues().finish(on.sent());
 
-		assertThat(on.queued().state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(on.queued().state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(on.queued().instanceId()).isEqualTo("b");
 	}
 
@@ -123,7 +123,7 @@ class DispatchQueuesHazardsTests {
 		on.pool().instance("a").draining(true);
 		on.queues().firstToken(on.sent());
 
-		assertThat(on.queued().state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(on.queued().state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(on.queued().instanceId()).isEqualTo("b");
 	}
 
@@ -134,11 +134,11 @@ class DispatchQueuesHazardsTests {
 		on.pool().instance("b").healthy(false);
 		on.queues().finish(on.sent());
 
-		assertThat(on.queued().state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(on.queued().state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(on.queued().instanceId()).isEqualTo("a");
 	}
 
-	private record OnA(InstancePool pool, DispatchQueues queues, QueuedRequest sent, QueuedRequest queued) {
+	private record OnA(InstancePool pool, DispatchQueues queues, RequestTicket sent, RequestTicket queued) {
 	}
 
 	/** Pool a, b without idle pull; one request in prefill on a, one queued behind it. */
@@ -146,7 +146,7 @@ class DispatchQueuesHazardsTests {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
-		QueuedRequest sent = q.submit(request("r1", 1, 100), true, this.outcomes);
+		RequestTicket sent = q.submit(request("r1", 1, 100), true, this.outcomes);
 		return new OnA(pool, q, sent, q.submit(request("r2", 2, 100), true, this.outcomes));
 	}
 
@@ -167,9 +167,9 @@ class DispatchQueuesHazardsTests {
 		holder[0] = pool;
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
-		QueuedRequest r1 = q.submit(request("r1", 1, 200), true, this.outcomes);
-		QueuedRequest r2 = q.submit(request("r2", 2, 200), true, this.outcomes);
-		QueuedRequest r3 = q.submit(request("r3", 3, 200), true, this.outcomes);
+		RequestTicket r1 = q.submit(request("r1", 1, 200), true, this.outcomes);
+		RequestTicket r2 = q.submit(request("r2", 2, 200), true, this.outcomes);
+		RequestTicket r3 = q.submit(request("r3", 3, 200), true, this.outcomes);
 		// r2 and r3 have waited past the hotspot bound: a is a hotspot, rebalancing runs.
 		this.now.addAndGet(Duration.ofMillis(3_100).toNanos());
 		armed.set(true);
@@ -177,10 +177,10 @@ class DispatchQueuesHazardsTests {
 		assertThatCode(() -> q.firstToken(r1)).doesNotThrowAnyException();
 		assertThat(armed.get()).as("the membership changed inside rebalancing").isFalse();
 
-		assertThat(r2.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r2.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(this.outcomes.calls.get(r2)).as("r2's listener was told").isEqualTo(1);
 		q.tick(this.now.get());
-		assertThat(r3.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(r3.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(this.outcomes.calls.values()).containsOnly(1);
 	}
 
@@ -213,9 +213,9 @@ class DispatchQueuesHazardsTests {
 			}
 		};
 		DispatchQueues q = new DispatchQueues(pool, racing, ungatedMoves().build());
-		QueuedRequest r = q.submit(request("r", 1, 100), true, this.outcomes);
+		RequestTicket r = q.submit(request("r", 1, 100), true, this.outcomes);
 
-		assertThat(r.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(r.instanceId()).isIn("a", "b");
 		assertThat(r.decision().reason()).isEqualTo(Reason.FALLBACK);
 	}

@@ -84,19 +84,19 @@ class DispatchQueuesIndexedMovesTests {
 
 		final List<String> log = new ArrayList<>();
 
-		final List<QueuedRequest> all = new ArrayList<>();
+		final List<RequestTicket> all = new ArrayList<>();
 
 		final boolean[] member = { true, true, true, true, false };
 
 		private final DispatchListener listener = new DispatchListener() {
 			@Override
-			public void released(QueuedRequest request, Decision decision, InstancePool.Dispatch dispatch) {
+			public void released(RequestTicket request, Decision decision, InstancePool.Dispatch dispatch) {
 				log.add("sent " + request.request().id() + " to " + decision.instanceId() + " " + decision.reason()
 						+ " cached " + decision.cachedTokens() + " at " + clock.nanos());
 			}
 
 			@Override
-			public void rejected(QueuedRequest request, Rejection rejection) {
+			public void rejected(RequestTicket request, Rejection rejection) {
 				log.add("rejected " + request.request().id() + " " + rejection.status() + " at " + clock.nanos());
 			}
 		};
@@ -172,9 +172,9 @@ class DispatchQueuesIndexedMovesTests {
 			all.add(queues.submit(r.placed(avoid, null, false), param % 5 != 0, listener));
 		}
 
-		private java.util.Optional<QueuedRequest> released(int param) {
-			List<QueuedRequest> sent = all.stream()
-				.filter(q -> q.state() == QueuedRequest.State.RELEASED && q.dispatch() != null
+		private java.util.Optional<RequestTicket> released(int param) {
+			List<RequestTicket> sent = all.stream()
+				.filter(q -> q.state() == RequestTicket.State.RELEASED && q.dispatch() != null
 						&& !q.dispatch().isFinished())
 				.toList();
 			return sent.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(sent.get(param % sent.size()));

@@ -54,7 +54,7 @@ class DispatchQueuesMovesTests {
 	}
 
 	/** The candidate of {@code q}'s key that is not {@code here}. */
-	private static String otherCandidate(InstancePool pool, QueuedRequest q, String here) {
+	private static String otherCandidate(InstancePool pool, RequestTicket q, String here) {
 		Candidates c = pool.rings().candidates(q.key());
 		return c.first().equals(here) ? c.second() : c.first();
 	}
@@ -84,19 +84,19 @@ class DispatchQueuesMovesTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillRequests(1).maxQueuedPerInstance(1).idlePull(false).build());
 		q.submit(request("r0", 1, 100), true, outcomes);
-		QueuedRequest r1 = q.submit(request("r1", 2, 100), true, outcomes);
+		RequestTicket r1 = q.submit(request("r1", 2, 100), true, outcomes);
 		// A prompt whose first candidate is a: the overflow goes to the second one.
 		long family = 3;
 		while (!pool.rings().candidates(request("r2", family, 100).blocks().keyAt(1)).first().equals("a")) {
 			family++;
 		}
-		QueuedRequest r2 = q.submit(request("r2", family, 100), true, outcomes);
+		RequestTicket r2 = q.submit(request("r2", family, 100), true, outcomes);
 
 		assertThat(r1.instanceId()).isEqualTo("a");
-		assertThat(r1.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(r1.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(r2.instanceId()).isEqualTo(pool.rings().candidates(r2.key()).second());
 		assertThat(r2.decision().reason()).isEqualTo(Reason.FALLBACK);
-		assertThat(r2.state()).as("nothing in prefill there").isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r2.state()).as("nothing in prefill there").isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(outcomes.rejected).isEmpty();
 	}
 
@@ -122,7 +122,7 @@ class DispatchQueuesMovesTests {
 		String home = c.first().equals("a") ? c.second() : c.first();
 		pool.instance(home).shadow().record(r.blocks().chain());
 
-		QueuedRequest sent = q.submit(r, true, outcomes);
+		RequestTicket sent = q.submit(r, true, outcomes);
 
 		assertThat(sent.instanceId()).isEqualTo(home);
 		assertThat(sent.decision().reason()).isEqualTo(Reason.FALLBACK);
@@ -139,14 +139,14 @@ class DispatchQueuesMovesTests {
 		q.submit(request("a0", 1, 100), true, outcomes);
 		q.submit(withSlo(request("a1-tight", 2, 100), Duration.ofSeconds(2)), true, outcomes);
 		q.submit(request("b0", 3, 100), true, outcomes);
-		QueuedRequest loose = q.submit(withSlo(request("b1-loose", 4, 100), Duration.ofSeconds(60)), true, outcomes);
+		RequestTicket loose = q.submit(withSlo(request("b1-loose", 4, 100), Duration.ofSeconds(60)), true, outcomes);
 
 		// a is full of work as tight as the arrival, and its other candidate b is full.
-		QueuedRequest arrival = q.submit(withSlo(request("a2-tight", 5, 100), Duration.ofSeconds(2)), true, outcomes);
+		RequestTicket arrival = q.submit(withSlo(request("a2-tight", 5, 100), Duration.ofSeconds(2)), true, outcomes);
 
-		assertThat(arrival.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(arrival.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(arrival).instanceId()).isEqualTo("a");
-		assertThat(loose.state()).as("queued on b, not a's to shed").isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(loose.state()).as("queued on b, not a's to shed").isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(q.queued("a")).isEqualTo(1);
 		assertThat(q.queued("b")).isEqualTo(1);
 		assertThat(q.shed()).isZero();
@@ -158,14 +158,14 @@ class DispatchQueuesMovesTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillRequests(1).maxQueuedPerPool(2).build());
 		q.submit(request("running", 1, 100), true, outcomes);
-		QueuedRequest loosest = q.submit(withSlo(request("loose", 2, 100), Duration.ofSeconds(60)), true, outcomes);
-		QueuedRequest newer = q.submit(withSlo(request("mid", 3, 100), Duration.ofSeconds(30)), true, outcomes);
+		RequestTicket loosest = q.submit(withSlo(request("loose", 2, 100), Duration.ofSeconds(60)), true, outcomes);
+		RequestTicket newer = q.submit(withSlo(request("mid", 3, 100), Duration.ofSeconds(30)), true, outcomes);
 
-		QueuedRequest tight = q.submit(withSlo(request("tight", 4, 100), Duration.ofSeconds(2)), true, outcomes);
+		RequestTicket tight = q.submit(withSlo(request("tight", 4, 100), Duration.ofSeconds(2)), true, outcomes);
 
-		assertThat(tight.state()).isEqualTo(QueuedRequest.State.QUEUED);
-		assertThat(loosest.state()).isEqualTo(QueuedRequest.State.REJECTED);
-		assertThat(newer.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(tight.state()).isEqualTo(RequestTicket.State.QUEUED);
+		assertThat(loosest.state()).isEqualTo(RequestTicket.State.REJECTED);
+		assertThat(newer.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(q.shed()).isEqualTo(1);
 	}
 
@@ -176,15 +176,15 @@ class DispatchQueuesMovesTests {
 		InstancePool pool = pool(noHotspot(), "a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
-		QueuedRequest r0 = q.submit(request("r0", 1, 100), true, outcomes);
-		QueuedRequest r1 = q.submit(request("r1", 2, 100), true, outcomes);
+		RequestTicket r0 = q.submit(request("r0", 1, 100), true, outcomes);
+		RequestTicket r1 = q.submit(request("r1", 2, 100), true, outcomes);
 		members(pool, "b");
 
 		// No onMembershipChanged call: the next event must not release r1 to the old a.
 		q.firstToken(r0);
 
 		assertThat(r1.instanceId()).isEqualTo("b");
-		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r1.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.rerouted()).isEqualTo(1);
 	}
 
@@ -199,8 +199,8 @@ class DispatchQueuesMovesTests {
 					.build());
 		InstanceState oldA = pool.instance("a");
 		q.submit(request("r0", 1, 100), true, outcomes);
-		QueuedRequest r1 = q.submit(request("r1", 2, 100), true, outcomes);
-		QueuedRequest r2 = q.submit(request("r2", 3, 100), true, outcomes);
+		RequestTicket r1 = q.submit(request("r1", 2, 100), true, outcomes);
+		RequestTicket r2 = q.submit(request("r2", 3, 100), true, outcomes);
 		members(pool, "b");
 		clock.advance(Duration.ofSeconds(2));
 
@@ -209,7 +209,7 @@ class DispatchQueuesMovesTests {
 		// Expired with expiry=dispatch: sent anyway, but where the pool still is.
 		assertThat(List.of(r1, r2)).allSatisfy(r -> {
 			assertThat(r.instanceId()).isEqualTo("b");
-			assertThat(r.state()).isEqualTo(QueuedRequest.State.RELEASED);
+			assertThat(r.state()).isEqualTo(RequestTicket.State.RELEASED);
 		});
 		assertThat(oldA.dispatched()).isEqualTo(1);
 	}
@@ -220,7 +220,7 @@ class DispatchQueuesMovesTests {
 		pool.instance("b").healthy(false);
 		pool.instance("c").healthy(false);
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"), ungatedMoves().maxPrefillRequests(1).build());
-		List<QueuedRequest> all = new ArrayList<>();
+		List<RequestTicket> all = new ArrayList<>();
 		for (int i = 0; i < 20; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
 		}
@@ -237,7 +237,7 @@ class DispatchQueuesMovesTests {
 			.satisfies(r -> assertThat(r.decision().reason()).isEqualTo(Reason.IDLE_PULL));
 	}
 
-	private record Orphan(InstancePool pool, DispatchQueues queues, QueuedRequest request) {
+	private record Orphan(InstancePool pool, DispatchQueues queues, RequestTicket request) {
 	}
 
 	/**
@@ -249,7 +249,7 @@ class DispatchQueuesMovesTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		q.submit(request("r0", 1, 100), true, outcomes);
-		QueuedRequest r1 = q.submit(request("r1", 2, 1_000), true, outcomes);
+		RequestTicket r1 = q.submit(request("r1", 2, 1_000), true, outcomes);
 		members(pool, "b", "c", "d");
 		return new Orphan(pool, q, r1);
 	}
@@ -259,7 +259,7 @@ class DispatchQueuesMovesTests {
 		Orphan o = orphanOfA(scheduler);
 		InstancePool pool = o.pool();
 		DispatchQueues q = o.queues();
-		QueuedRequest r1 = o.request();
+		RequestTicket r1 = o.request();
 		Candidates c = pool.rings().candidates(r1.key());
 		// The second candidate holds its prefix: cache beats ring order.
 		pool.instance(c.second()).shadow().record(r1.request().blocks().chain());
@@ -277,7 +277,7 @@ class DispatchQueuesMovesTests {
 		Orphan o = orphanOfA(noHotspot());
 		InstancePool pool = o.pool();
 		DispatchQueues q = o.queues();
-		QueuedRequest r1 = o.request();
+		RequestTicket r1 = o.request();
 		Candidates c = pool.rings().candidates(r1.key());
 		// The first candidate is busy: the second is faster.
 		pool.dispatch(request("busy", 9, 800), new Decision(c.first(), Reason.AFFINITY, 0, 800, -1));
@@ -285,7 +285,7 @@ class DispatchQueuesMovesTests {
 		q.onMembershipChanged();
 
 		assertThat(r1.instanceId()).isEqualTo(c.second());
-		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r1.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(r1.decision().uncachedTokens()).isEqualTo(1_000);
 	}
 
@@ -294,7 +294,7 @@ class DispatchQueuesMovesTests {
 		Orphan o = orphanOfA(noHotspot());
 		InstancePool pool = o.pool();
 		DispatchQueues q = o.queues();
-		QueuedRequest r1 = o.request();
+		RequestTicket r1 = o.request();
 		Candidates c = pool.rings().candidates(r1.key());
 
 		q.onMembershipChanged();
@@ -302,7 +302,7 @@ class DispatchQueuesMovesTests {
 		// Equal cache, equal estimate: the key's home on ring 1, not the second
 		// candidate.
 		assertThat(r1.instanceId()).isEqualTo(c.first());
-		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r1.state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
@@ -319,7 +319,7 @@ class DispatchQueuesMovesTests {
 			family++;
 		}
 		q.submit(request("r0", 0, 100), true, outcomes);
-		QueuedRequest r1 = q.submit(request("r1", family, 1_000), true, outcomes);
+		RequestTicket r1 = q.submit(request("r1", family, 1_000), true, outcomes);
 		members(pool, "b", "c", "d", "e");
 		Candidates c = pool.rings().candidates(r1.key());
 		pool.instance(c.first()).draining(true);
@@ -328,7 +328,7 @@ class DispatchQueuesMovesTests {
 		q.onMembershipChanged();
 
 		assertThat(r1.instanceId()).isEqualTo("e");
-		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r1.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(r1.decision().reason()).isEqualTo(Reason.FALLBACK);
 		assertThat(q.rerouted()).isEqualTo(1);
 		assertThat(pool.instance(c.first()).dispatched()).isZero();
@@ -353,10 +353,10 @@ class DispatchQueuesMovesTests {
 		// A prompt whose candidates are a and b now, and a and c once c joins.
 		long family = familyWithCandidates(QueueFixture.pool(noHotspot(), clock, "a", "b", "c"), 10, "a", "c");
 		// b is busy, so it cannot pull yet.
-		QueuedRequest b0 = q.submit(request("b0", 0, 100), true, outcomes);
+		RequestTicket b0 = q.submit(request("b0", 0, 100), true, outcomes);
 		q.submit(request("a0", 1, 2_000), true, outcomes);
-		QueuedRequest a1 = q.submit(request("a1", family, 1_000), true, outcomes);
-		assertThat(a1.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		RequestTicket a1 = q.submit(request("a1", family, 1_000), true, outcomes);
+		assertThat(a1.state()).isEqualTo(RequestTicket.State.QUEUED);
 		// c joins, not yet accepting work.
 		members(pool, "a", "b", "c");
 		pool.instance("c").healthy(false);
@@ -366,7 +366,7 @@ class DispatchQueuesMovesTests {
 
 		// b is idle, but no longer a candidate of a1: it must not pull it.
 		assertThat(a1.instanceId()).isEqualTo("a");
-		assertThat(a1.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(a1.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(q.pulls()).isZero();
 
 		pool.instance("c").healthy(true);
@@ -385,12 +385,12 @@ class DispatchQueuesMovesTests {
 		pool.instance("b").draining(true);
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
-		List<QueuedRequest> all = new ArrayList<>();
+		List<RequestTicket> all = new ArrayList<>();
 		for (int i = 0; i < 12; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
 		}
 
-		List<QueuedRequest> moved = all.stream().filter(r -> !"a".equals(r.instanceId())).toList();
+		List<RequestTicket> moved = all.stream().filter(r -> !"a".equals(r.instanceId())).toList();
 		assertThat(moved).isNotEmpty();
 		assertThat(q.migrations()).isEqualTo(moved.size());
 		assertThat(moved).allSatisfy(r -> {
@@ -401,7 +401,7 @@ class DispatchQueuesMovesTests {
 		assertThat(pool.instance("b").dispatched()).isZero();
 		// A request whose other candidate accepts work goes there; one whose other
 		// candidate is the draining b goes to the next instance on ring 2.
-		for (QueuedRequest r : moved) {
+		for (RequestTicket r : moved) {
 			String other = otherCandidate(pool, r, "a");
 			if (!"b".equals(other)) {
 				assertThat(r.instanceId()).as(r.request().id()).isEqualTo(other);
@@ -417,7 +417,7 @@ class DispatchQueuesMovesTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		// Prompts whose two candidates are a and b.
-		List<QueuedRequest> all = new ArrayList<>();
+		List<RequestTicket> all = new ArrayList<>();
 		for (long family = 1; all.size() < 8; family++) {
 			RoutingRequest r = request("r" + family, family, 1_000);
 			Candidates c = pool.rings().candidates(r.blocks().keyAt(1));
@@ -426,12 +426,12 @@ class DispatchQueuesMovesTests {
 			}
 		}
 
-		List<QueuedRequest> moved = all.stream().filter(r -> !"a".equals(r.instanceId())).toList();
+		List<RequestTicket> moved = all.stream().filter(r -> !"a".equals(r.instanceId())).toList();
 		assertThat(moved).isNotEmpty().allSatisfy(r -> {
 			assertThat(r.instanceId()).isIn("c", "d");
 			assertThat(r.decision().reason()).isEqualTo(Reason.HOTSPOT);
 		});
-		QueuedRequest first = moved.get(0);
+		RequestTicket first = moved.get(0);
 		assertThat(first.instanceId())
 			.isEqualTo(pool.rings().walk(1, first.key(), id -> !id.equals("a") && !id.equals("b")));
 		assertThat(pool.instance("b").dispatched()).isZero();
@@ -445,7 +445,7 @@ class DispatchQueuesMovesTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
 		// Prompts whose two candidates are a and c.
-		List<QueuedRequest> all = new ArrayList<>();
+		List<RequestTicket> all = new ArrayList<>();
 		for (long family = 1; all.size() < 8; family++) {
 			RoutingRequest r = request("r" + family, family, 1_000);
 			Candidates c = pool.rings().candidates(r.blocks().keyAt(1));
@@ -469,10 +469,10 @@ class DispatchQueuesMovesTests {
 				ungatedMoves().maxPrefillRequests(1).maxMovesPerTrigger(1).idlePull(false).build());
 		pool.instance("b").healthy(false);
 		q.submit(request("r0", 0, 2_000), true, outcomes);
-		QueuedRequest cold = q.submit(request("cold", 1, 1_000), true, outcomes);
+		RequestTicket cold = q.submit(request("cold", 1, 1_000), true, outcomes);
 		RoutingRequest warm = request("warm", 2, 1_000);
 		pool.instance("b").shadow().record(warm.blocks().chain());
-		QueuedRequest held = q.submit(warm, true, outcomes);
+		RequestTicket held = q.submit(warm, true, outcomes);
 		pool.instance("b").healthy(true);
 
 		q.tick(clock.nanos());
@@ -491,7 +491,7 @@ class DispatchQueuesMovesTests {
 		InstancePool pool = pool("a", "b");
 		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
 				ungatedMoves().maxPrefillRequests(1).maxQueuedPerInstance(2).idlePull(false).build());
-		QueuedRequest b0 = q.submit(request("b0", 0, 100), true, outcomes);
+		RequestTicket b0 = q.submit(request("b0", 0, 100), true, outcomes);
 		q.submit(request("b1", 1, 100), true, outcomes);
 		q.submit(request("b2", 2, 100), true, outcomes);
 		q.submit(request("a0", 3, 3_000), true, outcomes);
@@ -535,14 +535,14 @@ class DispatchQueuesMovesTests {
 		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
 				ungatedMoves().maxPrefillRequests(1).maxMigrations(1).idlePull(false).build());
 		pool.instance("b").healthy(false);
-		List<QueuedRequest> fromA = new ArrayList<>();
+		List<RequestTicket> fromA = new ArrayList<>();
 		for (int i = 0; i < 6; i++) {
 			fromA.add(q.submit(request("a" + i, i, 1_000), true, outcomes));
 		}
 		pool.instance("b").healthy(true);
 		q.tick(clock.nanos());
-		List<QueuedRequest> moved = fromA.stream()
-			.filter(r -> "b".equals(r.instanceId()) && r.state() == QueuedRequest.State.QUEUED)
+		List<RequestTicket> moved = fromA.stream()
+			.filter(r -> "b".equals(r.instanceId()) && r.state() == RequestTicket.State.QUEUED)
 			.toList();
 		assertThat(moved).isNotEmpty().allSatisfy(r -> assertThat(r.migrations()).isEqualTo(1));
 
@@ -563,7 +563,7 @@ class DispatchQueuesMovesTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillRequests(1).idlePull(false).maxWaitShare(0).build());
 		q.submit(request("r0", 0, 100), true, outcomes);
-		QueuedRequest none = q.submit(withSlo(request("none", 1, 100), Duration.ZERO), true, outcomes);
+		RequestTicket none = q.submit(withSlo(request("none", 1, 100), Duration.ZERO), true, outcomes);
 		clock.advance(Duration.ofSeconds(4));
 
 		q.tick(clock.nanos());
@@ -580,8 +580,8 @@ class DispatchQueuesMovesTests {
 	void releasedRequestsLeaveNoStaleEntriesThatStopIdlePull() {
 		InstancePool pool = pool(noHotspot(), "a", "b");
 		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(), ungatedMoves().maxPrefillRequests(1).build());
-		QueuedRequest busyB = q.submit(request("b-busy", 999, 100), true, outcomes);
-		List<QueuedRequest> onA = new ArrayList<>();
+		RequestTicket busyB = q.submit(request("b-busy", 999, 100), true, outcomes);
+		List<RequestTicket> onA = new ArrayList<>();
 		for (int i = 0; i < 40; i++) {
 			onA.add(q.submit(request("a" + i, 1_000 + i, 1_000), true, outcomes));
 		}
@@ -604,7 +604,7 @@ class DispatchQueuesMovesTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillRequests(4).maxMovesPerTrigger(1).build());
 		pool.instance("b").healthy(false);
-		List<QueuedRequest> all = new ArrayList<>();
+		List<RequestTicket> all = new ArrayList<>();
 		for (int i = 0; i < 10; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
 		}
@@ -615,7 +615,7 @@ class DispatchQueuesMovesTests {
 		assertThat(q.pulls()).isEqualTo(1);
 		assertThat(all).filteredOn(r -> "b".equals(r.instanceId()))
 			.singleElement()
-			.satisfies(r -> assertThat(r.state()).isEqualTo(QueuedRequest.State.RELEASED));
+			.satisfies(r -> assertThat(r.state()).isEqualTo(RequestTicket.State.RELEASED));
 	}
 
 	@Test
@@ -625,14 +625,14 @@ class DispatchQueuesMovesTests {
 		q.submit(request("r0", 0, 2_000), true, outcomes);
 		// The oldest requests are cached on a: moving one would give up its prefix, so
 		// the idle b passes them over.
-		List<QueuedRequest> cached = new ArrayList<>();
+		List<RequestTicket> cached = new ArrayList<>();
 		for (int i = 1; i <= IdlePull.PULL_SCAN; i++) {
 			RoutingRequest r = request("cached" + i, i, 1_000);
 			pool.instance("a").shadow().record(r.blocks().chain());
 			cached.add(q.submit(r, true, outcomes));
 		}
 		// Worth pulling (2 s gained), but behind a full scan.
-		QueuedRequest cold = q.submit(request("cold", 999, 100), true, outcomes);
+		RequestTicket cold = q.submit(request("cold", 999, 100), true, outcomes);
 
 		assertThat(cold.instanceId()).isEqualTo("a");
 		assertThat(q.pulls()).isZero();
@@ -642,7 +642,7 @@ class DispatchQueuesMovesTests {
 		q.tick(clock.nanos());
 
 		assertThat(cold.instanceId()).isEqualTo("b");
-		assertThat(cold.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(cold.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.pulls()).isEqualTo(1);
 	}
 
@@ -657,14 +657,14 @@ class DispatchQueuesMovesTests {
 		// b is the other candidate of both. The first would gain more on b, but 400 +
 		// 700 tokens overflow its prefill; 400 + 600 is exactly the limit.
 		long bigFamily = familyWithCandidates(pool, 10, "a", "b");
-		QueuedRequest big = q.submit(request("a-big", bigFamily, 700), true, outcomes);
-		QueuedRequest fits = q.submit(request("c-fits", familyWithCandidates(pool, bigFamily + 1, "b", "c"), 600), true,
+		RequestTicket big = q.submit(request("a-big", bigFamily, 700), true, outcomes);
+		RequestTicket fits = q.submit(request("c-fits", familyWithCandidates(pool, bigFamily + 1, "b", "c"), 600), true,
 				outcomes);
 
 		assertThat(big.instanceId()).isEqualTo("a");
-		assertThat(big.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(big.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(fits.instanceId()).isEqualTo("b");
-		assertThat(fits.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(fits.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.pulls()).isEqualTo(1);
 	}
 
@@ -674,11 +674,11 @@ class DispatchQueuesMovesTests {
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
 				ungatedMoves().maxPrefillTokens(1_000).build());
 		q.submit(request("r0", 0, 1_000), true, outcomes);
-		QueuedRequest huge = q.submit(request("huge", 1, 3_000), true, outcomes);
+		RequestTicket huge = q.submit(request("huge", 1, 3_000), true, outcomes);
 
 		// As a lone prompt on a would be, it is sent alone.
 		assertThat(huge.instanceId()).isEqualTo("b");
-		assertThat(huge.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(huge.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.pulls()).isEqualTo(1);
 	}
 
@@ -689,7 +689,7 @@ class DispatchQueuesMovesTests {
 		RoutingRequest warm = request("r1", 7, 2_000);
 		pool.instance("b").healthy(false);
 		q.submit(request("r0", 1, 300), true, outcomes);
-		QueuedRequest r1 = q.submit(warm, true, outcomes);
+		RequestTicket r1 = q.submit(warm, true, outcomes);
 		// Cold, b would gain only the 300 tokens ahead (0.3 s, below the 0.5 s margin);
 		// b holds r1's prompt, so there it also skips its 2000-token prefill.
 		pool.instance("b").shadow().record(warm.blocks().chain());
@@ -698,7 +698,7 @@ class DispatchQueuesMovesTests {
 		q.tick(clock.nanos());
 
 		assertThat(r1.instanceId()).isEqualTo("b");
-		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r1.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(r1.decision().cachedTokens()).isEqualTo(1_999);
 	}
 
@@ -720,7 +720,7 @@ class DispatchQueuesMovesTests {
 		InstancePool pool = pool(noHotspot(), "a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"), ungatedMoves().maxPrefillRequests(1).build());
 		q.submit(request("ahead", 0, ahead), true, outcomes);
-		QueuedRequest queued = q.submit(r, true, outcomes);
+		RequestTicket queued = q.submit(r, true, outcomes);
 		assertThat(q.pulls()).isEqualTo("b".equals(queued.instanceId()) ? 1 : 0);
 		return "b".equals(queued.instanceId());
 	}

@@ -58,8 +58,8 @@ class DispatchQueuesProperties {
 			.build();
 		DispatchQueues queues = new DispatchQueues(pool, policy, settings);
 		Outcomes outcomes = new Outcomes();
-		List<QueuedRequest> all = new ArrayList<>();
-		List<QueuedRequest> cancelled = new ArrayList<>();
+		List<RequestTicket> all = new ArrayList<>();
+		List<RequestTicket> cancelled = new ArrayList<>();
 
 		for (int v : actions) {
 			int param = v / 8;
@@ -83,7 +83,7 @@ class DispatchQueuesProperties {
 				});
 				case 3 -> pick(all, param).ifPresent(queues::firstToken);
 				case 4 -> pick(all, param).ifPresent(q -> {
-					if (q.state() == QueuedRequest.State.QUEUED) {
+					if (q.state() == RequestTicket.State.QUEUED) {
 						cancelled.add(q);
 					}
 					queues.finish(q);
@@ -122,7 +122,7 @@ class DispatchQueuesProperties {
 
 		// Wind down: finish everything sent until nothing is queued; cancel nothing.
 		for (int round = 0; round < 1_000 && (queues.queued() > 0 || anyUnfinished(all)); round++) {
-			for (QueuedRequest q : List.copyOf(outcomes.released)) {
+			for (RequestTicket q : List.copyOf(outcomes.released)) {
 				queues.firstToken(q);
 				queues.finish(q);
 			}
@@ -134,18 +134,18 @@ class DispatchQueuesProperties {
 
 		assertThat(queues.queued()).isZero();
 		assertThat(queues.tenantShares()).allMatch(t -> t.queued() == 0 && t.share() >= 0 && t.share() <= 1 + 1e-9);
-		for (QueuedRequest q : all) {
+		for (RequestTicket q : all) {
 			int calls = outcomes.calls.getOrDefault(q, 0);
 			if (cancelled.contains(q)) {
-				assertThat(q.state()).isEqualTo(QueuedRequest.State.CANCELLED);
+				assertThat(q.state()).isEqualTo(RequestTicket.State.CANCELLED);
 				assertThat(calls).isZero();
 			}
 			else {
 				assertThat(calls).as("outcomes of %s", q).isEqualTo(1);
-				assertThat(q.state()).isIn(QueuedRequest.State.RELEASED, QueuedRequest.State.REJECTED);
+				assertThat(q.state()).isIn(RequestTicket.State.RELEASED, RequestTicket.State.REJECTED);
 			}
 		}
-		long released = all.stream().filter(q -> q.state() == QueuedRequest.State.RELEASED).count();
+		long released = all.stream().filter(q -> q.state() == RequestTicket.State.RELEASED).count();
 		assertThat(queues.releases()).isEqualTo(released);
 		assertThat(everSeen.keySet().stream().mapToLong(InstanceState::dispatched).sum()).as("none sent twice")
 			.isEqualTo(released);
@@ -161,13 +161,13 @@ class DispatchQueuesProperties {
 		}
 	}
 
-	private static boolean anyUnfinished(List<QueuedRequest> all) {
+	private static boolean anyUnfinished(List<RequestTicket> all) {
 		return all.stream()
-			.anyMatch(q -> q.state() == QueuedRequest.State.RELEASED && q.dispatch() != null
+			.anyMatch(q -> q.state() == RequestTicket.State.RELEASED && q.dispatch() != null
 					&& !q.dispatch().isFinished());
 	}
 
-	private static java.util.Optional<QueuedRequest> pick(List<QueuedRequest> all, int param) {
+	private static java.util.Optional<RequestTicket> pick(List<RequestTicket> all, int param) {
 		return all.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(all.get(param % all.size()));
 	}
 

@@ -44,12 +44,12 @@ class DispatchQueuesTests {
 	void releasesWhilePrefillRequestsAreBelowTheLimit() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(2));
-		QueuedRequest r1 = q.submit(request("r1", 1, 100), true, outcomes);
+		RequestTicket r1 = q.submit(request("r1", 1, 100), true, outcomes);
 		q.submit(request("r2", 2, 100), true, outcomes);
-		QueuedRequest r3 = q.submit(request("r3", 3, 100), true, outcomes);
+		RequestTicket r3 = q.submit(request("r3", 3, 100), true, outcomes);
 
 		assertThat(outcomes.releasedIds()).containsExactly("r1", "r2");
-		assertThat(r3.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(r3.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(a().queuedRequests()).isEqualTo(1);
 		assertThat(a().queuedTokens()).isEqualTo(100);
 		assertThat(a().oldestQueuedNanos()).isEqualTo(r3.submittedAtNanos());
@@ -69,27 +69,27 @@ class DispatchQueuesTests {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(2).maxPrefillTokens(1_000));
 		a().peerLoad(1, 300, 0);
-		QueuedRequest r1 = q.submit(request("r1", 1, 100), true, outcomes);
-		QueuedRequest r2 = q.submit(request("r2", 2, 100), true, outcomes);
-		assertThat(r1.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		RequestTicket r1 = q.submit(request("r1", 1, 100), true, outcomes);
+		RequestTicket r2 = q.submit(request("r2", 2, 100), true, outcomes);
+		assertThat(r1.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(r2.state()).as("one of ours and one of a peer's: the limit of 2 is reached")
-			.isEqualTo(QueuedRequest.State.QUEUED);
+			.isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(a().sharedPrefillRequests()).isEqualTo(2);
 		assertThat(a().sharedPrefillTokens()).isEqualTo(400);
 
 		// The peer's request got its first token: its next publication says so.
 		a().peerLoad(0, 0, 0);
 		q.tick(clock.nanos());
-		assertThat(r2.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r2.state()).isEqualTo(RequestTicket.State.RELEASED);
 
 		// In tokens too: 100 ours + 800 a peer's + 200 > 1,000.
 		q.firstToken(r1);
 		a().peerLoad(0, 800, 0);
-		QueuedRequest r3 = q.submit(request("r3", 3, 200), true, outcomes);
-		assertThat(r3.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		RequestTicket r3 = q.submit(request("r3", 3, 200), true, outcomes);
+		assertThat(r3.state()).isEqualTo(RequestTicket.State.QUEUED);
 		a().peerLoad(0, 600, 0);
 		q.tick(clock.nanos());
-		assertThat(r3.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r3.state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
@@ -97,32 +97,32 @@ class DispatchQueuesTests {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillTokens(1_000));
 		a().peerLoad(1, 100, 0);
-		QueuedRequest huge = q.submit(request("huge", 1, 5_000), true, outcomes);
+		RequestTicket huge = q.submit(request("huge", 1, 5_000), true, outcomes);
 		assertThat(huge.state()).as("the instance is not idle: a peer has a request in prefill there")
-			.isEqualTo(QueuedRequest.State.QUEUED);
+			.isEqualTo(RequestTicket.State.QUEUED);
 		a().peerLoad(0, 0, 0);
 		q.tick(clock.nanos());
-		assertThat(huge.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(huge.state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
 	void releasesWhilePrefillTokensFitAndNeverStrandsAHugePrompt() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillTokens(1_000));
-		QueuedRequest huge = q.submit(request("huge", 1, 5_000), true, outcomes);
+		RequestTicket huge = q.submit(request("huge", 1, 5_000), true, outcomes);
 		assertThat(huge.state()).as("nothing in prefill: released however large")
-			.isEqualTo(QueuedRequest.State.RELEASED);
+			.isEqualTo(RequestTicket.State.RELEASED);
 
-		QueuedRequest small = q.submit(request("small", 2, 600), true, outcomes);
-		assertThat(small.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		RequestTicket small = q.submit(request("small", 2, 600), true, outcomes);
+		assertThat(small.state()).isEqualTo(RequestTicket.State.QUEUED);
 
 		q.firstToken(huge);
-		assertThat(small.state()).isEqualTo(QueuedRequest.State.RELEASED);
-		QueuedRequest second = q.submit(request("second", 3, 600), true, outcomes);
-		assertThat(second.state()).as("600 + 600 > 1000").isEqualTo(QueuedRequest.State.QUEUED);
-		QueuedRequest third = q.submit(request("third", 4, 300), true, outcomes);
+		assertThat(small.state()).isEqualTo(RequestTicket.State.RELEASED);
+		RequestTicket second = q.submit(request("second", 3, 600), true, outcomes);
+		assertThat(second.state()).as("600 + 600 > 1000").isEqualTo(RequestTicket.State.QUEUED);
+		RequestTicket third = q.submit(request("third", 4, 300), true, outcomes);
 		assertThat(third.state()).as("600 + 300 would fit, but it must not overtake a larger request")
-			.isEqualTo(QueuedRequest.State.QUEUED);
+			.isEqualTo(RequestTicket.State.QUEUED);
 		q.firstToken(small);
 		assertThat(outcomes.releasedIds()).containsExactly("huge", "small", "second", "third");
 	}
@@ -131,7 +131,7 @@ class DispatchQueuesTests {
 	void servesLongestCachedPrefixFirstAndArrivalOrderAmongEquals() {
 		Busy b = busyWithFamily7Cached(QueueSettings.custom().maxPrefillRequests(1));
 		DispatchQueues q = b.queues();
-		QueuedRequest busy = b.busy();
+		RequestTicket busy = b.busy();
 		q.submit(request("cold1", 2, 640), true, outcomes);
 		q.submit(request("hit1", 7, 640), true, outcomes);
 		q.submit(request("cold2", 3, 640), true, outcomes);
@@ -147,7 +147,7 @@ class DispatchQueuesTests {
 	void aRequestOlderThanTheAgeBoundGoesFirstInArrivalOrder() {
 		Busy b = busyWithFamily7Cached(QueueSettings.custom().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
 		DispatchQueues q = b.queues();
-		QueuedRequest busy = b.busy();
+		RequestTicket busy = b.busy();
 		q.submit(request("cold-old", 2, 640), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
 		q.submit(request("hit-new", 7, 640), true, outcomes);
@@ -161,7 +161,7 @@ class DispatchQueuesTests {
 	void requestsAgeInProportionToTheirSloSoATightClassIsNotServedAfterALooseOne() {
 		Busy b = busyWithFamily7Cached(QueueSettings.custom().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
 		DispatchQueues q = b.queues();
-		QueuedRequest busy = b.busy();
+		RequestTicket busy = b.busy();
 		// The default SLO is 5 s: a 60 s batch request ages after 24 s, a 2 s interactive
 		// one after 0.8 s.
 		q.submit(withSlo(request("batch-old", 2, 640), Duration.ofSeconds(60)), true, outcomes);
@@ -190,8 +190,8 @@ class DispatchQueuesTests {
 		q.submit(withSlo(request("batch-old", 2, 640), Duration.ofSeconds(60)), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
 		q.submit(withSlo(request("interactive", 3, 640), Duration.ofSeconds(2)), true, outcomes);
-		QueuedRequest urgent = q.submit(withSlo(request("urgent", 4, 640), Duration.ofSeconds(1)), true, outcomes);
-		assertThat(urgent.state()).as("pool full, nothing shed").isEqualTo(QueuedRequest.State.REJECTED);
+		RequestTicket urgent = q.submit(withSlo(request("urgent", 4, 640), Duration.ofSeconds(1)), true, outcomes);
+		assertThat(urgent.state()).as("pool full, nothing shed").isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(q.shed()).isZero();
 
 		drainOneByOne(q, b.busy());
@@ -207,7 +207,7 @@ class DispatchQueuesTests {
 			.aging(Duration.ofSeconds(2))
 			.maxWait(Duration.ofMinutes(2)));
 		DispatchQueues q = b.queues();
-		QueuedRequest busy = b.busy();
+		RequestTicket busy = b.busy();
 		q.submit(withSlo(request("batch", 2, 640), Duration.ofSeconds(60)), true, outcomes);
 		clock.advance(Duration.ofSeconds(25));
 		q.submit(request("hit", 7, 640), true, outcomes);
@@ -218,7 +218,7 @@ class DispatchQueuesTests {
 	}
 
 	/** A queue and the request holding its instance's one prefill slot. */
-	private record Busy(DispatchQueues queues, QueuedRequest busy) {
+	private record Busy(DispatchQueues queues, RequestTicket busy) {
 	}
 
 	/**
@@ -232,8 +232,8 @@ class DispatchQueuesTests {
 		return new Busy(q, q.submit(request("busy", 1, 100), true, outcomes));
 	}
 
-	private void drainOneByOne(DispatchQueues q, QueuedRequest first) {
-		QueuedRequest current = first;
+	private void drainOneByOne(DispatchQueues q, RequestTicket first) {
+		RequestTicket current = first;
 		for (int i = 0; i < 100 && current != null; i++) {
 			int before = outcomes.released.size();
 			q.finish(current);
@@ -248,7 +248,7 @@ class DispatchQueuesTests {
 				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(1));
 		q.submit(request("r1", 1, 100), true, outcomes);
 		q.submit(request("r2", 2, 100), true, outcomes);
-		QueuedRequest r3 = q.submit(request("r3", 3, 100), true, outcomes);
+		RequestTicket r3 = q.submit(request("r3", 3, 100), true, outcomes);
 
 		Rejection r = outcomes.rejected.get(r3);
 		assertThat(r.status()).isEqualTo(429);
@@ -257,7 +257,7 @@ class DispatchQueuesTests {
 		assertThat(r.message()).doesNotContain("'a'");
 		// 100 tokens queued + 100 in prefill at 1 ms/token plus 20 ms base: 0.22 s.
 		assertThat(r.retryAfterSeconds()).isEqualTo(1);
-		assertThat(r3.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(r3.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(q.queued()).isEqualTo(1);
 	}
 
@@ -267,23 +267,23 @@ class DispatchQueuesTests {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(3));
 		q.submit(request("running", 0, 100), true, outcomes);
-		QueuedRequest batch1 = q.submit(withSlo(request("batch1", 1, 100), Duration.ofSeconds(60)), true, outcomes);
-		QueuedRequest standard = q.submit(request("standard", 2, 100), true, outcomes);
-		QueuedRequest batch2 = q.submit(withSlo(request("batch2", 3, 100), Duration.ofSeconds(60)), true, outcomes);
+		RequestTicket batch1 = q.submit(withSlo(request("batch1", 1, 100), Duration.ofSeconds(60)), true, outcomes);
+		RequestTicket standard = q.submit(request("standard", 2, 100), true, outcomes);
+		RequestTicket batch2 = q.submit(withSlo(request("batch2", 3, 100), Duration.ofSeconds(60)), true, outcomes);
 		assertThat(q.queued()).isEqualTo(3);
 
-		QueuedRequest interactive = q.submit(withSlo(request("interactive", 4, 100), Duration.ofSeconds(2)), true,
+		RequestTicket interactive = q.submit(withSlo(request("interactive", 4, 100), Duration.ofSeconds(2)), true,
 				outcomes);
 
-		assertThat(interactive.state()).isEqualTo(QueuedRequest.State.QUEUED);
-		assertThat(batch2.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(interactive.state()).isEqualTo(RequestTicket.State.QUEUED);
+		assertThat(batch2.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(batch2)).satisfies(r -> {
 			assertThat(r.status()).isEqualTo(429);
 			assertThat(r.message()).contains("pool 'llm'").contains("tighter TTFT SLO");
 			assertThat(r.retryAfterSeconds()).isPositive();
 		});
-		assertThat(batch1.state()).isEqualTo(QueuedRequest.State.QUEUED);
-		assertThat(standard.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(batch1.state()).isEqualTo(RequestTicket.State.QUEUED);
+		assertThat(standard.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(q.queued()).isEqualTo(3);
 		assertThat(q.shed()).isEqualTo(1);
 		assertThat(q.rejections()).isEqualTo(1);
@@ -291,11 +291,11 @@ class DispatchQueuesTests {
 		// A standard (5 s) arrival displaces the remaining batch request; another
 		// standard
 		// one finds nothing looser and is refused itself.
-		QueuedRequest standard2 = q.submit(request("standard2", 5, 100), true, outcomes);
-		assertThat(batch1.state()).isEqualTo(QueuedRequest.State.REJECTED);
-		assertThat(standard2.state()).isEqualTo(QueuedRequest.State.QUEUED);
-		QueuedRequest standard3 = q.submit(request("standard3", 6, 100), true, outcomes);
-		assertThat(standard3.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		RequestTicket standard2 = q.submit(request("standard2", 5, 100), true, outcomes);
+		assertThat(batch1.state()).isEqualTo(RequestTicket.State.REJECTED);
+		assertThat(standard2.state()).isEqualTo(RequestTicket.State.QUEUED);
+		RequestTicket standard3 = q.submit(request("standard3", 6, 100), true, outcomes);
+		assertThat(standard3.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(standard3).message()).doesNotContain("tighter");
 		assertThat(q.shed()).isEqualTo(2);
 		// Every request got exactly one outcome or still waits.
@@ -308,20 +308,20 @@ class DispatchQueuesTests {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(2));
 		q.submit(request("running", 0, 100), true, outcomes);
-		QueuedRequest interactive = q.submit(withSlo(request("interactive", 1, 100), Duration.ofSeconds(2)), true,
+		RequestTicket interactive = q.submit(withSlo(request("interactive", 1, 100), Duration.ofSeconds(2)), true,
 				outcomes);
-		QueuedRequest standard = q.submit(request("standard", 2, 100), true, outcomes);
+		RequestTicket standard = q.submit(request("standard", 2, 100), true, outcomes);
 
-		QueuedRequest batch = q.submit(withSlo(request("batch", 3, 100), Duration.ofSeconds(60)), true, outcomes);
-		assertThat(batch.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		RequestTicket batch = q.submit(withSlo(request("batch", 3, 100), Duration.ofSeconds(60)), true, outcomes);
+		assertThat(batch.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(q.shed()).isZero();
 
-		QueuedRequest urgent = q.submit(withSlo(request("urgent", 4, 100), Duration.ofSeconds(1)), true, outcomes);
-		assertThat(urgent.state()).isEqualTo(QueuedRequest.State.QUEUED);
-		assertThat(standard.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		RequestTicket urgent = q.submit(withSlo(request("urgent", 4, 100), Duration.ofSeconds(1)), true, outcomes);
+		assertThat(urgent.state()).isEqualTo(RequestTicket.State.QUEUED);
+		assertThat(standard.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(standard).message()).contains("tighter TTFT SLO");
 		assertThat(outcomes.rejected.get(standard).instanceId()).isEqualTo("a");
-		assertThat(interactive.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(interactive.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(a().queuedRequests()).isEqualTo(2);
 		assertThat(a().queuedTokens()).isEqualTo(200);
 	}
@@ -344,8 +344,8 @@ class DispatchQueuesTests {
 		pool.instance("a").healthy(false);
 		pool.instance("b").healthy(false);
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom());
-		QueuedRequest r = q.submit(request("r", 1, 100), true, outcomes);
-		assertThat(r.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		RequestTicket r = q.submit(request("r", 1, 100), true, outcomes);
+		assertThat(r.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(r)).isEqualTo(new Rejection(503, outcomes.rejected.get(r).message(), 5));
 	}
 
@@ -353,18 +353,18 @@ class DispatchQueuesTests {
 	void aRequestQueuedBeyondTheWaitBoundIsRejectedWith503() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)).maxWaitShare(0));
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest waiting = q.submit(request("waiting", 2, 100), true, outcomes);
+		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
+		RequestTicket waiting = q.submit(request("waiting", 2, 100), true, outcomes);
 		assertThat(q.nextDeadlineNanos())
 			.isLessThanOrEqualTo(waiting.submittedAtNanos() + Duration.ofSeconds(10).toNanos());
 
 		clock.advance(Duration.ofSeconds(9));
 		q.tick(clock.nanos());
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.QUEUED);
 		clock.advance(Duration.ofSeconds(1));
 		q.tick(clock.nanos());
 
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(waiting).status()).isEqualTo(503);
 		assertThat(a().queuedRequests()).isZero();
 		assertThat(a().queuedTokens()).isZero();
@@ -383,36 +383,36 @@ class DispatchQueuesTests {
 					.idlePull(false)
 					.maxMigrations(0)
 					.rescue(false));
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest interactive = q.submit(withSlo(request("interactive", 2, 100), Duration.ofSeconds(2)), true,
+		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
+		RequestTicket interactive = q.submit(withSlo(request("interactive", 2, 100), Duration.ofSeconds(2)), true,
 				outcomes);
-		QueuedRequest standard = q.submit(request("standard", 3, 100), true, outcomes);
-		QueuedRequest batch = q.submit(withSlo(request("batch", 4, 100), Duration.ofSeconds(60)), true, outcomes);
+		RequestTicket standard = q.submit(request("standard", 3, 100), true, outcomes);
+		RequestTicket batch = q.submit(withSlo(request("batch", 4, 100), Duration.ofSeconds(60)), true, outcomes);
 		assertThat(q.nextDeadlineNanos())
 			.isLessThanOrEqualTo(interactive.submittedAtNanos() + Duration.ofSeconds(1).toNanos());
 
 		clock.advance(Duration.ofMillis(999));
 		q.tick(clock.nanos());
-		assertThat(interactive.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(interactive.state()).isEqualTo(RequestTicket.State.QUEUED);
 		clock.advance(Duration.ofMillis(1));
 		q.tick(clock.nanos());
 		// Half of its 2 s: the other half is left for its prefill.
-		assertThat(interactive.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(interactive.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(interactive).status()).isEqualTo(503);
 		assertThat(outcomes.rejected.get(interactive).message()).contains("waited 1000 ms");
-		assertThat(standard.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(standard.state()).isEqualTo(RequestTicket.State.QUEUED);
 
 		clock.advance(Duration.ofMillis(1_500));
 		q.tick(clock.nanos());
-		assertThat(standard.state()).as("half of 5 s").isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(standard.state()).as("half of 5 s").isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(standard).message()).contains("waited 2500 ms");
 		// Half of 60 s is past the queues' bound, which comes first.
 		clock.advance(Duration.ofMillis(7_499));
 		q.tick(clock.nanos());
-		assertThat(batch.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(batch.state()).isEqualTo(RequestTicket.State.QUEUED);
 		clock.advance(Duration.ofMillis(1));
 		q.tick(clock.nanos());
-		assertThat(batch.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(batch.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(batch).message()).contains("waited 10000 ms");
 		assertThat(a().queuedRequests()).isZero();
 		q.finish(busy);
@@ -461,17 +461,17 @@ class DispatchQueuesTests {
 	@Test
 	void atItsWaitBoundARequestGoesToAnotherInstanceThatCanStartItAndStillMakeItsSlo() {
 		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest waiting = q.submit(request("waiting", 2, 600), true, outcomes);
+		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
+		RequestTicket waiting = q.submit(request("waiting", 2, 600), true, outcomes);
 		clock.advance(Duration.ofMillis(2_499));
 		q.tick(clock.nanos());
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.QUEUED);
 		clock.advance(Duration.ofMillis(1));
 		q.tick(clock.nanos());
 
 		// Half of its 5 s waited; b starts its 600 tokens at once (0.6 s at 1 ms a
 		// token).
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.RELEASED);
 		Decision d = outcomes.released.get(1).decision();
 		assertThat(d.instanceId()).isEqualTo("b");
 		assertThat(d.reason()).isEqualTo(Reason.RESCUE);
@@ -491,10 +491,10 @@ class DispatchQueuesTests {
 		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
 		q.submit(request("busy", 1, 100), true, outcomes);
 		// 2.6 s of prefill on b after 2.5 s of waiting: past its 5 s.
-		QueuedRequest tooLate = q.submit(request("too-late", 2, 2_600), true, outcomes);
+		RequestTicket tooLate = q.submit(request("too-late", 2, 2_600), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
 		q.tick(clock.nanos());
-		assertThat(tooLate.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(tooLate.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(tooLate).status()).isEqualTo(503);
 		assertThat(tooLate.placedByRescue()).isFalse();
 		assertThat(q.rescues()).isZero();
@@ -507,19 +507,19 @@ class DispatchQueuesTests {
 		q.submit(request("busy-a2", 2, 500), true, outcomes);
 		// b: another replica's request in prefill there (500 tokens).
 		pool.instance("b").peerLoad(1, 500, 0);
-		QueuedRequest waiting = q.submit(request("waiting", 3, 400), true, outcomes);
+		RequestTicket waiting = q.submit(request("waiting", 3, 400), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
 		q.tick(clock.nanos());
 		assertThat(waiting.state())
 			.as("500 + 400 fit b's 1,000 tokens " + outcomes.rejected.get(waiting) + " " + outcomes.releasedIds())
-			.isEqualTo(QueuedRequest.State.RELEASED);
+			.isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(outcomes.released.get(outcomes.released.size() - 1).decision().instanceId()).isEqualTo("b");
 
 		pool.instance("b").peerLoad(2, 500, 0);
-		QueuedRequest full = q.submit(request("no-room", 4, 100), true, outcomes);
+		RequestTicket full = q.submit(request("no-room", 4, 100), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
 		q.tick(clock.nanos());
-		assertThat(full.state()).as("b is at its request limit").isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(full.state()).as("b is at its request limit").isEqualTo(RequestTicket.State.REJECTED);
 	}
 
 	/**
@@ -527,10 +527,10 @@ class DispatchQueuesTests {
 	 * while b has another replica's request of 300 tokens in prefill, so no instance has
 	 * room for it then.
 	 */
-	private QueuedRequest waitForABehindBusyB(DispatchQueues q) {
+	private RequestTicket waitForABehindBusyB(DispatchQueues q) {
 		q.submit(request("busy", 1, 100), true, outcomes);
 		pool.instance("b").peerLoad(1, 300, 0);
-		QueuedRequest waiting = q.submit(request("waiting", 2, 600), true, outcomes);
+		RequestTicket waiting = q.submit(request("waiting", 2, 600), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
 		q.tick(clock.nanos());
 		return waiting;
@@ -539,15 +539,15 @@ class DispatchQueuesTests {
 	@Test
 	void withNoRoomAnywhereARequestAtItsWaitBoundJoinsTheQueueWithTheLowestEstimateThatFits() {
 		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
+		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
 		// b has another replica's request of 300 tokens in prefill: no room now.
 		pool.instance("b").peerLoad(1, 300, 0);
-		QueuedRequest waiting = q.submit(request("waiting", 2, 600), true, outcomes);
+		RequestTicket waiting = q.submit(request("waiting", 2, 600), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
 		q.tick(clock.nanos());
 
 		// b's estimate: 300 + 600 tokens at 1 ms = 0.9 s, within the 2.5 s left.
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(waiting.instanceId()).isEqualTo("b");
 		assertThat(waiting.decision().reason()).isEqualTo(Reason.RESCUE);
 		assertThat(q.queued("b")).isEqualTo(1);
@@ -561,7 +561,7 @@ class DispatchQueuesTests {
 		// The peer's request got its first token: b releases it.
 		pool.instance("b").peerLoad(0, 0, 0);
 		q.tick(clock.nanos());
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.RELEASED);
 		Decision d = outcomes.released.get(outcomes.released.size() - 1).decision();
 		assertThat(d.instanceId()).isEqualTo("b");
 		assertThat(d.reason()).isEqualTo(Reason.RESCUE);
@@ -574,7 +574,7 @@ class DispatchQueuesTests {
 	@Test
 	void aRequestRescuedIntoAQueueIsRejectedOnceItCouldNoLongerStartInTimeAndNeverRescuedTwice() {
 		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
-		QueuedRequest waiting = waitForABehindBusyB(q);
+		RequestTicket waiting = waitForABehindBusyB(q);
 		assertThat(waiting.instanceId()).isEqualTo("b");
 		// Its 600 tokens take 0.62 s on b (0.6 s plus the estimator's step): started
 		// later
@@ -585,11 +585,11 @@ class DispatchQueuesTests {
 		assertThat(q.nextDeadlineNanos()).isLessThanOrEqualTo(lastStart);
 		clock.advance(Duration.ofNanos(lastStart - 1 - clock.nanos()));
 		q.tick(clock.nanos());
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.QUEUED);
 		clock.advance(Duration.ofNanos(1));
 		q.tick(clock.nanos());
 
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(waiting).status()).isEqualTo(503);
 		assertThat(outcomes.rejected.get(waiting).message()).contains("waited 4380 ms for its instance");
 		assertThat(outcomes.rejected.get(waiting).instanceId()).isEqualTo("b");
@@ -602,11 +602,11 @@ class DispatchQueuesTests {
 	@Test
 	void aRequestRescuedIntoAQueueLeavesItWhenItsClientGoesAway() {
 		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
-		QueuedRequest waiting = waitForABehindBusyB(q);
+		RequestTicket waiting = waitForABehindBusyB(q);
 		assertThat(waiting.instanceId()).isEqualTo("b");
 
 		assertThat(q.cancel(waiting)).isTrue();
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.CANCELLED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.CANCELLED);
 		assertThat(q.queued()).isZero();
 		assertThat(pool.instance("b").queuedTokens()).isZero();
 		clock.advance(Duration.ofSeconds(5));
@@ -617,8 +617,8 @@ class DispatchQueuesTests {
 	@Test
 	void withoutRescueToQueueARequestNoInstanceCanStartNowIsRejected() {
 		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1).rescueToQueue(false));
-		QueuedRequest waiting = waitForABehindBusyB(q);
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		RequestTicket waiting = waitForABehindBusyB(q);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(q.rescues()).isZero();
 		assertThat(q.rescuesQueued()).isZero();
 	}
@@ -629,10 +629,10 @@ class DispatchQueuesTests {
 		q.submit(request("busy", 1, 100), true, outcomes);
 		// b: 2,000 tokens in prefill, so 2,000 + 600 take 2.6 s, past the 2.5 s left.
 		pool.instance("b").peerLoad(1, 2_000, 0);
-		QueuedRequest waiting = q.submit(request("waiting", 2, 600), true, outcomes);
+		RequestTicket waiting = q.submit(request("waiting", 2, 600), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
 		q.tick(clock.nanos());
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(q.rescues()).isZero();
 	}
 
@@ -641,9 +641,9 @@ class DispatchQueuesTests {
 	 * of prefill at 1 ms a token) behind "busy" for 2.2 s, with "small" queued behind it
 	 * when {@code withSmall}; "busy" then gets its first token and "long" is next.
 	 */
-	private QueuedRequest longReadyAfter2200Ms(DispatchQueues q, boolean withSmall) {
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest long_ = q.submit(request("long", 2, 3_000), true, outcomes);
+	private RequestTicket longReadyAfter2200Ms(DispatchQueues q, boolean withSmall) {
+		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
+		RequestTicket long_ = q.submit(request("long", 2, 3_000), true, outcomes);
 		if (withSmall) {
 			q.submit(request("small", 3, 100), true, outcomes);
 		}
@@ -656,11 +656,11 @@ class DispatchQueuesTests {
 	void aRequestThatWouldMissItsSloWhereItIsReleasedIsAnswered503WhileOthersWait() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
-		QueuedRequest long_ = longReadyAfter2200Ms(q, true);
+		RequestTicket long_ = longReadyAfter2200Ms(q, true);
 
 		// 2.2 s waited plus 3.02 s of its own prefill: 5.22 s, past its 5 s. Nowhere to
 		// rescue it (one instance), so 503, and the request behind it goes at once.
-		assertThat(long_.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(long_.state()).isEqualTo(RequestTicket.State.REJECTED);
 		Rejection r = outcomes.rejected.get(long_);
 		assertThat(r.status()).isEqualTo(503);
 		assertThat(r.instanceId()).isEqualTo("a");
@@ -679,9 +679,9 @@ class DispatchQueuesTests {
 	void aRequestThatWouldMissItsSloIsStillSentWhenNothingElseWaits() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
-		QueuedRequest long_ = longReadyAfter2200Ms(q, false);
+		RequestTicket long_ = longReadyAfter2200Ms(q, false);
 		assertThat(long_.state()).as("late beats not at all when it holds no one up")
-			.isEqualTo(QueuedRequest.State.RELEASED);
+			.isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.hopelessShed()).isZero();
 	}
 
@@ -689,13 +689,13 @@ class DispatchQueuesTests {
 	void aRequestThatCanStillMakeItsSloIsSentEvenWhenOthersWait() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest long_ = q.submit(request("long", 2, 3_000), true, outcomes);
+		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
+		RequestTicket long_ = q.submit(request("long", 2, 3_000), true, outcomes);
 		q.submit(request("small", 3, 100), true, outcomes);
 		// 1.9 s + 3.02 s = 4.92 s: within 5 s.
 		clock.advance(Duration.ofMillis(1_900));
 		q.firstToken(busy);
-		assertThat(long_.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(long_.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.hopelessShed()).isZero();
 	}
 
@@ -704,7 +704,7 @@ class DispatchQueuesTests {
 		single();
 		DispatchQueues off = queues(PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).shedHopeless(false));
-		assertThat(longReadyAfter2200Ms(off, true).state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(longReadyAfter2200Ms(off, true).state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(off.hopelessShed()).isZero();
 	}
 
@@ -713,15 +713,15 @@ class DispatchQueuesTests {
 		single();
 		DispatchQueues serveAll = queues(PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).expiry(QueueSettings.Expiry.DISPATCH));
-		assertThat(longReadyAfter2200Ms(serveAll, true).state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(longReadyAfter2200Ms(serveAll, true).state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(serveAll.hopelessShed()).isZero();
 	}
 
 	@Test
 	void aRequestThatWouldMissItsSloWhereItIsReleasedIsRescuedWhereItCanStillMakeIt() {
 		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest waiting = q.submit(request("waiting", 2, 600), true, outcomes);
+		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
+		RequestTicket waiting = q.submit(request("waiting", 2, 600), true, outcomes);
 		q.submit(request("other", 3, 100), true, outcomes);
 		// Another replica's 2,000 tokens stay in prefill on a (no request of its own
 		// counted, so a has room once busy is done): 2,000 + 600 tokens, 2.62 s, after
@@ -730,7 +730,7 @@ class DispatchQueuesTests {
 		clock.advance(Duration.ofMillis(2_450));
 		q.firstToken(busy);
 
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.RELEASED);
 		Decision d = outcomes.released.get(outcomes.released.indexOf(waiting)).decision();
 		assertThat(d.instanceId()).isEqualTo("b");
 		assertThat(d.reason()).isEqualTo(Reason.RESCUE);
@@ -743,30 +743,30 @@ class DispatchQueuesTests {
 	void withHoldOnEngineQueueNothingIsReleasedWhileTheEngineQueuesRequestsThisGatewayDidNotSend() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().holdOnEngineQueue(true));
-		QueuedRequest first = q.submit(request("first", 1, 100), true, outcomes);
+		RequestTicket first = q.submit(request("first", 1, 100), true, outcomes);
 		assertThat(first.state()).as("no engine state scraped yet: nothing to hold for")
-			.isEqualTo(QueuedRequest.State.RELEASED);
+			.isEqualTo(RequestTicket.State.RELEASED);
 		// The engine reports its one waiting request: ours, still in prefill.
 		a().updateEngine(new EngineSnapshot(clock.nanos(), 1, 0, 0.1, 0, 0, 0));
-		QueuedRequest second = q.submit(request("second", 2, 100), true, outcomes);
-		assertThat(second.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		RequestTicket second = q.submit(request("second", 2, 100), true, outcomes);
+		assertThat(second.state()).isEqualTo(RequestTicket.State.RELEASED);
 
 		// Three waiting there against our two in prefill: someone else's backlog.
 		a().updateEngine(new EngineSnapshot(clock.nanos(), 3, 0, 0.1, 0, 0, 0));
-		QueuedRequest third = q.submit(request("third", 3, 100), true, outcomes);
-		assertThat(third.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		RequestTicket third = q.submit(request("third", 3, 100), true, outcomes);
+		assertThat(third.state()).isEqualTo(RequestTicket.State.QUEUED);
 		clock.advance(Duration.ofMillis(100));
 		a().updateEngine(new EngineSnapshot(clock.nanos(), 2, 0, 0.1, 0, 0, 0));
 		q.tick(clock.nanos());
-		assertThat(third.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(third.state()).isEqualTo(RequestTicket.State.RELEASED);
 
 		// A stale report (older than stale-after, 2 s) holds nothing.
 		a().updateEngine(new EngineSnapshot(clock.nanos(), 50, 0, 0.1, 0, 0, 0));
-		QueuedRequest fourth = q.submit(request("fourth", 4, 100), true, outcomes);
-		assertThat(fourth.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		RequestTicket fourth = q.submit(request("fourth", 4, 100), true, outcomes);
+		assertThat(fourth.state()).isEqualTo(RequestTicket.State.QUEUED);
 		clock.advance(Duration.ofMillis(2_001));
 		q.tick(clock.nanos());
-		assertThat(fourth.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(fourth.state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
@@ -775,30 +775,30 @@ class DispatchQueuesTests {
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom());
 		assertThat(q.settings().holdOnEngineQueue()).isTrue();
 		a().updateEngine(new EngineSnapshot(clock.nanos(), 50, 0, 0.1, 0, 0, 0));
-		assertThat(q.submit(request("r", 1, 100), true, outcomes).state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(q.submit(request("r", 1, 100), true, outcomes).state()).isEqualTo(RequestTicket.State.QUEUED);
 
 		DispatchQueues off = queues(PinnedPolicy.to("a"), QueueSettings.custom().holdOnEngineQueue(false));
-		assertThat(off.submit(request("s", 2, 100), true, outcomes).state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(off.submit(request("s", 2, 100), true, outcomes).state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
 	void withoutRescueOrForAPinnedRequestTheWaitBoundRejects() {
 		DispatchQueues off = waitingForA(QueueSettings.custom().maxPrefillRequests(1).rescue(false));
 		off.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest waiting = off.submit(request("waiting", 2, 600), true, outcomes);
+		RequestTicket waiting = off.submit(request("waiting", 2, 600), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
 		off.tick(clock.nanos());
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(off.rescues()).isZero();
 
 		// A request continuing a stored response only a holds waits for a or nothing.
 		DispatchQueues pinned = queues(PinnedPolicy.holding("a"),
 				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)));
 		pinned.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest held = pinned.submit(request("held", 2, 600), true, outcomes);
+		RequestTicket held = pinned.submit(request("held", 2, 600), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
 		pinned.tick(clock.nanos());
-		assertThat(held.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(held.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(pinned.rescues()).isZero();
 	}
 
@@ -811,33 +811,33 @@ class DispatchQueuesTests {
 					.maxWaitShare(0)
 					.rescue(false));
 		q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest patient = q.submit(request("patient", 2, 100), true, outcomes);
+		RequestTicket patient = q.submit(request("patient", 2, 100), true, outcomes);
 		clock.advance(Duration.ofSeconds(1));
 		// Arrived later, but its class gives up after 2 s; another waits a minute.
 		RoutingRequest q3 = request("hurried", 3, 100);
-		QueuedRequest hurried = q.submit(new RoutingRequest(q3.id(), q3.blocks(), q3.sloTtftNanos(), q3.arrivalNanos(),
+		RequestTicket hurried = q.submit(new RoutingRequest(q3.id(), q3.blocks(), q3.sloTtftNanos(), q3.arrivalNanos(),
 				Duration.ofSeconds(2).toNanos()), true, outcomes);
 		RoutingRequest q4 = request("batch", 4, 100);
-		QueuedRequest batch = q.submit(new RoutingRequest(q4.id(), q4.blocks(), q4.sloTtftNanos(), q4.arrivalNanos(),
+		RequestTicket batch = q.submit(new RoutingRequest(q4.id(), q4.blocks(), q4.sloTtftNanos(), q4.arrivalNanos(),
 				Duration.ofMinutes(1).toNanos()), true, outcomes);
 		assertThat(q.nextDeadlineNanos())
 			.isLessThanOrEqualTo(hurried.submittedAtNanos() + Duration.ofSeconds(2).toNanos());
 
 		clock.advance(Duration.ofSeconds(2));
 		q.tick(clock.nanos());
-		assertThat(hurried.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(hurried.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(hurried).message()).contains("waited 2000 ms");
-		assertThat(patient.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(patient.state()).isEqualTo(RequestTicket.State.QUEUED);
 
 		clock.advance(Duration.ofSeconds(7));
 		q.tick(clock.nanos());
-		assertThat(patient.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(patient.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(patient).message()).contains("waited 10000 ms");
 		// Past the queues' bound, within its own.
-		assertThat(batch.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(batch.state()).isEqualTo(RequestTicket.State.QUEUED);
 		clock.advance(Duration.ofSeconds(51));
 		q.tick(clock.nanos());
-		assertThat(batch.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(batch.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(a().queuedRequests()).isZero();
 	}
 
@@ -849,11 +849,11 @@ class DispatchQueuesTests {
 					.maxWait(Duration.ofSeconds(10))
 					.expiry(QueueSettings.Expiry.DISPATCH));
 		q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest waiting = q.submit(request("waiting", 2, 100), true, outcomes);
+		RequestTicket waiting = q.submit(request("waiting", 2, 100), true, outcomes);
 		clock.advance(Duration.ofSeconds(10));
 		q.tick(clock.nanos());
 
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(a().prefillRequests()).as("beyond the limit").isEqualTo(2);
 		assertThat(outcomes.rejected).isEmpty();
 	}
@@ -861,12 +861,12 @@ class DispatchQueuesTests {
 	@Test
 	void cancellingAQueuedRequestRemovesItAtOnce() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest waiting = q.submit(request("waiting", 2, 300), true, outcomes);
+		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
+		RequestTicket waiting = q.submit(request("waiting", 2, 300), true, outcomes);
 		assertThat(a().queuedTokens()).isEqualTo(300);
 
 		assertThat(q.cancel(waiting)).isTrue();
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.CANCELLED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.CANCELLED);
 		assertThat(a().queuedTokens()).isZero();
 		assertThat(a().queuedRequests()).isZero();
 		assertThat(a().oldestQueuedNanos()).isEqualTo(Long.MAX_VALUE);
@@ -884,9 +884,9 @@ class DispatchQueuesTests {
 	void finishingAQueuedRequestCancelsIt() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
 		q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest waiting = q.submit(request("waiting", 2, 300), true, outcomes);
+		RequestTicket waiting = q.submit(request("waiting", 2, 300), true, outcomes);
 		q.finish(waiting);
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.CANCELLED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.CANCELLED);
 		assertThat(q.queued()).isZero();
 	}
 
@@ -894,8 +894,8 @@ class DispatchQueuesTests {
 	void removingAnInstanceReroutesItsQueueAtOnce() {
 		PinnedPolicy policy = PinnedPolicy.to("a");
 		DispatchQueues q = queues(policy, QueueSettings.custom().maxPrefillRequests(1));
-		QueuedRequest onA = q.submit(request("on-a", 1, 100), true, outcomes);
-		List<QueuedRequest> waiting = new ArrayList<>();
+		RequestTicket onA = q.submit(request("on-a", 1, 100), true, outcomes);
+		List<RequestTicket> waiting = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
 			waiting.add(q.submit(request("w" + i, 10 + i, 100), true, outcomes));
 		}
@@ -904,12 +904,12 @@ class DispatchQueuesTests {
 		q.onMembershipChanged();
 
 		assertThat(waiting).allSatisfy(w -> assertThat(w.instanceId()).isEqualTo("b"));
-		assertThat(waiting.get(0).state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(waiting.get(0).state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.queued("b")).isEqualTo(2);
 		assertThat(q.rerouted()).isEqualTo(3);
 		assertThat(oldA.queuedRequests()).isZero();
 		assertThat(oldA.queuedTokens()).isZero();
-		assertThat(onA.state()).as("already sent: finishes where it is").isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(onA.state()).as("already sent: finishes where it is").isEqualTo(RequestTicket.State.RELEASED);
 
 		q.finish(onA);
 		for (int i = 0; i < 3; i++) {
@@ -925,15 +925,15 @@ class DispatchQueuesTests {
 	@Test
 	void aDrainingInstanceHandsItsQueueOnAndReportsIdle() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
-		QueuedRequest onA = q.submit(request("on-a", 1, 100), true, outcomes);
-		QueuedRequest waiting = q.submit(request("waiting", 2, 100), true, outcomes);
+		RequestTicket onA = q.submit(request("on-a", 1, 100), true, outcomes);
+		RequestTicket waiting = q.submit(request("waiting", 2, 100), true, outcomes);
 		a().draining(true);
 		q.tick(clock.nanos());
 
 		assertThat(waiting.instanceId()).isEqualTo("b");
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.isIdle("a")).as("one in flight").isFalse();
-		QueuedRequest later = q.submit(request("later", 3, 100), true, outcomes);
+		RequestTicket later = q.submit(request("later", 3, 100), true, outcomes);
 		assertThat(later.instanceId()).isEqualTo("b");
 
 		q.finish(onA);
@@ -950,13 +950,13 @@ class DispatchQueuesTests {
 		pool.updateMembership(members);
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1).idlePull(false));
 		q.submit(request("first", 0, 100), true, outcomes);
-		List<QueuedRequest> waiting = new ArrayList<>();
+		List<RequestTicket> waiting = new ArrayList<>();
 		for (int i = 1; i <= 24; i++) {
 			// 24 x 30 tokens stay below the hotspot floor: nothing moves before the
 			// drain.
 			waiting.add(q.submit(request("w" + i, i, 30), true, outcomes));
 		}
-		assertThat(waiting).allSatisfy(w -> assertThat(w.state()).isEqualTo(QueuedRequest.State.QUEUED));
+		assertThat(waiting).allSatisfy(w -> assertThat(w.state()).isEqualTo(RequestTicket.State.QUEUED));
 		outcomes.released.clear();
 		a().draining(true);
 		q.tick(clock.nanos());
@@ -966,7 +966,7 @@ class DispatchQueuesTests {
 		// ordered by identity hashes released them in an order that changed run to run.)
 		List<String> expected = new ArrayList<>();
 		List<String> targets = new ArrayList<>();
-		for (QueuedRequest w : waiting) {
+		for (RequestTicket w : waiting) {
 			if (!targets.contains(w.instanceId())) {
 				targets.add(w.instanceId());
 				expected.add(w.request().id());
@@ -979,7 +979,7 @@ class DispatchQueuesTests {
 	@Test
 	void migratesQueuedWorkOffAHotspotUntilBalanced() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"), ungatedMoves().maxPrefillRequests(1));
-		List<QueuedRequest> all = new ArrayList<>();
+		List<RequestTicket> all = new ArrayList<>();
 		for (int i = 0; i < 10; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
 		}
@@ -1013,8 +1013,8 @@ class DispatchQueuesTests {
 		assertThat(q.queued("a")).isEqualTo(3);
 
 		// Two more and the estimate passes 5 s: now moves go to b.
-		QueuedRequest r4 = q.submit(request("r4", 4, 1_000), true, outcomes);
-		QueuedRequest r5 = q.submit(request("r5", 5, 1_000), true, outcomes);
+		RequestTicket r4 = q.submit(request("r4", 4, 1_000), true, outcomes);
+		RequestTicket r5 = q.submit(request("r5", 5, 1_000), true, outcomes);
 		assertThat(q.migrations()).isPositive();
 		assertThat(List.of(r4, r5).stream().filter(r -> "b".equals(r.instanceId())).count() + q.queued("b")
 				+ pool.instance("b").prefillRequests())
@@ -1046,14 +1046,14 @@ class DispatchQueuesTests {
 		// candidate b is idle: about 4.5 s at a, within its 5 s, so it stays.
 		DispatchQueues q = pullOnly(true, true);
 		q.submit(request("busy", 1, 1_000), true, outcomes);
-		QueuedRequest waiting = q.submit(request("waiting", 2, 3_500), true, outcomes);
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		RequestTicket waiting = q.submit(request("waiting", 2, 3_500), true, outcomes);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(q.pulls()).isZero();
 
 		// 0.6 s later its wait plus its estimate there pass 5 s: b pulls it.
 		clock.advance(Duration.ofMillis(600));
 		q.tick(clock.nanos());
-		assertThat(waiting.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(waiting.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(waiting.instanceId()).isEqualTo("b");
 		assertThat(waiting.decision().reason()).isEqualTo(Reason.IDLE_PULL);
 		assertThat(q.pulls()).isEqualTo(1);
@@ -1063,7 +1063,7 @@ class DispatchQueuesTests {
 	void requestsPinnedToTheStateTheyContinueAreNeverMovedOrPulled() {
 		// The hotspot of the test above, every request pinned: none moves.
 		DispatchQueues q = queues(PinnedPolicy.holding("a"), QueueSettings.custom().maxPrefillRequests(1));
-		List<QueuedRequest> all = new ArrayList<>();
+		List<RequestTicket> all = new ArrayList<>();
 		for (int i = 0; i < 10; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
 		}
@@ -1086,11 +1086,11 @@ class DispatchQueuesTests {
 		fresh.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
 		DispatchQueues full = new DispatchQueues(fresh, PinnedPolicy.holding("a"),
 				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(2).build());
-		List<QueuedRequest> some = new ArrayList<>();
+		List<RequestTicket> some = new ArrayList<>();
 		for (int i = 0; i < 4; i++) {
 			some.add(full.submit(request("f" + i, i, 1_000), true, outcomes));
 		}
-		assertThat(some.get(3).state()).isEqualTo(QueuedRequest.State.REJECTED);
+		assertThat(some.get(3).state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(some).noneMatch(r -> "b".equals(r.instanceId()));
 	}
 
@@ -1137,7 +1137,7 @@ class DispatchQueuesTests {
 	@Test
 	void anIdleCandidatePullsQueuedWorkWhileItHasCapacity() {
 		DispatchQueues q = pullOnly(true);
-		List<QueuedRequest> all = new ArrayList<>();
+		List<RequestTicket> all = new ArrayList<>();
 		for (int i = 0; i < 6; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
 		}
@@ -1148,9 +1148,9 @@ class DispatchQueuesTests {
 		assertThat(q.migrations()).isEqualTo(1);
 		assertThat(b.prefillRequests()).isEqualTo(1);
 		assertThat(q.queued("b")).isZero();
-		QueuedRequest pulled = all.stream().filter(r -> "b".equals(r.instanceId())).findFirst().orElseThrow();
+		RequestTicket pulled = all.stream().filter(r -> "b".equals(r.instanceId())).findFirst().orElseThrow();
 		assertThat(pulled.decision().reason()).isEqualTo(Reason.IDLE_PULL);
-		assertThat(pulled.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(pulled.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(pulled.migrations()).isEqualTo(1);
 
 		// Its first token frees the slot: b pulls the next queued request of a.
@@ -1233,10 +1233,10 @@ class DispatchQueuesTests {
 		// Two 100-token requests: the queued one waits behind 100 tokens (0.1 s), far
 		// below the 0.5 s margin of a 5 s SLO, so b leaves it where its cache is.
 		q.submit(request("r0", 0, 100), true, outcomes);
-		QueuedRequest second = q.submit(request("r1", 1, 100), true, outcomes);
+		RequestTicket second = q.submit(request("r1", 1, 100), true, outcomes);
 		assertThat(q.pulls()).isZero();
 		assertThat(second.instanceId()).isEqualTo("a");
-		assertThat(second.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(second.state()).isEqualTo(RequestTicket.State.QUEUED);
 	}
 
 	@Test
@@ -1247,14 +1247,14 @@ class DispatchQueuesTests {
 		q.submit(request("r0", 0, 2_000), true, outcomes);
 		RoutingRequest warm = request("r1", 1, 1_200);
 		a.shadow().record(Arrays.copyOf(warm.blocks().chain(), 16));
-		QueuedRequest r1 = q.submit(warm, true, outcomes);
+		RequestTicket r1 = q.submit(warm, true, outcomes);
 		// On b it would wait for nothing but redo its 1024 cached tokens: 2.176 s here
 		// against 1.2 s there is a 0.976 s gain, but 1.024 s of prefill given up.
 		assertThat(r1.instanceId()).isEqualTo("a");
-		assertThat(r1.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(r1.state()).isEqualTo(RequestTicket.State.QUEUED);
 		assertThat(q.pulls()).isZero();
 		// An uncached request behind it loses nothing by moving: b pulls that one.
-		QueuedRequest r2 = q.submit(request("r2", 2, 1_200), true, outcomes);
+		RequestTicket r2 = q.submit(request("r2", 2, 1_200), true, outcomes);
 		assertThat(q.pulls()).isEqualTo(1);
 		assertThat(r2.instanceId()).isEqualTo("b");
 		assertThat(r2.decision().reason()).isEqualTo(Reason.IDLE_PULL);
@@ -1282,18 +1282,18 @@ class DispatchQueuesTests {
 		p.updateMembership(List.of(new RingMember("a", 1)));
 		DispatchQueues q = new DispatchQueues(p, PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).build());
-		QueuedRequest first = q.submit(request("first", 1, 100), false, outcomes);
-		QueuedRequest second = q.submit(request("second", 2, 100), false, outcomes);
+		RequestTicket first = q.submit(request("first", 1, 100), false, outcomes);
+		RequestTicket second = q.submit(request("second", 2, 100), false, outcomes);
 		long deadline = q.nextDeadlineNanos();
 		// 100 tokens at 1 ms plus 20 ms base.
 		assertThat(deadline - first.submittedAtNanos()).isEqualTo(Duration.ofMillis(120).toNanos());
 
 		clock.advance(Duration.ofMillis(119));
 		q.tick(clock.nanos());
-		assertThat(second.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(second.state()).isEqualTo(RequestTicket.State.QUEUED);
 		clock.advance(Duration.ofMillis(1));
 		q.tick(clock.nanos());
-		assertThat(second.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(second.state()).isEqualTo(RequestTicket.State.RELEASED);
 
 		clock.advance(Duration.ofSeconds(30));
 		assertThat(q.firstToken(second)).as("whole-response time is no TTFT").isEqualTo(-1);
@@ -1307,11 +1307,11 @@ class DispatchQueuesTests {
 	@Test
 	void aListenerThatThrowsOnReleaseDoesNotLeakCounters() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom());
-		QueuedRequest r = q.submit(request("r", 1, 100), true, DispatchListener.of((req, d) -> {
+		RequestTicket r = q.submit(request("r", 1, 100), true, DispatchListener.of((req, d) -> {
 			throw new IllegalStateException("sink gone");
 		}, (req, rej) -> {
 		}));
-		assertThat(r.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(a().inFlight()).isZero();
 		assertThat(a().prefillRequests()).isZero();
 	}

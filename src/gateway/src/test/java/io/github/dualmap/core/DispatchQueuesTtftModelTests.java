@@ -38,10 +38,10 @@ class DispatchQueuesTtftModelTests {
 	 * 39,968 uncached tokens take 0.82 s at the per-token rate, but their attention over
 	 * the cached prefix adds 4.19 s: 6.0 s in all, past its 5 s.
 	 */
-	private QueuedRequest longPartlyCachedNextAfterOneSecond(DispatchQueues q) {
+	private RequestTicket longPartlyCachedNextAfterOneSecond(DispatchQueues q) {
 		pool.instance("a").shadow().record(request("warm", 9, 60_000).blocks().chain());
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest long_ = q.submit(request("long", 9, 100_000), true, outcomes);
+		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
+		RequestTicket long_ = q.submit(request("long", 9, 100_000), true, outcomes);
 		q.submit(request("small", 2, 100), true, outcomes);
 		assertThat(pool.instance("a").queuedPairs())
 			.isEqualTo(PrefillWork.pairs(60_032, 39_968) + PrefillWork.pairs(0, 100));
@@ -53,8 +53,8 @@ class DispatchQueuesTtftModelTests {
 	@Test
 	void theHopelessCheckRefusesALongPartlyCachedPromptWhoseAttentionCannotMakeItsSlo() {
 		DispatchQueues q = single(TtftModel.ATTENTION);
-		QueuedRequest long_ = longPartlyCachedNextAfterOneSecond(q);
-		assertThat(long_.state()).isEqualTo(QueuedRequest.State.REJECTED);
+		RequestTicket long_ = longPartlyCachedNextAfterOneSecond(q);
+		assertThat(long_.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(long_).message()).contains("waited 1000 ms").contains("about 50");
 		assertThat(q.hopelessShed()).isEqualTo(1);
 		assertThat(outcomes.releasedIds()).containsExactly("busy", "small");
@@ -65,8 +65,8 @@ class DispatchQueuesTtftModelTests {
 	@Test
 	void theLinearModelSendsTheSamePromptToMissItsSlo() {
 		DispatchQueues q = single(TtftModel.LINEAR);
-		QueuedRequest long_ = longPartlyCachedNextAfterOneSecond(q);
-		assertThat(long_.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		RequestTicket long_ = longPartlyCachedNextAfterOneSecond(q);
+		assertThat(long_.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.hopelessShed()).isZero();
 	}
 
@@ -75,12 +75,12 @@ class DispatchQueuesTtftModelTests {
 		DispatchQueues q = single(TtftModel.ATTENTION);
 		// 20,000 tokens behind a 20,000-token prefix: 0.42 s + 0.79 s of attention.
 		pool.instance("a").shadow().record(request("warm", 9, 20_000).blocks().chain());
-		QueuedRequest busy = q.submit(request("busy", 1, 100), true, outcomes);
-		QueuedRequest r = q.submit(request("medium", 9, 40_000), true, outcomes);
+		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
+		RequestTicket r = q.submit(request("medium", 9, 40_000), true, outcomes);
 		q.submit(request("small", 2, 100), true, outcomes);
 		clock.advance(Duration.ofSeconds(1));
 		q.firstToken(busy);
-		assertThat(r.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.hopelessShed()).isZero();
 	}
 

@@ -61,34 +61,34 @@ class EngineQueueGateTests {
 	@Test
 	void aFreshScrapeOfSomeoneElsesBacklogHoldsReleasesUntilAScrapeShowsOnlyOurs() {
 		Replica r = new Replica();
-		QueuedRequest first = r.submit("first", 100);
-		assertThat(first.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		RequestTicket first = r.submit("first", 100);
+		assertThat(first.state()).isEqualTo(RequestTicket.State.RELEASED);
 
 		// The engine queues our one request and two of another replica's.
 		r.scrape(3);
-		QueuedRequest second = r.submit("second", 100);
+		RequestTicket second = r.submit("second", 100);
 		assertThat(second.state()).as("1 of ours, 100 tokens: the local limits have room; the engine's queue does not")
-			.isEqualTo(QueuedRequest.State.QUEUED);
+			.isEqualTo(RequestTicket.State.QUEUED);
 
 		// Our request got its first token; the snapshot still shows the other two.
 		clock.advance(Duration.ofMillis(100));
 		r.queues.firstToken(first);
 		r.queues.tick(clock.nanos());
-		assertThat(second.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(second.state()).isEqualTo(RequestTicket.State.QUEUED);
 
 		// The next scrape: the engine took the other replica's requests.
 		clock.advance(Duration.ofMillis(400));
 		r.scrape(0);
 		r.queues.tick(clock.nanos());
-		assertThat(second.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(second.state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
 	void ourOwnRequestsThatGotTheirFirstTokenSinceTheScrapeAreNoOneElsesBacklog() {
 		Replica r = new Replica();
-		QueuedRequest a = r.submit("a", 100);
-		QueuedRequest b = r.submit("b", 100);
-		QueuedRequest c = r.submit("c", 100);
+		RequestTicket a = r.submit("a", 100);
+		RequestTicket b = r.submit("b", 100);
+		RequestTicket c = r.submit("c", 100);
 		// All three queue in the engine: ours.
 		r.scrape(3);
 		clock.advance(Duration.ofMillis(100));
@@ -97,8 +97,8 @@ class EngineQueueGateTests {
 		// Three waiting at the scrape, one of ours in prefill now, but three at the
 		// scrape: nothing foreign.
 		assertThat(r.gate.foreignRequests(r.state())).isZero();
-		QueuedRequest d = r.submit("d", 100);
-		assertThat(d.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		RequestTicket d = r.submit("d", 100);
+		assertThat(d.state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
@@ -106,13 +106,13 @@ class EngineQueueGateTests {
 		Replica r = new Replica();
 		r.submit("first", 100);
 		r.scrape(20);
-		QueuedRequest held = r.submit("held", 100);
-		assertThat(held.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		RequestTicket held = r.submit("held", 100);
+		assertThat(held.state()).isEqualTo(RequestTicket.State.QUEUED);
 		// stale-after is 2 s: the snapshot is unknown from then on, never saturated.
 		clock.advance(Duration.ofMillis(2_001));
 		assertThat(r.gate.foreignRequests(r.state())).isZero();
 		r.queues.tick(clock.nanos());
-		assertThat(held.state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(held.state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
@@ -121,19 +121,19 @@ class EngineQueueGateTests {
 		assertThat(never.state().engine()).isNull();
 		for (int i = 0; i < 4; i++) {
 			assertThat(never.submit("r" + i, 100).state()).as("no snapshot yet: the local limits")
-				.isEqualTo(QueuedRequest.State.RELEASED);
+				.isEqualTo(RequestTicket.State.RELEASED);
 		}
 		assertThat(never.submit("fifth", 100).state()).as("the local request limit of 4")
-			.isEqualTo(QueuedRequest.State.QUEUED);
+			.isEqualTo(RequestTicket.State.QUEUED);
 
 		Replica failed = new Replica();
 		failed.submit("first", 100);
 		failed.scrape(20);
-		QueuedRequest held = failed.submit("held", 100);
-		assertThat(held.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		RequestTicket held = failed.submit("held", 100);
+		assertThat(held.state()).isEqualTo(RequestTicket.State.QUEUED);
 		failed.state().markEngineUnknown();
 		failed.queues.tick(clock.nanos());
-		assertThat(held.state()).as("the last scrape failed: unknown").isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(held.state()).as("the last scrape failed: unknown").isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
@@ -142,7 +142,7 @@ class EngineQueueGateTests {
 				QueueSettings.custom().maxPrefillRequests(4).maxPrefillTokens(1_000).holdOnEngineQueue(false).build());
 		r.submit("first", 100);
 		r.scrape(20);
-		assertThat(r.submit("second", 100).state()).isEqualTo(QueuedRequest.State.RELEASED);
+		assertThat(r.submit("second", 100).state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
@@ -158,10 +158,10 @@ class EngineQueueGateTests {
 		assertThat(r.gate.foreignRequests(r.state())).isEqualTo(2);
 		assertThat(r.submit("second", 100).state())
 			.as("the peers publish their load: the limits count it, the scrape holds nothing")
-			.isEqualTo(QueuedRequest.State.RELEASED);
+			.isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(r.state().sharedPrefillRequests()).isEqualTo(4);
 		assertThat(r.submit("third", 100).state()).as("ours 2 + the peers' 2: the limit of 4")
-			.isEqualTo(QueuedRequest.State.QUEUED);
+			.isEqualTo(RequestTicket.State.QUEUED);
 	}
 
 	@Test
@@ -220,7 +220,7 @@ class EngineQueueGateTests {
 			return pool.instance("a");
 		}
 
-		QueuedRequest submit(String id, int tokens) {
+		RequestTicket submit(String id, int tokens) {
 			return queues.submit(request(id, id.hashCode(), tokens), true, outcomes);
 		}
 

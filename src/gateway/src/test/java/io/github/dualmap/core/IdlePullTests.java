@@ -19,7 +19,7 @@ class IdlePullTests {
 		RoutingRequest r = QueueFixture.request("r", 7, 1_000);
 		String home = f.firstCandidate(r);
 		f.inPrefill(home, 3_000);
-		QueuedRequest q = f.queued(r, home);
+		RequestTicket q = f.queued(r, home);
 		String idle = f.otherCandidate(q, home);
 
 		f.idlePull.pullToIdle(f.out);
@@ -45,7 +45,7 @@ class IdlePullTests {
 		RoutingRequest r = QueueFixture.request("r", 7, 1_000);
 		String home = f.firstCandidate(r);
 		f.inPrefill(home, 3_000);
-		QueuedRequest q = f.queued(r, home);
+		RequestTicket q = f.queued(r, home);
 		String other = f.otherCandidate(q, home);
 		f.queued(QueueFixture.request("own", 8, 100), other);
 
@@ -64,7 +64,7 @@ class IdlePullTests {
 		// About 4 s where it waits, 1 s on the idle one: a gain, but it makes its 5 s
 		// SLO.
 		f.inPrefill(home, 3_000);
-		QueuedRequest q = f.queued(r, home);
+		RequestTicket q = f.queued(r, home);
 
 		f.idlePull.pullToIdle(f.out);
 		assertThat(q.queue.state.id()).isEqualTo(home);
@@ -82,7 +82,7 @@ class IdlePullTests {
 		RoutingRequest r = QueueFixture.request("r", 7, 1_000);
 		String home = f.firstCandidate(r);
 		f.inPrefill(home, 3_000);
-		QueuedRequest q = f.queued(r, home);
+		RequestTicket q = f.queued(r, home);
 		q.migrations = 1;
 
 		f.idlePull.pullToIdle(f.out);
@@ -98,7 +98,7 @@ class IdlePullTests {
 		RoutingRequest r = QueueFixture.request("r", 7, 1_000);
 		String home = f.firstCandidate(r);
 		f.inPrefill(home, busy);
-		QueuedRequest q = f.queued(r, home);
+		RequestTicket q = f.queued(r, home);
 		f.idlePull.pullToIdle(f.out);
 		return f.book.stats.pulls() == 1 && q.decision().reason() == Reason.IDLE_PULL;
 	}

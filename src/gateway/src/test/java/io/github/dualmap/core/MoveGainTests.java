@@ -21,14 +21,14 @@ class MoveGainTests {
 
 	@Test
 	void aMoveThatGivesUpNoCachedPrefixGainsTheEstimateDifference() {
-		QueuedRequest q = withPrefix(0, 1_000);
+		RequestTicket q = withPrefix(0, 1_000);
 		assertThat(gain.netGain(q, 3_000 * MS, 1_000 * MS, f.instance("b"), 0)).isEqualTo(2_000 * MS);
 	}
 
 	@Test
 	void aMoveThatGivesUpACachedPrefixIsChargedItsPrefillThere() {
 		// 800 tokens cached where it waits, none there: 800 more tokens to prefill.
-		QueuedRequest q = withPrefix(800, 200);
+		RequestTicket q = withPrefix(800, 200);
 		assertThat(gain.netGain(q, 3_000 * MS, 1_000 * MS, f.instance("b"), 0)).isEqualTo(1_200 * MS);
 		// Half of it cached there: 400 more.
 		assertThat(gain.netGain(q, 3_000 * MS, 1_000 * MS, f.instance("b"), 400)).isEqualTo(1_600 * MS);
@@ -36,27 +36,27 @@ class MoveGainTests {
 
 	@Test
 	void moreCachedPrefixThereEarnsNothingBeyondTheEstimate() {
-		QueuedRequest q = withPrefix(800, 200);
+		RequestTicket q = withPrefix(800, 200);
 		assertThat(gain.netGain(q, 3_000 * MS, 1_000 * MS, f.instance("b"), 900)).isEqualTo(2_000 * MS);
 	}
 
 	@Test
 	void aGainCanBeNegative() {
-		QueuedRequest q = withPrefix(800, 200);
+		RequestTicket q = withPrefix(800, 200);
 		assertThat(gain.netGain(q, 1_500 * MS, 1_000 * MS, f.instance("b"), 0)).isEqualTo(-300 * MS);
 	}
 
 	@Test
 	void theEstimateWhereItWaitsCountsItsOwnWorkOnce() {
-		QueuedRequest q = withPrefix(0, 1_000);
+		RequestTicket q = withPrefix(0, 1_000);
 		InstanceState a = f.instance("a");
 		long base = f.pool.estimateTtft(a, PrefillWork.NONE, 0, 0);
 		// 3,000 tokens pending there, its own 1,000 among them.
 		assertThat(gain.estimateWhereQueued(q, a, PrefillWork.of(0, 3_000))).isEqualTo(base + 3_000 * MS);
 	}
 
-	private QueuedRequest withPrefix(int cached, int uncached) {
-		QueuedRequest q = f
+	private RequestTicket withPrefix(int cached, int uncached) {
+		RequestTicket q = f
 			.placed(QueueFixture.withSlo(QueueFixture.request("r", 1, cached + uncached), Duration.ofSeconds(5)), "a");
 		q.cachedTokens = cached;
 		q.uncachedTokens = uncached;

@@ -8,20 +8,20 @@ import java.util.Map;
 /** A listener that records every outcome, in order, for assertions. */
 final class Outcomes implements DispatchListener {
 
-	final List<QueuedRequest> released = new ArrayList<>();
+	final List<RequestTicket> released = new ArrayList<>();
 
-	final Map<QueuedRequest, Rejection> rejected = new LinkedHashMap<>();
+	final Map<RequestTicket, Rejection> rejected = new LinkedHashMap<>();
 
-	final Map<QueuedRequest, Integer> calls = new LinkedHashMap<>();
+	final Map<RequestTicket, Integer> calls = new LinkedHashMap<>();
 
 	@Override
-	public synchronized void released(QueuedRequest request, Decision decision, InstancePool.Dispatch dispatch) {
+	public synchronized void released(RequestTicket request, Decision decision, InstancePool.Dispatch dispatch) {
 		released.add(request);
 		calls.merge(request, 1, Integer::sum);
 	}
 
 	@Override
-	public synchronized void rejected(QueuedRequest request, Rejection rejection) {
+	public synchronized void rejected(RequestTicket request, Rejection rejection) {
 		rejected.put(request, rejection);
 		calls.merge(request, 1, Integer::sum);
 	}

@@ -60,7 +60,7 @@ class PlacerTests {
 		f.pool
 			.dispatch(QueueFixture.request("warm", 7, 640), new Decision(candidates.second(), Reason.LOAD, 0, 640, -1))
 			.firstToken();
-		QueuedRequest q = f.queued(r, candidates.first());
+		RequestTicket q = f.queued(r, candidates.first());
 
 		f.placer.move(q, f.instance(candidates.second()), Reason.HOTSPOT, 123);
 

@@ -72,19 +72,19 @@ final class QueueRulesFixture {
 	 * A request of {@code r}, placed now on {@code instanceId} with its cached prefix
 	 * there, not yet queued.
 	 */
-	QueuedRequest placed(RoutingRequest r, String instanceId) {
+	RequestTicket placed(RoutingRequest r, String instanceId) {
 		InstanceState s = instance(instanceId);
 		PromptBlocks blocks = r.blocks();
 		int cached = blocks.tokensFor(s.shadow().peekMatchedBlocks(blocks.chain()));
 		long now = pool.now();
-		return new QueuedRequest(r, true, blocks.keyAt(0), sequence++, now, now + settings.agingNanos(),
+		return new RequestTicket(r, true, blocks.keyAt(0), sequence++, now, now + settings.agingNanos(),
 				now + settings.maxWaitNanos(),
 				new Decision(instanceId, Reason.AFFINITY, cached, r.promptTokens() - cached, -1), outcomes);
 	}
 
 	/** {@code r} placed on {@code instanceId} and queued there. */
-	QueuedRequest queued(RoutingRequest r, String instanceId) {
-		QueuedRequest q = placed(r, instanceId);
+	RequestTicket queued(RoutingRequest r, String instanceId) {
+		RequestTicket q = placed(r, instanceId);
 		book.enqueue(q, instance(instanceId));
 		return q;
 	}
@@ -98,7 +98,7 @@ final class QueueRulesFixture {
 	}
 
 	/** The other candidate of {@code q}'s key than {@code instanceId}. */
-	String otherCandidate(QueuedRequest q, String instanceId) {
+	String otherCandidate(RequestTicket q, String instanceId) {
 		Candidates c = QueueBook.candidatesOf(q, pool.rings());
 		return c.first().equals(instanceId) ? c.second() : c.first();
 	}

@@ -20,7 +20,7 @@ class RebalancerTests {
 		RoutingRequest r = QueueFixture.request("r", 7, 1_000);
 		String home = f.firstCandidate(r);
 		f.inPrefill(home, 3_000);
-		QueuedRequest q = f.queued(r, home);
+		RequestTicket q = f.queued(r, home);
 		String other = f.otherCandidate(q, home);
 		f.advance(Duration.ofMillis(3_100));
 
@@ -40,7 +40,7 @@ class RebalancerTests {
 		RoutingRequest r = QueueFixture.request("r", 7, 1_000);
 		String home = f.firstCandidate(r);
 		f.inPrefill(home, 3_000);
-		QueuedRequest q = f.queued(r, home);
+		RequestTicket q = f.queued(r, home);
 		String other = f.otherCandidate(q, home);
 		f.instance(other).draining(true);
 		f.advance(Duration.ofMillis(3_100));
@@ -57,7 +57,7 @@ class RebalancerTests {
 		RoutingRequest r = QueueFixture.request("r", 7, 1_000);
 		String home = f.firstCandidate(r);
 		f.inPrefill(home, 3_000);
-		QueuedRequest q = f.queued(r, home);
+		RequestTicket q = f.queued(r, home);
 		// Waited 2.9 s: below the hotspot bound, and 4,000 tokens are below its floor.
 		f.advance(Duration.ofMillis(2_900));
 
@@ -74,7 +74,7 @@ class RebalancerTests {
 		RoutingRequest r = QueueFixture.request("r", 7, 1_000);
 		String home = f.firstCandidate(r);
 		f.inPrefill(home, 3_000);
-		QueuedRequest q = f.queued(r, home);
+		RequestTicket q = f.queued(r, home);
 		String other = f.otherCandidate(q, home);
 		InstancePool.Dispatch busy = f.inPrefill(other, 10);
 		// Waited 3.1 s, 4 s of prefill where it waits: late, and home a hotspot.

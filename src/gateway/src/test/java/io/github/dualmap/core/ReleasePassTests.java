@@ -30,9 +30,9 @@ class ReleasePassTests {
 		// Family 7's prefix is cached on a: 512 of 600 tokens.
 		InstancePool.Dispatch warm = f.pool.dispatch(QueueFixture.request("warm", 7, 512),
 				new Decision("a", Reason.LOAD, 0, 512, -1));
-		QueuedRequest cold = f.queued(QueueFixture.request("cold", 8, 600), "a");
-		QueuedRequest cached = f.queued(QueueFixture.request("cached", 7, 600), "a");
-		QueuedRequest later = f.queued(QueueFixture.request("later", 9, 600), "a");
+		RequestTicket cold = f.queued(QueueFixture.request("cold", 8, 600), "a");
+		RequestTicket cached = f.queued(QueueFixture.request("cached", 7, 600), "a");
+		RequestTicket later = f.queued(QueueFixture.request("later", 9, 600), "a");
 
 		// Room for one beside the warm-up.
 		f.releasePass.pump(f.book.queueOf(f.instance("a")), f.out);
@@ -46,15 +46,15 @@ class ReleasePassTests {
 		f.releasePass.pump(f.book.queueOf(f.instance("a")), f.out);
 		f.runOut();
 		assertThat(f.outcomes.released).containsExactly(cached, cold);
-		assertThat(later.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(later.state()).isEqualTo(RequestTicket.State.QUEUED);
 	}
 
 	@Test
 	void aHopelessRequestIsNotSentWhileOthersWait() {
 		QueueRulesFixture f = new QueueRulesFixture(QueueSettings.custom().shedHopeless(true).rescue(false).build(),
 				"a", "b");
-		QueuedRequest hopeless = f.queued(QueueFixture.request("long", 7, 3_000), "a");
-		QueuedRequest other = f.queued(QueueFixture.request("short", 8, 100), "b");
+		RequestTicket hopeless = f.queued(QueueFixture.request("long", 7, 3_000), "a");
+		RequestTicket other = f.queued(QueueFixture.request("short", 8, 100), "b");
 		// 2.5 s waited plus 3 s of prefill: past its 5 s SLO.
 		f.advance(Duration.ofMillis(2_500));
 
@@ -64,14 +64,14 @@ class ReleasePassTests {
 		assertThat(f.outcomes.rejected).containsOnlyKeys(hopeless);
 		assertThat(f.outcomes.rejected.get(hopeless).status()).isEqualTo(Rejection.SERVICE_UNAVAILABLE);
 		assertThat(f.book.stats.hopelessShed()).isEqualTo(1);
-		assertThat(other.state()).isEqualTo(QueuedRequest.State.QUEUED);
+		assertThat(other.state()).isEqualTo(RequestTicket.State.QUEUED);
 	}
 
 	@Test
 	void aLateRequestAloneInThePoolIsSentLate() {
 		QueueRulesFixture f = new QueueRulesFixture(QueueSettings.custom().shedHopeless(true).rescue(false).build(),
 				"a", "b");
-		QueuedRequest late = f.queued(QueueFixture.request("long", 7, 3_000), "a");
+		RequestTicket late = f.queued(QueueFixture.request("long", 7, 3_000), "a");
 		f.advance(Duration.ofMillis(2_500));
 
 		f.releasePass.pump(f.book.queueOf(f.instance("a")), f.out);

@@ -20,7 +20,7 @@ class RescueTests {
 		f.inPrefill("b", 500);
 		f.inPrefill("c", 2_000);
 		// It waited on a, idle by now: the rescue looks elsewhere.
-		QueuedRequest q = f.placed(QueueFixture.request("r", 7, 1_000), "a");
+		RequestTicket q = f.placed(QueueFixture.request("r", 7, 1_000), "a");
 
 		assertThat(f.rescue.tryRescue(q, f.book.queueOf(f.instance("a")), f.out)).isTrue();
 		f.runOut();
@@ -35,7 +35,7 @@ class RescueTests {
 	@Test
 	void noInstanceWhoseEstimateMissesWhatIsLeftOfItsSlo() {
 		QueueRulesFixture f = new QueueRulesFixture(QueueSettings.custom().build(), "a", "b", "c");
-		QueuedRequest q = f.placed(QueueFixture.request("r", 7, 1_000), "a");
+		RequestTicket q = f.placed(QueueFixture.request("r", 7, 1_000), "a");
 		// 0.5 s of its 5 s left; 1 s of prefill anywhere.
 		f.advance(Duration.ofMillis(4_500));
 
@@ -50,7 +50,7 @@ class RescueTests {
 		f.inPrefill("a", 100);
 		f.inPrefill("b", 500);
 		f.inPrefill("c", 2_000);
-		QueuedRequest q = f.placed(QueueFixture.request("r", 7, 1_000), "a");
+		RequestTicket q = f.placed(QueueFixture.request("r", 7, 1_000), "a");
 		long base = f.pool.estimateTtft(f.instance("b"), PrefillWork.NONE, 0, 0);
 
 		assertThat(f.rescue.tryRescue(q, f.book.queueOf(f.instance("a")), f.out)).isTrue();
@@ -72,7 +72,7 @@ class RescueTests {
 		f.inPrefill("a", 100);
 		f.inPrefill("b", 500);
 		f.inPrefill("c", 2_000);
-		QueuedRequest q = f.placed(QueueFixture.request("r", 7, 1_000), "a");
+		RequestTicket q = f.placed(QueueFixture.request("r", 7, 1_000), "a");
 
 		assertThat(f.rescue.tryRescue(q, f.book.queueOf(f.instance("a")), f.out)).isFalse();
 	}
@@ -80,12 +80,12 @@ class RescueTests {
 	@Test
 	void nothingWithoutRescueNorForAPinnedRequest() {
 		QueueRulesFixture off = new QueueRulesFixture(QueueSettings.custom().rescue(false).build(), "a", "b");
-		QueuedRequest q = off.placed(QueueFixture.request("r", 7, 1_000), "a");
+		RequestTicket q = off.placed(QueueFixture.request("r", 7, 1_000), "a");
 		assertThat(off.rescue.tryRescue(q, off.book.queueOf(off.instance("a")), off.out)).isFalse();
 
 		QueueRulesFixture f = new QueueRulesFixture(QueueSettings.custom().build(), "a", "b");
 		RoutingRequest r = QueueFixture.request("p", 7, 1_000);
-		QueuedRequest pinned = new QueuedRequest(r, true, r.blocks().keyAt(0), 0, f.pool.now(), Long.MAX_VALUE,
+		RequestTicket pinned = new RequestTicket(r, true, r.blocks().keyAt(0), 0, f.pool.now(), Long.MAX_VALUE,
 				Long.MAX_VALUE, new Decision("a", Reason.PINNED, 0, 1_000, -1), f.outcomes);
 		assertThat(f.rescue.tryRescue(pinned, f.book.queueOf(f.instance("a")), f.out)).isFalse();
 	}

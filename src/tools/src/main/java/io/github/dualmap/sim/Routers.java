@@ -15,7 +15,7 @@ import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.KvEventFeed;
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.QueueSettings;
-import io.github.dualmap.core.QueuedRequest;
+import io.github.dualmap.core.RequestTicket;
 import io.github.dualmap.core.Rejection;
 import io.github.dualmap.core.RingMember;
 import io.github.dualmap.core.RoutingPolicy;
@@ -94,7 +94,7 @@ final class Routers {
 
 	private final int[] instanceOf;
 
-	private final QueuedRequest[] queued;
+	private final RequestTicket[] queued;
 
 	private final InstancePool.@Nullable Dispatch[] dispatches;
 
@@ -114,7 +114,7 @@ final class Routers {
 		this.routerOf = new int[requests];
 		this.instanceOf = new int[requests];
 		Arrays.fill(this.instanceOf, -1);
-		this.queued = new QueuedRequest[requests];
+		this.queued = new RequestTicket[requests];
 		this.dispatches = new InstancePool.Dispatch[requests];
 		List<RingMember> members = fleet.members();
 		int count = config.routers();
@@ -407,7 +407,7 @@ final class Routers {
 		}
 
 		@Override
-		public void released(QueuedRequest request, Decision decision, InstancePool.Dispatch dispatch) {
+		public void released(RequestTicket request, Decision decision, InstancePool.Dispatch dispatch) {
 			Integer target = Routers.this.fleet.slotOf(decision.instanceId());
 			if (target == null) {
 				throw new IllegalStateException("released to unknown instance " + decision.instanceId());
@@ -422,7 +422,7 @@ final class Routers {
 		}
 
 		@Override
-		public void rejected(QueuedRequest request, Rejection rejection) {
+		public void rejected(RequestTicket request, Rejection rejection) {
 			Routers.this.outcomes.rejected(this.index);
 		}
 

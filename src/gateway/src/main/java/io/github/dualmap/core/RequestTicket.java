@@ -5,12 +5,13 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One request handed to {@link DispatchQueues}: the caller's handle for cancelling it and
- * for reporting its first token and its end. Mutable state is guarded by the owning
- * queues' lock; the getters give a consistent view only when read from its listener or
- * after it left the queue.
+ * One request's ticket through {@link DispatchQueues}, from submission to its end
+ * (queued, released, rejected or cancelled: {@link State}): the caller's handle for
+ * cancelling it and for reporting its first token and its end. Mutable state is guarded
+ * by the owning queues' lock; the getters give a consistent view only when read from its
+ * listener or after it left the queue.
  */
-public final class QueuedRequest {
+public final class RequestTicket {
 
 	/**
 	 * Where a request is in its life; every request leaves {@link #QUEUED} exactly once.
@@ -110,7 +111,7 @@ public final class QueuedRequest {
 
 	boolean outputCorrected;
 
-	QueuedRequest(RoutingRequest request, boolean streaming, long key, long sequence, long submittedAtNanos,
+	RequestTicket(RoutingRequest request, boolean streaming, long key, long sequence, long submittedAtNanos,
 			long agedAtNanos, long expiresAtNanos, @Nullable Decision decision, DispatchListener listener) {
 		this.request = request;
 		this.streaming = streaming;
@@ -202,7 +203,7 @@ public final class QueuedRequest {
 
 	@Override
 	public String toString() {
-		return "QueuedRequest[" + request.id() + ", " + state + ", " + instanceId() + "]";
+		return "RequestTicket[" + request.id() + ", " + state + ", " + instanceId() + "]";
 	}
 
 }
