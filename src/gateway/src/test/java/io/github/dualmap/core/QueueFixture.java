@@ -32,10 +32,6 @@ final class QueueFixture {
 	}
 
 	/**
-	 * 1 ms per uncached token (the 10 % migration margin of a 5 s SLO is 500 tokens), no
-	 * calibration.
-	 */
-	/**
 	 * Queue settings for tests of the move mechanics themselves (hotspot migration, idle
 	 * pull, overflow): without {@link QueueSettings#moveLateOnly()}'s gate, whose own
 	 * tests are in {@code DispatchQueuesTests}.
@@ -44,6 +40,10 @@ final class QueueFixture {
 		return QueueSettings.custom().moveLateOnly(false);
 	}
 
+	/**
+	 * 1 ms per uncached token (the 10 % migration margin of a 5 s SLO is 500 tokens), no
+	 * calibration.
+	 */
 	static SchedulerSettings.Builder millisecondPerToken() {
 		// The linear model: a prompt's estimate is its tokens in milliseconds plus the
 		// base.
