@@ -84,8 +84,9 @@ public record RoutingRequest(String id, @Nullable PromptBlocks blocks, long sloT
 	}
 
 	/**
-	 * This request placed with these constraints: instances to avoid, the instance a
-	 * stored response pins it to ({@code null}: none), and whether it was placed before.
+	 * This request placed with these constraints: instances to avoid (copied: a live set
+	 * may be passed), the instance a stored response pins it to ({@code null}: none), and
+	 * whether it was placed before.
 	 */
 	public RoutingRequest placed(Set<String> avoid, @Nullable String pinnedInstance, boolean retry) {
 		return new RoutingRequest(id, blocks, sloTtftNanos, arrivalNanos, maxWaitNanos, tenant, maxOutputTokens,

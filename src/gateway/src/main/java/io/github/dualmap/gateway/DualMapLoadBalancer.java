@@ -2,7 +2,6 @@ package io.github.dualmap.gateway;
 
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Set;
 
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.prompt.ParsedRequest;
@@ -120,11 +119,11 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 				this.service.instancePool().settings().defaultSloNanos(), this.service.instancePool().now());
 		ParsedRequest parsed = state.parsedRequest();
 		boolean streaming = parsed != null && parsed.stream();
-		Set<String> avoid = Set.copyOf(state.excludedInstances());
 		boolean repeated = state.markPlaced();
 		// A try after a failed one continues the queue wait of the tries before it.
 		long waited = repeated ? state.queueWaitNanos() : 0;
-		return this.service.submit(request.placed(avoid, state.pinnedInstance(), repeated), streaming, waited)
+		return this.service
+			.submit(request.placed(state.excludedInstances(), state.pinnedInstance(), repeated), streaming, waited)
 			.map(attempt -> {
 				state.queueWaitNanos(attempt.queueWaitNanos());
 				String sloClass = state.sloClass();

@@ -48,8 +48,6 @@ final class Submission implements DispatchListener {
 	// the wait already spent.
 	private volatile long waitingSince = Long.MAX_VALUE;
 
-	private final @Nullable String pinned;
-
 	Submission(ServicePool service, MonoSink<RoutedAttempt> sink, RoutingRequest request, boolean streaming,
 			long waitingSince) {
 		this.service = service;
@@ -57,7 +55,6 @@ final class Submission implements DispatchListener {
 		this.request = request;
 		this.streaming = streaming;
 		this.excluded.addAll(request.avoid());
-		this.pinned = request.pinnedInstance();
 		this.waitingSince = waitingSince;
 	}
 
@@ -70,7 +67,7 @@ final class Submission implements DispatchListener {
 		// The queues keep it off the instances it failed on while it waits (idle
 		// pull, migration, re-placement), not only in this choice.
 		RequestTicket q = this.service.queues()
-			.submit(this.request.placed(Set.copyOf(this.excluded), this.pinned, repeated), this.streaming,
+			.submit(this.request.placed(this.excluded, this.request.pinnedInstance(), repeated), this.streaming,
 					this.waitingSince, this);
 		if (this.waitingSince == Long.MAX_VALUE) {
 			this.waitingSince = q.submittedAtNanos();
