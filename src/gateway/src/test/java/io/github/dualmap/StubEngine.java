@@ -151,11 +151,11 @@ public final class StubEngine {
 	 * After a test: every engine answers at once again, and {@code pool} holds no queued
 	 * request and none in flight (the test's stragglers have finished).
 	 */
-	public static void settle(List<StubEngine> engines, ServicePool pool) {
+	public static void settle(List<StubEngine> engines, ServicePool service) {
 		engines.forEach(e -> e.firstByteDelay.set(Duration.ZERO));
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-			assertThat(pool.queues().queued()).isZero();
-			assertThat(pool.instancePool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+			assertThat(service.queues().queued()).isZero();
+			assertThat(service.instancePool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
 		});
 	}
 

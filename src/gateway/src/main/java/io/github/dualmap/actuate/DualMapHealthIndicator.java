@@ -30,10 +30,10 @@ public class DualMapHealthIndicator implements HealthIndicator {
 	public Health health() {
 		boolean up = true;
 		Map<String, Object> pools = new LinkedHashMap<>();
-		for (ServicePool pool : this.registry.services().values()) {
+		for (ServicePool service : this.registry.services().values()) {
 			int known = 0;
 			int accepting = 0;
-			for (InstanceState instance : pool.instancePool().instances()) {
+			for (InstanceState instance : service.instancePool().instances()) {
 				known++;
 				if (instance.acceptsNewWork()) {
 					accepting++;
@@ -42,7 +42,7 @@ public class DualMapHealthIndicator implements HealthIndicator {
 			Map<String, Object> details = new LinkedHashMap<>();
 			details.put("instances", known);
 			details.put("accepting", accepting);
-			pools.put(pool.serviceId(), details);
+			pools.put(service.serviceId(), details);
 			up &= accepting > 0;
 		}
 		return (up ? Health.up() : Health.down()).withDetail("pools", pools).build();

@@ -41,7 +41,8 @@ public final class ConsistentHashPolicy implements RoutingPolicy {
 		if (s == null) {
 			return null;
 		}
-		return Placement.of(pool, s, blocks).decideWithoutModel(id.equals(home) ? Reason.AFFINITY : Reason.FALLBACK);
+		return CandidateCost.of(pool, s, blocks)
+			.decideWithoutModel(id.equals(home) ? Reason.AFFINITY : Reason.FALLBACK);
 	}
 
 	@Override

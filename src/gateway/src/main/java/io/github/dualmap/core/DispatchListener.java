@@ -17,17 +17,17 @@ public interface DispatchListener {
 	 * The request was sent to {@code dispatch.instance()}; report its first token and its
 	 * end through {@link DispatchQueues#firstToken} and {@link DispatchQueues#finish}.
 	 */
-	void released(RequestTicket request, Decision decision, InstancePool.Dispatch dispatch);
+	void released(RequestTicket request, Decision decision, InstancePool.InFlight dispatch);
 
 	/** The request will not be sent anywhere. */
 	void rejected(RequestTicket request, Rejection rejection);
 
 	/** A listener from two lambdas. */
-	static DispatchListener of(BiConsumer<RequestTicket, InstancePool.Dispatch> onReleased,
+	static DispatchListener of(BiConsumer<RequestTicket, InstancePool.InFlight> onReleased,
 			BiConsumer<RequestTicket, Rejection> onRejected) {
 		return new DispatchListener() {
 			@Override
-			public void released(RequestTicket request, Decision decision, InstancePool.Dispatch dispatch) {
+			public void released(RequestTicket request, Decision decision, InstancePool.InFlight dispatch) {
 				onReleased.accept(request, dispatch);
 			}
 

@@ -35,7 +35,7 @@ import net.openhft.hashing.LongHashFunction;
  * {@link ReleasePass} (which request goes next, through {@link EngineQueueGate}),
  * {@link Rescue} (the wait bound and the last chance), {@link Rebalancer} (hotspot moves,
  * weighed by {@link MoveGain}), {@link IdlePull} (work stealing), {@link Evacuation}
- * (membership changes, draining instances), {@link Placer} (where a displaced request
+ * (membership changes, draining instances), {@link Relocator} (where a displaced request
  * goes), {@link FairShares} (tenants and priority bands) and {@link QueueStatistics} (the
  * counters); {@link QueueBook} holds the state they share.
  */
@@ -54,7 +54,7 @@ public final class DispatchQueues {
 	// switch QueueBook.reference on), and the rules that act on it.
 	final QueueBook book;
 
-	private final Placer placer;
+	private final Relocator relocator;
 
 	private final ReleasePass releasePass;
 
@@ -98,18 +98,18 @@ public final class DispatchQueues {
 		this.book = new QueueBook(pool, settings, fairness);
 		this.fair = book.fair;
 		this.stats = book.stats;
-		this.placer = new Placer(book);
+		this.relocator = new Relocator(book);
 		this.releasePass = new ReleasePass(book, policy, this::finish);
 		this.rescue = new Rescue(book, releasePass);
 		releasePass.rescueHopelessWith(rescue);
-		this.admission = new QueueAdmission(book, placer);
-		this.evacuation = new Evacuation(book, placer);
+		this.admission = new QueueAdmission(book, relocator);
+		this.evacuation = new Evacuation(book, relocator);
 		MoveGain gain = new MoveGain(pool);
-		this.rebalancer = new Rebalancer(book, placer, releasePass, gain);
-		this.idlePull = new IdlePull(book, placer, releasePass, gain);
+		this.rebalancer = new Rebalancer(book, relocator, releasePass, gain);
+		this.idlePull = new IdlePull(book, relocator, releasePass, gain);
 	}
 
-	public InstancePool pool() {
+	public InstancePool instancePool() {
 		return pool;
 	}
 
@@ -239,9 +239,9 @@ public final class DispatchQueues {
 				// The chosen instance left between the policy's look and the lock (a
 				// membership change on another thread): place the request as a queued one
 				// whose instance left.
-				chosen = placer.place(q, null);
+				chosen = relocator.place(q, null);
 				if (chosen != null) {
-					q.decision = placer.withPlacement(q, chosen, Reason.FALLBACK);
+					q.decision = relocator.decisionOn(q, chosen, Reason.FALLBACK);
 				}
 			}
 			if (decision == null || chosen == null) {
@@ -297,7 +297,7 @@ public final class DispatchQueues {
 		long ttft = -1;
 		lock.lock();
 		try {
-			InstancePool.Dispatch d = request.dispatch;
+			InstancePool.InFlight d = request.dispatch;
 			if (request.state != RequestTicket.State.RELEASED || d == null) {
 				return -1;
 			}
@@ -331,7 +331,7 @@ public final class DispatchQueues {
 					request.state = RequestTicket.State.CANCELLED;
 				}
 				case RELEASED -> {
-					InstancePool.Dispatch d = request.dispatch;
+					InstancePool.InFlight d = request.dispatch;
 					if (request.finished || d == null) {
 						return;
 					}

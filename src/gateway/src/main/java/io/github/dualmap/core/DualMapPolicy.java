@@ -90,8 +90,8 @@ public final class DualMapPolicy implements RoutingPolicy {
 				return d;
 			}
 		}
-		Placement pa = a == null ? null : place(pool, a, blocks);
-		Placement pb = b == null ? null : b == a ? pa : place(pool, b, blocks);
+		CandidateCost pa = a == null ? null : costOn(pool, a, blocks);
+		CandidateCost pb = b == null ? null : b == a ? pa : costOn(pool, b, blocks);
 		if (settings.spreadsCold() && variant.spreadsCold() && rings.members().size() > 2) {
 			Decision d = coldOrFurtherHolder(request, pool, rings, key, blocks, pa, pb);
 			if (d != null) {
@@ -101,10 +101,10 @@ public final class DualMapPolicy implements RoutingPolicy {
 		if (pa == null && pb == null) {
 			String id = rings.walk(0, key, other -> accepting(pool, other) != null);
 			InstanceState s = id == null ? null : pool.instance(id);
-			return s == null ? null : place(pool, s, blocks).decide(Reason.FALLBACK);
+			return s == null ? null : costOn(pool, s, blocks).decide(Reason.FALLBACK);
 		}
 		if (pa == null || pb == null || a == b) {
-			Placement p = pa != null ? pa : pb;
+			CandidateCost p = pa != null ? pa : pb;
 			Reason reason = a == b ? Reason.AFFINITY : Reason.FALLBACK;
 			return p.decide(reason);
 		}
@@ -115,7 +115,7 @@ public final class DualMapPolicy implements RoutingPolicy {
 		long slo = sloOf(request);
 		Decision decision = affinityThenSwitch(List.of(pa, pb), null, slo, pool);
 		if (thirdChoiceEnabled() && pa.rank() > slo && pb.rank() > slo) {
-			Placement third = thirdChoice(pool, rings, key, cands, blocks, Math.min(pa.rank(), pb.rank()));
+			CandidateCost third = thirdChoice(pool, rings, key, cands, blocks, Math.min(pa.rank(), pb.rank()));
 			if (third != null) {
 				return third.decide(Reason.THIRD_CHOICE);
 			}
@@ -130,19 +130,19 @@ public final class DualMapPolicy implements RoutingPolicy {
 	 * accepts work).
 	 */
 	private @Nullable Decision coldOrFurtherHolder(RoutingRequest request, InstancePool pool, DualHashRing rings,
-			long key, PromptBlocks blocks, @Nullable Placement pa, @Nullable Placement pb) {
+			long key, PromptBlocks blocks, @Nullable CandidateCost pa, @Nullable CandidateCost pb) {
 		String[] ids = new String[settings.coldCandidatesMax()];
 		int n = rings.spread(key, ids);
-		Placement[] options = new Placement[n];
+		CandidateCost[] options = new CandidateCost[n];
 		int maxCached = 0;
 		for (int i = 0; i < n; i++) {
-			Placement p;
+			CandidateCost p;
 			if (i < 2) {
 				p = i == 0 ? pa : pb;
 			}
 			else {
 				InstanceState s = accepting(pool, ids[i]);
-				p = s == null ? null : place(pool, s, blocks);
+				p = s == null ? null : costOn(pool, s, blocks);
 			}
 			options[i] = p;
 			if (p != null) {
@@ -151,10 +151,10 @@ public final class DualMapPolicy implements RoutingPolicy {
 		}
 		double warmTokens = settings.coldCachedShare() * blocks.promptTokens();
 		if (maxCached >= warmTokens && maxCached > 0) {
-			List<Placement> warm = new ArrayList<>(n);
+			List<CandidateCost> warm = new ArrayList<>(n);
 			boolean further = false;
 			for (int i = 0; i < n; i++) {
-				Placement p = options[i];
+				CandidateCost p = options[i];
 				if (p != null && (i < 2 || p.cachedTokens() >= warmTokens)) {
 					warm.add(p);
 					further |= i >= 2;
@@ -164,11 +164,11 @@ public final class DualMapPolicy implements RoutingPolicy {
 		}
 		int d = coldCandidates(pool, n);
 		long budget = (long) (settings.switchFactor() * sloOf(request));
-		Placement best = null;
+		CandidateCost best = null;
 		double bestLoad = Double.MAX_VALUE;
-		Placement fastest = null;
+		CandidateCost fastest = null;
 		for (int i = 0; i < d; i++) {
-			Placement p = options[i];
+			CandidateCost p = options[i];
 			if (p == null) {
 				continue;
 			}
@@ -182,7 +182,7 @@ public final class DualMapPolicy implements RoutingPolicy {
 				bestLoad = load;
 			}
 		}
-		Placement chosen = best != null ? best : fastest;
+		CandidateCost chosen = best != null ? best : fastest;
 		return chosen == null ? null : chosen.decide(Reason.COLD);
 	}
 
@@ -231,10 +231,10 @@ public final class DualMapPolicy implements RoutingPolicy {
 	 * request's longer prefill, but not the delay that prefill adds for every request
 	 * queued behind it there.
 	 */
-	private Decision affinityThenSwitch(List<Placement> options, @Nullable Placement directory, long slo,
+	private Decision affinityThenSwitch(List<CandidateCost> options, @Nullable CandidateCost directory, long slo,
 			InstancePool pool) {
-		Placement chosen = options.get(0);
-		for (Placement p : options) {
+		CandidateCost chosen = options.get(0);
+		for (CandidateCost p : options) {
 			if (p.cachedTokens() > chosen.cachedTokens()
 					|| (p.cachedTokens() == chosen.cachedTokens() && p.rank() < chosen.rank())) {
 				chosen = p;
@@ -242,9 +242,9 @@ public final class DualMapPolicy implements RoutingPolicy {
 		}
 		Reason reason = chosen == directory ? Reason.DIRECTORY : Reason.AFFINITY;
 		if (variant.switchesOnSlo() && chosen.rank() > settings.switchFactor() * slo) {
-			Placement best = null;
+			CandidateCost best = null;
 			long bestCost = Long.MAX_VALUE;
-			for (Placement p : options) {
+			for (CandidateCost p : options) {
 				long cost = p == chosen || kvBound(pool, chosen, p) ? Long.MAX_VALUE
 						: p.rank() + lostHitNanos(pool, chosen, p);
 				if (cost < bestCost) {
@@ -275,14 +275,14 @@ public final class DualMapPolicy implements RoutingPolicy {
 		if (d == null || d == a || d == b) {
 			return null;
 		}
-		List<Placement> options = new ArrayList<>(3);
+		List<CandidateCost> options = new ArrayList<>(3);
 		if (a != null) {
-			options.add(place(pool, a, blocks));
+			options.add(costOn(pool, a, blocks));
 		}
 		if (b != null && b != a) {
-			options.add(place(pool, b, blocks));
+			options.add(costOn(pool, b, blocks));
 		}
-		Placement pd = place(pool, d, blocks);
+		CandidateCost pd = costOn(pool, d, blocks);
 		options.add(pd);
 		return affinityThenSwitch(options, pd, sloOf(request), pool);
 	}
@@ -292,7 +292,7 @@ public final class DualMapPolicy implements RoutingPolicy {
 	 * as last scraped (and still fresh), uses more of its KV cache than
 	 * {@link SchedulerSettings#switchMaxKvUsage()}: no SLO switch goes there.
 	 */
-	private boolean kvBound(InstancePool pool, Placement chosen, Placement other) {
+	private boolean kvBound(InstancePool pool, CandidateCost chosen, CandidateCost other) {
 		double limit = settings.switchMaxKvUsage();
 		if (limit >= 1 || other.cachedTokens() >= chosen.cachedTokens()) {
 			return false;
@@ -308,7 +308,7 @@ public final class DualMapPolicy implements RoutingPolicy {
 	 * attention model, the request's prefill there less what it would be with
 	 * {@code chosen}'s cached prefix).
 	 */
-	private long lostHitNanos(InstancePool pool, Placement chosen, Placement other) {
+	private long lostHitNanos(InstancePool pool, CandidateCost chosen, CandidateCost other) {
 		if (other.uncachedTokens() <= chosen.uncachedTokens()) {
 			return 0;
 		}
@@ -322,9 +322,9 @@ public final class DualMapPolicy implements RoutingPolicy {
 	 * The best of the next distinct accepting instance after the key on each ring, when
 	 * it beats {@code bestRank}; at most two extra lookups.
 	 */
-	private @Nullable Placement thirdChoice(InstancePool pool, DualHashRing rings, long key, Candidates cands,
+	private @Nullable CandidateCost thirdChoice(InstancePool pool, DualHashRing rings, long key, Candidates cands,
 			PromptBlocks blocks, long bestRank) {
-		Placement best = null;
+		CandidateCost best = null;
 		for (int ring = 0; ring < 2; ring++) {
 			String id = rings.walk(ring, key, other -> !other.equals(cands.first()) && !other.equals(cands.second())
 					&& accepting(pool, other) != null);
@@ -332,7 +332,7 @@ public final class DualMapPolicy implements RoutingPolicy {
 			if (s == null || (best != null && best.id().equals(id))) {
 				continue;
 			}
-			Placement p = place(pool, s, blocks);
+			CandidateCost p = costOn(pool, s, blocks);
 			if (p.rank() < bestRank && (best == null || p.rank() < best.rank())) {
 				best = p;
 			}
@@ -347,8 +347,8 @@ public final class DualMapPolicy implements RoutingPolicy {
 				|| ((variant == Variant.FULL || variant == Variant.DIRECTORY) && settings.thirdChoice());
 	}
 
-	private Placement place(InstancePool pool, InstanceState s, PromptBlocks blocks) {
-		Placement p = Placement.of(pool, s, blocks);
+	private CandidateCost costOn(InstancePool pool, InstanceState s, PromptBlocks blocks) {
+		CandidateCost p = CandidateCost.of(pool, s, blocks);
 		long rank = pool.warmthScaled(s, p.estimate());
 		return rank == p.estimate() ? p : p.withRank(rank);
 	}

@@ -20,11 +20,11 @@ final class Evacuation {
 
 	private final QueueStatistics stats;
 
-	private final Placer placer;
+	private final Relocator relocator;
 
-	Evacuation(QueueBook book, Placer placer) {
+	Evacuation(QueueBook book, Relocator relocator) {
 		this.book = book;
-		this.placer = placer;
+		this.relocator = relocator;
 		this.pool = book.pool;
 		this.settings = book.settings;
 		this.stats = book.stats;
@@ -59,14 +59,14 @@ final class Evacuation {
 			}
 			book.queues.remove(iq.state);
 			for (RequestTicket q : orphans) {
-				InstanceState target = placer.place(q, null);
+				InstanceState target = relocator.place(q, null);
 				if (target == null) {
 					book.reject(q, Rejection.SERVICE_UNAVAILABLE,
 							"its instance left pool '" + pool.name() + "' and no other accepts requests", iq.state.id(),
 							settings.unavailableRetryAfterSeconds(), out);
 				}
 				else {
-					q.decision = placer.withPlacement(q, target, Reason.FALLBACK);
+					q.decision = relocator.decisionOn(q, target, Reason.FALLBACK);
 					book.enqueue(q, target);
 					stats.recordRerouted();
 				}
@@ -91,10 +91,10 @@ final class Evacuation {
 				continue;
 			}
 			for (RequestTicket q : new ArrayList<>(iq.byArrival)) {
-				InstanceState target = placer.place(q, iq.state);
+				InstanceState target = relocator.place(q, iq.state);
 				if (target != null) {
 					int cached = book.cachedTokens(q, target);
-					placer.move(q, target, Reason.FALLBACK,
+					relocator.move(q, target, Reason.FALLBACK,
 							pool.estimateTtft(target, cached, Math.max(0, q.request().promptTokens() - cached)));
 					stats.recordRerouted();
 				}

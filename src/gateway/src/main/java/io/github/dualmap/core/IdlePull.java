@@ -29,11 +29,11 @@ final class IdlePull {
 
 	private final MoveGain moveGain;
 
-	private final Placer placer;
+	private final Relocator relocator;
 
-	IdlePull(QueueBook book, Placer placer, ReleasePass releasePass, MoveGain moveGain) {
+	IdlePull(QueueBook book, Relocator relocator, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
-		this.placer = placer;
+		this.relocator = relocator;
 		this.pool = book.pool;
 		this.settings = book.settings;
 		this.stats = book.stats;
@@ -67,7 +67,7 @@ final class IdlePull {
 				if (m == null) {
 					break;
 				}
-				placer.move(m.request(), idle, Reason.IDLE_PULL, m.estimateThereNanos());
+				relocator.move(m.request(), idle, Reason.IDLE_PULL, m.estimateThereNanos());
 				m.request().migrations++;
 				stats.recordPull();
 				budget--;

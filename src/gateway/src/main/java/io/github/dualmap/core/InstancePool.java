@@ -440,12 +440,12 @@ public final class InstancePool {
 	 * @return the handle through which its first token and its end are reported, exactly
 	 * once each
 	 */
-	public Dispatch dispatch(RoutingRequest request, Decision decision) {
+	public InFlight dispatch(RoutingRequest request, Decision decision) {
 		InstanceState s = states.get(decision.instanceId());
 		if (s == null) {
 			throw new IllegalArgumentException("instance '" + decision.instanceId() + "' is not in pool " + name);
 		}
-		Dispatch d = dispatch(request, decision, s, pendingWork(s));
+		InFlight d = dispatch(request, decision, s, pendingWork(s));
 		recordReleased(s, request);
 		return d;
 	}
@@ -458,7 +458,7 @@ public final class InstancePool {
 	 * they have let go of their lock: a record is O(chain length) under the directory's
 	 * own lock, and the queues of the whole pool should not wait on it.
 	 */
-	Dispatch dispatch(RoutingRequest request, Decision decision, InstanceState s, PrefillWork ahead) {
+	InFlight dispatch(RoutingRequest request, Decision decision, InstanceState s, PrefillWork ahead) {
 		int uncached = Math.max(0, decision.uncachedTokens());
 		PrefillWork own = PrefillWork.of(decision.cachedTokens(), uncached);
 		s.addPrefill(uncached, own.pairs());
@@ -473,14 +473,14 @@ public final class InstancePool {
 		}
 		backlog.observeRequestTokens(uncached);
 		backlog.observeRequestWork(own);
-		return new Dispatch(s, own, ahead, clock.nanos());
+		return new InFlight(s, own, ahead, clock.nanos());
 	}
 
 	/**
 	 * A dispatched request's handle. {@link #firstToken()} and {@link #finish()} are
 	 * idempotent, so complete, error and cancel paths may all call them.
 	 */
-	public final class Dispatch {
+	public final class InFlight {
 
 		private final InstanceState instance;
 
@@ -496,7 +496,7 @@ public final class InstancePool {
 
 		private final AtomicBoolean finished = new AtomicBoolean();
 
-		Dispatch(InstanceState instance, PrefillWork own, PrefillWork ahead, long sentAtNanos) {
+		InFlight(InstanceState instance, PrefillWork own, PrefillWork ahead, long sentAtNanos) {
 			this.instance = instance;
 			this.uncached = (int) own.tokens();
 			this.own = own;

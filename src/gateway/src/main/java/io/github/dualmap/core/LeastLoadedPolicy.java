@@ -27,7 +27,7 @@ public final class LeastLoadedPolicy implements RoutingPolicy {
 	@Override
 	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
 		InstanceState best = request.blocks() == null ? leastPendingInstance(pool, this.loadTies) : leastLoaded(pool);
-		return best == null ? null : Placement.of(pool, best, request.blocks()).decideWithoutModel(Reason.LOAD);
+		return best == null ? null : CandidateCost.of(pool, best, request.blocks()).decideWithoutModel(Reason.LOAD);
 	}
 
 	/**
@@ -36,7 +36,7 @@ public final class LeastLoadedPolicy implements RoutingPolicy {
 	 */
 	static @Nullable Decision leastPending(InstancePool pool, RoutingRequest request, TieBreaker ties) {
 		InstanceState chosen = leastPendingInstance(pool, ties);
-		return chosen == null ? null : Placement.of(pool, chosen, request.blocks()).decide(Reason.LOAD);
+		return chosen == null ? null : CandidateCost.of(pool, chosen, request.blocks()).decide(Reason.LOAD);
 	}
 
 	private static @Nullable InstanceState leastPendingInstance(InstancePool pool, TieBreaker ties) {

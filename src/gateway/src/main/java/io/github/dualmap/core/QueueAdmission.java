@@ -30,11 +30,11 @@ final class QueueAdmission {
 
 	private final QueueStatistics stats;
 
-	private final Placer placer;
+	private final Relocator relocator;
 
-	QueueAdmission(QueueBook book, Placer placer) {
+	QueueAdmission(QueueBook book, Relocator relocator) {
 		this.book = book;
-		this.placer = placer;
+		this.relocator = relocator;
 		this.pool = book.pool;
 		this.settings = book.settings;
 		this.fair = book.fair;
@@ -51,10 +51,10 @@ final class QueueAdmission {
 		if (!chosen.acceptsNewWork() || q.avoid.contains(chosen.id())) {
 			// Draining or unhealthy since the policy looked, or one the request must
 			// avoid: take its best alternative.
-			InstanceState alt = placer.place(q, chosen);
+			InstanceState alt = relocator.place(q, chosen);
 			if (alt != null) {
 				target = alt;
-				q.decision = placer.withPlacement(q, alt, Reason.FALLBACK);
+				q.decision = relocator.decisionOn(q, alt, Reason.FALLBACK);
 			}
 		}
 		if (book.queuedTotal >= settings.maxQueuedPerPool()) {
@@ -70,7 +70,7 @@ final class QueueAdmission {
 			InstanceState alt = q.pinned ? null : otherWithRoom(q, target);
 			if (alt != null) {
 				target = alt;
-				q.decision = placer.withPlacement(q, alt, Reason.FALLBACK);
+				q.decision = relocator.decisionOn(q, alt, Reason.FALLBACK);
 			}
 			else {
 				String full = "its instance in pool '" + pool.name() + "' has " + settings.maxQueuedPerInstance()
@@ -173,7 +173,7 @@ final class QueueAdmission {
 		Candidates c = QueueBook.candidatesOf(q, rings);
 		for (String id : List.of(c.first(), c.second())) {
 			InstanceState s = pool.instance(id);
-			if (s != null && s != full && Placer.mayTake(q, s)
+			if (s != null && s != full && Relocator.mayTake(q, s)
 					&& book.queueOf(s).byArrival.size() < settings.maxQueuedPerInstance()) {
 				return s;
 			}

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * their SLOs, a request's cached prefix on an instance, and the rejection of a request.
  * The rules live in their own classes ({@link QueueAdmission}, {@link ReleasePass},
  * {@link Rescue}, {@link Rebalancer}, {@link IdlePull}, {@link Evacuation}), and where a
- * displaced request goes in {@link Placer}; they share this one object rather than a
+ * displaced request goes in {@link Relocator}; they share this one object rather than a
  * dozen references. Guarded by the queues' lock: every method runs under it.
  */
 final class QueueBook {

@@ -34,7 +34,7 @@ final class Rebalancer {
 
 	private final MoveGain moveGain;
 
-	private final Placer placer;
+	private final Relocator relocator;
 
 	// Set within a rebalance pass when a walk for a request that avoids nothing found no
 	// member that takes a move: every member is a hotspot, full or not accepting work.
@@ -42,9 +42,9 @@ final class Rebalancer {
 	// targets, so the pass stops there.
 	private boolean noMoveTarget;
 
-	Rebalancer(QueueBook book, Placer placer, ReleasePass releasePass, MoveGain moveGain) {
+	Rebalancer(QueueBook book, Relocator relocator, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
-		this.placer = placer;
+		this.relocator = relocator;
 		this.pool = book.pool;
 		this.settings = book.settings;
 		this.gate = book.gate;
@@ -75,7 +75,7 @@ final class Rebalancer {
 				if (m == null) {
 					break;
 				}
-				placer.move(m.request(), m.target(), Reason.HOTSPOT, m.estimateThereNanos());
+				relocator.move(m.request(), m.target(), Reason.HOTSPOT, m.estimateThereNanos());
 				m.request().migrations++;
 				stats.recordMigration();
 				budget--;
@@ -256,7 +256,7 @@ final class Rebalancer {
 	 * beforehand would, without a look at every instance.
 	 */
 	private boolean canTakeMove(RequestTicket q, InstanceState s) {
-		return Placer.mayTake(q, s) && !pool.isHotspot(s)
+		return Relocator.mayTake(q, s) && !pool.isHotspot(s)
 				&& book.queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
 	}
 

@@ -160,7 +160,7 @@ final class ReleasePass {
 		Decision prior = q.decision;
 		Decision d = new Decision(s.id(), prior == null ? Reason.FALLBACK : prior.reason(), q.cachedTokens,
 				q.uncachedTokens, prior == null ? -1 : prior.ttftEstimateNanos());
-		InstancePool.Dispatch dispatch = pool.dispatch(q.request(), d, s, ahead);
+		InstancePool.InFlight dispatch = pool.dispatch(q.request(), d, s, ahead);
 		q.decision = d;
 		q.dispatch = dispatch;
 		q.state = RequestTicket.State.RELEASED;
@@ -193,7 +193,7 @@ final class ReleasePass {
 	void endEstimatedPrefills(long nowNanos) {
 		while (!prefillEstimates.isEmpty() && prefillEstimates.first().prefillDeadlineNanos <= nowNanos) {
 			RequestTicket q = prefillEstimates.pollFirst();
-			InstancePool.Dispatch d = q.dispatch;
+			InstancePool.InFlight d = q.dispatch;
 			if (d != null) {
 				d.endPrefill(false);
 			}

@@ -95,7 +95,7 @@ public final class RequestTicket {
 	// there.
 	final Set<String> avoid;
 
-	@Nullable InstancePool.Dispatch dispatch;
+	@Nullable InstancePool.InFlight dispatch;
 
 	// Non-streaming: when prefill is estimated to be over (first byte comes only at the
 	// end).
@@ -197,7 +197,7 @@ public final class RequestTicket {
 	}
 
 	/** The dispatch handle once released, else {@code null}. */
-	public InstancePool.@Nullable Dispatch dispatch() {
+	public InstancePool.@Nullable InFlight dispatch() {
 		return dispatch;
 	}
 

@@ -75,7 +75,7 @@ final class Rescue {
 		long queuedEstimate = Long.MAX_VALUE;
 		int queuedCached = 0;
 		for (InstanceState s : pool.instances()) {
-			if (s == from.state || !Placer.mayTake(q, s)) {
+			if (s == from.state || !Relocator.mayTake(q, s)) {
 				continue;
 			}
 			int cached = book.cachedTokens(q, s);
@@ -93,7 +93,7 @@ final class Rescue {
 			}
 		}
 		if (now != null && nowEstimate <= left) {
-			q.decision = Placer.withPlacement(q, now, Reason.RESCUE, nowCached, nowEstimate);
+			q.decision = Relocator.decisionOn(q, now, Reason.RESCUE, nowCached, nowEstimate);
 			stats.recordRescue(false);
 			releasePass.release(q, now, pool.prefillWork(now), out);
 			return true;
@@ -107,7 +107,7 @@ final class Rescue {
 		if (lastStart <= pool.now()) {
 			return false;
 		}
-		q.decision = Placer.withPlacement(q, queued, Reason.RESCUE, queuedCached, queuedEstimate);
+		q.decision = Relocator.decisionOn(q, queued, Reason.RESCUE, queuedCached, queuedEstimate);
 		q.rescuedToQueue = true;
 		q.expiresAtNanos = lastStart;
 		stats.recordRescue(true);

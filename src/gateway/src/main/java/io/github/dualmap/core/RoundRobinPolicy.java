@@ -35,7 +35,7 @@ public final class RoundRobinPolicy implements RoutingPolicy {
 			return null;
 		}
 		InstanceState s = accepting.get((int) Math.floorMod(cursor.getAndIncrement(), (long) accepting.size()));
-		return Placement.of(pool, s, request.blocks()).decideWithoutModel(Reason.LOAD);
+		return CandidateCost.of(pool, s, request.blocks()).decideWithoutModel(Reason.LOAD);
 	}
 
 	@Override

@@ -51,13 +51,13 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 	 */
 	public DualMapLoadBalancer(String serviceId, ObjectProvider<ServiceInstanceListSupplier> suppliers,
 			DualMapRegistry registry, ObservationRegistry observations) {
-		ServicePool pool = registry.service(serviceId);
-		if (pool == null) {
+		ServicePool service = registry.service(serviceId);
+		if (service == null) {
 			throw new IllegalArgumentException(
 					"service '" + serviceId + "' is not in dualmap.services " + registry.services().keySet());
 		}
 		this.suppliers = suppliers;
-		this.service = pool;
+		this.service = service;
 		this.observations = observations;
 	}
 

@@ -264,7 +264,7 @@ public final class DualMapRegistry {
 		 * ({@code dualmap.pools.<service>.*}); the service must also be one of
 		 * {@link #services}.
 		 */
-		public Builder pool(String serviceId, PoolSettings own) {
+		public Builder serviceSettings(String serviceId, PoolSettings own) {
 			this.poolSettings.put(serviceId, own);
 			return this;
 		}

@@ -13,7 +13,7 @@ import io.github.dualmap.core.RoutingRequest;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Where a repeated placement of a request goes ({@link PlacementOverrides}: a
+ * Where a repeated placement of a request goes ({@link PinAndRetryPolicy}: a
  * connect-failure retry, a breaker that refused, a route's retry filter): off the
  * instances already tried, to the key's other candidate, then the next accepting instance
  * clockwise on the first ring, so the prefix cache still counts; by load alone for a

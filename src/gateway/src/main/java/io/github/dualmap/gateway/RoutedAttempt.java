@@ -29,7 +29,7 @@ public final class RoutedAttempt {
 
 	private final Decision decision;
 
-	private final InstancePool.Dispatch dispatch;
+	private final InstancePool.InFlight dispatch;
 
 	private final CircuitBreaker breaker;
 
@@ -57,7 +57,7 @@ public final class RoutedAttempt {
 
 	private volatile String sloClass = SloResolver.DEFAULT_CLASS;
 
-	RoutedAttempt(ServicePool service, RoutingRequest request, Decision decision, InstancePool.Dispatch dispatch,
+	RoutedAttempt(ServicePool service, RoutingRequest request, Decision decision, InstancePool.InFlight dispatch,
 			CircuitBreaker breaker, @Nullable ServiceInstance instance, @Nullable RequestTicket queued) {
 		this.service = service;
 		this.request = request;

@@ -37,7 +37,7 @@ public final class ServicePool {
 
 	private final FallbackChoice fallback;
 
-	private final PlacementOverrides placement;
+	private final PinAndRetryPolicy placement;
 
 	private final DispatchQueues queues;
 
@@ -59,7 +59,7 @@ public final class ServicePool {
 		this.pool = pool;
 		this.policy = policy;
 		this.fallback = new FallbackChoice(pool);
-		this.placement = new PlacementOverrides(policy, this.fallback::choose);
+		this.placement = new PinAndRetryPolicy(policy, this.fallback::choose);
 		this.queues = new DispatchQueues(pool, this.placement, queueSettings);
 		this.breakers = breakers;
 		this.listeners = listeners;

@@ -79,7 +79,7 @@ final class Submission implements DispatchListener {
 	}
 
 	@Override
-	public void released(RequestTicket q, Decision decision, InstancePool.Dispatch dispatch) {
+	public void released(RequestTicket q, Decision decision, InstancePool.InFlight dispatch) {
 		String id = decision.instanceId();
 		ServiceInstance instance = this.service.serviceInstance(id);
 		CircuitBreaker breaker = instance == null ? null : this.service.breakers().breaker(id);

@@ -209,13 +209,13 @@ public final class ReplicaSync implements DualMapListener {
 		int responses = 0;
 		StoredResponses stored = this.storedResponses;
 		for (ReleaseBatch.Release r : batch.releases()) {
-			ServicePool pool = this.registry.service(r.service());
-			InstanceState state = pool == null ? null : pool.instancePool().instance(r.instance());
+			ServicePool service = this.registry.service(r.service());
+			InstanceState state = service == null ? null : service.instancePool().instance(r.instance());
 			if (state == null || (r.response() != null && stored == null)) {
 				continue;
 			}
 			if (r.chain().length > 0) {
-				pool.instancePool().recordElsewhere(state, r.chain());
+				service.instancePool().recordElsewhere(state, r.chain());
 			}
 			if (r.response() != null) {
 				stored.record(r.service(), r.response(), r.instance());
@@ -239,13 +239,13 @@ public final class ReplicaSync implements DualMapListener {
 			return List.of();
 		}
 		List<ReleaseBatch.Load> load = new ArrayList<>();
-		for (ServicePool pool : this.registry.services().values()) {
-			for (InstanceState s : pool.instancePool().instances()) {
+		for (ServicePool service : this.registry.services().values()) {
+			for (InstanceState s : service.instancePool().instances()) {
 				int requests = s.prefillRequests();
 				long prefill = s.prefillTokens();
 				long queued = s.queuedTokens();
 				if (requests > 0 || prefill > 0 || queued > 0) {
-					load.add(new ReleaseBatch.Load(pool.serviceId(), s.id(), requests, prefill, queued));
+					load.add(new ReleaseBatch.Load(service.serviceId(), s.id(), requests, prefill, queued));
 				}
 			}
 		}
@@ -263,8 +263,8 @@ public final class ReplicaSync implements DualMapListener {
 		for (ReleaseBatch.Load l : load) {
 			// Only instances known here: a peer's view of membership may run ahead (its
 			// next publication tells again) and nothing unknown is kept.
-			ServicePool pool = this.registry.service(l.service());
-			if (pool == null || pool.instancePool().instance(l.instance()) == null) {
+			ServicePool service = this.registry.service(l.service());
+			if (service == null || service.instancePool().instance(l.instance()) == null) {
 				continue;
 			}
 			long[] sum = entries.computeIfAbsent(new InstanceKey(l.service(), l.instance()), k -> new long[3]);
@@ -314,8 +314,8 @@ public final class ReplicaSync implements DualMapListener {
 	 * a release runs the request's listeners).
 	 */
 	private static void release(Collection<ServicePool> pools) {
-		for (ServicePool pool : pools) {
-			pool.queues().tick(pool.instancePool().now());
+		for (ServicePool service : pools) {
+			service.queues().tick(service.instancePool().now());
 		}
 	}
 
@@ -378,8 +378,8 @@ public final class ReplicaSync implements DualMapListener {
 	private Collection<ServicePool> setPeerLoads(Set<InstanceKey> touched) {
 		Set<ServicePool> changed = new LinkedHashSet<>();
 		for (InstanceKey key : touched) {
-			ServicePool pool = this.registry.service(key.service());
-			InstanceState s = pool == null ? null : pool.instancePool().instance(key.instance());
+			ServicePool service = this.registry.service(key.service());
+			InstanceState s = service == null ? null : service.instancePool().instance(key.instance());
 			if (s == null) {
 				continue;
 			}
@@ -387,7 +387,7 @@ public final class ReplicaSync implements DualMapListener {
 			int requests = (int) Math.min(Integer.MAX_VALUE, t[0]);
 			if (requests != s.peerPrefillRequests() || t[1] != s.peerPrefillTokens() || t[2] != s.peerQueuedTokens()) {
 				s.peerLoad(requests, t[1], t[2]);
-				changed.add(pool);
+				changed.add(service);
 			}
 		}
 		return changed;
@@ -429,11 +429,11 @@ public final class ReplicaSync implements DualMapListener {
 		int instances = this.registry.services().values().stream().mapToInt(p -> p.instancePool().size()).sum();
 		int each = Math.max(1, maxBlocks / Math.max(1, instances));
 		List<ReleaseBatch.Release> releases = new ArrayList<>();
-		for (ServicePool pool : this.registry.services().values()) {
-			for (InstanceState s : pool.instancePool().instances()) {
+		for (ServicePool service : this.registry.services().values()) {
+			for (InstanceState s : service.instancePool().instances()) {
 				long[] blocks = s.shadow().recent(each);
 				if (blocks.length > 0) {
-					releases.add(new ReleaseBatch.Release(pool.serviceId(), s.id(), blocks));
+					releases.add(new ReleaseBatch.Release(service.serviceId(), s.id(), blocks));
 				}
 			}
 		}

@@ -179,7 +179,7 @@ class DualMapDrainIntegrationTests {
 		assertThat(warm.statusCode()).isEqualTo(200);
 		String home = warm.headers().firstValue(DispatchAccountingFilter.INSTANCE_HEADER).orElseThrow();
 		StubEngine engine = ENGINES.stream().filter(e -> e.instanceId().equals(home)).findFirst().orElseThrow();
-		ServicePool pool = this.registry.service("llm");
+		ServicePool service = this.registry.service("llm");
 		engine.holdResponses();
 		int servedBefore = engine.served.get();
 		// A stream whose first byte the engine holds: in prefill on its home, which then
@@ -191,8 +191,8 @@ class DualMapDrainIntegrationTests {
 		for (int i = 0; i < 3; i++) {
 			waiting.add(sendAsync(http, streamed(system, "waiting " + i)));
 		}
-		await().atMost(Duration.ofSeconds(10)).until(() -> pool.queues().queued(home) == 3);
-		long reroutedBefore = pool.queues().rerouted();
+		await().atMost(Duration.ofSeconds(10)).until(() -> service.queues().queued(home) == 3);
+		long reroutedBefore = service.queues().rerouted();
 
 		drain(home, true).jsonPath("$.draining")
 			.isEqualTo(true)
@@ -202,7 +202,7 @@ class DualMapDrainIntegrationTests {
 			.isEqualTo(1)
 			.jsonPath("$.idle")
 			.isEqualTo(false);
-		assertThat(pool.queues().rerouted() - reroutedBefore).isEqualTo(3);
+		assertThat(service.queues().rerouted() - reroutedBefore).isEqualTo(3);
 		for (CompletableFuture<HttpResponse<String>> w : waiting) {
 			HttpResponse<String> r = w.get(10, TimeUnit.SECONDS);
 			assertThat(r.statusCode()).isEqualTo(200);
@@ -212,7 +212,7 @@ class DualMapDrainIntegrationTests {
 
 		engine.releaseResponses();
 		assertThat(held.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
-		await().atMost(Duration.ofSeconds(10)).until(() -> pool.isIdle(home));
+		await().atMost(Duration.ofSeconds(10)).until(() -> service.isIdle(home));
 		this.client.get()
 			.uri("/actuator/dualmap/llm/{instance}", home)
 			.exchange()

@@ -32,7 +32,7 @@ class PoolInspectionTests {
 
 	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(this.clock).build();
 
-	private final ServicePool pool = this.registry.service("llm");
+	private final ServicePool service = this.registry.service("llm");
 
 	@Test
 	void theWarningsNameWhyAnInstanceGetsNoNewRequests() {
@@ -40,8 +40,8 @@ class PoolInspectionTests {
 		for (String id : List.of("open", "silent", "probing", "drained")) {
 			members.add(new DefaultServiceInstance(id, "llm", "10.0.0." + (members.size() + 1), 8000, false, Map.of()));
 		}
-		this.pool.updateMembership(members);
-		InstanceBreakers breakers = this.pool.breakers();
+		this.service.updateMembership(members);
+		InstanceBreakers breakers = this.service.breakers();
 		breakers.breaker("open").transitionToOpenState();
 		// Taken out as unresponsive, its breaker closed.
 		breakers.markUnresponsive("silent");
@@ -53,9 +53,9 @@ class PoolInspectionTests {
 			// take every permit
 		}
 		breakers.refused("probing");
-		this.pool.drain("drained");
+		this.service.drain("drained");
 
-		List<String> warnings = PoolInspection.inspect(this.pool).warnings();
+		List<String> warnings = PoolInspection.inspect(this.service).warnings();
 		assertThat(warnings).noneMatch(w -> w.contains("CLOSED"));
 		assertThat(warning(warnings, "'open'")).contains("circuit breaker is open");
 		assertThat(warning(warnings, "'silent'")).contains("has not answered")
@@ -77,29 +77,32 @@ class PoolInspectionTests {
 
 	@Test
 	void aPoolKeptThroughEmptyDiscoveryListsSaysSo() {
-		this.pool.emptyListGrace(Duration.ofSeconds(60));
-		this.pool.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of()),
-				new DefaultServiceInstance("i2", "llm", "10.0.0.2", 8000, false, Map.of())));
-		assertThat(PoolInspection.inspect(this.pool).warnings()).noneMatch(w -> w.contains("discovery"));
-		this.pool.updateMembership(List.of());
+		this.service.emptyListGrace(Duration.ofSeconds(60));
+		this.service
+			.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of()),
+					new DefaultServiceInstance("i2", "llm", "10.0.0.2", 8000, false, Map.of())));
+		assertThat(PoolInspection.inspect(this.service).warnings()).noneMatch(w -> w.contains("discovery"));
+		this.service.updateMembership(List.of());
 		this.now.addAndGet(Duration.ofSeconds(12).toNanos());
-		assertThat(warning(PoolInspection.inspect(this.pool).warnings(), "listed no instance")).contains("12 s")
+		assertThat(warning(PoolInspection.inspect(this.service).warnings(), "listed no instance")).contains("12 s")
 			.contains("2 known instances")
 			.contains("dualmap.discovery.empty-list-grace");
-		this.pool.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of())));
-		assertThat(PoolInspection.inspect(this.pool).warnings()).noneMatch(w -> w.contains("listed no instance"));
+		this.service
+			.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of())));
+		assertThat(PoolInspection.inspect(this.service).warnings()).noneMatch(w -> w.contains("listed no instance"));
 	}
 
 	@Test
 	void theAgeOfEngineStateIsNeverNegative() {
-		this.pool.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of())));
-		InstanceState s = this.pool.instancePool().instance("i1");
+		this.service
+			.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of())));
+		InstanceState s = this.service.instancePool().instance("i1");
 		// Scraped 3 ms ago, then a scrape that lands while the view is being built: its
 		// time is after the view's clock reading.
 		s.updateEngine(new EngineSnapshot(this.now.get() - 3_000_000, 0, 1, 0.25, 100, 40, 0));
-		assertThat(PoolInspection.instance(this.pool, s).engine().ageMs()).isEqualTo(3);
+		assertThat(PoolInspection.instance(this.service, s).engine().ageMs()).isEqualTo(3);
 		s.updateEngine(new EngineSnapshot(this.now.get() + 4_000_000, 0, 1, 0.25, 100, 40, 0));
-		assertThat(PoolInspection.instance(this.pool, s).engine().ageMs()).isZero();
+		assertThat(PoolInspection.instance(this.service, s).engine().ageMs()).isZero();
 	}
 
 	@Test
@@ -107,8 +110,8 @@ class PoolInspectionTests {
 		List<ServiceInstance> members = List.of(
 				new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
 				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of()));
-		this.pool.updateMembership(members);
-		assertThat(PoolInspection.inspect(this.pool).directory()).isNull();
+		this.service.updateMembership(members);
+		assertThat(PoolInspection.inspect(this.service).directory()).isNull();
 		ServicePool directory = DualMapRegistry.builder()
 			.services("llm")
 			.policy("dualmap-directory")

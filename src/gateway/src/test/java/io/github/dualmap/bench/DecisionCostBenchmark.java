@@ -96,7 +96,7 @@ public class DecisionCostBenchmark {
 		// Learned state: route and finish half the prompts once, keep some in flight.
 		for (int i = 0; i < requests.length / 2; i++) {
 			Decision d = routing.choose(requests[i], pool);
-			InstancePool.Dispatch handle = pool.dispatch(requests[i], d);
+			InstancePool.InFlight handle = pool.dispatch(requests[i], d);
 			routing.onDispatched(requests[i], d, pool);
 			if (i % 4 != 0) {
 				handle.firstToken();

@@ -91,7 +91,7 @@ public class DispatchCostBenchmark {
 	private final DispatchListener listener = new DispatchListener() {
 		@Override
 		public void released(RequestTicket request, io.github.dualmap.core.Decision decision,
-				InstancePool.Dispatch dispatch) {
+				InstancePool.InFlight dispatch) {
 			inPrefill.add(request);
 		}
 

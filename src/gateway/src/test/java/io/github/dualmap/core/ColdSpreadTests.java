@@ -62,7 +62,7 @@ class ColdSpreadTests {
 	 * One request of {@code tokens} uncached tokens of unrelated work in flight on
 	 * {@code id}.
 	 */
-	private InstancePool.Dispatch load(InstancePool pool, String id, int tokens) {
+	private InstancePool.InFlight load(InstancePool pool, String id, int tokens) {
 		RoutingRequest r = new RoutingRequest("load", new PromptBlocks(new long[] { loadChains++ }, 64, tokens), SLO,
 				0);
 		return pool.dispatch(r, new Decision(id, Reason.AFFINITY, 0, tokens, -1));

@@ -90,7 +90,7 @@ class DispatchQueuesIndexedMovesTests {
 
 		private final DispatchListener listener = new DispatchListener() {
 			@Override
-			public void released(RequestTicket request, Decision decision, InstancePool.Dispatch dispatch) {
+			public void released(RequestTicket request, Decision decision, InstancePool.InFlight dispatch) {
 				log.add("sent " + request.request().id() + " to " + decision.instanceId() + " " + decision.reason()
 						+ " cached " + decision.cachedTokens() + " at " + clock.nanos());
 			}

@@ -1074,7 +1074,7 @@ class DispatchQueuesTests {
 			assertThat(r.instanceId()).isEqualTo("a");
 		});
 		// Nor does an idle other candidate pull them.
-		DispatchQueues pulling = new DispatchQueues(pullOnly(true).pool(), PinnedPolicy.holding("a"),
+		DispatchQueues pulling = new DispatchQueues(pullOnly(true).instancePool(), PinnedPolicy.holding("a"),
 				QueueSettings.custom().maxPrefillRequests(1).build());
 		for (int i = 0; i < 6; i++) {
 			pulling.submit(request("p" + i, i, 1_000), true, outcomes);
@@ -1106,11 +1106,11 @@ class DispatchQueuesTests {
 		// margin of 0.5 x 5 s SLO, so the hotspot keeps its queue.
 		DispatchQueues small = new DispatchQueues(new InstancePool("small", scheduler, clock), PinnedPolicy.to("a"),
 				QueueSettings.custom().maxPrefillRequests(1).migrationMargin(0.5).build());
-		small.pool().updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+		small.instancePool().updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
 		for (int i = 0; i < 12; i++) {
 			small.submit(request("s" + i, i, 100), true, outcomes);
 		}
-		assertThat(small.pool().isHotspot(small.pool().instance("a"))).isTrue();
+		assertThat(small.instancePool().isHotspot(small.instancePool().instance("a"))).isTrue();
 		assertThat(small.migrations()).isZero();
 	}
 
@@ -1141,7 +1141,7 @@ class DispatchQueuesTests {
 		for (int i = 0; i < 6; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
 		}
-		InstanceState b = q.pool().instance("b");
+		InstanceState b = q.instancePool().instance("b");
 
 		// b took one request (its one prefill slot), then stopped: it is no longer idle.
 		assertThat(q.pulls()).isEqualTo(1);
@@ -1242,7 +1242,7 @@ class DispatchQueuesTests {
 	@Test
 	void aMoveIsChargedTheCachedPrefixItGivesUpSoUncachedWorkMovesFirst() {
 		DispatchQueues q = pullOnly(true, false);
-		InstanceState a = q.pool().instance("a");
+		InstanceState a = q.instancePool().instance("a");
 		// 2000 tokens in prefill on a; r1 has 1024 of its 1200 tokens cached there.
 		q.submit(request("r0", 0, 2_000), true, outcomes);
 		RoutingRequest warm = request("r1", 1, 1_200);

@@ -55,7 +55,7 @@ class DualMapPolicyTests {
 	}
 
 	/** Queues {@code tokens} uncached tokens of unrelated work on {@code id}. */
-	private InstancePool.Dispatch load(InstancePool pool, String id, int tokens) {
+	private InstancePool.InFlight load(InstancePool pool, String id, int tokens) {
 		RoutingRequest r = new RoutingRequest("load", new PromptBlocks(new long[] { loadChains++ }, 64, tokens), SLO,
 				0);
 		return pool.dispatch(r, new Decision(id, Reason.AFFINITY, 0, tokens, -1));
@@ -158,7 +158,7 @@ class DualMapPolicyTests {
 		// faster candidate, net of the prefix it gives up.
 		RoutingRequest deeper = request(71, 72, 73, 74, 75);
 		served(pool, elsewhere, deeper);
-		InstancePool.Dispatch busy = load(pool, elsewhere, 150_000);
+		InstancePool.InFlight busy = load(pool, elsewhere, 150_000);
 		Decision switched = policy.choose(deeper, pool);
 		assertThat(switched.instanceId()).isEqualTo(c.second());
 		assertThat(switched.reason()).isEqualTo(Reason.SLO_SWITCH);
@@ -258,7 +258,7 @@ class DualMapPolicyTests {
 			Candidates c = candidates(pool, r);
 			cache(pool, c.second(), r);
 			// 150k tokens at 25 us each is 3.75 s: over half the 5 s SLO.
-			InstancePool.Dispatch busy = load(pool, c.second(), 150_000);
+			InstancePool.InFlight busy = load(pool, c.second(), 150_000);
 			Decision switched = policy.choose(r, pool);
 			assertThat(switched.instanceId()).as(v.policyName()).isEqualTo(c.first());
 			assertThat(switched.reason()).isEqualTo(Reason.SLO_SWITCH);
@@ -448,7 +448,7 @@ class DualMapPolicyTests {
 		cache(pool, c.second(), r);
 		// 80k tokens at 25 us each is 2 s: a hotspot of the pool (the mean is 80k / 6),
 		// but within half the 5 s SLO, so the request keeps its cached prefix.
-		InstancePool.Dispatch within = load(pool, c.second(), 80_000);
+		InstancePool.InFlight within = load(pool, c.second(), 80_000);
 		assertThat(pool.isHotspot(pool.instance(c.second()))).isTrue();
 		Decision kept = policy.choose(r, pool);
 		assertThat(kept.instanceId()).isEqualTo(c.second());
@@ -467,7 +467,7 @@ class DualMapPolicyTests {
 		assertThat(new DualMapPolicy(Variant.NO_REBALANCE, pool.settings()).choose(r, pool).reason())
 			.isEqualTo(Reason.SLO_SWITCH);
 		// The other candidate is no faster: nowhere better to steer to.
-		InstancePool.Dispatch slower = load(pool, c.first(), 130_000);
+		InstancePool.InFlight slower = load(pool, c.first(), 130_000);
 		Decision both = policy.choose(r, pool);
 		assertThat(both.instanceId()).isEqualTo(c.second());
 		assertThat(both.reason()).isEqualTo(Reason.AFFINITY);
@@ -579,7 +579,7 @@ class DualMapPolicyTests {
 		// Of the two extra instances the faster one is taken, whichever ring found it.
 		assertThat(extras.get(0)).isNotEqualTo(extras.get(1));
 		for (int faster = 0; faster < 2; faster++) {
-			InstancePool.Dispatch slower = load(pool, extras.get(1 - faster), 100_000);
+			InstancePool.InFlight slower = load(pool, extras.get(1 - faster), 100_000);
 			Decision best = new DualMapPolicy(Variant.THIRD_CHOICE, pool.settings()).choose(r, pool);
 			assertThat(best.instanceId()).isEqualTo(extras.get(faster));
 			assertThat(best.reason()).isEqualTo(Reason.THIRD_CHOICE);

@@ -31,7 +31,7 @@ class InstancePoolTests {
 		return new RoutingRequest("r", new PromptBlocks(new long[] { tokens, tokens + 1 }, 64, tokens), 0, 0);
 	}
 
-	private InstancePool.Dispatch send(String id, int uncached) {
+	private InstancePool.InFlight send(String id, int uncached) {
 		return pool.dispatch(request(uncached), new Decision(id, Reason.AFFINITY, 0, uncached, -1));
 	}
 
@@ -46,7 +46,7 @@ class InstancePoolTests {
 		setUp();
 		Random random = new Random(seed);
 		InstanceState a = pool.instance("a");
-		List<InstancePool.Dispatch> handles = new ArrayList<>();
+		List<InstancePool.InFlight> handles = new ArrayList<>();
 		for (int i = 0; i < 5; i++) {
 			handles.add(send("a", 100 + i));
 		}
@@ -55,7 +55,7 @@ class InstancePoolTests {
 		// Complete, error and cancel paths each call firstToken and/or finish, in any
 		// order and any number of times.
 		for (int step = 0; step < 40; step++) {
-			InstancePool.Dispatch d = handles.get(random.nextInt(handles.size()));
+			InstancePool.InFlight d = handles.get(random.nextInt(handles.size()));
 			if (random.nextBoolean()) {
 				d.firstToken();
 			}
@@ -64,7 +64,7 @@ class InstancePoolTests {
 			}
 			assertNonNegative(a);
 		}
-		handles.forEach(InstancePool.Dispatch::finish);
+		handles.forEach(InstancePool.InFlight::finish);
 		assertThat(a.prefillTokens()).isZero();
 		assertThat(a.prefillRequests()).isZero();
 		assertThat(a.inFlight()).isZero();
@@ -101,7 +101,7 @@ class InstancePoolTests {
 	@Test
 	void firstTokenReleasesPrefillOnceAndFeedsTheModel() {
 		InstanceState a = pool.instance("a");
-		InstancePool.Dispatch d = send("a", 1_000);
+		InstancePool.InFlight d = send("a", 1_000);
 		assertThat(d.uncachedTokens()).isEqualTo(1_000);
 		assertThat(d.isPrefillDone()).isFalse();
 		clock.advance(Duration.ofMillis(500));
@@ -121,7 +121,7 @@ class InstancePoolTests {
 	@Test
 	void anErrorBeforeTheFirstTokenReleasesPrefillWithoutCalibrating() {
 		InstanceState a = pool.instance("a");
-		InstancePool.Dispatch d = send("a", 1_000);
+		InstancePool.InFlight d = send("a", 1_000);
 		clock.advance(Duration.ofSeconds(30));
 		d.finish();
 		assertThat(d.firstToken()).isEqualTo(-1);
@@ -144,7 +144,7 @@ class InstancePoolTests {
 	@Test
 	void membershipChangesKeepTheStateOfInstancesThatStay() {
 		InstanceState a = pool.instance("a");
-		InstancePool.Dispatch d = send("a", 700);
+		InstancePool.InFlight d = send("a", 700);
 		assertThat(
 				pool.updateMembership(List.of(new RingMember("c", 1), new RingMember("a", 1), new RingMember("b", 1))))
 			.isTrue();
@@ -309,7 +309,7 @@ class InstancePoolTests {
 		InstancePool p = new InstancePool("llm", SchedulerSettings.ofDefaults(), c);
 		List<String> ids = List.of("a", "b", "c", "d");
 		p.updateMembership(ids.stream().map(id -> new RingMember(id, 1)).toList());
-		List<InstancePool.Dispatch> open = new ArrayList<>();
+		List<InstancePool.InFlight> open = new ArrayList<>();
 		for (int step = 0; step < 200; step++) {
 			String id = ids.get(random.nextInt(ids.size()));
 			switch (random.nextInt(7)) {
@@ -372,7 +372,7 @@ class InstancePoolTests {
 		for (InstanceState s : p.instances()) {
 			s.updateEngine(new EngineSnapshot(c.nanos(), 0, 1, 0.5, 0, 0, 0));
 		}
-		open.forEach(InstancePool.Dispatch::finish);
+		open.forEach(InstancePool.InFlight::finish);
 		assertThat(p.meanPendingTokens()).isZero();
 	}
 

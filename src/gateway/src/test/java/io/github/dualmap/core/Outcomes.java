@@ -15,7 +15,7 @@ final class Outcomes implements DispatchListener {
 	final Map<RequestTicket, Integer> calls = new LinkedHashMap<>();
 
 	@Override
-	public synchronized void released(RequestTicket request, Decision decision, InstancePool.Dispatch dispatch) {
+	public synchronized void released(RequestTicket request, Decision decision, InstancePool.InFlight dispatch) {
 		released.add(request);
 		calls.merge(request, 1, Integer::sum);
 	}

@@ -56,7 +56,7 @@ final class PeerFixture {
 		if (d == null) {
 			throw new IllegalStateException("no decision for " + request);
 		}
-		InstancePool.Dispatch handle = pool.dispatch(request, d);
+		InstancePool.InFlight handle = pool.dispatch(request, d);
 		policy.onDispatched(request, d, pool);
 		return new Routed(request, d, handle);
 	}
@@ -64,7 +64,7 @@ final class PeerFixture {
 	/** Dispatches {@code request} to {@code instanceId} regardless of any policy. */
 	Routed place(RoutingPolicy policy, RoutingRequest request, String instanceId, int uncached) {
 		Decision d = new Decision(instanceId, Reason.LOAD, request.promptTokens() - uncached, uncached, -1);
-		InstancePool.Dispatch handle = pool.dispatch(request, d);
+		InstancePool.InFlight handle = pool.dispatch(request, d);
 		policy.onDispatched(request, d, pool);
 		return new Routed(request, d, handle);
 	}
@@ -85,7 +85,7 @@ final class PeerFixture {
 		instance(id).updateEngine(new EngineSnapshot(now.get(), waiting, 0, kvUsage, -1, -1, 0));
 	}
 
-	record Routed(RoutingRequest request, Decision decision, InstancePool.Dispatch handle) {
+	record Routed(RoutingRequest request, Decision decision, InstancePool.InFlight handle) {
 	}
 
 }

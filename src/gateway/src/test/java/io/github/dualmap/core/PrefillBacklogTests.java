@@ -43,7 +43,7 @@ class PrefillBacklogTests {
 		return new RoutingRequest("r" + promptTokens, new PromptBlocks(chain, 64, promptTokens), 0, 0);
 	}
 
-	private static InstancePool.Dispatch send(InstancePool pool, String id, int cached, int uncached) {
+	private static InstancePool.InFlight send(InstancePool pool, String id, int cached, int uncached) {
 		return pool.dispatch(request(cached + uncached), new Decision(id, Reason.AFFINITY, cached, uncached, -1));
 	}
 
@@ -55,7 +55,7 @@ class PrefillBacklogTests {
 	void whatIsInPrefillIsSummedAtItsOwnCost() {
 		InstancePool pool = pool(TtftModel.ATTENTION, 0);
 		InstanceState a = pool.instance("a");
-		InstancePool.Dispatch first = send(pool, "a", 1_000, 2_000);
+		InstancePool.InFlight first = send(pool, "a", 1_000, 2_000);
 		send(pool, "a", 0, 500);
 		long pairs = 2_000L * 1_000 + 2_000L * 2_000 / 2 + 500L * 500 / 2;
 		assertThat(pool.pendingWork(a)).isEqualTo(new PrefillWork(2_500, pairs));
@@ -107,7 +107,7 @@ class PrefillBacklogTests {
 		InstanceState a = pool.instance("a");
 		InstanceState b = pool.instance("b");
 		for (int i = 0; i < 50; i++) {
-			InstancePool.Dispatch d = send(pool, "a", 10_000, 5_000);
+			InstancePool.InFlight d = send(pool, "a", 10_000, 5_000);
 			// a is twice as slow as configured.
 			clock.advance(java.time.Duration.ofNanos(2 * expected(5_000, 5_000L * 10_000 + 5_000L * 5_000 / 2)));
 			d.firstToken();

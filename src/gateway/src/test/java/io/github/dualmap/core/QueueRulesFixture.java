@@ -21,7 +21,7 @@ final class QueueRulesFixture {
 
 	final QueueBook book;
 
-	final Placer placer;
+	final Relocator relocator;
 
 	final ReleasePass releasePass;
 
@@ -50,14 +50,14 @@ final class QueueRulesFixture {
 		this.pool = QueueFixture.pool(QueueFixture.millisecondPerToken().build(), clock, ids);
 		this.settings = settings;
 		this.book = new QueueBook(pool, settings, fairness);
-		this.placer = new Placer(book);
+		this.relocator = new Relocator(book);
 		this.releasePass = new ReleasePass(book, policy, q -> {
 		});
 		this.rescue = new Rescue(book, releasePass);
 		releasePass.rescueHopelessWith(rescue);
 		this.moveGain = new MoveGain(pool);
-		this.idlePull = new IdlePull(book, placer, releasePass, moveGain);
-		this.rebalancer = new Rebalancer(book, placer, releasePass, moveGain);
+		this.idlePull = new IdlePull(book, relocator, releasePass, moveGain);
+		this.rebalancer = new Rebalancer(book, relocator, releasePass, moveGain);
 	}
 
 	InstanceState instance(String id) {
@@ -92,7 +92,7 @@ final class QueueRulesFixture {
 	/**
 	 * A request of {@code uncached} tokens sent to {@code instanceId}, in prefill there.
 	 */
-	InstancePool.Dispatch inPrefill(String instanceId, int uncached) {
+	InstancePool.InFlight inPrefill(String instanceId, int uncached) {
 		RoutingRequest r = QueueFixture.request("busy-" + sequence++, 1_000 + sequence, uncached);
 		return pool.dispatch(r, new Decision(instanceId, Reason.LOAD, 0, uncached, -1));
 	}

@@ -76,7 +76,7 @@ class RebalancerTests {
 		f.inPrefill(home, 3_000);
 		RequestTicket q = f.queued(r, home);
 		String other = f.otherCandidate(q, home);
-		InstancePool.Dispatch busy = f.inPrefill(other, 10);
+		InstancePool.InFlight busy = f.inPrefill(other, 10);
 		// Waited 3.1 s, 4 s of prefill where it waits: late, and home a hotspot.
 		f.advance(Duration.ofMillis(3_100));
 

@@ -28,7 +28,7 @@ class ReleasePassTests {
 				QueueSettings.custom().maxPrefillRequests(2).aging(Duration.ofSeconds(2)).build(),
 				FairnessSettings.ofDefaults().withEnabled(fairShares), "a", "b");
 		// Family 7's prefix is cached on a: 512 of 600 tokens.
-		InstancePool.Dispatch warm = f.pool.dispatch(QueueFixture.request("warm", 7, 512),
+		InstancePool.InFlight warm = f.pool.dispatch(QueueFixture.request("warm", 7, 512),
 				new Decision("a", Reason.LOAD, 0, 512, -1));
 		RequestTicket cold = f.queued(QueueFixture.request("cold", 8, 600), "a");
 		RequestTicket cached = f.queued(QueueFixture.request("cached", 7, 600), "a");

@@ -40,7 +40,7 @@ class TtftRelaxationTests {
 
 	/** Sends a request to {@code id} whose first token comes after {@code ttft}. */
 	private void serve(InstancePool pool, String id, RoutingRequest r, Duration ttft) {
-		InstancePool.Dispatch d = pool.dispatch(r, new Decision(id, Reason.AFFINITY, 0, r.blocks().promptTokens(), -1));
+		InstancePool.InFlight d = pool.dispatch(r, new Decision(id, Reason.AFFINITY, 0, r.blocks().promptTokens(), -1));
 		clock.advance(ttft);
 		d.firstToken();
 		d.finish();

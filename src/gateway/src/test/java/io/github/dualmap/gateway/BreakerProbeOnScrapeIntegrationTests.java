@@ -52,10 +52,10 @@ class BreakerProbeOnScrapeIntegrationTests {
 
 	@Test
 	void anInstanceWhoseScrapesAnswerAgainIsProbedAtOnce() {
-		ServicePool pool = this.registry.service("llm");
-		await().atMost(Duration.ofSeconds(10)).until(() -> pool.instancePool().size() == 1);
+		ServicePool service = this.registry.service("llm");
+		await().atMost(Duration.ofSeconds(10)).until(() -> service.instancePool().size() == 1);
 		assertThat(post("warm")).isEqualTo(200);
-		CircuitBreaker breaker = pool.breakers().breaker(ENGINE.instanceId());
+		CircuitBreaker breaker = service.breakers().breaker(ENGINE.instanceId());
 
 		// The engine goes down: requests fail, scrapes get no answer.
 		ENGINE.scrapesHang.set(true);
@@ -65,7 +65,7 @@ class BreakerProbeOnScrapeIntegrationTests {
 			assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
 		});
 		assertThat(post("while open")).isEqualTo(503);
-		await().atMost(Duration.ofSeconds(5)).until(() -> pool.scrapeFailures(ENGINE.instanceId()) > 0);
+		await().atMost(Duration.ofSeconds(5)).until(() -> service.scrapeFailures(ENGINE.instanceId()) > 0);
 
 		// It is back: within one scrape interval (plus the scrape itself) its breaker
 		// lets a probe through, an hour before its wait in the open state ends.

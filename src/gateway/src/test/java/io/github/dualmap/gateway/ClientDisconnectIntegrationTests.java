@@ -103,15 +103,15 @@ class ClientDisconnectIntegrationTests {
 		finally {
 			clients.shutdownNow();
 		}
-		ServicePool pool = this.registry.service("llm");
-		String id = pool.instancePool().instances().get(0).id();
+		ServicePool service = this.registry.service("llm");
+		String id = service.instancePool().instances().get(0).id();
 		// Every try has ended (the gateway noticed each client leave).
 		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-		while (pool.triesInFlight() > 0 && System.nanoTime() < deadline) {
+		while (service.triesInFlight() > 0 && System.nanoTime() < deadline) {
 			Thread.sleep(20);
 		}
-		assertThat(pool.triesInFlight()).isZero();
-		CircuitBreaker breaker = pool.breakers().breaker(id);
+		assertThat(service.triesInFlight()).isZero();
+		CircuitBreaker breaker = service.breakers().breaker(id);
 		assertThat(breaker.getMetrics().getNumberOfFailedCalls()).isZero();
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
 	}

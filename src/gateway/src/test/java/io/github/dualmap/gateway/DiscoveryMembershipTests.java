@@ -63,14 +63,14 @@ class DiscoveryMembershipTests {
 			}
 		};
 		DiscoveryMembership membership = new DiscoveryMembership(registry, id -> supplier, REFRESH);
-		ServicePool pool = registry.service("llm");
+		ServicePool service = registry.service("llm");
 		membership.start();
 		try {
-			awaitTrue(() -> pool.instancePool().instance("a") != null);
+			awaitTrue(() -> service.instancePool().instance("a") != null);
 			discovered.set(List.of(instance("a"), instance("b")));
 			awaitTrue(() -> changes.get() >= 2);
 			discovered.set(List.of(instance("a"), instance("c")));
-			awaitTrue(() -> pool.instancePool()
+			awaitTrue(() -> service.instancePool()
 				.instances()
 				.stream()
 				.map(InstanceState::id)

@@ -36,16 +36,16 @@ class DispatchAccountingFilterTests {
 
 	private final DualMapRegistry registry = DualMapRegistry.builder().services("llm").build();
 
-	private final ServicePool pool = pool(this.registry);
+	private final ServicePool service = pool(this.registry);
 
 	private static ServicePool pool(DualMapRegistry registry) {
-		ServicePool pool = registry.service("llm");
+		ServicePool service = registry.service("llm");
 		List<ServiceInstance> members = List.of(
 				new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
 				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of()),
 				new DefaultServiceInstance("c", "llm", "10.0.0.3", 8000, false, Map.of()));
-		pool.updateMembership(members);
-		return pool;
+		service.updateMembership(members);
+		return service;
 	}
 
 	private MockServerWebExchange routedExchange() {
@@ -55,7 +55,7 @@ class DispatchAccountingFilterTests {
 		exchange.getAttributes().put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR, route);
 		RoutingRequest request = new RoutingRequest("r1", PrefixHasher.ofDefaults().ofText("m", "hello ".repeat(100)),
 				Duration.ofSeconds(5).toNanos(), System.nanoTime());
-		RoutedAttempt attempt = this.pool.submit(request, true).block(WAIT);
+		RoutedAttempt attempt = this.service.submit(request, true).block(WAIT);
 		DualMapExchange.of(exchange).attempt(attempt);
 		return exchange;
 	}
@@ -110,7 +110,7 @@ class DispatchAccountingFilterTests {
 	@Test
 	void anErrorAnswerIsNoFirstTokenAndTeachesTheTtftModelNothing() {
 		List<Long> ttfts = firstTokens();
-		double before = this.pool.instancePool().estimator().nanosPerToken();
+		double before = this.service.instancePool().estimator().nanosPerToken();
 		for (HttpStatus status : List.of(HttpStatus.BAD_REQUEST, HttpStatus.NOT_FOUND, HttpStatus.UNAUTHORIZED,
 				HttpStatus.INTERNAL_SERVER_ERROR)) {
 			MockServerWebExchange exchange = routedExchange();
@@ -122,8 +122,8 @@ class DispatchAccountingFilterTests {
 		// Neither a TTFT nor an SLO outcome, and the model keeps its rate: an error
 		// answered in a millisecond says nothing about how fast this instance prefills.
 		assertThat(ttfts).isEmpty();
-		assertThat(this.pool.instancePool().estimator().nanosPerToken()).isEqualTo(before);
-		assertThat(this.pool.instancePool().instances()).allSatisfy(s -> {
+		assertThat(this.service.instancePool().estimator().nanosPerToken()).isEqualTo(before);
+		assertThat(this.service.instancePool().instances()).allSatisfy(s -> {
 			assertThat(s.inFlight()).isZero();
 			assertThat(s.prefillRequests()).isZero();
 		});
@@ -145,8 +145,8 @@ class DispatchAccountingFilterTests {
 			new DispatchAccountingFilter(this.registry, true).filter(exchange, leaving).onErrorComplete().block(WAIT);
 			awaitEnd(exchange);
 		}
-		assertThat(this.pool.instancePool().instances()).allSatisfy(s -> {
-			CircuitBreaker breaker = this.pool.breakers().breaker(s.id());
+		assertThat(this.service.instancePool().instances()).allSatisfy(s -> {
+			CircuitBreaker breaker = this.service.breakers().breaker(s.id());
 			assertThat(breaker.getMetrics().getNumberOfFailedCalls()).isZero();
 			assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
 			assertThat(s.inFlight()).isZero();
@@ -173,7 +173,7 @@ class DispatchAccountingFilterTests {
 		assertThat(exchange.getResponse().getHeaders().containsHeader(DispatchAccountingFilter.REASON_HEADER))
 			.isFalse();
 		// Accounting still runs: the request is over and nothing stays in flight.
-		assertThat(this.pool.instancePool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
+		assertThat(this.service.instancePool().instances()).allSatisfy(s -> assertThat(s.inFlight()).isZero());
 	}
 
 }

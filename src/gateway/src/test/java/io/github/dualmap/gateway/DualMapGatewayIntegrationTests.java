@@ -84,19 +84,19 @@ class DualMapGatewayIntegrationTests {
 	 */
 	@AfterEach
 	void restorePool() {
-		ServicePool pool = this.registry.service("llm");
+		ServicePool service = this.registry.service("llm");
 		ENGINES.forEach(e -> {
 			e.restart();
 			e.reset();
-			pool.undrain(e.instanceId());
-			pool.breakers().breaker(e.instanceId()).reset();
+			service.undrain(e.instanceId());
+			service.breakers().breaker(e.instanceId()).reset();
 		});
 		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> assertThat(pool.instancePool().instances()).allSatisfy(s -> {
+			.untilAsserted(() -> assertThat(service.instancePool().instances()).allSatisfy(s -> {
 				assertThat(s.healthy()).isTrue();
 				assertThat(s.engineFailed()).isFalse();
 			}));
-		StubEngine.settle(ENGINES, pool);
+		StubEngine.settle(ENGINES, service);
 	}
 
 	static String chat(String system, String user, boolean stream) {
@@ -345,17 +345,17 @@ class DualMapGatewayIntegrationTests {
 	@Test
 	void accountingReturnsToZeroAndTtftIsObserved() {
 		post("/v1/chat/completions", chat(systemPrompt("accounting"), "x", true));
-		ServicePool pool = this.registry.service("llm");
+		ServicePool service = this.registry.service("llm");
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(pool.instancePool().instances()).allSatisfy(s -> {
+			.untilAsserted(() -> assertThat(service.instancePool().instances()).allSatisfy(s -> {
 				assertThat(s.inFlight()).isZero();
 				assertThat(s.prefillTokens()).isZero();
 			}));
-		assertThat(pool.instancePool().instances().stream().mapToLong(s -> s.dispatched()).sum()).isPositive();
+		assertThat(service.instancePool().instances().stream().mapToLong(s -> s.dispatched()).sum()).isPositive();
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(pool.instancePool().instances())
+			.untilAsserted(() -> assertThat(service.instancePool().instances())
 				.allSatisfy(s -> assertThat(s.engineFailed()).isFalse()));
-		assertThat(pool.instancePool().instances()).allSatisfy(s -> assertThat(s.engine()).isNotNull());
+		assertThat(service.instancePool().instances()).allSatisfy(s -> assertThat(s.engine()).isNotNull());
 	}
 
 	@Test
@@ -516,8 +516,8 @@ class DualMapGatewayIntegrationTests {
 
 	@Test
 	void anInstanceThatRefusesWorkHasTheRequestSentToAnotherOnce(CapturedOutput output) {
-		ServicePool pool = this.registry.service("llm");
-		long retries = pool.retries(RetryCause.STATUS);
+		ServicePool service = this.registry.service("llm");
+		long retries = service.retries(RetryCause.STATUS);
 		List<String> failures = new CopyOnWriteArrayList<>();
 		this.registry.addListener(new DualMapListener() {
 			@Override
@@ -553,7 +553,7 @@ class DualMapGatewayIntegrationTests {
 					failures.clear();
 				}
 			}
-			assertThat(pool.retries(RetryCause.STATUS)).isEqualTo(retries + 4);
+			assertThat(service.retries(RetryCause.STATUS)).isEqualTo(retries + 4);
 			// A status not configured goes to the client as the instance sent it.
 			String other = chat(systemPrompt("refusals 500"), "q", false);
 			StubEngine home = homeOf(other);
@@ -562,7 +562,7 @@ class DualMapGatewayIntegrationTests {
 			home.refuseWith.set(0);
 			assertThat(failed.getStatus().value()).isEqualTo(500);
 			assertThat(instance(failed)).isEqualTo(home.instanceId());
-			assertThat(pool.retries(RetryCause.STATUS)).isEqualTo(retries + 4);
+			assertThat(service.retries(RetryCause.STATUS)).isEqualTo(retries + 4);
 			// Every instance refuses: one retry, and its answer is the client's.
 			String busyRequest = chat(systemPrompt("refusals everywhere"), "q", false);
 			StubEngine first = homeOf(busyRequest);
@@ -572,28 +572,28 @@ class DualMapGatewayIntegrationTests {
 			assertThat(busy.getResponseHeaders().getFirst("retry-after")).isEqualTo("1");
 			assertThat(new String(busy.getResponseBodyContent(), StandardCharsets.UTF_8)).contains("refused by")
 				.doesNotContain("refused by " + first.name);
-			assertThat(pool.retries(RetryCause.STATUS)).isEqualTo(retries + 5);
+			assertThat(service.retries(RetryCause.STATUS)).isEqualTo(retries + 5);
 			// No other instance to try (the others drained): the instance's own answer.
-			ENGINES.stream().filter(e -> e != first).forEach(e -> pool.drain(e.instanceId()));
+			ENGINES.stream().filter(e -> e != first).forEach(e -> service.drain(e.instanceId()));
 			// The refusals so far count against the breakers: how many fell on this one
 			// depends on where the load-chosen homes went, and an open breaker would
 			// leave no instance at all (503). The case is one instance that accepts.
-			pool.breakers().breaker(first.instanceId()).reset();
+			service.breakers().breaker(first.instanceId()).reset();
 			EntityExchangeResult<byte[]> alone = post("/v1/chat/completions", busyRequest);
 			assertThat(alone.getStatus().value()).isEqualTo(429);
 			assertThat(new String(alone.getResponseBodyContent(), StandardCharsets.UTF_8))
 				.contains("refused by " + first.name);
-			assertThat(pool.retries(RetryCause.STATUS)).isEqualTo(retries + 5);
+			assertThat(service.retries(RetryCause.STATUS)).isEqualTo(retries + 5);
 		}
 		finally {
 			ENGINES.forEach(e -> e.refuseWith.set(0));
-			ENGINES.forEach(e -> pool.undrain(e.instanceId()));
+			ENGINES.forEach(e -> service.undrain(e.instanceId()));
 			// The refusals counted against the breakers; the next test starts clean.
-			ENGINES.forEach(e -> pool.breakers().breaker(e.instanceId()).reset());
+			ENGINES.forEach(e -> service.breakers().breaker(e.instanceId()).reset());
 		}
 		// Every try was accounted for and ended.
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(pool.instancePool().instances())
+			.untilAsserted(() -> assertThat(service.instancePool().instances())
 				.allSatisfy(s -> assertThat(s.inFlight()).isZero()));
 	}
 
@@ -610,8 +610,8 @@ class DualMapGatewayIntegrationTests {
 	void aStoppedBackendGetsNoMoreRequestsAndNoClientSeesA5xx(CapturedOutput output) {
 		StubEngine stopped = ENGINES.get(2);
 		stopped.stop();
-		ServicePool pool = this.registry.service("llm");
-		CircuitBreaker breaker = pool.breakers().breaker(stopped.instanceId());
+		ServicePool service = this.registry.service("llm");
+		CircuitBreaker breaker = service.breakers().breaker(stopped.instanceId());
 		List<String> instances = new ArrayList<>();
 		// Connect failures are retried on the other candidate until the breaker opens.
 		for (int i = 0; i < 100 && breaker.getState() != CircuitBreaker.State.OPEN; i++) {
@@ -621,10 +621,10 @@ class DualMapGatewayIntegrationTests {
 			instances.add(instance(r));
 		}
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
-		assertThat(pool.retries(RetryCause.CONNECT)).isPositive();
+		assertThat(service.retries(RetryCause.CONNECT)).isPositive();
 		assertThat(output.getOut()).containsPattern("Request [0-9a-f]{16}-[0-9a-f]+: could not connect to instance '"
 				+ Pattern.quote(stopped.instanceId()) + "' of 'llm', sending it to another");
-		assertThat(pool.instancePool().instance(stopped.instanceId()).healthy()).isFalse();
+		assertThat(service.instancePool().instance(stopped.instanceId()).healthy()).isFalse();
 		int callsWhenOpened = breaker.getMetrics().getNumberOfBufferedCalls();
 		for (int i = 0; i < 20; i++) {
 			EntityExchangeResult<byte[]> r = post("/v1/chat/completions",
@@ -637,10 +637,10 @@ class DualMapGatewayIntegrationTests {
 		assertThat(breaker.getMetrics().getNumberOfBufferedCalls()).isEqualTo(callsWhenOpened);
 		assertThat(breaker.getMetrics().getNumberOfNotPermittedCalls()).isZero();
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(pool.scrapeFailures(stopped.instanceId())).isPositive());
-		assertThat(pool.instancePool().instance(stopped.instanceId()).engineFailed()).isTrue();
+			.untilAsserted(() -> assertThat(service.scrapeFailures(stopped.instanceId())).isPositive());
+		assertThat(service.instancePool().instance(stopped.instanceId()).engineFailed()).isTrue();
 		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(() -> assertThat(pool.instancePool().instances())
+			.untilAsserted(() -> assertThat(service.instancePool().instances())
 				.allSatisfy(s -> assertThat(s.inFlight()).isZero()));
 	}
 

@@ -205,8 +205,8 @@ class DualMapQueueIntegrationTests {
 	@Test
 	void aFullPoolShedsAQueuedLooseRequestForATightOneAndItsClientGets429() {
 		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(1500)));
-		ServicePool pool = this.registry.service("llm");
-		long shedBefore = pool.queues().shed();
+		ServicePool service = this.registry.service("llm");
+		long shedBefore = service.queues().shed();
 		List<Result> batch = new CopyOnWriteArrayList<>();
 		Disposable batchClients = Flux.range(0, 9)
 			.flatMap(i -> post("batch tenant " + i, "a long report", "60000"), 9)
@@ -214,7 +214,7 @@ class DualMapQueueIntegrationTests {
 		try {
 			// One request in prefill per instance at most; the pool bound (6) holds the
 			// rest.
-			await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 6);
+			await().atMost(Duration.ofSeconds(5)).until(() -> service.queues().queued() == 6);
 			// 10 s: it may wait half of that (dispatch.max-wait-share), longer than the
 			// 1.5 s prefills of the requests ahead of it take.
 			Result interactive = post("interactive tenant", "quick", "10000").block(Duration.ofSeconds(20));
@@ -226,7 +226,7 @@ class DualMapQueueIntegrationTests {
 				assertThat(Long.parseLong(r.retryAfter())).isPositive();
 				assertThat(r.body()).contains("\"code\":\"queue_full\"");
 			});
-			assertThat(pool.queues().shed()).isEqualTo(shedBefore + 1);
+			assertThat(service.queues().shed()).isEqualTo(shedBefore + 1);
 			// The others were served (or, had more than six waited, refused at the
 			// bound).
 			assertThat(batch).allSatisfy(r -> assertThat(r.status()).isIn(200, 429));
@@ -239,12 +239,12 @@ class DualMapQueueIntegrationTests {
 	@Test
 	void aClassWithItsOwnWaitBoundExpiresWhileOthersWait() {
 		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(1500)));
-		ServicePool pool = this.registry.service("llm");
+		ServicePool service = this.registry.service("llm");
 		List<Result> patient = new CopyOnWriteArrayList<>();
 		Disposable clients = Flux.range(0, 6).flatMap(i -> post("patient tenant " + i), 6).subscribe(patient::add);
 		try {
 			// One request in prefill per instance; the other three wait.
-			await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 3);
+			await().atMost(Duration.ofSeconds(5)).until(() -> service.queues().queued() == 3);
 			Result hurried = client().post()
 				.uri("/v1/chat/completions")
 				.header("x-slo-class", "hurried")
@@ -272,11 +272,11 @@ class DualMapQueueIntegrationTests {
 	@Test
 	void aRequestThatWaitedHalfItsOwnSloExpiresWhileOthersWait() {
 		ENGINES.forEach(e -> e.firstByteDelay.set(Duration.ofMillis(1500)));
-		ServicePool pool = this.registry.service("llm");
+		ServicePool service = this.registry.service("llm");
 		List<Result> patient = new CopyOnWriteArrayList<>();
 		Disposable clients = Flux.range(0, 6).flatMap(i -> post("waiting tenant " + i), 6).subscribe(patient::add);
 		try {
-			await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 3);
+			await().atMost(Duration.ofSeconds(5)).until(() -> service.queues().queued() == 3);
 			// Its own 600 ms objective: after 300 ms in the queue it could no longer be
 			// met.
 			Result tight = post("tight tenant", "now", "600").block(Duration.ofSeconds(10));
@@ -296,21 +296,21 @@ class DualMapQueueIntegrationTests {
 	void aClientThatDisconnectsWhileQueuedLeavesTheQueue() {
 		String home = home("disconnect");
 		engine(home).firstByteDelay.set(Duration.ofMillis(1500));
-		ServicePool pool = this.registry.service("llm");
+		ServicePool service = this.registry.service("llm");
 		Mono<Result> held = post("disconnect").cache();
 		held.subscribe();
-		await().atMost(Duration.ofSeconds(5)).until(() -> pool.instancePool().instance(home).prefillRequests() == 1);
-		long releases = pool.queues().releases();
+		await().atMost(Duration.ofSeconds(5)).until(() -> service.instancePool().instance(home).prefillRequests() == 1);
+		long releases = service.queues().releases();
 		Disposable leaving = post("disconnect").subscribe();
-		await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued(home) == 1);
+		await().atMost(Duration.ofSeconds(5)).until(() -> service.queues().queued(home) == 1);
 		leaving.dispose();
-		await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 0);
-		assertThat(pool.instancePool().instance(home).queuedTokens()).isZero();
+		await().atMost(Duration.ofSeconds(5)).until(() -> service.queues().queued() == 0);
+		assertThat(service.instancePool().instance(home).queuedTokens()).isZero();
 		// Its observation ends as cancelled.
 		await().atMost(Duration.ofSeconds(5)).until(() -> !this.recorder.dispatches("cancelled").isEmpty());
 		assertThat(held.block(Duration.ofSeconds(10)).status()).isEqualTo(200);
 		// Had it stayed queued it would have been released at the first byte.
-		assertThat(pool.queues().releases()).isEqualTo(releases);
+		assertThat(service.queues().releases()).isEqualTo(releases);
 	}
 
 	@Test
@@ -356,12 +356,12 @@ class DualMapQueueIntegrationTests {
 		String home = home("removal");
 		StubEngine removed = engine(home);
 		removed.firstByteDelay.set(Duration.ofMillis(1500));
-		ServicePool pool = this.registry.service("llm");
+		ServicePool service = this.registry.service("llm");
 		int servedBefore = removed.served.get();
 		List<Result> results = new ArrayList<>();
 		Disposable clients = Flux.range(0, 4).flatMap(i -> post("removal"), 4).subscribe(results::add);
 		try {
-			await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued(home) >= 2);
+			await().atMost(Duration.ofSeconds(5)).until(() -> service.queues().queued(home) >= 2);
 			setDiscovered(ENGINES.stream().filter(e -> e != removed).toList());
 			await().atMost(Duration.ofSeconds(10)).until(() -> results.size() == 4);
 			assertThat(results).allSatisfy(r -> assertThat(r.status()).isEqualTo(200));
@@ -372,7 +372,7 @@ class DualMapQueueIntegrationTests {
 		finally {
 			clients.dispose();
 			setDiscovered(ENGINES);
-			await().atMost(Duration.ofSeconds(5)).until(() -> pool.instancePool().size() == 3);
+			await().atMost(Duration.ofSeconds(5)).until(() -> service.instancePool().size() == 3);
 		}
 	}
 

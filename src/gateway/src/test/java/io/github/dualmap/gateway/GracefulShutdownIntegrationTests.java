@@ -75,17 +75,17 @@ class GracefulShutdownIntegrationTests {
 	void aRequestQueuedWhenTheGatewayIsClosedStillExpiresAtItsWaitBound() throws Exception {
 		this.context = start(Map.of("spring.lifecycle.timeout-per-shutdown-phase", "20s"));
 		int port = Integer.parseInt(this.context.getEnvironment().getProperty("local.server.port"));
-		ServicePool pool = this.context.getBean(DualMapRegistry.class).service("llm");
+		ServicePool service = this.context.getBean(DualMapRegistry.class).service("llm");
 		// The first request holds the only instance's one prefill slot for 6 s.
 		this.engine.firstByteDelay.set(Duration.ofSeconds(6));
 		Mono<Integer> holding = post(port, "first");
 		holding.subscribe();
 		await().atMost(Duration.ofSeconds(5))
-			.until(() -> pool.instancePool().size() == 1
-					&& pool.instancePool().instances().get(0).prefillRequests() == 1);
+			.until(() -> service.instancePool().size() == 1
+					&& service.instancePool().instances().get(0).prefillRequests() == 1);
 		Mono<Integer> queued = post(port, "second");
 		queued.subscribe();
-		await().atMost(Duration.ofSeconds(5)).until(() -> pool.queues().queued() == 1);
+		await().atMost(Duration.ofSeconds(5)).until(() -> service.queues().queued() == 1);
 		long closing = System.nanoTime();
 		CompletableFuture<Void> close = CompletableFuture.runAsync(this.context::close);
 		// Before the fix the dispatch tick stopped first: the queued request waited for

@@ -38,10 +38,10 @@ class InstanceBreakersTests {
 			.build())
 		.build();
 
-	private final ServicePool pool = this.registry.service("llm");
+	private final ServicePool service = this.registry.service("llm");
 
 	InstanceBreakersTests() {
-		this.pool.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
+		this.service.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
 				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of())));
 	}
 
@@ -54,17 +54,17 @@ class InstanceBreakersTests {
 
 	@Test
 	void anOpeningBreakerLogsOneWarningAndItsClosingOneInfo(CapturedOutput output) {
-		CircuitBreaker breaker = this.pool.breakers().breaker("a");
+		CircuitBreaker breaker = this.service.breakers().breaker("a");
 		breaker.onSuccess(1, TimeUnit.MILLISECONDS);
 		for (int i = 0; i < 3; i++) {
 			breaker.onError(1, TimeUnit.MILLISECONDS, new IOException("connection reset"));
 		}
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
-		assertThat(this.pool.instancePool().instance("a").healthy()).isFalse();
+		assertThat(this.service.instancePool().instance("a").healthy()).isFalse();
 		// Requests refused while it is open log nothing more.
 		for (int i = 0; i < 10; i++) {
 			assertThatThrownBy(breaker::acquirePermission).isInstanceOf(CallNotPermittedException.class);
-			this.pool.breakers().refused("a");
+			this.service.breakers().refused("a");
 		}
 		List<String> warnings = lines(output, "WARN");
 		assertThat(warnings).hasSize(1);
@@ -85,7 +85,7 @@ class InstanceBreakersTests {
 		breaker.acquirePermission();
 		breaker.onSuccess(1, TimeUnit.MILLISECONDS);
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
-		assertThat(this.pool.instancePool().instance("a").healthy()).isTrue();
+		assertThat(this.service.instancePool().instance("a").healthy()).isTrue();
 		List<String> infos = lines(output, "INFO");
 		assertThat(infos).hasSize(1);
 		assertThat(infos.get(0)).contains("circuit breaker closed").contains("gets new requests");

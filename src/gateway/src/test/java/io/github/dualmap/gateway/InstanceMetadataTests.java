@@ -51,37 +51,50 @@ class InstanceMetadataTests {
 
 	@Test
 	void podLabelsSetRingWeightsAndTheirChangeIsAMembershipChange() {
-		ServicePool pool = DualMapRegistry.builder().services("llm").weightMetadataKey(WEIGHT).build().service("llm");
+		ServicePool service = DualMapRegistry.builder()
+			.services("llm")
+			.weightMetadataKey(WEIGHT)
+			.build()
+			.service("llm");
 		// Two Deployments behind one Service: the H100 pods carry a weight label.
-		Map<String, String> service = Map.of("app", "vllm");
-		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(WEIGHT, "2"), Map.of()),
-				pod("a100-0", "10.1.0.6", service, Map.of(), Map.of()))))
+		Map<String, String> serviceLabels = Map.of("app", "vllm");
+		assertThat(service
+			.updateMembership(List.of(pod("h100-0", "10.1.0.5", serviceLabels, Map.of(WEIGHT, "2"), Map.of()),
+					pod("a100-0", "10.1.0.6", serviceLabels, Map.of(), Map.of()))))
 			.isTrue();
-		assertThat(pool.instancePool().instance("h100-0").weight()).isEqualTo(2.0);
-		assertThat(pool.instancePool().instance("a100-0").weight()).isEqualTo(1.0);
-		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(WEIGHT, "2"), Map.of()),
-				pod("a100-0", "10.1.0.6", service, Map.of(), Map.of()))))
+		assertThat(service.instancePool().instance("h100-0").weight()).isEqualTo(2.0);
+		assertThat(service.instancePool().instance("a100-0").weight()).isEqualTo(1.0);
+		assertThat(service
+			.updateMembership(List.of(pod("h100-0", "10.1.0.5", serviceLabels, Map.of(WEIGHT, "2"), Map.of()),
+					pod("a100-0", "10.1.0.6", serviceLabels, Map.of(), Map.of()))))
 			.isFalse();
-		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(WEIGHT, "4"), Map.of()),
-				pod("a100-0", "10.1.0.6", service, Map.of(), Map.of()))))
+		assertThat(service
+			.updateMembership(List.of(pod("h100-0", "10.1.0.5", serviceLabels, Map.of(WEIGHT, "4"), Map.of()),
+					pod("a100-0", "10.1.0.6", serviceLabels, Map.of(), Map.of()))))
 			.isTrue();
-		assertThat(pool.instancePool().instance("h100-0").weight()).isEqualTo(4.0);
+		assertThat(service.instancePool().instance("h100-0").weight()).isEqualTo(4.0);
 	}
 
 	@Test
 	void anEditOfAPodsOwnAnnotationsOrOfTheMetadataAloneIsAMembershipChange() {
-		ServicePool pool = DualMapRegistry.builder().services("llm").weightMetadataKey(WEIGHT).build().service("llm");
-		Map<String, String> service = Map.of("app", "vllm");
-		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(), Map.of())))).isTrue();
-		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", service, Map.of(), Map.of())))).isFalse();
-		assertThat(pool.updateMembership(
-				List.of(pod("h100-0", "10.1.0.5", service, Map.of(), Map.of(PATH, "/actuator/prometheus")))))
+		ServicePool service = DualMapRegistry.builder()
+			.services("llm")
+			.weightMetadataKey(WEIGHT)
+			.build()
+			.service("llm");
+		Map<String, String> serviceLabels = Map.of("app", "vllm");
+		assertThat(service.updateMembership(List.of(pod("h100-0", "10.1.0.5", serviceLabels, Map.of(), Map.of()))))
 			.isTrue();
-		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", Map.of("app", "vllm", PATH, "/m"), Map.of(),
-				Map.of(PATH, "/actuator/prometheus")))))
+		assertThat(service.updateMembership(List.of(pod("h100-0", "10.1.0.5", serviceLabels, Map.of(), Map.of()))))
+			.isFalse();
+		assertThat(service.updateMembership(
+				List.of(pod("h100-0", "10.1.0.5", serviceLabels, Map.of(), Map.of(PATH, "/actuator/prometheus")))))
 			.isTrue();
-		assertThat(pool.updateMembership(List.of(pod("h100-0", "10.1.0.5", Map.of("app", "vllm", PATH, "/m"), Map.of(),
-				Map.of(PATH, "/actuator/prometheus")))))
+		assertThat(service.updateMembership(List.of(pod("h100-0", "10.1.0.5", Map.of("app", "vllm", PATH, "/m"),
+				Map.of(), Map.of(PATH, "/actuator/prometheus")))))
+			.isTrue();
+		assertThat(service.updateMembership(List.of(pod("h100-0", "10.1.0.5", Map.of("app", "vllm", PATH, "/m"),
+				Map.of(), Map.of(PATH, "/actuator/prometheus")))))
 			.isFalse();
 	}
 
@@ -90,7 +103,7 @@ class InstanceMetadataTests {
 		DualMapRegistry registry = DualMapRegistry.builder().services("llm").weightMetadataKey(WEIGHT).build();
 		EngineScraping scraping = new EngineScraping(registry, listener -> {
 			throw new IllegalStateException("not started in this test");
-		}, service -> "/metrics", PATH);
+		}, id -> "/metrics", PATH);
 		List<ScrapeTarget> targets = scraping.targets("llm",
 				List.of(pod("sidecar-0", "10.1.0.7", Map.of(), Map.of(), Map.of(PATH, "/actuator/prometheus")),
 						pod("plain-0", "10.1.0.8", Map.of(), Map.of(), Map.of())));

@@ -71,8 +71,8 @@ class MeterBudgetIntegrationTests {
 
 	@Test
 	void everyMeterIsDescribedAndThePoolStaysUnderItsSeriesBudget() {
-		ServicePool pool = this.registry.service("llm");
-		await().atMost(Duration.ofSeconds(10)).until(() -> pool.instancePool().size() == INSTANCES);
+		ServicePool service = this.registry.service("llm");
+		await().atMost(Duration.ofSeconds(10)).until(() -> service.instancePool().size() == INSTANCES);
 		// Until every instance has had streamed requests: every per-instance meter
 		// exists.
 		for (int i = 0; i < 2000 && ENGINES.stream().anyMatch(e -> e.served.get() < 2); i++) {

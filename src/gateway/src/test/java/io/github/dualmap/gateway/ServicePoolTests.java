@@ -68,23 +68,23 @@ class ServicePoolTests {
 	private int ids;
 
 	private ServicePool pool(SchedulerSettings settings, QueueSettings queues, String... instances) {
-		ServicePool pool = DualMapRegistry.builder()
+		ServicePool service = DualMapRegistry.builder()
 			.settings(settings)
 			.queueSettings(queues)
 			.services("llm")
 			.clock(this.clock)
 			.build()
 			.service("llm");
-		members(pool, instances);
-		return pool;
+		members(service, instances);
+		return service;
 	}
 
-	private static void members(ServicePool pool, String... ids) {
+	private static void members(ServicePool service, String... ids) {
 		List<ServiceInstance> list = new ArrayList<>();
 		for (int i = 0; i < ids.length; i++) {
 			list.add(new DefaultServiceInstance(ids[i], "llm", "10.0.0." + (i + 1), 8000, false, Map.of()));
 		}
-		pool.updateMembership(list);
+		service.updateMembership(list);
 	}
 
 	private RoutingRequest request(String prompt) {
@@ -93,8 +93,8 @@ class ServicePoolTests {
 				Duration.ofSeconds(5).toNanos(), this.now.get());
 	}
 
-	private static RoutedAttempt now(ServicePool pool, RoutingRequest request) {
-		return pool.submit(request, true).block(WAIT);
+	private static RoutedAttempt now(ServicePool service, RoutingRequest request) {
+		return service.submit(request, true).block(WAIT);
 	}
 
 	private static QueueSettings oneInPrefill() {
@@ -103,44 +103,44 @@ class ServicePoolTests {
 
 	@Test
 	void aQueuedRequestIsReleasedByTheFirstTokenAndACancelLeavesTheQueue() {
-		ServicePool pool = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a");
-		RoutedAttempt first = now(pool, request("x"));
+		ServicePool service = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a");
+		RoutedAttempt first = now(service, request("x"));
 		AtomicReference<RoutedAttempt> second = new AtomicReference<>();
-		pool.submit(request("x"), true).subscribe(second::set);
+		service.submit(request("x"), true).subscribe(second::set);
 		assertThat(second.get()).isNull();
-		assertThat(pool.queues().queued("a")).isEqualTo(1);
+		assertThat(service.queues().queued("a")).isEqualTo(1);
 		first.firstByte(true);
 		assertThat(second.get()).isNotNull();
-		assertThat(pool.queues().queued()).isZero();
-		Disposable third = pool.submit(request("x"), true).subscribe();
-		assertThat(pool.queues().queued("a")).isEqualTo(1);
+		assertThat(service.queues().queued()).isZero();
+		Disposable third = service.submit(request("x"), true).subscribe();
+		assertThat(service.queues().queued("a")).isEqualTo(1);
 		third.dispose();
-		assertThat(pool.queues().queued()).isZero();
-		assertThat(pool.instancePool().instance("a").queuedTokens()).isZero();
-		assertThat(pool.isIdle("a")).isFalse();
+		assertThat(service.queues().queued()).isZero();
+		assertThat(service.instancePool().instance("a").queuedTokens()).isZero();
+		assertThat(service.isIdle("a")).isFalse();
 		second.get().firstByte(true);
 		second.get().complete(HttpStatus.OK);
 		first.complete(HttpStatus.OK);
-		assertThat(pool.queues().releases()).isEqualTo(2);
-		assertThat(pool.isIdle("a")).isTrue();
-		assertThat(pool.instancePool().instance("a").inFlight()).isZero();
+		assertThat(service.queues().releases()).isEqualTo(2);
+		assertThat(service.isIdle("a")).isTrue();
+		assertThat(service.instancePool().instance("a").inFlight()).isZero();
 	}
 
 	@Test
 	void withTheDirectoryANextTurnFollowsARetryOffItsRingPair() {
-		ServicePool pool = DualMapRegistry.builder()
+		ServicePool service = DualMapRegistry.builder()
 			.policy("dualmap-directory")
 			.services("llm")
 			.clock(this.clock)
 			.build()
 			.service("llm");
-		members(pool, "a", "b", "c", "d", "e", "f");
+		members(service, "a", "b", "c", "d", "e", "f");
 		String history = ("System prompt of a long conversation. ").repeat(40);
 		RoutingRequest turn1 = new RoutingRequest("t1", this.hasher.ofText("m", history + " first question"),
 				WAIT.toNanos(), this.now.get());
-		Candidates pair = pool.instancePool().rings().candidates(pool.instancePool().routingKey(turn1.blocks()));
+		Candidates pair = service.instancePool().rings().candidates(service.instancePool().routingKey(turn1.blocks()));
 		// Its try on the pair failed to connect: the retry goes elsewhere.
-		RoutedAttempt retried = pool.submit(turn1.placed(Set.of(pair.first(), pair.second()), null, true), true)
+		RoutedAttempt retried = service.submit(turn1.placed(Set.of(pair.first(), pair.second()), null, true), true)
 			.block(WAIT);
 		assertThat(retried.instanceId()).isNotIn(pair.first(), pair.second());
 		retried.firstByte(true);
@@ -149,7 +149,7 @@ class ServicePoolTests {
 		RoutingRequest turn2 = new RoutingRequest("t2",
 				this.hasher.ofText("m", history + " first question and its answer, then a second question"),
 				WAIT.toNanos(), this.now.get());
-		RoutedAttempt next = now(pool, turn2);
+		RoutedAttempt next = now(service, turn2);
 		assertThat(next.instanceId()).isEqualTo(retried.instanceId());
 		assertThat(next.decision().reason()).isEqualTo(Reason.DIRECTORY);
 		assertThat(next.decision().cachedTokens()).isPositive();
@@ -157,20 +157,21 @@ class ServicePoolTests {
 
 	@Test
 	void aRetryThatAvoidsAnIdleInstanceWaitsForTheOtherInsteadOfBouncingInto503() {
-		ServicePool pool = pool(SchedulerSettings.custom().prefillNanosPerToken(10_000_000).calibrationAlpha(0).build(),
-				oneInPrefill(), "a", "b");
+		ServicePool service = pool(
+				SchedulerSettings.custom().prefillNanosPerToken(10_000_000).calibrationAlpha(0).build(), oneInPrefill(),
+				"a", "b");
 		// b busy with one request in prefill; a idle, but the retry failed to connect to
 		// a.
-		RoutedAttempt busy = pool.submit(request("busy").placed(Set.of("a"), null, true), true).block(WAIT);
+		RoutedAttempt busy = service.submit(request("busy").placed(Set.of("a"), null, true), true).block(WAIT);
 		assertThat(busy.instanceId()).isEqualTo("b");
 		AtomicReference<RoutedAttempt> retried = new AtomicReference<>();
 		AtomicReference<Throwable> failed = new AtomicReference<>();
-		pool.submit(request("retry").placed(Set.of("a"), null, true), true).subscribe(retried::set, failed::set);
+		service.submit(request("retry").placed(Set.of("a"), null, true), true).subscribe(retried::set, failed::set);
 
 		assertThat(failed.get()).isNull();
 		assertThat(retried.get()).isNull();
-		assertThat(pool.queues().queued("b")).isEqualTo(1);
-		assertThat(pool.queues().pulls()).isZero();
+		assertThat(service.queues().queued("b")).isEqualTo(1);
+		assertThat(service.queues().pulls()).isZero();
 
 		busy.firstByte(true);
 		assertThat(failed.get()).isNull();
@@ -178,14 +179,14 @@ class ServicePoolTests {
 		retried.get().firstByte(true);
 		retried.get().complete(HttpStatus.OK);
 		busy.complete(HttpStatus.OK);
-		assertThat(pool.instancePool().instance("b").inFlight()).isZero();
+		assertThat(service.instancePool().instance("b").inFlight()).isZero();
 	}
 
 	@Test
 	void aRequestPlacedAgainAfterABreakerRefusedItKeepsTheWaitItHadAlreadySpent() {
 		// One probe at a time in half-open: the second release to a is refused.
 		CircuitBreakerConfig oneProbe = CircuitBreakerConfig.custom().permittedNumberOfCallsInHalfOpenState(1).build();
-		ServicePool pool = DualMapRegistry.builder()
+		ServicePool service = DualMapRegistry.builder()
 			.queueSettings(QueueSettings.custom()
 				.maxPrefillRequests(1)
 				.idlePull(false)
@@ -196,18 +197,18 @@ class ServicePoolTests {
 			.clock(this.clock)
 			.build()
 			.service("llm");
-		members(pool, "a", "b");
-		RoutedAttempt onB = pool.submit(request("busy b").placed(Set.of("a"), null, true), true).block(WAIT);
+		members(service, "a", "b");
+		RoutedAttempt onB = service.submit(request("busy b").placed(Set.of("a"), null, true), true).block(WAIT);
 		assertThat(onB.instanceId()).isEqualTo("b");
-		pool.breakers().breaker("a").transitionToOpenState();
-		pool.breakers().breaker("a").transitionToHalfOpenState();
-		RoutedAttempt probe = pool.submit(request("shared").placed(Set.of("b"), null, true), true).block(WAIT);
+		service.breakers().breaker("a").transitionToOpenState();
+		service.breakers().breaker("a").transitionToHalfOpenState();
+		RoutedAttempt probe = service.submit(request("shared").placed(Set.of("b"), null, true), true).block(WAIT);
 		assertThat(probe.instanceId()).isEqualTo("a");
 		AtomicReference<RoutedAttempt> released = new AtomicReference<>();
 		AtomicReference<Throwable> failed = new AtomicReference<>();
 		// Same prompt as the probe: a holds its prefix.
-		pool.submit(request("shared"), true).subscribe(released::set, failed::set);
-		assertThat(pool.queues().queued("a")).isEqualTo(1);
+		service.submit(request("shared"), true).subscribe(released::set, failed::set);
+		assertThat(service.queues().queued("a")).isEqualTo(1);
 
 		// 20 s later the probe's first byte releases the waiting request to a, whose
 		// breaker refuses it (its one probe is out): it is placed again, behind busy b.
@@ -215,12 +216,12 @@ class ServicePoolTests {
 		probe.firstByte(true);
 		assertThat(released.get()).isNull();
 		assertThat(failed.get()).isNull();
-		assertThat(pool.queues().queued("b")).isEqualTo(1);
+		assertThat(service.queues().queued("b")).isEqualTo(1);
 
 		// 11 s more: 31 s of waiting in all, past the 30 s bound (not 11 s of a new
 		// wait).
 		this.now.addAndGet(Duration.ofSeconds(11).toNanos());
-		pool.queues().tick(this.now.get());
+		service.queues().tick(this.now.get());
 		assertThat(released.get()).isNull();
 		assertThat(failed.get()).isInstanceOf(DispatchRejectedException.class);
 		assertThat(((DispatchRejectedException) failed.get()).rejection().status())
@@ -232,7 +233,7 @@ class ServicePoolTests {
 
 	@Test
 	void aRequestTriedAgainAfterItsInstanceFailedKeepsTheQueueWaitItHadAlreadySpent() {
-		ServicePool pool = DualMapRegistry.builder()
+		ServicePool service = DualMapRegistry.builder()
 			.queueSettings(QueueSettings.custom()
 				.maxPrefillRequests(1)
 				.idlePull(false)
@@ -242,11 +243,11 @@ class ServicePoolTests {
 			.clock(this.clock)
 			.build()
 			.service("llm");
-		members(pool, "a", "b");
-		RoutedAttempt onA = pool.submit(request("busy a").placed(Set.of("b"), null, true), true).block(WAIT);
-		RoutedAttempt onB = pool.submit(request("busy b").placed(Set.of("a"), null, true), true).block(WAIT);
+		members(service, "a", "b");
+		RoutedAttempt onA = service.submit(request("busy a").placed(Set.of("b"), null, true), true).block(WAIT);
+		RoutedAttempt onB = service.submit(request("busy b").placed(Set.of("a"), null, true), true).block(WAIT);
 		AtomicReference<RoutedAttempt> first = new AtomicReference<>();
-		pool.submit(request("waits").placed(Set.of("b"), null, true), true).subscribe(first::set);
+		service.submit(request("waits").placed(Set.of("b"), null, true), true).subscribe(first::set);
 		// 20 s in a's queue, then released to a, which refuses the connection.
 		this.now.addAndGet(Duration.ofSeconds(20).toNanos());
 		onA.firstByte(true);
@@ -258,11 +259,11 @@ class ServicePoolTests {
 		// all, past the 30 s bound (not 11 s of a new wait).
 		AtomicReference<RoutedAttempt> retried = new AtomicReference<>();
 		AtomicReference<Throwable> failed = new AtomicReference<>();
-		pool.submit(request("waits").placed(Set.of("a"), null, true), true, first.get().queueWaitNanos())
+		service.submit(request("waits").placed(Set.of("a"), null, true), true, first.get().queueWaitNanos())
 			.subscribe(retried::set, failed::set);
-		assertThat(pool.queues().queued("b")).isEqualTo(1);
+		assertThat(service.queues().queued("b")).isEqualTo(1);
 		this.now.addAndGet(Duration.ofSeconds(11).toNanos());
-		pool.queues().tick(this.now.get());
+		service.queues().tick(this.now.get());
 		assertThat(retried.get()).isNull();
 		assertThat(failed.get()).isInstanceOf(DispatchRejectedException.class);
 		onA.complete(HttpStatus.OK);
@@ -272,11 +273,11 @@ class ServicePoolTests {
 
 	@Test
 	void aFullQueueIsRejectedWith429AndRetryAfter() {
-		ServicePool pool = pool(SchedulerSettings.ofDefaults(),
+		ServicePool service = pool(SchedulerSettings.ofDefaults(),
 				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(1).build(), "a");
-		RoutedAttempt first = now(pool, request("x"));
-		Disposable queued = pool.submit(request("x"), true).subscribe();
-		assertThatThrownBy(() -> now(pool, request("x"))).isInstanceOfSatisfying(DispatchRejectedException.class,
+		RoutedAttempt first = now(service, request("x"));
+		Disposable queued = service.submit(request("x"), true).subscribe();
+		assertThatThrownBy(() -> now(service, request("x"))).isInstanceOfSatisfying(DispatchRejectedException.class,
 				ex -> {
 					assertThat(ex.rejection().status()).isEqualTo(429);
 					assertThat(ex.code()).isEqualTo(DispatchRejectedException.QUEUE_FULL);
@@ -286,55 +287,55 @@ class ServicePoolTests {
 				});
 		queued.dispose();
 		first.complete(HttpStatus.OK);
-		assertThat(pool.isIdle("a")).isTrue();
+		assertThat(service.isIdle("a")).isTrue();
 	}
 
 	@Test
 	void drainingMovesQueuedRequestsAwayAndReportsIdleOnceTheLastRequestEnds() {
-		ServicePool pool = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a", "b");
-		RoutedAttempt first = now(pool, request("x"));
+		ServicePool service = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a", "b");
+		RoutedAttempt first = now(service, request("x"));
 		String home = first.instanceId();
 		String other = home.equals("a") ? "b" : "a";
 		AtomicReference<RoutedAttempt> queued = new AtomicReference<>();
-		pool.submit(request("x"), true).subscribe(queued::set);
-		assertThat(pool.queues().queued(home)).isEqualTo(1);
-		assertThat(pool.drain(home)).isTrue();
-		assertThat(pool.isDraining(home)).isTrue();
+		service.submit(request("x"), true).subscribe(queued::set);
+		assertThat(service.queues().queued(home)).isEqualTo(1);
+		assertThat(service.drain(home)).isTrue();
+		assertThat(service.isDraining(home)).isTrue();
 		assertThat(queued.get()).isNotNull();
 		assertThat(queued.get().instanceId()).isEqualTo(other);
 		assertThat(queued.get().decision().reason()).isEqualTo(Reason.FALLBACK);
-		assertThat(pool.queues().rerouted()).isEqualTo(1);
+		assertThat(service.queues().rerouted()).isEqualTo(1);
 		queued.get().firstByte(true);
-		RoutedAttempt later = now(pool, request("x"));
+		RoutedAttempt later = now(service, request("x"));
 		assertThat(later.instanceId()).isEqualTo(other);
-		assertThat(pool.isIdle(home)).isFalse();
+		assertThat(service.isIdle(home)).isFalse();
 		first.complete(HttpStatus.OK);
-		assertThat(pool.isIdle(home)).isTrue();
+		assertThat(service.isIdle(home)).isTrue();
 		queued.get().complete(HttpStatus.OK);
 		later.complete(HttpStatus.OK);
-		assertThat(pool.undrain(home)).isTrue();
-		assertThat(pool.instancePool().instance(home).acceptsNewWork()).isTrue();
+		assertThat(service.undrain(home)).isTrue();
+		assertThat(service.instancePool().instance(home).acceptsNewWork()).isTrue();
 		List<String> placed = new ArrayList<>();
 		for (int i = 0; i < 40; i++) {
-			RoutedAttempt a = now(pool, request("tenant " + i));
+			RoutedAttempt a = now(service, request("tenant " + i));
 			placed.add(a.instanceId());
 			a.complete(HttpStatus.OK);
 		}
 		assertThat(placed).contains(home);
-		assertThat(pool.drain("no-such-instance")).isFalse();
+		assertThat(service.drain("no-such-instance")).isFalse();
 	}
 
 	@Test
 	void aNewInstanceGetsARampingShareDuringSlowStart() {
 		SchedulerSettings settings = SchedulerSettings.custom().slowStart(Duration.ofSeconds(60)).build();
-		ServicePool pool = pool(settings, QueueSettings.custom().mode(DispatchMode.PASS_THROUGH).build(), "a", "b");
+		ServicePool service = pool(settings, QueueSettings.custom().mode(DispatchMode.PASS_THROUGH).build(), "a", "b");
 		this.now.addAndGet(Duration.ofMinutes(5).toNanos());
-		members(pool, "a", "b", "c");
-		double cold = shareOfC(pool, "cold");
+		members(service, "a", "b", "c");
+		double cold = shareOfC(service, "cold");
 		this.now.addAndGet(Duration.ofSeconds(30).toNanos());
-		double half = shareOfC(pool, "half");
+		double half = shareOfC(service, "half");
 		this.now.addAndGet(Duration.ofSeconds(30).toNanos());
-		double warm = shareOfC(pool, "warm");
+		double warm = shareOfC(service, "warm");
 		assertThat(cold).isLessThan(half);
 		assertThat(half).isLessThan(warm);
 		assertThat(warm).isGreaterThan(0.2);
@@ -342,32 +343,32 @@ class ServicePoolTests {
 
 	@Test
 	void scrapeFailuresOfADepartedInstanceAreDroppedAndNotCountedAfterItLeft() {
-		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(), "a", "b");
-		pool.countScrapeFailure("a");
-		pool.countScrapeFailure("b");
-		pool.countScrapeFailure("b");
-		members(pool, "a");
-		assertThat(pool.scrapeFailures()).containsOnlyKeys("a");
-		assertThat(pool.scrapeFailures("b")).isZero();
+		ServicePool service = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(), "a", "b");
+		service.countScrapeFailure("a");
+		service.countScrapeFailure("b");
+		service.countScrapeFailure("b");
+		members(service, "a");
+		assertThat(service.scrapeFailures()).containsOnlyKeys("a");
+		assertThat(service.scrapeFailures("b")).isZero();
 		// A late failure of the departed instance does not bring its count back.
-		pool.countScrapeFailure("b");
-		assertThat(pool.scrapeFailures()).containsOnlyKeys("a");
+		service.countScrapeFailure("b");
+		assertThat(service.scrapeFailures()).containsOnlyKeys("a");
 		// Back in discovery, it starts from zero.
-		members(pool, "a", "b");
-		assertThat(pool.scrapeFailures("b")).isZero();
-		assertThat(pool.scrapeFailures("a")).isEqualTo(1);
+		members(service, "a", "b");
+		assertThat(service.scrapeFailures("b")).isZero();
+		assertThat(service.scrapeFailures("a")).isEqualTo(1);
 	}
 
 	@Test
 	void rejectionsAreCountedByStatusAndOtherStatusesAreRefused() {
-		ServicePool pool = pool(SchedulerSettings.ofDefaults(),
+		ServicePool service = pool(SchedulerSettings.ofDefaults(),
 				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(1).build(), "a");
-		RoutedAttempt first = now(pool, request("x"));
-		Disposable queued = pool.submit(request("x"), true).subscribe();
-		assertThatThrownBy(() -> now(pool, request("x"))).isInstanceOf(DispatchRejectedException.class);
-		assertThat(pool.rejections(429)).isEqualTo(1);
-		assertThat(pool.rejections(503)).isZero();
-		assertThatThrownBy(() -> pool.rejections(500)).isInstanceOf(IllegalArgumentException.class)
+		RoutedAttempt first = now(service, request("x"));
+		Disposable queued = service.submit(request("x"), true).subscribe();
+		assertThatThrownBy(() -> now(service, request("x"))).isInstanceOf(DispatchRejectedException.class);
+		assertThat(service.rejections(429)).isEqualTo(1);
+		assertThat(service.rejections(503)).isZero();
+		assertThatThrownBy(() -> service.rejections(500)).isInstanceOf(IllegalArgumentException.class)
 			.hasMessageContaining("500");
 		queued.dispose();
 		first.complete(HttpStatus.OK);
@@ -377,10 +378,10 @@ class ServicePoolTests {
 	 * Share of 90 distinct prompts, held in flight together so load builds up, that go to
 	 * instance c.
 	 */
-	private double shareOfC(ServicePool pool, String phase) {
+	private double shareOfC(ServicePool service, String phase) {
 		List<RoutedAttempt> held = new ArrayList<>();
 		for (int i = 0; i < 90; i++) {
-			held.add(now(pool, request(phase + " tenant " + i)));
+			held.add(now(service, request(phase + " tenant " + i)));
 		}
 		long toC = held.stream().filter(a -> a.instanceId().equals("c")).count();
 		held.forEach(a -> a.complete(HttpStatus.OK));
@@ -389,39 +390,39 @@ class ServicePoolTests {
 
 	@Test
 	void membershipFollowsTheInstancesAndASupplierRepeatingItsListCostsNoRebuild() {
-		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults());
+		ServicePool service = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults());
 		List<ServiceInstance> first = List.of(instance("a", "1"), instance("b", "1"));
-		assertThat(pool.updateMembership(first)).isTrue();
-		long rebuilds = pool.instancePool().ringRebuilds();
+		assertThat(service.updateMembership(first)).isTrue();
+		long rebuilds = service.instancePool().ringRebuilds();
 		// The same objects, in the list or in a new one: nothing to do.
-		assertThat(pool.updateMembership(first)).isFalse();
-		assertThat(pool.updateMembership(new ArrayList<>(first))).isFalse();
+		assertThat(service.updateMembership(first)).isFalse();
+		assertThat(service.updateMembership(new ArrayList<>(first))).isFalse();
 		// New but equal objects: compared, still the same membership.
-		assertThat(pool.updateMembership(List.of(instance("a", "1"), instance("b", "1")))).isFalse();
-		assertThat(pool.instancePool().ringRebuilds()).isEqualTo(rebuilds);
+		assertThat(service.updateMembership(List.of(instance("a", "1"), instance("b", "1")))).isFalse();
+		assertThat(service.instancePool().ringRebuilds()).isEqualTo(rebuilds);
 		// A changed weight is a change, and so is going back to the first objects.
-		assertThat(pool.updateMembership(List.of(instance("a", "2"), instance("b", "1")))).isTrue();
-		assertThat(pool.instancePool().instance("a").weight()).isEqualTo(2.0);
-		assertThat(pool.updateMembership(first)).isTrue();
-		assertThat(pool.instancePool().instance("a").weight()).isEqualTo(1.0);
-		assertThat(pool.updateMembership(List.of(instance("a", "1")))).isTrue();
-		assertThat(pool.instancePool().size()).isEqualTo(1);
+		assertThat(service.updateMembership(List.of(instance("a", "2"), instance("b", "1")))).isTrue();
+		assertThat(service.instancePool().instance("a").weight()).isEqualTo(2.0);
+		assertThat(service.updateMembership(first)).isTrue();
+		assertThat(service.instancePool().instance("a").weight()).isEqualTo(1.0);
+		assertThat(service.updateMembership(List.of(instance("a", "1")))).isTrue();
+		assertThat(service.instancePool().size()).isEqualTo(1);
 	}
 
 	@Test
 	void equalInstancesInNewObjectsAreComparedFieldByFieldWithoutRebuildingTheMembership() {
-		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults());
+		ServicePool service = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults());
 		AtomicInteger uris = new AtomicInteger();
-		assertThat(pool.updateMembership(List.of(counting("a", "1", uris), counting("b", "1", uris)))).isTrue();
+		assertThat(service.updateMembership(List.of(counting("a", "1", uris), counting("b", "1", uris)))).isTrue();
 		int afterFirst = uris.get();
 		assertThat(afterFirst).isPositive();
 		for (int i = 0; i < 5; i++) {
-			assertThat(pool.updateMembership(List.of(counting("a", "1", uris), counting("b", "1", uris)))).isFalse();
+			assertThat(service.updateMembership(List.of(counting("a", "1", uris), counting("b", "1", uris)))).isFalse();
 		}
 		// The fast path never built a URI; a real change still goes the whole way.
 		assertThat(uris.get()).isEqualTo(afterFirst);
-		assertThat(pool.updateMembership(List.of(counting("a", "1", uris), counting("b", "3", uris)))).isTrue();
-		assertThat(pool.instancePool().instance("b").weight()).isEqualTo(3.0);
+		assertThat(service.updateMembership(List.of(counting("a", "1", uris), counting("b", "3", uris)))).isTrue();
+		assertThat(service.instancePool().instance("b").weight()).isEqualTo(3.0);
 		assertThat(uris.get()).isGreaterThan(afterFirst);
 	}
 
@@ -433,12 +434,12 @@ class ServicePoolTests {
 	@ParameterizedTest
 	@ValueSource(strings = { "20000", "2e7", "1e300", "Infinity" })
 	void aWeightAboveTheMaximumIsClampedWithAWarning(String weight, CapturedOutput output) {
-		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults());
-		assertThat(pool.updateMembership(List.of(instance("a", weight), instance("b", "1")))).isTrue();
-		assertThat(pool.instancePool().instance("a").weight()).isEqualTo(RingMember.MAX_WEIGHT);
-		assertThat(pool.instancePool().rings().virtualNodesOf("a"))
+		ServicePool service = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults());
+		assertThat(service.updateMembership(List.of(instance("a", weight), instance("b", "1")))).isTrue();
+		assertThat(service.instancePool().instance("a").weight()).isEqualTo(RingMember.MAX_WEIGHT);
+		assertThat(service.instancePool().rings().virtualNodesOf("a"))
 			.isEqualTo(DualHashRing.DEFAULT_VIRTUAL_NODES * (int) RingMember.MAX_WEIGHT);
-		assertThat(pool.instancePool().rings().virtualNodesOf("b")).isEqualTo(DualHashRing.DEFAULT_VIRTUAL_NODES);
+		assertThat(service.instancePool().rings().virtualNodesOf("b")).isEqualTo(DualHashRing.DEFAULT_VIRTUAL_NODES);
 		assertThat(output).contains("Instance 'a' of service 'llm' has metadata dualmap.weight='" + weight
 				+ "', above the maximum weight 100; using weight 100");
 	}
@@ -459,31 +460,31 @@ class ServicePoolTests {
 		});
 		engine.start();
 		DualMapRegistry registry = DualMapRegistry.builder().services("llm").clock(this.clock).build();
-		ServicePool pool = registry.service("llm");
+		ServicePool service = registry.service("llm");
 		EngineScraping scraping = new EngineScraping(registry,
 				listener -> new MetricsScraper(
 						new ScrapeSettings(Duration.ofMillis(20), Duration.ofSeconds(1), 0, 4096), NanoClock.SYSTEM,
 						listener),
-				service -> "/metrics", "dualmap.metrics-path");
+				id -> "/metrics", "dualmap.metrics-path");
 		int port = engine.getAddress().getPort();
 		try {
-			assertThat(pool.updateMembership(List
+			assertThat(service.updateMembership(List
 				.of(new DefaultServiceInstance("a", "llm", "127.0.0.1", port, false, Map.of("dualmap.weight", "2")))))
 				.isTrue();
 			scraping.start();
 			awaitScraped(scraped, "/metrics");
-			RoutedAttempt held = now(pool, request("x"));
-			InstanceState before = pool.instancePool().instance("a");
-			CircuitBreaker breaker = pool.breakers().breaker("a");
+			RoutedAttempt held = now(service, request("x"));
+			InstanceState before = service.instancePool().instance("a");
+			CircuitBreaker breaker = service.breakers().breaker("a");
 			assertThat(before.inFlight()).isOne();
-			assertThat(pool.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "127.0.0.1", port, false,
+			assertThat(service.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "127.0.0.1", port, false,
 					Map.of("dualmap.weight", "2", "dualmap.metrics-path", "/engine/metrics")))))
 				.isTrue();
 			awaitScraped(scraped, "/engine/metrics");
-			assertThat(pool.instancePool().instance("a")).isSameAs(before);
+			assertThat(service.instancePool().instance("a")).isSameAs(before);
 			assertThat(before.inFlight()).isOne();
 			assertThat(before.weight()).isEqualTo(2.0);
-			assertThat(pool.breakers().breaker("a")).isSameAs(breaker);
+			assertThat(service.breakers().breaker("a")).isSameAs(breaker);
 			held.complete(HttpStatus.OK);
 			assertThat(before.inFlight()).isZero();
 		}
@@ -527,7 +528,7 @@ class ServicePoolTests {
 	 */
 	@Test
 	void triesCancelledAsTheyAreReleasedLeaveNothingInFlight() throws Exception {
-		ServicePool pool = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(), "a", "b", "c");
+		ServicePool service = pool(SchedulerSettings.ofDefaults(), QueueSettings.ofDefaults(), "a", "b", "c");
 		ExecutorService other = Executors.newSingleThreadExecutor();
 		try {
 			for (int i = 0; i < 50_000; i++) {
@@ -542,8 +543,9 @@ class ServicePoolTests {
 					}
 					subscription.get().cancel();
 				});
-				pool.submit(new RoutingRequest("r" + i, this.hasher.ofText("m", "p" + (i % 50)),
-						Duration.ofSeconds(5).toNanos(), this.now.get()), true)
+				service
+					.submit(new RoutingRequest("r" + i, this.hasher.ofText("m", "p" + (i % 50)),
+							Duration.ofSeconds(5).toNanos(), this.now.get()), true)
 					.subscribe(new BaseSubscriber<RoutedAttempt>() {
 						@Override
 						protected void hookOnSubscribe(Subscription s) {
@@ -562,7 +564,7 @@ class ServicePoolTests {
 		finally {
 			other.shutdown();
 		}
-		assertThat(pool.triesInFlight()).isZero();
+		assertThat(service.triesInFlight()).isZero();
 	}
 
 	@Test
@@ -570,47 +572,47 @@ class ServicePoolTests {
 		// Spring's discovery supplier answers a failed or timed-out read with an empty
 		// list: taken at its word, it rejected every queued request and forgot drains,
 		// in-flight counts and breakers.
-		ServicePool pool = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a", "b", "c");
-		pool.emptyListGrace(Duration.ofSeconds(30));
-		assertThat(pool.drain("c")).isTrue();
-		RoutedAttempt first = now(pool, request("x"));
+		ServicePool service = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a", "b", "c");
+		service.emptyListGrace(Duration.ofSeconds(30));
+		assertThat(service.drain("c")).isTrue();
+		RoutedAttempt first = now(service, request("x"));
 		AtomicReference<Throwable> rejected = new AtomicReference<>();
 		AtomicReference<RoutedAttempt> queued = new AtomicReference<>();
 		// Same prompt, same instance: waits behind the first in its queue.
-		pool.submit(request("x"), true).subscribe(queued::set, rejected::set);
-		assertThat(pool.queues().queued()).isEqualTo(1);
+		service.submit(request("x"), true).subscribe(queued::set, rejected::set);
+		assertThat(service.queues().queued()).isEqualTo(1);
 
-		assertThat(pool.updateMembership(List.of())).isFalse();
+		assertThat(service.updateMembership(List.of())).isFalse();
 		this.now.addAndGet(Duration.ofSeconds(29).toNanos());
-		assertThat(pool.updateMembership(List.of())).isFalse();
-		assertThat(pool.instancePool().size()).isEqualTo(3);
-		assertThat(pool.queues().queued()).isEqualTo(1);
+		assertThat(service.updateMembership(List.of())).isFalse();
+		assertThat(service.instancePool().size()).isEqualTo(3);
+		assertThat(service.queues().queued()).isEqualTo(1);
 		assertThat(rejected.get()).isNull();
-		assertThat(pool.isDraining("c")).isTrue();
-		assertThat(pool.instancePool().instance(first.instanceId()).inFlight()).isEqualTo(1);
+		assertThat(service.isDraining("c")).isTrue();
+		assertThat(service.instancePool().instance(first.instanceId()).inFlight()).isEqualTo(1);
 
 		// Discovery answers again: nothing was lost, and the grace starts over.
-		members(pool, "a", "b", "c");
-		assertThat(pool.isDraining("c")).isTrue();
+		members(service, "a", "b", "c");
+		assertThat(service.isDraining("c")).isTrue();
 		this.now.addAndGet(Duration.ofSeconds(29).toNanos());
-		assertThat(pool.updateMembership(List.of())).isFalse();
-		assertThat(pool.instancePool().size()).isEqualTo(3);
+		assertThat(service.updateMembership(List.of())).isFalse();
+		assertThat(service.instancePool().size()).isEqualTo(3);
 
 		// Still empty a grace after the first empty list: the pool is empty (scaled to
 		// zero).
 		this.now.addAndGet(Duration.ofSeconds(30).toNanos());
-		assertThat(pool.updateMembership(List.of())).isTrue();
-		assertThat(pool.instancePool().size()).isZero();
+		assertThat(service.updateMembership(List.of())).isTrue();
+		assertThat(service.instancePool().size()).isZero();
 		assertThat(rejected.get()).isNotNull();
 		first.complete(HttpStatus.OK);
 	}
 
 	@Test
 	void withoutAGraceAnEmptyListEmptiesThePoolAtOnce() {
-		ServicePool pool = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a", "b");
-		pool.emptyListGrace(Duration.ZERO);
-		assertThat(pool.updateMembership(List.of())).isTrue();
-		assertThat(pool.instancePool().size()).isZero();
+		ServicePool service = pool(SchedulerSettings.ofDefaults(), oneInPrefill(), "a", "b");
+		service.emptyListGrace(Duration.ZERO);
+		assertThat(service.updateMembership(List.of())).isTrue();
+		assertThat(service.instancePool().size()).isZero();
 	}
 
 	@Test
@@ -630,15 +632,15 @@ class ServicePoolTests {
 				told.add(instances.stream().map(ServiceInstance::getInstanceId).toList());
 			}
 		});
-		ServicePool pool = registry.service("llm");
-		members(pool, "a");
-		members(pool, "a", "b");
-		assertThat(pool.instancePool().size()).isEqualTo(2);
+		ServicePool service = registry.service("llm");
+		members(service, "a");
+		members(service, "a", "b");
+		assertThat(service.instancePool().size()).isEqualTo(2);
 		assertThat(told).containsExactly(List.of("a"));
-		members(pool, "a", "b");
+		members(service, "a", "b");
 		assertThat(told).containsExactly(List.of("a"), List.of("a", "b"));
 		// Settled: an equal list is the fast path again.
-		members(pool, "a", "b");
+		members(service, "a", "b");
 		assertThat(calls.get()).isEqualTo(3);
 	}
 

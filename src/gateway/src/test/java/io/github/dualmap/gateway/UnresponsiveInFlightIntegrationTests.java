@@ -56,11 +56,11 @@ class UnresponsiveInFlightIntegrationTests {
 	void bothAnswer() {
 		answerAgain();
 		await().atMost(Duration.ofSeconds(10)).until(() -> {
-			ServicePool pool = this.registry.service("llm");
-			return pool.instancePool().instance(A.instanceId()) != null
-					&& pool.instancePool().instance(B.instanceId()) != null
-					&& pool.instancePool().instance(A.instanceId()).acceptsNewWork()
-					&& pool.instancePool().instance(B.instanceId()).acceptsNewWork();
+			ServicePool service = this.registry.service("llm");
+			return service.instancePool().instance(A.instanceId()) != null
+					&& service.instancePool().instance(B.instanceId()) != null
+					&& service.instancePool().instance(A.instanceId()).acceptsNewWork()
+					&& service.instancePool().instance(B.instanceId()).acceptsNewWork();
 		});
 	}
 
@@ -72,8 +72,8 @@ class UnresponsiveInFlightIntegrationTests {
 
 	@Test
 	void requestsWaitingOnAnEngineThatHangsAreSentToAnotherOnceItIsTakenOut(CapturedOutput output) throws Exception {
-		ServicePool pool = this.registry.service("llm");
-		long retried = pool.retries(RetryCause.UNRESPONSIVE);
+		ServicePool service = this.registry.service("llm");
+		long retried = service.retries(RetryCause.UNRESPONSIVE);
 		int held = B.held.get();
 		B.hung.set(true);
 		CompletableFuture<List<ResponseEntity<String>>> sent = Flux.range(0, 6)
@@ -92,12 +92,12 @@ class UnresponsiveInFlightIntegrationTests {
 			assertThat(answer.getHeaders().getFirst(DispatchAccountingFilter.INSTANCE_HEADER))
 				.isEqualTo(A.instanceId());
 		});
-		assertThat(pool.retries(RetryCause.UNRESPONSIVE) - retried).isEqualTo(3);
+		assertThat(service.retries(RetryCause.UNRESPONSIVE) - retried).isEqualTo(3);
 		assertThat(output.getAll()).contains("sent to it and waiting for its answer are sent to another instance");
 		// Nothing of the abandoned tries is left in the accounting.
 		await().atMost(Duration.ofSeconds(5))
-			.until(() -> pool.instancePool().instance(B.instanceId()).inFlight() == 0
-					&& pool.instancePool().instance(A.instanceId()).inFlight() == 0);
+			.until(() -> service.instancePool().instance(B.instanceId()).inFlight() == 0
+					&& service.instancePool().instance(A.instanceId()).inFlight() == 0);
 	}
 
 	@Test

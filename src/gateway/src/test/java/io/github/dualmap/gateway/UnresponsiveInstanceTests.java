@@ -46,7 +46,7 @@ class UnresponsiveInstanceTests {
 		return this.now.get();
 	}).build();
 
-	private final ServicePool pool = this.registry.service("llm");
+	private final ServicePool service = this.registry.service("llm");
 
 	private final EngineScraping scraping = new EngineScraping(this.registry, listener -> {
 		throw new IllegalStateException("not started in this test");
@@ -55,7 +55,7 @@ class UnresponsiveInstanceTests {
 	private int ids;
 
 	UnresponsiveInstanceTests() {
-		this.pool.updateMembership(members("a", "b", "c"));
+		this.service.updateMembership(members("a", "b", "c"));
 	}
 
 	private static List<ServiceInstance> members(String... ids) {
@@ -76,14 +76,14 @@ class UnresponsiveInstanceTests {
 	}
 
 	private boolean accepts(String id) {
-		return this.pool.instancePool().instance(id).acceptsNewWork();
+		return this.service.instancePool().instance(id).acceptsNewWork();
 	}
 
 	/** Where {@code n} requests with distinct prompts go. */
 	private Set<String> route(int n) {
 		Set<String> to = new HashSet<>();
 		for (int i = 0; i < n; i++) {
-			RoutedAttempt a = this.pool
+			RoutedAttempt a = this.service
 				.submit(new RoutingRequest("r" + this.ids++,
 						PrefixHasher.ofDefaults().ofText("m", "prompt " + this.ids + " ".repeat(300)),
 						Duration.ofSeconds(5).toNanos(), this.now.get()), true)
@@ -104,7 +104,7 @@ class UnresponsiveInstanceTests {
 		advance(Duration.ofSeconds(2));
 		timeout("a");
 		assertThat(accepts("a")).isFalse();
-		assertThat(this.pool.breakers().responsive("a")).isFalse();
+		assertThat(this.service.breakers().responsive("a")).isFalse();
 		assertThat(route(30)).doesNotContain("a").contains("b", "c");
 		// A refused connection is no answer either; the others stay in.
 		this.scraping.onFailure("llm", "a", new ConnectException("refused"));
@@ -134,10 +134,10 @@ class UnresponsiveInstanceTests {
 		timeout("b");
 		assertThat(accepts("b")).isFalse();
 		// Routed elsewhere, so put a request on b by hand: its first byte is an answer.
-		this.pool.breakers().markResponsive("b");
+		this.service.breakers().markResponsive("b");
 		RoutedAttempt onB = null;
 		for (int i = 0; i < 200 && onB == null; i++) {
-			RoutedAttempt a = this.pool
+			RoutedAttempt a = this.service
 				.submit(new RoutingRequest("s" + i, PrefixHasher.ofDefaults().ofText("m", "other " + i),
 						Duration.ofSeconds(5).toNanos(), this.now.get()), true)
 				.block(Duration.ofSeconds(5));
@@ -149,7 +149,7 @@ class UnresponsiveInstanceTests {
 			}
 		}
 		assertThat(onB).isNotNull();
-		this.pool.breakers().markUnresponsive("b");
+		this.service.breakers().markUnresponsive("b");
 		assertThat(accepts("b")).isFalse();
 		onB.firstByte(true);
 		onB.complete(HttpStatus.OK);
@@ -160,11 +160,11 @@ class UnresponsiveInstanceTests {
 	void anInstanceLeavingWhileItsSilenceIsCheckedKeepsNoFlagForWhenItComesBack() {
 		advance(Duration.ofSeconds(11));
 		// Discovery drops it while the scrape's check runs.
-		this.atNextReading.set(() -> this.pool.updateMembership(members("b", "c")));
+		this.atNextReading.set(() -> this.service.updateMembership(members("b", "c")));
 		timeout("a");
-		assertThat(this.pool.breakers().responsive("a")).isTrue();
+		assertThat(this.service.breakers().responsive("a")).isTrue();
 		// It comes back, and hangs: out after the silence bound, as any instance.
-		this.pool.updateMembership(members("a", "b", "c"));
+		this.service.updateMembership(members("a", "b", "c"));
 		assertThat(accepts("a")).isTrue();
 		advance(Duration.ofSeconds(11));
 		timeout("a");
@@ -174,10 +174,10 @@ class UnresponsiveInstanceTests {
 	@Test
 	void anAnswerArrivingWhileItsSilenceIsCheckedIsNotLost() {
 		advance(Duration.ofSeconds(11));
-		this.atNextReading.set(() -> this.pool.heard("a"));
+		this.atNextReading.set(() -> this.service.heard("a"));
 		timeout("a");
 		assertThat(accepts("a")).isTrue();
-		assertThat(this.pool.breakers().responsive("a")).isTrue();
+		assertThat(this.service.breakers().responsive("a")).isTrue();
 	}
 
 	@Test
@@ -186,12 +186,12 @@ class UnresponsiveInstanceTests {
 		timeout("c");
 		assertThat(accepts("c")).isFalse();
 		// Its breaker opens and closes meanwhile: still out, as nothing came from it.
-		this.pool.breakers().breaker("c").transitionToOpenState();
-		this.pool.breakers().breaker("c").transitionToClosedState();
+		this.service.breakers().breaker("c").transitionToOpenState();
+		this.service.breakers().breaker("c").transitionToClosedState();
 		assertThat(accepts("c")).isFalse();
 		// It answers, after failed scrapes, while its breaker is open: back, and its
 		// breaker lets probes through at once.
-		CircuitBreaker breaker = this.pool.breakers().breaker("c");
+		CircuitBreaker breaker = this.service.breakers().breaker("c");
 		breaker.transitionToOpenState();
 		this.scraping.onSnapshot("llm", "c", new EngineSnapshot(this.now.get(), 0, 0, 0.1, 0, 0, 0));
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.HALF_OPEN);
@@ -208,7 +208,7 @@ class UnresponsiveInstanceTests {
 
 	@Test
 	void aScrapeAnsweringAfterFailuresMovesAnOpenBreakerToHalfOpen() {
-		CircuitBreaker breaker = this.pool.breakers().breaker("a");
+		CircuitBreaker breaker = this.service.breakers().breaker("a");
 		breaker.transitionToOpenState();
 		this.scraping.onFailure("llm", "a", new ConnectException("Connection refused"));
 		assertThat(accepts("a")).isFalse();
@@ -222,7 +222,7 @@ class UnresponsiveInstanceTests {
 		// Instances whose breakers are closed are left alone.
 		this.scraping.onFailure("llm", "b", new ConnectException("Connection refused"));
 		this.scraping.onSnapshot("llm", "b", new EngineSnapshot(this.now.get(), 0, 0, 0.1, 0, 0, 0));
-		assertThat(this.pool.breakers().breaker("b").getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(this.service.breakers().breaker("b").getState()).isEqualTo(CircuitBreaker.State.CLOSED);
 	}
 
 	/**
@@ -233,14 +233,14 @@ class UnresponsiveInstanceTests {
 	 */
 	@Test
 	void anInstanceWhoseHalfOpenBreakerHasNoPermitLeftTakesNoWorkUntilItsBreakerMoves() {
-		CircuitBreaker breaker = this.pool.breakers().breaker("a");
+		CircuitBreaker breaker = this.service.breakers().breaker("a");
 		breaker.transitionToOpenState();
 		breaker.transitionToHalfOpenState();
 		while (breaker.tryAcquirePermission()) {
 			// Probes in flight take every permit.
 		}
 		assertThat(accepts("a")).isTrue();
-		RoutedAttempt attempt = this.pool
+		RoutedAttempt attempt = this.service
 			.submit(new RoutingRequest("p", PrefixHasher.ofDefaults().ofText("m", "pinned"),
 					Duration.ofSeconds(5).toNanos(), this.now.get())
 				.placed(Set.of(), "a", false), true)
@@ -261,12 +261,12 @@ class UnresponsiveInstanceTests {
 	 */
 	@Test
 	void aHalfOpenInstanceWhoseProbesAreCancelledIsChosenAgain() {
-		CircuitBreaker breaker = this.pool.breakers().breaker("a");
+		CircuitBreaker breaker = this.service.breakers().breaker("a");
 		breaker.transitionToOpenState();
 		breaker.transitionToHalfOpenState();
 		List<RoutedAttempt> probes = new ArrayList<>();
 		for (int i = 0; i < 11; i++) {
-			RoutedAttempt p = this.pool
+			RoutedAttempt p = this.service
 				.submit(new RoutingRequest("probe" + i, PrefixHasher.ofDefaults().ofText("m", "pinned" + i),
 						Duration.ofSeconds(5).toNanos(), this.now.get())
 					.placed(Set.of(), "a", false), true)

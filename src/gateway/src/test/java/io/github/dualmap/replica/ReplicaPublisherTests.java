@@ -102,7 +102,7 @@ class ReplicaPublisherTests {
 
 		PromptBlocks blocks = blocks("one");
 		RoutingRequest request = new RoutingRequest("one", blocks, 1, 0);
-		InstancePool.Dispatch sent = this.registry.service("llm")
+		InstancePool.InFlight sent = this.registry.service("llm")
 			.instancePool()
 			.dispatch(request, new Decision("a", Reason.AFFINITY, 0, 640, -1));
 		publisher.flush().block(Duration.ofSeconds(10));

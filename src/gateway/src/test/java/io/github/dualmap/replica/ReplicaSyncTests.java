@@ -33,8 +33,8 @@ class ReplicaSyncTests {
 	private final PrefixHasher hasher = PrefixHasher.ofDefaults();
 
 	ReplicaSyncTests() {
-		ServicePool pool = this.registry.service("llm");
-		pool.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
+		ServicePool service = this.registry.service("llm");
+		service.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
 				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of())));
 	}
 
@@ -70,17 +70,17 @@ class ReplicaSyncTests {
 	@Test
 	void localLoadListsEveryInstanceWithWorkInPrefillOrQueuedAndNothingUnlessLoadIsShared() {
 		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
-		ServicePool pool = this.registry.service("llm");
+		ServicePool service = this.registry.service("llm");
 		RoutingRequest request = new RoutingRequest("r", blocks("one"), Duration.ofSeconds(5).toNanos(), 0);
 		// Both instances at the release limit (32 requests in prefill): the next request
 		// queues.
 		for (int i = 0; i < QueueSettings.DEFAULT_MAX_PREFILL_REQUESTS; i++) {
 			for (String id : List.of("a", "b")) {
-				pool.instancePool().dispatch(request, new Decision(id, Reason.AFFINITY, 0, 10, -1));
+				service.instancePool().dispatch(request, new Decision(id, Reason.AFFINITY, 0, 10, -1));
 			}
 		}
 		AtomicReference<RoutedAttempt> attempt = new AtomicReference<>();
-		Disposable waiting = pool.submit(request, true).subscribe(attempt::set);
+		Disposable waiting = service.submit(request, true).subscribe(attempt::set);
 		assertThat(attempt.get()).isNull();
 		assertThat(sync.localLoad()).as("load not shared").isEmpty();
 

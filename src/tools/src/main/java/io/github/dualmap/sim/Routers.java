@@ -96,7 +96,7 @@ final class Routers {
 
 	private final RequestTicket[] queued;
 
-	private final InstancePool.@Nullable Dispatch[] dispatches;
+	private final InstancePool.@Nullable InFlight[] dispatches;
 
 	// The arrival whose choose() is being timed; -1 outside a submission.
 	private int choosing = -1;
@@ -115,7 +115,7 @@ final class Routers {
 		this.instanceOf = new int[requests];
 		Arrays.fill(this.instanceOf, -1);
 		this.queued = new RequestTicket[requests];
-		this.dispatches = new InstancePool.Dispatch[requests];
+		this.dispatches = new InstancePool.InFlight[requests];
 		List<RingMember> members = fleet.members();
 		int count = config.routers();
 		this.pools = new InstancePool[count];
@@ -254,7 +254,7 @@ final class Routers {
 			scheduleTick(r);
 			return;
 		}
-		InstancePool.Dispatch d = this.dispatches[i];
+		InstancePool.InFlight d = this.dispatches[i];
 		if (d != null) {
 			d.firstToken();
 		}
@@ -276,7 +276,7 @@ final class Routers {
 			scheduleTick(r);
 			return;
 		}
-		InstancePool.Dispatch d = this.dispatches[i];
+		InstancePool.InFlight d = this.dispatches[i];
 		if (d != null && !d.isFinished()) {
 			d.finish();
 			this.policies[r].onFinished(this.routed[i], this.fleet.id(this.instanceOf[i]), this.pools[r]);
@@ -293,7 +293,7 @@ final class Routers {
 			scheduleTick(r);
 			return;
 		}
-		InstancePool.Dispatch d = this.dispatches[i];
+		InstancePool.InFlight d = this.dispatches[i];
 		if (d != null) {
 			d.finish();
 		}
@@ -407,7 +407,7 @@ final class Routers {
 		}
 
 		@Override
-		public void released(RequestTicket request, Decision decision, InstancePool.Dispatch dispatch) {
+		public void released(RequestTicket request, Decision decision, InstancePool.InFlight dispatch) {
 			Integer target = Routers.this.fleet.slotOf(decision.instanceId());
 			if (target == null) {
 				throw new IllegalStateException("released to unknown instance " + decision.instanceId());

@@ -7,12 +7,12 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link Placer}: a displaced request goes to the candidate with the longer cached
+ * {@link Relocator}: a displaced request goes to the candidate with the longer cached
  * prefix, then the lower estimate, never to an excluded, non-accepting or avoided
  * instance, else to the first instance on ring 1 that takes it; a move gives it its
  * prefix split and decision there.
  */
-class PlacerTests {
+class RelocatorTests {
 
 	private final QueueRulesFixture f = new QueueRulesFixture(QueueSettings.custom().build(), "a", "b", "c");
 
@@ -27,21 +27,22 @@ class PlacerTests {
 			.dispatch(QueueFixture.request("warm", 7, 640), new Decision(candidates.second(), Reason.LOAD, 0, 640, -1))
 			.firstToken();
 		f.inPrefill(candidates.second(), 2_000);
-		assertThat(f.placer.place(f.placed(r, candidates.first()), null).id()).isEqualTo(candidates.second());
+		assertThat(f.relocator.place(f.placed(r, candidates.first()), null).id()).isEqualTo(candidates.second());
 	}
 
 	@Test
 	void withNothingCachedTheLowerEstimateWins() {
 		f.inPrefill(candidates.first(), 2_000);
-		assertThat(f.placer.place(f.placed(r, candidates.first()), null).id()).isEqualTo(candidates.second());
+		assertThat(f.relocator.place(f.placed(r, candidates.first()), null).id()).isEqualTo(candidates.second());
 	}
 
 	@Test
 	void neverTheExcludedOrAnAvoidedInstance() {
-		assertThat(f.placer.place(f.placed(r, candidates.first()), f.instance(candidates.first())).id())
+		assertThat(f.relocator.place(f.placed(r, candidates.first()), f.instance(candidates.first())).id())
 			.isEqualTo(candidates.second());
 		RoutingRequest avoiding = r.placed(Set.of(candidates.first()), null, false);
-		assertThat(f.placer.place(f.placed(avoiding, candidates.second()), null).id()).isEqualTo(candidates.second());
+		assertThat(f.relocator.place(f.placed(avoiding, candidates.second()), null).id())
+			.isEqualTo(candidates.second());
 	}
 
 	@Test
@@ -50,9 +51,9 @@ class PlacerTests {
 		f.instance(candidates.second()).draining(true);
 		String third = f.pool.rings()
 			.walk(0, r.blocks().keyAt(0), id -> !id.equals(candidates.first()) && !id.equals(candidates.second()));
-		assertThat(f.placer.place(f.placed(r, candidates.first()), null).id()).isEqualTo(third);
+		assertThat(f.relocator.place(f.placed(r, candidates.first()), null).id()).isEqualTo(third);
 		f.instance(third).draining(true);
-		assertThat(f.placer.place(f.placed(r, candidates.first()), null)).isNull();
+		assertThat(f.relocator.place(f.placed(r, candidates.first()), null)).isNull();
 	}
 
 	@Test
@@ -62,7 +63,7 @@ class PlacerTests {
 			.firstToken();
 		RequestTicket q = f.queued(r, candidates.first());
 
-		f.placer.move(q, f.instance(candidates.second()), Reason.HOTSPOT, 123);
+		f.relocator.move(q, f.instance(candidates.second()), Reason.HOTSPOT, 123);
 
 		assertThat(q.queue.state.id()).isEqualTo(candidates.second());
 		assertThat(q.decision()).isEqualTo(new Decision(candidates.second(), Reason.HOTSPOT, 640, 360, 123));

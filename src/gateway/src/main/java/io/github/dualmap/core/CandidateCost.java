@@ -8,12 +8,12 @@ import org.jspecify.annotations.Nullable;
  * estimate. {@code rank} is the estimate the choice compares, which slow start may
  * inflate; {@code estimate} is the unscaled one reported in the decision.
  */
-record Placement(InstanceState instance, int cachedTokens, int uncachedTokens, long estimate, long rank) {
+record CandidateCost(InstanceState instance, int cachedTokens, int uncachedTokens, long estimate, long rank) {
 
 	/**
 	 * The placement of {@code blocks} (null: unparsed body, nothing cached) on {@code s}.
 	 */
-	static Placement of(InstancePool pool, InstanceState s, @Nullable PromptBlocks blocks) {
+	static CandidateCost of(InstancePool pool, InstanceState s, @Nullable PromptBlocks blocks) {
 		int cached = 0;
 		int prompt = 0;
 		if (blocks != null) {
@@ -22,11 +22,11 @@ record Placement(InstanceState instance, int cachedTokens, int uncachedTokens, l
 		}
 		int uncached = prompt - cached;
 		long estimate = pool.estimateTtft(s, cached, uncached);
-		return new Placement(s, cached, uncached, estimate, estimate);
+		return new CandidateCost(s, cached, uncached, estimate, estimate);
 	}
 
-	Placement withRank(long rank) {
-		return new Placement(instance, cachedTokens, uncachedTokens, estimate, rank);
+	CandidateCost withRank(long rank) {
+		return new CandidateCost(instance, cachedTokens, uncachedTokens, estimate, rank);
 	}
 
 	String id() {

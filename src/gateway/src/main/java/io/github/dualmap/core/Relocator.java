@@ -13,13 +13,13 @@ import org.jspecify.annotations.Nullable;
  * decide when a request moves; this class decides only where a displaced one goes.
  * Guarded by the queues' lock.
  */
-final class Placer {
+final class Relocator {
 
 	private final QueueBook book;
 
 	private final InstancePool pool;
 
-	Placer(QueueBook book) {
+	Relocator(QueueBook book) {
 		this.book = book;
 		this.pool = book.pool;
 	}
@@ -30,7 +30,7 @@ final class Placer {
 	}
 
 	/**
-	 * Placement for a request whose instance is gone or will not take it: of its current
+	 * Where a request goes whose instance is gone or will not take it: of its current
 	 * candidates that accept work, the longer cached prefix, then the lower TTFT
 	 * estimate; else the first instance on ring 1 that accepts work. The per-instance
 	 * bound is not applied: the request was already admitted.
@@ -85,9 +85,9 @@ final class Placer {
 	 * Sets {@code q}'s prefix split for {@code s}; its decision with the TTFT estimate
 	 * there.
 	 */
-	Decision withPlacement(RequestTicket q, InstanceState s, Reason reason) {
+	Decision decisionOn(RequestTicket q, InstanceState s, Reason reason) {
 		int cached = book.cachedTokens(q, s);
-		return withPlacement(q, s, reason, cached,
+		return decisionOn(q, s, reason, cached,
 				pool.estimateTtft(s, cached, Math.max(0, q.request().promptTokens() - cached)));
 	}
 
@@ -95,7 +95,7 @@ final class Placer {
 	 * Sets {@code q}'s prefix split for {@code s} ({@code cached} tokens cached there);
 	 * its decision with that estimate.
 	 */
-	static Decision withPlacement(RequestTicket q, InstanceState s, Reason reason, int cached, long estimateNanos) {
+	static Decision decisionOn(RequestTicket q, InstanceState s, Reason reason, int cached, long estimateNanos) {
 		q.cachedTokens = cached;
 		q.uncachedTokens = Math.max(0, q.request().promptTokens() - cached);
 		return new Decision(s.id(), reason, q.cachedTokens, q.uncachedTokens, estimateNanos);

@@ -22,14 +22,13 @@ import org.jspecify.annotations.Nullable;
  * {@link RoutingRequest#livePin()}) goes to the instance that holds that response while
  * it accepts work ({@link Reason#PINNED}).
  */
-final class PlacementOverrides implements RoutingPolicy {
+final class PinAndRetryPolicy implements RoutingPolicy {
 
 	private final RoutingPolicy delegate;
 
 	private final BiFunction<RoutingRequest, Set<String>, @Nullable Decision> alternative;
 
-	PlacementOverrides(RoutingPolicy delegate,
-			BiFunction<RoutingRequest, Set<String>, @Nullable Decision> alternative) {
+	PinAndRetryPolicy(RoutingPolicy delegate, BiFunction<RoutingRequest, Set<String>, @Nullable Decision> alternative) {
 		this.delegate = delegate;
 		this.alternative = alternative;
 	}
@@ -67,7 +66,7 @@ final class PlacementOverrides implements RoutingPolicy {
 
 	@Override
 	public String toString() {
-		return "PlacementOverrides[" + this.delegate + "]";
+		return "PinAndRetryPolicy[" + this.delegate + "]";
 	}
 
 }

@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * whether it was placed before) decide over the configured policy; the request alone says
  * which apply, so nothing is kept between calls.
  */
-class PlacementOverridesTests {
+class PinAndRetryPolicyTests {
 
 	private final InstancePool pool = new InstancePool("llm", SchedulerSettings.ofDefaults(), NanoClock.SYSTEM);
 
@@ -38,15 +38,15 @@ class PlacementOverridesTests {
 
 		@Override
 		public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
-			PlacementOverridesTests.this.policyCalls.incrementAndGet();
+			PinAndRetryPolicyTests.this.policyCalls.incrementAndGet();
 			return Decision.of("a", Reason.LOAD, request);
 		}
 	};
 
-	private final PlacementOverrides overrides = new PlacementOverrides(this.policy,
+	private final PinAndRetryPolicy overrides = new PinAndRetryPolicy(this.policy,
 			(request, refused) -> Decision.of(refused.contains("b") ? "c" : "b", Reason.FALLBACK, request));
 
-	PlacementOverridesTests() {
+	PinAndRetryPolicyTests() {
 		this.pool.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1), new RingMember("c", 1)));
 	}
 
