@@ -38,8 +38,17 @@ class KvEventPeersSimulationTests {
 	}
 
 	private static SimulationConfig engines(int instances, int routers, Duration networkDelay) {
-		return new SimulationConfig(instances, routers, Duration.ofSeconds(5), null, networkDelay, 200, 3, SETTINGS,
-				EngineInstance.factory(EngineProfile.h100_8b(), 512), () -> 0L);
+		return SimulationConfig.builder()
+			.instances(instances)
+			.routers(routers)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(networkDelay)
+			.warmup(200)
+			.seed(3)
+			.settings(SETTINGS)
+			.instanceModels(EngineInstance.factory(EngineProfile.h100_8b(), 512))
+			.decisionTimer(() -> 0L)
+			.build();
 	}
 
 	@Test
@@ -89,8 +98,17 @@ class KvEventPeersSimulationTests {
 
 	@Test
 	void aRowThatNeedsKvEventsRefusesAnInstanceModelWithout() {
-		SimulationConfig fifo = new SimulationConfig(2, 1, Duration.ofSeconds(5), null, Duration.ZERO, 200, 1, SETTINGS,
-				(index, seed) -> new FifoInstance(1_000_000L), () -> 0L);
+		SimulationConfig fifo = SimulationConfig.builder()
+			.instances(2)
+			.routers(1)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(Duration.ZERO)
+			.warmup(200)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(1_000_000L))
+			.decisionTimer(() -> 0L)
+			.build();
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> Simulation.run(SESSIONS, PolicySpec.named(DynamoKvPolicy.NAME), fifo, 1, false))
 			.withMessageContaining("KV events");
@@ -108,8 +126,17 @@ class KvEventPeersSimulationTests {
 		List<Integer> order = new ArrayList<>();
 		List<Integer> inFlightAtChoice = new ArrayList<>();
 		PolicySpec oneAtATime = new PolicySpec("one-at-a-time", settings -> new OneAtATime(order, inFlightAtChoice));
-		SimulationConfig fifo = new SimulationConfig(2, 1, Duration.ofSeconds(60), null, Duration.ofMillis(1), 10, 1,
-				SETTINGS, (index, seed) -> new FifoInstance(50_000_000L), () -> 0L);
+		SimulationConfig fifo = SimulationConfig.builder()
+			.instances(2)
+			.routers(1)
+			.slo(Duration.ofSeconds(60))
+			.networkDelay(Duration.ofMillis(1))
+			.warmup(10)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(50_000_000L))
+			.decisionTimer(() -> 0L)
+			.build();
 		RunResult r = Simulation.run(w, oneAtATime, fifo, 100, false, false);
 		assertThat(r.measured()).isEqualTo(50);
 		assertThat(r.withinSlo()).isEqualTo(50);

@@ -21,8 +21,17 @@ class LateBindingSimulationTests {
 	private static final SchedulerSettings SETTINGS = SchedulerSettings.custom().blockTokens(512).build();
 
 	private static SimulationConfig config(int instances) {
-		return new SimulationConfig(instances, 1, Duration.ofSeconds(5), null, Duration.ofMillis(1), 200, 3, SETTINGS,
-				EngineInstance.factory(EngineProfile.h100_8b(), 512), () -> 0L);
+		return SimulationConfig.builder()
+			.instances(instances)
+			.routers(1)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(Duration.ofMillis(1))
+			.warmup(200)
+			.seed(3)
+			.settings(SETTINGS)
+			.instanceModels(EngineInstance.factory(EngineProfile.h100_8b(), 512))
+			.decisionTimer(() -> 0L)
+			.build();
 	}
 
 	@Test

@@ -42,8 +42,17 @@ class SimulationTests {
 	}
 
 	private static SimulationConfig fifoConfig(int instances, int routers, Duration service, Duration slo) {
-		return new SimulationConfig(instances, routers, slo, null, Duration.ZERO, 200, 1, SETTINGS,
-				(index, seed) -> new FifoInstance(service.toNanos()), () -> 0L);
+		return SimulationConfig.builder()
+			.instances(instances)
+			.routers(routers)
+			.slo(slo)
+			.networkDelay(Duration.ZERO)
+			.warmup(200)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(service.toNanos()))
+			.decisionTimer(() -> 0L)
+			.build();
 	}
 
 	@Test
@@ -343,8 +352,18 @@ class SimulationTests {
 		for (int c = 0; c < intervals.length; c++) {
 			List<Integer> seen = new ArrayList<>();
 			PolicySpec firstInstance = new PolicySpec("first-instance", settings -> new SeenBlocksPolicy(seen));
-			SimulationConfig config = new SimulationConfig(2, 2, Duration.ofSeconds(1), null, Duration.ofMillis(5), 10,
-					1, SETTINGS, (index, seed) -> new FifoInstance(1_000_000L), () -> 0L, intervals[c]);
+			SimulationConfig config = SimulationConfig.builder()
+				.instances(2)
+				.routers(2)
+				.slo(Duration.ofSeconds(1))
+				.networkDelay(Duration.ofMillis(5))
+				.warmup(10)
+				.seed(1)
+				.settings(SETTINGS)
+				.instanceModels((index, seed) -> new FifoInstance(1_000_000L))
+				.decisionTimer(() -> 0L)
+				.prefixShareInterval(intervals[c])
+				.build();
 			Simulation.run(w, firstInstance, config, 1, false);
 			// The first request of each replica finds nothing of its own; the second
 			// replica's first request finds the first replica's block only when that
@@ -353,9 +372,18 @@ class SimulationTests {
 			assertThat(seen.get(1)).as("sync interval %s", intervals[c]).isEqualTo(secondSees[c]);
 			assertThat(seen.subList(2, seen.size())).allMatch(n -> n == 1);
 		}
-		assertThatThrownBy(() -> new SimulationConfig(2, 2, Duration.ofSeconds(1), null, Duration.ZERO, 10, 1, SETTINGS,
-				(index, seed) -> new FifoInstance(1_000_000L), () -> 0L, Duration.ZERO))
-			.hasMessageContaining("prefixShareInterval must be > 0");
+		assertThatThrownBy(() -> SimulationConfig.builder()
+			.instances(2)
+			.routers(2)
+			.slo(Duration.ofSeconds(1))
+			.networkDelay(Duration.ZERO)
+			.warmup(10)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(1_000_000L))
+			.decisionTimer(() -> 0L)
+			.prefixShareInterval(Duration.ZERO)
+			.build()).hasMessageContaining("prefixShareInterval must be > 0");
 	}
 
 	@Test
@@ -367,8 +395,18 @@ class SimulationTests {
 			requests.add(new TraceRequest(i * 100.0, 1024, 1, new long[] { 1000L + 2 * i, 1001L + 2 * i }));
 		}
 		Workload w = Workload.of(new Trace("prefill-pile-up", 512, requests));
-		SimulationConfig synced = new SimulationConfig(1, 2, Duration.ofSeconds(60), null, Duration.ofMillis(5), 10, 1,
-				SETTINGS, (index, seed) -> new FifoInstance(1_000_000_000L), () -> 0L, Duration.ofMillis(50));
+		SimulationConfig synced = SimulationConfig.builder()
+			.instances(1)
+			.routers(2)
+			.slo(Duration.ofSeconds(60))
+			.networkDelay(Duration.ofMillis(5))
+			.warmup(10)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(1_000_000_000L))
+			.decisionTimer(() -> 0L)
+			.prefixShareInterval(Duration.ofMillis(50))
+			.build();
 		List<long[]> shared = peerPrefillSeen(w, synced);
 		// Request 1 (router 1, at 100 ms) sees request 0 (router 0, released at 0 ms,
 		// published with the flush at 50 ms); request 2 (router 0, at 200 ms) sees
@@ -427,8 +465,17 @@ class SimulationTests {
 	}
 
 	private static SimulationConfig engineConfig(int instances, int routers, long seed, EngineProfile profile) {
-		return new SimulationConfig(instances, routers, Duration.ofSeconds(5), null, Duration.ofMillis(1), 200, seed,
-				SETTINGS, EngineInstance.factory(profile, 512), () -> 0L);
+		return SimulationConfig.builder()
+			.instances(instances)
+			.routers(routers)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(Duration.ofMillis(1))
+			.warmup(200)
+			.seed(seed)
+			.settings(SETTINGS)
+			.instanceModels(EngineInstance.factory(profile, 512))
+			.decisionTimer(() -> 0L)
+			.build();
 	}
 
 	/**

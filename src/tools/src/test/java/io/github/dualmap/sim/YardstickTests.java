@@ -181,10 +181,19 @@ class YardstickTests {
 	}
 
 	private static SimulationConfig oneEngine() {
-		return new SimulationConfig(1, 1, Duration.ofSeconds(5), null, Duration.ZERO, 50, 1,
-				SchedulerSettings.custom().blockTokens(512).build(), EngineInstance.factory(H100, 512), () -> 0L)
-			.withPromptTokenTarget(0.9)
-			.withSizeFloor(0.8);
+		return SimulationConfig.builder()
+			.instances(1)
+			.routers(1)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(Duration.ZERO)
+			.warmup(50)
+			.seed(1)
+			.settings(SchedulerSettings.custom().blockTokens(512).build())
+			.instanceModels(EngineInstance.factory(H100, 512))
+			.decisionTimer(() -> 0L)
+			.promptTokenTarget(0.9)
+			.sizeFloor(0.8)
+			.build();
 	}
 
 	@Test
