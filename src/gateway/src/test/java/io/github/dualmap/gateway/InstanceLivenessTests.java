@@ -123,11 +123,12 @@ class InstanceLivenessTests {
 	void aNonMemberIsNeverTakenOutNorHeard() {
 		members("a");
 		later(Duration.ofMinutes(1));
+		// Not noted: no silence starts with an answer from an instance that is away.
 		this.liveness.heard("b");
+		later(Duration.ofSeconds(10));
 		this.liveness.unanswered("b", SILENCE, WHY);
 		assertThat(this.breakers.responsive("b")).isTrue();
-		// Back as a member, it counts from its joining, not from the answer heard while
-		// it was away.
+		// Back as a member, its silence counts from its joining.
 		members("a", "b");
 		later(Duration.ofSeconds(9));
 		this.liveness.unanswered("b", SILENCE, WHY);
