@@ -68,8 +68,8 @@ class KvEventPeersSimulationTests {
 	void dynamoKvRunsOnTheEnginesEventsAndFindsTheirCache() {
 		RunResult kv = Simulation.run(SESSIONS, PolicySpec.named(DynamoKvPolicy.NAME), engines(2, 1), 4, false, false);
 		RunResult rr = Simulation.run(SESSIONS, PolicySpec.named("round-robin"), engines(2, 1), 4, false, false);
-		assertThat(kv.measured()).isEqualTo(500);
-		assertThat(kv.withinSlo()).isPositive();
+		assertThat(kv.requests().measured()).isEqualTo(500);
+		assertThat(kv.requests().withinSlo()).isPositive();
 		assertThat(kv.hitRate()).isGreaterThan(rr.hitRate());
 	}
 
@@ -80,8 +80,8 @@ class KvEventPeersSimulationTests {
 		RunResult precise = Simulation.run(SESSIONS, PolicySpec.named(LlmdPrecisePolicy.NAME),
 				engines(2, 1, Duration.ZERO), 4, false, false);
 		RunResult rr = Simulation.run(SESSIONS, PolicySpec.named("round-robin"), engines(2, 1), 4, false, false);
-		assertThat(precise.measured()).isEqualTo(500);
-		assertThat(precise.withinSlo()).isPositive();
+		assertThat(precise.requests().measured()).isEqualTo(500);
+		assertThat(precise.requests().withinSlo()).isPositive();
 		assertThat(precise.hitRate()).isGreaterThan(rr.hitRate());
 	}
 
@@ -91,8 +91,8 @@ class KvEventPeersSimulationTests {
 		RunResult apart = Simulation.run(SESSIONS, PolicySpec.named("sglang-cache-aware"), four, 4, false, false);
 		RunResult synced = Simulation.run(SESSIONS, PolicySpec.named("sglang-cache-aware"),
 				four.withPrefixShareInterval(Duration.ofMillis(50)), 4, false, false);
-		assertThat(synced.measured()).isEqualTo(500);
-		assertThat(synced.withinSlo()).isPositive();
+		assertThat(synced.requests().measured()).isEqualTo(500);
+		assertThat(synced.requests().withinSlo()).isPositive();
 		assertThat(synced.hitRate()).isGreaterThan(apart.hitRate());
 	}
 
@@ -138,12 +138,12 @@ class KvEventPeersSimulationTests {
 			.decisionTimer(() -> 0L)
 			.build();
 		RunResult r = Simulation.run(w, oneAtATime, fifo, 100, false, false);
-		assertThat(r.measured()).isEqualTo(50);
-		assertThat(r.withinSlo()).isEqualTo(50);
+		assertThat(r.requests().measured()).isEqualTo(50);
+		assertThat(r.requests().withinSlo()).isEqualTo(50);
 		assertThat(inFlightAtChoice).containsOnly(0);
 		assertThat(order).isSorted().hasSize(60);
 		// Served one after another, 50 ms each: the last waits for all before it.
-		assertThat(r.ttftP99Seconds()).isGreaterThan(2.0);
+		assertThat(r.ttft().p99Seconds()).isGreaterThan(2.0);
 	}
 
 	@Test
@@ -157,8 +157,8 @@ class KvEventPeersSimulationTests {
 		// Far too slow for this rate: the run ends once every measured request missed,
 		// having served the first ones in order.
 		assertThat(order).hasSizeGreaterThan(5).isSorted();
-		assertThat(r.measured()).isEqualTo(500);
-		assertThat(r.withinSlo()).isLessThan(20);
+		assertThat(r.requests().measured()).isEqualTo(500);
+		assertThat(r.requests().withinSlo()).isLessThan(20);
 	}
 
 	/**

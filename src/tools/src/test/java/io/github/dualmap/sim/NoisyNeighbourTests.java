@@ -86,7 +86,7 @@ class NoisyNeighbourTests {
 		assertThat(plain.attainment()).as("past capacity").isLessThan(0.95);
 		assertThat(fair.result().ttftSeconds()).containsExactly(plain.ttftSeconds());
 		assertThat(off.result().ttftSeconds()).containsExactly(plain.ttftSeconds());
-		assertThat(fair.result().rejected()).isEqualTo(plain.rejected());
+		assertThat(fair.result().requests().rejected()).isEqualTo(plain.requests().rejected());
 	}
 
 	@Test

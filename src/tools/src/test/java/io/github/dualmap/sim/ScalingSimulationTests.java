@@ -80,7 +80,7 @@ class ScalingSimulationTests {
 		assertThat(toNewBefore).isZero();
 		// Two of six instances own about a third of the ring.
 		assertThat(toNewAfter).isBetween(60, 250);
-		assertThat(run.result().measured()).isEqualTo(700);
+		assertThat(run.result().requests().measured()).isEqualTo(700);
 		assertThat(run.result().attainment()).isEqualTo(1.0);
 		assertThat(run.result().timeline().load()).hasNumberOfRows(6);
 	}
@@ -112,7 +112,7 @@ class ScalingSimulationTests {
 		assertThat(heldByRemoved).isEqualTo(100);
 		assertThat(servedAfterLeaving).isGreaterThan(3);
 		// No early stop: every measured request is resolved, within the SLO or a miss.
-		assertThat(run.result().stoppedEarly()).isFalse();
+		assertThat(run.result().requests().stoppedEarly()).isFalse();
 		assertThat(run.result().attainment()).isLessThan(0.9).isGreaterThan(0.2);
 		ScalingTimeline t = ScalingTimeline.of(run, w.trace(), 2 * SECOND, SECOND);
 		assertThat(t.windows().stream().mapToInt(ScalingTimeline.Window::requests).sum()).isEqualTo(700);

@@ -65,12 +65,12 @@ class SimulationTests {
 			});
 		assertThat(o.capacity()).isCloseTo(10.0, withinPercentage(2));
 		assertThat(o.atCapacity()).isNotNull();
-		assertThat(o.atCapacity().ttftP99Seconds()).isCloseTo(0.1, withinPercentage(1));
+		assertThat(o.atCapacity().ttft().p99Seconds()).isCloseTo(0.1, withinPercentage(1));
 		// Every evaluated rate is reported; those above the capacity fail.
 		assertThat(o.points()).extracting(RunResult::rate).isSorted().contains(1.0, 2.0, 4.0, 8.0, 16.0);
 		assertThat(o.points()).filteredOn(r -> r.rate() > 10.1).allMatch(r -> !r.passes(0.9));
 		// A hopeless rate stops early instead of draining its queue.
-		assertThat(o.points().get(o.points().size() - 1).stoppedEarly()).isTrue();
+		assertThat(o.points().get(o.points().size() - 1).requests().stoppedEarly()).isTrue();
 	}
 
 	@Test
@@ -80,18 +80,18 @@ class SimulationTests {
 		PolicySpec rr = PolicySpec.named("round-robin");
 		RunResult stopped = Simulation.run(w, rr, config, 20, false);
 		RunResult whole = Simulation.run(w, rr, config, 20, false, false);
-		assertThat(stopped.stoppedEarly()).isTrue();
-		assertThat(whole.stoppedEarly()).isFalse();
-		assertThat(whole.measured()).isEqualTo(stopped.measured());
+		assertThat(stopped.requests().stoppedEarly()).isTrue();
+		assertThat(whole.requests().stoppedEarly()).isFalse();
+		assertThat(whole.requests().measured()).isEqualTo(stopped.requests().measured());
 		// Twice the capacity: the queue only grows, so the whole run's tail is far longer
 		// than the stopped run's, whose TTFTs were censored where it stopped.
-		assertThat(whole.ttftP99Seconds()).isGreaterThan(stopped.ttftP99Seconds() * 2);
+		assertThat(whole.ttft().p99Seconds()).isGreaterThan(stopped.ttft().p99Seconds() * 2);
 		assertThat(whole.attainment()).isLessThan(0.1);
 		CapacitySearch.Outcome o = new CapacitySearch(1, 0.02, 10)
 			.search(rate -> Simulation.run(w, rr, config, rate, false, false), () -> {
 			});
 		assertThat(o.capacity()).isCloseTo(10.0, withinPercentage(2));
-		assertThat(o.points()).noneMatch(RunResult::stoppedEarly);
+		assertThat(o.points()).noneMatch(r -> r.requests().stoppedEarly());
 	}
 
 	@Test
@@ -114,8 +114,8 @@ class SimulationTests {
 			});
 		assertThat(at95.capacity()).isZero();
 		// A run judged at 95 % stops once more than 5 % have missed.
-		assertThat(Simulation.run(w, rr, strict, 5, false).stoppedEarly()).isTrue();
-		assertThat(at5.stoppedEarly()).isFalse();
+		assertThat(Simulation.run(w, rr, strict, 5, false).requests().stoppedEarly()).isTrue();
+		assertThat(at5.requests().stoppedEarly()).isFalse();
 	}
 
 	/**
@@ -166,7 +166,7 @@ class SimulationTests {
 		Workload w = Workload.of(evenlySpaced(400));
 		RunResult r = Simulation.run(w, PolicySpec.named("round-robin"),
 				fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150)), 20, false);
-		assertThat(r.measured()).isEqualTo(200);
+		assertThat(r.requests().measured()).isEqualTo(200);
 		assertThat(r.attainment()).isLessThan(0.1);
 		assertThat(r.ttftSeconds()).hasSize(200).isSorted();
 	}
@@ -181,14 +181,14 @@ class SimulationTests {
 		assertThat(r.classes()).extracting(RunResult.ClassResult::name).containsExactly("tight", "default");
 		RunResult.ClassResult tight = r.classes().get(0);
 		RunResult.ClassResult rest = r.classes().get(1);
-		assertThat(tight.measured() + rest.measured()).isEqualTo(r.measured());
+		assertThat(tight.measured() + rest.measured()).isEqualTo(r.requests().measured());
 		// 5 % of 800 (more would miss past the 10 % that stops a run early).
 		assertThat(tight.measured()).isCloseTo(40, withinPercentage(40));
-		assertThat(r.stoppedEarly()).isFalse();
+		assertThat(r.requests().stoppedEarly()).isFalse();
 		assertThat(tight.withinSlo()).isZero();
 		assertThat(tight.sloSeconds()).isEqualTo(0.05);
 		assertThat(rest.withinSlo()).isEqualTo(rest.measured());
-		assertThat(r.withinSlo()).isEqualTo(rest.measured());
+		assertThat(r.requests().withinSlo()).isEqualTo(rest.measured());
 		assertThat(tight.ttftP90Seconds()).isCloseTo(0.1, withinPercentage(1));
 		// Without classes nothing is reported per class.
 		assertThat(Simulation
@@ -261,7 +261,7 @@ class SimulationTests {
 		RunResult r = Simulation.run(w, counting, engineConfig(4, 3, 9), 4, true);
 		assertThat(perRouter).hasSize(3);
 		assertThat(perRouter).allSatisfy(c -> assertThat(c.get()).isEqualTo(300));
-		assertThat(r.measured()).isEqualTo(700);
+		assertThat(r.requests().measured()).isEqualTo(700);
 		assertThat(r.attainment()).isGreaterThan(0.9);
 		assertThat(r.timeline()).isNotNull();
 		assertThat(r.timeline().load()).hasNumberOfRows(4);
