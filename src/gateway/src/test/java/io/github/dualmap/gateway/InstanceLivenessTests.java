@@ -1,5 +1,6 @@
 package io.github.dualmap.gateway;
 
+import java.net.ConnectException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -15,6 +16,7 @@ import io.github.dualmap.core.SchedulerSettings;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.Test;
+import reactor.core.Scannable;
 import reactor.core.publisher.Sinks;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,7 +32,7 @@ class InstanceLivenessTests {
 
 	private static final long SILENCE = Duration.ofSeconds(10).toNanos();
 
-	private static final Throwable WHY = new java.net.ConnectException("refused");
+	private static final Throwable WHY = new ConnectException("refused");
 
 	private final AtomicLong now = new AtomicLong(1_000_000_000L);
 
@@ -149,14 +151,14 @@ class InstanceLivenessTests {
 
 		later(Duration.ofSeconds(10));
 		this.liveness.unanswered("a", SILENCE, WHY);
-		assertThat(waitingOnA.scan(reactor.core.Scannable.Attr.TERMINATED)).isTrue();
+		assertThat(waitingOnA.scan(Scannable.Attr.TERMINATED)).isTrue();
 		assertThat(onA.isEnded()).isTrue();
 		assertThat(this.breakers.breaker("a").getMetrics().getNumberOfFailedCalls()).isOne();
 		assertThat(this.pool.instance("a").inFlight()).isOne();
 		assertThat(answered.isEnded()).isFalse();
-		assertThat(answeredByA.scan(reactor.core.Scannable.Attr.TERMINATED)).isFalse();
+		assertThat(answeredByA.scan(Scannable.Attr.TERMINATED)).isFalse();
 		assertThat(onB.isEnded()).isFalse();
-		assertThat(waitingOnB.scan(reactor.core.Scannable.Attr.TERMINATED)).isFalse();
+		assertThat(waitingOnB.scan(Scannable.Attr.TERMINATED)).isFalse();
 
 		// Tries leave the set when they end.
 		this.liveness.ended(onA);
