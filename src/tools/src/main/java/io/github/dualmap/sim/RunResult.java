@@ -12,14 +12,9 @@ import org.jspecify.annotations.Nullable;
  *
  * @param policy policy name
  * @param rate arrival rate in requests per second
- * @param measured requests counted (the trace minus the warm-up)
- * @param withinSlo measured requests whose first token came within the SLO
- * @param rejected measured requests no instance accepted
- * @param stoppedEarly whether the run stopped once more than 10 % of measured requests
- * had missed (the remaining ones count as misses)
- * @param ttftP50Seconds median TTFT
- * @param ttftP90Seconds 90th percentile TTFT
- * @param ttftP99Seconds 99th percentile TTFT
+ * @param requests the measured requests (the trace minus the warm-up): how many, how they
+ * fared, and whether the run stopped early
+ * @param ttft the measured requests' TTFT percentiles
  * @param hitRate engine prefix-cache hit tokens over prompt tokens of measured requests
  * @param loadCv mean over scrape ticks of the coefficient of variation of per-instance
  * running + waiting requests
@@ -38,8 +33,7 @@ import org.jspecify.annotations.Nullable;
  * @param judged the run on the {@link Yardstick}: the feasible requests, the prompt-size
  * quartiles, the rescues and the work served in time
  */
-public record RunResult(String policy, double rate, int measured, int withinSlo, int rejected, boolean stoppedEarly,
-		double ttftP50Seconds, double ttftP90Seconds, double ttftP99Seconds, double hitRate, double loadCv,
+public record RunResult(String policy, double rate, Requests requests, Ttft ttft, double hitRate, double loadCv,
 		long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline, EngineLoad engines,
 		List<ClassResult> classes, PromptTokens prompts, Served served, Judged judged) {
 
@@ -60,19 +54,9 @@ public record RunResult(String policy, double rate, int measured, int withinSlo,
 
 		private final double rate;
 
-		private int measured;
+		private Requests requests = Requests.NONE;
 
-		private int withinSlo;
-
-		private int rejected;
-
-		private boolean stoppedEarly;
-
-		private double ttftP50Seconds;
-
-		private double ttftP90Seconds;
-
-		private double ttftP99Seconds;
+		private Ttft ttft = Ttft.NONE;
 
 		private double hitRate;
 
@@ -106,18 +90,13 @@ public record RunResult(String policy, double rate, int measured, int withinSlo,
 		 * many no instance accepted, and whether the run stopped early.
 		 */
 		public Builder requests(int measured, int withinSlo, int rejected, boolean stoppedEarly) {
-			this.measured = measured;
-			this.withinSlo = withinSlo;
-			this.rejected = rejected;
-			this.stoppedEarly = stoppedEarly;
+			this.requests = new Requests(measured, withinSlo, rejected, stoppedEarly);
 			return this;
 		}
 
 		/** The measured requests' TTFT percentiles, censored as the record says. */
 		public Builder ttftPercentiles(double p50Seconds, double p90Seconds, double p99Seconds) {
-			this.ttftP50Seconds = p50Seconds;
-			this.ttftP90Seconds = p90Seconds;
-			this.ttftP99Seconds = p99Seconds;
+			this.ttft = new Ttft(p50Seconds, p90Seconds, p99Seconds);
 			return this;
 		}
 
@@ -188,13 +167,48 @@ public record RunResult(String policy, double rate, int measured, int withinSlo,
 		}
 
 		public RunResult build() {
-			Judged j = this.judged != null ? this.judged : new Judged(this.measured, this.withinSlo,
-					this.prompts.measured(), this.prompts.withinSlo(), List.of(), 0, 0, Double.POSITIVE_INFINITY);
-			return new RunResult(this.policy, this.rate, this.measured, this.withinSlo, this.rejected,
-					this.stoppedEarly, this.ttftP50Seconds, this.ttftP90Seconds, this.ttftP99Seconds, this.hitRate,
-					this.loadCv, this.migrations, this.decisionNanosP99, this.ttftSeconds, this.timeline, this.engines,
-					this.classes, this.prompts, this.served, j);
+			Judged j = this.judged != null ? this.judged
+					: new Judged(this.requests.measured(), this.requests.withinSlo(), this.prompts.measured(),
+							this.prompts.withinSlo(), List.of(), 0, 0, Double.POSITIVE_INFINITY);
+			return new RunResult(this.policy, this.rate, this.requests, this.ttft, this.hitRate, this.loadCv,
+					this.migrations, this.decisionNanosP99, this.ttftSeconds, this.timeline, this.engines, this.classes,
+					this.prompts, this.served, j);
 		}
+
+	}
+
+	/**
+	 * The measured requests of a run: the trace minus the warm-up.
+	 *
+	 * @param measured how many were measured
+	 * @param withinSlo those whose first token came within the SLO
+	 * @param rejected those no instance accepted
+	 * @param stoppedEarly whether the run stopped once more than 10 % of them had missed
+	 * (the remaining ones count as misses)
+	 */
+	public record Requests(int measured, int withinSlo, int rejected, boolean stoppedEarly) {
+
+		/** No request measured. */
+		public static final Requests NONE = new Requests(0, 0, 0, false);
+
+		/** Share of the measured requests within the SLO. */
+		public double attainment() {
+			return measured == 0 ? 0 : (double) withinSlo / measured;
+		}
+
+	}
+
+	/**
+	 * TTFT percentiles of a run's measured requests, censored as the record says.
+	 *
+	 * @param p50Seconds median TTFT
+	 * @param p90Seconds 90th percentile TTFT
+	 * @param p99Seconds 99th percentile TTFT
+	 */
+	public record Ttft(double p50Seconds, double p90Seconds, double p99Seconds) {
+
+		/** No request measured. */
+		public static final Ttft NONE = new Ttft(0, 0, 0);
 
 	}
 
@@ -280,17 +294,17 @@ public record RunResult(String policy, double rate, int measured, int withinSlo,
 
 	/** Share of the measured requests that are feasible. */
 	public double feasibleShare() {
-		return measured == 0 ? 0 : (double) judged.feasible() / measured;
+		return requests.measured() == 0 ? 0 : (double) judged.feasible() / requests.measured();
 	}
 
 	/** Share of the measured requests turned away. */
 	public double rejectedShare() {
-		return measured == 0 ? 0 : (double) rejected / measured;
+		return requests.measured() == 0 ? 0 : (double) requests.rejected() / requests.measured();
 	}
 
 	/** Share of the measured requests whose final placement the queue's rescue made. */
 	public double rescueShare() {
-		return measured == 0 ? 0 : (double) judged.rescued() / measured;
+		return requests.measured() == 0 ? 0 : (double) judged.rescued() / requests.measured();
 	}
 
 	/**
@@ -350,7 +364,7 @@ public record RunResult(String policy, double rate, int measured, int withinSlo,
 
 	/** Share of measured requests within the SLO. */
 	public double attainment() {
-		return measured == 0 ? 0 : (double) withinSlo / measured;
+		return requests.attainment();
 	}
 
 	/** Whether at least {@code target} of measured requests met the SLO. */

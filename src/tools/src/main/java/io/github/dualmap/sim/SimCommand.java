@@ -325,9 +325,19 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			.shadowCapacityTokens(engine.kvCapacityTokens())
 			.slowStart(rampUp)
 			.build();
-		SimulationConfig config = new SimulationConfig(instances, routers, slo, scrape, delay, warmup, seed, settings,
-				EngineInstance.factory(engine, workloadTrace.blockTokens()), decisionTimer,
-				replicaSync ? gateway.getReplicas().getFlushInterval() : null);
+		SimulationConfig config = SimulationConfig.builder()
+			.instances(instances)
+			.routers(routers)
+			.slo(slo)
+			.scrapeInterval(scrape)
+			.networkDelay(delay)
+			.warmup(warmup)
+			.seed(seed)
+			.settings(settings)
+			.instanceModels(EngineInstance.factory(engine, workloadTrace.blockTokens()))
+			.decisionTimer(decisionTimer)
+			.prefixShareInterval(replicaSync ? gateway.getReplicas().getFlushInterval() : null)
+			.build();
 		SloClasses classes = sloClasses == null ? SloClasses.NONE : SloClasses.parse(sloClasses);
 		if (!classes.isEmpty() && scale != null) {
 			throw new IllegalArgumentException("--slo-classes is not supported with --scale");
@@ -336,11 +346,13 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException(
 					"--engine-timeline is not supported with --scale (its timeline.json has the windows)");
 		}
-		config = config.withSloClasses(classes)
-			.withTargetAttainment(targetAttainment)
-			.withPromptTokenTarget(targetPromptTokens)
-			.withSizeFloor(sizeFloor)
-			.withLoadSharing(gateway.getReplicas().isShareLoad());
+		config = config.toBuilder()
+			.sloClasses(classes)
+			.targetAttainment(targetAttainment)
+			.promptTokenTarget(targetPromptTokens)
+			.sizeFloor(sizeFloor)
+			.shareLoad(gateway.getReplicas().isShareLoad())
+			.build();
 		if (warmup >= workloadTrace.size()) {
 			throw new IllegalArgumentException("the workload has " + workloadTrace.size()
 					+ " requests, not more than --warmup " + warmup + "; nothing would be measured");

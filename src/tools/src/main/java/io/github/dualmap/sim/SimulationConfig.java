@@ -1,13 +1,15 @@
 package io.github.dualmap.sim;
 
 import java.time.Duration;
+import java.util.Objects;
 
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.SchedulerSettings;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Everything one simulated run needs besides the workload, the policy and the rate.
+ * Everything one simulated run needs besides the workload, the policy and the rate. Build
+ * one with {@link #builder}, which names every value it sets.
  *
  * @param instances engine instances
  * @param routers gateway replicas; arrivals are spread round-robin across them
@@ -48,66 +50,6 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
 		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses, double targetAttainment,
 		boolean shareLoad, double promptTokenTarget, double sizeFloor) {
-
-	/**
-	 * A configuration that asks nothing of the prompt-size quartiles.
-	 */
-	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
-			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
-			InstanceModel.Factory instanceModels, NanoClock decisionTimer, @Nullable Duration prefixShareInterval,
-			SloClasses sloClasses, double targetAttainment, boolean shareLoad, double promptTokenTarget) {
-		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
-				decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, promptTokenTarget, 0);
-	}
-
-	/**
-	 * A configuration that asks nothing of the prompt tokens within the objective.
-	 */
-	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
-			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
-			InstanceModel.Factory instanceModels, NanoClock decisionTimer, @Nullable Duration prefixShareInterval,
-			SloClasses sloClasses, double targetAttainment, boolean shareLoad) {
-		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
-				decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, 0);
-	}
-
-	/**
-	 * A configuration whose replicas, when they sync, share their load too.
-	 */
-	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
-			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
-			InstanceModel.Factory instanceModels, NanoClock decisionTimer, @Nullable Duration prefixShareInterval,
-			SloClasses sloClasses, double targetAttainment) {
-		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
-				decisionTimer, prefixShareInterval, sloClasses, targetAttainment, true);
-	}
-
-	/**
-	 * A configuration whose capacity is judged at {@link Simulation#TARGET_ATTAINMENT}.
-	 */
-	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
-			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
-			InstanceModel.Factory instanceModels, NanoClock decisionTimer, @Nullable Duration prefixShareInterval,
-			SloClasses sloClasses) {
-		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
-				decisionTimer, prefixShareInterval, sloClasses, Simulation.TARGET_ATTAINMENT);
-	}
-
-	/** A configuration in which every request has the objective {@code slo}. */
-	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
-			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
-			InstanceModel.Factory instanceModels, NanoClock decisionTimer, @Nullable Duration prefixShareInterval) {
-		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
-				decisionTimer, prefixShareInterval, SloClasses.NONE);
-	}
-
-	/** A configuration whose replicas learn only from their own routing. */
-	public SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
-			Duration networkDelay, int warmup, long seed, SchedulerSettings settings,
-			InstanceModel.Factory instanceModels, NanoClock decisionTimer) {
-		this(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings, instanceModels,
-				decisionTimer, null);
-	}
 
 	public SimulationConfig {
 		if (instances <= 0) {
@@ -163,29 +105,28 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 		return scrapeInterval != null ? scrapeInterval : ScrapeIntervals.of(policy);
 	}
 
+	/**
+	 * A builder holding this configuration's values, to change some of them by name.
+	 */
+	public Builder toBuilder() {
+		return new Builder(this);
+	}
+
 	public SimulationConfig withDecisionTimer(NanoClock timer) {
-		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, timer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, promptTokenTarget,
-				sizeFloor);
+		return toBuilder().decisionTimer(timer).build();
 	}
 
 	public SimulationConfig withPrefixShareInterval(@Nullable Duration interval) {
-		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, interval, sloClasses, targetAttainment, shareLoad, promptTokenTarget,
-				sizeFloor);
+		return toBuilder().prefixShareInterval(interval).build();
 	}
 
 	public SimulationConfig withSloClasses(SloClasses classes) {
-		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, classes, targetAttainment, shareLoad,
-				promptTokenTarget, sizeFloor);
+		return toBuilder().sloClasses(classes).build();
 	}
 
 	/** The same configuration, judging capacity at {@code target} attainment. */
 	public SimulationConfig withTargetAttainment(double target) {
-		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, sloClasses, target, shareLoad, promptTokenTarget,
-				sizeFloor);
+		return toBuilder().targetAttainment(target).build();
 	}
 
 	/**
@@ -193,9 +134,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 	 * within the objective for a rate to pass.
 	 */
 	public SimulationConfig withPromptTokenTarget(double target) {
-		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad, target,
-				sizeFloor);
+		return toBuilder().promptTokenTarget(target).build();
 	}
 
 	/**
@@ -203,9 +142,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 	 * only their releases.
 	 */
 	public SimulationConfig withLoadSharing(boolean share) {
-		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, share,
-				promptTokenTarget, sizeFloor);
+		return toBuilder().shareLoad(share).build();
 	}
 
 	/**
@@ -213,16 +150,173 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 	 * of the feasible requests within the objective for a rate to pass.
 	 */
 	public SimulationConfig withSizeFloor(double floor) {
-		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, warmup, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad,
-				promptTokenTarget, floor);
+		return toBuilder().sizeFloor(floor).build();
 	}
 
 	/** The same configuration with {@code leading} requests excluded from the metrics. */
 	public SimulationConfig withWarmup(int leading) {
-		return new SimulationConfig(instances, routers, slo, scrapeInterval, networkDelay, leading, seed, settings,
-				instanceModels, decisionTimer, prefixShareInterval, sloClasses, targetAttainment, shareLoad,
-				promptTokenTarget, sizeFloor);
+		return toBuilder().warmup(leading).build();
+	}
+
+	/**
+	 * Builds a {@link SimulationConfig} value by value, each set by name; the record's
+	 * parameters say what each means. {@code instances}, {@code slo}, {@code settings},
+	 * {@code instanceModels} and {@code decisionTimer} must be set; the others default to
+	 * one router, the per-policy scrape intervals, no network delay, no warm-up, seed 0,
+	 * no replica sync (replicas that sync share their load too), one objective for every
+	 * request, capacity judged at {@link Simulation#TARGET_ATTAINMENT} and nothing asked
+	 * of the prompt tokens or the prompt-size quartiles.
+	 */
+	public static Builder builder() {
+		return new Builder();
+	}
+
+	/** See {@link SimulationConfig#builder}. */
+	public static final class Builder {
+
+		private int instances;
+
+		private int routers = 1;
+
+		private @Nullable Duration slo;
+
+		private @Nullable Duration scrapeInterval;
+
+		private Duration networkDelay = Duration.ZERO;
+
+		private int warmup;
+
+		private long seed;
+
+		private @Nullable SchedulerSettings settings;
+
+		private InstanceModel.@Nullable Factory instanceModels;
+
+		private @Nullable NanoClock decisionTimer;
+
+		private @Nullable Duration prefixShareInterval;
+
+		private SloClasses sloClasses = SloClasses.NONE;
+
+		private double targetAttainment = Simulation.TARGET_ATTAINMENT;
+
+		private boolean shareLoad = true;
+
+		private double promptTokenTarget;
+
+		private double sizeFloor;
+
+		private Builder() {
+		}
+
+		private Builder(SimulationConfig c) {
+			this.instances = c.instances;
+			this.routers = c.routers;
+			this.slo = c.slo;
+			this.scrapeInterval = c.scrapeInterval;
+			this.networkDelay = c.networkDelay;
+			this.warmup = c.warmup;
+			this.seed = c.seed;
+			this.settings = c.settings;
+			this.instanceModels = c.instanceModels;
+			this.decisionTimer = c.decisionTimer;
+			this.prefixShareInterval = c.prefixShareInterval;
+			this.sloClasses = c.sloClasses;
+			this.targetAttainment = c.targetAttainment;
+			this.shareLoad = c.shareLoad;
+			this.promptTokenTarget = c.promptTokenTarget;
+			this.sizeFloor = c.sizeFloor;
+		}
+
+		public Builder instances(int instances) {
+			this.instances = instances;
+			return this;
+		}
+
+		public Builder routers(int routers) {
+			this.routers = routers;
+			return this;
+		}
+
+		public Builder slo(Duration slo) {
+			this.slo = slo;
+			return this;
+		}
+
+		public Builder scrapeInterval(@Nullable Duration scrapeInterval) {
+			this.scrapeInterval = scrapeInterval;
+			return this;
+		}
+
+		public Builder networkDelay(Duration networkDelay) {
+			this.networkDelay = networkDelay;
+			return this;
+		}
+
+		public Builder warmup(int warmup) {
+			this.warmup = warmup;
+			return this;
+		}
+
+		public Builder seed(long seed) {
+			this.seed = seed;
+			return this;
+		}
+
+		public Builder settings(SchedulerSettings settings) {
+			this.settings = settings;
+			return this;
+		}
+
+		public Builder instanceModels(InstanceModel.Factory instanceModels) {
+			this.instanceModels = instanceModels;
+			return this;
+		}
+
+		public Builder decisionTimer(NanoClock decisionTimer) {
+			this.decisionTimer = decisionTimer;
+			return this;
+		}
+
+		public Builder prefixShareInterval(@Nullable Duration prefixShareInterval) {
+			this.prefixShareInterval = prefixShareInterval;
+			return this;
+		}
+
+		public Builder sloClasses(SloClasses sloClasses) {
+			this.sloClasses = sloClasses;
+			return this;
+		}
+
+		public Builder targetAttainment(double targetAttainment) {
+			this.targetAttainment = targetAttainment;
+			return this;
+		}
+
+		public Builder shareLoad(boolean shareLoad) {
+			this.shareLoad = shareLoad;
+			return this;
+		}
+
+		public Builder promptTokenTarget(double promptTokenTarget) {
+			this.promptTokenTarget = promptTokenTarget;
+			return this;
+		}
+
+		public Builder sizeFloor(double sizeFloor) {
+			this.sizeFloor = sizeFloor;
+			return this;
+		}
+
+		public SimulationConfig build() {
+			return new SimulationConfig(this.instances, this.routers, Objects.requireNonNull(this.slo, "slo"),
+					this.scrapeInterval, this.networkDelay, this.warmup, this.seed,
+					Objects.requireNonNull(this.settings, "settings"),
+					Objects.requireNonNull(this.instanceModels, "instanceModels"),
+					Objects.requireNonNull(this.decisionTimer, "decisionTimer"), this.prefixShareInterval,
+					this.sloClasses, this.targetAttainment, this.shareLoad, this.promptTokenTarget, this.sizeFloor);
+		}
+
 	}
 
 }

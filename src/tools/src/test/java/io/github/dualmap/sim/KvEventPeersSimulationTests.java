@@ -38,8 +38,17 @@ class KvEventPeersSimulationTests {
 	}
 
 	private static SimulationConfig engines(int instances, int routers, Duration networkDelay) {
-		return new SimulationConfig(instances, routers, Duration.ofSeconds(5), null, networkDelay, 200, 3, SETTINGS,
-				EngineInstance.factory(EngineProfile.h100_8b(), 512), () -> 0L);
+		return SimulationConfig.builder()
+			.instances(instances)
+			.routers(routers)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(networkDelay)
+			.warmup(200)
+			.seed(3)
+			.settings(SETTINGS)
+			.instanceModels(EngineInstance.factory(EngineProfile.h100_8b(), 512))
+			.decisionTimer(() -> 0L)
+			.build();
 	}
 
 	@Test
@@ -59,8 +68,8 @@ class KvEventPeersSimulationTests {
 	void dynamoKvRunsOnTheEnginesEventsAndFindsTheirCache() {
 		RunResult kv = Simulation.run(SESSIONS, PolicySpec.named(DynamoKvPolicy.NAME), engines(2, 1), 4, false, false);
 		RunResult rr = Simulation.run(SESSIONS, PolicySpec.named("round-robin"), engines(2, 1), 4, false, false);
-		assertThat(kv.measured()).isEqualTo(500);
-		assertThat(kv.withinSlo()).isPositive();
+		assertThat(kv.requests().measured()).isEqualTo(500);
+		assertThat(kv.requests().withinSlo()).isPositive();
 		assertThat(kv.hitRate()).isGreaterThan(rr.hitRate());
 	}
 
@@ -71,8 +80,8 @@ class KvEventPeersSimulationTests {
 		RunResult precise = Simulation.run(SESSIONS, PolicySpec.named(LlmdPrecisePolicy.NAME),
 				engines(2, 1, Duration.ZERO), 4, false, false);
 		RunResult rr = Simulation.run(SESSIONS, PolicySpec.named("round-robin"), engines(2, 1), 4, false, false);
-		assertThat(precise.measured()).isEqualTo(500);
-		assertThat(precise.withinSlo()).isPositive();
+		assertThat(precise.requests().measured()).isEqualTo(500);
+		assertThat(precise.requests().withinSlo()).isPositive();
 		assertThat(precise.hitRate()).isGreaterThan(rr.hitRate());
 	}
 
@@ -82,15 +91,24 @@ class KvEventPeersSimulationTests {
 		RunResult apart = Simulation.run(SESSIONS, PolicySpec.named("sglang-cache-aware"), four, 4, false, false);
 		RunResult synced = Simulation.run(SESSIONS, PolicySpec.named("sglang-cache-aware"),
 				four.withPrefixShareInterval(Duration.ofMillis(50)), 4, false, false);
-		assertThat(synced.measured()).isEqualTo(500);
-		assertThat(synced.withinSlo()).isPositive();
+		assertThat(synced.requests().measured()).isEqualTo(500);
+		assertThat(synced.requests().withinSlo()).isPositive();
 		assertThat(synced.hitRate()).isGreaterThan(apart.hitRate());
 	}
 
 	@Test
 	void aRowThatNeedsKvEventsRefusesAnInstanceModelWithout() {
-		SimulationConfig fifo = new SimulationConfig(2, 1, Duration.ofSeconds(5), null, Duration.ZERO, 200, 1, SETTINGS,
-				(index, seed) -> new FifoInstance(1_000_000L), () -> 0L);
+		SimulationConfig fifo = SimulationConfig.builder()
+			.instances(2)
+			.routers(1)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(Duration.ZERO)
+			.warmup(200)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(1_000_000L))
+			.decisionTimer(() -> 0L)
+			.build();
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> Simulation.run(SESSIONS, PolicySpec.named(DynamoKvPolicy.NAME), fifo, 1, false))
 			.withMessageContaining("KV events");
@@ -108,15 +126,24 @@ class KvEventPeersSimulationTests {
 		List<Integer> order = new ArrayList<>();
 		List<Integer> inFlightAtChoice = new ArrayList<>();
 		PolicySpec oneAtATime = new PolicySpec("one-at-a-time", settings -> new OneAtATime(order, inFlightAtChoice));
-		SimulationConfig fifo = new SimulationConfig(2, 1, Duration.ofSeconds(60), null, Duration.ofMillis(1), 10, 1,
-				SETTINGS, (index, seed) -> new FifoInstance(50_000_000L), () -> 0L);
+		SimulationConfig fifo = SimulationConfig.builder()
+			.instances(2)
+			.routers(1)
+			.slo(Duration.ofSeconds(60))
+			.networkDelay(Duration.ofMillis(1))
+			.warmup(10)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(50_000_000L))
+			.decisionTimer(() -> 0L)
+			.build();
 		RunResult r = Simulation.run(w, oneAtATime, fifo, 100, false, false);
-		assertThat(r.measured()).isEqualTo(50);
-		assertThat(r.withinSlo()).isEqualTo(50);
+		assertThat(r.requests().measured()).isEqualTo(50);
+		assertThat(r.requests().withinSlo()).isEqualTo(50);
 		assertThat(inFlightAtChoice).containsOnly(0);
 		assertThat(order).isSorted().hasSize(60);
 		// Served one after another, 50 ms each: the last waits for all before it.
-		assertThat(r.ttftP99Seconds()).isGreaterThan(2.0);
+		assertThat(r.ttft().p99Seconds()).isGreaterThan(2.0);
 	}
 
 	@Test
@@ -130,8 +157,8 @@ class KvEventPeersSimulationTests {
 		// Far too slow for this rate: the run ends once every measured request missed,
 		// having served the first ones in order.
 		assertThat(order).hasSizeGreaterThan(5).isSorted();
-		assertThat(r.measured()).isEqualTo(500);
-		assertThat(r.withinSlo()).isLessThan(20);
+		assertThat(r.requests().measured()).isEqualTo(500);
+		assertThat(r.requests().withinSlo()).isLessThan(20);
 	}
 
 	/**

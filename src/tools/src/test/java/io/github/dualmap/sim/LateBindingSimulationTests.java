@@ -21,8 +21,17 @@ class LateBindingSimulationTests {
 	private static final SchedulerSettings SETTINGS = SchedulerSettings.custom().blockTokens(512).build();
 
 	private static SimulationConfig config(int instances) {
-		return new SimulationConfig(instances, 1, Duration.ofSeconds(5), null, Duration.ofMillis(1), 200, 3, SETTINGS,
-				EngineInstance.factory(EngineProfile.h100_8b(), 512), () -> 0L);
+		return SimulationConfig.builder()
+			.instances(instances)
+			.routers(1)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(Duration.ofMillis(1))
+			.warmup(200)
+			.seed(3)
+			.settings(SETTINGS)
+			.instanceModels(EngineInstance.factory(EngineProfile.h100_8b(), 512))
+			.decisionTimer(() -> 0L)
+			.build();
 	}
 
 	@Test
@@ -64,10 +73,10 @@ class LateBindingSimulationTests {
 		QueueSettings tiny = QueueSettings.custom().maxQueuedPerPool(1).maxPrefillRequests(1).build();
 		RunResult direct = Simulation.run(w, PolicySpec.named("least-loaded", tiny), config(2), 40, false);
 		RunResult queued = Simulation.run(w, PolicySpec.named("least-loaded+queue", tiny), config(2), 40, false);
-		assertThat(direct.rejected()).isZero();
+		assertThat(direct.requests().rejected()).isZero();
 		assertThat(direct.prompts().rejected()).isZero();
-		assertThat(queued.rejected()).isPositive();
-		assertThat(queued.prompts().rejected()).isGreaterThanOrEqualTo(queued.rejected());
+		assertThat(queued.requests().rejected()).isPositive();
+		assertThat(queued.prompts().rejected()).isGreaterThanOrEqualTo(queued.requests().rejected());
 		assertThat(queued.migrations()).isZero();
 	}
 
@@ -100,8 +109,8 @@ class LateBindingSimulationTests {
 		QueueSettings tiny = QueueSettings.custom().maxQueuedPerPool(1).maxPrefillRequests(1).build();
 		PolicySpec spec = new PolicySpec("dualmap-tiny-queue", s -> RoutingPolicies.create("dualmap", s), tiny);
 		RunResult r = Simulation.run(w, spec, config(2), 40, false);
-		assertThat(r.rejected()).isPositive();
-		assertThat(r.withinSlo()).isLessThanOrEqualTo(r.measured() - r.rejected());
+		assertThat(r.requests().rejected()).isPositive();
+		assertThat(r.requests().withinSlo()).isLessThanOrEqualTo(r.requests().measured() - r.requests().rejected());
 		// Prompt tokens of the measured requests split like the requests do.
 		long measured = w.trace().requests().stream().skip(200).mapToLong(t -> t.inputTokens()).sum();
 		assertThat(r.prompts().measured()).isEqualTo(measured);
@@ -110,10 +119,11 @@ class LateBindingSimulationTests {
 		assertThat(r.prompts().withinSloShare()).isLessThan(1.0);
 		// The served percentiles leave out the rejected, whose censored waits (up to the
 		// end of the run) make the run's p99.
-		assertThat(r.served().count()).isPositive().isLessThanOrEqualTo(r.measured() - r.rejected());
-		assertThat(r.served().count()).isGreaterThanOrEqualTo(r.withinSlo());
-		assertThat(r.rejected()).isGreaterThan(r.measured() / 100);
-		assertThat(r.served().ttftP99Seconds()).isLessThan(r.ttftP99Seconds());
+		assertThat(r.served().count()).isPositive()
+			.isLessThanOrEqualTo(r.requests().measured() - r.requests().rejected());
+		assertThat(r.served().count()).isGreaterThanOrEqualTo(r.requests().withinSlo());
+		assertThat(r.requests().rejected()).isGreaterThan(r.requests().measured() / 100);
+		assertThat(r.served().ttftP99Seconds()).isLessThan(r.ttft().p99Seconds());
 		assertThat(r.served().ttftP90Seconds()).isLessThanOrEqualTo(r.served().ttftP99Seconds());
 	}
 
@@ -121,14 +131,14 @@ class LateBindingSimulationTests {
 	void everyMeasuredRequestOfALightRunIsServedThroughTheQueue() {
 		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(700, 5));
 		RunResult r = Simulation.run(w, PolicySpec.named("dualmap"), config(4), 2, false);
-		assertThat(r.rejected()).isZero();
+		assertThat(r.requests().rejected()).isZero();
 		assertThat(r.attainment()).isEqualTo(1.0);
 		assertThat(r.prompts().withinSloShare()).isEqualTo(1.0);
 		assertThat(r.prompts().rejected()).isZero();
 		// Everyone was served, so the served percentiles are the run's.
-		assertThat(r.served().count()).isEqualTo(r.measured());
-		assertThat(r.served().ttftP90Seconds()).isEqualTo(r.ttftP90Seconds());
-		assertThat(r.served().ttftP99Seconds()).isEqualTo(r.ttftP99Seconds());
+		assertThat(r.served().count()).isEqualTo(r.requests().measured());
+		assertThat(r.served().ttftP90Seconds()).isEqualTo(r.ttft().p90Seconds());
+		assertThat(r.served().ttftP99Seconds()).isEqualTo(r.ttft().p99Seconds());
 		assertThat(r.decisionNanosP99()).isZero();
 		assertThat(r.hitRate()).isGreaterThan(0.2);
 		// Nobody waited to the wait bound, so the rescue placed nobody.
@@ -141,8 +151,9 @@ class LateBindingSimulationTests {
 		// the instance it picked and the rescue places them elsewhere.
 		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(1500, 4));
 		RunResult queued = Simulation.run(w, PolicySpec.named("consistent-hash+queue"), config(4), 60, false, false);
-		assertThat(queued.judged().rescued()).isPositive().isLessThanOrEqualTo(queued.measured() - queued.rejected());
-		assertThat(queued.rescueShare()).isEqualTo((double) queued.judged().rescued() / queued.measured());
+		assertThat(queued.judged().rescued()).isPositive()
+			.isLessThanOrEqualTo(queued.requests().measured() - queued.requests().rejected());
+		assertThat(queued.rescueShare()).isEqualTo((double) queued.judged().rescued() / queued.requests().measured());
 		RunResult direct = Simulation.run(w, PolicySpec.named("consistent-hash"), config(4), 60, false, false);
 		assertThat(direct.rescueShare()).isZero();
 	}

@@ -21,8 +21,17 @@ class NoisyNeighbourTests {
 	private static final SchedulerSettings SETTINGS = SchedulerSettings.custom().blockTokens(512).build();
 
 	private static SimulationConfig config(int warmup) {
-		return new SimulationConfig(2, 1, Duration.ofSeconds(5), null, Duration.ofMillis(1), warmup, 3, SETTINGS,
-				EngineInstance.factory(EngineProfile.h100_8b(), 512), () -> 0L);
+		return SimulationConfig.builder()
+			.instances(2)
+			.routers(1)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(Duration.ofMillis(1))
+			.warmup(warmup)
+			.seed(3)
+			.settings(SETTINGS)
+			.instanceModels(EngineInstance.factory(EngineProfile.h100_8b(), 512))
+			.decisionTimer(() -> 0L)
+			.build();
 	}
 
 	@Test
@@ -77,7 +86,7 @@ class NoisyNeighbourTests {
 		assertThat(plain.attainment()).as("past capacity").isLessThan(0.95);
 		assertThat(fair.result().ttftSeconds()).containsExactly(plain.ttftSeconds());
 		assertThat(off.result().ttftSeconds()).containsExactly(plain.ttftSeconds());
-		assertThat(fair.result().rejected()).isEqualTo(plain.rejected());
+		assertThat(fair.result().requests().rejected()).isEqualTo(plain.requests().rejected());
 	}
 
 	@Test

@@ -37,8 +37,17 @@ class ScalingSimulationTests {
 	}
 
 	private static SimulationConfig fifo(int instances, Duration service) {
-		return new SimulationConfig(instances, 1, Duration.ofSeconds(1), null, Duration.ofMillis(1), 100, 1, SETTINGS,
-				(index, seed) -> new FifoInstance(service.toNanos()), () -> 0L);
+		return SimulationConfig.builder()
+			.instances(instances)
+			.routers(1)
+			.slo(Duration.ofSeconds(1))
+			.networkDelay(Duration.ofMillis(1))
+			.warmup(100)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(service.toNanos()))
+			.decisionTimer(() -> 0L)
+			.build();
 	}
 
 	@Test
@@ -71,7 +80,7 @@ class ScalingSimulationTests {
 		assertThat(toNewBefore).isZero();
 		// Two of six instances own about a third of the ring.
 		assertThat(toNewAfter).isBetween(60, 250);
-		assertThat(run.result().measured()).isEqualTo(700);
+		assertThat(run.result().requests().measured()).isEqualTo(700);
 		assertThat(run.result().attainment()).isEqualTo(1.0);
 		assertThat(run.result().timeline().load()).hasNumberOfRows(6);
 	}
@@ -103,7 +112,7 @@ class ScalingSimulationTests {
 		assertThat(heldByRemoved).isEqualTo(100);
 		assertThat(servedAfterLeaving).isGreaterThan(3);
 		// No early stop: every measured request is resolved, within the SLO or a miss.
-		assertThat(run.result().stoppedEarly()).isFalse();
+		assertThat(run.result().requests().stoppedEarly()).isFalse();
 		assertThat(run.result().attainment()).isLessThan(0.9).isGreaterThan(0.2);
 		ScalingTimeline t = ScalingTimeline.of(run, w.trace(), 2 * SECOND, SECOND);
 		assertThat(t.windows().stream().mapToInt(ScalingTimeline.Window::requests).sum()).isEqualTo(700);
@@ -116,8 +125,17 @@ class ScalingSimulationTests {
 	@Test
 	void sameScheduleAndSeedGiveTheSameRun() {
 		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(700, 4));
-		SimulationConfig config = new SimulationConfig(3, 2, Duration.ofSeconds(5), null, Duration.ofMillis(1), 200, 9,
-				SETTINGS, EngineInstance.factory(EngineProfile.h100_8b(), 512), () -> 0L);
+		SimulationConfig config = SimulationConfig.builder()
+			.instances(3)
+			.routers(2)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(Duration.ofMillis(1))
+			.warmup(200)
+			.seed(9)
+			.settings(SETTINGS)
+			.instanceModels(EngineInstance.factory(EngineProfile.h100_8b(), 512))
+			.decisionTimer(() -> 0L)
+			.build();
 		MembershipSchedule schedule = MembershipSchedule.parse("40%:+1,70%:-2", 3);
 		ScheduledRun a = Simulation.run(w, PolicySpec.named("dualmap"), config, 5, schedule);
 		ScheduledRun b = Simulation.run(w, PolicySpec.named("dualmap"), config, 5, schedule);

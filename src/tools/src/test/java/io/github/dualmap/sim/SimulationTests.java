@@ -42,8 +42,17 @@ class SimulationTests {
 	}
 
 	private static SimulationConfig fifoConfig(int instances, int routers, Duration service, Duration slo) {
-		return new SimulationConfig(instances, routers, slo, null, Duration.ZERO, 200, 1, SETTINGS,
-				(index, seed) -> new FifoInstance(service.toNanos()), () -> 0L);
+		return SimulationConfig.builder()
+			.instances(instances)
+			.routers(routers)
+			.slo(slo)
+			.networkDelay(Duration.ZERO)
+			.warmup(200)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(service.toNanos()))
+			.decisionTimer(() -> 0L)
+			.build();
 	}
 
 	@Test
@@ -56,12 +65,12 @@ class SimulationTests {
 			});
 		assertThat(o.capacity()).isCloseTo(10.0, withinPercentage(2));
 		assertThat(o.atCapacity()).isNotNull();
-		assertThat(o.atCapacity().ttftP99Seconds()).isCloseTo(0.1, withinPercentage(1));
+		assertThat(o.atCapacity().ttft().p99Seconds()).isCloseTo(0.1, withinPercentage(1));
 		// Every evaluated rate is reported; those above the capacity fail.
 		assertThat(o.points()).extracting(RunResult::rate).isSorted().contains(1.0, 2.0, 4.0, 8.0, 16.0);
 		assertThat(o.points()).filteredOn(r -> r.rate() > 10.1).allMatch(r -> !r.passes(0.9));
 		// A hopeless rate stops early instead of draining its queue.
-		assertThat(o.points().get(o.points().size() - 1).stoppedEarly()).isTrue();
+		assertThat(o.points().get(o.points().size() - 1).requests().stoppedEarly()).isTrue();
 	}
 
 	@Test
@@ -71,18 +80,18 @@ class SimulationTests {
 		PolicySpec rr = PolicySpec.named("round-robin");
 		RunResult stopped = Simulation.run(w, rr, config, 20, false);
 		RunResult whole = Simulation.run(w, rr, config, 20, false, false);
-		assertThat(stopped.stoppedEarly()).isTrue();
-		assertThat(whole.stoppedEarly()).isFalse();
-		assertThat(whole.measured()).isEqualTo(stopped.measured());
+		assertThat(stopped.requests().stoppedEarly()).isTrue();
+		assertThat(whole.requests().stoppedEarly()).isFalse();
+		assertThat(whole.requests().measured()).isEqualTo(stopped.requests().measured());
 		// Twice the capacity: the queue only grows, so the whole run's tail is far longer
 		// than the stopped run's, whose TTFTs were censored where it stopped.
-		assertThat(whole.ttftP99Seconds()).isGreaterThan(stopped.ttftP99Seconds() * 2);
+		assertThat(whole.ttft().p99Seconds()).isGreaterThan(stopped.ttft().p99Seconds() * 2);
 		assertThat(whole.attainment()).isLessThan(0.1);
 		CapacitySearch.Outcome o = new CapacitySearch(1, 0.02, 10)
 			.search(rate -> Simulation.run(w, rr, config, rate, false, false), () -> {
 			});
 		assertThat(o.capacity()).isCloseTo(10.0, withinPercentage(2));
-		assertThat(o.points()).noneMatch(RunResult::stoppedEarly);
+		assertThat(o.points()).noneMatch(r -> r.requests().stoppedEarly());
 	}
 
 	@Test
@@ -105,8 +114,8 @@ class SimulationTests {
 			});
 		assertThat(at95.capacity()).isZero();
 		// A run judged at 95 % stops once more than 5 % have missed.
-		assertThat(Simulation.run(w, rr, strict, 5, false).stoppedEarly()).isTrue();
-		assertThat(at5.stoppedEarly()).isFalse();
+		assertThat(Simulation.run(w, rr, strict, 5, false).requests().stoppedEarly()).isTrue();
+		assertThat(at5.requests().stoppedEarly()).isFalse();
 	}
 
 	/**
@@ -157,7 +166,7 @@ class SimulationTests {
 		Workload w = Workload.of(evenlySpaced(400));
 		RunResult r = Simulation.run(w, PolicySpec.named("round-robin"),
 				fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150)), 20, false);
-		assertThat(r.measured()).isEqualTo(200);
+		assertThat(r.requests().measured()).isEqualTo(200);
 		assertThat(r.attainment()).isLessThan(0.1);
 		assertThat(r.ttftSeconds()).hasSize(200).isSorted();
 	}
@@ -172,14 +181,14 @@ class SimulationTests {
 		assertThat(r.classes()).extracting(RunResult.ClassResult::name).containsExactly("tight", "default");
 		RunResult.ClassResult tight = r.classes().get(0);
 		RunResult.ClassResult rest = r.classes().get(1);
-		assertThat(tight.measured() + rest.measured()).isEqualTo(r.measured());
+		assertThat(tight.measured() + rest.measured()).isEqualTo(r.requests().measured());
 		// 5 % of 800 (more would miss past the 10 % that stops a run early).
 		assertThat(tight.measured()).isCloseTo(40, withinPercentage(40));
-		assertThat(r.stoppedEarly()).isFalse();
+		assertThat(r.requests().stoppedEarly()).isFalse();
 		assertThat(tight.withinSlo()).isZero();
 		assertThat(tight.sloSeconds()).isEqualTo(0.05);
 		assertThat(rest.withinSlo()).isEqualTo(rest.measured());
-		assertThat(r.withinSlo()).isEqualTo(rest.measured());
+		assertThat(r.requests().withinSlo()).isEqualTo(rest.measured());
 		assertThat(tight.ttftP90Seconds()).isCloseTo(0.1, withinPercentage(1));
 		// Without classes nothing is reported per class.
 		assertThat(Simulation
@@ -252,7 +261,7 @@ class SimulationTests {
 		RunResult r = Simulation.run(w, counting, engineConfig(4, 3, 9), 4, true);
 		assertThat(perRouter).hasSize(3);
 		assertThat(perRouter).allSatisfy(c -> assertThat(c.get()).isEqualTo(300));
-		assertThat(r.measured()).isEqualTo(700);
+		assertThat(r.requests().measured()).isEqualTo(700);
 		assertThat(r.attainment()).isGreaterThan(0.9);
 		assertThat(r.timeline()).isNotNull();
 		assertThat(r.timeline().load()).hasNumberOfRows(4);
@@ -343,8 +352,18 @@ class SimulationTests {
 		for (int c = 0; c < intervals.length; c++) {
 			List<Integer> seen = new ArrayList<>();
 			PolicySpec firstInstance = new PolicySpec("first-instance", settings -> new SeenBlocksPolicy(seen));
-			SimulationConfig config = new SimulationConfig(2, 2, Duration.ofSeconds(1), null, Duration.ofMillis(5), 10,
-					1, SETTINGS, (index, seed) -> new FifoInstance(1_000_000L), () -> 0L, intervals[c]);
+			SimulationConfig config = SimulationConfig.builder()
+				.instances(2)
+				.routers(2)
+				.slo(Duration.ofSeconds(1))
+				.networkDelay(Duration.ofMillis(5))
+				.warmup(10)
+				.seed(1)
+				.settings(SETTINGS)
+				.instanceModels((index, seed) -> new FifoInstance(1_000_000L))
+				.decisionTimer(() -> 0L)
+				.prefixShareInterval(intervals[c])
+				.build();
 			Simulation.run(w, firstInstance, config, 1, false);
 			// The first request of each replica finds nothing of its own; the second
 			// replica's first request finds the first replica's block only when that
@@ -353,9 +372,18 @@ class SimulationTests {
 			assertThat(seen.get(1)).as("sync interval %s", intervals[c]).isEqualTo(secondSees[c]);
 			assertThat(seen.subList(2, seen.size())).allMatch(n -> n == 1);
 		}
-		assertThatThrownBy(() -> new SimulationConfig(2, 2, Duration.ofSeconds(1), null, Duration.ZERO, 10, 1, SETTINGS,
-				(index, seed) -> new FifoInstance(1_000_000L), () -> 0L, Duration.ZERO))
-			.hasMessageContaining("prefixShareInterval must be > 0");
+		assertThatThrownBy(() -> SimulationConfig.builder()
+			.instances(2)
+			.routers(2)
+			.slo(Duration.ofSeconds(1))
+			.networkDelay(Duration.ZERO)
+			.warmup(10)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(1_000_000L))
+			.decisionTimer(() -> 0L)
+			.prefixShareInterval(Duration.ZERO)
+			.build()).hasMessageContaining("prefixShareInterval must be > 0");
 	}
 
 	@Test
@@ -367,8 +395,18 @@ class SimulationTests {
 			requests.add(new TraceRequest(i * 100.0, 1024, 1, new long[] { 1000L + 2 * i, 1001L + 2 * i }));
 		}
 		Workload w = Workload.of(new Trace("prefill-pile-up", 512, requests));
-		SimulationConfig synced = new SimulationConfig(1, 2, Duration.ofSeconds(60), null, Duration.ofMillis(5), 10, 1,
-				SETTINGS, (index, seed) -> new FifoInstance(1_000_000_000L), () -> 0L, Duration.ofMillis(50));
+		SimulationConfig synced = SimulationConfig.builder()
+			.instances(1)
+			.routers(2)
+			.slo(Duration.ofSeconds(60))
+			.networkDelay(Duration.ofMillis(5))
+			.warmup(10)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(1_000_000_000L))
+			.decisionTimer(() -> 0L)
+			.prefixShareInterval(Duration.ofMillis(50))
+			.build();
 		List<long[]> shared = peerPrefillSeen(w, synced);
 		// Request 1 (router 1, at 100 ms) sees request 0 (router 0, released at 0 ms,
 		// published with the flush at 50 ms); request 2 (router 0, at 200 ms) sees
@@ -427,8 +465,17 @@ class SimulationTests {
 	}
 
 	private static SimulationConfig engineConfig(int instances, int routers, long seed, EngineProfile profile) {
-		return new SimulationConfig(instances, routers, Duration.ofSeconds(5), null, Duration.ofMillis(1), 200, seed,
-				SETTINGS, EngineInstance.factory(profile, 512), () -> 0L);
+		return SimulationConfig.builder()
+			.instances(instances)
+			.routers(routers)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(Duration.ofMillis(1))
+			.warmup(200)
+			.seed(seed)
+			.settings(SETTINGS)
+			.instanceModels(EngineInstance.factory(profile, 512))
+			.decisionTimer(() -> 0L)
+			.build();
 	}
 
 	/**

@@ -181,10 +181,19 @@ class YardstickTests {
 	}
 
 	private static SimulationConfig oneEngine() {
-		return new SimulationConfig(1, 1, Duration.ofSeconds(5), null, Duration.ZERO, 50, 1,
-				SchedulerSettings.custom().blockTokens(512).build(), EngineInstance.factory(H100, 512), () -> 0L)
-			.withPromptTokenTarget(0.9)
-			.withSizeFloor(0.8);
+		return SimulationConfig.builder()
+			.instances(1)
+			.routers(1)
+			.slo(Duration.ofSeconds(5))
+			.networkDelay(Duration.ZERO)
+			.warmup(50)
+			.seed(1)
+			.settings(SchedulerSettings.custom().blockTokens(512).build())
+			.instanceModels(EngineInstance.factory(H100, 512))
+			.decisionTimer(() -> 0L)
+			.promptTokenTarget(0.9)
+			.sizeFloor(0.8)
+			.build();
 	}
 
 	@Test
@@ -209,7 +218,7 @@ class YardstickTests {
 		BenchmarkReport report = steady.atRate(List.of(PolicySpec.named("round-robin")), 100, () -> {
 		});
 		RunResult longRun = report.policies().get(0).atFixedRate();
-		assertThat(longRun.measured()).isEqualTo(21 * 300 - 50);
+		assertThat(longRun.requests().measured()).isEqualTo(21 * 300 - 50);
 		assertThat(longRun.judged().requestShare()).isLessThan(0.9);
 		assertThat(report.policies().get(0).search().capacity()).isZero();
 		assertThat(report.policies().get(0).search().requestsCapacity()).isZero();

@@ -85,7 +85,7 @@ public final class MarkdownTable {
 			double goodput = p.search().atCapacity() == null ? 0 : r.goodput();
 			out.append(String.format(Locale.ROOT,
 					"| %s | %.2f | %.2f | %.3f | %.3f | %.3f | %.1f %% | %.3f | %d | %.1f |%n", p.name(),
-					p.search().capacity(), goodput, r.ttftP50Seconds(), r.ttftP90Seconds(), r.ttftP99Seconds(),
+					p.search().capacity(), goodput, r.ttft().p50Seconds(), r.ttft().p90Seconds(), r.ttft().p99Seconds(),
 					100 * r.hitRate(), r.loadCv(), r.migrations(), r.decisionNanosP99() / 1000.0));
 		}
 		out.append(String.format(Locale.ROOT, "%nEngine state in the same runs (from the first measured arrival)%n%n"));
@@ -97,7 +97,7 @@ public final class MarkdownTable {
 			RunResult.EngineLoad e = r.engines();
 			out.append(String.format(Locale.ROOT, "| %s | %.2f | %.1f | %.3f | %.3f | %d | %d | %d |%n", p.name(),
 					r.rate(), e.runningPerInstance(), e.kvUsageMean(), e.kvUsagePeak(), e.preemptions(),
-					e.evictedBlocks(), r.rejected()));
+					e.evictedBlocks(), r.requests().rejected()));
 		}
 		out.append(String.format(Locale.ROOT, "%nSLO attainment in the same runs%n%n"));
 		out.append("| policy | rate (req/s) | measured | within SLO | attainment | prompt tokens within SLO "
@@ -106,14 +106,16 @@ public final class MarkdownTable {
 		for (BenchmarkReport.PolicyReport p : report.policies()) {
 			RunResult r = p.headline();
 			RunResult.PromptTokens t = r.prompts();
-			String rejectedMean = r.rejected() == 0 ? "-"
-					: String.format(Locale.ROOT, "%.0f", (double) t.rejected() / r.rejected());
+			String rejectedMean = r.requests().rejected() == 0 ? "-"
+					: String.format(Locale.ROOT, "%.0f", (double) t.rejected() / r.requests().rejected());
 			String served = r.served().count() == 0 ? "-" : String.format(Locale.ROOT, "%.3f / %.3f",
 					r.served().ttftP90Seconds(), r.served().ttftP99Seconds());
 			out.append(String.format(Locale.ROOT, "| %s | %.2f | %d | %d | %.1f %% | %.1f %% | %s / %.0f | %s | %s |%n",
-					p.name(), r.rate(), r.measured(), r.withinSlo(), 100 * r.attainment(), 100 * t.withinSloShare(),
-					rejectedMean, r.measured() == 0 ? 0 : (double) t.measured() / r.measured(), served,
-					r.stoppedEarly() ? "stopped once over 10 % had missed (rest counted as misses; --no-stop runs all)"
+					p.name(), r.rate(), r.requests().measured(), r.requests().withinSlo(), 100 * r.attainment(),
+					100 * t.withinSloShare(), rejectedMean,
+					r.requests().measured() == 0 ? 0 : (double) t.measured() / r.requests().measured(), served,
+					r.requests().stoppedEarly()
+							? "stopped once over 10 % had missed (rest counted as misses; --no-stop runs all)"
 							: "whole trace"));
 		}
 		out.append(String.format(Locale.ROOT,

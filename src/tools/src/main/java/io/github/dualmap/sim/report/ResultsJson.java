@@ -36,9 +36,9 @@ public final class ResultsJson {
 			o.put("name", p.name());
 			o.put("capacity_rps", round(p.search().capacity()));
 			o.put("goodput_rps", round(p.search().atCapacity() == null ? 0 : r.goodput()));
-			o.put("ttft_p50_s", round(r.ttftP50Seconds()));
-			o.put("ttft_p90_s", round(r.ttftP90Seconds()));
-			o.put("ttft_p99_s", round(r.ttftP99Seconds()));
+			o.put("ttft_p50_s", round(r.ttft().p50Seconds()));
+			o.put("ttft_p90_s", round(r.ttft().p90Seconds()));
+			o.put("ttft_p99_s", round(r.ttft().p99Seconds()));
 			o.put("hit_rate", round(r.hitRate()));
 			o.put("load_cv", round(r.loadCv()));
 			o.put("migrations", r.migrations());
@@ -61,14 +61,14 @@ public final class ResultsJson {
 				RunResult.Judged j = x.judged();
 				ObjectNode point = points.addObject()
 					.put("rate_rps", round(x.rate()))
-					.put("measured", x.measured())
+					.put("measured", x.requests().measured())
 					.put("attainment", round(x.attainment()))
 					.put("feasible_attainment", round(j.requestShare()))
 					.put("feasible_token_attainment", round(j.tokenShare()))
 					.put("worst_size_attainment", round(j.worstQuartile()))
 					.put("rejected_share", round(x.rejectedShare()))
 					.put("rescue_share", round(x.rescueShare()))
-					.put("stopped_early", x.stoppedEarly())
+					.put("stopped_early", x.requests().stoppedEarly())
 					.put("transient", j.isTransient());
 				if (Double.isFinite(j.engineSeconds())) {
 					point.put("in_time_work_share",

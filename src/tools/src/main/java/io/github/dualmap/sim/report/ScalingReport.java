@@ -65,7 +65,7 @@ public final class ScalingReport {
 			p.put("name", t.policy());
 			p.put("attainment", round(t.summary().attainment()));
 			p.put("hit_rate", round(t.summary().hitRate()));
-			p.put("ttft_p90_s", round(t.summary().ttftP90Seconds()));
+			p.put("ttft_p90_s", round(t.summary().ttft().p90Seconds()));
 			ArrayNode windows = p.putArray("windows");
 			for (ScalingTimeline.Window w : t.windows()) {
 				ObjectNode o = windows.addObject();
