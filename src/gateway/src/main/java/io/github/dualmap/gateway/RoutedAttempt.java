@@ -84,7 +84,7 @@ public final class RoutedAttempt {
 	/**
 	 * Time the request spent in the dispatch queues before this try was sent, the waits
 	 * of its earlier tries included (a try placed again continues its wait, see
-	 * {@link ServicePool#submit(RoutingRequest, boolean, java.util.Set, boolean, String, long)}).
+	 * {@link ServicePool#submit(RoutingRequest, boolean, long)}).
 	 */
 	public long queueWaitNanos() {
 		RequestTicket q = this.queued;
@@ -117,10 +117,6 @@ public final class RoutedAttempt {
 		return this.instance;
 	}
 
-	/**
-	 * The request's handle in the dispatch queues ({@code null} when it was dispatched
-	 * around them): its wait, migrations and state.
-	 */
 	/**
 	 * The request ended having generated {@code outputTokens}: its tenant's share in the
 	 * dispatch queues is corrected from the estimate charged at its release.

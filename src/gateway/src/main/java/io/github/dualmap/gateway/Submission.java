@@ -64,6 +64,7 @@ final class Submission implements DispatchListener {
 	}
 
 	private void place(boolean repeated) {
+		RequestTicket previous = this.current.get();
 		// The queues keep it off the instances it failed on while it waits (idle
 		// pull, migration, re-placement), not only in this choice.
 		RequestTicket q = this.service.queues()
@@ -72,7 +73,11 @@ final class Submission implements DispatchListener {
 		if (this.waitingSince == Long.MAX_VALUE) {
 			this.waitingSince = q.submittedAtNanos();
 		}
-		this.current.set(q);
+		// A release refused within submit has placed the request again already: that
+		// newer ticket is the one a cancel must take out, and it has checked the cancel.
+		if (!this.current.compareAndSet(previous, q)) {
+			return;
+		}
 		if (this.cancelled) {
 			this.service.queues().cancel(q);
 		}
@@ -93,6 +98,10 @@ final class Submission implements DispatchListener {
 			this.service.queues().finish(q);
 			this.excluded.add(id);
 			this.refusals++;
+			if (this.waitingSince == Long.MAX_VALUE) {
+				// Refused within its first submit: the wait began with that ticket.
+				this.waitingSince = q.submittedAtNanos();
+			}
 			if (this.cancelled) {
 				return;
 			}

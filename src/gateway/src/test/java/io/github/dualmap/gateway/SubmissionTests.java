@@ -238,6 +238,30 @@ class SubmissionTests {
 	}
 
 	@Test
+	void aCancelAfterAReleaseRefusedAsItWasPlacedTakesTheRequestPlacedAgainOutOfItsQueue() {
+		CircuitBreakerConfig oneProbe = CircuitBreakerConfig.custom().permittedNumberOfCallsInHalfOpenState(1).build();
+		ServicePool service = service(oneInPrefill(), oneProbe, "a", "b");
+		RoutedAttempt onB = submit(service, request().placed(Set.of(), "b", false)).successes.get(0);
+		CircuitBreaker a = service.breakers().breaker("a");
+		a.transitionToOpenState();
+		a.transitionToHalfOpenState();
+		assertThat(a.tryAcquirePermission()).isTrue();
+		// Released to a while it is placed, refused by a's breaker, placed again: b has
+		// no room, so it waits in b's queue.
+		Sink sink = submit(service, request().placed(Set.of(), "a", false));
+		assertThat(service.queues().queued()).isOne();
+		sink.cancel();
+		assertThat(service.queues().queued()).isZero();
+		onB.firstByte(true);
+		onB.complete(HttpStatus.OK);
+		assertThat(sink.successes).isEmpty();
+		assertThat(sink.errors).isEmpty();
+		assertThat(this.events).containsExactly("decision r0 b", "finished b SUCCESS");
+		assertNothingLeftOn(service, "a");
+		assertNothingLeftOn(service, "b");
+	}
+
+	@Test
 	void aCancelWhileQueuedTakesTheRequestOutAndNothingReachesTheSink() {
 		ServicePool service = service(oneInPrefill(), "a");
 		RoutedAttempt first = submit(service, request()).successes.get(0);
