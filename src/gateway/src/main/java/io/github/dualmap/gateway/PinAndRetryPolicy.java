@@ -4,6 +4,7 @@ import java.util.Set;
 import java.util.function.BiFunction;
 
 import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.ForwardingRoutingPolicy;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.Reason;
@@ -22,20 +23,13 @@ import org.jspecify.annotations.Nullable;
  * {@link RoutingRequest#livePin()}) goes to the instance that holds that response while
  * it accepts work ({@link Reason#PINNED}).
  */
-final class PinAndRetryPolicy implements RoutingPolicy {
-
-	private final RoutingPolicy delegate;
+final class PinAndRetryPolicy extends ForwardingRoutingPolicy {
 
 	private final BiFunction<RoutingRequest, Set<String>, @Nullable Decision> alternative;
 
 	PinAndRetryPolicy(RoutingPolicy delegate, BiFunction<RoutingRequest, Set<String>, @Nullable Decision> alternative) {
-		this.delegate = delegate;
+		super(delegate);
 		this.alternative = alternative;
-	}
-
-	@Override
-	public String name() {
-		return this.delegate.name();
 	}
 
 	@Override
@@ -46,27 +40,12 @@ final class PinAndRetryPolicy implements RoutingPolicy {
 			return Decision.of(holder.id(), Reason.PINNED, request);
 		}
 		return request.retry() || !request.avoid().isEmpty() ? this.alternative.apply(request, request.avoid())
-				: this.delegate.choose(request, pool);
-	}
-
-	@Override
-	public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
-		this.delegate.onDispatched(request, decision, pool);
-	}
-
-	@Override
-	public void onFinished(RoutingRequest request, String instanceId, InstancePool pool) {
-		this.delegate.onFinished(request, instanceId, pool);
-	}
-
-	@Override
-	public void onMembershipChanged(InstancePool pool) {
-		this.delegate.onMembershipChanged(pool);
+				: delegate().choose(request, pool);
 	}
 
 	@Override
 	public String toString() {
-		return "PinAndRetryPolicy[" + this.delegate + "]";
+		return "PinAndRetryPolicy[" + delegate() + "]";
 	}
 
 }

@@ -8,6 +8,7 @@ import io.github.dualmap.core.AdmissionHold;
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.DispatchListener;
 import io.github.dualmap.core.DispatchQueues;
+import io.github.dualmap.core.ForwardingRoutingPolicy;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.FairnessSettings;
 import io.github.dualmap.core.InstancePool;
@@ -429,43 +430,21 @@ final class Routers {
 	}
 
 	/** Times {@code choose()} of the arrival being submitted, as the direct path does. */
-	private final class TimedPolicy implements RoutingPolicy {
-
-		private final RoutingPolicy delegate;
+	private final class TimedPolicy extends ForwardingRoutingPolicy {
 
 		TimedPolicy(RoutingPolicy delegate) {
-			this.delegate = delegate;
-		}
-
-		@Override
-		public String name() {
-			return this.delegate.name();
+			super(delegate);
 		}
 
 		@Override
 		public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
 			long start = Routers.this.timer.nanos();
-			Decision d = this.delegate.choose(request, pool);
+			Decision d = delegate().choose(request, pool);
 			long took = Routers.this.timer.nanos() - start;
 			if (Routers.this.choosing >= Routers.this.warmup) {
 				Routers.this.outcomes.decided(Routers.this.choosing, took);
 			}
 			return d;
-		}
-
-		@Override
-		public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
-			this.delegate.onDispatched(request, decision, pool);
-		}
-
-		@Override
-		public void onFinished(RoutingRequest request, String instanceId, InstancePool pool) {
-			this.delegate.onFinished(request, instanceId, pool);
-		}
-
-		@Override
-		public void onMembershipChanged(InstancePool pool) {
-			this.delegate.onMembershipChanged(pool);
 		}
 
 	}
