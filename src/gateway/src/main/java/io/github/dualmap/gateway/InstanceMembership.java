@@ -2,6 +2,7 @@ package io.github.dualmap.gateway;
 
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -166,7 +167,8 @@ final class InstanceMembership {
 			else {
 				this.pool.updateMembership(members.stream().map(m -> new RingMember(m.id(), m.weight())).toList());
 				this.retain.accept(byId.keySet());
-				this.membership = new Membership(members, Map.copyOf(byId));
+				// Not Map.copyOf: its iteration order is not the discovery order.
+				this.membership = new Membership(members, Collections.unmodifiableMap(byId));
 				this.settled = false;
 			}
 		}
