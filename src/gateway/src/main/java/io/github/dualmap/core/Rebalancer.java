@@ -16,6 +16,10 @@ import org.jspecify.annotations.Nullable;
  */
 final class Rebalancer {
 
+	// Most members a move's target is looked for among (QueueBook.youngMembers) before
+	// the walk of the ring is cheaper.
+	static final int YOUNG_TARGETS = 32;
+
 	// Below 2^53 a long is a double exactly, so the model's sums of the work ahead and a
 	// request's own work come to the pending work's, whatever the split.
 	private static final long EXACT = 1L << 53;
@@ -59,7 +63,7 @@ final class Rebalancer {
 	 * requests then release what fits.
 	 */
 	void rebalance(List<Runnable> out) {
-		if (pool.size() < 2) {
+		if (pool.size() < 2 || noTargetAnywhere()) {
 			return;
 		}
 		// Insertion order: identity hashes would make the pump order differ between runs.
@@ -106,7 +110,7 @@ final class Rebalancer {
 		// not late is passed over before its target is looked for.
 		boolean lateFirst = settings.moveLateOnly() && book.queues.size() >= pool.size()
 				&& pool.rings() == book.seenRings;
-		if (lateFirst && !book.reference && exactSums(pendingHere)) {
+		if (lateFirst && book.shortcuts.lateRequestsOnly() && exactSums(pendingHere)) {
 			return bestLateMove(iq, pendingHere);
 		}
 		Move best = null;
@@ -236,10 +240,12 @@ final class Rebalancer {
 		if (q.moveWalkStart < 0) {
 			q.moveWalkStart = rings.walkStart(1, q.key());
 		}
-		String neighbour = rings.walkFrom(1, q.moveWalkStart, id -> {
-			InstanceState t = pool.instance(id);
-			return t != null && t != here && canTakeMove(q, t);
-		});
+		List<InstanceState> young = book.shortcuts.targetsAmongYoung() ? book.youngMembers(YOUNG_TARGETS) : null;
+		String neighbour = young != null ? firstOnWalk(q, here, rings, young)
+				: rings.walkFrom(1, q.moveWalkStart, id -> {
+					InstanceState t = pool.instance(id);
+					return t != null && t != here && canTakeMove(q, t);
+				});
 		if (neighbour == null && q.avoid.isEmpty()) {
 			// The walk asked every member, and none but a hotspot (here) was left out
 			// for this request's sake alone: no member takes any request off any hotspot
@@ -247,6 +253,53 @@ final class Rebalancer {
 			noMoveTarget = true;
 		}
 		return neighbour == null ? null : pool.instance(neighbour);
+	}
+
+	/**
+	 * The walk of {@link #migrationTarget} with its answer found among {@code young}
+	 * alone (every other member is a hotspot, {@link QueueBook#youngMembers}): of those
+	 * that take {@code q}, the one the walk meets first. Every member has its queue, so
+	 * asking one whether it takes the move changes nothing, and the order of the asking
+	 * does not matter.
+	 */
+	private @Nullable String firstOnWalk(RequestTicket q, InstanceState here, DualHashRing rings,
+			List<InstanceState> young) {
+		String first = null;
+		int firstSteps = Integer.MAX_VALUE;
+		for (InstanceState t : young) {
+			if (t == here || pool.instance(t.id()) != t || !canTakeMove(q, t)) {
+				continue;
+			}
+			int steps = rings.stepsTo(1, q.moveWalkStart, t.id());
+			if (steps < firstSteps) {
+				first = t.id();
+				firstSteps = steps;
+			}
+		}
+		return first;
+	}
+
+	/**
+	 * Whether no hotspot can give any request this pass: no member both takes a move
+	 * ({@link #canTakeMove} but for the request's own avoided instances) and, when only
+	 * late requests move, has prefill room for one ({@link EngineQueueGate#full}). Then
+	 * every look for a move finds none and changes nothing (every member has its queue),
+	 * so the pass is skipped. Answered from the members that are not hotspots by their
+	 * wait, when they are few; else false.
+	 */
+	private boolean noTargetAnywhere() {
+		List<InstanceState> young = book.shortcuts.targetsAmongYoung() ? book.youngMembers(YOUNG_TARGETS) : null;
+		if (young == null) {
+			return false;
+		}
+		for (InstanceState t : young) {
+			if (pool.instance(t.id()) == t && t.acceptsNewWork() && !pool.isHotspot(t)
+					&& book.queueOf(t).byArrival.size() < settings.maxQueuedPerInstance()
+					&& !(settings.moveLateOnly() && gate.full(t))) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/**
