@@ -199,6 +199,24 @@ class QueueParkingTests {
 		assertThat(f.book.unparked).doesNotContain(f.book.queueOf(f.instance("a")));
 	}
 
+	@Test
+	void aQueueIsNotParkedWhenItsInstancesRoomChangedSinceTheLook() {
+		QueueRulesFixture f = new QueueRulesFixture(ONE_IN_PREFILL, "a", "b");
+		f.inPrefill("a", 100);
+		f.queued(QueueFixture.request("r", 7, 200), "a");
+		InstanceQueue iq = f.book.queueOf(f.instance("a"));
+		// Another thread changed the room between the look and the parking: nobody told
+		// the queue, which was not parked yet.
+		long seen = f.instance("a").roomChanges();
+		f.instance("a").peerLoad(0, 0, 0);
+		f.book.park(iq, Long.MAX_VALUE, seen);
+		assertThat(iq.parked).isFalse();
+		assertThat(f.book.unparked).contains(iq);
+
+		f.book.park(iq, Long.MAX_VALUE, f.instance("a").roomChanges());
+		assertThat(parked(f, "a")).isTrue();
+	}
+
 	private static void pumpAll(QueueRulesFixture f) {
 		List<Runnable> out = new ArrayList<>();
 		f.releasePass.pumpAll(out);
