@@ -44,6 +44,16 @@ class QueueShortcuts {
 	}
 
 	/**
+	 * While some member has no queue yet, a hotspot's request that is not late is passed
+	 * over without a look for its target when its last look's target still takes it and
+	 * every member that look asked had its queue: the look would give no member its queue
+	 * and find a target ({@code Rebalancer.lookUnchanged}).
+	 */
+	boolean rememberTargets() {
+		return true;
+	}
+
+	/**
 	 * The hotspot moves look for a target among the members whose oldest queued request
 	 * has not waited past the hotspot bound (every other member is a hotspot), when they
 	 * are few ({@link QueueBook#youngMembers}).

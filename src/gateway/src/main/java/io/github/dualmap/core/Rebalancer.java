@@ -46,6 +46,9 @@ final class Rebalancer {
 	// targets, so the pass stops there.
 	private boolean noMoveTarget;
 
+	// Set within a look for a move's target when a member it asked had no queue.
+	private boolean askedQueueless;
+
 	Rebalancer(QueueBook book, Placer placer, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
 		this.placer = placer;
@@ -121,6 +124,14 @@ final class Rebalancer {
 			}
 			long estHere = 0;
 			long slo = book.sloOf(q.request());
+			if (!lateFirst && settings.moveLateOnly() && lookUnchanged(q, here)) {
+				// Its look for a target would change nothing and find one: only whether
+				// it
+				// is late decides, as below.
+				if (!book.late(q, moveGain.estimateWhereQueued(q, here, pendingHere), slo)) {
+					continue;
+				}
+			}
 			if (lateFirst) {
 				estHere = moveGain.estimateWhereQueued(q, here, pendingHere);
 				if (!book.late(q, estHere, slo)) {
@@ -233,9 +244,10 @@ final class Rebalancer {
 		}
 		Candidates c = QueueBook.candidatesOf(q, rings);
 		String other = c.first().equals(here.id()) ? c.second() : c.first();
+		askedQueueless = false;
 		InstanceState s = pool.instance(other);
-		if (s != null && s != here && canTakeMove(q, s)) {
-			return s;
+		if (s != null && s != here && asked(s) && canTakeMove(q, s)) {
+			return remember(q, here, rings, s);
 		}
 		if (q.moveWalkStart < 0) {
 			q.moveWalkStart = rings.walkStart(1, q.key());
@@ -244,7 +256,7 @@ final class Rebalancer {
 		String neighbour = young != null ? firstOnWalk(q, here, rings, young)
 				: rings.walkFrom(1, q.moveWalkStart, id -> {
 					InstanceState t = pool.instance(id);
-					return t != null && t != here && canTakeMove(q, t);
+					return t != null && t != here && asked(t) && canTakeMove(q, t);
 				});
 		if (neighbour == null && q.avoid.isEmpty()) {
 			// The walk asked every member, and none but a hotspot (here) was left out
@@ -252,7 +264,42 @@ final class Rebalancer {
 			// until something moves.
 			noMoveTarget = true;
 		}
-		return neighbour == null ? null : pool.instance(neighbour);
+		return remember(q, here, rings, neighbour == null ? null : pool.instance(neighbour));
+	}
+
+	/** Notes whether {@code t}, asked whether it takes a move, has no queue yet. */
+	private boolean asked(InstanceState t) {
+		if (!askedQueueless && !book.queues.containsKey(t)) {
+			askedQueueless = true;
+		}
+		return true;
+	}
+
+	/**
+	 * Keeps {@code target}, found for {@code q} from {@code here}, when every member the
+	 * look asked had its queue (see {@link #lookUnchanged}).
+	 */
+	private @Nullable InstanceState remember(RequestTicket q, InstanceState here, DualHashRing rings,
+			@Nullable InstanceState target) {
+		boolean keep = target != null && !askedQueueless && book.shortcuts.rememberTargets();
+		q.moveTarget = keep ? target : null;
+		q.moveTargetFrom = keep ? here : null;
+		q.moveTargetRings = keep ? rings : null;
+		return target;
+	}
+
+	/**
+	 * Whether {@link #migrationTarget} for {@code q} from {@code here} would give no
+	 * member its queue and find a target: its last look from here, on these rings, asked
+	 * only members with a queue (queues are never taken away but with the membership) and
+	 * found one that still takes the move. A look now asks the same members in the same
+	 * order (the other candidate, then the walk from the same start) and stops at that
+	 * one at the latest, whatever the others' state now.
+	 */
+	private boolean lookUnchanged(RequestTicket q, InstanceState here) {
+		InstanceState t = q.moveTarget;
+		return t != null && q.moveTargetFrom == here && q.moveTargetRings == pool.rings()
+				&& pool.rings() == book.seenRings && pool.instance(t.id()) == t && canTakeMove(q, t);
 	}
 
 	/**

@@ -117,6 +117,11 @@ class DispatchQueuesIndexedMovesTests {
 			return false;
 		}
 
+		@Override
+		boolean rememberTargets() {
+			return false;
+		}
+
 	}
 
 	/** One pool with its queues, driven by the actions of a sequence. */
