@@ -91,11 +91,11 @@ final class QueueBook {
 
 	// The release pass: the queues with requests it looks at, in the order of queues;
 	// the others are parked (see park).
-	final TreeSet<InstanceQueue> unparked = new TreeSet<>(Comparator.comparingLong(QUEUE_ORDINAL));
+	final TreeSet<InstanceQueue> unparked = new TreeSet<>((x, y) -> Long.compare(x.ordinal, y.ordinal));
 
 	// Parked queues that aging wakes, by when.
-	final TreeSet<InstanceQueue> byWake = new TreeSet<>(
-			Comparator.comparingLong((InstanceQueue iq) -> iq.wakeAtNanos).thenComparingLong(QUEUE_ORDINAL));
+	final TreeSet<InstanceQueue> byWake = new TreeSet<>((x, y) -> x.wakeAtNanos != y.wakeAtNanos
+			? Long.compare(x.wakeAtNanos, y.wakeAtNanos) : Long.compare(x.ordinal, y.ordinal));
 
 	// The instances of parked queues, and those of them whose room may have grown since
 	// (InstanceState.roomChanged, possibly on another thread: a scrape, replica sync).
@@ -106,8 +106,8 @@ final class QueueBook {
 	// Every queue by its instance's oldest queued arrival (InstanceQueue.oldestNanos),
 	// then the order of queues: the members that are not hotspots by their wait are the
 	// last of it.
-	final TreeSet<InstanceQueue> byOldest = new TreeSet<>(
-			Comparator.comparingLong((InstanceQueue iq) -> iq.oldestNanos).thenComparingLong(QUEUE_ORDINAL));
+	final TreeSet<InstanceQueue> byOldest = new TreeSet<>((x, y) -> x.oldestNanos != y.oldestNanos
+			? Long.compare(x.oldestNanos, y.oldestNanos) : Long.compare(x.ordinal, y.ordinal));
 
 	// Counts the changes of byOldest; youngMembers' last answer and what it was for.
 	private long byOldestChanges;
@@ -310,7 +310,7 @@ final class QueueBook {
 	 * looked at again.
 	 */
 	private void roomChanged(InstanceState s) {
-		if (parkedStates.remove(s)) {
+		if (!parkedStates.isEmpty() && parkedStates.remove(s)) {
 			woken.add(s);
 		}
 	}
@@ -351,7 +351,9 @@ final class QueueBook {
 	 * hotspot.
 	 */
 	@Nullable List<InstanceState> youngMembers(int most) {
-		if (pool.rings() != seenRings || queues.size() != pool.size()) {
+		// Every member with nothing queued is young: with more of them than most, no
+		// need to look.
+		if (pool.rings() != seenRings || queues.size() != pool.size() || queues.size() - nonEmpty.size() > most) {
 			return null;
 		}
 		long now = pool.now();
