@@ -62,4 +62,14 @@ class QueueShortcuts {
 		return true;
 	}
 
+	/**
+	 * With {@link #targetsAmongYoung()}, whether a move's target is found among the
+	 * {@code young} such members of {@code members} rather than by the walk: when few of
+	 * many are young the walk would pass many hotspots; else it soon meets a member that
+	 * takes the move.
+	 */
+	boolean targetsAmongYoung(int young, int members) {
+		return young * 4 <= members;
+	}
+
 }

@@ -253,8 +253,8 @@ final class Rebalancer {
 			q.moveWalkStart = rings.walkStart(1, q.key());
 		}
 		List<InstanceState> young = book.shortcuts.targetsAmongYoung() ? book.youngMembers(YOUNG_TARGETS) : null;
-		String neighbour = young != null ? firstOnWalk(q, here, rings, young)
-				: rings.walkFrom(1, q.moveWalkStart, id -> {
+		String neighbour = young != null && book.shortcuts.targetsAmongYoung(young.size(), pool.size())
+				? firstOnWalk(q, here, rings, young) : rings.walkFrom(1, q.moveWalkStart, id -> {
 					InstanceState t = pool.instance(id);
 					return t != null && t != here && asked(t) && canTakeMove(q, t);
 				});

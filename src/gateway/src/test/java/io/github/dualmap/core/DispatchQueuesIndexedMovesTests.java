@@ -38,8 +38,11 @@ class DispatchQueuesIndexedMovesTests {
 		long parked = 0;
 		long woken = 0;
 		for (int seed = 0; seed < 120; seed++) {
-			Run reference = new Run(seed, true);
-			Run indexed = new Run(seed, false);
+			Run reference = new Run(seed, new PlainRules());
+			// Every member takes few moves here: the targets are also looked for among
+			// the
+			// young members in a second run, as when few of many are.
+			Run indexed = new Run(seed, seed % 4 < 2 ? QueueShortcuts.ALL : new TargetsAmongYoung());
 			SplittableRandom random = new SplittableRandom(seed);
 			for (int step = 0; step < 400; step++) {
 				long action = random.nextLong();
@@ -124,6 +127,16 @@ class DispatchQueuesIndexedMovesTests {
 
 	}
 
+	/** Every shortcut, a move's target always looked for among the young members. */
+	static final class TargetsAmongYoung extends QueueShortcuts {
+
+		@Override
+		boolean targetsAmongYoung(int young, int members) {
+			return true;
+		}
+
+	}
+
 	/** One pool with its queues, driven by the actions of a sequence. */
 	private static final class Run {
 
@@ -152,7 +165,7 @@ class DispatchQueuesIndexedMovesTests {
 			}
 		};
 
-		Run(int seed, boolean reference) {
+		Run(int seed, QueueShortcuts shortcuts) {
 			SchedulerSettings scheduler = SchedulerSettings.custom()
 				.prefillNanosPerToken(200_000)
 				.hotspotFloorTokens(500)
@@ -169,8 +182,7 @@ class DispatchQueuesIndexedMovesTests {
 				.maxQueuedPerPool(40)
 				.maxWait(Duration.ofSeconds(4))
 				.build();
-			queues = new DispatchQueues(pool, policy, settings, FairnessSettings.ofDefaults(),
-					reference ? new PlainRules() : QueueShortcuts.ALL);
+			queues = new DispatchQueues(pool, policy, settings, FairnessSettings.ofDefaults(), shortcuts);
 		}
 
 		void apply(long action) {
