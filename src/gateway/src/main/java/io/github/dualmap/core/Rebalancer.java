@@ -332,11 +332,12 @@ final class Rebalancer {
 	 * late requests move, has prefill room for one ({@link EngineQueueGate#full}). Then
 	 * every look for a move finds none and changes nothing (every member has its queue),
 	 * so the pass is skipped. Answered from the members that are not hotspots by their
-	 * wait, when they are few; else false.
+	 * wait, when few of many are; else false.
 	 */
 	private boolean noTargetAnywhere() {
 		List<InstanceState> young = book.shortcuts.targetsAmongYoung() ? book.youngMembers(YOUNG_TARGETS) : null;
-		if (young == null) {
+		// With many young members some takes moves: no need to ask.
+		if (young == null || !book.shortcuts.targetsAmongYoung(young.size(), pool.size())) {
 			return false;
 		}
 		for (InstanceState t : young) {
