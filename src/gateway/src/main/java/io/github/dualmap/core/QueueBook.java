@@ -18,12 +18,14 @@ import org.jspecify.annotations.Nullable;
  * The state every queue rule of {@link DispatchQueues} reads and changes, and its
  * bookkeeping: which request waits where (in every order of its {@link InstanceQueue}),
  * the indexes that let each pass touch only what it acts on (the queues with requests,
- * the idle pull's requests by their other candidate), the count of queued requests and
- * their SLOs, a request's cached prefix on an instance, and the rejection of a request.
- * The rules live in their own classes ({@link QueueAdmission}, {@link ReleasePass},
- * {@link Rescue}, {@link Rebalancer}, {@link IdlePull}, {@link Evacuation}), and where a
- * displaced request goes in {@link Placer}; they share this one object rather than a
- * dozen references. Guarded by the queues' lock: every method runs under it.
+ * those of them the release pass must look at and what wakes the others, the queues by
+ * their oldest queued arrival, the idle pull's requests by their other candidate), the
+ * count of queued requests and their SLOs, a request's cached prefix on an instance, and
+ * the rejection of a request. The rules live in their own classes
+ * ({@link QueueAdmission}, {@link ReleasePass}, {@link Rescue}, {@link Rebalancer},
+ * {@link IdlePull}, {@link Evacuation}), and where a displaced request goes in
+ * {@link Placer}; they share this one object rather than a dozen references. Guarded by
+ * the queues' lock: every method runs under it.
  */
 final class QueueBook {
 
