@@ -50,8 +50,8 @@ public final class DispatchQueues {
 
 	private final QueueSettings settings;
 
-	// Guarded by lock from here on: what waits where (package-private for tests that
-	// switch QueueBook.reference on), and the rules that act on it.
+	// Guarded by lock from here on: what waits where (package-private for the tests that
+	// look at which queues are parked), and the rules that act on it.
 	final QueueBook book;
 
 	private final Relocator relocator;
@@ -92,10 +92,19 @@ public final class DispatchQueues {
 	 * ({@link RoutingRequest#tenant()}) as {@code fairness} says.
 	 */
 	public DispatchQueues(InstancePool pool, RoutingPolicy policy, QueueSettings settings, FairnessSettings fairness) {
+		this(pool, policy, settings, fairness, QueueShortcuts.ALL);
+	}
+
+	/**
+	 * Queues whose rules take {@code shortcuts} (tests compare the plain form with the
+	 * one the queues run).
+	 */
+	DispatchQueues(InstancePool pool, RoutingPolicy policy, QueueSettings settings, FairnessSettings fairness,
+			QueueShortcuts shortcuts) {
 		this.pool = pool;
 		this.policy = policy;
 		this.settings = settings;
-		this.book = new QueueBook(pool, settings, fairness);
+		this.book = new QueueBook(pool, settings, fairness, shortcuts);
 		this.fair = book.fair;
 		this.stats = book.stats;
 		this.relocator = new Relocator(book);

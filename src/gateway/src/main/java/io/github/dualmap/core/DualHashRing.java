@@ -4,7 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Predicate;
 
 import net.openhft.hashing.LongHashFunction;
@@ -49,6 +52,9 @@ public final class DualHashRing {
 	private final long[][] points = new long[2][];
 
 	private final String[][] owners = new String[2][];
+
+	// Each member's virtual nodes on each ring, in ring order (made on first use).
+	private final AtomicReferenceArray<Map<String, int[]>> nodesOf = new AtomicReferenceArray<>(2);
 
 	private DualHashRing(List<RingMember> members, int virtualNodes) {
 		this.members = members;
@@ -277,6 +283,50 @@ public final class DualHashRing {
 			}
 		}
 		return null;
+	}
+
+	/**
+	 * How many points {@link #walkFrom} of ring {@code ring} from {@code start} passes
+	 * before it reaches member {@code id}: the walk meets the members in the order of
+	 * these counts. {@code Integer.MAX_VALUE} for an id that is not a member.
+	 */
+	public int stepsTo(int ring, int start, String id) {
+		checkRing(ring);
+		int[] nodes = nodesOf(ring).get(id);
+		if (nodes == null) {
+			return Integer.MAX_VALUE;
+		}
+		int i = Arrays.binarySearch(nodes, start);
+		if (i < 0) {
+			i = -i - 1;
+		}
+		return i < nodes.length ? nodes[i] - start : nodes[0] + points[ring].length - start;
+	}
+
+	private Map<String, int[]> nodesOf(int ring) {
+		Map<String, int[]> m = nodesOf.get(ring);
+		if (m == null) {
+			synchronized (this) {
+				m = nodesOf.get(ring);
+				if (m == null) {
+					String[] own = owners[ring];
+					Map<String, Integer> counts = new HashMap<>();
+					for (String o : own) {
+						counts.merge(o, 1, Integer::sum);
+					}
+					Map<String, int[]> built = new HashMap<>();
+					Map<String, Integer> filled = new HashMap<>();
+					for (int i = 0; i < own.length; i++) {
+						int[] nodes = built.computeIfAbsent(own[i], k -> new int[counts.get(k)]);
+						int k = filled.merge(own[i], 1, Integer::sum) - 1;
+						nodes[k] = i;
+					}
+					m = Map.copyOf(built);
+					nodesOf.set(ring, m);
+				}
+			}
+		}
+		return m;
 	}
 
 	private static void checkRing(int ring) {

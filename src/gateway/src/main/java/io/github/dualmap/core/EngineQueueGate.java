@@ -44,10 +44,18 @@ final class EngineQueueGate {
 
 	/** Whether {@code s} may start a request of {@code uncached} tokens now. */
 	boolean hasRoom(InstanceState s, int uncached) {
-		if (settings.holdOnEngineQueue() && !s.peerLoadShared() && foreignRequests(s) > 0) {
+		if (holding(s)) {
 			return false;
 		}
 		return hasRoom(s.sharedPrefillRequests(), s.sharedPrefillTokens(), uncached, settings);
+	}
+
+	/**
+	 * Whether {@code s} holds every release because its engine's queue holds requests
+	 * this gateway did not send ({@link QueueSettings#holdOnEngineQueue()}).
+	 */
+	boolean holding(InstanceState s) {
+		return settings.holdOnEngineQueue() && !s.peerLoadShared() && foreignRequests(s) > 0;
 	}
 
 	/**

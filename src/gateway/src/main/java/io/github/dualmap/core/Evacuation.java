@@ -40,6 +40,7 @@ final class Evacuation {
 			return;
 		}
 		book.seenRings = rings;
+		book.unparkAll();
 		// Candidates follow the rings: every queued request's alternative is recomputed.
 		for (InstanceQueue iq : book.queues.values()) {
 			for (RequestTicket q : iq.byArrival) {
@@ -57,7 +58,7 @@ final class Evacuation {
 			for (RequestTicket q : orphans) {
 				book.dequeue(q);
 			}
-			book.queues.remove(iq.state);
+			book.dropQueue(iq.state);
 			for (RequestTicket q : orphans) {
 				InstanceState target = relocator.place(q, null);
 				if (target == null) {
@@ -82,7 +83,8 @@ final class Evacuation {
 	void evacuate() {
 		// Every member accepts work (reconcileMembership dropped the queues of those
 		// that left): nothing to evacuate, without a look at each queue.
-		if (pool.size() < 2 || (!book.reference && pool.acceptingCount() == pool.size())) {
+		if (pool.size() < 2
+				|| (book.shortcuts.skipEvacuationWhileAllAccept() && pool.acceptingCount() == pool.size())) {
 			return;
 		}
 		long end = book.queueOrdinals;

@@ -134,6 +134,16 @@ final class FairShares {
 	}
 
 	/**
+	 * How many tenant accounts have requests waiting in {@code iq} (0 without fair
+	 * shares). With one, {@link #next} is that tenant's aged request, else its longest
+	 * cached prefix: it depends on the queue's requests and the time alone.
+	 */
+	int tenantsWaiting(InstanceQueue iq) {
+		Map<Account, Lane> byTenant = lanes.get(iq);
+		return byTenant == null ? 0 : byTenant.size();
+	}
+
+	/**
 	 * The request {@code iq} releases next: of the tenants waiting there, the highest
 	 * band, then the smallest counter (the longest waiting head on a tie); of that
 	 * tenant's requests, an aged one first, else the longest cached prefix.

@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 
 import org.jspecify.annotations.Nullable;
 
@@ -55,6 +57,10 @@ public final class InstancePool {
 	private volatile @Nullable PrefixDirectory directory;
 
 	private final AtomicLong directoryRecords = new AtomicLong();
+
+	// Told of every change of what the dispatch queues' release gate reads of an
+	// instance (InstanceState.roomChanges).
+	private final List<Consumer<InstanceState>> roomWatchers = new CopyOnWriteArrayList<>();
 
 	public InstancePool(String name, SchedulerSettings settings, NanoClock clock) {
 		this.name = name;
@@ -150,7 +156,22 @@ public final class InstancePool {
 	 */
 	public void recordElsewhere(InstanceState s, long[] chain) {
 		s.shadow().record(chain);
+		s.roomChanged();
 		recordInDirectory(chain, s.id());
+	}
+
+	/**
+	 * {@code watcher} hears of every change of what the release gate reads of a member
+	 * ({@link InstanceState#roomChanges()}), on the thread that made it.
+	 */
+	void watchRoom(Consumer<InstanceState> watcher) {
+		roomWatchers.add(watcher);
+	}
+
+	private void roomChanged(InstanceState s) {
+		for (Consumer<InstanceState> w : roomWatchers) {
+			w.accept(s);
+		}
 	}
 
 	public HotPrefixTable hotPrefixes() {
@@ -184,6 +205,7 @@ public final class InstancePool {
 				s = new InstanceState(m.id(), m.weight(), now, settings.blockTokens(), capacityBlocks,
 						settings.ttftModel() == TtftModel.ATTENTION ? AttentionTtftModel.of(settings) : null);
 				states.put(m.id(), s);
+				s.roomWatcher(this::roomChanged);
 				s.join(backlog);
 			}
 			else {
@@ -473,6 +495,7 @@ public final class InstancePool {
 		}
 		backlog.observeRequestTokens(uncached);
 		backlog.observeRequestWork(own);
+		s.roomChanged();
 		return new InFlight(s, own, ahead, clock.nanos());
 	}
 
@@ -578,6 +601,7 @@ public final class InstancePool {
 		private void releasePrefill() {
 			instance.addPrefill(-uncached, -own.pairs());
 			instance.prefillRequests.decrementAndGet();
+			instance.roomChanged();
 		}
 
 	}

@@ -45,6 +45,16 @@ final class InstanceQueue {
 	// Its place in the order of the queues: creation order.
 	final long ordinal;
 
+	// Its instance's oldest queued arrival as QueueBook.byOldest has it filed
+	// (Long.MAX_VALUE when empty); changed only while out of that set.
+	long oldestNanos = Long.MAX_VALUE;
+
+	// Whether the release pass passes over it (QueueBook.park), and when aging makes
+	// another request its next (Long.MAX_VALUE: no such moment).
+	boolean parked;
+
+	long wakeAtNanos = Long.MAX_VALUE;
+
 	InstanceQueue(InstanceState state, long ordinal, Comparator<RequestTicket> lateOrder) {
 		this.state = state;
 		this.ordinal = ordinal;

@@ -2,6 +2,7 @@ package io.github.dualmap.core;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import org.jspecify.annotations.Nullable;
 
@@ -69,6 +70,14 @@ public final class InstanceState {
 	private volatile boolean draining;
 
 	private volatile long oldestQueuedNanos = Long.MAX_VALUE;
+
+	// Counts the changes of what the dispatch queues' release gate reads of this
+	// instance (its prefill and its peers', the engine snapshot, its shadow index,
+	// health), and tells the pool of each: a queue passed over because the instance had
+	// no room is looked at again after one.
+	private final AtomicLong roomChanges = new AtomicLong();
+
+	private volatile @Nullable Consumer<InstanceState> roomWatcher;
 
 	private final int blockTokens;
 
@@ -267,6 +276,7 @@ public final class InstanceState {
 	public void markEngineUnknown() {
 		this.engineFailed = true;
 		scrapedExcess(0);
+		roomChanged();
 	}
 
 	public void updateEngine(EngineSnapshot snapshot) {
@@ -278,6 +288,7 @@ public final class InstanceState {
 			// The shadow index follows the engine's real KV capacity once it is known.
 			shadow.resize((int) Math.min(Integer.MAX_VALUE, Math.max(1, snapshot.kvCapacityTokens() / blockTokens)));
 		}
+		roomChanged();
 	}
 
 	public boolean healthy() {
@@ -287,6 +298,7 @@ public final class InstanceState {
 	public void healthy(boolean healthy) {
 		this.healthy = healthy;
 		recount();
+		roomChanged();
 	}
 
 	public boolean draining() {
@@ -296,6 +308,7 @@ public final class InstanceState {
 	public void draining(boolean draining) {
 		this.draining = draining;
 		recount();
+		roomChanged();
 	}
 
 	/** Whether policies may give this instance new requests. */
@@ -313,6 +326,28 @@ public final class InstanceState {
 
 	public void oldestQueuedNanos(long nanos) {
 		this.oldestQueuedNanos = nanos;
+	}
+
+	/**
+	 * How many times what the release gate reads of this instance has changed: its
+	 * prefill or its peers', its engine snapshot, its shadow index, its health.
+	 */
+	long roomChanges() {
+		return roomChanges.get();
+	}
+
+	/** Who hears of each {@link #roomChanges() change}: the pool, set once. */
+	void roomWatcher(Consumer<InstanceState> watcher) {
+		this.roomWatcher = watcher;
+	}
+
+	/** What the release gate reads of this instance changed: counted and told. */
+	void roomChanged() {
+		roomChanges.incrementAndGet();
+		Consumer<InstanceState> w = roomWatcher;
+		if (w != null) {
+			w.accept(this);
+		}
 	}
 
 	// ---- the pool's running totals (see PoolBacklog) ----
@@ -349,6 +384,7 @@ public final class InstanceState {
 		if (counted && backlog != null) {
 			backlog.add(peerPendingTokens() - before, 0, 0);
 		}
+		roomChanged();
 	}
 
 	/** Starts counting this instance in {@code totals} (it joined a pool). */

@@ -6,7 +6,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.ToLongFunction;
 
 import org.jspecify.annotations.Nullable;
@@ -15,12 +18,14 @@ import org.jspecify.annotations.Nullable;
  * The state every queue rule of {@link DispatchQueues} reads and changes, and its
  * bookkeeping: which request waits where (in every order of its {@link InstanceQueue}),
  * the indexes that let each pass touch only what it acts on (the queues with requests,
- * the idle pull's requests by their other candidate), the count of queued requests and
- * their SLOs, a request's cached prefix on an instance, and the rejection of a request.
- * The rules live in their own classes ({@link QueueAdmission}, {@link ReleasePass},
- * {@link Rescue}, {@link Rebalancer}, {@link IdlePull}, {@link Evacuation}), and where a
- * displaced request goes in {@link Relocator}; they share this one object rather than a
- * dozen references. Guarded by the queues' lock: every method runs under it.
+ * those of them the release pass must look at and what wakes the others, the queues by
+ * their oldest queued arrival, the idle pull's requests by their other candidate), the
+ * count of queued requests and their SLOs, a request's cached prefix on an instance, and
+ * the rejection of a request. The rules live in their own classes
+ * ({@link QueueAdmission}, {@link ReleasePass}, {@link Rescue}, {@link Rebalancer},
+ * {@link IdlePull}, {@link Evacuation}), and where a displaced request goes in
+ * {@link Relocator}; they share this one object rather than a dozen references. Guarded
+ * by the queues' lock: every method runs under it.
  */
 final class QueueBook {
 
@@ -86,27 +91,76 @@ final class QueueBook {
 	// looser SLO than an arrival that finds the queues full, without a scan.
 	final TreeMap<Long, Integer> queuedSlos = new TreeMap<>();
 
-	// Tests only (DispatchQueuesIndexedMovesTests): the plain form the indexed one must
-	// match decision for decision. The moves look at every queued request
-	// (Rebalancer.bestMove), every cached prefix is looked up again (cachedTokens), and
-	// the evacuation looks at every queue. A switch here rather than a copy in the test:
-	// the plain form must decide at the very states the indexed one does, between the
-	// moves of one event's passes, which only the rules' own code reaches.
-	boolean reference;
+	// The release pass: the queues with requests it looks at, in the order of queues;
+	// the others are parked (see park).
+	final TreeSet<InstanceQueue> unparked = new TreeSet<>((x, y) -> Long.compare(x.ordinal, y.ordinal));
+
+	// Parked queues that aging wakes, by when.
+	final TreeSet<InstanceQueue> byWake = new TreeSet<>((x, y) -> x.wakeAtNanos != y.wakeAtNanos
+			? Long.compare(x.wakeAtNanos, y.wakeAtNanos) : Long.compare(x.ordinal, y.ordinal));
+
+	// The instances of parked queues, and those of them whose room may have grown since
+	// (InstanceState.roomChanged, possibly on another thread: a scrape, replica sync).
+	private final Set<InstanceState> parkedStates = ConcurrentHashMap.newKeySet();
+
+	private final ConcurrentLinkedQueue<InstanceState> woken = new ConcurrentLinkedQueue<>();
+
+	// Every queue by its instance's oldest queued arrival (InstanceQueue.oldestNanos),
+	// then the order of queues: the members that are not hotspots by their wait are the
+	// last of it.
+	final TreeSet<InstanceQueue> byOldest = new TreeSet<>((x, y) -> x.oldestNanos != y.oldestNanos
+			? Long.compare(x.oldestNanos, y.oldestNanos) : Long.compare(x.ordinal, y.ordinal));
+
+	// Counts the changes of byOldest; youngMembers' last answer and what it was for.
+	private long byOldestChanges;
+
+	private long youngFor = -1;
+
+	private long youngAtNanos;
+
+	private int youngMost;
+
+	private @Nullable List<InstanceState> young;
+
+	// Which shortcuts the rules take (all but in DispatchQueuesIndexedMovesTests).
+	final QueueShortcuts shortcuts;
 
 	QueueBook(InstancePool pool, QueueSettings settings, FairnessSettings fairness) {
+		this(pool, settings, fairness, QueueShortcuts.ALL);
+	}
+
+	QueueBook(InstancePool pool, QueueSettings settings, FairnessSettings fairness, QueueShortcuts shortcuts) {
 		this.pool = pool;
 		this.settings = settings;
+		this.shortcuts = shortcuts;
 		this.gate = new EngineQueueGate(settings, pool);
 		this.fair = new FairShares(fairness, InstanceQueue.PRIORITY, InstanceQueue.AGED);
 		this.seenRings = pool.rings();
+		pool.watchRoom(this::roomChanged);
 	}
 
 	// ---- the queues and their indexes ----
 
 	/** The queue of {@code s}, made (with the next place in the order) on first use. */
 	InstanceQueue queueOf(InstanceState s) {
-		return queues.computeIfAbsent(s, k -> new InstanceQueue(k, queueOrdinals++, lateOrder));
+		InstanceQueue iq = queues.get(s);
+		if (iq == null) {
+			iq = new InstanceQueue(s, queueOrdinals++, lateOrder);
+			queues.put(s, iq);
+			byOldest.add(iq);
+			byOldestChanges++;
+		}
+		return iq;
+	}
+
+	/** Forgets the queue of {@code s}, an instance that left, with nothing queued. */
+	void dropQueue(InstanceState s) {
+		InstanceQueue iq = queues.remove(s);
+		if (iq != null) {
+			unpark(iq);
+			byOldest.remove(iq);
+			byOldestChanges++;
+		}
 	}
 
 	/**
@@ -127,10 +181,12 @@ final class QueueBook {
 				pullers.remove(p);
 			}
 		}
+		// Its next request may have changed.
+		unpark(iq);
 		q.queue = iq;
 		s.addQueued(q.uncachedTokens, PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
 		s.queuedRequests.incrementAndGet();
-		s.oldestQueuedNanos(iq.byArrival.first().submittedAtNanos());
+		oldest(iq, iq.byArrival.first().submittedAtNanos());
 		queuedTotal++;
 		queuedSlos.merge(q.request().sloTtftNanos(), 1, Integer::sum);
 		fair.add(q, iq, pool.now());
@@ -157,13 +213,179 @@ final class QueueBook {
 				pullers.add(p);
 			}
 		}
+		unpark(iq);
 		s.addQueued(-q.uncachedTokens, -PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
 		s.queuedRequests.decrementAndGet();
-		s.oldestQueuedNanos(iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
+		oldest(iq, iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
 		queuedTotal--;
 		queuedSlos.merge(q.request().sloTtftNanos(), -1, (a, b) -> a + b == 0 ? null : a + b);
 		fair.remove(q, iq, pool.now());
 		unindex(q);
+	}
+
+	/** Sets the oldest queued arrival of {@code iq}'s instance, and files it so. */
+	private void oldest(InstanceQueue iq, long nanos) {
+		iq.state.oldestQueuedNanos(nanos);
+		if (iq.oldestNanos != nanos) {
+			boolean filed = byOldest.remove(iq);
+			iq.oldestNanos = nanos;
+			if (filed) {
+				byOldest.add(iq);
+			}
+			byOldestChanges++;
+		}
+	}
+
+	// ---- parked queues ----
+
+	/**
+	 * The release pass passes over {@code iq} until something its answer depends on
+	 * changes: its pump just ended with its instance full, or without room for the
+	 * request it would release next, and {@code roomChangesSeen} is the instance's
+	 * {@link InstanceState#roomChanges()} when it looked. A look again gives the same
+	 * answer, with nothing changed, until one of: a request joins or leaves the queue
+	 * (its next request may change), the instance's room changes (a release there, which
+	 * also records in its shadow index, an end of prefill, its peers' published load, its
+	 * engine snapshot, a peer's release recorded there, its health), the membership
+	 * changes, or, at {@code wakeAtNanos}, aging makes another request its next. The
+	 * caller parks a queue only where its next request depends on nothing else (one
+	 * tenant waiting there, or no fair shares) and the engine's queue holds no releases
+	 * (that hold ends with the snapshot's age).
+	 */
+	void park(InstanceQueue iq, long wakeAtNanos, long roomChangesSeen) {
+		if (!shortcuts.parkQueues()) {
+			return;
+		}
+		unparked.remove(iq);
+		if (iq.parked) {
+			byWake.remove(iq);
+		}
+		iq.parked = true;
+		iq.wakeAtNanos = wakeAtNanos;
+		if (wakeAtNanos != Long.MAX_VALUE) {
+			byWake.add(iq);
+		}
+		InstanceState s = iq.state;
+		parkedStates.add(s);
+		// A change on another thread since the look: it may not have seen the queue
+		// parked.
+		if (s.roomChanges() != roomChangesSeen) {
+			unpark(iq);
+		}
+	}
+
+	/**
+	 * Whether the next release pass passes over {@code iq}: it is parked, and neither a
+	 * change of its instance's room nor aging has woken it since.
+	 */
+	boolean passesOver(InstanceQueue iq) {
+		return iq.parked && parkedStates.contains(iq.state) && iq.wakeAtNanos > pool.now();
+	}
+
+	/** {@code iq} is looked at again by the release pass (when it has requests). */
+	void unpark(InstanceQueue iq) {
+		if (iq.parked) {
+			iq.parked = false;
+			parkedStates.remove(iq.state);
+			if (iq.wakeAtNanos != Long.MAX_VALUE) {
+				byWake.remove(iq);
+				iq.wakeAtNanos = Long.MAX_VALUE;
+			}
+		}
+		if (iq.byArrival.isEmpty()) {
+			unparked.remove(iq);
+		}
+		else {
+			unparked.add(iq);
+		}
+	}
+
+	/** Every queue is looked at again (the membership changed). */
+	void unparkAll() {
+		for (InstanceQueue iq : queues.values()) {
+			unpark(iq);
+		}
+	}
+
+	/**
+	 * The room of {@code s} may have grown (any thread): its queue, when parked, is
+	 * looked at again.
+	 */
+	private void roomChanged(InstanceState s) {
+		if (!parkedStates.isEmpty() && parkedStates.remove(s)) {
+			woken.add(s);
+		}
+	}
+
+	/**
+	 * Unparks the queues whose instance's room changed and those aging wakes by
+	 * {@code nowNanos}.
+	 */
+	private void wake(long nowNanos) {
+		for (InstanceState s = woken.poll(); s != null; s = woken.poll()) {
+			InstanceQueue iq = queues.get(s);
+			if (iq != null && iq.parked) {
+				unpark(iq);
+			}
+		}
+		while (!byWake.isEmpty() && byWake.first().wakeAtNanos <= nowNanos) {
+			unpark(byWake.first());
+		}
+	}
+
+	/**
+	 * As {@link #nextNonEmpty}, over the queues that are not parked, after unparking
+	 * those woken since: a release pass that passes over the parked queues. A queue woken
+	 * during the pass (a rescue released or queued a request there) is found when the
+	 * pass reaches it, as the plain pass would.
+	 */
+	@Nullable InstanceQueue nextUnparked(@Nullable InstanceQueue after, long end) {
+		wake(pool.now());
+		return nextBelow(unparked, after, end, QUEUE_ORDINAL);
+	}
+
+	/**
+	 * The members that are not hotspots by their wait (nothing queued, or the oldest
+	 * queued request waited no longer than the hotspot bound), when every member has its
+	 * queue and there are at most {@code most} of them; else {@code null}. Every other
+	 * member is a hotspot ({@link InstancePool#isHotspot}), so it takes no move. The list
+	 * may also name members that aged since it was made: callers ask each whether it is a
+	 * hotspot.
+	 */
+	@Nullable List<InstanceState> youngMembers(int most) {
+		// Every member with nothing queued is young: with more of them than most, no
+		// need to look.
+		if (pool.rings() != seenRings || queues.size() != pool.size() || queues.size() - nonEmpty.size() > most) {
+			return null;
+		}
+		long now = pool.now();
+		// The moves ask once per request they look at: while no queue's oldest request
+		// changed, the last answer holds every member that is young now (time only ages
+		// them), and the callers ask each one it names whether it is a hotspot.
+		if (youngFor == byOldestChanges && now >= youngAtNanos && youngMost == most) {
+			return young;
+		}
+		youngFor = byOldestChanges;
+		youngAtNanos = now;
+		youngMost = most;
+		young = youngMembers(most, now);
+		return young;
+	}
+
+	private @Nullable List<InstanceState> youngMembers(int most, long now) {
+		long maxWait = pool.settings().hotspotMaxWaitNanos();
+		List<InstanceState> found = new ArrayList<>();
+		for (InstanceQueue iq : byOldest.descendingSet()) {
+			long oldest = iq.oldestNanos;
+			if (oldest != Long.MAX_VALUE && now - oldest > maxWait) {
+				break;
+			}
+			if (found.size() == most) {
+				return null;
+			}
+			found.add(iq.state);
+		}
+		return found;
 	}
 
 	/**
@@ -301,7 +523,7 @@ final class QueueBook {
 			return 0;
 		}
 		ShadowKvIndex shadow = s.shadow();
-		if (reference) {
+		if (!shortcuts.reuseCachedPrefix()) {
 			return blocks.tokensFor(shadow.peekMatchedBlocks(blocks.chain()));
 		}
 		// Read before the look: a record meanwhile leaves a version that is already old.

@@ -16,6 +16,10 @@ import org.jspecify.annotations.Nullable;
  */
 final class Rebalancer {
 
+	// Most members a move's target is looked for among (QueueBook.youngMembers) before
+	// the walk of the ring is cheaper.
+	static final int YOUNG_TARGETS = 32;
+
 	// Below 2^53 a long is a double exactly, so the model's sums of the work ahead and a
 	// request's own work come to the pending work's, whatever the split.
 	private static final long EXACT = 1L << 53;
@@ -42,6 +46,9 @@ final class Rebalancer {
 	// targets, so the pass stops there.
 	private boolean noMoveTarget;
 
+	// Set within a look for a move's target when a member it asked had no queue.
+	private boolean askedQueueless;
+
 	Rebalancer(QueueBook book, Relocator relocator, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
 		this.relocator = relocator;
@@ -59,7 +66,7 @@ final class Rebalancer {
 	 * requests then release what fits.
 	 */
 	void rebalance(List<Runnable> out) {
-		if (pool.size() < 2) {
+		if (pool.size() < 2 || noTargetAnywhere()) {
 			return;
 		}
 		// Insertion order: identity hashes would make the pump order differ between runs.
@@ -106,7 +113,7 @@ final class Rebalancer {
 		// not late is passed over before its target is looked for.
 		boolean lateFirst = settings.moveLateOnly() && book.queues.size() >= pool.size()
 				&& pool.rings() == book.seenRings;
-		if (lateFirst && !book.reference && exactSums(pendingHere)) {
+		if (lateFirst && book.shortcuts.lateRequestsOnly() && exactSums(pendingHere)) {
 			return bestLateMove(iq, pendingHere);
 		}
 		Move best = null;
@@ -117,6 +124,14 @@ final class Rebalancer {
 			}
 			long estHere = 0;
 			long slo = book.sloOf(q.request());
+			if (!lateFirst && settings.moveLateOnly() && lookUnchanged(q, here)) {
+				// Its look for a target would change nothing and find one: only whether
+				// it
+				// is late decides, as below.
+				if (!book.late(q, moveGain.estimateWhereQueued(q, here, pendingHere), slo)) {
+					continue;
+				}
+			}
 			if (lateFirst) {
 				estHere = moveGain.estimateWhereQueued(q, here, pendingHere);
 				if (!book.late(q, estHere, slo)) {
@@ -229,24 +244,110 @@ final class Rebalancer {
 		}
 		Candidates c = QueueBook.candidatesOf(q, rings);
 		String other = c.first().equals(here.id()) ? c.second() : c.first();
+		askedQueueless = false;
 		InstanceState s = pool.instance(other);
-		if (s != null && s != here && canTakeMove(q, s)) {
-			return s;
+		if (s != null && s != here && asked(s) && canTakeMove(q, s)) {
+			return remember(q, here, rings, s);
 		}
 		if (q.moveWalkStart < 0) {
 			q.moveWalkStart = rings.walkStart(1, q.key());
 		}
-		String neighbour = rings.walkFrom(1, q.moveWalkStart, id -> {
-			InstanceState t = pool.instance(id);
-			return t != null && t != here && canTakeMove(q, t);
-		});
+		List<InstanceState> young = book.shortcuts.targetsAmongYoung() ? book.youngMembers(YOUNG_TARGETS) : null;
+		String neighbour = young != null && book.shortcuts.targetsAmongYoung(young.size(), pool.size())
+				? firstOnWalk(q, here, rings, young) : rings.walkFrom(1, q.moveWalkStart, id -> {
+					InstanceState t = pool.instance(id);
+					return t != null && t != here && asked(t) && canTakeMove(q, t);
+				});
 		if (neighbour == null && q.avoid.isEmpty()) {
 			// The walk asked every member, and none but a hotspot (here) was left out
 			// for this request's sake alone: no member takes any request off any hotspot
 			// until something moves.
 			noMoveTarget = true;
 		}
-		return neighbour == null ? null : pool.instance(neighbour);
+		return remember(q, here, rings, neighbour == null ? null : pool.instance(neighbour));
+	}
+
+	/** Notes whether {@code t}, asked whether it takes a move, has no queue yet. */
+	private boolean asked(InstanceState t) {
+		if (!askedQueueless && !book.queues.containsKey(t)) {
+			askedQueueless = true;
+		}
+		return true;
+	}
+
+	/**
+	 * Keeps {@code target}, found for {@code q} from {@code here}, when every member the
+	 * look asked had its queue (see {@link #lookUnchanged}).
+	 */
+	private @Nullable InstanceState remember(RequestTicket q, InstanceState here, DualHashRing rings,
+			@Nullable InstanceState target) {
+		boolean keep = target != null && !askedQueueless && book.shortcuts.rememberTargets();
+		q.moveTarget = keep ? target : null;
+		q.moveTargetFrom = keep ? here : null;
+		q.moveTargetRings = keep ? rings : null;
+		return target;
+	}
+
+	/**
+	 * Whether {@link #migrationTarget} for {@code q} from {@code here} would give no
+	 * member its queue and find a target: its last look from here, on these rings, asked
+	 * only members with a queue (queues are never taken away but with the membership) and
+	 * found one that still takes the move. A look now asks the same members in the same
+	 * order (the other candidate, then the walk from the same start) and stops at that
+	 * one at the latest, whatever the others' state now.
+	 */
+	private boolean lookUnchanged(RequestTicket q, InstanceState here) {
+		InstanceState t = q.moveTarget;
+		return t != null && q.moveTargetFrom == here && q.moveTargetRings == pool.rings()
+				&& pool.rings() == book.seenRings && pool.instance(t.id()) == t && canTakeMove(q, t);
+	}
+
+	/**
+	 * The walk of {@link #migrationTarget} with its answer found among {@code young}
+	 * alone (every other member is a hotspot, {@link QueueBook#youngMembers}): of those
+	 * that take {@code q}, the one the walk meets first. Every member has its queue, so
+	 * asking one whether it takes the move changes nothing, and the order of the asking
+	 * does not matter.
+	 */
+	private @Nullable String firstOnWalk(RequestTicket q, InstanceState here, DualHashRing rings,
+			List<InstanceState> young) {
+		String first = null;
+		int firstSteps = Integer.MAX_VALUE;
+		for (InstanceState t : young) {
+			if (t == here || pool.instance(t.id()) != t || !canTakeMove(q, t)) {
+				continue;
+			}
+			int steps = rings.stepsTo(1, q.moveWalkStart, t.id());
+			if (steps < firstSteps) {
+				first = t.id();
+				firstSteps = steps;
+			}
+		}
+		return first;
+	}
+
+	/**
+	 * Whether no hotspot can give any request this pass: no member both takes a move
+	 * ({@link #canTakeMove} but for the request's own avoided instances) and, when only
+	 * late requests move, has prefill room for one ({@link EngineQueueGate#full}). Then
+	 * every look for a move finds none and changes nothing (every member has its queue),
+	 * so the pass is skipped. Answered from the members that are not hotspots by their
+	 * wait, when few of many are; else false.
+	 */
+	private boolean noTargetAnywhere() {
+		List<InstanceState> young = book.shortcuts.targetsAmongYoung() ? book.youngMembers(YOUNG_TARGETS) : null;
+		// With many young members some takes moves: no need to ask.
+		if (young == null || !book.shortcuts.targetsAmongYoung(young.size(), pool.size())) {
+			return false;
+		}
+		for (InstanceState t : young) {
+			if (pool.instance(t.id()) == t && t.acceptsNewWork() && !pool.isHotspot(t)
+					&& book.queueOf(t).byArrival.size() < settings.maxQueuedPerInstance()
+					&& !(settings.moveLateOnly() && gate.full(t))) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/**

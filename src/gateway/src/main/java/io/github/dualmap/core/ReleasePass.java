@@ -75,7 +75,14 @@ final class ReleasePass {
 	/** Releases queued requests of every instance while they have prefill capacity. */
 	void pumpAll(List<Runnable> out) {
 		long end = book.queueOrdinals;
-		for (InstanceQueue iq = book.nextNonEmpty(null, end); iq != null; iq = book.nextNonEmpty(iq, end)) {
+		if (!book.shortcuts.parkQueues()) {
+			for (InstanceQueue iq = book.nextNonEmpty(null, end); iq != null; iq = book.nextNonEmpty(iq, end)) {
+				pump(iq, out);
+			}
+			return;
+		}
+		// A parked queue would release nothing and change nothing (QueueBook.park).
+		for (InstanceQueue iq = book.nextUnparked(null, end); iq != null; iq = book.nextUnparked(iq, end)) {
 			pump(iq, out);
 		}
 	}
@@ -88,8 +95,10 @@ final class ReleasePass {
 		InstanceState s = iq.state;
 		long now = pool.now();
 		while (!iq.byArrival.isEmpty()) {
+			long roomChanges = s.roomChanges();
 			// A full instance takes no request, whichever is next: no need to find it.
 			if (gate.full(s)) {
+				book.park(iq, Long.MAX_VALUE, roomChanges);
 				return;
 			}
 			RequestTicket next = nextOf(iq, now);
@@ -101,6 +110,7 @@ final class ReleasePass {
 				uncached = next.uncachedTokens;
 			}
 			if (!book.hasRoom(s, uncached)) {
+				parkWithoutRoom(iq, now, roomChanges);
 				return;
 			}
 			PrefillWork ahead = pool.prefillWork(s);
@@ -125,6 +135,21 @@ final class ReleasePass {
 			next.uncachedTokens = uncached;
 			release(next, s, ahead, out);
 		}
+	}
+
+	/**
+	 * Parks {@code iq}, whose instance has no room for its next request
+	 * ({@link QueueBook#park}), when that request depends only on the queue's requests
+	 * and the time (no fair shares, or one tenant waiting there) and the engine's queue
+	 * holds nothing back (a hold ends with the snapshot's age, which no event marks).
+	 * Aging wakes it when its oldest-aging request becomes the next.
+	 */
+	private void parkWithoutRoom(InstanceQueue iq, long now, long roomChanges) {
+		if ((fair.enabled() && fair.tenantsWaiting(iq) != 1) || gate.holding(iq.state)) {
+			return;
+		}
+		RequestTicket aged = iq.byAged.first();
+		book.park(iq, now >= aged.agedAtNanos ? Long.MAX_VALUE : aged.agedAtNanos, roomChanges);
 	}
 
 	/**

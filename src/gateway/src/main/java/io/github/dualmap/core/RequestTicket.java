@@ -73,6 +73,14 @@ public final class RequestTicket {
 	// Where a walk of ring 2 from its key starts on candidateRings; -1 until needed.
 	int moveWalkStart = -1;
 
+	// The move target its last look from moveTargetFrom found on moveTargetRings, when
+	// every member that look asked had its queue (Rebalancer.migrationTarget).
+	@Nullable InstanceState moveTarget;
+
+	@Nullable InstanceState moveTargetFrom;
+
+	@Nullable DualHashRing moveTargetRings;
+
 	int cachedTokens;
 
 	int uncachedTokens;

@@ -11,14 +11,18 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The moves look only at the late requests of a hotspot (the first of its queue in order
- * of lateness) and reuse a cached-prefix lookup while the shadow index holds the same
- * blocks; the plain form ({@code QueueBook.reference}) looks at every queued request and
- * looks every prefix up again. Random sequences of arrivals of three SLO classes (so
+ * The queue rules with their shortcuts ({@link QueueShortcuts#ALL}) against their plain
+ * form ({@link PlainRules}): the moves look only at the late requests of a hotspot (the
+ * first of its queue in order of lateness) and for a target only among the members that
+ * are not hotspots by their wait, a cached-prefix lookup is reused while the shadow index
+ * holds the same blocks, and the release pass passes over parked queues; the plain form
+ * looks at every queued request, walks the ring, looks every prefix up again and pumps
+ * every queue with requests. Random sequences of arrivals of three SLO classes (so
  * lateness order differs from arrival order), some avoiding an instance, first tokens,
- * completions, ticks, draining and membership changes, under both TTFT models, fed to
- * both forms: every release (instance, reason, cached prefix), rejection and counter is
- * the same after every step.
+ * completions, ticks, draining, membership changes, peers' published load, engine
+ * snapshots and peers' releases, under both TTFT models, fed to both forms: every release
+ * (instance, reason, cached prefix), rejection and counter is the same after every step,
+ * and every queue the shortcut form has parked would release nothing if it were pumped.
  */
 class DispatchQueuesIndexedMovesTests {
 
@@ -31,16 +35,28 @@ class DispatchQueuesIndexedMovesTests {
 		long moves = 0;
 		long pulls = 0;
 		long rescues = 0;
+		long parked = 0;
+		long woken = 0;
 		for (int seed = 0; seed < 120; seed++) {
-			Run reference = new Run(seed, true);
-			Run indexed = new Run(seed, false);
+			Run reference = new Run(seed, new PlainRules());
+			// Every member takes few moves here: the targets are also looked for among
+			// the
+			// young members in a second run, as when few of many are.
+			Run indexed = new Run(seed, seed % 4 < 2 ? QueueShortcuts.ALL : new TargetsAmongYoung());
 			SplittableRandom random = new SplittableRandom(seed);
 			for (int step = 0; step < 400; step++) {
 				long action = random.nextLong();
+				List<InstanceQueue> parkedBefore = indexed.queues.book.nonEmpty.stream()
+					.filter(iq -> iq.parked)
+					.toList();
 				reference.apply(action);
 				indexed.apply(action);
+				woken += parkedBefore.stream().filter(iq -> !iq.parked).count();
 				assertThat(indexed.log).as("seed %d, step %d", seed, step).isEqualTo(reference.log);
 				assertThat(indexed.counters()).as("seed %d, step %d", seed, step).isEqualTo(reference.counters());
+				parked += indexed.parkedThatWouldReleaseNothing(seed, step);
+				assertThat(reference.queues.book.unparked).as("the plain form parks nothing")
+					.containsAll(reference.queues.book.nonEmpty);
 			}
 			moves += reference.queues.migrations() - reference.queues.pulls();
 			pulls += reference.queues.pulls();
@@ -50,6 +66,9 @@ class DispatchQueuesIndexedMovesTests {
 		assertThat(moves).isGreaterThan(200);
 		assertThat(pulls).isGreaterThan(50);
 		assertThat(rescues).isGreaterThan(50);
+		// And the release pass did pass over parked queues, which were woken again.
+		assertThat(parked).isGreaterThan(5_000);
+		assertThat(woken).isGreaterThan(500);
 	}
 
 	@Test
@@ -71,6 +90,51 @@ class DispatchQueuesIndexedMovesTests {
 		assertThat(shadow.version()).isEqualTo(v2);
 		shadow.clear();
 		assertThat(shadow.version()).isNotEqualTo(v2);
+	}
+
+	/** Every rule in its plain form: no shortcut taken. */
+	static final class PlainRules extends QueueShortcuts {
+
+		@Override
+		boolean reuseCachedPrefix() {
+			return false;
+		}
+
+		@Override
+		boolean lateRequestsOnly() {
+			return false;
+		}
+
+		@Override
+		boolean skipEvacuationWhileAllAccept() {
+			return false;
+		}
+
+		@Override
+		boolean parkQueues() {
+			return false;
+		}
+
+		@Override
+		boolean targetsAmongYoung() {
+			return false;
+		}
+
+		@Override
+		boolean rememberTargets() {
+			return false;
+		}
+
+	}
+
+	/** Every shortcut, a move's target always looked for among the young members. */
+	static final class TargetsAmongYoung extends QueueShortcuts {
+
+		@Override
+		boolean targetsAmongYoung(int young, int members) {
+			return true;
+		}
+
 	}
 
 	/** One pool with its queues, driven by the actions of a sequence. */
@@ -101,7 +165,7 @@ class DispatchQueuesIndexedMovesTests {
 			}
 		};
 
-		Run(int seed, boolean reference) {
+		Run(int seed, QueueShortcuts shortcuts) {
 			SchedulerSettings scheduler = SchedulerSettings.custom()
 				.prefillNanosPerToken(200_000)
 				.hotspotFloorTokens(500)
@@ -118,12 +182,11 @@ class DispatchQueuesIndexedMovesTests {
 				.maxQueuedPerPool(40)
 				.maxWait(Duration.ofSeconds(4))
 				.build();
-			queues = new DispatchQueues(pool, policy, settings);
-			queues.book.reference = reference;
+			queues = new DispatchQueues(pool, policy, settings, FairnessSettings.ofDefaults(), shortcuts);
 		}
 
 		void apply(long action) {
-			int kind = (int) Math.floorMod(action, 20);
+			int kind = (int) Math.floorMod(action, 23);
 			int param = (int) Math.floorMod(action >>> 8, 1_000_000);
 			if (kind < 9) {
 				clock.advance(Duration.ofMillis(param % 40));
@@ -146,6 +209,32 @@ class DispatchQueuesIndexedMovesTests {
 				InstanceState s = pool.instance(IDS[param % IDS.length]);
 				if (s != null) {
 					s.draining(!s.draining());
+				}
+			}
+			else if (kind == 20) {
+				// Peers publish their load (now and then none, so holds apply again
+				// elsewhere).
+				InstanceState s = pool.instance(IDS[param % IDS.length]);
+				if (s != null && param % 3 != 0) {
+					s.peerLoad(param / 7 % 3, param / 21 % 3_000, param / 13 % 2_000);
+				}
+			}
+			else if (kind == 21) {
+				InstanceState s = pool.instance(IDS[param % IDS.length]);
+				if (s != null) {
+					s.updateEngine(new EngineSnapshot(clock.nanos(), param / 7 % 4, 1, 0.5, 0, 0, 0));
+				}
+			}
+			else if (kind == 22) {
+				// A peer's release of a family's prefix.
+				InstanceState s = pool.instance(IDS[param % IDS.length]);
+				if (s != null) {
+					long family = param / 7 % 6;
+					long[] chain = new long[4 + param / 11 % 40];
+					for (int i = 0; i < chain.length; i++) {
+						chain[i] = family * 1_000_000 + i;
+					}
+					pool.recordElsewhere(s, chain);
 				}
 			}
 			else {
@@ -178,6 +267,40 @@ class DispatchQueuesIndexedMovesTests {
 						&& !q.dispatch().isFinished())
 				.toList();
 			return sent.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(sent.get(param % sent.size()));
+		}
+
+		/**
+		 * How many queues with requests the next release pass passes over; fails unless
+		 * each would release nothing (its instance full, or no room for the request it
+		 * would take next).
+		 */
+		int parkedThatWouldReleaseNothing(int seed, int step) {
+			QueueBook book = queues.book;
+			int n = 0;
+			for (InstanceQueue iq : book.nonEmpty) {
+				if (book.unparked.contains(iq)) {
+					continue;
+				}
+				assertThat(iq.parked).as("seed %d, step %d: %s neither parked nor looked at", seed, step, iq.state)
+					.isTrue();
+				if (!book.passesOver(iq)) {
+					// Woken since: the next pass looks at it.
+					continue;
+				}
+				n++;
+				InstanceState s = iq.state;
+				if (book.gate.full(s)) {
+					continue;
+				}
+				long now = pool.now();
+				RequestTicket next = book.fair.enabled() ? book.fair.next(iq, now)
+						: now >= iq.byAged.first().agedAtNanos ? iq.byAged.first() : iq.byPriority.first();
+				int uncached = Math.max(0, next.request().promptTokens() - book.cachedTokens(next, s));
+				assertThat(book.hasRoom(s, uncached))
+					.as("seed %d, step %d: parked %s has room for %s", seed, step, s, next.request().id())
+					.isFalse();
+			}
+			return n;
 		}
 
 		List<Long> counters() {

@@ -248,4 +248,24 @@ class DualHashRingTests {
 		assertThat(DualHashRing.empty().walk(0, 1, id -> true)).isNull();
 	}
 
+	@Test
+	void aWalkMeetsTheMembersInTheOrderOfTheirStepsFromItsStart() {
+		List<RingMember> members = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			members.add(new RingMember("m" + i, 1 + i % 3));
+		}
+		DualHashRing ring = DualHashRing.of(members, 16);
+		Random random = new Random(3);
+		for (int k = 0; k < 200; k++) {
+			int r = k % 2;
+			int start = ring.walkStart(r, random.nextLong());
+			List<String> met = new ArrayList<>();
+			ring.walkFrom(r, start, id -> !met.add(id));
+			List<String> bySteps = new ArrayList<>(members.stream().map(RingMember::id).toList());
+			bySteps.sort((a, b) -> Integer.compare(ring.stepsTo(r, start, a), ring.stepsTo(r, start, b)));
+			assertThat(met).isEqualTo(bySteps);
+		}
+		assertThat(ring.stepsTo(0, 0, "not-a-member")).isEqualTo(Integer.MAX_VALUE);
+	}
+
 }

@@ -88,4 +88,47 @@ class RebalancerTests {
 		assertThat(q.decision().instanceId()).isEqualTo(other);
 	}
 
+	@Test
+	void aLookThatWouldGiveAMemberItsQueueIsMadeWhenItsLastTargetNoLongerTakesTheMove() {
+		QueueRulesFixture f = new QueueRulesFixture(QueueSettings.custom().idlePull(false).build(), "a", "b", "c", "d",
+				"e", "f");
+		RoutingRequest r = QueueFixture.request("r", 7, 100);
+		String home = f.firstCandidate(r);
+		RequestTicket q = f.queued(r, home);
+		InstanceState other = f.instance(f.otherCandidate(q, home));
+		f.book.queueOf(other);
+		// A hotspot by its wait, while its request still makes its SLO: not late.
+		f.advance(Duration.ofMillis(3_100));
+		f.rebalancer.rebalance(f.out);
+		assertThat(f.book.queues).hasSize(2);
+
+		// Its other candidate no longer takes moves: the look walks ring 2 and gives the
+		// first member that takes it its queue, as the plain look does.
+		other.draining(true);
+		f.rebalancer.rebalance(f.out);
+		String next = f.pool.rings().walk(1, q.key(), id -> !id.equals(home) && !id.equals(other.id()));
+		assertThat(f.book.queues).containsKey(f.instance(next)).hasSize(3);
+		assertThat(q.state()).isEqualTo(RequestTicket.State.QUEUED);
+	}
+
+	@Test
+	void aLookThatAskedAMemberWithoutAQueueIsMadeAgain() {
+		QueueRulesFixture f = new QueueRulesFixture(QueueSettings.custom().idlePull(false).build(), "a", "b", "c", "d",
+				"e", "f");
+		RoutingRequest r = QueueFixture.request("r", 7, 100);
+		String home = f.firstCandidate(r);
+		RequestTicket q = f.queued(r, home);
+		InstanceState other = f.instance(f.otherCandidate(q, home));
+		other.draining(true);
+		f.advance(Duration.ofMillis(3_100));
+		// The look asks the draining other candidate, which has no queue, then walks.
+		f.rebalancer.rebalance(f.out);
+		assertThat(f.book.queues).doesNotContainKey(other).hasSize(2);
+
+		// It takes moves again: the look stops there and gives it its queue.
+		other.draining(false);
+		f.rebalancer.rebalance(f.out);
+		assertThat(f.book.queues).containsKey(other).hasSize(3);
+	}
+
 }

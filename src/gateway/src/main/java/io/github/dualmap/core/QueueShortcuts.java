@@ -1,0 +1,75 @@
+package io.github.dualmap.core;
+
+/**
+ * The shortcuts the queue rules of {@link DispatchQueues} take so that an event costs
+ * what it changes, not the pool's size. Each one answers exactly as the plain form of its
+ * rule would (the same releases, moves and rejections at the same moments): it only
+ * leaves out looks whose answer is already known. The queues take all of them;
+ * {@code DispatchQueuesIndexedMovesTests} runs a subclass that takes none beside them and
+ * checks that every decision is the same.
+ */
+class QueueShortcuts {
+
+	/** Every shortcut: what the queues run. */
+	static final QueueShortcuts ALL = new QueueShortcuts();
+
+	/**
+	 * A request's cached prefix on an instance is kept while that instance's shadow index
+	 * holds the same blocks ({@link QueueBook#cachedTokens}).
+	 */
+	boolean reuseCachedPrefix() {
+		return true;
+	}
+
+	/**
+	 * With only late requests moving and every member queued for, a hotspot's move looks
+	 * at its late requests alone ({@code Rebalancer.bestLateMove}).
+	 */
+	boolean lateRequestsOnly() {
+		return true;
+	}
+
+	/** The evacuation is skipped while every member accepts work. */
+	boolean skipEvacuationWhileAllAccept() {
+		return true;
+	}
+
+	/**
+	 * The release pass passes over a parked queue: its last look ended with its instance
+	 * full or without room for its next request, and nothing that answer depends on has
+	 * changed since ({@link QueueBook#park}).
+	 */
+	boolean parkQueues() {
+		return true;
+	}
+
+	/**
+	 * While some member has no queue yet, a hotspot's request that is not late is passed
+	 * over without a look for its target when its last look's target still takes it and
+	 * every member that look asked had its queue: the look would give no member its queue
+	 * and find a target ({@code Rebalancer.lookUnchanged}).
+	 */
+	boolean rememberTargets() {
+		return true;
+	}
+
+	/**
+	 * The hotspot moves look for a target among the members whose oldest queued request
+	 * has not waited past the hotspot bound (every other member is a hotspot), when they
+	 * are few ({@link QueueBook#youngMembers}).
+	 */
+	boolean targetsAmongYoung() {
+		return true;
+	}
+
+	/**
+	 * With {@link #targetsAmongYoung()}, whether a move's target is found among the
+	 * {@code young} such members of {@code members} rather than by the walk: when few of
+	 * many are young the walk would pass many hotspots; else it soon meets a member that
+	 * takes the move.
+	 */
+	boolean targetsAmongYoung(int young, int members) {
+		return young * 4 <= members;
+	}
+
+}
