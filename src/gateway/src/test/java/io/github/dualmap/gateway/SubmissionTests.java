@@ -111,6 +111,17 @@ class SubmissionTests {
 		return sink;
 	}
 
+	/**
+	 * The sink failed once, with {@code status} and {@code code}, and got nothing else.
+	 */
+	private static void assertRejected(Sink sink, int status, String code) {
+		assertThat(sink.successes).isEmpty();
+		assertThat(sink.errors).singleElement().isInstanceOfSatisfying(DispatchRejectedException.class, ex -> {
+			assertThat(ex.rejection().status()).isEqualTo(status);
+			assertThat(ex.code()).isEqualTo(code);
+		});
+	}
+
 	/** What the instance and the service still count of requests not ended. */
 	private static void assertNothingLeftOn(ServicePool service, String instanceId) {
 		InstanceState s = service.instancePool().instance(instanceId);
@@ -162,10 +173,7 @@ class SubmissionTests {
 		Sink queued = submit(service, request());
 		Sink full = submit(service, request());
 		assertThat(full.successes).isEmpty();
-		assertThat(full.errors).singleElement().isInstanceOfSatisfying(DispatchRejectedException.class, ex -> {
-			assertThat(ex.rejection().status()).isEqualTo(Rejection.TOO_MANY_REQUESTS);
-			assertThat(ex.code()).isEqualTo(DispatchRejectedException.QUEUE_FULL);
-		});
+		assertRejected(full, Rejection.TOO_MANY_REQUESTS, DispatchRejectedException.QUEUE_FULL);
 		assertThat(service.rejections(Rejection.TOO_MANY_REQUESTS)).isOne();
 		assertThat(service.rejections(Rejection.SERVICE_UNAVAILABLE)).isZero();
 		// A cancel after the rejection adds nothing.
@@ -187,10 +195,7 @@ class SubmissionTests {
 		this.now.addAndGet(Duration.ofSeconds(11).toNanos());
 		service.queues().tick(this.now.get());
 		assertThat(waiting.successes).isEmpty();
-		assertThat(waiting.errors).singleElement().isInstanceOfSatisfying(DispatchRejectedException.class, ex -> {
-			assertThat(ex.rejection().status()).isEqualTo(Rejection.SERVICE_UNAVAILABLE);
-			assertThat(ex.code()).isEqualTo(DispatchRejectedException.QUEUE_WAIT_EXCEEDED);
-		});
+		assertRejected(waiting, Rejection.SERVICE_UNAVAILABLE, DispatchRejectedException.QUEUE_WAIT_EXCEEDED);
 		assertThat(fresh.errors).isEmpty();
 		assertThat(service.rejections(Rejection.SERVICE_UNAVAILABLE)).isOne();
 		fresh.cancel();
@@ -207,10 +212,7 @@ class SubmissionTests {
 		assertThat(waiting.errors).isEmpty();
 		this.now.addAndGet(Duration.ofSeconds(31).toNanos());
 		service.queues().tick(this.now.get());
-		assertThat(waiting.errors).singleElement().isInstanceOfSatisfying(DispatchRejectedException.class, ex -> {
-			assertThat(ex.rejection().status()).isEqualTo(Rejection.SERVICE_UNAVAILABLE);
-			assertThat(ex.code()).isEqualTo(DispatchRejectedException.NO_INSTANCE_AVAILABLE);
-		});
+		assertRejected(waiting, Rejection.SERVICE_UNAVAILABLE, DispatchRejectedException.NO_INSTANCE_AVAILABLE);
 		assertThat(waiting.successes).isEmpty();
 		first.complete(HttpStatus.OK);
 		assertNothingLeftOn(service, "a");
