@@ -295,7 +295,18 @@ public final class DualMapRegistry {
 			return this;
 		}
 
+		/**
+		 * The registry.
+		 * @throws IllegalArgumentException when settings were given for a service that is
+		 * not one of {@link #services}
+		 */
 		public DualMapRegistry build() {
+			for (String id : this.poolSettings.keySet()) {
+				if (!this.serviceIds.contains(id)) {
+					throw new IllegalArgumentException(
+							"settings given for service '" + id + "', which is not one of " + this.serviceIds);
+				}
+			}
 			PoolSettings defaults = new PoolSettings(this.policyName, this.settings, this.queueSettings);
 			Map<String, PoolSettings> own = Map.copyOf(this.poolSettings);
 			return new DualMapRegistry(defaults, List.copyOf(this.serviceIds), id -> own.getOrDefault(id, defaults),
