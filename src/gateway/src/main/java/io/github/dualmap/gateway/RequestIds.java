@@ -8,12 +8,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Ids of routed requests: unique within the process and across gateway replicas (a random
- * per-process prefix, then a counter). They key the dispatch queues, the placement
- * overrides and, for prompts without blocks, the ring position, and never leave the
- * gateway; {@link RequestIdFilter} draws the {@code x-request-id} it gives requests that
- * bring none from the same source (a value of its own, not the routing id: a client's id
- * need not be unique). {@code UUID.randomUUID()} took a lock on the shared
- * {@code SecureRandom} for every request.
+ * per-process prefix, then a counter). They key the dispatch queues and, for prompts
+ * without blocks, the ring position, and never leave the gateway; {@link RequestIdFilter}
+ * draws the {@code x-request-id} it gives requests that bring none from the same source
+ * (a value of its own, not the routing id: a client's id need not be unique).
+ * {@code UUID.randomUUID()} took a lock on the shared {@code SecureRandom} for every
+ * request.
  */
 final class RequestIds {
 

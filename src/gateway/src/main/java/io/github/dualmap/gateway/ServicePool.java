@@ -37,8 +37,6 @@ public final class ServicePool {
 
 	private final FallbackChoice fallback;
 
-	private final PinAndRetryPolicy placement;
-
 	private final DispatchQueues queues;
 
 	private final InstanceBreakers breakers;
@@ -59,8 +57,7 @@ public final class ServicePool {
 		this.pool = pool;
 		this.policy = policy;
 		this.fallback = new FallbackChoice(pool);
-		this.placement = new PinAndRetryPolicy(policy, this.fallback::choose);
-		this.queues = new DispatchQueues(pool, this.placement, queueSettings);
+		this.queues = new DispatchQueues(pool, new PinAndRetryPolicy(policy, this.fallback::choose), queueSettings);
 		this.breakers = breakers;
 		this.listeners = listeners;
 		this.membership = new InstanceMembership(serviceId, pool, weightMetadataKey, this::retain,
