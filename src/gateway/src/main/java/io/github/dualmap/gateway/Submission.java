@@ -70,9 +70,6 @@ final class Submission implements DispatchListener {
 		RequestTicket q = this.service.queues()
 			.submit(this.request.placed(this.excluded, this.request.pinnedInstance(), repeated), this.streaming,
 					this.waitingSince, this);
-		if (this.waitingSince == Long.MAX_VALUE) {
-			this.waitingSince = q.submittedAtNanos();
-		}
 		// A release refused within submit has placed the request again already: that
 		// newer ticket is the one a cancel must take out, and it has checked the cancel.
 		if (!this.current.compareAndSet(previous, q)) {
@@ -99,7 +96,7 @@ final class Submission implements DispatchListener {
 			this.excluded.add(id);
 			this.refusals++;
 			if (this.waitingSince == Long.MAX_VALUE) {
-				// Refused within its first submit: the wait began with that ticket.
+				// Its first placement refused: the wait placed again began with it.
 				this.waitingSince = q.submittedAtNanos();
 			}
 			if (this.cancelled) {
