@@ -106,15 +106,9 @@ final class IdlePull {
 			if (settings.moveLateOnly() && !book.late(q, estHere, slo)) {
 				continue;
 			}
-			int cachedThere = book.cachedTokens(q, idle);
-			int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
-			if (!book.hasRoom(idle, uncachedThere)) {
-				continue;
-			}
-			long estThere = pool.estimateTtft(idle, cachedThere, uncachedThere);
-			long gain = moveGain.netGain(q, estHere, pool.warmthScaled(idle, from.state, estThere), idle, cachedThere);
+			long gain = moveGain.gainOf(book, q, from.state, estHere, idle, true);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
-				best = new Move(q, idle, estThere);
+				best = new Move(q, idle, moveGain.lastEstimateThere());
 				bestGain = gain;
 			}
 		}

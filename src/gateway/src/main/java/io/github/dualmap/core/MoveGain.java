@@ -8,7 +8,14 @@ package io.github.dualmap.core;
  */
 final class MoveGain {
 
+	/** What {@link #gainOf} answers for a target without room: no move beats it. */
+	static final long NO_ROOM = Long.MIN_VALUE;
+
 	private final InstancePool pool;
+
+	// The estimate at the target of the last gainOf that found room: a move's estimate
+	// there, without a second look.
+	private long lastEstimateThere;
 
 	MoveGain(InstancePool pool) {
 		this.pool = pool;
@@ -37,6 +44,33 @@ final class MoveGain {
 	long estimateWhereQueued(RequestTicket q, InstanceState here, PrefillWork pendingHere) {
 		PrefillWork ahead = pendingHere.minus(PrefillWork.of(q.cachedTokens, q.uncachedTokens));
 		return pool.estimateTtft(here, ahead, q.cachedTokens, q.uncachedTokens);
+	}
+
+	/**
+	 * The {@link #netGain net gain} of moving {@code q} from {@code from}, where its
+	 * estimate is {@code estHere}, to {@code there}; {@link #NO_ROOM} when
+	 * {@code needRoom} and {@code there} has no prefill room for it now
+	 * ({@link QueueBook#hasRoom}). Its estimate there is then
+	 * {@link #lastEstimateThere()}. Guarded by the queues' lock, as every caller is.
+	 */
+	long gainOf(QueueBook book, RequestTicket q, InstanceState from, long estHere, InstanceState there,
+			boolean needRoom) {
+		// A full target has room for no request: no need for its cache.
+		if (needRoom && book.gate.full(there)) {
+			return NO_ROOM;
+		}
+		int cachedThere = book.cachedTokens(q, there);
+		int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
+		if (needRoom && !book.hasRoom(there, uncachedThere)) {
+			return NO_ROOM;
+		}
+		lastEstimateThere = pool.estimateTtft(there, cachedThere, uncachedThere);
+		return netGain(q, estHere, pool.warmthScaled(there, from, lastEstimateThere), there, cachedThere);
+	}
+
+	/** The estimate at the target of the last {@link #gainOf} that found room. */
+	long lastEstimateThere() {
+		return lastEstimateThere;
 	}
 
 }

@@ -24,9 +24,6 @@ final class Rebalancer {
 	// request's own work come to the pending work's, whatever the split.
 	private static final long EXACT = 1L << 53;
 
-	// What gainOf answers for a target without room: no move beats it.
-	private static final long NO_ROOM = Long.MIN_VALUE;
-
 	private final QueueBook book;
 
 	private final InstancePool pool;
@@ -48,10 +45,6 @@ final class Rebalancer {
 	// Nothing changes until a move, and a request that avoids some instances has fewer
 	// targets, so the pass stops there.
 	private boolean noMoveTarget;
-
-	// The estimate at the target of the last gainOf that found room: a move's estimate
-	// there, without a second look.
-	private long estThereOfLastGain;
 
 	// Set within a look for a move's target when a member it asked had no queue.
 	private boolean askedQueueless;
@@ -159,9 +152,9 @@ final class Rebalancer {
 					continue;
 				}
 			}
-			long gain = gainOf(q, here, estHere, there, settings.moveLateOnly());
+			long gain = moveGain.gainOf(book, q, here, estHere, there, settings.moveLateOnly());
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
-				best = new Move(q, there, estThereOfLastGain);
+				best = new Move(q, there, moveGain.lastEstimateThere());
 				bestGain = gain;
 			}
 		}
@@ -200,34 +193,14 @@ final class Rebalancer {
 				}
 				continue;
 			}
-			long gain = gainOf(q, here, estHere, there, true);
+			long gain = moveGain.gainOf(book, q, here, estHere, there, true);
 			if (gain > settings.migrationMargin() * slo && (gain > bestGain
 					|| (gain == bestGain && best != null && InstanceQueue.ARRIVAL.compare(q, best.request()) < 0))) {
-				best = new Move(q, there, estThereOfLastGain);
+				best = new Move(q, there, moveGain.lastEstimateThere());
 				bestGain = gain;
 			}
 		}
 		return best;
-	}
-
-	/**
-	 * The {@link MoveGain#netGain net gain} of moving {@code q} from {@code here}, where
-	 * its estimate is {@code estHere}, to {@code there}; {@link #NO_ROOM} when
-	 * {@code needRoom} and {@code there} has no prefill room for it now. Sets
-	 * {@link #estThereOfLastGain} to its estimate there.
-	 */
-	private long gainOf(RequestTicket q, InstanceState here, long estHere, InstanceState there, boolean needRoom) {
-		// A full target has room for no request: no need for its cache.
-		if (needRoom && gate.full(there)) {
-			return NO_ROOM;
-		}
-		int cachedThere = book.cachedTokens(q, there);
-		int uncachedThere = Math.max(0, q.request().promptTokens() - cachedThere);
-		if (needRoom && !book.hasRoom(there, uncachedThere)) {
-			return NO_ROOM;
-		}
-		estThereOfLastGain = pool.estimateTtft(there, cachedThere, uncachedThere);
-		return moveGain.netGain(q, estHere, pool.warmthScaled(there, here, estThereOfLastGain), there, cachedThere);
 	}
 
 	/**

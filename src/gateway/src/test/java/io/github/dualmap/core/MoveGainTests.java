@@ -55,6 +55,28 @@ class MoveGainTests {
 		assertThat(gain.estimateWhereQueued(q, a, PrefillWork.of(0, 3_000))).isEqualTo(base + 3_000 * MS);
 	}
 
+	@Test
+	void theGainOfATargetWithRoomIsTheNetGainAtItsEstimateThere() {
+		RequestTicket q = withPrefix(0, 1_000);
+		InstanceState a = f.instance("a");
+		InstanceState b = f.instance("b");
+		long estHere = 3_000 * MS;
+		long g = gain.gainOf(f.book, q, a, estHere, b, true);
+		long estThere = f.pool.estimateTtft(b, 0, 1_000);
+		assertThat(gain.lastEstimateThere()).isEqualTo(estThere);
+		assertThat(g).isEqualTo(gain.netGain(q, estHere, f.pool.warmthScaled(b, a, estThere), b, 0));
+	}
+
+	@Test
+	void aTargetWithoutPrefillRoomGainsNothingWhenRoomIsNeeded() {
+		RequestTicket q = withPrefix(0, 1_000);
+		f.inPrefill("b", (int) f.book.settings.maxPrefillTokens() + 1);
+		assertThat(gain.gainOf(f.book, q, f.instance("a"), 3_000 * MS, f.instance("b"), true))
+			.isEqualTo(MoveGain.NO_ROOM);
+		assertThat(gain.gainOf(f.book, q, f.instance("a"), 3_000 * MS, f.instance("b"), false))
+			.isGreaterThan(MoveGain.NO_ROOM);
+	}
+
 	private RequestTicket withPrefix(int cached, int uncached) {
 		RequestTicket q = f
 			.placed(QueueFixture.withSlo(QueueFixture.request("r", 1, cached + uncached), Duration.ofSeconds(5)), "a");
