@@ -46,6 +46,8 @@ final class Evacuation {
 			for (RequestTicket q : iq.byArrival) {
 				book.unindex(q);
 				book.index(q, iq.state);
+				book.ungroup(q);
+				book.group(q, iq, rings);
 			}
 		}
 		book.dropEmptyPullables();

@@ -1,7 +1,11 @@
 package io.github.dualmap.core;
 
 import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.TreeSet;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * The requests waiting for one instance in {@link DispatchQueues}, the same elements in
@@ -42,6 +46,13 @@ final class InstanceQueue {
 	// at a prefix of it.
 	final TreeSet<RequestTicket> byLateness;
 
+	// The same requests by their other candidate, when they may move there
+	// (QueueBook.group), each group in lateness order; those that may not are in
+	// withoutOther. Insertion order keeps simulations reproducible.
+	final Map<InstanceState, MoveGroup> byOther = new LinkedHashMap<>();
+
+	final MoveGroup withoutOther;
+
 	// Its place in the order of the queues: creation order.
 	final long ordinal;
 
@@ -59,6 +70,47 @@ final class InstanceQueue {
 		this.state = state;
 		this.ordinal = ordinal;
 		this.byLateness = new TreeSet<>(lateOrder);
+		this.withoutOther = new MoveGroup(null, lateOrder);
+	}
+
+	/**
+	 * The requests of one queue whose other candidate is {@code other} and that may move
+	 * there ({@code null}: those without such a candidate), in lateness order, with what
+	 * the hotspot moves last learned of them: every one up to {@code noRoomUpTo} in that
+	 * order either may not move or found {@code other} without prefill room for it while
+	 * that instance's {@link InstanceState#roomChanges()} stood at {@code noRoomAt}
+	 * ({@code Rebalancer.bestLateMove}).
+	 */
+	static final class MoveGroup {
+
+		final @Nullable InstanceState other;
+
+		final TreeSet<RequestTicket> byLateness;
+
+		@Nullable RequestTicket noRoomUpTo;
+
+		long noRoomAt = -1;
+
+		MoveGroup(@Nullable InstanceState other, Comparator<RequestTicket> lateOrder) {
+			this.other = other;
+			this.byLateness = new TreeSet<>(lateOrder);
+		}
+
+		void add(RequestTicket q) {
+			byLateness.add(q);
+			// A request filed before the last one known without room was never looked
+			// at: what was learned no longer covers every request up to there.
+			if (noRoomUpTo != null && byLateness.comparator().compare(q, noRoomUpTo) < 0) {
+				forget();
+			}
+		}
+
+		/** Forgets what the moves learned of these requests. */
+		void forget() {
+			noRoomUpTo = null;
+			noRoomAt = -1;
+		}
+
 	}
 
 }

@@ -174,6 +174,7 @@ final class QueueBook {
 		iq.byAged.add(q);
 		iq.byExpiry.add(q);
 		iq.byLateness.add(q);
+		group(q, iq, pool.rings());
 		if (iq.byArrival.size() == 1) {
 			nonEmpty.add(iq);
 			Pullable p = byAlternative.get(s);
@@ -204,6 +205,7 @@ final class QueueBook {
 		iq.byAged.remove(q);
 		iq.byExpiry.remove(q);
 		iq.byLateness.remove(q);
+		ungroup(q);
 		q.queue = null;
 		InstanceState s = iq.state;
 		if (iq.byArrival.isEmpty()) {
@@ -221,6 +223,42 @@ final class QueueBook {
 		queuedSlos.merge(q.request().sloTtftNanos(), -1, (a, b) -> a + b == 0 ? null : a + b);
 		fair.remove(q, iq, pool.now());
 		unindex(q);
+	}
+
+	/**
+	 * Files {@code q}, queued in {@code iq}, in the group of its other candidate on
+	 * {@code rings} ({@link InstanceQueue#byOther}), or with those that have no other
+	 * candidate they may move to (it is not a member, or {@code q} avoids it): the
+	 * hotspot moves pass over a group whose candidate had no room for any of its late
+	 * requests while that room has not changed.
+	 */
+	void group(RequestTicket q, InstanceQueue iq, DualHashRing rings) {
+		InstanceState other = null;
+		if (!rings.isEmpty()) {
+			Candidates c = candidatesOf(q, rings);
+			String id = c.first().equals(iq.state.id()) ? c.second() : c.first();
+			InstanceState s = pool.instance(id);
+			if (s != null && s != iq.state && !q.avoid.contains(id)) {
+				other = s;
+			}
+		}
+		InstanceQueue.MoveGroup g = other == null ? iq.withoutOther
+				: iq.byOther.computeIfAbsent(other, o -> new InstanceQueue.MoveGroup(o, lateOrder));
+		g.add(q);
+		q.moveGroup = g;
+	}
+
+	/** Takes {@code q} out of its group ({@link #group}). */
+	void ungroup(RequestTicket q) {
+		InstanceQueue.MoveGroup g = q.moveGroup;
+		if (g == null) {
+			return;
+		}
+		g.byLateness.remove(q);
+		q.moveGroup = null;
+		if (g.byLateness.isEmpty() && g.other != null && q.queue != null) {
+			q.queue.byOther.remove(g.other);
+		}
 	}
 
 	/** Sets the oldest queued arrival of {@code iq}'s instance, and files it so. */

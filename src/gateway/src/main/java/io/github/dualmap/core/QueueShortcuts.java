@@ -29,6 +29,15 @@ class QueueShortcuts {
 		return true;
 	}
 
+	/**
+	 * With {@link #lateRequestsOnly()}, a hotspot's move passes over the late requests
+	 * whose other candidate takes moves but had no prefill room for any of them, while
+	 * that instance's room has not changed ({@code Rebalancer.bestLateMove}).
+	 */
+	boolean skipTargetsWithoutRoom() {
+		return true;
+	}
+
 	/** The evacuation is skipped while every member accepts work. */
 	boolean skipEvacuationWhileAllAccept() {
 		return true;

@@ -1,5 +1,6 @@
 package io.github.dualmap.core;
 
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -39,6 +40,11 @@ final class Rebalancer {
 	private final MoveGain moveGain;
 
 	private final Relocator relocator;
+
+	// The best move bestLateMove's scans found so far, and its gain.
+	private @Nullable Move lateBest;
+
+	private long lateBestGain;
 
 	// Set within a rebalance pass when a walk for a request that avoids nothing found no
 	// member that takes a move: every member is a hotspot, full or not accepting work.
@@ -176,31 +182,103 @@ final class Rebalancer {
 	private @Nullable Move bestLateMove(InstanceQueue iq, PrefillWork pendingHere) {
 		InstanceState here = iq.state;
 		long estHere = pool.estimateTtft(here, pendingHere, 0, 0);
-		Move best = null;
-		long bestGain = 0;
-		for (RequestTicket q : iq.byLateness) {
+		lateBest = null;
+		lateBestGain = 0;
+		boolean found;
+		if (!book.shortcuts.skipTargetsWithoutRoom() || pool.rings() != book.seenRings) {
+			found = scanLate(iq.byLateness, here, estHere, null);
+		}
+		else {
+			// By other candidate: a group whose candidate had no room for its late
+			// requests is passed over as far as that still holds.
+			found = scanGroup(iq.withoutOther, here, estHere);
+			for (Iterator<InstanceQueue.MoveGroup> it = iq.byOther.values().iterator(); found && it.hasNext();) {
+				found = scanGroup(it.next(), here, estHere);
+			}
+		}
+		Move m = found ? lateBest : null;
+		lateBest = null;
+		return m;
+	}
+
+	/**
+	 * Looks at the late requests of {@code g} for {@link #bestLateMove}. When the group's
+	 * candidate takes moves, the requests up to
+	 * {@link InstanceQueue.MoveGroup#noRoomUpTo} are passed over while that instance's
+	 * {@link InstanceState#roomChanges()} stand where they did: each of them found it
+	 * without prefill room then and would now (its look for a target stops at its other
+	 * candidate, which takes moves; the room test reads only what those changes count,
+	 * and the engine-queue hold, off when it was learned, stays off as the snapshot
+	 * ages).
+	 * @return false when a request found no target at all ({@link #noMoveTarget})
+	 */
+	private boolean scanGroup(InstanceQueue.MoveGroup g, InstanceState here, long estHere) {
+		InstanceState other = g.other;
+		boolean direct = other != null && other != here && pool.instance(other.id()) == other && other.acceptsNewWork()
+				&& !pool.isHotspot(other) && book.queueOf(other).byArrival.size() < settings.maxQueuedPerInstance();
+		if (!direct) {
+			g.forget();
+			return scanLate(g.byLateness, here, estHere, null);
+		}
+		long changes = other.roomChanges();
+		if (g.noRoomAt == changes) {
+			return scanLate(g.noRoomUpTo == null ? g.byLateness : g.byLateness.tailSet(g.noRoomUpTo, false), here,
+					estHere, g);
+		}
+		g.forget();
+		// The hold ends with the snapshot's age alone: nothing is learned while it holds.
+		if (gate.holding(other)) {
+			return scanLate(g.byLateness, here, estHere, null);
+		}
+		g.noRoomAt = changes;
+		return scanLate(g.byLateness, here, estHere, g);
+	}
+
+	/**
+	 * Weighs the late requests of {@code requests} (in lateness order) for
+	 * {@link #bestLateMove}, keeping the best move in {@link #lateBest}. With a
+	 * {@code learning} group, each request that may not move or finds no room there,
+	 * while every one before it did too, becomes its
+	 * {@link InstanceQueue.MoveGroup#noRoomUpTo}.
+	 * @return false when a request found no target at all ({@link #noMoveTarget})
+	 */
+	private boolean scanLate(Iterable<RequestTicket> requests, InstanceState here, long estHere,
+			InstanceQueue.@Nullable MoveGroup learning) {
+		InstanceQueue.MoveGroup prefix = learning;
+		for (RequestTicket q : requests) {
 			long slo = book.sloOf(q.request());
 			if (!book.late(q, estHere, slo)) {
 				break;
 			}
 			if (!book.movable(q)) {
+				if (prefix != null) {
+					prefix.noRoomUpTo = q;
+				}
 				continue;
 			}
 			InstanceState there = migrationTarget(q, here);
 			if (there == null) {
 				if (noMoveTarget) {
-					return null;
+					return false;
 				}
+				prefix = null;
 				continue;
 			}
 			long gain = moveGain.gainOf(book, q, here, estHere, there, true);
-			if (gain > settings.migrationMargin() * slo && (gain > bestGain
-					|| (gain == bestGain && best != null && InstanceQueue.ARRIVAL.compare(q, best.request()) < 0))) {
-				best = new Move(q, there, moveGain.lastEstimateThere());
-				bestGain = gain;
+			if (gain == MoveGain.NO_ROOM) {
+				if (prefix != null) {
+					prefix.noRoomUpTo = q;
+				}
+				continue;
+			}
+			prefix = null;
+			if (gain > settings.migrationMargin() * slo && (gain > lateBestGain || (gain == lateBestGain
+					&& lateBest != null && InstanceQueue.ARRIVAL.compare(q, lateBest.request()) < 0))) {
+				lateBest = new Move(q, there, moveGain.lastEstimateThere());
+				lateBestGain = gain;
 			}
 		}
-		return best;
+		return true;
 	}
 
 	/**

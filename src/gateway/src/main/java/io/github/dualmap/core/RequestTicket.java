@@ -81,6 +81,9 @@ public final class RequestTicket {
 
 	@Nullable DualHashRing moveTargetRings;
 
+	// Its group in its queue's byOther (or withoutOther) while queued.
+	InstanceQueue.@Nullable MoveGroup moveGroup;
+
 	int cachedTokens;
 
 	int uncachedTokens;

@@ -37,6 +37,7 @@ class DispatchQueuesIndexedMovesTests {
 		long rescues = 0;
 		long parked = 0;
 		long woken = 0;
+		long passedOver = 0;
 		for (int seed = 0; seed < 120; seed++) {
 			Run reference = new Run(seed, new PlainRules());
 			// Every member takes few moves here: the targets are also looked for among
@@ -55,6 +56,7 @@ class DispatchQueuesIndexedMovesTests {
 				assertThat(indexed.log).as("seed %d, step %d", seed, step).isEqualTo(reference.log);
 				assertThat(indexed.counters()).as("seed %d, step %d", seed, step).isEqualTo(reference.counters());
 				parked += indexed.parkedThatWouldReleaseNothing(seed, step);
+				passedOver += indexed.passedOverThatHaveNoRoom(seed, step);
 				assertThat(reference.queues.book.unparked).as("the plain form parks nothing")
 					.containsAll(reference.queues.book.nonEmpty);
 			}
@@ -69,6 +71,9 @@ class DispatchQueuesIndexedMovesTests {
 		// And the release pass did pass over parked queues, which were woken again.
 		assertThat(parked).isGreaterThan(5_000);
 		assertThat(woken).isGreaterThan(500);
+		// And the moves had late requests to pass over as without room on their other
+		// candidate.
+		assertThat(passedOver).isGreaterThan(1_000);
 	}
 
 	@Test
@@ -267,6 +272,37 @@ class DispatchQueuesIndexedMovesTests {
 						&& !q.dispatch().isFinished())
 				.toList();
 			return sent.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(sent.get(param % sent.size()));
+		}
+
+		/**
+		 * How many queued requests the next hotspot moves would pass over as found
+		 * without room on their other candidate (InstanceQueue.MoveGroup); fails unless
+		 * that candidate, when it still takes moves, has no room for each of them.
+		 */
+		int passedOverThatHaveNoRoom(int seed, int step) {
+			QueueBook book = queues.book;
+			int n = 0;
+			for (InstanceQueue iq : book.queues.values()) {
+				for (InstanceQueue.MoveGroup g : iq.byOther.values()) {
+					InstanceState other = g.other;
+					if (g.noRoomUpTo == null || g.noRoomAt != other.roomChanges() || pool.isHotspot(other)
+							|| !other.acceptsNewWork() || pool.instance(other.id()) != other) {
+						continue;
+					}
+					for (RequestTicket q : g.byLateness.headSet(g.noRoomUpTo, true)) {
+						n++;
+						if (!book.movable(q) || book.gate.full(other)) {
+							continue;
+						}
+						int uncached = Math.max(0, q.request().promptTokens() - book.cachedTokens(q, other));
+						assertThat(book.hasRoom(other, uncached))
+							.as("seed %d, step %d: %s passed over though %s has room", seed, step, q.request().id(),
+									other)
+							.isFalse();
+					}
+				}
+			}
+			return n;
 		}
 
 		/**
