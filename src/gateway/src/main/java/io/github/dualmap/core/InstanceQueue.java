@@ -1,7 +1,9 @@
 package io.github.dualmap.core;
 
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 
@@ -76,9 +78,10 @@ final class InstanceQueue {
 	/**
 	 * The requests of one queue whose other candidate is {@code other} and that may move
 	 * there ({@code null}: those without such a candidate), in lateness order, with what
-	 * the hotspot moves last learned of them: every one up to {@code noRoomUpTo} in that
-	 * order either may not move or found {@code other} without prefill room for it while
-	 * that instance's {@link InstanceState#roomChanges()} stood at {@code noRoomAt}
+	 * the hotspot moves last learned of them: every one up to {@code lookedUpTo} in that
+	 * order, but those in {@code withRoom}, either may not move or found {@code other}
+	 * without prefill room for it while that instance's
+	 * {@link InstanceState#roomChanges()} stood at {@code noRoomAt}
 	 * ({@code Rebalancer.bestLateMove}).
 	 */
 	static final class MoveGroup {
@@ -87,7 +90,10 @@ final class InstanceQueue {
 
 		final TreeSet<RequestTicket> byLateness;
 
-		@Nullable RequestTicket noRoomUpTo;
+		@Nullable RequestTicket lookedUpTo;
+
+		// May name requests that left the group since.
+		final List<RequestTicket> withRoom = new ArrayList<>();
 
 		long noRoomAt = -1;
 
@@ -98,16 +104,18 @@ final class InstanceQueue {
 
 		void add(RequestTicket q) {
 			byLateness.add(q);
-			// A request filed before the last one known without room was never looked
-			// at: what was learned no longer covers every request up to there.
-			if (noRoomUpTo != null && byLateness.comparator().compare(q, noRoomUpTo) < 0) {
+			// A request filed before the last one looked at never was: what was learned
+			// no
+			// longer covers every request up to there.
+			if (lookedUpTo != null && byLateness.comparator().compare(q, lookedUpTo) < 0) {
 				forget();
 			}
 		}
 
 		/** Forgets what the moves learned of these requests. */
 		void forget() {
-			noRoomUpTo = null;
+			lookedUpTo = null;
+			withRoom.clear();
 			noRoomAt = -1;
 		}
 

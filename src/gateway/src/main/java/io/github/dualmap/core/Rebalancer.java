@@ -204,15 +204,21 @@ final class Rebalancer {
 	/**
 	 * Looks at the late requests of {@code g} for {@link #bestLateMove}. When the group's
 	 * candidate takes moves, the requests up to
-	 * {@link InstanceQueue.MoveGroup#noRoomUpTo} are passed over while that instance's
-	 * {@link InstanceState#roomChanges()} stand where they did: each of them found it
-	 * without prefill room then and would now (its look for a target stops at its other
-	 * candidate, which takes moves; the room test reads only what those changes count,
-	 * and the engine-queue hold, off when it was learned, stays off as the snapshot
-	 * ages).
+	 * {@link InstanceQueue.MoveGroup#lookedUpTo} are passed over while that instance's
+	 * {@link InstanceState#roomChanges()} stand where they did, but for those that found
+	 * room there ({@link InstanceQueue.MoveGroup#withRoom}): each of the others found it
+	 * without prefill room for it then, or may not move, and would now (its look for a
+	 * target stops at its other candidate, which takes moves; the room test reads only
+	 * what those changes count, and the engine-queue hold, off when it was learned, stays
+	 * off as the snapshot ages).
 	 * @return false when a request found no target at all ({@link #noMoveTarget})
 	 */
 	private boolean scanGroup(InstanceQueue.MoveGroup g, InstanceState here, long estHere) {
+		// Most groups of a long queue have no late request: no need to ask about their
+		// candidate.
+		if (g.byLateness.isEmpty() || !lateHere(g.byLateness.first(), estHere)) {
+			return true;
+		}
 		InstanceState other = g.other;
 		boolean direct = other != null && other != here && pool.instance(other.id()) == other && other.acceptsNewWork()
 				&& !pool.isHotspot(other) && book.queueOf(other).byArrival.size() < settings.maxQueuedPerInstance();
@@ -222,7 +228,12 @@ final class Rebalancer {
 		}
 		long changes = other.roomChanges();
 		if (g.noRoomAt == changes) {
-			return scanLate(g.noRoomUpTo == null ? g.byLateness : g.byLateness.tailSet(g.noRoomUpTo, false), here,
+			for (RequestTicket q : g.withRoom) {
+				if (q.moveGroup == g && lateHere(q, estHere) && weigh(q, here, estHere) == STOP) {
+					return false;
+				}
+			}
+			return scanLate(g.lookedUpTo == null ? g.byLateness : g.byLateness.tailSet(g.lookedUpTo, false), here,
 					estHere, g);
 		}
 		g.forget();
@@ -237,48 +248,69 @@ final class Rebalancer {
 	/**
 	 * Weighs the late requests of {@code requests} (in lateness order) for
 	 * {@link #bestLateMove}, keeping the best move in {@link #lateBest}. With a
-	 * {@code learning} group, each request that may not move or finds no room there,
-	 * while every one before it did too, becomes its
-	 * {@link InstanceQueue.MoveGroup#noRoomUpTo}.
+	 * {@code learning} group, each request looked at becomes its
+	 * {@link InstanceQueue.MoveGroup#lookedUpTo} (and one that found room joins its
+	 * {@link InstanceQueue.MoveGroup#withRoom}).
 	 * @return false when a request found no target at all ({@link #noMoveTarget})
 	 */
 	private boolean scanLate(Iterable<RequestTicket> requests, InstanceState here, long estHere,
 			InstanceQueue.@Nullable MoveGroup learning) {
-		InstanceQueue.MoveGroup prefix = learning;
 		for (RequestTicket q : requests) {
-			long slo = book.sloOf(q.request());
-			if (!book.late(q, estHere, slo)) {
+			if (!lateHere(q, estHere)) {
 				break;
 			}
-			if (!book.movable(q)) {
-				if (prefix != null) {
-					prefix.noRoomUpTo = q;
-				}
-				continue;
+			int outcome = weigh(q, here, estHere);
+			if (outcome == STOP) {
+				return false;
 			}
-			InstanceState there = migrationTarget(q, here);
-			if (there == null) {
-				if (noMoveTarget) {
-					return false;
+			if (learning != null) {
+				learning.lookedUpTo = q;
+				if (outcome == ROOM) {
+					learning.withRoom.add(q);
 				}
-				prefix = null;
-				continue;
-			}
-			long gain = moveGain.gainOf(book, q, here, estHere, there, true);
-			if (gain == MoveGain.NO_ROOM) {
-				if (prefix != null) {
-					prefix.noRoomUpTo = q;
-				}
-				continue;
-			}
-			prefix = null;
-			if (gain > settings.migrationMargin() * slo && (gain > lateBestGain || (gain == lateBestGain
-					&& lateBest != null && InstanceQueue.ARRIVAL.compare(q, lateBest.request()) < 0))) {
-				lateBest = new Move(q, there, moveGain.lastEstimateThere());
-				lateBestGain = gain;
 			}
 		}
 		return true;
+	}
+
+	// What weigh found for a request.
+	private static final int STOP = 0;
+
+	private static final int NO_ROOM = 1;
+
+	private static final int ROOM = 2;
+
+	/**
+	 * Weighs moving late request {@code q} off {@code here}, keeping it in
+	 * {@link #lateBest} when it is the best so far (the largest gain beyond the margin,
+	 * the earliest arrival among equals, as {@link #bestMove}'s scan in arrival order).
+	 * @return {@link #STOP} when it found no target at all ({@link #noMoveTarget}),
+	 * {@link #ROOM} when its target had room for it, else {@link #NO_ROOM} (no target, no
+	 * room there, or it may not move)
+	 */
+	private int weigh(RequestTicket q, InstanceState here, long estHere) {
+		if (!book.movable(q)) {
+			return NO_ROOM;
+		}
+		InstanceState there = migrationTarget(q, here);
+		if (there == null) {
+			return noMoveTarget ? STOP : NO_ROOM;
+		}
+		long gain = moveGain.gainOf(book, q, here, estHere, there, true);
+		if (gain == MoveGain.NO_ROOM) {
+			return NO_ROOM;
+		}
+		if (gain > settings.migrationMargin() * book.sloOf(q.request()) && (gain > lateBestGain || (gain == lateBestGain
+				&& lateBest != null && InstanceQueue.ARRIVAL.compare(q, lateBest.request()) < 0))) {
+			lateBest = new Move(q, there, moveGain.lastEstimateThere());
+			lateBestGain = gain;
+		}
+		return ROOM;
+	}
+
+	/** Whether {@code q} is late where it waits, its estimate there {@code estHere}. */
+	private boolean lateHere(RequestTicket q, long estHere) {
+		return book.late(q, estHere, book.sloOf(q.request()));
 	}
 
 	/**

@@ -285,11 +285,14 @@ class DispatchQueuesIndexedMovesTests {
 			for (InstanceQueue iq : book.queues.values()) {
 				for (InstanceQueue.MoveGroup g : iq.byOther.values()) {
 					InstanceState other = g.other;
-					if (g.noRoomUpTo == null || g.noRoomAt != other.roomChanges() || pool.isHotspot(other)
+					if (g.lookedUpTo == null || g.noRoomAt != other.roomChanges() || pool.isHotspot(other)
 							|| !other.acceptsNewWork() || pool.instance(other.id()) != other) {
 						continue;
 					}
-					for (RequestTicket q : g.byLateness.headSet(g.noRoomUpTo, true)) {
+					for (RequestTicket q : g.byLateness.headSet(g.lookedUpTo, true)) {
+						if (g.withRoom.contains(q)) {
+							continue;
+						}
 						n++;
 						if (!book.movable(q) || book.gate.full(other)) {
 							continue;
