@@ -89,6 +89,58 @@ class RebalancerTests {
 	}
 
 	@Test
+	void aLateRequestWhoseOtherCandidateHadNoRoomIsPassedOverUntilThatRoomChanges() {
+		QueueRulesFixture f = new QueueRulesFixture(
+				QueueSettings.custom().moveLateOnly(true).idlePull(false).maxPrefillRequests(1).build(), "a", "b");
+		RoutingRequest r = QueueFixture.request("r", 7, 1_000);
+		String home = f.firstCandidate(r);
+		f.inPrefill(home, 3_000);
+		RequestTicket q = f.queued(r, home);
+		InstanceState other = f.instance(f.otherCandidate(q, home));
+		f.book.queueOf(other);
+		InstancePool.InFlight busy = f.inPrefill(other.id(), 10);
+		f.advance(Duration.ofMillis(3_100));
+
+		f.rebalancer.rebalance(f.out);
+		// Late, its other candidate at its request limit: learned without room there.
+		InstanceQueue.MoveGroup group = q.moveGroup;
+		assertThat(group.other).isSameAs(other);
+		assertThat(group.lookedUpTo).isSameAs(q);
+		assertThat(group.withRoom).isEmpty();
+		assertThat(group.noRoomAt).isEqualTo(other.roomChanges());
+		f.advance(Duration.ofMillis(100));
+		f.rebalancer.rebalance(f.out);
+		assertThat(q.queue.state.id()).isEqualTo(home);
+
+		// The end of that prefill changes the room there: the request is weighed again
+		// and moves.
+		busy.firstToken();
+		assertThat(group.noRoomAt).isNotEqualTo(other.roomChanges());
+		f.rebalancer.rebalance(f.out);
+		assertThat(q.decision().instanceId()).isEqualTo(other.id());
+		assertThat(q.moveGroup).isNotSameAs(group);
+	}
+
+	@Test
+	void aRequestFiledBeforeTheLastOneLookedAtMakesItsGroupForgetWhatItLearned() {
+		QueueRulesFixture f = new QueueRulesFixture(QueueSettings.custom().idlePull(false).build(), "a", "b");
+		InstanceQueue.MoveGroup group = new InstanceQueue.MoveGroup(f.instance("b"), f.book.lateOrder);
+		RequestTicket early = f.queued(QueueFixture.request("early", 1, 100), "a");
+		f.advance(Duration.ofMillis(10));
+		RequestTicket late = f.queued(QueueFixture.request("late", 2, 100), "a");
+		group.add(late);
+		group.lookedUpTo = late;
+		group.noRoomAt = 7;
+		group.withRoom.add(late);
+
+		group.add(early);
+
+		assertThat(group.lookedUpTo).isNull();
+		assertThat(group.withRoom).isEmpty();
+		assertThat(group.noRoomAt).isEqualTo(-1);
+	}
+
+	@Test
 	void aLookThatWouldGiveAMemberItsQueueIsMadeWhenItsLastTargetNoLongerTakesTheMove() {
 		QueueRulesFixture f = new QueueRulesFixture(QueueSettings.custom().idlePull(false).build(), "a", "b", "c", "d",
 				"e", "f");
