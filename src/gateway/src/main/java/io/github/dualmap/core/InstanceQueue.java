@@ -18,21 +18,31 @@ import org.jspecify.annotations.Nullable;
  */
 final class InstanceQueue {
 
-	// Longest estimated cached prefix first, then arrival (submission) order.
-	static final Comparator<RequestTicket> PRIORITY = Comparator.comparingInt((RequestTicket q) -> -q.cachedTokens)
-		.thenComparingLong(RequestTicket::sequence);
+	// The orders are written out rather than composed with Comparator.comparingLong:
+	// every queue event compares in several of them, and the composed form calls a key
+	// extractor the JIT cannot inline where one lambda class serves many keys.
 
-	static final Comparator<RequestTicket> ARRIVAL = Comparator.comparingLong(RequestTicket::submittedAtNanos)
-		.thenComparingLong(RequestTicket::sequence);
+	// Longest estimated cached prefix first, then arrival (submission) order.
+	static final Comparator<RequestTicket> PRIORITY = (x, y) -> {
+		int c = Integer.compare(-x.cachedTokens, -y.cachedTokens);
+		return c != 0 ? c : Long.compare(x.sequence(), y.sequence());
+	};
+
+	static final Comparator<RequestTicket> ARRIVAL = (x, y) -> bySequenceAfter(x.submittedAtNanos(),
+			y.submittedAtNanos(), x, y);
 
 	// Expiry order: arrival order when every request has the queues' wait bound.
-	static final Comparator<RequestTicket> EXPIRY = Comparator.comparingLong((RequestTicket q) -> q.expiresAtNanos)
-		.thenComparingLong(RequestTicket::sequence);
+	static final Comparator<RequestTicket> EXPIRY = (x, y) -> bySequenceAfter(x.expiresAtNanos, y.expiresAtNanos, x, y);
 
 	// Aged requests go first, earliest aging time first: arrival order among requests of
 	// one SLO, a tighter SLO ahead of a looser one.
-	static final Comparator<RequestTicket> AGED = Comparator.comparingLong((RequestTicket q) -> q.agedAtNanos)
-		.thenComparingLong(RequestTicket::sequence);
+	static final Comparator<RequestTicket> AGED = (x, y) -> bySequenceAfter(x.agedAtNanos, y.agedAtNanos, x, y);
+
+	/** Orders by {@code kx} against {@code ky}, then by sequence (submission order). */
+	static int bySequenceAfter(long kx, long ky, RequestTicket x, RequestTicket y) {
+		int c = Long.compare(kx, ky);
+		return c != 0 ? c : Long.compare(x.sequence(), y.sequence());
+	}
 
 	final InstanceState state;
 

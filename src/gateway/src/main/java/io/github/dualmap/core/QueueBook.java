@@ -48,9 +48,8 @@ final class QueueBook {
 	// instance has the same estimate there (see Rebalancer.bestLateMove), so the late
 	// ones are a
 	// prefix of each queue in this order.
-	final Comparator<RequestTicket> lateOrder = Comparator
-		.comparingLong((RequestTicket q) -> q.submittedAtNanos() + sloOf(q.request()))
-		.thenComparingLong(RequestTicket::sequence);
+	final Comparator<RequestTicket> lateOrder = (x, y) -> InstanceQueue
+		.bySequenceAfter(x.submittedAtNanos() + sloOf(x.request()), y.submittedAtNanos() + sloOf(y.request()), x, y);
 
 	// Keyed by the state object, not the id: an instance
 	// that left and came back is a new object, and the old queue must stay visible
@@ -64,7 +63,7 @@ final class QueueBook {
 
 	// The queues with requests in them, in the order of queues: the passes over queues
 	// visit only these, so an event costs what it touches, not the pool's size.
-	final TreeSet<InstanceQueue> nonEmpty = new TreeSet<>(Comparator.comparingLong(QUEUE_ORDINAL));
+	final TreeSet<InstanceQueue> nonEmpty = new TreeSet<>((x, y) -> Long.compare(x.ordinal, y.ordinal));
 
 	long queueOrdinals;
 
@@ -73,7 +72,7 @@ final class QueueBook {
 
 	// Of byAlternative, the entries with requests whose instance has none queued: the
 	// only ones the idle pull acts on, in byAlternative's order.
-	final TreeSet<Pullable> pullers = new TreeSet<>(Comparator.comparingLong(PULLABLE_ORDINAL));
+	final TreeSet<Pullable> pullers = new TreeSet<>((x, y) -> Long.compare(x.ordinal, y.ordinal));
 
 	// Entries of byAlternative that lost their last request since the idle pull last
 	// dropped the empty ones.

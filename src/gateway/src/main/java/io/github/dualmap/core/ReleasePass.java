@@ -19,9 +19,8 @@ final class ReleasePass {
 	private static final System.Logger LOG = System.getLogger(DispatchQueues.class.getName());
 
 	// Estimated ends of prefill come in this order.
-	private static final Comparator<RequestTicket> PREFILL_DEADLINE = Comparator
-		.comparingLong((RequestTicket q) -> q.prefillDeadlineNanos)
-		.thenComparingLong(RequestTicket::sequence);
+	private static final Comparator<RequestTicket> PREFILL_DEADLINE = (x, y) -> InstanceQueue
+		.bySequenceAfter(x.prefillDeadlineNanos, y.prefillDeadlineNanos, x, y);
 
 	private final QueueBook book;
 
