@@ -186,12 +186,14 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * there is rescued or answered 503 instead, while others wait
 	 * @param holdOnEngineQueue whether releases to an instance wait while its engine's
 	 * own queue holds more requests than this gateway has in prefill there
+	 * @param countQueuedPrefixes whether placement counts the prompts queued for an
+	 * instance as cached there
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
 			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware,
 			double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly, boolean shedHopeless,
-			boolean holdOnEngineQueue) {
+			boolean holdOnEngineQueue, boolean countQueuedPrefixes) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
@@ -199,7 +201,7 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 					q.expiry().name().toLowerCase(Locale.ROOT), q.maxMigrations(), q.migrationMargin(),
 					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware(),
 					q.maxWaitShare(), q.rescue(), q.rescueToQueue(), q.moveLateOnly(), q.shedHopeless(),
-					q.holdOnEngineQueue());
+					q.holdOnEngineQueue(), q.countQueuedPrefixes());
 		}
 
 	}

@@ -142,6 +142,7 @@ public final class CoreSettingsMapper {
 			.moveLateOnly(d.isMoveLateOnly())
 			.shedHopeless(d.isShedHopeless())
 			.holdOnEngineQueue(d.isHoldOnEngineQueue())
+			.countQueuedPrefixes(d.isCountQueuedPrefixes())
 			.build();
 	}
 

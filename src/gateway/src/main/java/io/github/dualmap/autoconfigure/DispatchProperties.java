@@ -135,6 +135,23 @@ public class DispatchProperties {
 		this.holdOnEngineQueue = holdOnEngineQueue;
 	}
 
+	/**
+	 * Placement counts the prompt of a request queued for an instance as cached there:
+	 * the next turn of a conversation that arrives while the previous turn still waits in
+	 * the queue follows it to its instance instead of finding none of its prompt cached
+	 * on either candidate. False: placement reads the shadow index alone, which learns a
+	 * prompt at its release.
+	 */
+	private boolean countQueuedPrefixes = QueueSettings.DEFAULT_COUNT_QUEUED_PREFIXES;
+
+	public boolean isCountQueuedPrefixes() {
+		return this.countQueuedPrefixes;
+	}
+
+	public void setCountQueuedPrefixes(boolean countQueuedPrefixes) {
+		this.countQueuedPrefixes = countQueuedPrefixes;
+	}
+
 	public boolean isShedHopeless() {
 		return this.shedHopeless;
 	}

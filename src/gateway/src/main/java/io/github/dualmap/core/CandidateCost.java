@@ -4,29 +4,38 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What sending one request to one instance would cost, as the router believes it: the
- * prefix the shadow index expects cached there, the tokens left to prefill and the TTFT
- * estimate. {@code rank} is the estimate the choice compares, which slow start may
- * inflate; {@code estimate} is the unscaled one reported in the decision.
+ * prefix expected cached there by the time the request is prefilled, the tokens left to
+ * prefill and the TTFT estimate. {@code rank} is the estimate the choice compares, which
+ * slow start may inflate; {@code estimate} is the unscaled one reported in the decision.
+ * {@code cachedNow} is the part of the prefix the shadow index holds now; it differs from
+ * {@code cachedTokens} only when the queues count the prompts they hold there
+ * ({@link QueueSettings#countQueuedPrefixes()}), and it is what the decision carries: the
+ * queues order, account and move a request by what is cached, and a prompt still queued
+ * is not cached yet.
  */
-record CandidateCost(InstanceState instance, int cachedTokens, int uncachedTokens, long estimate, long rank) {
+record CandidateCost(InstanceState instance, int cachedTokens, int uncachedTokens, long estimate, long rank,
+		int cachedNow) {
 
 	/**
 	 * The placement of {@code blocks} (null: unparsed body, nothing cached) on {@code s}.
 	 */
 	static CandidateCost of(InstancePool pool, InstanceState s, @Nullable PromptBlocks blocks) {
 		int cached = 0;
+		int cachedNow = 0;
 		int prompt = 0;
 		if (blocks != null) {
-			cached = blocks.tokensFor(s.shadow().peekMatchedBlocks(blocks.chain()));
+			int matched = s.shadow().peekMatchedBlocks(blocks.chain());
+			cachedNow = blocks.tokensFor(matched);
+			cached = blocks.tokensFor(Math.max(matched, s.queuedPrefixes().matchedBlocks(blocks.chain())));
 			prompt = blocks.promptTokens();
 		}
 		int uncached = prompt - cached;
 		long estimate = pool.estimateTtft(s, cached, uncached);
-		return new CandidateCost(s, cached, uncached, estimate, estimate);
+		return new CandidateCost(s, cached, uncached, estimate, estimate, cachedNow);
 	}
 
 	CandidateCost withRank(long rank) {
-		return new CandidateCost(instance, cachedTokens, uncachedTokens, estimate, rank);
+		return new CandidateCost(instance, cachedTokens, uncachedTokens, estimate, rank, cachedNow);
 	}
 
 	String id() {
@@ -34,12 +43,12 @@ record CandidateCost(InstanceState instance, int cachedTokens, int uncachedToken
 	}
 
 	Decision decide(Reason reason) {
-		return new Decision(instance.id(), reason, cachedTokens, uncachedTokens, estimate);
+		return new Decision(instance.id(), reason, cachedNow, uncachedTokens + cachedTokens - cachedNow, estimate);
 	}
 
 	/** A decision of a policy without a TTFT model: cache belief for accounting only. */
 	Decision decideWithoutModel(Reason reason) {
-		return new Decision(instance.id(), reason, cachedTokens, uncachedTokens, -1);
+		return new Decision(instance.id(), reason, cachedNow, uncachedTokens + cachedTokens - cachedNow, -1);
 	}
 
 }

@@ -22,6 +22,8 @@ public final class InstanceState {
 
 	private final ShadowKvIndex shadow;
 
+	private final QueuedPrefixes queuedPrefixes = new QueuedPrefixes();
+
 	final AtomicLong queuedTokens = new AtomicLong();
 
 	final AtomicInteger queuedRequests = new AtomicInteger();
@@ -122,6 +124,14 @@ public final class InstanceState {
 
 	public ShadowKvIndex shadow() {
 		return shadow;
+	}
+
+	/**
+	 * The prompt blocks of the requests the dispatch queues hold for the instance (empty
+	 * unless {@link QueueSettings#countQueuedPrefixes()}).
+	 */
+	QueuedPrefixes queuedPrefixes() {
+		return queuedPrefixes;
 	}
 
 	/**

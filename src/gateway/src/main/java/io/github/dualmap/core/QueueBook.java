@@ -186,6 +186,10 @@ final class QueueBook {
 		q.queue = iq;
 		s.addQueued(q.uncachedTokens, PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
 		s.queuedRequests.incrementAndGet();
+		PromptBlocks blocks = q.request().blocks();
+		if (settings.countQueuedPrefixes() && blocks != null) {
+			s.queuedPrefixes().add(blocks.chain());
+		}
 		oldest(iq, iq.byArrival.first().submittedAtNanos());
 		queuedTotal++;
 		queuedSlos.merge(q.request().sloTtftNanos(), 1, Integer::sum);
@@ -217,6 +221,10 @@ final class QueueBook {
 		unpark(iq);
 		s.addQueued(-q.uncachedTokens, -PrefillWork.pairs(q.cachedTokens, q.uncachedTokens));
 		s.queuedRequests.decrementAndGet();
+		PromptBlocks blocks = q.request().blocks();
+		if (settings.countQueuedPrefixes() && blocks != null) {
+			s.queuedPrefixes().remove(blocks.chain());
+		}
 		oldest(iq, iq.byArrival.isEmpty() ? Long.MAX_VALUE : iq.byArrival.first().submittedAtNanos());
 		queuedTotal--;
 		queuedSlos.merge(q.request().sloTtftNanos(), -1, (a, b) -> a + b == 0 ? null : a + b);

@@ -72,12 +72,18 @@ import java.time.Duration;
  * snapshot arrived: someone else's backlog, typically other gateway replicas that do not
  * share their load, or requests the engine preempted ({@code EngineQueueGate}). Without a
  * fresh scrape the release limits alone apply
+ * @param countQueuedPrefixes placement counts the prompt of a request queued for an
+ * instance as cached there ({@link QueuedPrefixes}): the shadow index learns a prompt
+ * only when it is released, so without this the next turn of a conversation that arrives
+ * while the previous turn still waits in the queue finds none of that turn's prompt
+ * cached anywhere and may be placed on the other candidate, where the conversation's
+ * prefix is computed and held a second time
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
 		boolean sloAware, double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly,
-		boolean shedHopeless, boolean holdOnEngineQueue) {
+		boolean shedHopeless, boolean holdOnEngineQueue, boolean countQueuedPrefixes) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -163,6 +169,12 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	 * for one gateway whose engines preempt nothing.
 	 */
 	public static final boolean DEFAULT_HOLD_ON_ENGINE_QUEUE = true;
+
+	/**
+	 * Placement reads the shadow index alone unless configured otherwise
+	 * ({@code count-queued-prefixes}).
+	 */
+	public static final boolean DEFAULT_COUNT_QUEUED_PREFIXES = false;
 
 	/** What to do with a request that waited {@code maxWait} in the queue. */
 	public enum Expiry {
@@ -258,6 +270,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.moveLateOnly = moveLateOnly;
 		b.shedHopeless = shedHopeless;
 		b.holdOnEngineQueue = holdOnEngineQueue;
+		b.countQueuedPrefixes = countQueuedPrefixes;
 		return b;
 	}
 
@@ -303,6 +316,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		private boolean shedHopeless = DEFAULT_SHED_HOPELESS;
 
 		private boolean holdOnEngineQueue = DEFAULT_HOLD_ON_ENGINE_QUEUE;
+
+		private boolean countQueuedPrefixes = DEFAULT_COUNT_QUEUED_PREFIXES;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -399,6 +414,11 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder countQueuedPrefixes(boolean v) {
+			this.countQueuedPrefixes = v;
+			return this;
+		}
+
 		public Builder shedHopeless(boolean v) {
 			this.shedHopeless = v;
 			return this;
@@ -413,7 +433,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
 					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue, rescueToQueue, moveLateOnly,
-					shedHopeless, holdOnEngineQueue);
+					shedHopeless, holdOnEngineQueue, countQueuedPrefixes);
 		}
 
 	}

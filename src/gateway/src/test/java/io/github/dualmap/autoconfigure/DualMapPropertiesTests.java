@@ -236,7 +236,8 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false",
 					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false",
 					"dualmap.dispatch.rescue-to-queue=false", "dualmap.dispatch.shed-hopeless=false",
-					"dualmap.dispatch.hold-on-engine-queue=false", "dualmap.slow-start=30s")
+					"dualmap.dispatch.hold-on-engine-queue=false", "dualmap.dispatch.count-queued-prefixes=true",
+					"dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.service("llm").queues().settings();
@@ -260,6 +261,7 @@ class DualMapPropertiesTests {
 					.rescueToQueue(false)
 					.shedHopeless(false)
 					.holdOnEngineQueue(false)
+					.countQueuedPrefixes(true)
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});
