@@ -142,7 +142,8 @@ public final class CoreSettingsMapper {
 			.moveLateOnly(d.isMoveLateOnly())
 			.shedHopeless(d.isShedHopeless())
 			.holdOnEngineQueue(d.isHoldOnEngineQueue())
-			.countQueuedPrefixes(d.isCountQueuedPrefixes())
+			.countQueuedPrefixes(
+					o.getCountQueuedPrefixes() != null ? o.getCountQueuedPrefixes() : d.isCountQueuedPrefixes())
 			.build();
 	}
 

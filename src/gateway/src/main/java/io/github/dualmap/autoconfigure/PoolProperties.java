@@ -83,6 +83,13 @@ public class PoolProperties {
 		@Min(value = 1, message = "dualmap.pools.<service>.dispatch.max-prefill-tokens must be >= 1")
 		private @Nullable Long maxPrefillTokens;
 
+		/**
+		 * Whether placement counts the prompts queued for this service's instances as
+		 * cached there, for a pool of chats whose turns come faster than its queue drains
+		 * (default: dualmap.dispatch.count-queued-prefixes).
+		 */
+		private @Nullable Boolean countQueuedPrefixes;
+
 		public @Nullable DispatchMode getMode() {
 			return this.mode;
 		}
@@ -105,6 +112,14 @@ public class PoolProperties {
 
 		public void setMaxPrefillTokens(@Nullable Long maxPrefillTokens) {
 			this.maxPrefillTokens = maxPrefillTokens;
+		}
+
+		public @Nullable Boolean getCountQueuedPrefixes() {
+			return this.countQueuedPrefixes;
+		}
+
+		public void setCountQueuedPrefixes(@Nullable Boolean countQueuedPrefixes) {
+			this.countQueuedPrefixes = countQueuedPrefixes;
 		}
 
 	}

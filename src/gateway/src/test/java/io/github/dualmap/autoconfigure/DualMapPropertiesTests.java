@@ -508,7 +508,8 @@ class DualMapPropertiesTests {
 			.withPropertyValues("dualmap.services=llm,big", "dualmap.slo.ttft=3s", "dualmap.dispatch.aging=1s",
 					"dualmap.pools.big.policy=least-loaded", "dualmap.pools.big.slo.ttft=12s",
 					"dualmap.pools.big.dispatch.mode=pass-through", "dualmap.pools.big.dispatch.max-prefill-requests=4",
-					"dualmap.pools.big.dispatch.max-prefill-tokens=8192")
+					"dualmap.pools.big.dispatch.max-prefill-tokens=8192",
+					"dualmap.pools.big.dispatch.count-queued-prefixes=true")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				ServicePool llm = registry.service("llm");
@@ -522,6 +523,8 @@ class DualMapPropertiesTests {
 				assertThat(q.mode()).isEqualTo(DispatchMode.PASS_THROUGH);
 				assertThat(q.maxPrefillRequests()).isEqualTo(4);
 				assertThat(q.maxPrefillTokens()).isEqualTo(8192);
+				assertThat(q.countQueuedPrefixes()).isTrue();
+				assertThat(llm.queues().settings().countQueuedPrefixes()).isFalse();
 				// What the pool does not set is the global value.
 				assertThat(q.agingNanos()).isEqualTo(Duration.ofSeconds(1).toNanos());
 				assertThat(big.instancePool().settings().switchFactor()).isEqualTo(registry.settings().switchFactor());
