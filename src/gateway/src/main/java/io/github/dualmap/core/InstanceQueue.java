@@ -102,7 +102,8 @@ final class InstanceQueue {
 
 		@Nullable RequestTicket lookedUpTo;
 
-		// May name requests that left the group since.
+		// May name requests that left the group since; the moves drop those as they
+		// pass.
 		final List<RequestTicket> withRoom = new ArrayList<>();
 
 		long noRoomAt = -1;
@@ -114,9 +115,8 @@ final class InstanceQueue {
 
 		void add(RequestTicket q) {
 			byLateness.add(q);
-			// A request filed before the last one looked at never was: what was learned
-			// no
-			// longer covers every request up to there.
+			// A request filed before the last one looked at never was looked at: what
+			// was learned no longer covers every request up to there.
 			if (lookedUpTo != null && byLateness.comparator().compare(q, lookedUpTo) < 0) {
 				forget();
 			}

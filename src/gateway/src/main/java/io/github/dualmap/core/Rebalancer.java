@@ -228,8 +228,12 @@ final class Rebalancer {
 		}
 		long changes = other.roomChanges();
 		if (g.noRoomAt == changes) {
-			for (RequestTicket q : g.withRoom) {
-				if (q.moveGroup == g && lateHere(q, estHere) && weigh(q, here, estHere) == STOP) {
+			for (Iterator<RequestTicket> it = g.withRoom.iterator(); it.hasNext();) {
+				RequestTicket q = it.next();
+				if (q.moveGroup != g) {
+					it.remove();
+				}
+				else if (lateHere(q, estHere) && weigh(q, here, estHere) == STOP) {
 					return false;
 				}
 			}
