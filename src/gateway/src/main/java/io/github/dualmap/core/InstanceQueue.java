@@ -100,6 +100,10 @@ final class InstanceQueue {
 
 		final TreeSet<RequestTicket> byLateness;
 
+		// The first of byLateness (null when empty), kept at hand: the moves ask every
+		// group of a hotspot for it on every look.
+		@Nullable RequestTicket first;
+
 		@Nullable RequestTicket lookedUpTo;
 
 		// May name requests that left the group since; the moves drop those as they
@@ -115,10 +119,20 @@ final class InstanceQueue {
 
 		void add(RequestTicket q) {
 			byLateness.add(q);
+			if (first == null || byLateness.comparator().compare(q, first) < 0) {
+				first = q;
+			}
 			// A request filed before the last one looked at never was looked at: what
 			// was learned no longer covers every request up to there.
 			if (lookedUpTo != null && byLateness.comparator().compare(q, lookedUpTo) < 0) {
 				forget();
+			}
+		}
+
+		/** Takes {@code q} out of the group. */
+		void remove(RequestTicket q) {
+			if (byLateness.remove(q) && q == first) {
+				first = byLateness.isEmpty() ? null : byLateness.first();
 			}
 		}
 

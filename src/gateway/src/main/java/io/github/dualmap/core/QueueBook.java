@@ -261,7 +261,7 @@ final class QueueBook {
 		if (g == null) {
 			return;
 		}
-		g.byLateness.remove(q);
+		g.remove(q);
 		q.moveGroup = null;
 		if (g.byLateness.isEmpty() && g.other != null && q.queue != null) {
 			q.queue.byOther.remove(g.other);

@@ -216,7 +216,8 @@ final class Rebalancer {
 	private boolean scanGroup(InstanceQueue.MoveGroup g, InstanceState here, long estHere) {
 		// Most groups of a long queue have no late request: no need to ask about their
 		// candidate.
-		if (g.byLateness.isEmpty() || !lateHere(g.byLateness.first(), estHere)) {
+		RequestTicket first = g.first;
+		if (first == null || !lateHere(first, estHere)) {
 			return true;
 		}
 		InstanceState other = g.other;

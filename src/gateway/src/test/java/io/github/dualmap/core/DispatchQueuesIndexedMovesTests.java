@@ -283,7 +283,11 @@ class DispatchQueuesIndexedMovesTests {
 			QueueBook book = queues.book;
 			int n = 0;
 			for (InstanceQueue iq : book.queues.values()) {
+				assertThat(iq.withoutOther.first)
+					.isSameAs(iq.withoutOther.byLateness.isEmpty() ? null : iq.withoutOther.byLateness.first());
 				for (InstanceQueue.MoveGroup g : iq.byOther.values()) {
+					assertThat(g.first).as("seed %d, step %d: a group's first", seed, step)
+						.isSameAs(g.byLateness.first());
 					InstanceState other = g.other;
 					if (g.lookedUpTo == null || g.noRoomAt != other.roomChanges() || pool.isHotspot(other)
 							|| !other.acceptsNewWork() || pool.instance(other.id()) != other) {

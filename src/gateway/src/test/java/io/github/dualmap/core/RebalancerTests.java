@@ -119,6 +119,12 @@ class RebalancerTests {
 		assertThat(group.lookedUpTo).isNull();
 		assertThat(group.withRoom).isEmpty();
 		assertThat(group.noRoomAt).isEqualTo(-1);
+		// Its first request follows what joins and leaves.
+		assertThat(group.first).isSameAs(early);
+		group.remove(early);
+		assertThat(group.first).isSameAs(late);
+		group.remove(late);
+		assertThat(group.first).isNull();
 	}
 
 	@Test
