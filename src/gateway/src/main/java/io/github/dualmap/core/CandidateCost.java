@@ -43,12 +43,17 @@ record CandidateCost(InstanceState instance, int cachedTokens, int uncachedToken
 	}
 
 	Decision decide(Reason reason) {
-		return new Decision(instance.id(), reason, cachedNow, uncachedTokens + cachedTokens - cachedNow, estimate);
+		return decision(reason, estimate);
 	}
 
 	/** A decision of a policy without a TTFT model: cache belief for accounting only. */
 	Decision decideWithoutModel(Reason reason) {
-		return new Decision(instance.id(), reason, cachedNow, uncachedTokens + cachedTokens - cachedNow, -1);
+		return decision(reason, -1);
+	}
+
+	// The prompt the shadow index does not hold now is what the decision counts uncached.
+	private Decision decision(Reason reason, long estimate) {
+		return new Decision(instance.id(), reason, cachedNow, uncachedTokens + cachedTokens - cachedNow, estimate);
 	}
 
 }

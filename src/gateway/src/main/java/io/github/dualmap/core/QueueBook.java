@@ -59,11 +59,13 @@ final class QueueBook {
 	// Queues and idle-pull entries are ordered by when they were created.
 	static final ToLongFunction<InstanceQueue> QUEUE_ORDINAL = iq -> iq.ordinal;
 
+	static final Comparator<InstanceQueue> QUEUE_ORDER = (x, y) -> Long.compare(x.ordinal, y.ordinal);
+
 	static final ToLongFunction<Pullable> PULLABLE_ORDINAL = p -> p.ordinal;
 
 	// The queues with requests in them, in the order of queues: the passes over queues
 	// visit only these, so an event costs what it touches, not the pool's size.
-	final TreeSet<InstanceQueue> nonEmpty = new TreeSet<>((x, y) -> Long.compare(x.ordinal, y.ordinal));
+	final TreeSet<InstanceQueue> nonEmpty = new TreeSet<>(QUEUE_ORDER);
 
 	long queueOrdinals;
 
@@ -92,7 +94,7 @@ final class QueueBook {
 
 	// The release pass: the queues with requests it looks at, in the order of queues;
 	// the others are parked (see park).
-	final TreeSet<InstanceQueue> unparked = new TreeSet<>((x, y) -> Long.compare(x.ordinal, y.ordinal));
+	final TreeSet<InstanceQueue> unparked = new TreeSet<>(QUEUE_ORDER);
 
 	// Parked queues that aging wakes, by when.
 	final TreeSet<InstanceQueue> byWake = new TreeSet<>((x, y) -> x.wakeAtNanos != y.wakeAtNanos
@@ -240,15 +242,7 @@ final class QueueBook {
 	 * requests while that room has not changed.
 	 */
 	void group(RequestTicket q, InstanceQueue iq, DualHashRing rings) {
-		InstanceState other = null;
-		if (!rings.isEmpty()) {
-			Candidates c = candidatesOf(q, rings);
-			String id = c.first().equals(iq.state.id()) ? c.second() : c.first();
-			InstanceState s = pool.instance(id);
-			if (s != null && s != iq.state && !q.avoid.contains(id)) {
-				other = s;
-			}
-		}
+		InstanceState other = rings.isEmpty() ? null : otherCandidate(q, iq.state, rings);
 		InstanceQueue.MoveGroup g = other == null ? iq.withoutOther
 				: iq.byOther.computeIfAbsent(other, o -> new InstanceQueue.MoveGroup(o, lateOrder));
 		g.add(q);
@@ -444,9 +438,8 @@ final class QueueBook {
 		if (q.pinned || !settings.idlePull() || settings.mode() != DispatchMode.QUEUE || rings.members().size() < 2) {
 			return;
 		}
-		Candidates c = candidatesOf(q, rings);
-		InstanceState alt = pool.instance(c.first().equals(s.id()) ? c.second() : c.first());
-		if (alt == null || alt == s || q.avoid.contains(alt.id())) {
+		InstanceState alt = otherCandidate(q, s, rings);
+		if (alt == null) {
 			return;
 		}
 		q.alternative = alt;
@@ -454,6 +447,17 @@ final class QueueBook {
 		if (p.requests.add(q) && p.requests.size() == 1 && nothingQueued(alt)) {
 			pullers.add(p);
 		}
+	}
+
+	/**
+	 * The candidate of {@code q}'s key on {@code rings} that is not {@code s} (the first
+	 * when it waits on neither, as after a move to a neighbour), when that is a member
+	 * other than {@code s} and {@code q} does not avoid it; else {@code null}.
+	 */
+	private @Nullable InstanceState otherCandidate(RequestTicket q, InstanceState s, DualHashRing rings) {
+		Candidates c = candidatesOf(q, rings);
+		InstanceState other = pool.instance(c.first().equals(s.id()) ? c.second() : c.first());
+		return other == null || other == s || q.avoid.contains(other.id()) ? null : other;
 	}
 
 	/** Takes {@code q} out of the idle pull's index. */

@@ -221,8 +221,10 @@ final class Rebalancer {
 			return true;
 		}
 		InstanceState other = g.other;
-		boolean direct = other != null && other != here && pool.instance(other.id()) == other && other.acceptsNewWork()
-				&& !pool.isHotspot(other) && book.queueOf(other).byArrival.size() < settings.maxQueuedPerInstance();
+		// Its requests do not avoid it, so what it answers for the first it answers for
+		// each.
+		boolean direct = other != null && other != here && pool.instance(other.id()) == other
+				&& canTakeMove(first, other);
 		if (!direct) {
 			g.forget();
 			return scanLate(g.byLateness, here, estHere, null);
