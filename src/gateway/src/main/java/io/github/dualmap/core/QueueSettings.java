@@ -171,10 +171,11 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	public static final boolean DEFAULT_HOLD_ON_ENGINE_QUEUE = true;
 
 	/**
-	 * Placement reads the shadow index alone unless configured otherwise
-	 * ({@code count-queued-prefixes}).
+	 * Placement counts queued prompts as cached where they wait: a conversation whose
+	 * next turn arrives while its previous turn is still queued follows that turn
+	 * (docs/benchmarks.md, "Synthetic workloads").
 	 */
-	public static final boolean DEFAULT_COUNT_QUEUED_PREFIXES = false;
+	public static final boolean DEFAULT_COUNT_QUEUED_PREFIXES = true;
 
 	/** What to do with a request that waited {@code maxWait} in the queue. */
 	public enum Expiry {

@@ -157,7 +157,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(dispatch.get("rescueToQueue").asBoolean()).isTrue();
 		assertThat(dispatch.get("shedHopeless").asBoolean()).isTrue();
 		assertThat(dispatch.get("holdOnEngineQueue").asBoolean()).isTrue();
-		assertThat(dispatch.get("countQueuedPrefixes").asBoolean()).isFalse();
+		assertThat(dispatch.get("countQueuedPrefixes").asBoolean()).isTrue();
 		assertThat(dispatch.get("moveLateOnly").asBoolean()).isTrue();
 		assertThat(dispatch.get("agingMs").asLong()).isEqualTo(2000);
 		assertThat(dispatch.get("expiry").asString()).isEqualTo("reject");

@@ -38,7 +38,7 @@ class CoreSettingsMapperTests {
 		chat.getSlo().setTtft(Duration.ofSeconds(2));
 		chat.getDispatch().setMode(DispatchMode.PASS_THROUGH);
 		chat.getDispatch().setMaxPrefillRequests(4);
-		chat.getDispatch().setCountQueuedPrefixes(true);
+		chat.getDispatch().setCountQueuedPrefixes(false);
 		properties.getPools().put("chat", chat);
 		CoreSettingsMapper mapper = new CoreSettingsMapper(properties);
 
@@ -52,8 +52,8 @@ class CoreSettingsMapperTests {
 		assertThat(chatQueues.mode()).isEqualTo(DispatchMode.PASS_THROUGH);
 		assertThat(chatQueues.maxPrefillRequests()).isEqualTo(4);
 		assertThat(chatQueues.maxPrefillTokens()).isEqualTo(4096);
-		assertThat(chatQueues.countQueuedPrefixes()).isTrue();
-		assertThat(mapper.queueSettings("batch").countQueuedPrefixes()).isFalse();
+		assertThat(chatQueues.countQueuedPrefixes()).isFalse();
+		assertThat(mapper.queueSettings("batch").countQueuedPrefixes()).isTrue();
 		assertThat(chatQueues.maxWaitNanos()).isEqualTo(Duration.ofSeconds(7).toNanos());
 		assertThat(mapper.queueSettings("batch")).isEqualTo(mapper.queueSettings());
 		assertThat(mapper.queueSettings().mode()).isEqualTo(DispatchMode.QUEUE);

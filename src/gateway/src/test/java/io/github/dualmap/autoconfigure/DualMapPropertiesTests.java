@@ -236,7 +236,7 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false",
 					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false",
 					"dualmap.dispatch.rescue-to-queue=false", "dualmap.dispatch.shed-hopeless=false",
-					"dualmap.dispatch.hold-on-engine-queue=false", "dualmap.dispatch.count-queued-prefixes=true",
+					"dualmap.dispatch.hold-on-engine-queue=false", "dualmap.dispatch.count-queued-prefixes=false",
 					"dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
@@ -261,7 +261,7 @@ class DualMapPropertiesTests {
 					.rescueToQueue(false)
 					.shedHopeless(false)
 					.holdOnEngineQueue(false)
-					.countQueuedPrefixes(true)
+					.countQueuedPrefixes(false)
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});
@@ -509,7 +509,7 @@ class DualMapPropertiesTests {
 					"dualmap.pools.big.policy=least-loaded", "dualmap.pools.big.slo.ttft=12s",
 					"dualmap.pools.big.dispatch.mode=pass-through", "dualmap.pools.big.dispatch.max-prefill-requests=4",
 					"dualmap.pools.big.dispatch.max-prefill-tokens=8192",
-					"dualmap.pools.big.dispatch.count-queued-prefixes=true")
+					"dualmap.pools.big.dispatch.count-queued-prefixes=false")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				ServicePool llm = registry.service("llm");
@@ -523,8 +523,8 @@ class DualMapPropertiesTests {
 				assertThat(q.mode()).isEqualTo(DispatchMode.PASS_THROUGH);
 				assertThat(q.maxPrefillRequests()).isEqualTo(4);
 				assertThat(q.maxPrefillTokens()).isEqualTo(8192);
-				assertThat(q.countQueuedPrefixes()).isTrue();
-				assertThat(llm.queues().settings().countQueuedPrefixes()).isFalse();
+				assertThat(q.countQueuedPrefixes()).isFalse();
+				assertThat(llm.queues().settings().countQueuedPrefixes()).isTrue();
 				// What the pool does not set is the global value.
 				assertThat(q.agingNanos()).isEqualTo(Duration.ofSeconds(1).toNanos());
 				assertThat(big.instancePool().settings().switchFactor()).isEqualTo(registry.settings().switchFactor());
