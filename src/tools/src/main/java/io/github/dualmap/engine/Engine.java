@@ -198,6 +198,7 @@ public final class Engine {
 				break;
 			}
 			s.scheduled = n;
+			commit(s, s.computed + n);
 			budget -= n;
 			i++;
 		}
@@ -233,9 +234,26 @@ public final class Engine {
 				promptTokens += s.request.promptTokens();
 			}
 			s.scheduled = n;
+			commit(s, hitTokens + n);
 			budget -= n;
 			running.add(s);
 		}
+	}
+
+	/**
+	 * Registers the full prompt blocks of {@code s} up to {@code tokens}, the tokens it
+	 * has computed once this step ends. vLLM V1 caches a block when the step that
+	 * computes it is scheduled ({@code KVCacheManager.allocate_slots}), so a request
+	 * admitted later in the same step finds it; the attention of that step writes every
+	 * layer's keys and values before it reads them.
+	 */
+	private void commit(Sequence s, int tokens) {
+		long[] chain = s.request.blockHashes();
+		int full = Math.min(chain.length, tokens / blockTokens);
+		for (int k = s.committed; k < full; k++) {
+			cache.register(s.blocks[k], chain[k]);
+		}
+		s.committed = Math.max(s.committed, full);
 	}
 
 	private boolean grow(Sequence s, int tokens) {
@@ -262,12 +280,6 @@ public final class Engine {
 	private void advance(Sequence s, long end, List<RequestProgress> emitted, List<RequestProgress> finished) {
 		s.computed += s.scheduled;
 		s.scheduled = 0;
-		long[] chain = s.request.blockHashes();
-		int full = Math.min(chain.length, s.computed / blockTokens);
-		for (int k = s.committed; k < full; k++) {
-			cache.register(s.blocks[k], chain[k]);
-		}
-		s.committed = Math.max(s.committed, full);
 		if (s.computed < s.numTokens()) {
 			return;
 		}

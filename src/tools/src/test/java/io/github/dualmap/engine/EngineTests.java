@@ -52,6 +52,27 @@ class EngineTests {
 	}
 
 	@Test
+	void aRequestAdmittedInTheSameStepFindsTheBlocksScheduledBeforeIt() {
+		// vLLM V1 caches a block when the step that computes it is scheduled: b, admitted
+		// in the same step as a, reuses the 1,024-token prefix a computes in that step.
+		Engine engine = new Engine(H100);
+		EngineRequest a = request("a", 1, 1024, 1);
+		int[] longer = new int[1536];
+		for (int i = 0; i < longer.length; i++) {
+			longer[i] = 100_003 + i;
+		}
+		EngineRequest b = EngineRequest.ofTokens("b", longer, 1, 16);
+		engine.submit(a, 0);
+		engine.submit(b, 0);
+		StepResult first = engine.step(0);
+		assertThat(first.prefillTokens()).isEqualTo(1024 + 512);
+		assertThat(first.emitted()).extracting(RequestProgress::id).containsExactlyInAnyOrder("a", "b");
+		RequestProgress pb = first.emitted().stream().filter(p -> p.id().equals("b")).findFirst().orElseThrow();
+		assertThat(pb.cachedTokens()).isEqualTo(1024);
+		assertThat(engine.stats().prefixHitTokens()).isEqualTo(1024);
+	}
+
+	@Test
 	void concurrentLoadRaisesTtft() {
 		long alone = run(new Engine(H100), List.of(request("a", 0, 4096, 8)), 0).get("a");
 		List<EngineRequest> burst = new ArrayList<>();
