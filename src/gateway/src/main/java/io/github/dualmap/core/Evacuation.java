@@ -5,10 +5,10 @@ import java.util.List;
 
 /**
  * Requests whose instance will not take them in {@link DispatchQueues}: when the
- * membership changes, every queued request's candidates are worked out again and the
- * queue of an instance that left is placed anew (or rejected with 503 when no instance
- * accepts work); the queues of draining or unhealthy instances move to their best
- * alternative before each release pass.
+ * membership changes, every member that joined gets its queue, every queued request's
+ * candidates are worked out again and the queue of an instance that left is placed anew
+ * (or rejected with 503 when no instance accepts work); the queues of draining or
+ * unhealthy instances move to their best alternative before each release pass.
  */
 final class Evacuation {
 
@@ -31,8 +31,9 @@ final class Evacuation {
 	}
 
 	/**
-	 * When the rings changed since the last look: works out every queued request's
-	 * candidates again and places the queue of each instance that left anew.
+	 * When the rings changed since the last look: gives every member that joined its
+	 * queue, works out every queued request's candidates again and places the queue of
+	 * each instance that left anew.
 	 */
 	void reconcileMembership(List<Runnable> out) {
 		DualHashRing rings = pool.rings();
@@ -41,6 +42,9 @@ final class Evacuation {
 		}
 		book.seenRings = rings;
 		book.unparkAll();
+		// A member that joined has its queue from now, before anything is placed there:
+		// its place in the order of queues is its place in the membership's.
+		book.queueEveryMember();
 		// Candidates follow the rings: every queued request's alternative is recomputed.
 		for (InstanceQueue iq : book.queues.values()) {
 			for (RequestTicket q : iq.byArrival) {

@@ -137,12 +137,31 @@ final class QueueBook {
 		this.gate = new EngineQueueGate(settings, pool);
 		this.fair = new FairShares(fairness, InstanceQueue.PRIORITY, InstanceQueue.AGED);
 		this.seenRings = pool.rings();
+		queueEveryMember();
 		pool.watchRoom(this::roomChanged);
 	}
 
 	// ---- the queues and their indexes ----
 
-	/** The queue of {@code s}, made (with the next place in the order) on first use. */
+	/**
+	 * Gives every member without a queue its queue, in the pool's membership order:
+	 * called when the queues are made and when they learn of a membership change
+	 * ({@link Evacuation#reconcileMembership}), so every member of {@link #seenRings} has
+	 * its queue and asking a member anything never makes one. Read the rings before: the
+	 * members are those of these rings or later ones.
+	 */
+	void queueEveryMember() {
+		for (InstanceState s : pool.instances()) {
+			queueOf(s);
+		}
+	}
+
+	/**
+	 * The queue of {@code s}, made (with the next place in the order) when it has none:
+	 * every member has one from the moment the queues learn it joined
+	 * ({@link #queueEveryMember}); one that joined since, on another thread, gets its own
+	 * when first used.
+	 */
 	InstanceQueue queueOf(InstanceState s) {
 		InstanceQueue iq = queues.get(s);
 		if (iq == null) {

@@ -22,8 +22,8 @@ class QueueShortcuts {
 	}
 
 	/**
-	 * With only late requests moving and every member queued for, a hotspot's move looks
-	 * at its late requests alone ({@code Rebalancer.bestLateMove}).
+	 * With only late requests moving, a hotspot's move looks at its late requests alone
+	 * ({@code Rebalancer.bestLateMove}).
 	 */
 	boolean lateRequestsOnly() {
 		return true;
@@ -49,16 +49,6 @@ class QueueShortcuts {
 	 * changed since ({@link QueueBook#park}).
 	 */
 	boolean parkQueues() {
-		return true;
-	}
-
-	/**
-	 * While some member has no queue yet, a hotspot's request that is not late is passed
-	 * over without a look for its target when its last look's target still takes it and
-	 * every member that look asked had its queue: the look would give no member its queue
-	 * and find a target ({@code Rebalancer.lookUnchanged}).
-	 */
-	boolean rememberTargets() {
 		return true;
 	}
 

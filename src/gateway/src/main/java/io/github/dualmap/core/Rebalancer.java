@@ -52,9 +52,6 @@ final class Rebalancer {
 	// targets, so the pass stops there.
 	private boolean noMoveTarget;
 
-	// Set within a look for a move's target when a member it asked had no queue.
-	private boolean askedQueueless;
-
 	Rebalancer(QueueBook book, Relocator relocator, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
 		this.relocator = relocator;
@@ -114,12 +111,11 @@ final class Rebalancer {
 	private @Nullable Move bestMove(InstanceQueue iq) {
 		InstanceState here = iq.state;
 		PrefillWork pendingHere = pool.pendingWork(here);
-		// Looking for a target may give an instance its (empty) queue, which sets its
-		// place in the order of the passes; once every member has one, a request that is
-		// not late is passed over before its target is looked for.
-		boolean lateFirst = settings.moveLateOnly() && book.queues.size() >= pool.size()
-				&& pool.rings() == book.seenRings;
-		if (lateFirst && book.shortcuts.lateRequestsOnly() && exactSums(pendingHere)) {
+		boolean lateOnly = settings.moveLateOnly();
+		// On the rings the queues last saw every member has its queue, so a look for a
+		// target changes nothing (a member that joined since, on another thread, may get
+		// its queue from the look, in the order of the looks).
+		if (lateOnly && book.shortcuts.lateRequestsOnly() && pool.rings() == book.seenRings && exactSums(pendingHere)) {
 			return bestLateMove(iq, pendingHere);
 		}
 		Move best = null;
@@ -128,20 +124,11 @@ final class Rebalancer {
 			if (!book.movable(q)) {
 				continue;
 			}
-			long estHere = 0;
 			long slo = book.sloOf(q.request());
-			if (!lateFirst && settings.moveLateOnly() && lookUnchanged(q, here)) {
-				// Its look for a target would change nothing and find one: only
-				// whether it is late decides, as below.
-				if (!book.late(q, moveGain.estimateWhereQueued(q, here, pendingHere), slo)) {
-					continue;
-				}
-			}
-			if (lateFirst) {
-				estHere = moveGain.estimateWhereQueued(q, here, pendingHere);
-				if (!book.late(q, estHere, slo)) {
-					continue;
-				}
+			long estHere = moveGain.estimateWhereQueued(q, here, pendingHere);
+			// Whether it is late first: that needs no look for a target.
+			if (lateOnly && !book.late(q, estHere, slo)) {
+				continue;
 			}
 			InstanceState there = migrationTarget(q, here);
 			if (there == null) {
@@ -151,14 +138,7 @@ final class Rebalancer {
 				}
 				continue;
 			}
-			if (!lateFirst) {
-				estHere = moveGain.estimateWhereQueued(q, here, pendingHere);
-				// Whether it is late first: that needs no look at the target's cache.
-				if (settings.moveLateOnly() && !book.late(q, estHere, slo)) {
-					continue;
-				}
-			}
-			long gain = moveGain.gainOf(book, q, here, estHere, there, settings.moveLateOnly());
+			long gain = moveGain.gainOf(book, q, here, estHere, there, lateOnly);
 			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
 				best = new Move(q, there, moveGain.lastEstimateThere());
 				bestGain = gain;
@@ -168,13 +148,13 @@ final class Rebalancer {
 	}
 
 	/**
-	 * {@link #bestMove} when only late requests move and every member has its queue,
-	 * looking at the late requests alone. Every request queued on {@code iq}'s instance
-	 * has the same estimate there: {@link MoveGain#estimateWhereQueued} takes its own
-	 * work off the pending work and the model adds it back ({@code ahead + own} is the
-	 * pending work exactly, see {@link #exactSums}), so the estimate is the model's for
-	 * the pending work and no request of its own. A request is late when its arrival plus
-	 * its SLO is before now plus that estimate: the late ones are the first of
+	 * {@link #bestMove} when only late requests move, looking at the late requests alone.
+	 * Every request queued on {@code iq}'s instance has the same estimate there:
+	 * {@link MoveGain#estimateWhereQueued} takes its own work off the pending work and
+	 * the model adds it back ({@code ahead + own} is the pending work exactly, see
+	 * {@link #exactSums}), so the estimate is the model's for the pending work and no
+	 * request of its own. A request is late when its arrival plus its SLO is before now
+	 * plus that estimate: the late ones are the first of
 	 * {@link InstanceQueue#byLateness}, and the scan stops at the first that is not.
 	 * Among equal gains the earliest in arrival order wins, as in {@link #bestMove}'s
 	 * scan in arrival order, so the move is the same.
@@ -341,10 +321,9 @@ final class Rebalancer {
 		}
 		Candidates c = QueueBook.candidatesOf(q, rings);
 		String other = c.first().equals(here.id()) ? c.second() : c.first();
-		askedQueueless = false;
 		InstanceState s = pool.instance(other);
-		if (s != null && s != here && asked(s) && canTakeMove(q, s)) {
-			return remember(q, here, rings, s);
+		if (s != null && s != here && canTakeMove(q, s)) {
+			return s;
 		}
 		if (q.moveWalkStart < 0) {
 			q.moveWalkStart = rings.walkStart(1, q.key());
@@ -353,7 +332,7 @@ final class Rebalancer {
 		String neighbour = young != null && book.shortcuts.targetsAmongYoung(young.size(), pool.size())
 				? firstOnWalk(q, here, rings, young) : rings.walkFrom(1, q.moveWalkStart, id -> {
 					InstanceState t = pool.instance(id);
-					return t != null && t != here && asked(t) && canTakeMove(q, t);
+					return t != null && t != here && canTakeMove(q, t);
 				});
 		if (neighbour == null && q.avoid.isEmpty()) {
 			// The walk asked every member, and none but a hotspot (here) was left out
@@ -361,42 +340,7 @@ final class Rebalancer {
 			// until something moves.
 			noMoveTarget = true;
 		}
-		return remember(q, here, rings, neighbour == null ? null : pool.instance(neighbour));
-	}
-
-	/** Notes whether {@code t}, asked whether it takes a move, has no queue yet. */
-	private boolean asked(InstanceState t) {
-		if (!askedQueueless && !book.queues.containsKey(t)) {
-			askedQueueless = true;
-		}
-		return true;
-	}
-
-	/**
-	 * Keeps {@code target}, found for {@code q} from {@code here}, when every member the
-	 * look asked had its queue (see {@link #lookUnchanged}).
-	 */
-	private @Nullable InstanceState remember(RequestTicket q, InstanceState here, DualHashRing rings,
-			@Nullable InstanceState target) {
-		boolean keep = target != null && !askedQueueless && book.shortcuts.rememberTargets();
-		q.moveTarget = keep ? target : null;
-		q.moveTargetFrom = keep ? here : null;
-		q.moveTargetRings = keep ? rings : null;
-		return target;
-	}
-
-	/**
-	 * Whether {@link #migrationTarget} for {@code q} from {@code here} would give no
-	 * member its queue and find a target: its last look from here, on these rings, asked
-	 * only members with a queue (queues are never taken away but with the membership) and
-	 * found one that still takes the move. A look now asks the same members in the same
-	 * order (the other candidate, then the walk from the same start) and stops at that
-	 * one at the latest, whatever the others' state now.
-	 */
-	private boolean lookUnchanged(RequestTicket q, InstanceState here) {
-		InstanceState t = q.moveTarget;
-		return t != null && q.moveTargetFrom == here && q.moveTargetRings == pool.rings()
-				&& pool.rings() == book.seenRings && pool.instance(t.id()) == t && canTakeMove(q, t);
+		return neighbour == null ? null : pool.instance(neighbour);
 	}
 
 	/**

@@ -73,14 +73,6 @@ public final class RequestTicket {
 	// Where a walk of ring 2 from its key starts on candidateRings; -1 until needed.
 	int moveWalkStart = -1;
 
-	// The move target its last look from moveTargetFrom found on moveTargetRings, when
-	// every member that look asked had its queue (Rebalancer.migrationTarget).
-	@Nullable InstanceState moveTarget;
-
-	@Nullable InstanceState moveTargetFrom;
-
-	@Nullable DualHashRing moveTargetRings;
-
 	// Its group in its queue's byOther (or withoutOther) while queued.
 	InstanceQueue.@Nullable MoveGroup moveGroup;
 

@@ -125,11 +125,6 @@ class DispatchQueuesIndexedMovesTests {
 			return false;
 		}
 
-		@Override
-		boolean rememberTargets() {
-			return false;
-		}
-
 	}
 
 	/** Every shortcut, a move's target always looked for among the young members. */

@@ -76,12 +76,12 @@ class RebalancerTests {
 		f.inPrefill(home, 3_000);
 		RequestTicket q = f.queued(r, home);
 		InstanceState other = f.instance(f.otherCandidate(q, home));
-		// Every member has its queue: the moves look at late requests alone.
-		f.book.queueOf(other);
 		InstancePool.InFlight busy = f.inPrefill(other.id(), 10);
 		// Waited 3.1 s, 4 s of prefill where it waits: late, and home a hotspot.
 		f.advance(Duration.ofMillis(3_100));
 
+		// The first look already takes the late requests alone, by group (every member
+		// has its queue from the start, and no look for a target makes one).
 		f.rebalancer.rebalance(f.out);
 		assertThat(q.queue.state.id()).isEqualTo(home);
 		// Its group learned its other candidate without room for it, as that room
@@ -125,49 +125,6 @@ class RebalancerTests {
 		assertThat(group.first).isSameAs(late);
 		group.remove(late);
 		assertThat(group.first).isNull();
-	}
-
-	@Test
-	void aLookThatWouldGiveAMemberItsQueueIsMadeWhenItsLastTargetNoLongerTakesTheMove() {
-		QueueRulesFixture f = new QueueRulesFixture(QueueSettings.custom().idlePull(false).build(), "a", "b", "c", "d",
-				"e", "f");
-		RoutingRequest r = QueueFixture.request("r", 7, 100);
-		String home = f.firstCandidate(r);
-		RequestTicket q = f.queued(r, home);
-		InstanceState other = f.instance(f.otherCandidate(q, home));
-		f.book.queueOf(other);
-		// A hotspot by its wait, while its request still makes its SLO: not late.
-		f.advance(Duration.ofMillis(3_100));
-		f.rebalancer.rebalance(f.out);
-		assertThat(f.book.queues).hasSize(2);
-
-		// Its other candidate no longer takes moves: the look walks ring 2 and gives the
-		// first member that takes it its queue, as the plain look does.
-		other.draining(true);
-		f.rebalancer.rebalance(f.out);
-		String next = f.pool.rings().walk(1, q.key(), id -> !id.equals(home) && !id.equals(other.id()));
-		assertThat(f.book.queues).containsKey(f.instance(next)).hasSize(3);
-		assertThat(q.state()).isEqualTo(RequestTicket.State.QUEUED);
-	}
-
-	@Test
-	void aLookThatAskedAMemberWithoutAQueueIsMadeAgain() {
-		QueueRulesFixture f = new QueueRulesFixture(QueueSettings.custom().idlePull(false).build(), "a", "b", "c", "d",
-				"e", "f");
-		RoutingRequest r = QueueFixture.request("r", 7, 100);
-		String home = f.firstCandidate(r);
-		RequestTicket q = f.queued(r, home);
-		InstanceState other = f.instance(f.otherCandidate(q, home));
-		other.draining(true);
-		f.advance(Duration.ofMillis(3_100));
-		// The look asks the draining other candidate, which has no queue, then walks.
-		f.rebalancer.rebalance(f.out);
-		assertThat(f.book.queues).doesNotContainKey(other).hasSize(2);
-
-		// It takes moves again: the look stops there and gives it its queue.
-		other.draining(false);
-		f.rebalancer.rebalance(f.out);
-		assertThat(f.book.queues).containsKey(other).hasSize(3);
 	}
 
 }
