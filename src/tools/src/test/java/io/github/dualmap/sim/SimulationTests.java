@@ -200,8 +200,11 @@ class SimulationTests {
 	@Test
 	void aClassWithItsOwnPriorityBandIsServedFirstPastCapacity() {
 		// Two engines at about twice what they serve in time: a class in a band of its
-		// own
-		// goes first through the same dispatch queues the gateway runs.
+		// own goes first through the same dispatch queues the gateway runs. The band
+		// orders the gateway's queue, not the engines' own: past capacity the engines'
+		// KV caches are full of decoding requests, and a request released behind others
+		// waits in its engine's queue for blocks, so the band shows in the class's
+		// attainment and its p90, not in its slowest percent.
 		Workload w = Workload.of(SyntheticWorkload.TENANTS.generate(1500, 5));
 		RunResult same = Simulation.run(w, PolicySpec.named("dualmap"),
 				engineConfig(2, 1, 5).withSloClasses(SloClasses.parse("interactive=5s:0.3")), 40, false, false);
@@ -213,7 +216,7 @@ class SimulationTests {
 		RunResult.ClassResult bandedRest = banded.classes().get(1);
 		assertThat(sameInteractive.attainment()).isLessThan(0.8).isCloseTo(sameRest.attainment(), within(0.1));
 		assertThat(bandedInteractive.attainment()).isGreaterThan(0.95);
-		assertThat(bandedInteractive.ttftP99Seconds()).isLessThan(5);
+		assertThat(bandedInteractive.ttftP90Seconds()).isLessThan(5).isLessThan(sameInteractive.ttftP90Seconds() / 4);
 		assertThat(bandedRest.attainment()).isLessThan(sameRest.attainment());
 	}
 
