@@ -1,8 +1,5 @@
 package io.github.dualmap.core;
 
-import java.util.HashMap;
-import java.util.Map;
-
 /**
  * The prompt blocks of the requests the dispatch queues hold for one instance, counted:
  * what that instance's prefix cache will hold once they are released there. A request
@@ -14,7 +11,7 @@ import java.util.Map;
  */
 final class QueuedPrefixes {
 
-	private final Map<Long, Integer> counts = new HashMap<>();
+	private final LongCounts counts = new LongCounts();
 
 	// Read without the lock: an empty index answers 0 at no cost.
 	private volatile int requests;
@@ -22,7 +19,7 @@ final class QueuedPrefixes {
 	/** A request with the blocks {@code chain} joined the instance's queue. */
 	synchronized void add(long[] chain) {
 		for (long h : chain) {
-			counts.merge(h, 1, Integer::sum);
+			counts.increment(h);
 		}
 		requests++;
 	}
@@ -30,7 +27,7 @@ final class QueuedPrefixes {
 	/** A request with the blocks {@code chain} left the instance's queue. */
 	synchronized void remove(long[] chain) {
 		for (long h : chain) {
-			counts.computeIfPresent(h, (k, c) -> c == 1 ? null : c - 1);
+			counts.decrement(h);
 		}
 		requests--;
 	}
@@ -42,7 +39,7 @@ final class QueuedPrefixes {
 		}
 		synchronized (this) {
 			int n = 0;
-			while (n < chain.length && counts.containsKey(chain[n])) {
+			while (n < chain.length && counts.contains(chain[n])) {
 				n++;
 			}
 			return n;
