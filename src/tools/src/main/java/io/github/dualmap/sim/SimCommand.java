@@ -88,6 +88,12 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			description = "engine profile: h100-8b (16-bit KV, 0.44 M tokens), h100-8b-fp8 (0.9 M) or a100-8b (default ${DEFAULT-VALUE})")
 	String profile = EngineProfile.DEFAULT;
 
+	@Option(names = "--engine-jitter", defaultValue = "0", paramLabel = "SHARE",
+			description = "noise on every engine step's time, uniform within +-SHARE of it and seeded by --seed, "
+					+ "so runs with other seeds are replicates: at least 0, below 0.5 (default ${DEFAULT-VALUE}: "
+					+ "the profile's step times exactly)")
+	double engineJitter;
+
 	@Option(names = "--slo-ttft", defaultValue = "5s", paramLabel = "DURATION",
 			description = "TTFT objective, e.g. 5s or 800ms (default ${DEFAULT-VALUE})")
 	String sloTtft = "5s";
@@ -294,7 +300,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (scale != null && rate == null) {
 			throw new IllegalArgumentException("--scale needs --rate: a membership change is watched at one rate");
 		}
-		EngineProfile engine = EngineProfile.named(profile);
+		if (!(engineJitter >= 0 && engineJitter < 0.5)) {
+			throw new IllegalArgumentException(
+					"--engine-jitter must be at least 0 and below 0.5 but was " + engineJitter);
+		}
+		EngineProfile engine = EngineProfile.named(profile).withJitter(engineJitter, seed);
 		DualMapProperties gateway = SetOptionBinder.bind(set);
 		if (tenants != null) {
 			TenantMix.fromCliName(tenants);
@@ -391,11 +401,14 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 				t = t.first(n);
 			}
 		}
-		return switch (ties) {
+		Trace replayed = switch (ties) {
 			case "spread" -> t.spreadTies();
 			case "stamped" -> t;
 			default -> throw new IllegalArgumentException("unknown --ties '" + ties + "' (spread or stamped)");
 		};
+		return engineJitter == 0 ? replayed
+				: new Trace(replayed.name() + ", engine step jitter " + engineJitter + ", seed " + seed,
+						replayed.blockTokens(), replayed.requests());
 	}
 
 	/**

@@ -327,6 +327,46 @@ class SimCommandTests {
 	}
 
 	@Test
+	void engineJitterMakesOtherSeedsReplicatesAndIsNamed() throws IOException {
+		Path trace = mooncakeFile(400);
+		String[] common = { "--trace", trace.toString(), "--warmup", "50", "--instances", "2", "--rate", "3",
+				"--min-duration", "0", "--policies", "least-loaded" };
+		String jittered1 = resultsOf(common, "--engine-jitter", "0.05", "--seed", "1");
+		String jittered1Again = resultsOf(common, "--engine-jitter", "0.05", "--seed", "1");
+		String jittered2 = resultsOf(common, "--engine-jitter", "0.05", "--seed", "2");
+		assertThat(jittered1).contains("engine step jitter 0.05, seed 1").isEqualTo(jittered1Again);
+		assertThat(ttftP90(jittered2)).isNotEqualTo(ttftP90(jittered1));
+		// Without jitter a trace's replay has no randomness: the seed changes nothing.
+		String plain1 = resultsOf(common, "--seed", "1");
+		assertThat(plain1).doesNotContain("jitter").isEqualTo(resultsOf(common, "--seed", "2"));
+		for (String bad : List.of("-0.01", "0.5", "NaN")) {
+			err.getBuffer().setLength(0);
+			assertThat(run("--trace", trace.toString(), "--engine-jitter", bad, "--out", dir.resolve("j").toString()))
+				.isEqualTo(2);
+			assertThat(err.toString()).contains("--engine-jitter must be at least 0 and below 0.5 but was");
+		}
+	}
+
+	private int runs;
+
+	private String resultsOf(String[] common, String... more) throws IOException {
+		Path outDir = dir.resolve("r" + runs++);
+		String[] args = java.util.stream.Stream.concat(java.util.Arrays.stream(common), java.util.Arrays.stream(more))
+			.toArray(String[]::new);
+		String[] withOut = java.util.Arrays.copyOf(args, args.length + 2);
+		withOut[args.length] = "--out";
+		withOut[args.length + 1] = outDir.toString();
+		assertThat(run(withOut)).as(err.toString()).isZero();
+		return Files.readString(outDir.resolve("results.json"));
+	}
+
+	private static String ttftP90(String resultsJson) {
+		java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"ttft_p90_s\" : ([0-9.]+)").matcher(resultsJson);
+		assertThat(m.find()).isTrue();
+		return m.group(1);
+	}
+
+	@Test
 	void gatewayPropertiesSetForTheRunAndBadOnesRefused() {
 		String outDir = dir.resolve("set").toString();
 		int code = run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--rate", "2",
