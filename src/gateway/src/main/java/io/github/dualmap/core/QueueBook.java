@@ -473,7 +473,7 @@ final class QueueBook {
 	 * when it waits on neither, as after a move to a neighbour), when that is a member
 	 * other than {@code s} and {@code q} does not avoid it; else {@code null}.
 	 */
-	private @Nullable InstanceState otherCandidate(RequestTicket q, InstanceState s, DualHashRing rings) {
+	@Nullable InstanceState otherCandidate(RequestTicket q, InstanceState s, DualHashRing rings) {
 		Candidates c = candidatesOf(q, rings);
 		InstanceState other = pool.instance(c.first().equals(s.id()) ? c.second() : c.first());
 		return other == null || other == s || q.avoid.contains(other.id()) ? null : other;

@@ -319,11 +319,9 @@ final class Rebalancer {
 		if (rings.isEmpty()) {
 			return null;
 		}
-		Candidates c = QueueBook.candidatesOf(q, rings);
-		String other = c.first().equals(here.id()) ? c.second() : c.first();
-		InstanceState s = pool.instance(other);
-		if (s != null && s != here && canTakeMove(q, s)) {
-			return s;
+		InstanceState other = book.otherCandidate(q, here, rings);
+		if (other != null && canTakeMove(q, other)) {
+			return other;
 		}
 		if (q.moveWalkStart < 0) {
 			q.moveWalkStart = rings.walkStart(1, q.key());
