@@ -351,19 +351,15 @@ class SimCommandTests {
 
 	private String resultsOf(String[] common, String... more) throws IOException {
 		Path outDir = dir.resolve("r" + runs++);
-		String[] args = java.util.stream.Stream.concat(java.util.Arrays.stream(common), java.util.Arrays.stream(more))
-			.toArray(String[]::new);
-		String[] withOut = java.util.Arrays.copyOf(args, args.length + 2);
-		withOut[args.length] = "--out";
-		withOut[args.length + 1] = outDir.toString();
-		assertThat(run(withOut)).as(err.toString()).isZero();
+		List<String> args = new ArrayList<>(Arrays.asList(common));
+		args.addAll(Arrays.asList(more));
+		args.addAll(List.of("--out", outDir.toString()));
+		assertThat(run(args.toArray(String[]::new))).as(err.toString()).isZero();
 		return Files.readString(outDir.resolve("results.json"));
 	}
 
-	private static String ttftP90(String resultsJson) {
-		java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"ttft_p90_s\" : ([0-9.]+)").matcher(resultsJson);
-		assertThat(m.find()).isTrue();
-		return m.group(1);
+	private static double ttftP90(String resultsJson) {
+		return JsonMapper.builder().build().readTree(resultsJson).get("policies").get(0).get("ttft_p90_s").asDouble();
 	}
 
 	@Test
