@@ -42,10 +42,42 @@ public record BenchmarkReport(String trace, int instances, int routers, double s
 	 * One policy's results.
 	 *
 	 * @param name policy name
-	 * @param search the capacity search (or the single rate evaluated)
-	 * @param atFixedRate the run at the report's fixed rate, with its load timeline
+	 * @param search the capacity search (or the single rate evaluated); with replicates,
+	 * that of the {@link ReplicatedCapacity#lowerMedian lower median} replicate
+	 * @param atFixedRate the run at the report's fixed rate, with its load timeline (with
+	 * replicates, the lower median replicate's)
+	 * @param replicates every replicate's capacity, in seed order; empty for a single run
 	 */
-	public record PolicyReport(String name, CapacitySearch.Outcome search, RunResult atFixedRate) {
+	public record PolicyReport(String name, CapacitySearch.Outcome search, RunResult atFixedRate,
+			List<Replicate> replicates) {
+
+		/** A policy's results from a single run. */
+		public PolicyReport(String name, CapacitySearch.Outcome search, RunResult atFixedRate) {
+			this(name, search, atFixedRate, List.of());
+		}
+
+		public PolicyReport {
+			replicates = List.copyOf(replicates);
+		}
+
+		/** The median of the replicates' capacities (the capacity of a single run). */
+		public double capacityMedian() {
+			return this.replicates.isEmpty() ? this.search.capacity() : ReplicatedCapacity.median(capacities());
+		}
+
+		/** The lowest of the replicates' capacities. */
+		public double capacityMin() {
+			return capacities().stream().mapToDouble(Double::doubleValue).min().orElse(this.search.capacity());
+		}
+
+		/** The highest of the replicates' capacities. */
+		public double capacityMax() {
+			return capacities().stream().mapToDouble(Double::doubleValue).max().orElse(this.search.capacity());
+		}
+
+		private List<Double> capacities() {
+			return this.replicates.stream().map(Replicate::capacity).toList();
+		}
 
 		/**
 		 * The run whose metrics stand for the policy: at capacity, or the fixed-rate run
@@ -56,6 +88,21 @@ public record BenchmarkReport(String trace, int instances, int routers, double s
 			return r != null ? r : atFixedRate;
 		}
 
+	}
+
+	/**
+	 * The capacity one replicate found.
+	 *
+	 * @param seed the replicate's seed
+	 * @param capacity its capacity (req/s)
+	 */
+	public record Replicate(long seed, double capacity) {
+
+	}
+
+	/** Whether the report's rows have replicates. */
+	public boolean hasReplicates() {
+		return this.policies.stream().anyMatch(p -> !p.replicates().isEmpty());
 	}
 
 	/**

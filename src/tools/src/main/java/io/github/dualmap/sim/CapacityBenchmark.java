@@ -143,27 +143,35 @@ public final class CapacityBenchmark {
 	}
 
 	/**
+	 * Searches the capacity of {@code policy}, calling {@code progress} after each run.
+	 */
+	CapacitySearch.Outcome searchOne(PolicySpec policy, CapacitySearch search, Runnable progress) {
+		return search.search(rate -> run(policy, rate, false), progress);
+	}
+
+	/**
+	 * Runs {@code policy} at {@code rate} with its load timeline, as the charts show it,
+	 * then calls {@code progress}.
+	 */
+	RunResult runCharted(PolicySpec policy, double rate, Runnable progress) {
+		RunResult r = run(policy, rate, true);
+		progress.run();
+		return r;
+	}
+
+	/**
 	 * Searches each policy's capacity, then runs all of them at the best peer's capacity.
 	 */
 	public BenchmarkReport search(List<PolicySpec> policies, CapacitySearch search, Runnable progress) {
-		List<CapacitySearch.Outcome> outcomes = parallel(policies,
-				p -> search.search(rate -> run(p, rate, false), progress));
+		List<CapacitySearch.Outcome> outcomes = parallel(policies, p -> searchOne(p, search, progress));
 		double fixed = fixedRate(policies, outcomes);
-		List<RunResult> atFixed = parallel(policies, p -> {
-			RunResult r = run(p, fixed, true);
-			progress.run();
-			return r;
-		});
+		List<RunResult> atFixed = parallel(policies, p -> runCharted(p, fixed, progress));
 		return report(policies, outcomes, atFixed, fixed);
 	}
 
 	/** Evaluates every policy at {@code rate} only. */
 	public BenchmarkReport atRate(List<PolicySpec> policies, double rate, Runnable progress) {
-		List<RunResult> runs = parallel(policies, p -> {
-			RunResult r = run(p, rate, true);
-			progress.run();
-			return r;
-		});
+		List<RunResult> runs = parallel(policies, p -> runCharted(p, rate, progress));
 		List<CapacitySearch.Outcome> outcomes = runs.stream()
 			.map(r -> new CapacitySearch.Outcome(config.passes(r) ? rate : 0, config.passes(r) ? r : null, List.of(r),
 					config.passesRequests(r) ? rate : 0))
@@ -208,15 +216,15 @@ public final class CapacityBenchmark {
 	}
 
 	/**
-	 * Applies {@code task} to every policy on a fixed pool of at most {@code threads}
-	 * threads and returns the results in the order of {@code policies}.
+	 * Applies {@code task} to every item (a policy, or a policy and a replicate) on a
+	 * fixed pool of at most {@code threads} threads and returns the results in the order
+	 * of {@code items}.
 	 */
-	static <T> List<T> parallel(List<PolicySpec> policies, int threads,
-			java.util.function.Function<PolicySpec, T> task) {
-		ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, Math.max(1, policies.size())));
+	static <I, T> List<T> parallel(List<I> items, int threads, java.util.function.Function<I, T> task) {
+		ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, Math.max(1, items.size())));
 		try {
 			List<Future<T>> futures = new ArrayList<>();
-			for (PolicySpec p : policies) {
+			for (I p : items) {
 				futures.add(pool.submit(() -> task.apply(p)));
 			}
 			List<T> out = new ArrayList<>();

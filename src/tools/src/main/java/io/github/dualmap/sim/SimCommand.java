@@ -130,6 +130,14 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	@Option(names = "--seed", defaultValue = "42", description = "random seed (default ${DEFAULT-VALUE})")
 	long seed;
 
+	@Option(names = "--replicates", defaultValue = "1", paramLabel = "K",
+			description = "search every row's capacity K times, the i-th (from 0) exactly as a run with --seed "
+					+ "(seed + i) would: its own engine jitter, synthetic arrivals and SLO classes; prints and writes "
+					+ "each replicate's capacity, their median, min and max, the other metrics from the replicate "
+					+ "with the lower median capacity; 1 to " + SimCommand.MAX_REPLICATES + " (default "
+					+ "${DEFAULT-VALUE}); a trace replay needs --engine-jitter (or --slo-classes) to differ")
+	int replicates = 1;
+
 	@Option(names = "--quick",
 			description = "the first " + QUICK_REQUESTS
 					+ " requests, a 10 %% search tolerance and a 50s minimum window "
@@ -252,11 +260,52 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 
 	/**
 	 * Checks the options, reads the workload and makes the output directory: what
-	 * {@link SimRun} runs. Checks come in a fixed order, so a command line with several
-	 * mistakes is told about the same one each time.
+	 * {@link SimRun} runs, with every replicate's seed. Checks come in a fixed order, so
+	 * a command line with several mistakes is told about the same one each time.
 	 * @throws IllegalArgumentException naming the first option that is wrong
 	 */
 	private SimPlan plan() {
+		if (replicates < 1 || replicates > MAX_REPLICATES) {
+			throw new IllegalArgumentException(
+					"--replicates must be between 1 and " + MAX_REPLICATES + " but was " + replicates);
+		}
+		SimPlan first = plan(seed);
+		if (replicates == 1) {
+			return first;
+		}
+		if (tenants != null) {
+			throw new IllegalArgumentException("--replicates is not supported with --tenants");
+		}
+		if (scale != null) {
+			throw new IllegalArgumentException("--replicates is not supported with --scale");
+		}
+		if (rate != null) {
+			throw new IllegalArgumentException(
+					"--replicates is not supported with --rate: it repeats the capacity search (run --rate once per "
+							+ "--seed instead)");
+		}
+		if (synthetic == null && engineJitter == 0 && sloClasses == null) {
+			throw new IllegalArgumentException("--replicates " + replicates
+					+ " on a trace replay needs --engine-jitter "
+					+ "SHARE (e.g. 0.02): without it every seed replays the trace the same way, so the replicates "
+					+ "would be identical copies");
+		}
+		List<SimPlan.Replicate> runs = new ArrayList<>(first.replicates().runs());
+		for (int i = 1; i < replicates; i++) {
+			runs.addAll(plan(seed + i).replicates().runs());
+		}
+		String seeds = "seeds " + seed + " to " + (seed + replicates - 1);
+		return new SimPlan(first.kind(), first.base(), first.repeat(), first.workload(), first.policies(),
+				first.engine(), first.config(), first.search(), first.rate(), first.scaling(), first.threads(),
+				first.out(), first.engineTimeline(),
+				new SimPlan.Replicates(runs, jittered(replayed(seed).name()) + ", " + seeds));
+	}
+
+	/**
+	 * The plan of a run with {@code --seed s}: every seeded part (the engines' jitter, a
+	 * synthetic workload's arrivals, the SLO classes) drawn from {@code s}.
+	 */
+	private SimPlan plan(long s) {
 		positive("--instances", instances);
 		positive("--routers", routers);
 		positive("--threads", threads);
@@ -304,7 +353,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException(
 					"--engine-jitter must be at least 0 and below 0.5 but was " + engineJitter);
 		}
-		EngineProfile engine = EngineProfile.named(profile).withJitter(engineJitter, seed);
+		EngineProfile engine = EngineProfile.named(profile).withJitter(engineJitter, s);
 		DualMapProperties gateway = SetOptionBinder.bind(set);
 		if (tenants != null) {
 			TenantMix.fromCliName(tenants);
@@ -314,7 +363,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		List<PolicySpec> specs = policySpecs(tenants != null && policies.strip().equals("all") ? "dualmap" : policies,
 				gateway.toQueueSettings(), engine);
-		Trace baseTrace = loadTrace();
+		Trace baseTrace = loadTrace(s);
 		Trace workloadTrace = baseTrace.repeated(repeat);
 		double tolerance = quick ? QUICK_TOLERANCE : FULL_TOLERANCE;
 		// A pool loaded a share e above its capacity builds a backlog at e of its work
@@ -342,7 +391,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			.scrapeInterval(scrape)
 			.networkDelay(delay)
 			.warmup(warmup)
-			.seed(seed)
+			.seed(s)
 			.settings(settings)
 			.instanceModels(EngineInstance.factory(engine, workloadTrace.blockTokens()))
 			.decisionTimer(decisionTimer)
@@ -369,12 +418,35 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		SimPlan.Kind kind = tenants != null ? SimPlan.Kind.NOISY_NEIGHBOUR
 				: rate != null && !membership.isEmpty() ? SimPlan.Kind.MEMBERSHIP_CHANGES : SimPlan.Kind.CAPACITY;
+		SimPlan.Replicate own = new SimPlan.Replicate(s, baseTrace, workloadTrace, specs, engine, config);
 		return new SimPlan(kind, baseTrace, repeat, workloadTrace, specs, engine, config,
 				new SimPlan.Search(tolerance, steady.toNanos() / 1e9, !noStop), rate,
-				new SimPlan.Scaling(membership, windowLength, window), threads, dir, engineTimeline);
+				new SimPlan.Scaling(membership, windowLength, window), threads, dir, engineTimeline,
+				new SimPlan.Replicates(List.of(own), baseTrace.name()));
 	}
 
-	private Trace loadTrace() {
+	/** The trace file as read, kept for the next replicate (it has no seeded part). */
+	private @Nullable Trace fileTrace;
+
+	/**
+	 * The workload of a run with {@code --seed s}, named with its engine jitter and seed
+	 * when it has jitter.
+	 */
+	private Trace loadTrace(long s) {
+		Trace replayed = replayed(s);
+		return engineJitter == 0 ? replayed
+				: new Trace(jittered(replayed.name()) + ", seed " + s, replayed.blockTokens(), replayed.requests());
+	}
+
+	private String jittered(String name) {
+		return engineJitter == 0 ? name : name + ", engine step jitter " + engineJitter;
+	}
+
+	/**
+	 * The workload of a run with {@code --seed s} before it is named: read or generated,
+	 * cut to {@code --requests} and its ties replayed as {@code --ties} asks.
+	 */
+	private Trace replayed(long s) {
 		if ((trace == null) == (synthetic == null)) {
 			throw new IllegalArgumentException(
 					"give exactly one of --trace FILE and --synthetic tenants|sessions|rag|no-reuse");
@@ -382,7 +454,10 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		Trace t;
 		if (synthetic != null) {
 			int n = requests != null ? requests : quick ? QUICK_REQUESTS : SYNTHETIC_REQUESTS;
-			t = SyntheticWorkload.fromCliName(synthetic).generate(n, seed);
+			t = SyntheticWorkload.fromCliName(synthetic).generate(n, s);
+		}
+		else if (fileTrace != null) {
+			t = fileTrace;
 		}
 		else {
 			Path file = trace;
@@ -400,15 +475,13 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			if (n != null) {
 				t = t.first(n);
 			}
+			fileTrace = t;
 		}
-		Trace replayed = switch (ties) {
+		return switch (ties) {
 			case "spread" -> t.spreadTies();
 			case "stamped" -> t;
 			default -> throw new IllegalArgumentException("unknown --ties '" + ties + "' (spread or stamped)");
 		};
-		return engineJitter == 0 ? replayed
-				: new Trace(replayed.name() + ", engine step jitter " + engineJitter + ", seed " + seed,
-						replayed.blockTokens(), replayed.requests());
 	}
 
 	/**
@@ -438,6 +511,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	static final double MIN_RATE = 0.001;
 
 	static final double MAX_RATE = 1_000_000;
+
+	/** The most {@code --replicates}: a median of more says little more. */
+	static final int MAX_REPLICATES = 32;
 
 	private static void positive(String option, int value) {
 		if (value <= 0) {

@@ -27,10 +27,13 @@ import org.jspecify.annotations.Nullable;
  * @param threads runs in parallel
  * @param out the output directory, already made and checked writable
  * @param engineTimeline whether to write {@code engine_timeline.json}
+ * @param replicates the runs of the capacity search ({@code --replicates}): the first is
+ * this plan's own seed, workload, rows, engine and configuration, each next one all of
+ * them as the next seed makes them
  */
 record SimPlan(Kind kind, Trace base, int repeat, Trace workload, List<PolicySpec> policies, EngineProfile engine,
 		SimulationConfig config, Search search, @Nullable Double rate, Scaling scaling, int threads, Path out,
-		boolean engineTimeline) {
+		boolean engineTimeline, Replicates replicates) {
 
 	/** The benchmarks {@code sim} runs. */
 	enum Kind {
@@ -69,6 +72,38 @@ record SimPlan(Kind kind, Trace base, int repeat, Trace workload, List<PolicySpe
 	 * @param windowOption {@code --window} as given, for the console's heading
 	 */
 	record Scaling(MembershipSchedule membership, Duration window, String windowOption) {
+
+	}
+
+	/**
+	 * What one seed makes of the options: everything a run with {@code --seed seed} would
+	 * replay, route and judge.
+	 *
+	 * @param seed the seed
+	 * @param base one copy of the workload
+	 * @param workload {@code base} repeated {@code --repeat} times
+	 * @param policies the rows
+	 * @param engine the engines' profile, its jitter seeded by {@code seed}
+	 * @param config the runs' configuration, seeded by {@code seed}
+	 */
+	record Replicate(long seed, Trace base, Trace workload, List<PolicySpec> policies, EngineProfile engine,
+			SimulationConfig config) {
+
+	}
+
+	/**
+	 * The replicates of a capacity search.
+	 *
+	 * @param runs one per seed, the plan's own first
+	 * @param traceName the workload's name in the report of more than one replicate,
+	 * naming the seeds
+	 */
+	record Replicates(List<Replicate> runs, String traceName) {
+
+		/** The number of replicates. */
+		int count() {
+			return this.runs.size();
+		}
 
 	}
 

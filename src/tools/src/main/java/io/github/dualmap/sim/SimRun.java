@@ -57,14 +57,15 @@ final class SimRun {
 		CapacityBenchmark benchmark = new CapacityBenchmark(p.base(), p.repeat(), config, p.threads(),
 				p.search().stopEarly(), p.engine(), p.search().minWindowSeconds());
 		CapacitySearch search = p.capacitySearch();
+		int replicates = p.replicates().count();
 		long steps = p.rate() != null ? p.policies().size()
-				: (long) p.policies().size() * (search.expectedEvaluations() + 1);
+				: (long) p.policies().size() * (replicates * search.expectedEvaluations() + 1);
 		BenchmarkReport report;
 		try (ProgressBar bar = progressBar(steps)) {
 			Runnable progress = bar == null ? () -> {
 			} : bar::step;
-			report = p.rate() != null ? benchmark.atRate(p.policies(), p.rate(), progress)
-					: benchmark.search(p.policies(), search, progress);
+			report = p.rate() != null ? benchmark.atRate(p.policies(), p.rate(), progress) : replicates > 1
+					? ReplicatedCapacity.search(p, search, progress) : benchmark.search(p.policies(), search, progress);
 			if (bar != null) {
 				bar.maxHint(bar.getCurrent());
 			}

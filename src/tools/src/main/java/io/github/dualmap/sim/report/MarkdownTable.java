@@ -1,5 +1,6 @@
 package io.github.dualmap.sim.report;
 
+import java.util.List;
 import java.util.Locale;
 
 import io.github.dualmap.sim.BenchmarkReport;
@@ -40,6 +41,11 @@ public final class MarkdownTable {
 						+ "time at %.2f req/s: about the most a router gets from LRU engine caches, not a bound "
 						+ "(caches fed apart can keep more than one LRU cache).%n%n",
 				100 * pooledLru.reusableShare(), lru));
+		if (report.hasReplicates()) {
+			out.append(String.format(Locale.ROOT,
+					"Both rates are those of the first seed's workload; each capacity is the row's replicate with the "
+							+ "lower median capacity.%n%n"));
+		}
 		out.append("| policy | capacity (req/s) | share of the bound | share of the pooled-LRU rate |\n");
 		out.append("|---|---:|---:|---:|\n");
 		for (BenchmarkReport.PolicyReport p : report.policies()) {
@@ -55,9 +61,21 @@ public final class MarkdownTable {
 		out.append(String.format(Locale.ROOT, "Trace %s, %d instances, %d router(s), TTFT SLO %.3g s%n", report.trace(),
 				report.instances(), report.routers(), report.sloTtftSeconds()));
 		out.append(String.format(Locale.ROOT, "Capacity: the highest rate with %s%n%n", report.metric()));
-		out.append("| policy | capacity (req/s) | request-only capacity (req/s) | feasible | feasible within SLO "
+		boolean replicated = report.hasReplicates();
+		if (replicated) {
+			List<BenchmarkReport.Replicate> seeds = report.policies().get(0).replicates();
+			out.append(String.format(Locale.ROOT,
+					"%d replicates, seeds %d to %d: `capacity median (min-max)` and `replicates` (each seed's "
+							+ "capacity, in seed order) are over all of them; every other column, here and below, "
+							+ "is the row's replicate with the lower median capacity (the lowest seed of those "
+							+ "with it).%n%n",
+					seeds.size(), seeds.get(0).seed(), seeds.get(seeds.size() - 1).seed()));
+		}
+		out.append(replicated ? "| policy | capacity median (min-max) | replicates " : "| policy ");
+		out.append("| capacity (req/s) | request-only capacity (req/s) | feasible | feasible within SLO "
 				+ "| their prompt tokens within SLO | by prompt size, shortest quartile first | rejected | rescued |\n");
-		out.append("|---|---:|---:|---:|---:|---:|---|---:|---:|\n");
+		out.append(replicated ? "|---|---:|---|" : "|---|");
+		out.append("---:|---:|---:|---:|---:|---|---:|---:|\n");
 		for (BenchmarkReport.PolicyReport p : report.policies()) {
 			RunResult r = p.headline();
 			RunResult.Judged j = r.judged();
@@ -67,11 +85,16 @@ public final class MarkdownTable {
 					.append(String.format(Locale.ROOT, "%.0f %% (%d-%d)", 100 * q.attainment(), q.minPromptTokens(),
 							q.maxPromptTokens()));
 			}
+			out.append(String.format(Locale.ROOT, "| %s", label(p.name())));
+			if (replicated) {
+				out.append(String.format(Locale.ROOT, " | %.2f (%.2f-%.2f) | %s", p.capacityMedian(), p.capacityMin(),
+						p.capacityMax(), replicates(p)));
+			}
 			out.append(String.format(Locale.ROOT,
-					"| %s | %.2f | %.2f | %.1f %% | %.1f %% | %.1f %% | %s | %.1f %% | %.1f %% |%n", label(p.name()),
-					p.search().capacity(), p.search().requestsCapacity(), 100 * r.feasibleShare(),
-					100 * j.requestShare(), 100 * j.tokenShare(), sizes.isEmpty() ? "-" : sizes,
-					100 * r.rejectedShare(), 100 * r.rescueShare()));
+					" | %.2f | %.2f | %.1f %% | %.1f %% | %.1f %% | %s | %.1f %% | %.1f %% |%n", p.search().capacity(),
+					p.search().requestsCapacity(), 100 * r.feasibleShare(), 100 * j.requestShare(),
+					100 * j.tokenShare(), sizes.isEmpty() ? "-" : sizes, 100 * r.rejectedShare(),
+					100 * r.rescueShare()));
 		}
 		out.append(String.format(Locale.ROOT,
 				"%nAt each row's capacity (or, when no rate passed, at the charts' rate). A `+queue` row is a hybrid: "
@@ -153,6 +176,15 @@ public final class MarkdownTable {
 			}
 		}
 		return out.toString();
+	}
+
+	/** Each replicate's capacity, in seed order. */
+	private static String replicates(BenchmarkReport.PolicyReport p) {
+		StringBuilder b = new StringBuilder();
+		for (BenchmarkReport.Replicate r : p.replicates()) {
+			b.append(b.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", r.capacity()));
+		}
+		return b.toString();
 	}
 
 	/** A {@code +queue} row is labelled a hybrid. */

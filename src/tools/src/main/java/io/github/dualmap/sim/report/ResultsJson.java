@@ -14,7 +14,10 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * Writes {@code results.json}: the output contract's fields in its order, then the
  * yardstick's (request-only capacity, feasible, rejected and rescued shares, attainment
- * by prompt size, whether the headline run is transient, every evaluated rate).
+ * by prompt size, whether the headline run is transient, every evaluated rate). With
+ * replicates, each row also has the median, lowest and highest capacity of its replicates
+ * and every replicate's seed and capacity after {@code capacity_rps}; its other fields
+ * are those of its replicate with the lower median capacity.
  */
 public final class ResultsJson {
 
@@ -35,6 +38,15 @@ public final class ResultsJson {
 			ObjectNode o = policies.addObject();
 			o.put("name", p.name());
 			o.put("capacity_rps", round(p.search().capacity()));
+			if (!p.replicates().isEmpty()) {
+				o.put("capacity_median", round(p.capacityMedian()));
+				o.put("capacity_min", round(p.capacityMin()));
+				o.put("capacity_max", round(p.capacityMax()));
+				ArrayNode replicates = o.putArray("replicates");
+				for (BenchmarkReport.Replicate x : p.replicates()) {
+					replicates.addObject().put("seed", x.seed()).put("capacity", round(x.capacity()));
+				}
+			}
 			o.put("goodput_rps", round(p.search().atCapacity() == null ? 0 : r.goodput()));
 			o.put("ttft_p50_s", round(r.ttft().p50Seconds()));
 			o.put("ttft_p90_s", round(r.ttft().p90Seconds()));
