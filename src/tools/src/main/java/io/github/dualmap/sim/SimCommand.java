@@ -135,7 +135,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ "(seed + i) would: its own engine jitter, synthetic arrivals and SLO classes; prints and writes "
 					+ "each replicate's capacity, their median, min and max, the other metrics from the replicate "
 					+ "with the lower median capacity; 1 to " + SimCommand.MAX_REPLICATES + " (default "
-					+ "${DEFAULT-VALUE}); a trace replay needs --engine-jitter (or --slo-classes) to differ")
+					+ "${DEFAULT-VALUE}); a trace replay needs --engine-jitter (or --slo-classes) to differ; not with "
+					+ "--rate, --scale or --tenants")
 	int replicates = 1;
 
 	@Option(names = "--quick",
@@ -285,10 +286,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 							+ "--seed instead)");
 		}
 		if (synthetic == null && engineJitter == 0 && sloClasses == null) {
-			throw new IllegalArgumentException("--replicates " + replicates
-					+ " on a trace replay needs --engine-jitter "
-					+ "SHARE (e.g. 0.02): without it every seed replays the trace the same way, so the replicates "
-					+ "would be identical copies");
+			throw new IllegalArgumentException("--replicates " + replicates + " on a trace replay would give identical "
+					+ "copies: without engine jitter every seed replays the trace the same way; add --engine-jitter "
+					+ "SHARE (e.g. 0.02)");
 		}
 		List<SimPlan.Replicate> runs = new ArrayList<>(first.replicates().runs());
 		for (int i = 1; i < replicates; i++) {
@@ -298,7 +298,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		return new SimPlan(first.kind(), first.base(), first.repeat(), first.workload(), first.policies(),
 				first.engine(), first.config(), first.search(), first.rate(), first.scaling(), first.threads(),
 				first.out(), first.engineTimeline(),
-				new SimPlan.Replicates(runs, jittered(replayed(seed).name()) + ", " + seeds));
+				new SimPlan.Replicates(runs, jittered(first.replicates().traceName()) + ", " + seeds));
 	}
 
 	/**
@@ -419,14 +419,20 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		SimPlan.Kind kind = tenants != null ? SimPlan.Kind.NOISY_NEIGHBOUR
 				: rate != null && !membership.isEmpty() ? SimPlan.Kind.MEMBERSHIP_CHANGES : SimPlan.Kind.CAPACITY;
 		SimPlan.Replicate own = new SimPlan.Replicate(s, baseTrace, workloadTrace, specs, engine, config);
+		// One replicate's report names its workload as the workload is named; more
+		// replicates add their seeds to its unseeded name.
+		String name = replicates == 1 ? baseTrace.name() : unseededName;
 		return new SimPlan(kind, baseTrace, repeat, workloadTrace, specs, engine, config,
 				new SimPlan.Search(tolerance, steady.toNanos() / 1e9, !noStop), rate,
 				new SimPlan.Scaling(membership, windowLength, window), threads, dir, engineTimeline,
-				new SimPlan.Replicates(List.of(own), baseTrace.name()));
+				new SimPlan.Replicates(List.of(own), name));
 	}
 
 	/** The trace file as read, kept for the next replicate (it has no seeded part). */
 	private @Nullable Trace fileTrace;
+
+	/** The workload's name before engine jitter and a seed are added to it. */
+	private String unseededName = "";
 
 	/**
 	 * The workload of a run with {@code --seed s}, named with its engine jitter and seed
@@ -434,6 +440,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	 */
 	private Trace loadTrace(long s) {
 		Trace replayed = replayed(s);
+		unseededName = replayed.name();
 		return engineJitter == 0 ? replayed
 				: new Trace(jittered(replayed.name()) + ", seed " + s, replayed.blockTokens(), replayed.requests());
 	}
