@@ -298,7 +298,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		return new SimPlan(first.kind(), first.base(), first.repeat(), first.workload(), first.policies(),
 				first.engine(), first.config(), first.search(), first.rate(), first.scaling(), first.threads(),
 				first.out(), first.engineTimeline(),
-				new SimPlan.Replicates(runs, jittered(first.replicates().traceName()) + ", " + seeds));
+				new SimPlan.Replicates(runs, jittered(unseededName) + ", " + seeds));
 	}
 
 	/**
@@ -419,13 +419,10 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		SimPlan.Kind kind = tenants != null ? SimPlan.Kind.NOISY_NEIGHBOUR
 				: rate != null && !membership.isEmpty() ? SimPlan.Kind.MEMBERSHIP_CHANGES : SimPlan.Kind.CAPACITY;
 		SimPlan.Replicate own = new SimPlan.Replicate(s, baseTrace, workloadTrace, specs, engine, config);
-		// One replicate's report names its workload as the workload is named; more
-		// replicates add their seeds to its unseeded name.
-		String name = replicates == 1 ? baseTrace.name() : unseededName;
 		return new SimPlan(kind, baseTrace, repeat, workloadTrace, specs, engine, config,
 				new SimPlan.Search(tolerance, steady.toNanos() / 1e9, !noStop), rate,
 				new SimPlan.Scaling(membership, windowLength, window), threads, dir, engineTimeline,
-				new SimPlan.Replicates(List.of(own), name));
+				new SimPlan.Replicates(List.of(own), baseTrace.name()));
 	}
 
 	/** The trace file as read, kept for the next replicate (it has no seeded part). */
