@@ -366,12 +366,11 @@ final class Rebalancer {
 	}
 
 	/**
-	 * Whether no hotspot can give any request this pass: no member both takes a move
-	 * ({@link #canTakeMove} but for the request's own avoided instances) and, when only
-	 * late requests move, has prefill room for one ({@link EngineQueueGate#full}). Then
-	 * every look for a move finds none and changes nothing (every member has its queue),
-	 * so the pass is skipped. Answered from the members that are not hotspots by their
-	 * wait, when few of many are; else false.
+	 * Whether no hotspot can give any request this pass: no member both
+	 * {@link #takesMoves takes moves} and, when only late requests move, has prefill room
+	 * for one ({@link EngineQueueGate#full}). Then every look for a move finds none and
+	 * changes nothing (every member has its queue), so the pass is skipped. Answered from
+	 * the members that are not hotspots by their wait, when few of many are; else false.
 	 */
 	private boolean noTargetAnywhere() {
 		List<InstanceState> young = book.shortcuts.targetsAmongYoung() ? book.youngMembers(YOUNG_TARGETS) : null;
@@ -380,9 +379,7 @@ final class Rebalancer {
 			return false;
 		}
 		for (InstanceState t : young) {
-			if (pool.instance(t.id()) == t && t.acceptsNewWork() && !pool.isHotspot(t)
-					&& book.queueOf(t).byArrival.size() < settings.maxQueuedPerInstance()
-					&& !(settings.moveLateOnly() && gate.full(t))) {
+			if (pool.instance(t.id()) == t && takesMoves(t) && !(settings.moveLateOnly() && gate.full(t))) {
 				return false;
 			}
 		}
@@ -390,13 +387,22 @@ final class Rebalancer {
 	}
 
 	/**
-	 * Whether {@code s} may take {@code q} off a hotspot: it accepts work, is not a
-	 * hotspot itself and its queue has room. Nothing changes while a move is looked for,
-	 * so asking each target when it comes up answers as a set of the hotspots made
-	 * beforehand would, without a look at every instance.
+	 * Whether {@code s} may take {@code q} off a hotspot: it is not an instance {@code q}
+	 * must avoid and it {@link #takesMoves takes moves} (so {@link Relocator#mayTake}
+	 * holds).
 	 */
 	private boolean canTakeMove(RequestTicket q, InstanceState s) {
-		return Relocator.mayTake(q, s) && !pool.isHotspot(s)
+		return !q.avoid.contains(s.id()) && takesMoves(s);
+	}
+
+	/**
+	 * Whether {@code s} takes a move off a hotspot of a request that avoids nothing: it
+	 * accepts work, is not a hotspot itself and its queue has room. Nothing changes while
+	 * a move is looked for, so asking each target when it comes up answers as a set of
+	 * the hotspots made beforehand would, without a look at every instance.
+	 */
+	private boolean takesMoves(InstanceState s) {
+		return s.acceptsNewWork() && !pool.isHotspot(s)
 				&& book.queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
 	}
 
