@@ -41,11 +41,6 @@ final class Rebalancer {
 
 	private final Relocator relocator;
 
-	// The best move bestLateMove's scans found so far, and its gain.
-	private @Nullable Move lateBest;
-
-	private long lateBestGain;
-
 	// Set within a rebalance pass when a walk for a request that avoids nothing found no
 	// member that takes a move: every member is a hotspot, full or not accepting work.
 	// Nothing changes until a move, and a request that avoids some instances has fewer
@@ -162,23 +157,30 @@ final class Rebalancer {
 	private @Nullable Move bestLateMove(InstanceQueue iq, PrefillWork pendingHere) {
 		InstanceState here = iq.state;
 		long estHere = pool.estimateTtft(here, pendingHere, 0, 0);
-		lateBest = null;
-		lateBestGain = 0;
+		// The call's own: one small object, next to the iterators its scans make anyway.
+		LateBest best = new LateBest();
 		boolean found;
 		if (!book.shortcuts.skipTargetsWithoutRoom() || pool.rings() != book.seenRings) {
-			found = scanLate(iq.byLateness, here, estHere, null);
+			found = scanLate(iq.byLateness, here, estHere, null, best);
 		}
 		else {
 			// By other candidate: a group whose candidate had no room for its late
 			// requests is passed over as far as that still holds.
-			found = scanGroup(iq.withoutOther, here, estHere);
+			found = scanGroup(iq.withoutOther, here, estHere, best);
 			for (Iterator<InstanceQueue.MoveGroup> it = iq.byOther.values().iterator(); found && it.hasNext();) {
-				found = scanGroup(it.next(), here, estHere);
+				found = scanGroup(it.next(), here, estHere, best);
 			}
 		}
-		Move m = found ? lateBest : null;
-		lateBest = null;
-		return m;
+		return found ? best.move : null;
+	}
+
+	/** The best move one {@link #bestLateMove}'s scans found so far, and its gain. */
+	private static final class LateBest {
+
+		@Nullable Move move;
+
+		long gain;
+
 	}
 
 	/**
@@ -193,7 +195,7 @@ final class Rebalancer {
 	 * off as the snapshot ages).
 	 * @return false when a request found no target at all ({@link #noMoveTarget})
 	 */
-	private boolean scanGroup(InstanceQueue.MoveGroup g, InstanceState here, long estHere) {
+	private boolean scanGroup(InstanceQueue.MoveGroup g, InstanceState here, long estHere, LateBest best) {
 		// Most groups of a long queue have no late request: no need to ask about their
 		// candidate.
 		RequestTicket first = g.first;
@@ -207,7 +209,7 @@ final class Rebalancer {
 				&& canTakeMove(first, other);
 		if (!direct) {
 			g.forget();
-			return scanLate(g.byLateness, here, estHere, null);
+			return scanLate(g.byLateness, here, estHere, null, best);
 		}
 		long changes = other.roomChanges();
 		if (g.noRoomAt == changes) {
@@ -216,37 +218,37 @@ final class Rebalancer {
 				if (q.moveGroup != g) {
 					it.remove();
 				}
-				else if (lateHere(q, estHere) && weigh(q, here, estHere) == STOP) {
+				else if (lateHere(q, estHere) && weigh(q, here, estHere, best) == STOP) {
 					return false;
 				}
 			}
 			return scanLate(g.lookedUpTo == null ? g.byLateness : g.byLateness.tailSet(g.lookedUpTo, false), here,
-					estHere, g);
+					estHere, g, best);
 		}
 		g.forget();
 		// The hold ends with the snapshot's age alone: nothing is learned while it holds.
 		if (gate.holding(other)) {
-			return scanLate(g.byLateness, here, estHere, null);
+			return scanLate(g.byLateness, here, estHere, null, best);
 		}
 		g.noRoomAt = changes;
-		return scanLate(g.byLateness, here, estHere, g);
+		return scanLate(g.byLateness, here, estHere, g, best);
 	}
 
 	/**
 	 * Weighs the late requests of {@code requests} (in lateness order) for
-	 * {@link #bestLateMove}, keeping the best move in {@link #lateBest}. With a
+	 * {@link #bestLateMove}, keeping the best move in {@code best}. With a
 	 * {@code learning} group, each request looked at becomes its
 	 * {@link InstanceQueue.MoveGroup#lookedUpTo} (and one that found room joins its
 	 * {@link InstanceQueue.MoveGroup#withRoom}).
 	 * @return false when a request found no target at all ({@link #noMoveTarget})
 	 */
 	private boolean scanLate(Iterable<RequestTicket> requests, InstanceState here, long estHere,
-			InstanceQueue.@Nullable MoveGroup learning) {
+			InstanceQueue.@Nullable MoveGroup learning, LateBest best) {
 		for (RequestTicket q : requests) {
 			if (!lateHere(q, estHere)) {
 				break;
 			}
-			int outcome = weigh(q, here, estHere);
+			int outcome = weigh(q, here, estHere, best);
 			if (outcome == STOP) {
 				return false;
 			}
@@ -268,14 +270,14 @@ final class Rebalancer {
 	private static final int ROOM = 2;
 
 	/**
-	 * Weighs moving late request {@code q} off {@code here}, keeping it in
-	 * {@link #lateBest} when it is the best so far (the largest gain beyond the margin,
-	 * the earliest arrival among equals, as {@link #bestMove}'s scan in arrival order).
+	 * Weighs moving late request {@code q} off {@code here}, keeping it in {@code best}
+	 * when it is the best so far (the largest gain beyond the margin, the earliest
+	 * arrival among equals, as {@link #bestMove}'s scan in arrival order).
 	 * @return {@link #STOP} when it found no target at all ({@link #noMoveTarget}),
 	 * {@link #ROOM} when its target had room for it, else {@link #NO_ROOM} (no target, no
 	 * room there, or it may not move)
 	 */
-	private int weigh(RequestTicket q, InstanceState here, long estHere) {
+	private int weigh(RequestTicket q, InstanceState here, long estHere, LateBest best) {
 		if (!book.movable(q)) {
 			return NO_ROOM;
 		}
@@ -287,10 +289,10 @@ final class Rebalancer {
 		if (gain == MoveGain.NO_ROOM) {
 			return NO_ROOM;
 		}
-		if (gain > settings.migrationMargin() * book.sloOf(q.request()) && (gain > lateBestGain || (gain == lateBestGain
-				&& lateBest != null && InstanceQueue.ARRIVAL.compare(q, lateBest.request()) < 0))) {
-			lateBest = new Move(q, there, moveGain.lastEstimateThere());
-			lateBestGain = gain;
+		if (gain > settings.migrationMargin() * book.sloOf(q.request()) && (gain > best.gain || (gain == best.gain
+				&& best.move != null && InstanceQueue.ARRIVAL.compare(q, best.move.request()) < 0))) {
+			best.move = new Move(q, there, moveGain.lastEstimateThere());
+			best.gain = gain;
 		}
 		return ROOM;
 	}
