@@ -328,9 +328,9 @@ final class Rebalancer {
 		if (q.moveWalkStart < 0) {
 			q.moveWalkStart = rings.walkStart(1, q.key());
 		}
-		List<InstanceState> young = book.shortcuts.targetsAmongYoung() ? book.youngMembers(YOUNG_TARGETS) : null;
-		String neighbour = young != null && book.shortcuts.targetsAmongYoung(young.size(), pool.size())
-				? firstOnWalk(q, here, rings, young) : rings.walkFrom(1, q.moveWalkStart, id -> {
+		List<InstanceState> young = youngTargets();
+		String neighbour = young != null ? firstOnWalk(q, here, rings, young)
+				: rings.walkFrom(1, q.moveWalkStart, id -> {
 					InstanceState t = pool.instance(id);
 					return t != null && t != here && canTakeMove(q, t);
 				});
@@ -368,6 +368,17 @@ final class Rebalancer {
 	}
 
 	/**
+	 * The members a move's target is looked for among instead of by the walk of the
+	 * second ring: those not hotspots by their wait ({@link QueueBook#youngMembers}),
+	 * when they are few of many ({@link QueueShortcuts#targetsAmongYoung(int, int)});
+	 * else {@code null}.
+	 */
+	private @Nullable List<InstanceState> youngTargets() {
+		List<InstanceState> young = book.shortcuts.targetsAmongYoung() ? book.youngMembers(YOUNG_TARGETS) : null;
+		return young != null && book.shortcuts.targetsAmongYoung(young.size(), pool.size()) ? young : null;
+	}
+
+	/**
 	 * Whether no hotspot can give any request this pass: no member both
 	 * {@link #takesMoves takes moves} and, when only late requests move, has prefill room
 	 * for one ({@link EngineQueueGate#full}). Then every look for a move finds none and
@@ -375,9 +386,9 @@ final class Rebalancer {
 	 * the members that are not hotspots by their wait, when few of many are; else false.
 	 */
 	private boolean noTargetAnywhere() {
-		List<InstanceState> young = book.shortcuts.targetsAmongYoung() ? book.youngMembers(YOUNG_TARGETS) : null;
+		List<InstanceState> young = youngTargets();
 		// With many young members some takes moves: no need to ask.
-		if (young == null || !book.shortcuts.targetsAmongYoung(young.size(), pool.size())) {
+		if (young == null) {
 			return false;
 		}
 		for (InstanceState t : young) {
