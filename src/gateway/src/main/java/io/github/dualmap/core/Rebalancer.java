@@ -205,8 +205,7 @@ final class Rebalancer {
 		InstanceState other = g.other;
 		// Its requests do not avoid it, so what it answers for the first it answers for
 		// each.
-		boolean direct = other != null && other != here && pool.instance(other.id()) == other
-				&& canTakeMove(first, other);
+		boolean direct = other != null && takesMoveOff(first, other, here);
 		if (!direct) {
 			g.forget();
 			return scanLate(g.byLateness, here, estHere, null, best);
@@ -355,7 +354,7 @@ final class Rebalancer {
 		String first = null;
 		int firstSteps = Integer.MAX_VALUE;
 		for (InstanceState t : young) {
-			if (t == here || pool.instance(t.id()) != t || !canTakeMove(q, t)) {
+			if (!takesMoveOff(q, t, here)) {
 				continue;
 			}
 			int steps = rings.stepsTo(1, q.moveWalkStart, t.id());
@@ -397,6 +396,15 @@ final class Rebalancer {
 			}
 		}
 		return true;
+	}
+
+	/**
+	 * Whether {@code t}, an instance known from before the call, may take {@code q} off
+	 * hotspot {@code here}: it is not {@code here}, is still the member of its id and
+	 * {@link #canTakeMove can take the move}.
+	 */
+	private boolean takesMoveOff(RequestTicket q, InstanceState t, InstanceState here) {
+		return t != here && pool.instance(t.id()) == t && canTakeMove(q, t);
 	}
 
 	/**
