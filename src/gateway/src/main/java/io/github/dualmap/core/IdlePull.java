@@ -107,7 +107,7 @@ final class IdlePull {
 				continue;
 			}
 			long gain = moveGain.gainOf(book, q, from.state, estHere, idle, true);
-			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
+			if (MoveGain.beatsMargin(settings, gain, slo) && gain > bestGain) {
 				best = new Move(q, idle, moveGain.lastEstimateThere());
 				bestGain = gain;
 			}

@@ -4,7 +4,7 @@ package io.github.dualmap.core;
  * What moving a queued request to another instance gains, the one rule the hotspot moves
  * ({@link Rebalancer}) and the idle pull ({@link IdlePull}) both weigh a move by: its
  * estimate where it waits against its estimate there, less the cached prefix it gives up.
- * A move is made only when this beats the migration margin.
+ * A move is made only when this {@link #beatsMargin beats the migration margin}.
  */
 final class MoveGain {
 
@@ -66,6 +66,15 @@ final class MoveGain {
 		}
 		lastEstimateThere = pool.estimateTtft(there, cachedThere, uncachedThere);
 		return netGain(q, estHere, pool.warmthScaled(there, from, lastEstimateThere), there, cachedThere);
+	}
+
+	/**
+	 * Whether a move that gains {@code gain} for a request with SLO {@code slo} is worth
+	 * making: it beats the {@link QueueSettings#migrationMargin() migration margin}'s
+	 * share of the SLO.
+	 */
+	static boolean beatsMargin(QueueSettings settings, long gain, long slo) {
+		return gain > settings.migrationMargin() * slo;
 	}
 
 	/** The estimate at the target of the last {@link #gainOf} that found room. */

@@ -134,7 +134,7 @@ final class Rebalancer {
 				continue;
 			}
 			long gain = moveGain.gainOf(book, q, here, estHere, there, lateOnly);
-			if (gain > settings.migrationMargin() * slo && gain > bestGain) {
+			if (MoveGain.beatsMargin(settings, gain, slo) && gain > bestGain) {
 				best = new Move(q, there, moveGain.lastEstimateThere());
 				bestGain = gain;
 			}
@@ -288,7 +288,7 @@ final class Rebalancer {
 		if (gain == MoveGain.NO_ROOM) {
 			return NO_ROOM;
 		}
-		if (gain > settings.migrationMargin() * book.sloOf(q.request()) && (gain > best.gain || (gain == best.gain
+		if (MoveGain.beatsMargin(settings, gain, book.sloOf(q.request())) && (gain > best.gain || (gain == best.gain
 				&& best.move != null && InstanceQueue.ARRIVAL.compare(q, best.move.request()) < 0))) {
 			best.move = new Move(q, there, moveGain.lastEstimateThere());
 			best.gain = gain;
