@@ -3,15 +3,11 @@ package io.github.dualmap.sim;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-import io.github.dualmap.sim.trace.SyntheticWorkload;
-import io.github.dualmap.sim.trace.Trace;
-import io.github.dualmap.sim.trace.TraceRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
@@ -61,20 +57,7 @@ class SimReplicatesTests {
 
 	/** A small Mooncake-format file written from the synthetic tenants workload. */
 	private Path mooncakeFile(int requests) throws IOException {
-		Trace t = SyntheticWorkload.TENANTS.generate(requests, 3);
-		List<String> lines = new ArrayList<>();
-		for (TraceRequest r : t.requests()) {
-			StringBuilder ids = new StringBuilder();
-			for (long id : r.hashIds()) {
-				ids.append(ids.isEmpty() ? "" : ", ").append(id);
-			}
-			lines.add(String.format(java.util.Locale.ROOT,
-					"{\"timestamp\": %d, \"input_length\": %d, \"output_length\": %d, \"hash_ids\": [%s]}",
-					Math.round(r.timestampMillis()), r.inputTokens(), r.outputTokens(), ids));
-		}
-		Path file = dir.resolve("tiny.jsonl");
-		Files.write(file, lines);
-		return file;
+		return TinyTraces.mooncakeFile(dir, requests);
 	}
 
 	/** A row of results.json without its replicates and wall-clock fields. */
