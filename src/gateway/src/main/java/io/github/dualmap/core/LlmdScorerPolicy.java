@@ -73,6 +73,7 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 	 * @param kvCacheWeight weight of the KV-cache utilisation scorer, >= 0
 	 * @param prefixWeight weight of the prefix-cache scorer, >= 0
 	 * @param maxPrefixTokens prompt tokens the prefix scorer considers, > 0
+	 * ({@link Integer#MAX_VALUE}: the whole prompt)
 	 * @param indexCapacityTokens tokens per instance in the prefix index until the
 	 * engine's capacity is known, > 0
 	 */

@@ -113,12 +113,64 @@ class LlmdPrecisePolicyTests {
 	}
 
 	@Test
+	void minMaxScoresGiveEveryInstanceWithTheSharedFirstBlockTheFullPrefixWeight() {
+		// The case above under min-max scores and weights 3 / 2 / 2: a and b hold the
+		// only hit, 1 block each, so both score 1: 3 x 1 + 2 x 1 + 2 x 0.7 = 6.4 against
+		// the idle c's 2 + 2 = 4.
+		LlmdPrecisePolicy minMax = new LlmdPrecisePolicy(LlmdPrecisePolicy.MIN_MAX_PREFIX_WEIGHT,
+				LlmdPrecisePolicy.MIN_MAX_KV_CACHE_WEIGHT, LlmdPrecisePolicy.MIN_MAX_QUEUE_WEIGHT,
+				LlmdPrecisePolicy.DEFAULT_QUEUE_DEPTH_THRESHOLD, LlmdPrecisePolicy.DEFAULT_KV_CACHE_UTIL_THRESHOLD,
+				LlmdPrecisePolicy.DEFAULT_METRICS_STALENESS_NANOS, LlmdPrecisePolicy.PrefixNormalisation.MIN_MAX, true);
+		minMax
+			.attach(new KvEventFeed(index, r -> r.blocks() == null ? null : r.blocks().chain(), PeerFixture.BLOCK, 64));
+		PromptBlocks longPrompt = PeerFixture.prompt(1, 12, 13, 14, 15, 16, 17, 18);
+		f.scrape("a", 0, 0.3);
+		f.scrape("b", 0, 0.3);
+		f.scrape("c", 0, 0.0);
+		stored("a", 1);
+		stored("b", 1);
+		Decision d = minMax.choose(f.request(longPrompt), f.pool);
+		assertThat(d.instanceId()).isIn("a", "b");
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+		assertThat(policy.choose(f.request(longPrompt), f.pool).instanceId()).isEqualTo("c");
+	}
+
+	@Test
+	void theMinMaxScoreSpansTheInstancesWithAHit() {
+		assertThat(LlmdPrecisePolicy.minMaxPrefixScore(0, 2, 6)).isZero();
+		assertThat(LlmdPrecisePolicy.minMaxPrefixScore(2, 2, 6)).isZero();
+		assertThat(LlmdPrecisePolicy.minMaxPrefixScore(3, 2, 6)).isEqualTo(0.25);
+		assertThat(LlmdPrecisePolicy.minMaxPrefixScore(6, 2, 6)).isEqualTo(1.0);
+		// Equal hits, however small: the full score.
+		assertThat(LlmdPrecisePolicy.minMaxPrefixScore(1, 1, 1)).isEqualTo(1.0);
+	}
+
+	@Test
+	void withoutFlowControlNothingIsHeld() {
+		LlmdPrecisePolicy open = new LlmdPrecisePolicy(LlmdPrecisePolicy.DEFAULT_PREFIX_WEIGHT,
+				LlmdPrecisePolicy.DEFAULT_KV_CACHE_WEIGHT, LlmdPrecisePolicy.DEFAULT_QUEUE_WEIGHT,
+				LlmdPrecisePolicy.DEFAULT_QUEUE_DEPTH_THRESHOLD, LlmdPrecisePolicy.DEFAULT_KV_CACHE_UTIL_THRESHOLD,
+				LlmdPrecisePolicy.DEFAULT_METRICS_STALENESS_NANOS, LlmdPrecisePolicy.PrefixNormalisation.ABSOLUTE,
+				false);
+		// No metrics yet, then every instance saturated by its queue.
+		assertThat(policy.mustHold(f.pool)).isTrue();
+		assertThat(open.mustHold(f.pool)).isFalse();
+		f.scrape("a", 10, 0.9);
+		f.scrape("b", 10, 0.9);
+		f.scrape("c", 10, 0.9);
+		assertThat(policy.mustHold(f.pool)).isTrue();
+		assertThat(open.mustHold(f.pool)).isFalse();
+	}
+
+	@Test
 	void withoutAFeedItRefusesToRoute() {
 		assertThatThrownBy(() -> new LlmdPrecisePolicy().choose(f.request(prompt), f.pool))
 			.isInstanceOf(IllegalStateException.class);
 		assertThatThrownBy(() -> new LlmdPrecisePolicy(2, 1, 1, 5, 1.5, 1))
 			.hasMessageContaining("kvCacheUtilThreshold");
 		assertThatThrownBy(() -> new LlmdPrecisePolicy(2, 1, 1, 0, 0.8, 1)).hasMessageContaining("queueDepthThreshold");
+		assertThatThrownBy(() -> new LlmdPrecisePolicy(2, 1, 1, 5, 0.8, 1, null, true))
+			.hasMessageContaining("normalisation");
 	}
 
 }

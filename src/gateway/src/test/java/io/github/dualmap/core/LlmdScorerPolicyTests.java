@@ -75,6 +75,50 @@ class LlmdScorerPolicyTests {
 	}
 
 	@Test
+	void withoutALimitThePrefixScorerMatchesTheWholePrompt() {
+		// A prompt of 300 blocks, placed on a: the default scorer indexes and matches its
+		// first 256 blocks (4,096 tokens), the unlimited one all 300.
+		long[] chain = new long[300];
+		for (int i = 0; i < chain.length; i++) {
+			chain[i] = i + 1;
+		}
+		PromptBlocks longPrompt = PeerFixture.prompt(chain);
+		LlmdScorerPolicy whole = new LlmdScorerPolicy(PeerFixture.BLOCK, 2, 2, 3, Integer.MAX_VALUE, 1 << 20);
+		scrapeAll(0, 0.2);
+		for (LlmdScorerPolicy p : java.util.List.of(policy, whole)) {
+			f.place(p, f.request(longPrompt), "a", longPrompt.promptTokens());
+		}
+		assertThat(policy.indexBlocks("a")).isEqualTo(256);
+		assertThat(whole.indexBlocks("a")).isEqualTo(300);
+		Decision capped = policy.choose(f.request(longPrompt), f.pool);
+		Decision all = whole.choose(f.request(longPrompt), f.pool);
+		assertThat(capped.instanceId()).isEqualTo("a");
+		assertThat(capped.cachedTokens()).isEqualTo(longPrompt.tokensFor(256));
+		assertThat(all.instanceId()).isEqualTo("a");
+		assertThat(all.cachedTokens()).isEqualTo(longPrompt.tokensFor(300));
+	}
+
+	@Test
+	void withPrefixWeightZeroLoadAloneDecides() {
+		// a holds the whole prompt but uses more of its cache: by default a scores 2 x 1
+		// +
+		// 2 x 0.7 + 3 x 1 = 6.4 against b's 2 + 2 x 0.9 = 3.8; with the prefix weight 0
+		// a's
+		// 3.4 loses to b.
+		LlmdScorerPolicy noPrefix = new LlmdScorerPolicy(PeerFixture.BLOCK, 2, 2, 0, 4096, 1 << 20);
+		for (LlmdScorerPolicy p : java.util.List.of(policy, noPrefix)) {
+			f.place(p, f.request(prompt), "a", prompt.promptTokens());
+		}
+		f.scrape("a", 0, 0.3);
+		f.scrape("b", 0, 0.1);
+		f.scrape("c", 0, 0.2);
+		assertThat(policy.choose(f.request(prompt), f.pool).instanceId()).isEqualTo("a");
+		Decision d = noPrefix.choose(f.request(prompt), f.pool);
+		assertThat(d.instanceId()).isEqualTo("b");
+		assertThat(d.reason()).isEqualTo(Reason.LOAD);
+	}
+
+	@Test
 	void staleOrFailedScrapesScoreNeutralNotSaturated() {
 		f.scrape("a", 50, 1.0);
 		f.now.addAndGet(f.settings.staleAfterNanos() + 1);
