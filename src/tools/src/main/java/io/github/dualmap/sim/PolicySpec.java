@@ -8,6 +8,7 @@ import java.util.function.UnaryOperator;
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.DynamoKvPolicy;
 import io.github.dualmap.core.LlmdPrecisePolicy;
+import io.github.dualmap.core.LlmdScorerPolicy;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
@@ -102,6 +103,34 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	public static final String DUALMAP_LOCAL_RELEASE = "dualmap-local-release";
 
 	/**
+	 * The row of {@code llmd-scorer} whose prefix scorer matches the whole prompt instead
+	 * of its first {@value LlmdScorerPolicy#DEFAULT_MAX_PREFIX_TOKENS} tokens: the prefix
+	 * window's share in the row's result.
+	 */
+	public static final String LLMD_SCORER_WHOLE_PROMPT = "llmd-scorer-whole-prompt";
+
+	/**
+	 * The row of {@code llmd-scorer} with the prefix scorer's weight 0: the queue and
+	 * KV-cache utilisation scorers alone (the index is still kept, unused).
+	 */
+	public static final String LLMD_SCORER_NO_PREFIX = "llmd-scorer-no-prefix";
+
+	/**
+	 * The row of {@code llmd-precise} with the precise scorer's min-max normalisation and
+	 * the weights the guide gave it ({@value LlmdPrecisePolicy#MIN_MAX_PREFIX_WEIGHT} /
+	 * {@value LlmdPrecisePolicy#MIN_MAX_KV_CACHE_WEIGHT} /
+	 * {@value LlmdPrecisePolicy#MIN_MAX_QUEUE_WEIGHT}), as llm-d releases up to v0.8.0
+	 * ran it; flow control as in {@code llmd-precise}.
+	 */
+	public static final String LLMD_PRECISE_MIN_MAX = "llmd-precise-min-max";
+
+	/**
+	 * The row of {@code llmd-precise} without flow control: every arrival is routed at
+	 * once, saturated pool or not.
+	 */
+	public static final String LLMD_PRECISE_NO_FLOW_CONTROL = "llmd-precise-no-flow-control";
+
+	/**
 	 * Suffix of a peer's row behind the gateway's dispatch queue
 	 * ({@code dynamo-cost+queue}), as a gateway runs it with {@code dualmap.policy} set
 	 * to that peer: the peer chooses the instance, the request waits there for prefill
@@ -129,11 +158,14 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 * {@value #DUALMAP_TWO_CHOICE}, {@value #DUALMAP_COLD_OCCUPANCY}, the reference row
 	 * {@value #DUALMAP_ORACLE_TTFT} (with the default engine profile's coefficients), or
 	 * one of the peers that route on engine KV events, which only the simulator can feed
-	 * ({@value DynamoKvPolicy#NAME}, {@value LlmdPrecisePolicy#NAME}). The DualMap family
-	 * runs behind the dispatch queues as the gateway default ({@code dispatch: queue});
-	 * ablations that have no hotspot step run the queue without migration, so they ablate
-	 * the rebalancer as a whole. Peers dispatch immediately, or behind the queue without
-	 * moves when named with {@value #QUEUED_SUFFIX}.
+	 * ({@value DynamoKvPolicy#NAME}, {@value LlmdPrecisePolicy#NAME}), or a variant of an
+	 * llm-d row ({@value #LLMD_SCORER_WHOLE_PROMPT}, {@value #LLMD_SCORER_NO_PREFIX},
+	 * {@value #LLMD_PRECISE_MIN_MAX}, {@value #LLMD_PRECISE_NO_FLOW_CONTROL}). The
+	 * DualMap family runs behind the dispatch queues as the gateway default
+	 * ({@code dispatch: queue}); ablations that have no hotspot step run the queue
+	 * without migration, so they ablate the rebalancer as a whole. Peers dispatch
+	 * immediately, or behind the queue without moves when named with
+	 * {@value #QUEUED_SUFFIX}.
 	 */
 	public static PolicySpec named(String name) {
 		return named(name, QueueSettings.ofDefaults());
@@ -197,6 +229,29 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		if (name.equals(LlmdPrecisePolicy.NAME)) {
 			return new PolicySpec(name, settings -> new LlmdPrecisePolicy());
 		}
+		if (name.equals(LLMD_SCORER_WHOLE_PROMPT) || name.equals(LLMD_SCORER_NO_PREFIX)) {
+			boolean whole = name.equals(LLMD_SCORER_WHOLE_PROMPT);
+			return new PolicySpec(name,
+					settings -> new LlmdScorerPolicy(settings.blockTokens(), LlmdScorerPolicy.DEFAULT_QUEUE_WEIGHT,
+							LlmdScorerPolicy.DEFAULT_KV_CACHE_WEIGHT,
+							whole ? LlmdScorerPolicy.DEFAULT_PREFIX_WEIGHT : 0,
+							whole ? Integer.MAX_VALUE : LlmdScorerPolicy.DEFAULT_MAX_PREFIX_TOKENS,
+							LlmdScorerPolicy.DEFAULT_INDEX_CAPACITY_TOKENS));
+		}
+		if (name.equals(LLMD_PRECISE_MIN_MAX)) {
+			return new PolicySpec(name, settings -> new LlmdPrecisePolicy(LlmdPrecisePolicy.MIN_MAX_PREFIX_WEIGHT,
+					LlmdPrecisePolicy.MIN_MAX_KV_CACHE_WEIGHT, LlmdPrecisePolicy.MIN_MAX_QUEUE_WEIGHT,
+					LlmdPrecisePolicy.DEFAULT_QUEUE_DEPTH_THRESHOLD, LlmdPrecisePolicy.DEFAULT_KV_CACHE_UTIL_THRESHOLD,
+					LlmdPrecisePolicy.DEFAULT_METRICS_STALENESS_NANOS, LlmdPrecisePolicy.PrefixNormalisation.MIN_MAX,
+					true));
+		}
+		if (name.equals(LLMD_PRECISE_NO_FLOW_CONTROL)) {
+			return new PolicySpec(name, settings -> new LlmdPrecisePolicy(LlmdPrecisePolicy.DEFAULT_PREFIX_WEIGHT,
+					LlmdPrecisePolicy.DEFAULT_KV_CACHE_WEIGHT, LlmdPrecisePolicy.DEFAULT_QUEUE_WEIGHT,
+					LlmdPrecisePolicy.DEFAULT_QUEUE_DEPTH_THRESHOLD, LlmdPrecisePolicy.DEFAULT_KV_CACHE_UTIL_THRESHOLD,
+					LlmdPrecisePolicy.DEFAULT_METRICS_STALENESS_NANOS, LlmdPrecisePolicy.PrefixNormalisation.ABSOLUTE,
+					false));
+		}
 		if (name.endsWith(QUEUED_SUFFIX)) {
 			String peer = name.substring(0, name.length() - QUEUED_SUFFIX.length());
 			if (!RoutingPolicies.exists(peer) || peer.startsWith("dualmap")) {
@@ -227,6 +282,10 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		names.add(names.indexOf(DUALMAP_PASS_THROUGH) + 1, DUALMAP_FIXED_DEPTH);
 		names.add(names.indexOf(DUALMAP_FIXED_DEPTH) + 1, DUALMAP_NO_PULL);
 		names.add(names.indexOf("llmd-scorer") + 1, LlmdPrecisePolicy.NAME);
+		names.add(names.indexOf("llmd-scorer") + 1, LLMD_SCORER_WHOLE_PROMPT);
+		names.add(names.indexOf(LLMD_SCORER_WHOLE_PROMPT) + 1, LLMD_SCORER_NO_PREFIX);
+		names.add(names.indexOf(LlmdPrecisePolicy.NAME) + 1, LLMD_PRECISE_MIN_MAX);
+		names.add(names.indexOf(LLMD_PRECISE_MIN_MAX) + 1, LLMD_PRECISE_NO_FLOW_CONTROL);
 		names.add(names.indexOf("dynamo-cost") + 1, DynamoKvPolicy.NAME);
 		names.add(names.indexOf(DUALMAP_NO_PULL) + 1, DUALMAP_LINEAR_TTFT);
 		names.add(names.indexOf(DUALMAP_LINEAR_TTFT) + 1, DUALMAP_ATTENTION_TTFT);

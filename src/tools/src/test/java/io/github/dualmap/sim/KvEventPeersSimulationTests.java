@@ -7,10 +7,16 @@ import java.util.List;
 import io.github.dualmap.core.AdmissionHold;
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.DynamoKvPolicy;
+import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.KvEventFeed;
+import io.github.dualmap.core.KvEventIndex;
 import io.github.dualmap.core.LlmdPrecisePolicy;
+import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.Reason;
+import io.github.dualmap.core.RingMember;
+import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
@@ -62,6 +68,100 @@ class KvEventPeersSimulationTests {
 		// row.
 		assertThatIllegalArgumentException().isThrownBy(() -> PolicySpec.named("dynamo-kv+queue"));
 		assertThat(ScrapeIntervals.of(LlmdPrecisePolicy.NAME)).isEqualTo(Duration.ofMillis(50));
+	}
+
+	@Test
+	void theLlmdVariantRowsAreSimulatorRowsNextToTheirBase() {
+		List<String> names = PolicySpec.names();
+		assertThat(names.subList(names.indexOf("llmd-scorer"), names.indexOf("llmd-scorer") + 6)).containsExactly(
+				"llmd-scorer", PolicySpec.LLMD_SCORER_WHOLE_PROMPT, PolicySpec.LLMD_SCORER_NO_PREFIX,
+				LlmdPrecisePolicy.NAME, PolicySpec.LLMD_PRECISE_MIN_MAX, PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL);
+		for (String row : List.of(PolicySpec.LLMD_SCORER_WHOLE_PROMPT, PolicySpec.LLMD_SCORER_NO_PREFIX,
+				PolicySpec.LLMD_PRECISE_MIN_MAX, PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL)) {
+			// Simulator rows only, dispatched at once and scraped as often as their base.
+			assertThat(RoutingPolicies.exists(row)).as(row).isFalse();
+			assertThat(PolicySpec.named(row).queue()).as(row).isNull();
+			assertThat(ScrapeIntervals.of(row)).as(row).isEqualTo(Duration.ofMillis(50));
+			assertThatIllegalArgumentException().isThrownBy(() -> PolicySpec.named(row + PolicySpec.QUEUED_SUFFIX));
+		}
+	}
+
+	@Test
+	void theLlmdScorerVariantsWeighTheSharedFirstBlockDifferently() {
+		// Every prompt starts with block 0; a served a 2-block prompt, b and c nothing. A
+		// 16-block prompt: by default the shared block is 1 of the 8 blocks (4,096
+		// tokens)
+		// considered and a wins, 2 + 2 x 0.85 + 3 / 8 = 4.075 against 2 + 2 = 4; matching
+		// the whole prompt a scores 3.7 + 3 / 16 and without the prefix scorer 3.7.
+		long[] chain = new long[16];
+		for (int i = 0; i < chain.length; i++) {
+			chain[i] = i == 0 ? 0 : 1000 + i;
+		}
+		PromptBlocks longPrompt = new PromptBlocks(chain, 512, 16 * 512);
+		PromptBlocks served = new PromptBlocks(new long[] { 0, 1 }, 512, 2 * 512);
+		for (String row : List.of("llmd-scorer", PolicySpec.LLMD_SCORER_WHOLE_PROMPT,
+				PolicySpec.LLMD_SCORER_NO_PREFIX)) {
+			InstancePool pool = pool();
+			RoutingPolicy p = PolicySpec.named(row).create(SETTINGS);
+			RoutingRequest first = request("r1", served);
+			Decision placed = new Decision("a", Reason.LOAD, 0, served.promptTokens(), -1);
+			pool.dispatch(first, placed);
+			p.onDispatched(first, placed, pool);
+			scrape(pool, "a", 0.15);
+			scrape(pool, "b", 0);
+			scrape(pool, "c", 0);
+			String chosen = p.choose(request("r2", longPrompt), pool).instanceId();
+			if (row.equals("llmd-scorer")) {
+				assertThat(chosen).as(row).isEqualTo("a");
+			}
+			else {
+				assertThat(chosen).as(row).isIn("b", "c");
+			}
+		}
+	}
+
+	@Test
+	void theLlmdPreciseVariantsNormaliseMinMaxOrHoldNothing() {
+		// a and b hold the shared first block of an 8-block prompt, c is idle: the
+		// absolute score gives a and b 2 x 1/8 + 1 + 0.7 = 1.95 against c's 2; min-max
+		// gives them the full 3 + 2 + 1.4 = 6.4 against c's 4.
+		long[] chain = { 0, 11, 12, 13, 14, 15, 16, 17 };
+		PromptBlocks prompt = new PromptBlocks(chain, 512, 8 * 512);
+		for (String row : List.of(LlmdPrecisePolicy.NAME, PolicySpec.LLMD_PRECISE_MIN_MAX,
+				PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL)) {
+			InstancePool pool = pool();
+			LlmdPrecisePolicy p = (LlmdPrecisePolicy) PolicySpec.named(row).create(SETTINGS);
+			KvEventIndex index = new KvEventIndex();
+			p.attach(new KvEventFeed(index, r -> r.blocks() == null ? null : r.blocks().chain(), 512, 8192));
+			// No metrics yet: a saturated pool, held only with flow control.
+			assertThat(p.mustHold(pool)).as(row).isEqualTo(!row.equals(PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL));
+			index.stored("a", 0);
+			index.stored("b", 0);
+			scrape(pool, "a", 0.3);
+			scrape(pool, "b", 0.3);
+			scrape(pool, "c", 0);
+			String chosen = p.choose(request("r1", prompt), pool).instanceId();
+			if (row.equals(PolicySpec.LLMD_PRECISE_MIN_MAX)) {
+				assertThat(chosen).as(row).isIn("a", "b");
+			}
+			else {
+				assertThat(chosen).as(row).isEqualTo("c");
+			}
+		}
+	}
+
+	private static InstancePool pool() {
+		InstancePool pool = new InstancePool("test", SETTINGS, () -> 0L);
+		pool.updateMembership(List.of(new RingMember("a", 1.0), new RingMember("b", 1.0), new RingMember("c", 1.0)));
+		return pool;
+	}
+
+	private static RoutingRequest request(String id, PromptBlocks blocks) {
+		return new RoutingRequest(id, blocks, SETTINGS.defaultSloNanos(), 0L);
+	}
+
+	private static void scrape(InstancePool pool, String id, double kvUsage) {
+		pool.instance(id).updateEngine(new EngineSnapshot(0L, 0, 0, kvUsage, -1, -1, 0));
 	}
 
 	@Test
