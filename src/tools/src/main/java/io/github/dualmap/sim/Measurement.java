@@ -42,12 +42,15 @@ final class Measurement {
 	private final int[] quartileMissBudget = new int[Yardstick.QUARTILES];
 
 	// Per request: TTFT (-1 before the first token), whether judged, whether the queues'
-	// rescue placed it, cached tokens at its first token (-1 before).
+	// rescue placed it, the engine slot it was sent to (-1 before, and once turned away),
+	// cached tokens at its first token (-1 before).
 	private final long[] ttft;
 
 	private final boolean[] resolved;
 
 	private final boolean[] rescued;
+
+	private final int[] sentTo;
 
 	private final int[] cachedOf;
 
@@ -114,6 +117,8 @@ final class Measurement {
 		Arrays.fill(this.ttft, -1);
 		this.resolved = new boolean[n];
 		this.rescued = new boolean[n];
+		this.sentTo = new int[n];
+		Arrays.fill(this.sentTo, -1);
 		this.cachedOf = new int[n];
 		Arrays.fill(this.cachedOf, -1);
 		this.decisionNanos = new long[this.measured];
@@ -136,9 +141,13 @@ final class Measurement {
 		this.decisionNanos[this.decisions++] = nanos;
 	}
 
-	/** Request {@code i} was placed by the queues' rescue, or not. */
-	void placed(int i, boolean byRescue) {
+	/**
+	 * Request {@code i} was sent to engine slot {@code slot}, placed by the queues'
+	 * rescue or not.
+	 */
+	void placed(int i, int slot, boolean byRescue) {
 		this.rescued[i] = byRescue;
+		this.sentTo[i] = slot;
 	}
 
 	/**
@@ -192,8 +201,12 @@ final class Measurement {
 		}
 	}
 
-	/** Request {@code i} was turned away: a miss if measured. */
+	/**
+	 * Request {@code i} was turned away (by the queues, or by the engine it was sent to):
+	 * a miss if measured, and sent to no engine.
+	 */
 	void rejected(int i) {
+		this.sentTo[i] = -1;
 		if (i >= this.warmup) {
 			this.rejected++;
 			this.rejectedPromptTokens += this.workload.trace().requests().get(i).inputTokens();
@@ -262,9 +275,10 @@ final class Measurement {
 
 	/**
 	 * The run's result at {@code now}: a request without a first token counts with the
-	 * time it has waited.
+	 * time it has waited; {@code slots} engine slots were taken.
 	 */
-	RunResult result(String policyName, double rate, long now, int instances, EngineScrapes scrapes, long migrations) {
+	RunResult result(String policyName, double rate, long now, int instances, int slots, EngineScrapes scrapes,
+			long migrations) {
 		double[] seconds = new double[this.measured];
 		double[] served = new double[this.measured];
 		int servedCount = 0;
@@ -291,8 +305,12 @@ final class Measurement {
 			}
 		}
 		int rescuedCount = 0;
+		int[] perInstance = new int[slots];
 		for (int i = this.warmup; i < this.rescued.length; i++) {
 			rescuedCount += this.rescued[i] ? 1 : 0;
+			if (this.sentTo[i] >= 0) {
+				perInstance[this.sentTo[i]]++;
+			}
 		}
 		double engineSeconds = this.yardstick.knowsWork()
 				? instances * Math.max(0, now - this.arrival[this.warmup]) / 1e9 : Double.POSITIVE_INFINITY;
@@ -315,6 +333,7 @@ final class Measurement {
 			.served(servedCount == 0 ? RunResult.Served.NONE
 					: new RunResult.Served(servedCount, percentile(served, 0.90), percentile(served, 0.99)))
 			.judged(judged)
+			.requestsPerInstance(perInstance)
 			.build();
 	}
 

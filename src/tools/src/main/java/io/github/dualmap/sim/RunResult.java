@@ -32,10 +32,14 @@ import org.jspecify.annotations.Nullable;
  * censored: what the clients that were served saw
  * @param judged the run on the {@link Yardstick}: the feasible requests, the prompt-size
  * quartiles, the rescues and the work served in time
+ * @param requestsPerInstance per engine slot (instance {@code engine-000} first, one
+ * entry per instance that took part in the run), the measured requests its router sent
+ * there, after any moves of the dispatch queues; a request turned away (by the queues or
+ * by its engine) or not yet sent when the run ended counts for none
  */
 public record RunResult(String policy, double rate, Requests requests, Ttft ttft, double hitRate, double loadCv,
 		long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline, EngineLoad engines,
-		List<ClassResult> classes, PromptTokens prompts, Served served, Judged judged) {
+		List<ClassResult> classes, PromptTokens prompts, Served served, Judged judged, int[] requestsPerInstance) {
 
 	/**
 	 * A builder for a result of {@code policy} at {@code rate}: each field is set by
@@ -79,6 +83,8 @@ public record RunResult(String policy, double rate, Requests requests, Ttft ttft
 		private Served served = Served.NONE;
 
 		private @Nullable Judged judged;
+
+		private int[] requestsPerInstance = new int[0];
 
 		private Builder(String policy, double rate) {
 			this.policy = policy;
@@ -166,13 +172,22 @@ public record RunResult(String policy, double rate, Requests requests, Ttft ttft
 			return this;
 		}
 
+		/**
+		 * The measured requests sent to each engine slot, instance {@code engine-000}
+		 * first.
+		 */
+		public Builder requestsPerInstance(int[] counts) {
+			this.requestsPerInstance = counts;
+			return this;
+		}
+
 		public RunResult build() {
 			Judged j = this.judged != null ? this.judged
 					: new Judged(this.requests.measured(), this.requests.withinSlo(), this.prompts.measured(),
 							this.prompts.withinSlo(), List.of(), 0, 0, Double.POSITIVE_INFINITY);
 			return new RunResult(this.policy, this.rate, this.requests, this.ttft, this.hitRate, this.loadCv,
 					this.migrations, this.decisionNanosP99, this.ttftSeconds, this.timeline, this.engines, this.classes,
-					this.prompts, this.served, j);
+					this.prompts, this.served, j, this.requestsPerInstance);
 		}
 
 	}

@@ -205,7 +205,7 @@ public final class Simulation {
 			this.events.next().handle(this.coordinator);
 		}
 		return this.measurement.result(this.policy.name(), this.rate, this.events.now(), this.config.instances(),
-				this.scrapes, this.routers.migrations());
+				this.fleet.joined(), this.scrapes, this.routers.migrations());
 	}
 
 	/**
@@ -355,7 +355,8 @@ public final class Simulation {
 
 		@Override
 		public void released(int i, String instanceId, boolean byRescue) {
-			measurement.placed(i, byRescue);
+			Integer slot = fleet.slotOf(instanceId);
+			measurement.placed(i, slot == null ? -1 : slot, byRescue);
 			peers.released(i, instanceId);
 		}
 

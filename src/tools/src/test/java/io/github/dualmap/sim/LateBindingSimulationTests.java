@@ -1,6 +1,7 @@
 package io.github.dualmap.sim;
 
 import java.time.Duration;
+import java.util.stream.IntStream;
 
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
@@ -125,6 +126,10 @@ class LateBindingSimulationTests {
 		assertThat(r.requests().rejected()).isGreaterThan(r.requests().measured() / 100);
 		assertThat(r.served().ttftP99Seconds()).isLessThan(r.ttft().p99Seconds());
 		assertThat(r.served().ttftP90Seconds()).isLessThanOrEqualTo(r.served().ttftP99Seconds());
+		// A rejected request was sent to no instance.
+		assertThat(r.requestsPerInstance()).hasSize(2);
+		assertThat(IntStream.of(r.requestsPerInstance()).sum()).isPositive()
+			.isLessThanOrEqualTo(r.requests().measured() - r.requests().rejected());
 	}
 
 	@Test
@@ -143,6 +148,10 @@ class LateBindingSimulationTests {
 		assertThat(r.hitRate()).isGreaterThan(0.2);
 		// Nobody waited to the wait bound, so the rescue placed nobody.
 		assertThat(r.rescueShare()).isZero();
+		// Each measured request was released from the queue to one of the four
+		// instances, and counts there once.
+		assertThat(r.requestsPerInstance()).hasSize(4).doesNotContain(0);
+		assertThat(IntStream.of(r.requestsPerInstance()).sum()).isEqualTo(r.requests().measured());
 	}
 
 	@Test

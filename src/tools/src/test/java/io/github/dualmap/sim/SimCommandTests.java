@@ -74,7 +74,7 @@ class SimCommandTests {
 			assertThat(p.propertyNames()).containsExactly("name", "capacity_rps", "goodput_rps", "ttft_p50_s",
 					"ttft_p90_s", "ttft_p99_s", "hit_rate", "load_cv", "migrations", "decision_us_p99",
 					"capacity_requests_rps", "feasible_share", "rejected_share", "rescue_share", "attainment_by_size",
-					"transient", "points");
+					"transient", "requests_per_instance", "points");
 			assertThat(p.get("capacity_rps").asDouble()).isPositive();
 			assertThat(p.get("capacity_requests_rps").asDouble()).isPositive();
 			assertThat(p.get("feasible_share").asDouble()).isBetween(0.5, 1.0);
@@ -92,6 +92,17 @@ class SimCommandTests {
 			assertThat(p.get("goodput_rps").asDouble()).isPositive()
 				.isLessThanOrEqualTo(p.get("capacity_rps").asDouble());
 			assertThat(p.get("migrations").isIntegralNumber()).isTrue();
+			// Both instances got measured requests of the run at capacity, at most all of
+			// them.
+			JsonNode sent = p.get("requests_per_instance");
+			assertThat(sent).hasSize(2).allSatisfy(n -> assertThat(n.isIntegralNumber() && n.asInt() > 0).isTrue());
+			int measured = 0;
+			for (JsonNode point : p.get("points")) {
+				if (point.get("rate_rps").asDouble() == p.get("capacity_rps").asDouble()) {
+					measured = point.get("measured").asInt();
+				}
+			}
+			assertThat(sent.get(0).asInt() + sent.get(1).asInt()).isPositive().isLessThanOrEqualTo(measured);
 		}
 		assertThat(json.get("policies").get(0).get("name").asString()).isEqualTo("dualmap");
 		for (String png : List.of(Charts.ATTAINMENT, Charts.TTFT_CDF, Charts.LOAD_OVER_TIME)) {
@@ -108,6 +119,11 @@ class SimCommandTests {
 		String engines = printed.substring(printed.indexOf("| policy | rate (req/s) | running"),
 				printed.indexOf("SLO attainment in the same runs"));
 		assertThat(engines.lines().filter(l -> l.startsWith("| dualmap |"))).hasSize(1);
+		// Its last column: the measured requests sent to each instance, as in
+		// results.json.
+		JsonNode dualmapSent = json.get("policies").get(0).get("requests_per_instance");
+		assertThat(engines).contains(" | " + dualmapSent.get(0).asInt() + " / " + dualmapSent.get(1).asInt() + " |"
+				+ System.lineSeparator());
 		// The attainment table gives the served requests' own TTFT tail beside it.
 		String attainment = printed.substring(printed.indexOf("SLO attainment in the same runs"));
 		assertThat(attainment).contains("| TTFT p90 / p99 of the served (s) |");

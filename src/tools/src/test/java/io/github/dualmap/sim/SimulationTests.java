@@ -172,6 +172,22 @@ class SimulationTests {
 	}
 
 	@Test
+	void eachInstanceCountsTheMeasuredRequestsSentToItAndNoneTurnedAway() {
+		Workload w = Workload.of(evenlySpaced(1000));
+		SimulationConfig config = fifoConfig(4, 1, Duration.ofMillis(10), Duration.ofSeconds(1));
+		RunResult even = Simulation.run(w, PolicySpec.named("round-robin"), config, 5, false);
+		// 800 measured requests in turn over four instances, the warm-up's 200 not
+		// counted.
+		assertThat(even.requests().measured()).isEqualTo(800);
+		assertThat(even.requestsPerInstance()).containsExactly(200, 200, 200, 200);
+		// Every measured request to engine-002 but one in four, which no instance takes.
+		PolicySpec pinned = new PolicySpec("third-or-none", settings -> new ThirdOrNonePolicy());
+		RunResult r = Simulation.run(w, pinned, config, 5, false, false);
+		assertThat(r.requests().rejected()).isEqualTo(200);
+		assertThat(r.requestsPerInstance()).containsExactly(0, 0, 600, 0);
+	}
+
+	@Test
 	void eachRequestIsMeasuredAgainstTheObjectiveOfItsClass() {
 		Workload w = Workload.of(evenlySpaced(1000));
 		// One FIFO instance, 100 ms per request, 5 req/s: every TTFT is exactly 100 ms.
@@ -497,6 +513,25 @@ class SimulationTests {
 			InstanceState first = pool.instances().iterator().next();
 			this.seen.add(first.shadow().peekMatchedBlocks(request.blocks().chain()));
 			return Decision.of(first.id(), Reason.AFFINITY, request);
+		}
+
+	}
+
+	/**
+	 * Sends every request to {@code engine-002}, except one in four (by request id),
+	 * which it turns away.
+	 */
+	private static final class ThirdOrNonePolicy implements RoutingPolicy {
+
+		@Override
+		public String name() {
+			return "third-or-none";
+		}
+
+		@Override
+		public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+			int i = Integer.parseInt(request.id().substring(1));
+			return i % 4 == 3 ? null : Decision.of("engine-002", Reason.AFFINITY, request);
 		}
 
 	}

@@ -113,14 +113,18 @@ public final class MarkdownTable {
 		}
 		out.append(String.format(Locale.ROOT, "%nEngine state in the same runs (from the first measured arrival)%n%n"));
 		out.append("| policy | rate (req/s) | running / instance | KV usage mean | KV usage peak | preemptions "
-				+ "| evicted blocks | rejected |\n");
-		out.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+				+ "| evicted blocks | rejected | measured requests per instance |\n");
+		out.append("|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
 		for (BenchmarkReport.PolicyReport p : report.policies()) {
 			RunResult r = p.headline();
 			RunResult.EngineLoad e = r.engines();
-			out.append(String.format(Locale.ROOT, "| %s | %.2f | %.1f | %.3f | %.3f | %d | %d | %d |%n", p.name(),
+			StringBuilder sent = new StringBuilder();
+			for (int count : r.requestsPerInstance()) {
+				sent.append(sent.isEmpty() ? "" : " / ").append(count);
+			}
+			out.append(String.format(Locale.ROOT, "| %s | %.2f | %.1f | %.3f | %.3f | %d | %d | %d | %s |%n", p.name(),
 					r.rate(), e.runningPerInstance(), e.kvUsageMean(), e.kvUsagePeak(), e.preemptions(),
-					e.evictedBlocks(), r.requests().rejected()));
+					e.evictedBlocks(), r.requests().rejected(), sent.isEmpty() ? "-" : sent));
 		}
 		out.append(String.format(Locale.ROOT, "%nSLO attainment in the same runs%n%n"));
 		out.append("| policy | rate (req/s) | measured | within SLO | attainment | prompt tokens within SLO "

@@ -14,10 +14,11 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * Writes {@code results.json}: the output contract's fields in its order, then the
  * yardstick's (request-only capacity, feasible, rejected and rescued shares, attainment
- * by prompt size, whether the headline run is transient, every evaluated rate). With
- * replicates, each row also has the median, lowest and highest capacity of its replicates
- * and every replicate's seed and capacity after {@code capacity_rps}; its other fields
- * are those of its replicate with the lower median capacity.
+ * by prompt size, whether the headline run is transient), the measured requests sent to
+ * each instance in the headline run, and every evaluated rate. With replicates, each row
+ * also has the median, lowest and highest capacity of its replicates and every
+ * replicate's seed and capacity after {@code capacity_rps}; its other fields are those of
+ * its replicate with the lower median capacity.
  */
 public final class ResultsJson {
 
@@ -68,6 +69,7 @@ public final class ResultsJson {
 					.put("attainment", round(q.attainment()));
 			}
 			o.put("transient", r.judged().isTransient());
+			ints(o.putArray("requests_per_instance"), r.requestsPerInstance());
 			ArrayNode points = o.putArray("points");
 			for (RunResult x : p.search().points()) {
 				RunResult.Judged j = x.judged();
