@@ -60,12 +60,7 @@ class LlmdPrecisePolicyTests {
 		// that block, c never served the prompt. A min-max normalisation would give a and
 		// b the full prefix score 1 (x 2) against c's 0; the share of the prompt cached
 		// is 1/8: a and b score 2 x 1/8 + 1 x 1 + 1 x 0.7 = 1.95, the idle c 1 + 1 = 2.
-		PromptBlocks longPrompt = PeerFixture.prompt(1, 12, 13, 14, 15, 16, 17, 18);
-		f.scrape("a", 0, 0.3);
-		f.scrape("b", 0, 0.3);
-		f.scrape("c", 0, 0.0);
-		stored("a", 1);
-		stored("b", 1);
+		PromptBlocks longPrompt = sharedFirstBlockOnly();
 		Decision d = policy.choose(f.request(longPrompt), f.pool);
 		assertThat(d.instanceId()).isEqualTo("c");
 		assertThat(d.reason()).isEqualTo(Reason.LOAD);
@@ -112,6 +107,19 @@ class LlmdPrecisePolicyTests {
 		assertThat(policy.mustHold(f.pool)).isTrue();
 	}
 
+	/**
+	 * A prompt of eight blocks whose first block alone a and b hold (KV usage 0.3 each),
+	 * with c idle and empty.
+	 */
+	private PromptBlocks sharedFirstBlockOnly() {
+		f.scrape("a", 0, 0.3);
+		f.scrape("b", 0, 0.3);
+		f.scrape("c", 0, 0.0);
+		stored("a", 1);
+		stored("b", 1);
+		return PeerFixture.prompt(1, 12, 13, 14, 15, 16, 17, 18);
+	}
+
 	@Test
 	void minMaxScoresGiveEveryInstanceWithTheSharedFirstBlockTheFullPrefixWeight() {
 		// The case above under min-max scores and weights 3 / 2 / 2: a and b hold the
@@ -123,12 +131,7 @@ class LlmdPrecisePolicyTests {
 				LlmdPrecisePolicy.DEFAULT_METRICS_STALENESS_NANOS, LlmdPrecisePolicy.PrefixNormalisation.MIN_MAX, true);
 		minMax
 			.attach(new KvEventFeed(index, r -> r.blocks() == null ? null : r.blocks().chain(), PeerFixture.BLOCK, 64));
-		PromptBlocks longPrompt = PeerFixture.prompt(1, 12, 13, 14, 15, 16, 17, 18);
-		f.scrape("a", 0, 0.3);
-		f.scrape("b", 0, 0.3);
-		f.scrape("c", 0, 0.0);
-		stored("a", 1);
-		stored("b", 1);
+		PromptBlocks longPrompt = sharedFirstBlockOnly();
 		Decision d = minMax.choose(f.request(longPrompt), f.pool);
 		assertThat(d.instanceId()).isIn("a", "b");
 		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
