@@ -26,8 +26,8 @@ import org.jspecify.annotations.Nullable;
  * picker shuffles the endpoints first), so router replicas do not pick in lockstep.
  * <p>
  * The full constructor also gives the min-max normalisation of llm-d releases up to
- * v0.8.0 ({@link PrefixNormalisation#MIN_MAX}) and a scheduler without flow control, for
- * the simulator's variant rows.
+ * v0.8.0 ({@link PrefixNormalisation#MIN_MAX}) and a scheduler without flow control;
+ * {@link #minMax()} and {@link #withoutFlowControl()} are the simulator's variant rows.
  */
 public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, KvEventFeed.Consumer {
 
@@ -118,6 +118,25 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 	public LlmdPrecisePolicy() {
 		this(DEFAULT_PREFIX_WEIGHT, DEFAULT_KV_CACHE_WEIGHT, DEFAULT_QUEUE_WEIGHT, DEFAULT_QUEUE_DEPTH_THRESHOLD,
 				DEFAULT_KV_CACHE_UTIL_THRESHOLD, DEFAULT_METRICS_STALENESS_NANOS);
+	}
+
+	/**
+	 * The profile of llm-d releases up to v0.8.0: min-max prefix scores
+	 * ({@link PrefixNormalisation#MIN_MAX}) with the guide's weights of then
+	 * ({@value #MIN_MAX_PREFIX_WEIGHT} / {@value #MIN_MAX_KV_CACHE_WEIGHT} /
+	 * {@value #MIN_MAX_QUEUE_WEIGHT}), the same saturation detector, with flow control.
+	 */
+	public static LlmdPrecisePolicy minMax() {
+		return new LlmdPrecisePolicy(MIN_MAX_PREFIX_WEIGHT, MIN_MAX_KV_CACHE_WEIGHT, MIN_MAX_QUEUE_WEIGHT,
+				DEFAULT_QUEUE_DEPTH_THRESHOLD, DEFAULT_KV_CACHE_UTIL_THRESHOLD, DEFAULT_METRICS_STALENESS_NANOS,
+				PrefixNormalisation.MIN_MAX, true);
+	}
+
+	/** The guide's profile without flow control: every arrival is routed at once. */
+	public static LlmdPrecisePolicy withoutFlowControl() {
+		return new LlmdPrecisePolicy(DEFAULT_PREFIX_WEIGHT, DEFAULT_KV_CACHE_WEIGHT, DEFAULT_QUEUE_WEIGHT,
+				DEFAULT_QUEUE_DEPTH_THRESHOLD, DEFAULT_KV_CACHE_UTIL_THRESHOLD, DEFAULT_METRICS_STALENESS_NANOS,
+				PrefixNormalisation.ABSOLUTE, false);
 	}
 
 	/**

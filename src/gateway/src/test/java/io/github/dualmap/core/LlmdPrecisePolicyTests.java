@@ -125,10 +125,7 @@ class LlmdPrecisePolicyTests {
 		// The case above under min-max scores and weights 3 / 2 / 2: a and b hold the
 		// only hit, 1 block each, so both score 1: 3 x 1 + 2 x 1 + 2 x 0.7 = 6.4 against
 		// the idle c's 2 + 2 = 4.
-		LlmdPrecisePolicy minMax = new LlmdPrecisePolicy(LlmdPrecisePolicy.MIN_MAX_PREFIX_WEIGHT,
-				LlmdPrecisePolicy.MIN_MAX_KV_CACHE_WEIGHT, LlmdPrecisePolicy.MIN_MAX_QUEUE_WEIGHT,
-				LlmdPrecisePolicy.DEFAULT_QUEUE_DEPTH_THRESHOLD, LlmdPrecisePolicy.DEFAULT_KV_CACHE_UTIL_THRESHOLD,
-				LlmdPrecisePolicy.DEFAULT_METRICS_STALENESS_NANOS, LlmdPrecisePolicy.PrefixNormalisation.MIN_MAX, true);
+		LlmdPrecisePolicy minMax = LlmdPrecisePolicy.minMax();
 		minMax
 			.attach(new KvEventFeed(index, r -> r.blocks() == null ? null : r.blocks().chain(), PeerFixture.BLOCK, 64));
 		PromptBlocks longPrompt = sharedFirstBlockOnly();
@@ -150,11 +147,7 @@ class LlmdPrecisePolicyTests {
 
 	@Test
 	void withoutFlowControlNothingIsHeld() {
-		LlmdPrecisePolicy open = new LlmdPrecisePolicy(LlmdPrecisePolicy.DEFAULT_PREFIX_WEIGHT,
-				LlmdPrecisePolicy.DEFAULT_KV_CACHE_WEIGHT, LlmdPrecisePolicy.DEFAULT_QUEUE_WEIGHT,
-				LlmdPrecisePolicy.DEFAULT_QUEUE_DEPTH_THRESHOLD, LlmdPrecisePolicy.DEFAULT_KV_CACHE_UTIL_THRESHOLD,
-				LlmdPrecisePolicy.DEFAULT_METRICS_STALENESS_NANOS, LlmdPrecisePolicy.PrefixNormalisation.ABSOLUTE,
-				false);
+		LlmdPrecisePolicy open = LlmdPrecisePolicy.withoutFlowControl();
 		// No metrics yet, then every instance saturated by its queue.
 		assertThat(policy.mustHold(f.pool)).isTrue();
 		assertThat(open.mustHold(f.pool)).isFalse();

@@ -239,18 +239,10 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 							LlmdScorerPolicy.DEFAULT_INDEX_CAPACITY_TOKENS));
 		}
 		if (name.equals(LLMD_PRECISE_MIN_MAX)) {
-			return new PolicySpec(name, settings -> new LlmdPrecisePolicy(LlmdPrecisePolicy.MIN_MAX_PREFIX_WEIGHT,
-					LlmdPrecisePolicy.MIN_MAX_KV_CACHE_WEIGHT, LlmdPrecisePolicy.MIN_MAX_QUEUE_WEIGHT,
-					LlmdPrecisePolicy.DEFAULT_QUEUE_DEPTH_THRESHOLD, LlmdPrecisePolicy.DEFAULT_KV_CACHE_UTIL_THRESHOLD,
-					LlmdPrecisePolicy.DEFAULT_METRICS_STALENESS_NANOS, LlmdPrecisePolicy.PrefixNormalisation.MIN_MAX,
-					true));
+			return new PolicySpec(name, settings -> LlmdPrecisePolicy.minMax());
 		}
 		if (name.equals(LLMD_PRECISE_NO_FLOW_CONTROL)) {
-			return new PolicySpec(name, settings -> new LlmdPrecisePolicy(LlmdPrecisePolicy.DEFAULT_PREFIX_WEIGHT,
-					LlmdPrecisePolicy.DEFAULT_KV_CACHE_WEIGHT, LlmdPrecisePolicy.DEFAULT_QUEUE_WEIGHT,
-					LlmdPrecisePolicy.DEFAULT_QUEUE_DEPTH_THRESHOLD, LlmdPrecisePolicy.DEFAULT_KV_CACHE_UTIL_THRESHOLD,
-					LlmdPrecisePolicy.DEFAULT_METRICS_STALENESS_NANOS, LlmdPrecisePolicy.PrefixNormalisation.ABSOLUTE,
-					false));
+			return new PolicySpec(name, settings -> LlmdPrecisePolicy.withoutFlowControl());
 		}
 		if (name.endsWith(QUEUED_SUFFIX)) {
 			String peer = name.substring(0, name.length() - QUEUED_SUFFIX.length());
