@@ -12,12 +12,11 @@ final class PoolBacklog {
 
 	private long scrapedExcessTokens;
 
-	private int accepting;
+	// Written under the lock with the sums, read without it.
+	private volatile int accepting;
 
-	// What mean() and accepting() answer, set with every change of the sums above.
+	// What mean() answers, set with every change of the sums above.
 	private volatile double mean;
-
-	private volatile int acceptingNow;
 
 	// EWMA of uncached tokens per request: turns a scraped queue length into tokens.
 	private volatile double meanRequestTokens;
@@ -38,7 +37,6 @@ final class PoolBacklog {
 		localTokens += local;
 		scrapedExcessTokens += scrapedExcess;
 		accepting += members;
-		acceptingNow = accepting;
 		mean = accepting == 0 ? 0 : (double) (localTokens + scrapedExcessTokens) / accepting;
 	}
 
@@ -52,7 +50,7 @@ final class PoolBacklog {
 	}
 
 	int accepting() {
-		return acceptingNow;
+		return accepting;
 	}
 
 	double meanRequestTokens() {
