@@ -109,6 +109,7 @@ public final class CoreSettingsMapper {
 			.defaultSlo(defaultSlo)
 			.shadowCapacityTokens(p.getShadow().getCapacityTokens())
 			.staleAfter(p.getScrape().getStaleAfter())
+			.engineBacklog(p.getScrape().isEngineBacklog())
 			.slowStart(p.getSlowStart())
 			.coldCachedShare(cold.getCachedShare())
 			.coldCandidatesMax(cold.getCandidatesMax())

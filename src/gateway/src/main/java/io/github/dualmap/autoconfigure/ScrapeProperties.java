@@ -46,6 +46,13 @@ public class ScrapeProperties {
 	@NotNull(message = "dualmap.scrape.stale-after must be set")
 	private Duration staleAfter = SchedulerSettings.DEFAULT_STALE_AFTER;
 
+	/**
+	 * Estimate the prefill each engine has admitted and not yet computed from its
+	 * prefix-cache counters, and count it as work ahead there where it is more than this
+	 * gateway's own.
+	 */
+	private boolean engineBacklog = SchedulerSettings.DEFAULT_ENGINE_BACKLOG;
+
 	/** Instance metadata key overriding the metrics path of one instance. */
 	@NotBlank(message = "dualmap.scrape.path-metadata-key must not be blank")
 	private String pathMetadataKey = "dualmap.metrics-path";
@@ -159,6 +166,14 @@ public class ScrapeProperties {
 
 	public void setPath(String path) {
 		this.path = path;
+	}
+
+	public boolean isEngineBacklog() {
+		return this.engineBacklog;
+	}
+
+	public void setEngineBacklog(boolean engineBacklog) {
+		this.engineBacklog = engineBacklog;
 	}
 
 	public Duration getStaleAfter() {

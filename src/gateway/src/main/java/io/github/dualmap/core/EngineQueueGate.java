@@ -26,6 +26,13 @@ import org.jspecify.annotations.Nullable;
  * gateway's prefill at the snapshot, not now, keeps its own requests that got their first
  * token since from looking like someone else's backlog until the next scrape.
  * <p>
+ * The same holds while the engine has more than one prefill budget
+ * ({@link QueueSettings#maxPrefillTokens()}) of someone else's prompts in prefill, by its
+ * backlog estimated from its prefix-cache counters ({@link EngineBacklog}): another
+ * replica's long prompt keeps a chunked-prefill engine from starting anything else for
+ * seconds, with nothing waiting there yet for the queue rule to see, and a request
+ * released behind it could neither move nor meet its SLO.
+ * <p>
  * A snapshot older than {@code stale-after}, a failed scrape or none at all is unknown,
  * never saturated: the local rule alone applies. Once the other replicas publish their
  * load on the instance (replica sync with share-load) the release limits count their
@@ -55,7 +62,23 @@ final class EngineQueueGate {
 	 * this gateway did not send ({@link QueueSettings#holdOnEngineQueue()}).
 	 */
 	boolean holding(InstanceState s) {
-		return settings.holdOnEngineQueue() && !s.peerLoadShared() && foreignRequests(s) > 0;
+		if (!settings.holdOnEngineQueue() || s.peerLoadShared()) {
+			return false;
+		}
+		return foreignRequests(s) > 0 || foreignPrefillTokens(s) > settings.maxPrefillTokens();
+	}
+
+	/**
+	 * Uncached tokens the engine of {@code s} has in prefill beyond this gateway's own,
+	 * by its estimated backlog ({@link InstanceState#engineBacklogTokens}) while its last
+	 * snapshot is fresh; 0 when unknown or not estimated.
+	 */
+	long foreignPrefillTokens(InstanceState s) {
+		long now = pool.now();
+		if (s.freshEngine(now, pool.settings().staleAfterNanos()) == null) {
+			return 0;
+		}
+		return Math.max(0, s.engineBacklogTokens(now) - s.prefillTokens());
 	}
 
 	/**

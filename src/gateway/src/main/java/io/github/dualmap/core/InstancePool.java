@@ -204,6 +204,10 @@ public final class InstancePool {
 			if (s == null) {
 				s = new InstanceState(m.id(), m.weight(), now, settings.blockTokens(), capacityBlocks,
 						settings.ttftModel() == TtftModel.ATTENTION ? AttentionTtftModel.of(settings) : null);
+				if (settings.engineBacklog()) {
+					InstanceState state = s;
+					s.trackEngineBacklog(() -> prefillNanosPerToken(state));
+				}
 				states.put(m.id(), s);
 				s.roomWatcher(this::roomChanged);
 				s.join(backlog);
@@ -264,18 +268,25 @@ public final class InstancePool {
 
 	/**
 	 * Estimated pending uncached tokens ahead of a new request on {@code s}: the router's
-	 * own W + P with what its peers published of theirs (replica sync), or the engine's
-	 * scraped queue turned into tokens when that is larger (other routers' traffic is
-	 * otherwise only visible there). Stale scraped state counts as unknown, never as
-	 * saturated.
+	 * own W + P with what its peers published of theirs (replica sync), or what the
+	 * engine shows when that is larger (other routers' traffic is otherwise only visible
+	 * there): its scraped queue turned into tokens, plus its prefill (this router's, or
+	 * the engine's estimated backlog when larger,
+	 * {@link InstanceState#engineBacklogTokens}). Stale scraped state counts as unknown,
+	 * never as saturated.
 	 */
 	public long pendingTokens(InstanceState s) {
 		long local = s.knownPendingTokens();
-		EngineSnapshot e = s.freshEngine(clock.nanos(), settings.staleAfterNanos());
-		if (e == null || e.waiting() <= 0) {
+		long now = clock.nanos();
+		EngineSnapshot e = s.freshEngine(now, settings.staleAfterNanos());
+		if (e == null) {
 			return local;
 		}
-		long scraped = (long) (e.waiting() * backlog.meanRequestTokens()) + s.prefillTokens();
+		long inEngine = s.inEnginePrefillTokens(now);
+		if (e.waiting() <= 0 && inEngine <= s.prefillTokens()) {
+			return local;
+		}
+		long scraped = (long) (Math.max(0, e.waiting()) * backlog.meanRequestTokens()) + inEngine;
 		return Math.max(local, scraped);
 	}
 
@@ -438,6 +449,12 @@ public final class InstancePool {
 	 */
 	public @Nullable AttentionTtftModel pooledTtftModel() {
 		return pooledTtft;
+	}
+
+	/** The prefill cost of one uncached token on {@code s}, in nanoseconds. */
+	double prefillNanosPerToken(InstanceState s) {
+		AttentionTtftModel m = s.ttftModel();
+		return m != null ? m.nanosPerToken() : estimator.nanosPerToken();
 	}
 
 	/**

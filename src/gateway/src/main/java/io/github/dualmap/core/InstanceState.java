@@ -3,6 +3,7 @@ package io.github.dualmap.core;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.DoubleSupplier;
 
 import org.jspecify.annotations.Nullable;
 
@@ -60,6 +61,12 @@ public final class InstanceState {
 	private volatile boolean peerLoadShared;
 
 	private volatile @Nullable EngineSnapshot engine;
+
+	private final EngineBacklog engineBacklog = new EngineBacklog();
+
+	// The engine's prefill cost per uncached token, which drains its backlog; null: the
+	// backlog is not estimated (SchedulerSettings.engineBacklog).
+	private volatile @Nullable DoubleSupplier backlogDrain;
 
 	// Requests in prefill here from this router and its peers when the engine snapshot
 	// arrived: what of the engine's queue is this router's own (EngineQueueGate).
@@ -264,6 +271,33 @@ public final class InstanceState {
 	}
 
 	/**
+	 * Estimate the engine's admitted prefill from its prefix-cache counters, drained at
+	 * {@code nanosPerToken} ({@link SchedulerSettings#engineBacklog()}).
+	 */
+	void trackEngineBacklog(DoubleSupplier nanosPerToken) {
+		this.backlogDrain = nanosPerToken;
+	}
+
+	/**
+	 * Uncached tokens the engine has admitted into prefill and not yet computed at
+	 * {@code nowNanos}, from every router ({@link EngineBacklog}); 0 when not estimated
+	 * or unknown. The caller checks that the snapshot it rests on is fresh.
+	 */
+	public long engineBacklogTokens(long nowNanos) {
+		DoubleSupplier drain = backlogDrain;
+		return drain == null ? 0 : engineBacklog.tokens(nowNanos, drain.getAsDouble());
+	}
+
+	/**
+	 * The engine's prefill as a scrape shows it, in uncached tokens: this router's own
+	 * requests in prefill there, or the engine's {@link #engineBacklogTokens} when larger
+	 * (another replica's long prompt).
+	 */
+	long inEnginePrefillTokens(long nowNanos) {
+		return Math.max(prefillTokens(), engineBacklogTokens(nowNanos));
+	}
+
+	/**
 	 * Requests this router (and, with replica sync, its peers) had in prefill on the
 	 * instance when the last engine snapshot arrived.
 	 */
@@ -285,11 +319,16 @@ public final class InstanceState {
 	 */
 	public void markEngineUnknown() {
 		this.engineFailed = true;
+		engineBacklog.clear();
 		scrapedExcess(0);
 		roomChanged();
 	}
 
 	public void updateEngine(EngineSnapshot snapshot) {
+		DoubleSupplier drain = backlogDrain;
+		if (drain != null) {
+			engineBacklog.update(snapshot, drain.getAsDouble());
+		}
 		this.prefillRequestsAtScrape = sharedPrefillRequests();
 		this.engine = snapshot;
 		this.engineFailed = false;
@@ -435,11 +474,12 @@ public final class InstanceState {
 	 */
 	private synchronized void updateScrapedExcess(EngineSnapshot snapshot) {
 		PoolBacklog b = backlog;
-		if (b == null || snapshot.waiting() <= 0) {
+		long inEngine = inEnginePrefillTokens(snapshot.sampledAtNanos());
+		if (b == null || (snapshot.waiting() <= 0 && inEngine <= prefillTokens())) {
 			scrapedExcess(0);
 			return;
 		}
-		long scraped = (long) (snapshot.waiting() * b.meanRequestTokens()) + prefillTokens();
+		long scraped = (long) (Math.max(0, snapshot.waiting()) * b.meanRequestTokens()) + inEngine;
 		scrapedExcess(Math.max(0, scraped - knownPendingTokens()));
 	}
 

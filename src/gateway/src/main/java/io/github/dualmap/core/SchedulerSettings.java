@@ -56,6 +56,9 @@ import java.time.Duration;
  * this many pending uncached tokens on the pool's mean instance
  * @param ttftRelaxAfterNanos an instance whose TTFT model has seen no first token for
  * this long is estimated with the lower of its own fit and the pool's (0 = off)
+ * @param engineBacklog estimate the prefill each engine has admitted and not yet computed
+ * from its prefix-cache counters ({@link EngineBacklog}), as work ahead there where it is
+ * more than this router's own
  */
 public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth,
 		int hotWindow, double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
@@ -63,7 +66,8 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		long hotspotMaxWaitNanos, boolean thirdChoice, double prefillNanosPerToken, long baseTtftNanos,
 		double calibrationAlpha, TtftModel ttftModel, double attentionNanosPerPair, double ttftForgetting,
 		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos,
-		double coldCachedShare, int coldCandidatesMax, long coldLoadStepTokens, long ttftRelaxAfterNanos) {
+		double coldCachedShare, int coldCandidatesMax, long coldLoadStepTokens, long ttftRelaxAfterNanos,
+		boolean engineBacklog) {
 
 	/** Nominal tokens per prompt block. */
 	public static final int DEFAULT_BLOCK_TOKENS = 64;
@@ -162,6 +166,13 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 	 * joined) goes that long.
 	 */
 	public static final Duration DEFAULT_TTFT_RELAX_AFTER = Duration.ofSeconds(5);
+
+	/**
+	 * Whether the engines' admitted prefill is estimated from their prefix-cache
+	 * counters: a gateway replica without replica sync otherwise cannot see another
+	 * replica's long prompt in prefill until requests wait behind it.
+	 */
+	public static final boolean DEFAULT_ENGINE_BACKLOG = false;
 
 	/**
 	 * The KV usage above which the SLO switch avoids a colder candidate: measured on the
@@ -318,6 +329,7 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		b.coldCandidatesMax = coldCandidatesMax;
 		b.coldLoadStepTokens = coldLoadStepTokens;
 		b.ttftRelaxAfterNanos = ttftRelaxAfterNanos;
+		b.engineBacklog = engineBacklog;
 		return b;
 	}
 
@@ -383,6 +395,8 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		private long coldLoadStepTokens = DEFAULT_COLD_LOAD_STEP_TOKENS;
 
 		private long ttftRelaxAfterNanos = DEFAULT_TTFT_RELAX_AFTER.toNanos();
+
+		private boolean engineBacklog = DEFAULT_ENGINE_BACKLOG;
 
 		public Builder virtualNodes(int v) {
 			this.virtualNodes = v;
@@ -534,13 +548,18 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 			return this;
 		}
 
+		public Builder engineBacklog(boolean v) {
+			this.engineBacklog = v;
+			return this;
+		}
+
 		public SchedulerSettings build() {
 			return new SchedulerSettings(virtualNodes, blockTokens, minPrefixDepth, maxPrefixDepth, hotWindow, hotRatio,
 					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, switchHitCharge, switchMaxKvUsage,
 					hotspotFactor, hotspotFloorTokens, hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken,
 					baseTtftNanos, calibrationAlpha, ttftModel, attentionNanosPerPair, ttftForgetting, defaultSloNanos,
 					shadowCapacityTokens, staleAfterNanos, slowStartNanos, coldCachedShare, coldCandidatesMax,
-					coldLoadStepTokens, ttftRelaxAfterNanos);
+					coldLoadStepTokens, ttftRelaxAfterNanos, engineBacklog);
 		}
 
 	}

@@ -10,14 +10,15 @@ import static io.github.dualmap.core.QueueFixture.request;
 
 /**
  * The replica admission rule ({@link EngineQueueGate}): the release limits over this
- * gateway's prefill, held while the engine's scraped queue holds requests it did not
- * send; with a fresh, a stale and a missing scrape.
+ * gateway's prefill, held while the engine's scraped queue holds requests it did not send
+ * or its estimated prefill backlog is someone else's; with a fresh, a stale and a missing
+ * scrape.
  */
 class EngineQueueGateTests {
 
 	private final ManualClock clock = new ManualClock();
 
-	private final SchedulerSettings scheduler = QueueFixture.millisecondPerToken().build();
+	private final SchedulerSettings scheduler = QueueFixture.millisecondPerToken().engineBacklog(true).build();
 
 	private final QueueSettings settings = QueueSettings.custom().maxPrefillRequests(4).maxPrefillTokens(1_000).build();
 
@@ -137,6 +138,69 @@ class EngineQueueGateTests {
 	}
 
 	@Test
+	void anotherReplicasLongPromptInPrefillHoldsReleasesUntilItsBacklogDrainsBelowOneBudget() {
+		Replica r = new Replica();
+		r.counters(0);
+		clock.advance(Duration.ofMillis(500));
+		// The engine admitted 2,500 uncached tokens we did not send; nothing waits there.
+		r.counters(2_500);
+		assertThat(r.gate.foreignPrefillTokens(r.state())).isEqualTo(2_500);
+		RequestTicket held = r.submit("held", 100);
+		assertThat(held.state()).as("the local limits have room; the engine does not")
+			.isEqualTo(RequestTicket.State.QUEUED);
+		// At 1 ms a token it drains 500 per scrape: 2,000, 1,500, then 1,000 (one
+		// budget).
+		for (long left : new long[] { 2_000, 1_500 }) {
+			clock.advance(Duration.ofMillis(500));
+			r.counters(2_500);
+			r.queues.tick(clock.nanos());
+			assertThat(r.gate.foreignPrefillTokens(r.state())).isEqualTo(left);
+			assertThat(held.state()).isEqualTo(RequestTicket.State.QUEUED);
+		}
+		clock.advance(Duration.ofMillis(500));
+		r.counters(2_500);
+		r.queues.tick(clock.nanos());
+		assertThat(held.state()).isEqualTo(RequestTicket.State.RELEASED);
+	}
+
+	@Test
+	void ourOwnPrefillInTheEnginesBacklogIsNotForeign() {
+		Replica r = new Replica();
+		r.counters(0);
+		RequestTicket own = r.submit("own", 800);
+		assertThat(own.state()).isEqualTo(RequestTicket.State.RELEASED);
+		clock.advance(Duration.ofMillis(100));
+		r.counters(800);
+		assertThat(r.state().engineBacklogTokens(clock.nanos())).isEqualTo(800);
+		assertThat(r.gate.foreignPrefillTokens(r.state())).isZero();
+		assertThat(r.gate.holding(r.state())).isFalse();
+	}
+
+	@Test
+	void aStaleFailedOrUnestimatedBacklogHoldsNothing() {
+		Replica r = new Replica();
+		r.counters(0);
+		r.counters(5_000);
+		assertThat(r.gate.holding(r.state())).isTrue();
+		// stale-after is 2 s; at 1 ms a token 3,000 would still be left.
+		clock.advance(Duration.ofMillis(2_001));
+		assertThat(r.gate.foreignPrefillTokens(r.state())).isZero();
+		assertThat(r.gate.holding(r.state())).isFalse();
+
+		r.counters(5_000);
+		r.counters(10_000);
+		assertThat(r.gate.holding(r.state())).isTrue();
+		r.state().markEngineUnknown();
+		assertThat(r.gate.foreignPrefillTokens(r.state())).as("the last scrape failed").isZero();
+
+		Replica off = new Replica(settings, QueueFixture.millisecondPerToken().engineBacklog(false).build());
+		off.counters(0);
+		off.counters(5_000);
+		assertThat(off.state().engineBacklogTokens(clock.nanos())).isZero();
+		assertThat(off.gate.holding(off.state())).isFalse();
+	}
+
+	@Test
 	void withHoldOnEngineQueueOffTheEnginesQueueHoldsNothing() {
 		Replica r = new Replica(
 				QueueSettings.custom().maxPrefillRequests(4).maxPrefillTokens(1_000).holdOnEngineQueue(false).build());
@@ -198,7 +262,7 @@ class EngineQueueGateTests {
 	/** One gateway replica with one instance, "a", and its own queues. */
 	private final class Replica {
 
-		final InstancePool pool = new InstancePool("llm", scheduler, clock);
+		final InstancePool pool;
 
 		final DispatchQueues queues;
 
@@ -211,6 +275,11 @@ class EngineQueueGateTests {
 		}
 
 		Replica(QueueSettings settings) {
+			this(settings, scheduler);
+		}
+
+		Replica(QueueSettings settings, SchedulerSettings scheduler) {
+			pool = new InstancePool("llm", scheduler, clock);
 			pool.updateMembership(List.of(new RingMember("a", 1)));
 			queues = new DispatchQueues(pool, PinnedPolicy.to("a"), settings);
 			gate = new EngineQueueGate(settings, pool);
@@ -226,6 +295,14 @@ class EngineQueueGateTests {
 
 		void scrape(int waiting) {
 			state().updateEngine(EngineQueueGateTests.waiting(clock.nanos(), waiting));
+		}
+
+		/**
+		 * A snapshot with nothing waiting whose prefix-cache counters show
+		 * {@code uncached}.
+		 */
+		void counters(long uncached) {
+			state().updateEngine(new EngineSnapshot(clock.nanos(), 0, 1, 0.1, uncached, 0, 0));
 		}
 
 	}

@@ -208,6 +208,37 @@ class InstancePoolTests {
 	}
 
 	@Test
+	void pendingTokensCountTheEnginesEstimatedBacklogWhereItExceedsOurOwnPrefill() {
+		pool = new InstancePool("llm", SchedulerSettings.custom().engineBacklog(true).build(), clock);
+		pool.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+		InstanceState a = pool.instance("a");
+		send("a", 1_000);
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 2, 0.5, 0, 0, 0));
+		assertThat(pool.pendingTokens(a)).isEqualTo(1_000);
+		// Our 1,000 tokens admitted: the engine's backlog is ours.
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 2, 0.5, 1_000, 0, 0));
+		assertThat(pool.pendingTokens(a)).isEqualTo(1_000);
+		// Another replica's 50,000-token prompt, nothing waiting behind it yet.
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 2, 0.5, 51_000, 0, 0));
+		assertThat(pool.pendingTokens(a)).isEqualTo(51_000);
+		assertThat(pool.meanPendingTokens()).as("and in the pool mean").isEqualTo(51_000 / 2.0);
+		clock.advance(Duration.ofMillis(100));
+		assertThat(pool.pendingTokens(a)).as("drained at the prefill rate").isBetween(1_001L, 50_999L);
+		clock.advance(Duration.ofSeconds(3));
+		assertThat(pool.pendingTokens(a)).as("stale: our own accounting").isEqualTo(1_000);
+	}
+
+	@Test
+	void withoutEngineBacklogTheCountersAddNothing() {
+		InstanceState a = pool.instance("a");
+		send("a", 1_000);
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 2, 0.5, 0, 0, 0));
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 2, 0.5, 51_000, 0, 0));
+		assertThat(a.engineBacklogTokens(clock.nanos())).isZero();
+		assertThat(pool.pendingTokens(a)).isEqualTo(1_000);
+	}
+
+	@Test
 	void staleOrFailedScrapesAreUnknownNotSaturated() {
 		InstanceState a = pool.instance("a");
 		a.updateEngine(new EngineSnapshot(clock.nanos(), 500, 2, 0.99, 0, 0, 0));
