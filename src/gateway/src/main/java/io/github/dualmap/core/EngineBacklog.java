@@ -26,17 +26,7 @@ package io.github.dualmap.core;
  */
 final class EngineBacklog {
 
-	private static final class Sample {
-
-		final long tokens;
-
-		final long atNanos;
-
-		Sample(long tokens, long atNanos) {
-			this.tokens = tokens;
-			this.atNanos = atNanos;
-		}
-
+	private record Sample(long tokens, long atNanos) {
 	}
 
 	private static final Sample NONE = new Sample(0, 0);
@@ -80,12 +70,12 @@ final class EngineBacklog {
 	 */
 	long tokens(long nowNanos, double nanosPerToken) {
 		Sample s = this.sample;
-		if (s.tokens <= 0) {
+		if (s.tokens() <= 0) {
 			return 0;
 		}
-		long elapsed = Math.max(0, nowNanos - s.atNanos);
+		long elapsed = Math.max(0, nowNanos - s.atNanos());
 		double drained = nanosPerToken > 0 ? elapsed / nanosPerToken : Double.POSITIVE_INFINITY;
-		return drained >= s.tokens ? 0 : s.tokens - (long) drained;
+		return drained >= s.tokens() ? 0 : s.tokens() - (long) drained;
 	}
 
 }

@@ -270,24 +270,14 @@ public final class InstancePool {
 	 * Estimated pending uncached tokens ahead of a new request on {@code s}: the router's
 	 * own W + P with what its peers published of theirs (replica sync), or what the
 	 * engine shows when that is larger (other routers' traffic is otherwise only visible
-	 * there): its scraped queue turned into tokens, plus its prefill (this router's, or
-	 * the engine's estimated backlog when larger,
-	 * {@link InstanceState#engineBacklogTokens}). Stale scraped state counts as unknown,
-	 * never as saturated.
+	 * there, {@link InstanceState#engineShownTokens}). Stale scraped state counts as
+	 * unknown, never as saturated.
 	 */
 	public long pendingTokens(InstanceState s) {
 		long local = s.knownPendingTokens();
 		long now = clock.nanos();
 		EngineSnapshot e = s.freshEngine(now, settings.staleAfterNanos());
-		if (e == null) {
-			return local;
-		}
-		long inEngine = s.inEnginePrefillTokens(now);
-		if (e.waiting() <= 0 && inEngine <= s.prefillTokens()) {
-			return local;
-		}
-		long scraped = (long) (Math.max(0, e.waiting()) * backlog.meanRequestTokens()) + inEngine;
-		return Math.max(local, scraped);
+		return e == null ? local : Math.max(local, s.engineShownTokens(e, backlog.meanRequestTokens(), now));
 	}
 
 	/**

@@ -289,12 +289,19 @@ public final class InstanceState {
 	}
 
 	/**
-	 * The engine's prefill as a scrape shows it, in uncached tokens: this router's own
-	 * requests in prefill there, or the engine's {@link #engineBacklogTokens} when larger
-	 * (another replica's long prompt).
+	 * The pending uncached tokens {@code snapshot} shows at {@code nowNanos}: its waiting
+	 * requests at {@code meanRequestTokens} each, plus the engine's prefill (this
+	 * router's own requests in prefill there, or the engine's
+	 * {@link #engineBacklogTokens} when larger: another replica's long prompt); 0 when it
+	 * shows nothing beyond this router's prefill (nothing waiting, no larger backlog).
 	 */
-	long inEnginePrefillTokens(long nowNanos) {
-		return Math.max(prefillTokens(), engineBacklogTokens(nowNanos));
+	long engineShownTokens(EngineSnapshot snapshot, double meanRequestTokens, long nowNanos) {
+		long own = prefillTokens();
+		long inEngine = Math.max(own, engineBacklogTokens(nowNanos));
+		if (snapshot.waiting() <= 0 && inEngine <= own) {
+			return 0;
+		}
+		return (long) (Math.max(0, snapshot.waiting()) * meanRequestTokens) + inEngine;
 	}
 
 	/**
@@ -474,13 +481,8 @@ public final class InstanceState {
 	 */
 	private synchronized void updateScrapedExcess(EngineSnapshot snapshot) {
 		PoolBacklog b = backlog;
-		long inEngine = inEnginePrefillTokens(snapshot.sampledAtNanos());
-		if (b == null || (snapshot.waiting() <= 0 && inEngine <= prefillTokens())) {
-			scrapedExcess(0);
-			return;
-		}
-		long scraped = (long) (Math.max(0, snapshot.waiting()) * b.meanRequestTokens()) + inEngine;
-		scrapedExcess(Math.max(0, scraped - knownPendingTokens()));
+		long shown = b == null ? 0 : engineShownTokens(snapshot, b.meanRequestTokens(), snapshot.sampledAtNanos());
+		scrapedExcess(shown == 0 ? 0 : Math.max(0, shown - knownPendingTokens()));
 	}
 
 	private synchronized void scrapedExcess(long excess) {
