@@ -170,9 +170,11 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 	/**
 	 * Whether the engines' admitted prefill is estimated from their prefix-cache
 	 * counters: a gateway replica without replica sync otherwise cannot see another
-	 * replica's long prompt in prefill until requests wait behind it.
+	 * replica's long prompt in prefill until requests wait behind it. On: four unsynced
+	 * replicas serve more with it and one replica as much (docs/benchmarks.md); an engine
+	 * without the counters (SGLang) gives no estimate, so it changes nothing there.
 	 */
-	public static final boolean DEFAULT_ENGINE_BACKLOG = false;
+	public static final boolean DEFAULT_ENGINE_BACKLOG = true;
 
 	/**
 	 * The KV usage above which the SLO switch avoids a colder candidate: measured on the

@@ -105,10 +105,10 @@ class DualMapPropertiesTests {
 		this.runner
 			.withPropertyValues("dualmap.switch-factor=0.7", "dualmap.switch-hit-charge=0.5",
 					"dualmap.ttft.prefill-per-token=40us", "dualmap.hot-prefix.window=300",
-					"dualmap.ring.virtual-nodes=80", "dualmap.slo.ttft=2s", "dualmap.scrape.engine-backlog=true")
+					"dualmap.ring.virtual-nodes=80", "dualmap.slo.ttft=2s", "dualmap.scrape.engine-backlog=false")
 			.run(context -> {
 				SchedulerSettings s = context.getBean(DualMapRegistry.class).settings();
-				assertThat(s.engineBacklog()).isTrue();
+				assertThat(s.engineBacklog()).isFalse();
 				assertThat(s.switchFactor()).isEqualTo(0.7);
 				assertThat(s.switchHitCharge()).isEqualTo(0.5);
 				assertThat(s.prefillNanosPerToken()).isEqualTo(40_000);

@@ -230,6 +230,8 @@ class InstancePoolTests {
 
 	@Test
 	void withoutEngineBacklogTheCountersAddNothing() {
+		pool = new InstancePool("llm", SchedulerSettings.custom().engineBacklog(false).build(), clock);
+		pool.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
 		InstanceState a = pool.instance("a");
 		send("a", 1_000);
 		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 2, 0.5, 0, 0, 0));
