@@ -381,14 +381,18 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param prefixHitRate engine-reported prefix cache hit rate over its lifetime,
 	 * {@code null} when not reported
 	 * @param kvCapacityTokens KV capacity in tokens, {@code null} when not reported
+	 * @param backlogTokens uncached prompt tokens the engine has admitted into prefill
+	 * and not yet computed, every router's requests, as estimated from its prefix-cache
+	 * counters ({@code dualmap.scrape.engine-backlog}); {@code null} when not estimated
+	 * (switched off) or the scrape is stale
 	 * @param ageMs time since it was scraped
 	 * @param stale whether routing ignores it (older than stale-after, or the last scrape
 	 * failed)
 	 * @param lastScrapeFailed whether the most recent scrape failed
 	 */
 	public record Engine(@Nullable Integer waiting, @Nullable Integer running, @Nullable Double kvUsage,
-			@Nullable Double prefixHitRate, @Nullable Long kvCapacityTokens, long ageMs, boolean stale,
-			boolean lastScrapeFailed) {
+			@Nullable Double prefixHitRate, @Nullable Long kvCapacityTokens, @Nullable Long backlogTokens, long ageMs,
+			boolean stale, boolean lastScrapeFailed) {
 
 	}
 

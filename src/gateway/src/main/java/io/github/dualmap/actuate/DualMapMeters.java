@@ -55,8 +55,9 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 	/** Names of every meter tagged with an instance, removed when it leaves. */
 	static final Set<String> INSTANCE_METERS = Set.of("dualmap.decisions", "dualmap.ttft", "dualmap.queue.wait",
 			"dualmap.pending.tokens", "dualmap.inflight", "dualmap.queue.depth", "dualmap.engine.prefix.hit.rate",
-			"dualmap.engine.prefix.queries", "dualmap.engine.prefix.hits", "dualmap.estimated.hit.rate",
-			"dualmap.scrape.errors", "dualmap.instance.healthy", "dualmap.instance.draining");
+			"dualmap.engine.backlog.tokens", "dualmap.engine.prefix.queries", "dualmap.engine.prefix.hits",
+			"dualmap.estimated.hit.rate", "dualmap.scrape.errors", "dualmap.instance.healthy",
+			"dualmap.instance.draining");
 
 	private final DualMapRegistry registry;
 
@@ -382,6 +383,15 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 					s -> {
 						EngineSnapshot e = s.freshEngine(pool.now(), pool.settings().staleAfterNanos());
 						return e == null ? Double.NaN : e.prefixHitRate();
+					});
+			gauge("dualmap.engine.backlog.tokens", tags, service, instanceId,
+					"Uncached prompt tokens the engine has admitted into prefill and not yet computed, every router's "
+							+ "requests, estimated from its prefix-cache counters (NaN when not estimated or stale)",
+					s -> {
+						long now = pool.now();
+						boolean known = s.tracksEngineBacklog()
+								&& s.freshEngine(now, pool.settings().staleAfterNanos()) != null;
+						return known ? s.engineBacklogTokens(now) : Double.NaN;
 					});
 			// The engine's own monotonic counters, so hit rates over any window are
 			// rate(hits) / rate(queries); the last good scrape holds while scraping

@@ -149,8 +149,10 @@ final class PoolInspection {
 			return null;
 		}
 		boolean stale = s.freshEngine(now, staleAfterNanos) == null;
+		Long backlog = stale || !s.tracksEngineBacklog() ? null : s.engineBacklogTokens(now);
 		return new DualMapDescriptor.Engine(e.waiting() < 0 ? null : e.waiting(), e.running() < 0 ? null : e.running(),
 				finite(e.kvUsage()), finite(e.prefixHitRate()), e.kvCapacityTokens() <= 0 ? null : e.kvCapacityTokens(),
+				backlog,
 				// A scrape that lands while the view is built is newer than its clock
 				// reading.
 				DualMapDescriptor.millis(Math.max(0, e.ageNanos(now))), stale, s.engineFailed());

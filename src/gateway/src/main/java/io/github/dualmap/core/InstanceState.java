@@ -279,6 +279,13 @@ public final class InstanceState {
 	}
 
 	/**
+	 * Whether the engine's admitted prefill is estimated ({@link #trackEngineBacklog}).
+	 */
+	public boolean tracksEngineBacklog() {
+		return backlogDrain != null;
+	}
+
+	/**
 	 * Uncached tokens the engine has admitted into prefill and not yet computed at
 	 * {@code nowNanos}, from every router ({@link EngineBacklog}); 0 when not estimated
 	 * or unknown. The caller checks that the snapshot it rests on is fresh.

@@ -239,6 +239,7 @@ class DualMapEndpointIntegrationTests {
 		JsonNode engine = served.get("engine");
 		assertThat(engine.get("kvUsage").asDouble()).isEqualTo(0.25);
 		assertThat(engine.get("prefixHitRate").asDouble()).isEqualTo(0.4);
+		assertThat(engine.get("backlogTokens").isIntegralNumber()).as("estimated by default").isTrue();
 		assertThat(engine.get("running").asInt()).isEqualTo(1);
 		assertThat(engine.get("waiting").asInt()).isZero();
 		assertThat(engine.get("stale").asBoolean()).isFalse();
@@ -317,6 +318,7 @@ class DualMapEndpointIntegrationTests {
 			.contains("dualmap_pending_tokens{instance=\"" + home + "\",service=\"llm\"}")
 			.contains("dualmap_inflight{instance=\"" + home + "\",service=\"llm\"}")
 			.containsPattern("dualmap_engine_prefix_hit_rate\\{instance=\"" + home + "\",service=\"llm\"} 0\\.4")
+			.containsPattern("dualmap_engine_backlog_tokens\\{instance=\"" + home + "\",service=\"llm\"} [0-9]")
 			.containsPattern(
 					"dualmap_engine_prefix_hits_tokens_total\\{instance=\"" + home + "\",service=\"llm\"} 400\\.0")
 			.containsPattern(

@@ -132,6 +132,10 @@ class DualMapMetersTests {
 			.tags("service", "llm", "instance", home)
 			.gauge()
 			.value()).isNaN();
+		assertThat(this.meters.get("dualmap.engine.backlog.tokens")
+			.tags("service", "llm", "instance", home)
+			.gauge()
+			.value()).as("never scraped: unknown").isNaN();
 	}
 
 	@Test

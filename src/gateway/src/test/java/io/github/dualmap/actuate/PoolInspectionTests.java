@@ -11,6 +11,7 @@ import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.InstanceBreakers;
 import io.github.dualmap.gateway.ServicePool;
@@ -103,6 +104,39 @@ class PoolInspectionTests {
 		assertThat(PoolInspection.instance(this.service, s).engine().ageMs()).isEqualTo(3);
 		s.updateEngine(new EngineSnapshot(this.now.get() + 4_000_000, 0, 1, 0.25, 100, 40, 0));
 		assertThat(PoolInspection.instance(this.service, s).engine().ageMs()).isZero();
+	}
+
+	@Test
+	void theEnginesEstimatedBacklogIsShownWhileItsScrapeIsFresh() {
+		this.service
+			.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of())));
+		InstanceState s = this.service.instancePool().instance("i1");
+		s.updateEngine(new EngineSnapshot(this.now.get(), 0, 1, 0.25, 1_000, 400, 0));
+		assertThat(PoolInspection.instance(this.service, s).engine().backlogTokens()).as("a first snapshot: a baseline")
+			.isZero();
+		// Another router's prompt admitted since: 50,400 tokens queried, 400 of them
+		// hits.
+		s.updateEngine(new EngineSnapshot(this.now.get(), 0, 1, 0.25, 51_400, 800, 0));
+		assertThat(PoolInspection.instance(this.service, s).engine().backlogTokens()).isEqualTo(50_000);
+		this.now.addAndGet(Duration.ofMillis(100).toNanos());
+		assertThat(PoolInspection.instance(this.service, s).engine().backlogTokens()).as("drained as prefill runs")
+			.isBetween(1L, 49_999L);
+		this.now.addAndGet(Duration.ofSeconds(3).toNanos());
+		DualMapDescriptor.Engine stale = PoolInspection.instance(this.service, s).engine();
+		assertThat(stale.stale()).isTrue();
+		assertThat(stale.backlogTokens()).as("stale: unknown").isNull();
+
+		ServicePool off = DualMapRegistry.builder()
+			.services("llm")
+			.settings(SchedulerSettings.custom().engineBacklog(false).build())
+			.clock(this.clock)
+			.build()
+			.service("llm");
+		off.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of())));
+		InstanceState o = off.instancePool().instance("i1");
+		o.updateEngine(new EngineSnapshot(this.now.get(), 0, 1, 0.25, 1_000, 400, 0));
+		o.updateEngine(new EngineSnapshot(this.now.get(), 0, 1, 0.25, 51_400, 800, 0));
+		assertThat(PoolInspection.instance(off, o).engine().backlogTokens()).as("not estimated").isNull();
 	}
 
 	@Test
