@@ -1,12 +1,15 @@
 package io.github.dualmap.bench;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 import io.github.dualmap.core.Decision;
+import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.RingMember;
@@ -55,6 +58,20 @@ public class DecisionCostBenchmark {
 	@Param({ "0" })
 	double coldCachedShare;
 
+	/**
+	 * Whether every instance has a fresh engine scrape (a few requests waiting, its
+	 * prefix-cache counters grown by a long prompt since the scrape before), so the
+	 * pending tokens read the scraped state; {@code false}: never scraped, as in the
+	 * tables. With {@code -p scraped=true -p engineBacklog=false,true} one run gives the
+	 * cost of {@code dualmap.scrape.engine-backlog} as a ratio.
+	 */
+	@Param({ "false" })
+	boolean scraped;
+
+	/** {@code dualmap.scrape.engine-backlog}. */
+	@Param({ "true" })
+	boolean engineBacklog;
+
 	private InstancePool pool;
 
 	private RoutingPolicy routing;
@@ -68,6 +85,9 @@ public class DecisionCostBenchmark {
 		SchedulerSettings settings = SchedulerSettings.custom()
 			.blockTokens(512)
 			.coldCachedShare(coldCachedShare)
+			.engineBacklog(engineBacklog)
+			// The scrapes below stay fresh for the whole trial.
+			.staleAfter(Duration.ofHours(1))
 			.build();
 		pool = new InstancePool("bench", settings, System::nanoTime);
 		List<RingMember> members = new ArrayList<>();
@@ -92,6 +112,13 @@ public class DecisionCostBenchmark {
 			}
 			PromptBlocks blocks = hasher.ofHashIds("bench", ids, 512, depth * 512 - 100);
 			requests[i] = new RoutingRequest("r" + i, blocks, settings.defaultSloNanos(), 0);
+		}
+		if (scraped) {
+			for (InstanceState s : pool.instances()) {
+				long now = System.nanoTime();
+				s.updateEngine(new EngineSnapshot(now, 0, 4, 0.5, 10_000, 2_000, 0));
+				s.updateEngine(new EngineSnapshot(now, 3, 4, 0.6, 60_000, 4_000, 0));
+			}
 		}
 		// Learned state: route and finish half the prompts once, keep some in flight.
 		for (int i = 0; i < requests.length / 2; i++) {
