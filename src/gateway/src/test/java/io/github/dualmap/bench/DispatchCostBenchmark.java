@@ -9,7 +9,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dualmap.core.DispatchListener;
 import io.github.dualmap.core.DispatchQueues;
+import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.QueueSettings;
@@ -68,6 +70,25 @@ public class DispatchCostBenchmark {
 	@Param({ "0", "10" })
 	int overloadPercent;
 
+	/**
+	 * Whether the pool's engines are scraped: every tick a tenth of the instances, so
+	 * each every 500 ms of the pool's clock, nothing waiting in the engine and its
+	 * prefix-cache counters grown by 8,000 uncached tokens (under one prefill budget, so
+	 * the release gate holds nothing). With
+	 * {@code -p scraped=true -p engineBacklog=false,true} one run gives the cost of
+	 * {@code dualmap.scrape.engine-backlog} on the whole path as a ratio.
+	 */
+	@Param({ "false" })
+	boolean scraped;
+
+	/** {@code dualmap.scrape.engine-backlog}. */
+	@Param({ "true" })
+	boolean engineBacklog;
+
+	private List<InstanceState> states;
+
+	private int scrapes;
+
 	private final AtomicLong clock = new AtomicLong(1_000_000_000L);
 
 	private DispatchQueues queues;
@@ -102,13 +123,14 @@ public class DispatchCostBenchmark {
 
 	@Setup(Level.Trial)
 	public void setUp() {
-		SchedulerSettings settings = SchedulerSettings.custom().blockTokens(512).build();
+		SchedulerSettings settings = SchedulerSettings.custom().blockTokens(512).engineBacklog(engineBacklog).build();
 		InstancePool pool = new InstancePool("bench", settings, clock::get);
 		List<RingMember> members = new ArrayList<>();
 		for (int i = 0; i < instances; i++) {
 			members.add(new RingMember(String.format("engine-%03d", i), 1.0));
 		}
 		pool.updateMembership(members);
+		states = pool.instances();
 		RoutingPolicy routing = RoutingPolicies.create(policy, settings);
 		routing.onMembershipChanged(pool);
 		queues = new DispatchQueues(pool, routing,
@@ -174,9 +196,24 @@ public class DispatchCostBenchmark {
 		}
 		if (now >= nextTick) {
 			nextTick += TICK_NANOS;
+			if (scraped) {
+				scrape(now);
+			}
 			queues.tick(now);
 		}
 		return inPrefill.size();
+	}
+
+	private void scrape(long now) {
+		int n = states.size();
+		int from = scrapes % 10 * n / 10;
+		int to = (scrapes % 10 + 1) * n / 10;
+		long round = scrapes / 10 + 1;
+		for (int i = from; i < to; i++) {
+			InstanceState s = states.get(i);
+			s.updateEngine(new EngineSnapshot(now, 0, s.inFlight(), 0.5, 10_000.0 * round, 2_000.0 * round, 0));
+		}
+		scrapes++;
 	}
 
 }
