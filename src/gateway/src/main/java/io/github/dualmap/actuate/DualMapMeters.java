@@ -388,10 +388,8 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 					"Uncached prompt tokens the engine has admitted into prefill and not yet computed, every router's "
 							+ "requests, estimated from its prefix-cache counters (NaN when not estimated or stale)",
 					s -> {
-						long now = pool.now();
-						boolean known = s.tracksEngineBacklog()
-								&& s.freshEngine(now, pool.settings().staleAfterNanos()) != null;
-						return known ? s.engineBacklogTokens(now) : Double.NaN;
+						long backlog = s.freshEngineBacklogTokens(pool.now(), pool.settings().staleAfterNanos());
+						return backlog < 0 ? Double.NaN : backlog;
 					});
 			// The engine's own monotonic counters, so hit rates over any window are
 			// rate(hits) / rate(queries); the last good scrape holds while scraping

@@ -149,7 +149,8 @@ final class PoolInspection {
 			return null;
 		}
 		boolean stale = s.freshEngine(now, staleAfterNanos) == null;
-		Long backlog = stale || !s.tracksEngineBacklog() ? null : s.engineBacklogTokens(now);
+		long estimated = s.freshEngineBacklogTokens(now, staleAfterNanos);
+		Long backlog = estimated < 0 ? null : estimated;
 		return new DualMapDescriptor.Engine(e.waiting() < 0 ? null : e.waiting(), e.running() < 0 ? null : e.running(),
 				finite(e.kvUsage()), finite(e.prefixHitRate()), e.kvCapacityTokens() <= 0 ? null : e.kvCapacityTokens(),
 				backlog,

@@ -70,15 +70,12 @@ final class EngineQueueGate {
 
 	/**
 	 * Uncached tokens the engine of {@code s} has in prefill beyond this gateway's own,
-	 * by its estimated backlog ({@link InstanceState#engineBacklogTokens}) while its last
-	 * snapshot is fresh; 0 when unknown or not estimated.
+	 * by its estimated backlog ({@link InstanceState#freshEngineBacklogTokens}); 0 when
+	 * unknown or not estimated.
 	 */
 	long foreignPrefillTokens(InstanceState s) {
-		long now = pool.now();
-		if (s.freshEngine(now, pool.settings().staleAfterNanos()) == null) {
-			return 0;
-		}
-		return Math.max(0, s.engineBacklogTokens(now) - s.prefillTokens());
+		long backlog = s.freshEngineBacklogTokens(pool.now(), pool.settings().staleAfterNanos());
+		return backlog < 0 ? 0 : Math.max(0, backlog - s.prefillTokens());
 	}
 
 	/**

@@ -279,20 +279,26 @@ public final class InstanceState {
 	}
 
 	/**
-	 * Whether the engine's admitted prefill is estimated ({@link #trackEngineBacklog}).
+	 * Uncached tokens the engine has admitted into prefill and not yet computed at
+	 * {@code nowNanos}, from every router ({@link EngineBacklog}); 0 when not estimated
+	 * or unknown. The caller checks that the snapshot it rests on is fresh
+	 * ({@link #freshEngineBacklogTokens} does both).
 	 */
-	public boolean tracksEngineBacklog() {
-		return backlogDrain != null;
+	long engineBacklogTokens(long nowNanos) {
+		DoubleSupplier drain = backlogDrain;
+		return drain == null ? 0 : engineBacklog.tokens(nowNanos, drain.getAsDouble());
 	}
 
 	/**
-	 * Uncached tokens the engine has admitted into prefill and not yet computed at
-	 * {@code nowNanos}, from every router ({@link EngineBacklog}); 0 when not estimated
-	 * or unknown. The caller checks that the snapshot it rests on is fresh.
+	 * {@link #engineBacklogTokens} while the last snapshot is fresh
+	 * ({@link #freshEngine}); -1 when unknown: not estimated
+	 * ({@link SchedulerSettings#engineBacklog()}), never scraped, failed or stale.
 	 */
-	public long engineBacklogTokens(long nowNanos) {
-		DoubleSupplier drain = backlogDrain;
-		return drain == null ? 0 : engineBacklog.tokens(nowNanos, drain.getAsDouble());
+	public long freshEngineBacklogTokens(long nowNanos, long staleAfterNanos) {
+		if (backlogDrain == null || freshEngine(nowNanos, staleAfterNanos) == null) {
+			return -1;
+		}
+		return engineBacklogTokens(nowNanos);
 	}
 
 	/**
