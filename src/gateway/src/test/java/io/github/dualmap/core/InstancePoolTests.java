@@ -23,7 +23,12 @@ class InstancePoolTests {
 	@BeforeEach
 	void setUp() {
 		clock = new ManualClock();
-		pool = new InstancePool("llm", SchedulerSettings.ofDefaults(), clock);
+		usePool(SchedulerSettings.ofDefaults());
+	}
+
+	// A pool of instances a and b on the test's clock.
+	private void usePool(SchedulerSettings settings) {
+		pool = new InstancePool("llm", settings, clock);
 		pool.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
 	}
 
@@ -209,8 +214,7 @@ class InstancePoolTests {
 
 	@Test
 	void pendingTokensCountTheEnginesEstimatedBacklogWhereItExceedsOurOwnPrefill() {
-		pool = new InstancePool("llm", SchedulerSettings.custom().engineBacklog(true).build(), clock);
-		pool.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+		usePool(SchedulerSettings.custom().engineBacklog(true).build());
 		InstanceState a = pool.instance("a");
 		send("a", 1_000);
 		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 2, 0.5, 0, 0, 0));
@@ -230,8 +234,7 @@ class InstancePoolTests {
 
 	@Test
 	void withoutEngineBacklogTheCountersAddNothing() {
-		pool = new InstancePool("llm", SchedulerSettings.custom().engineBacklog(false).build(), clock);
-		pool.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
+		usePool(SchedulerSettings.custom().engineBacklog(false).build());
 		InstanceState a = pool.instance("a");
 		send("a", 1_000);
 		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 2, 0.5, 0, 0, 0));
