@@ -111,7 +111,7 @@ public final class DispatchQueues {
 		this.releasePass = new ReleasePass(book, policy, this::finish);
 		this.rescue = new Rescue(book, releasePass);
 		releasePass.rescueHopelessWith(rescue);
-		this.admission = new QueueAdmission(book, relocator);
+		this.admission = new QueueAdmission(book, relocator, releasePass);
 		this.evacuation = new Evacuation(book, relocator);
 		MoveGain gain = new MoveGain(pool);
 		this.rebalancer = new Rebalancer(book, relocator, releasePass, gain);

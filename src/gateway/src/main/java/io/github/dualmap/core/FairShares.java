@@ -106,6 +106,22 @@ final class FairShares {
 		}
 	}
 
+	/**
+	 * {@code q} is released as it arrives, without waiting in a queue
+	 * ({@link ReleasePass#releaseAtOnce}): its tenant's account as after joining a queue
+	 * and leaving it at {@code now} ({@link #add}, {@link #remove}).
+	 */
+	void passThrough(RequestTicket q, long now) {
+		Account a = account(q.request());
+		q.account = a;
+		if (a.queued == 0) {
+			if (now > a.idleSinceNanos) {
+				lift(a);
+			}
+			a.idleSinceNanos = now;
+		}
+	}
+
 	/** {@code q} leaves the queue {@code iq}. */
 	void remove(RequestTicket q, InstanceQueue iq, long now) {
 		Account a = q.account;

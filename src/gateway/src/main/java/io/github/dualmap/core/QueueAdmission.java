@@ -32,9 +32,12 @@ final class QueueAdmission {
 
 	private final Relocator relocator;
 
-	QueueAdmission(QueueBook book, Relocator relocator) {
+	private final ReleasePass releasePass;
+
+	QueueAdmission(QueueBook book, Relocator relocator, ReleasePass releasePass) {
 		this.book = book;
 		this.relocator = relocator;
+		this.releasePass = releasePass;
 		this.pool = book.pool;
 		this.settings = book.settings;
 		this.fair = book.fair;
@@ -42,9 +45,10 @@ final class QueueAdmission {
 	}
 
 	/**
-	 * Queues {@code q}, placed on {@code chosen}, there or on its best alternative, or
-	 * turns it (or a queued request that yields to it) away with 429 when the queues are
-	 * full.
+	 * Queues {@code q}, placed on {@code chosen}, there or on its best alternative (or
+	 * sends it there at once when nothing waits in the pool and it has room:
+	 * {@link ReleasePass#releaseAtOnce}), or turns it (or a queued request that yields to
+	 * it) away with 429 when the queues are full.
 	 */
 	void admit(RequestTicket q, InstanceState chosen, List<Runnable> out) {
 		InstanceState target = chosen;
@@ -82,7 +86,9 @@ final class QueueAdmission {
 				}
 			}
 		}
-		book.enqueue(q, target);
+		if (!releasePass.releaseAtOnce(q, target, out)) {
+			book.enqueue(q, target);
+		}
 	}
 
 	/**

@@ -38,6 +38,15 @@ class QueueShortcuts {
 		return true;
 	}
 
+	/**
+	 * A request that arrives while nothing waits in the pool's queues and finds room on
+	 * its instance is released without being filed in that instance's queue and taken out
+	 * again ({@link ReleasePass#releaseAtOnce}).
+	 */
+	boolean releaseAtOnce() {
+		return true;
+	}
+
 	/** The evacuation is skipped while every member accepts work. */
 	boolean skipEvacuationWhileAllAccept() {
 		return true;

@@ -101,13 +101,9 @@ final class ReleasePass {
 				return;
 			}
 			RequestTicket next = nextOf(iq, now);
-			// Requests released before it may have put more of its prefix in the cache.
-			int cached = book.cachedTokens(next, s);
-			int uncached = Math.max(0, next.request().promptTokens() - cached);
-			if (next.request().blocks() == null) {
-				cached = next.cachedTokens;
-				uncached = next.uncachedTokens;
-			}
+			Split split = splitOn(next, s);
+			int cached = split.cached();
+			int uncached = split.uncached();
 			if (!book.hasRoom(s, uncached)) {
 				parkWithoutRoom(iq, now, roomChanges);
 				return;
@@ -134,6 +130,53 @@ final class ReleasePass {
 			next.uncachedTokens = uncached;
 			release(next, s, ahead, out);
 		}
+	}
+
+	/**
+	 * Sends {@code q}, just admitted to {@code s}, there at once when nothing waits in
+	 * any queue of the pool and {@code s} accepts work and has room for it
+	 * ({@link QueueShortcuts#releaseAtOnce()}): queued, {@code q} would be the only
+	 * request the release pass that follows finds (no queue to evacuate, none to pump
+	 * before or after it, and with nothing else waiting it is never hopeless), so the
+	 * pass would release it as this does, after ending the estimated prefills as the pass
+	 * does first, without filing it in the queue's orders and taking it out again.
+	 * @return whether it was sent; if not, it is to be queued
+	 */
+	boolean releaseAtOnce(RequestTicket q, InstanceState s, List<Runnable> out) {
+		if (!book.shortcuts.releaseAtOnce() || book.queuedTotal != 0 || !s.acceptsNewWork()) {
+			return false;
+		}
+		long now = pool.now();
+		endEstimatedPrefills(now);
+		if (gate.full(s)) {
+			return false;
+		}
+		Split split = splitOn(q, s);
+		if (!book.hasRoom(s, split.uncached())) {
+			return false;
+		}
+		fair.passThrough(q, now);
+		q.cachedTokens = split.cached();
+		q.uncachedTokens = split.uncached();
+		book.releasedAtOnce++;
+		release(q, s, pool.prefillWork(s), out);
+		return true;
+	}
+
+	/**
+	 * The prompt of {@code q} on {@code s}, cached and uncached tokens, as it would be
+	 * released there now: requests released before it may have put more of its prefix in
+	 * the cache (a request without blocks keeps its placement's split).
+	 */
+	private Split splitOn(RequestTicket q, InstanceState s) {
+		if (q.request().blocks() == null) {
+			return new Split(q.cachedTokens, q.uncachedTokens);
+		}
+		int cached = book.cachedTokens(q, s);
+		return new Split(cached, Math.max(0, q.request().promptTokens() - cached));
+	}
+
+	private record Split(int cached, int uncached) {
 	}
 
 	/**

@@ -15,18 +15,24 @@ import static org.assertj.core.api.Assertions.assertThat;
  * form ({@link PlainRules}): the moves look only at the late requests of a hotspot (the
  * first of its queue in order of lateness) and for a target only among the members that
  * are not hotspots by their wait, a cached-prefix lookup is reused while the shadow index
- * holds the same blocks, and the release pass passes over parked queues; the plain form
- * looks at every queued request, walks the ring, looks every prefix up again and pumps
- * every queue with requests. Random sequences of arrivals of three SLO classes (so
- * lateness order differs from arrival order), some avoiding an instance, first tokens,
- * completions, ticks, draining, membership changes, peers' published load, engine
- * snapshots and peers' releases, under both TTFT models, fed to both forms: every release
- * (instance, reason, cached prefix), rejection and counter is the same after every step,
- * and every queue the shortcut form has parked would release nothing if it were pumped.
+ * holds the same blocks, the release pass passes over parked queues, and a request that
+ * arrives while nothing is queued and finds room is released without queueing; the plain
+ * form looks at every queued request, walks the ring, looks every prefix up again, pumps
+ * every queue with requests and queues every arrival before the release pass. Random
+ * sequences of arrivals of three SLO classes (so lateness order differs from arrival
+ * order), some avoiding an instance, first tokens, completions, ticks, draining,
+ * membership changes, peers' published load, engine snapshots and peers' releases, under
+ * both TTFT models, with one tenant or three sharing the queues by weight and priority,
+ * fed to both forms: every release (instance, reason, cached prefix), rejection and
+ * counter is the same after every step, and every queue the shortcut form has parked
+ * would release nothing if it were pumped.
  */
 class DispatchQueuesIndexedMovesTests {
 
 	private static final String[] IDS = { "a", "b", "c", "d", "e" };
+
+	// Tenants of half the sequences: fair shares with two weights and two priority bands.
+	private static final Tenant[] TENANTS = { new Tenant("a", 1, 0), new Tenant("b", 2, 0), new Tenant("c", 1, 1) };
 
 	private static final Duration[] SLOS = { Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(30) };
 
@@ -38,6 +44,7 @@ class DispatchQueuesIndexedMovesTests {
 		long parked = 0;
 		long woken = 0;
 		long passedOver = 0;
+		long atOnce = 0;
 		for (int seed = 0; seed < 120; seed++) {
 			Run reference = new Run(seed, new PlainRules());
 			// Every member takes few moves here: the targets are also looked for among
@@ -60,6 +67,8 @@ class DispatchQueuesIndexedMovesTests {
 				assertThat(reference.queues.book.unparked).as("the plain form parks nothing")
 					.containsAll(reference.queues.book.nonEmpty);
 			}
+			atOnce += indexed.queues.book.releasedAtOnce;
+			assertThat(reference.queues.book.releasedAtOnce).isZero();
 			moves += reference.queues.migrations() - reference.queues.pulls();
 			pulls += reference.queues.pulls();
 			rescues += reference.queues.rescues();
@@ -71,6 +80,8 @@ class DispatchQueuesIndexedMovesTests {
 		// And the release pass did pass over parked queues, which were woken again.
 		assertThat(parked).isGreaterThan(5_000);
 		assertThat(woken).isGreaterThan(500);
+		// And requests arriving with nothing queued were released without queueing.
+		assertThat(atOnce).isGreaterThan(1_000);
 		// And the moves had late requests to pass over as without room on their other
 		// candidate.
 		assertThat(passedOver).isGreaterThan(1_000);
@@ -102,6 +113,11 @@ class DispatchQueuesIndexedMovesTests {
 
 		@Override
 		boolean reuseCachedPrefix() {
+			return false;
+		}
+
+		@Override
+		boolean releaseAtOnce() {
 			return false;
 		}
 
@@ -152,6 +168,8 @@ class DispatchQueuesIndexedMovesTests {
 
 		final boolean[] member = { true, true, true, true, false };
 
+		final boolean tenants;
+
 		private final DispatchListener listener = new DispatchListener() {
 			@Override
 			public void released(RequestTicket request, Decision decision, InstancePool.InFlight dispatch) {
@@ -166,6 +184,7 @@ class DispatchQueuesIndexedMovesTests {
 		};
 
 		Run(int seed, QueueShortcuts shortcuts) {
+			tenants = seed % 8 >= 4;
 			SchedulerSettings scheduler = SchedulerSettings.custom()
 				.prefillNanosPerToken(200_000)
 				.hotspotFloorTokens(500)
@@ -255,6 +274,9 @@ class DispatchQueuesIndexedMovesTests {
 			String id = "r" + all.size();
 			RoutingRequest r = new RoutingRequest(id, new PromptBlocks(chain, 64, tokens),
 					SLOS[param / 7 % SLOS.length].toNanos(), clock.nanos());
+			if (tenants) {
+				r = r.withTenant(TENANTS[param / 17 % TENANTS.length], 0);
+			}
 			// Now and then it must avoid an instance other than the one the policy picks.
 			Set<String> avoid = param % 9 == 0 ? Set.of(IDS[(Math.floorMod(id.hashCode(), 4) + 1) % IDS.length])
 					: Set.of();
