@@ -64,6 +64,64 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void anArrivalWithNothingQueuedInThePoolAndRoomIsReleasedWithoutQueueing() {
+		DispatchQueues q = queues(new PinnedPolicy(r -> r.id().startsWith("a") ? "a" : "b"),
+				QueueSettings.custom().maxPrefillRequests(1));
+		RequestTicket a1 = q.submit(request("a1", 1, 100), true, outcomes);
+		assertThat(a1.state()).isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(q.book.releasedAtOnce).isEqualTo(1);
+		assertThat(a().queuedRequests()).isZero();
+		assertThat(a().queuedTokens()).isZero();
+		assertThat(a().oldestQueuedNanos()).isEqualTo(Long.MAX_VALUE);
+		assertThat(a().prefillRequests()).isEqualTo(1);
+
+		// a is at its limit: the next one for a waits there.
+		RequestTicket a2 = q.submit(request("a2", 2, 100), true, outcomes);
+		assertThat(a2.state()).isEqualTo(RequestTicket.State.QUEUED);
+		assertThat(q.book.releasedAtOnce).isEqualTo(1);
+
+		// b has room, but a request waits in the pool: b's arrival goes through its
+		// queue and the release pass, which sends it all the same.
+		RequestTicket b1 = q.submit(request("b1", 3, 100), true, outcomes);
+		assertThat(b1.state()).isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(q.book.releasedAtOnce).isEqualTo(1);
+
+		// Nothing waits once a2 is out; b1 holds b, so b's next arrival waits.
+		q.firstToken(a1);
+		assertThat(a2.state()).isEqualTo(RequestTicket.State.RELEASED);
+		RequestTicket b2 = q.submit(request("b2", 4, 100), true, outcomes);
+		assertThat(b2.state()).isEqualTo(RequestTicket.State.QUEUED);
+		q.firstToken(b1);
+		assertThat(b2.state()).isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(q.book.releasedAtOnce).isEqualTo(1);
+		assertThat(outcomes.releasedIds()).containsExactly("a1", "b1", "a2", "b2");
+	}
+
+	@Test
+	void anArrivalLeftOnADrainingInstanceIsNotReleasedAtOnce() {
+		single();
+		// A policy that places on a even while it drains, so the request has no other
+		// instance to go to: it waits in a's queue, which the release pass still sends.
+		RoutingPolicy toA = new RoutingPolicy() {
+			@Override
+			public String name() {
+				return "to-a";
+			}
+
+			@Override
+			public Decision choose(RoutingRequest request, InstancePool p) {
+				return Decision.of("a", Reason.AFFINITY, request);
+			}
+		};
+		DispatchQueues q = queues(toA, QueueSettings.custom());
+		a().draining(true);
+		RequestTicket r = q.submit(request("r", 1, 100), true, outcomes);
+		assertThat(q.book.releasedAtOnce).isZero();
+		assertThat(r.state()).isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(r.decision().instanceId()).isEqualTo("a");
+	}
+
+	@Test
 	void theReleaseLimitCountsWhatPeerReplicasPublishedOfTheirPrefill() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
