@@ -13,11 +13,13 @@ import org.jspecify.annotations.Nullable;
  * Those structures take a whole prompt's chain of block hashes on every release (hundreds
  * to thousands of blocks for a long prompt), so their cost was allocation.
  * <p>
- * The entries live in parallel arrays (key, value, previous, next) indexed by entry
- * number, in a doubly linked list from eldest to newest; an open-addressing table of
- * entry numbers finds a key (linear probing, backward-shift deletion, no tombstones). The
- * arrays grow by doubling up to the bound and are reused as entries are evicted, so a
- * full map allocates nothing.
+ * The entries live in two arrays indexed by entry number, in a doubly linked list from
+ * eldest to newest: one of longs holding each entry's key next to its links (previous and
+ * next entry numbers in one long), so a lookup that finds the key has the links in the
+ * same cache line, and one of values; an open-addressing table of entry numbers finds a
+ * key (linear probing, backward-shift deletion, no tombstones). The arrays grow by
+ * doubling up to the bound and are reused as entries are evicted, so a full map allocates
+ * nothing.
  * <p>
  * Semantics match {@code LinkedHashMap}: {@link #put} of a new key appends it as the
  * newest and then, if the map holds more than its bound, evicts the eldest (of a
@@ -39,13 +41,11 @@ final class LongLruMap<V> {
 
 	private int capacity;
 
-	private long[] keys;
+	// Entry e's key at 2e, its links at 2e + 1: the previous entry number in the high
+	// half, the next in the low half (NONE: -1).
+	private long[] entries;
 
 	private Object[] values;
-
-	private int[] prev;
-
-	private int[] next;
 
 	// Slot -> entry number, NONE when empty. Its length is a power of two at least twice
 	// the entry arrays', so the load factor stays at or under one half.
@@ -55,7 +55,8 @@ final class LongLruMap<V> {
 
 	private int size;
 
-	// Entry numbers below this have been handed out; freed ones chain through next[].
+	// Entry numbers below this have been handed out; freed ones chain through their next
+	// link.
 	private int allocated;
 
 	private int free = NONE;
@@ -70,10 +71,8 @@ final class LongLruMap<V> {
 	}
 
 	private void allocate(int entries) {
-		this.keys = new long[entries];
+		this.entries = new long[2 * entries];
 		this.values = new Object[entries];
-		this.prev = new int[entries];
-		this.next = new int[entries];
 		this.table = new int[tableLength(entries)];
 		Arrays.fill(this.table, NONE);
 		this.mask = this.table.length - 1;
@@ -96,7 +95,7 @@ final class LongLruMap<V> {
 	// The slot holding key's entry, or the empty slot where it would go.
 	private int slot(long key) {
 		int i = home(key);
-		for (int e = this.table[i]; e != NONE && this.keys[e] != key; e = this.table[i]) {
+		for (int e = this.table[i]; e != NONE && key(e) != key; e = this.table[i]) {
 			i = (i + 1) & this.mask;
 		}
 		return i;
@@ -142,8 +141,8 @@ final class LongLruMap<V> {
 			moveToNewest(e);
 			return;
 		}
-		if (this.free == NONE && this.allocated == this.keys.length) {
-			if (this.size < this.capacity && this.keys.length < MAX_ENTRIES) {
+		if (this.free == NONE && this.allocated == this.values.length) {
+			if (this.size < this.capacity && this.values.length < MAX_ENTRIES) {
 				grow();
 			}
 			else {
@@ -155,7 +154,7 @@ final class LongLruMap<V> {
 			i = slot(key);
 		}
 		e = takeEntry();
-		this.keys[e] = key;
+		this.entries[e << 1] = key;
 		this.values[e] = value;
 		this.table[i] = e;
 		this.size++;
@@ -187,8 +186,8 @@ final class LongLruMap<V> {
 		long[] out = new long[n];
 		int e = this.newest;
 		for (int i = 0; i < n; i++) {
-			out[i] = this.keys[e];
-			e = this.prev[e];
+			out[i] = key(e);
+			e = prev(e);
 		}
 		return out;
 	}
@@ -227,23 +226,21 @@ final class LongLruMap<V> {
 	}
 
 	private void grow() {
-		int length = (int) Math.min(MAX_ENTRIES, Math.min(2L * this.keys.length, Math.max(this.capacity, 1)));
-		this.keys = Arrays.copyOf(this.keys, length);
+		int length = (int) Math.min(MAX_ENTRIES, Math.min(2L * this.values.length, Math.max(this.capacity, 1)));
+		this.entries = Arrays.copyOf(this.entries, 2 * length);
 		this.values = Arrays.copyOf(this.values, length);
-		this.prev = Arrays.copyOf(this.prev, length);
-		this.next = Arrays.copyOf(this.next, length);
 		this.table = new int[tableLength(length)];
 		Arrays.fill(this.table, NONE);
 		this.mask = this.table.length - 1;
-		for (int e = this.eldest; e != NONE; e = this.next[e]) {
-			this.table[slot(this.keys[e])] = e;
+		for (int e = this.eldest; e != NONE; e = next(e)) {
+			this.table[slot(key(e))] = e;
 		}
 	}
 
 	private int takeEntry() {
 		if (this.free != NONE) {
 			int e = this.free;
-			this.free = this.next[e];
+			this.free = next(e);
 			return e;
 		}
 		return this.allocated++;
@@ -251,9 +248,9 @@ final class LongLruMap<V> {
 
 	private void removeEntry(int e) {
 		unlink(e);
-		deleteSlot(slot(this.keys[e]));
+		deleteSlot(slot(key(e)));
 		this.values[e] = null;
-		this.next[e] = this.free;
+		setNext(e, this.free);
 		this.free = e;
 		this.size--;
 	}
@@ -263,7 +260,7 @@ final class LongLruMap<V> {
 	private void deleteSlot(int hole) {
 		this.table[hole] = NONE;
 		for (int j = (hole + 1) & this.mask; this.table[j] != NONE; j = (j + 1) & this.mask) {
-			int h = home(this.keys[this.table[j]]);
+			int h = home(key(this.table[j]));
 			boolean between = (hole <= j) ? (h > hole && h <= j) : (h > hole || h <= j);
 			if (!between) {
 				this.table[hole] = this.table[j];
@@ -281,32 +278,58 @@ final class LongLruMap<V> {
 	}
 
 	private void unlink(int e) {
-		int p = this.prev[e];
-		int n = this.next[e];
+		long links = this.entries[(e << 1) + 1];
+		int p = (int) (links >> 32);
+		int n = (int) links;
 		if (p == NONE) {
 			this.eldest = n;
 		}
 		else {
-			this.next[p] = n;
+			setNext(p, n);
 		}
 		if (n == NONE) {
 			this.newest = p;
 		}
 		else {
-			this.prev[n] = p;
+			setPrev(n, p);
 		}
 	}
 
 	private void linkNewest(int e) {
-		this.prev[e] = this.newest;
-		this.next[e] = NONE;
+		this.entries[(e << 1) + 1] = links(this.newest, NONE);
 		if (this.newest == NONE) {
 			this.eldest = e;
 		}
 		else {
-			this.next[this.newest] = e;
+			setNext(this.newest, e);
 		}
 		this.newest = e;
+	}
+
+	private long key(int e) {
+		return this.entries[e << 1];
+	}
+
+	private int prev(int e) {
+		return (int) (this.entries[(e << 1) + 1] >> 32);
+	}
+
+	private int next(int e) {
+		return (int) this.entries[(e << 1) + 1];
+	}
+
+	private void setPrev(int e, int p) {
+		int i = (e << 1) + 1;
+		this.entries[i] = links(p, (int) this.entries[i]);
+	}
+
+	private void setNext(int e, int n) {
+		int i = (e << 1) + 1;
+		this.entries[i] = links((int) (this.entries[i] >> 32), n);
+	}
+
+	private static long links(int prev, int next) {
+		return ((long) prev << 32) | (next & 0xFFFFFFFFL);
 	}
 
 	private static int checked(int capacity) {
