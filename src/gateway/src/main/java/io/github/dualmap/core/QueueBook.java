@@ -126,9 +126,6 @@ final class QueueBook {
 	// Which shortcuts the rules take (all but in DispatchQueuesIndexedMovesTests).
 	final QueueShortcuts shortcuts;
 
-	// Requests released as they arrived, never queued (ReleasePass.releaseAtOnce).
-	long releasedAtOnce;
-
 	QueueBook(InstancePool pool, QueueSettings settings, FairnessSettings fairness) {
 		this(pool, settings, fairness, QueueShortcuts.ALL);
 	}

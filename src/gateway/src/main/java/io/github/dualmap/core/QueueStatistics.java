@@ -27,6 +27,8 @@ final class QueueStatistics {
 
 	private long pulls;
 
+	private long releasedAtOnce;
+
 	/** A queued request was turned away to make room for a request it yields to. */
 	void recordShed() {
 		shed++;
@@ -77,6 +79,14 @@ final class QueueStatistics {
 		releases++;
 	}
 
+	/**
+	 * A request was sent as it arrived, never queued ({@link ReleasePass#releaseAtOnce});
+	 * it counts as a release too.
+	 */
+	void recordReleasedAtOnce() {
+		releasedAtOnce++;
+	}
+
 	long shed() {
 		return shed;
 	}
@@ -111,6 +121,10 @@ final class QueueStatistics {
 
 	long pulls() {
 		return pulls;
+	}
+
+	long releasedAtOnce() {
+		return releasedAtOnce;
 	}
 
 }

@@ -158,7 +158,7 @@ final class ReleasePass {
 		fair.passThrough(q, now);
 		q.cachedTokens = split.cached();
 		q.uncachedTokens = split.uncached();
-		book.releasedAtOnce++;
+		stats.recordReleasedAtOnce();
 		release(q, s, pool.prefillWork(s), out);
 		return true;
 	}

@@ -67,8 +67,8 @@ class DispatchQueuesIndexedMovesTests {
 				assertThat(reference.queues.book.unparked).as("the plain form parks nothing")
 					.containsAll(reference.queues.book.nonEmpty);
 			}
-			atOnce += indexed.queues.book.releasedAtOnce;
-			assertThat(reference.queues.book.releasedAtOnce).isZero();
+			atOnce += indexed.queues.book.stats.releasedAtOnce();
+			assertThat(reference.queues.book.stats.releasedAtOnce()).isZero();
 			moves += reference.queues.migrations() - reference.queues.pulls();
 			pulls += reference.queues.pulls();
 			rescues += reference.queues.rescues();

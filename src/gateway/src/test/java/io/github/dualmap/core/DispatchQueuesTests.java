@@ -69,7 +69,7 @@ class DispatchQueuesTests {
 				QueueSettings.custom().maxPrefillRequests(1));
 		RequestTicket a1 = q.submit(request("a1", 1, 100), true, outcomes);
 		assertThat(a1.state()).isEqualTo(RequestTicket.State.RELEASED);
-		assertThat(q.book.releasedAtOnce).isEqualTo(1);
+		assertThat(q.book.stats.releasedAtOnce()).isEqualTo(1);
 		assertThat(a().queuedRequests()).isZero();
 		assertThat(a().queuedTokens()).isZero();
 		assertThat(a().oldestQueuedNanos()).isEqualTo(Long.MAX_VALUE);
@@ -78,13 +78,13 @@ class DispatchQueuesTests {
 		// a is at its limit: the next one for a waits there.
 		RequestTicket a2 = q.submit(request("a2", 2, 100), true, outcomes);
 		assertThat(a2.state()).isEqualTo(RequestTicket.State.QUEUED);
-		assertThat(q.book.releasedAtOnce).isEqualTo(1);
+		assertThat(q.book.stats.releasedAtOnce()).isEqualTo(1);
 
 		// b has room, but a request waits in the pool: b's arrival goes through its
 		// queue and the release pass, which sends it all the same.
 		RequestTicket b1 = q.submit(request("b1", 3, 100), true, outcomes);
 		assertThat(b1.state()).isEqualTo(RequestTicket.State.RELEASED);
-		assertThat(q.book.releasedAtOnce).isEqualTo(1);
+		assertThat(q.book.stats.releasedAtOnce()).isEqualTo(1);
 
 		// Nothing waits once a2 is out; b1 holds b, so b's next arrival waits.
 		q.firstToken(a1);
@@ -93,7 +93,7 @@ class DispatchQueuesTests {
 		assertThat(b2.state()).isEqualTo(RequestTicket.State.QUEUED);
 		q.firstToken(b1);
 		assertThat(b2.state()).isEqualTo(RequestTicket.State.RELEASED);
-		assertThat(q.book.releasedAtOnce).isEqualTo(1);
+		assertThat(q.book.stats.releasedAtOnce()).isEqualTo(1);
 		assertThat(outcomes.releasedIds()).containsExactly("a1", "b1", "a2", "b2");
 	}
 
@@ -116,7 +116,7 @@ class DispatchQueuesTests {
 		DispatchQueues q = queues(toA, QueueSettings.custom());
 		a().draining(true);
 		RequestTicket r = q.submit(request("r", 1, 100), true, outcomes);
-		assertThat(q.book.releasedAtOnce).isZero();
+		assertThat(q.book.stats.releasedAtOnce()).isZero();
 		assertThat(r.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(r.decision().instanceId()).isEqualTo("a");
 	}
