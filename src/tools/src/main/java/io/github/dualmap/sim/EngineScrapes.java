@@ -60,10 +60,10 @@ final class EngineScrapes {
 	}
 
 	/**
-	 * Scrapes every joined engine at {@code now} into every router's pool; when
-	 * {@code measuring}, samples the engines' load and state.
+	 * Scrapes every joined engine at {@code now} into the pools of routers
+	 * {@code [0, routers)}; when {@code measuring}, samples the engines' load and state.
 	 */
-	Scrape scrape(long now, boolean measuring) {
+	Scrape scrape(long now, boolean measuring, int routers) {
 		double[] loads = new double[this.fleet.slots()];
 		int members = 0;
 		int joined = this.fleet.joined();
@@ -71,7 +71,9 @@ final class EngineScrapes {
 		for (int k = 0; k < joined; k++) {
 			EngineSnapshot snapshot = this.fleet.engine(k).scrape(now);
 			snapshots[k] = snapshot;
-			this.routers.engineScraped(this.fleet.id(k), snapshot);
+			for (int r = 0; r < routers; r++) {
+				this.routers.engineScraped(r, this.fleet.id(k), snapshot);
+			}
 			loads[k] = this.fleet.engine(k).load();
 			members += this.fleet.isMember(k) ? 1 : 0;
 		}
@@ -88,6 +90,13 @@ final class EngineScrapes {
 			this.cvSamples++;
 		}
 		return new Scrape(loads, snapshots);
+	}
+
+	/** Scrapes every joined engine at {@code now} into router {@code r}'s pool alone. */
+	void scrapeInto(int r, long now) {
+		for (int k = 0; k < this.fleet.joined(); k++) {
+			this.routers.engineScraped(r, this.fleet.id(k), this.fleet.engine(k).scrape(now));
+		}
 	}
 
 	/**

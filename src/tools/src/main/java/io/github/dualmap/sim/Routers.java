@@ -320,14 +320,13 @@ final class Routers {
 	}
 
 	/**
-	 * A scrape's {@code snapshot} of instance {@code instanceId} reaches every router.
+	 * A scrape's {@code snapshot} of instance {@code instanceId} reaches router
+	 * {@code r}.
 	 */
-	void engineScraped(String instanceId, EngineSnapshot snapshot) {
-		for (InstancePool pool : this.pools) {
-			InstanceState state = pool.instance(instanceId);
-			if (state != null) {
-				state.updateEngine(snapshot);
-			}
+	void engineScraped(int r, String instanceId, EngineSnapshot snapshot) {
+		InstanceState state = this.pools[r].instance(instanceId);
+		if (state != null) {
+			state.updateEngine(snapshot);
 		}
 	}
 

@@ -25,6 +25,8 @@ sealed interface SimEvent {
 
 		void scrape();
 
+		void routerScrape(int router);
+
 		void queueTick(int router);
 
 		void membershipChange(int step);
@@ -97,6 +99,19 @@ sealed interface SimEvent {
 		@Override
 		public void handle(Handler handler) {
 			handler.scrape();
+		}
+
+	}
+
+	/**
+	 * Router {@code router} scrapes every engine's metrics on its own phase
+	 * ({@link ScrapePhases#STAGGERED}).
+	 */
+	record RouterScrape(int router) implements SimEvent {
+
+		@Override
+		public void handle(Handler handler) {
+			handler.routerScrape(this.router);
 		}
 
 	}

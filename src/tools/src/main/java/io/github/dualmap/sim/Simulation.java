@@ -36,8 +36,9 @@ import org.jspecify.annotations.Nullable;
  * {@link EngineFleet#KV_EVENT_LAG_NANOS} after each step ends;</li>
  * <li>{@link PeerUpdates}: what replicas learn of each other's releases and load, and
  * {@code sglang-cache-aware}'s tree inserts over its mesh;</li>
- * <li>{@link EngineScrapes}: the scrape of engine metrics into the routers' pools, and
- * the engine-side statistics and timeline;</li>
+ * <li>{@link EngineScrapes}: the scrape of engine metrics into the routers' pools (each
+ * router on its own phase, {@link SimulationConfig#scrapePhases()}), and the engine-side
+ * statistics and timeline;</li>
  * <li>{@link Measurement}: each request's TTFT judged against its objective
  * ({@link RequestObjectives}), the result, and when the run may stop.</li>
  * </ul>
@@ -190,11 +191,24 @@ public final class Simulation {
 				sim.changeNanos.stream().mapToLong(Long::longValue).toArray(), config.warmup());
 	}
 
+	/**
+	 * How many routers, from router 0, scrape at the run's scrape ticks: all of them when
+	 * their phases are {@link ScrapePhases#ALIGNED}, else router 0 alone (the others
+	 * scrape on phases of their own, {@link SimEvent.RouterScrape}).
+	 */
+	private int tickRouters() {
+		return this.config.scrapePhases() == ScrapePhases.ALIGNED ? this.routers.count() : 1;
+	}
+
 	private RunResult run() {
 		for (int i = 0; i < this.arrival.length; i++) {
 			this.events.schedule(this.arrival[i], new SimEvent.Arrival(i));
 		}
 		this.events.schedule(0, new SimEvent.Scrape());
+		for (int r = tickRouters(); r < this.routers.count(); r++) {
+			this.events.schedule(this.config.scrapePhases().offsetNanos(r, this.routers.count(), this.scrapeNanos),
+					new SimEvent.RouterScrape(r));
+		}
 		this.peers.start();
 		long span = this.arrival[this.arrival.length - 1] - this.arrival[0];
 		for (int s = 0; s < this.schedule.steps().size(); s++) {
@@ -279,13 +293,23 @@ public final class Simulation {
 		@Override
 		public void scrape() {
 			long now = events.now();
-			EngineScrapes.Scrape scrape = scrapes.scrape(now, measurement.measuring(now));
-			for (int r = 0; r < routers.count(); r++) {
+			// The run's scrape ticks: what the timeline and the engine statistics sample,
+			// and the routers that scrape at them.
+			EngineScrapes.Scrape scrape = scrapes.scrape(now, measurement.measuring(now), tickRouters());
+			for (int r = 0; r < tickRouters(); r++) {
 				routers.release(r);
 			}
 			scrapes.record(now, scrape);
 			measurement.expireDeadlines(now);
 			events.schedule(now + scrapeNanos, new SimEvent.Scrape());
+		}
+
+		@Override
+		public void routerScrape(int r) {
+			long now = events.now();
+			scrapes.scrapeInto(r, now);
+			routers.release(r);
+			events.schedule(now + scrapeNanos, new SimEvent.RouterScrape(r));
 		}
 
 		@Override

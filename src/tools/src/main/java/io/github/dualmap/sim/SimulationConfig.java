@@ -45,11 +45,13 @@ import org.jspecify.annotations.Nullable;
  * ({@link Yardstick})
  * @param sizeFloor the share of each prompt-size quartile of the feasible requests that
  * must be within its objective for a rate to pass; 0 asks nothing of the quartiles
+ * @param scrapePhases when each router scrapes within the scrape interval (no effect with
+ * one router)
  */
 public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
 		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses, double targetAttainment,
-		boolean shareLoad, double promptTokenTarget, double sizeFloor) {
+		boolean shareLoad, double promptTokenTarget, double sizeFloor, ScrapePhases scrapePhases) {
 
 	public SimulationConfig {
 		if (instances <= 0) {
@@ -82,6 +84,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 		if (!(sizeFloor >= 0 && sizeFloor <= 1)) {
 			throw new IllegalArgumentException("sizeFloor must be in [0, 1] but was " + sizeFloor);
 		}
+		Objects.requireNonNull(scrapePhases, "scrapePhases");
 	}
 
 	/**
@@ -206,6 +209,8 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 
 		private double sizeFloor;
 
+		private ScrapePhases scrapePhases = ScrapePhases.STAGGERED;
+
 		private Builder() {
 		}
 
@@ -226,6 +231,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 			this.shareLoad = c.shareLoad;
 			this.promptTokenTarget = c.promptTokenTarget;
 			this.sizeFloor = c.sizeFloor;
+			this.scrapePhases = c.scrapePhases;
 		}
 
 		public Builder instances(int instances) {
@@ -308,13 +314,19 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 			return this;
 		}
 
+		public Builder scrapePhases(ScrapePhases scrapePhases) {
+			this.scrapePhases = scrapePhases;
+			return this;
+		}
+
 		public SimulationConfig build() {
 			return new SimulationConfig(this.instances, this.routers, Objects.requireNonNull(this.slo, "slo"),
 					this.scrapeInterval, this.networkDelay, this.warmup, this.seed,
 					Objects.requireNonNull(this.settings, "settings"),
 					Objects.requireNonNull(this.instanceModels, "instanceModels"),
 					Objects.requireNonNull(this.decisionTimer, "decisionTimer"), this.prefixShareInterval,
-					this.sloClasses, this.targetAttainment, this.shareLoad, this.promptTokenTarget, this.sizeFloor);
+					this.sloClasses, this.targetAttainment, this.shareLoad, this.promptTokenTarget, this.sizeFloor,
+					this.scrapePhases);
 		}
 
 	}

@@ -63,6 +63,11 @@ class EventQueueTests {
 			}
 
 			@Override
+			public void routerScrape(int router) {
+				calls.add("routerScrape " + router);
+			}
+
+			@Override
 			public void queueTick(int router) {
 				calls.add("queueTick " + router);
 			}

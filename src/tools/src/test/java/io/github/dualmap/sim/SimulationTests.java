@@ -406,6 +406,60 @@ class SimulationTests {
 	}
 
 	@Test
+	void routersScrapeTheEnginesOnPhasesOfTheirOwnUnlessAskedToScrapeAligned() {
+		// Four routers take turns every 100 ms; each decision notes when its router last
+		// scraped the instance, within the 500 ms scrape interval.
+		List<TraceRequest> requests = new ArrayList<>();
+		for (int i = 0; i < 80; i++) {
+			requests.add(new TraceRequest(i * 100.0, 1024, 1, new long[] { 1000L + 2 * i, 1001L + 2 * i }));
+		}
+		Workload w = Workload.of(new Trace("four-routers", 512, requests));
+		SimulationConfig staggered = SimulationConfig.builder()
+			.instances(1)
+			.routers(4)
+			.slo(Duration.ofSeconds(60))
+			.networkDelay(Duration.ZERO)
+			.warmup(10)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(1_000_000L))
+			.decisionTimer(() -> 0L)
+			.scrapeInterval(Duration.ofMillis(500))
+			.build();
+		assertThat(staggered.scrapePhases()).isEqualTo(ScrapePhases.STAGGERED);
+		// Router r of 4 scrapes r/4 of the interval after the run's ticks.
+		assertThat(scrapePhasesSeen(w, staggered)).containsExactly(0L, 125L, 250L, 375L);
+		assertThat(scrapePhasesSeen(w, staggered.toBuilder().scrapePhases(ScrapePhases.ALIGNED).build()))
+			.containsExactly(0L, 0L, 0L, 0L);
+		// One router scrapes at the ticks either way.
+		assertThat(scrapePhasesSeen(w, staggered.toBuilder().routers(1).build())).containsExactly(0L);
+		assertThatThrownBy(() -> ScrapePhases.STAGGERED.offsetNanos(4, 4, 500))
+			.hasMessageContaining("router must be in [0, 4)");
+	}
+
+	/**
+	 * Per router, in the order the routers' policies were made: the one phase within the
+	 * scrape interval (milliseconds) at which its decisions found their last scrape.
+	 */
+	private static List<Long> scrapePhasesSeen(Workload w, SimulationConfig config) {
+		List<List<Long>> seen = new ArrayList<>();
+		PolicySpec scrapeAge = new PolicySpec("first-instance", settings -> {
+			List<Long> mine = new ArrayList<>();
+			seen.add(mine);
+			return new SeenScrapePolicy(mine);
+		});
+		Simulation.run(w, scrapeAge, config, 10, false);
+		List<Long> phases = new ArrayList<>();
+		for (List<Long> sampled : seen) {
+			assertThat(sampled).hasSizeGreaterThan(10);
+			long phase = sampled.get(0) % 500;
+			assertThat(sampled).allMatch(ms -> ms % 500 == phase);
+			phases.add(phase);
+		}
+		return phases;
+	}
+
+	@Test
 	void withReplicaSyncRoutersSeeTheirPeersPrefillFromTheFlushAfterItAndNotWithoutLoadSharing() {
 		// Two routers take turns every 100 ms; one FIFO instance serves a request a
 		// second, so every request stays in prefill for seconds.
@@ -512,6 +566,28 @@ class SimulationTests {
 		public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
 			InstanceState first = pool.instances().iterator().next();
 			this.seen.add(first.shadow().peekMatchedBlocks(request.blocks().chain()));
+			return Decision.of(first.id(), Reason.AFFINITY, request);
+		}
+
+	}
+
+	/**
+	 * Sends every request to the first instance and notes when its router last scraped
+	 * that instance's engine (milliseconds of the run's clock), once it has.
+	 */
+	private record SeenScrapePolicy(List<Long> sampledAtMillis) implements RoutingPolicy {
+
+		@Override
+		public String name() {
+			return "first-instance";
+		}
+
+		@Override
+		public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
+			InstanceState first = pool.instances().iterator().next();
+			if (first.engine() != null) {
+				this.sampledAtMillis.add(first.engine().sampledAtNanos() / 1_000_000);
+			}
 			return Decision.of(first.id(), Reason.AFFINITY, request);
 		}
 
