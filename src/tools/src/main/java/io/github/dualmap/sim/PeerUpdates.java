@@ -28,6 +28,12 @@ final class PeerUpdates {
 
 	private final boolean shareLoad;
 
+	private final RouterPhases phases;
+
+	// Per router, the load it last published (three numbers per engine slot), null
+	// before its first publication has been seen.
+	private final long[][] published;
+
 	PeerUpdates(SimulationConfig config, EventQueue events, Routers routers, EngineFleet fleet) {
 		this.events = events;
 		this.routers = routers;
@@ -38,26 +44,46 @@ final class PeerUpdates {
 				&& routers.policy(0) instanceof SglangCacheAwarePolicy
 						? SglangCacheAwarePolicy.DEFAULT_MESH_SYNC_INTERVAL.toNanos() : 0;
 		this.shareLoad = config.shareLoad();
+		this.phases = config.routerPhases();
+		this.published = new long[routers.count()][];
 	}
 
-	/** Schedules the first load flush, if the routers share their load. */
+	/**
+	 * Schedules the first load flush, if the routers share their load: every router's at
+	 * once when their phases are {@link RouterPhases#ALIGNED}, else each router's on its
+	 * own phase.
+	 */
 	void start() {
-		if (this.shareLoad && this.shareNanos > 0 && this.routers.count() > 1) {
-			this.events.schedule(this.shareNanos, new SimEvent.LoadFlush());
+		int n = this.routers.count();
+		if (!this.shareLoad || this.shareNanos == 0 || n < 2) {
+			return;
+		}
+		if (this.phases == RouterPhases.ALIGNED) {
+			this.events.schedule(this.shareNanos, new SimEvent.LoadFlush(0, n));
+			return;
+		}
+		for (int r = 0; r < n; r++) {
+			this.events.schedule(this.phases.nextNanos(r, n, this.shareNanos, 0), new SimEvent.LoadFlush(r, r + 1));
 		}
 	}
 
 	/**
+	 * When router {@code r}'s next publication of period {@code intervalNanos} leaves.
+	 */
+	private long nextFlush(int r, long intervalNanos) {
+		return this.phases.nextNanos(r, this.routers.count(), intervalNanos, this.events.now());
+	}
+
+	/**
 	 * Request {@code i}'s blocks, just released to {@code instanceId} by its router,
-	 * reach the other routers with the router's next flush: at the next multiple of the
-	 * sync interval, plus the network delay.
+	 * reach the other routers with the router's next flush (on its phase of the sync
+	 * interval), plus the network delay.
 	 */
 	void released(int i, String instanceId) {
 		if (this.shareNanos == 0 || this.routers.count() < 2 || this.routers.routed(i).blocks() == null) {
 			return;
 		}
-		long now = this.events.now();
-		this.events.schedule((now / this.shareNanos + 1) * this.shareNanos + this.delayNanos,
+		this.events.schedule(nextFlush(this.routers.routerOf(i), this.shareNanos) + this.delayNanos,
 				new SimEvent.ReleaseShared(i, instanceId));
 	}
 
@@ -82,8 +108,7 @@ final class PeerUpdates {
 	void dispatched(int i, String instanceId) {
 		RoutingRequest request = this.routers.routed(i);
 		if (this.meshNanos > 0 && request.blocks() != null) {
-			long now = this.events.now();
-			this.events.schedule((now / this.meshNanos + 1) * this.meshNanos + this.delayNanos,
+			this.events.schedule(nextFlush(this.routers.routerOf(i), this.meshNanos) + this.delayNanos,
 					new SimEvent.MeshInsertSeen(i, instanceId));
 		}
 	}
@@ -105,10 +130,11 @@ final class PeerUpdates {
 	 * uncached tokens in prefill, uncached tokens queued); the others see it after the
 	 * network delay, replacing what they knew.
 	 */
-	void flushLoad() {
+	void flushLoad(int from, int to) {
 		int joined = this.fleet.joined();
-		long[][] load = new long[this.routers.count()][3 * joined];
-		for (int r = 0; r < this.routers.count(); r++) {
+		long[][] load = new long[this.routers.count()][];
+		for (int r = from; r < to; r++) {
+			load[r] = new long[3 * joined];
 			for (int k = 0; k < joined; k++) {
 				InstanceState state = this.routers.pool(r).instance(this.fleet.id(k));
 				if (state != null) {
@@ -119,13 +145,31 @@ final class PeerUpdates {
 			}
 		}
 		long now = this.events.now();
-		this.events.schedule(now + this.delayNanos, new SimEvent.LoadSeen(load));
-		this.events.schedule(now + this.shareNanos, new SimEvent.LoadFlush());
+		this.events.schedule(now + this.delayNanos, new SimEvent.LoadSeen(from, to, load));
+		this.events.schedule(now + this.shareNanos, new SimEvent.LoadFlush(from, to));
 	}
 
-	/** Router {@code r}'s view of its peers' load becomes {@code load}'s. */
-	void peerLoadSeen(int r, long[][] load) {
-		for (int k = 0; k < load[r].length / 3; k++) {
+	/** The load routers {@code [from, to)} published ({@link #flushLoad}) has arrived. */
+	void loadPublished(int from, int to, long[][] load) {
+		for (int r = from; r < to; r++) {
+			this.published[r] = load[r];
+		}
+	}
+
+	/**
+	 * Router {@code r}'s view of its peers' load becomes the sum of what each other
+	 * router last published.
+	 */
+	void peerLoadSeen(int r) {
+		// Over the engine slots the latest publication covers (those joined when it was
+		// made).
+		int slots = 0;
+		for (int o = 0; o < this.routers.count(); o++) {
+			if (o != r && this.published[o] != null) {
+				slots = Math.max(slots, this.published[o].length / 3);
+			}
+		}
+		for (int k = 0; k < slots; k++) {
 			InstanceState state = this.routers.pool(r).instance(this.fleet.id(k));
 			if (state == null) {
 				continue;
@@ -134,10 +178,11 @@ final class PeerUpdates {
 			long tokens = 0;
 			long queuedTokens = 0;
 			for (int o = 0; o < this.routers.count(); o++) {
-				if (o != r) {
-					requests += load[o][3 * k];
-					tokens += load[o][3 * k + 1];
-					queuedTokens += load[o][3 * k + 2];
+				long[] load = this.published[o];
+				if (o != r && load != null && 3 * k + 2 < load.length) {
+					requests += load[3 * k];
+					tokens += load[3 * k + 1];
+					queuedTokens += load[3 * k + 2];
 				}
 			}
 			state.peerLoad((int) requests, tokens, queuedTokens);

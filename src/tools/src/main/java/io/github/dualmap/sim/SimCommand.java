@@ -127,11 +127,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	@Option(names = "--routers", defaultValue = "1", description = "gateway replicas (default ${DEFAULT-VALUE})")
 	int routers;
 
-	@Option(names = "--scrape-phases", defaultValue = "staggered", paramLabel = "staggered|aligned",
-			description = "when each router scrapes the engines within the scrape interval: staggered, router r of R "
-					+ "r/R of an interval after router 0, as independent replicas' scrape loops run apart; or aligned, "
-					+ "every router at the same instants (default ${DEFAULT-VALUE})")
-	String scrapePhases = "staggered";
+	@Option(names = "--router-phases", defaultValue = "staggered", paramLabel = "staggered|aligned",
+			description = "when each router scrapes the engines and, with --replica-sync, flushes to the others: "
+					+ "staggered, router r of R r/R of an interval after router 0, as independent replicas' schedules "
+					+ "run apart; or aligned, every router at the same instants (default ${DEFAULT-VALUE})")
+	String routerPhases = "staggered";
 
 	@Option(names = "--seed", defaultValue = "42", description = "random seed (default ${DEFAULT-VALUE})")
 	long seed;
@@ -402,7 +402,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			.instanceModels(EngineInstance.factory(engine, workloadTrace.blockTokens()))
 			.decisionTimer(decisionTimer)
 			.prefixShareInterval(replicaSync ? gateway.getReplicas().getFlushInterval() : null)
-			.scrapePhases(ScrapePhases.fromCliName(scrapePhases))
+			.routerPhases(RouterPhases.fromCliName(routerPhases))
 			.build();
 		SloClasses classes = sloClasses == null ? SloClasses.NONE : SloClasses.parse(sloClasses);
 		if (!classes.isEmpty() && scale != null) {

@@ -33,9 +33,9 @@ sealed interface SimEvent {
 
 		void releaseShared(int request, String instanceId);
 
-		void loadFlush();
+		void loadFlush(int from, int to);
 
-		void loadSeen(long[][] load);
+		void loadSeen(int from, int to, long[][] load);
 
 		void kvEventsSeen(int engine, KvStepEvents.Batch batch);
 
@@ -105,7 +105,7 @@ sealed interface SimEvent {
 
 	/**
 	 * Router {@code router} scrapes every engine's metrics on its own phase
-	 * ({@link ScrapePhases#STAGGERED}).
+	 * ({@link RouterPhases#STAGGERED}).
 	 */
 	record RouterScrape(int router) implements SimEvent {
 
@@ -149,25 +149,29 @@ sealed interface SimEvent {
 
 	}
 
-	/** With replica sync and load sharing, every router publishes its load. */
-	record LoadFlush() implements SimEvent {
+	/**
+	 * With replica sync and load sharing, routers {@code [from, to)} publish their load:
+	 * every router at once ({@link RouterPhases#ALIGNED}), or one.
+	 */
+	record LoadFlush(int from, int to) implements SimEvent {
 
 		@Override
 		public void handle(Handler handler) {
-			handler.loadFlush();
+			handler.loadFlush(this.from, this.to);
 		}
 
 	}
 
 	/**
-	 * A load publication reaches the other routers: per router, three numbers per engine
-	 * slot (see {@link PeerUpdates#flushLoad}).
+	 * The load publication of routers {@code [from, to)} reaches the other routers: per
+	 * router, three numbers per engine slot (see {@link PeerUpdates#flushLoad}), those
+	 * outside {@code [from, to)} empty.
 	 */
-	record LoadSeen(long[][] load) implements SimEvent {
+	record LoadSeen(int from, int to, long[][] load) implements SimEvent {
 
 		@Override
 		public void handle(Handler handler) {
-			handler.loadSeen(this.load);
+			handler.loadSeen(this.from, this.to, this.load);
 		}
 
 	}

@@ -35,9 +35,10 @@ import org.jspecify.annotations.Nullable;
  * {@link KvEventIndex} for all routers, one network delay plus
  * {@link EngineFleet#KV_EVENT_LAG_NANOS} after each step ends;</li>
  * <li>{@link PeerUpdates}: what replicas learn of each other's releases and load, and
- * {@code sglang-cache-aware}'s tree inserts over its mesh;</li>
+ * {@code sglang-cache-aware}'s tree inserts over its mesh, each router flushing on its
+ * own phase;</li>
  * <li>{@link EngineScrapes}: the scrape of engine metrics into the routers' pools (each
- * router on its own phase, {@link SimulationConfig#scrapePhases()}), and the engine-side
+ * router on its own phase, {@link SimulationConfig#routerPhases()}), and the engine-side
  * statistics and timeline;</li>
  * <li>{@link Measurement}: each request's TTFT judged against its objective
  * ({@link RequestObjectives}), the result, and when the run may stop.</li>
@@ -193,11 +194,11 @@ public final class Simulation {
 
 	/**
 	 * How many routers, from router 0, scrape at the run's scrape ticks: all of them when
-	 * their phases are {@link ScrapePhases#ALIGNED}, else router 0 alone (the others
+	 * their phases are {@link RouterPhases#ALIGNED}, else router 0 alone (the others
 	 * scrape on phases of their own, {@link SimEvent.RouterScrape}).
 	 */
 	private int tickRouters() {
-		return this.config.scrapePhases() == ScrapePhases.ALIGNED ? this.routers.count() : 1;
+		return this.config.routerPhases() == RouterPhases.ALIGNED ? this.routers.count() : 1;
 	}
 
 	private RunResult run() {
@@ -206,7 +207,7 @@ public final class Simulation {
 		}
 		this.events.schedule(0, new SimEvent.Scrape());
 		for (int r = tickRouters(); r < this.routers.count(); r++) {
-			this.events.schedule(this.config.scrapePhases().offsetNanos(r, this.routers.count(), this.scrapeNanos),
+			this.events.schedule(this.config.routerPhases().offsetNanos(r, this.routers.count(), this.scrapeNanos),
 					new SimEvent.RouterScrape(r));
 		}
 		this.peers.start();
@@ -340,20 +341,23 @@ public final class Simulation {
 		}
 
 		@Override
-		public void loadFlush() {
-			peers.flushLoad();
+		public void loadFlush(int from, int to) {
+			peers.flushLoad(from, to);
 		}
 
 		/**
-		 * Each router's view of its peers' load becomes {@code load}'s; queues may
-		 * release.
+		 * Every other router's view of its peers' load takes in the load routers
+		 * {@code [from, to)} published; its queues may release.
 		 */
 		@Override
-		public void loadSeen(long[][] load) {
+		public void loadSeen(int from, int to, long[][] load) {
+			peers.loadPublished(from, to, load);
 			for (int r = 0; r < routers.count(); r++) {
-				peers.peerLoadSeen(r, load);
-				routers.release(r);
-				routers.tickQueues(r);
+				if (to - from > 1 || r != from) {
+					peers.peerLoadSeen(r);
+					routers.release(r);
+					routers.tickQueues(r);
+				}
 			}
 		}
 

@@ -45,13 +45,13 @@ import org.jspecify.annotations.Nullable;
  * ({@link Yardstick})
  * @param sizeFloor the share of each prompt-size quartile of the feasible requests that
  * must be within its objective for a rate to pass; 0 asks nothing of the quartiles
- * @param scrapePhases when each router scrapes within the scrape interval (no effect with
- * one router)
+ * @param routerPhases when each router scrapes the engines and flushes its replica sync
+ * within their intervals (no effect with one router)
  */
 public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
 		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses, double targetAttainment,
-		boolean shareLoad, double promptTokenTarget, double sizeFloor, ScrapePhases scrapePhases) {
+		boolean shareLoad, double promptTokenTarget, double sizeFloor, RouterPhases routerPhases) {
 
 	public SimulationConfig {
 		if (instances <= 0) {
@@ -84,7 +84,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 		if (!(sizeFloor >= 0 && sizeFloor <= 1)) {
 			throw new IllegalArgumentException("sizeFloor must be in [0, 1] but was " + sizeFloor);
 		}
-		Objects.requireNonNull(scrapePhases, "scrapePhases");
+		Objects.requireNonNull(routerPhases, "routerPhases");
 	}
 
 	/**
@@ -209,7 +209,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 
 		private double sizeFloor;
 
-		private ScrapePhases scrapePhases = ScrapePhases.STAGGERED;
+		private RouterPhases routerPhases = RouterPhases.STAGGERED;
 
 		private Builder() {
 		}
@@ -231,7 +231,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 			this.shareLoad = c.shareLoad;
 			this.promptTokenTarget = c.promptTokenTarget;
 			this.sizeFloor = c.sizeFloor;
-			this.scrapePhases = c.scrapePhases;
+			this.routerPhases = c.routerPhases;
 		}
 
 		public Builder instances(int instances) {
@@ -314,8 +314,8 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 			return this;
 		}
 
-		public Builder scrapePhases(ScrapePhases scrapePhases) {
-			this.scrapePhases = scrapePhases;
+		public Builder routerPhases(RouterPhases routerPhases) {
+			this.routerPhases = routerPhases;
 			return this;
 		}
 
@@ -326,7 +326,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 					Objects.requireNonNull(this.instanceModels, "instanceModels"),
 					Objects.requireNonNull(this.decisionTimer, "decisionTimer"), this.prefixShareInterval,
 					this.sloClasses, this.targetAttainment, this.shareLoad, this.promptTokenTarget, this.sizeFloor,
-					this.scrapePhases);
+					this.routerPhases);
 		}
 
 	}

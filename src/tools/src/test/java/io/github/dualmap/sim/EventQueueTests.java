@@ -83,13 +83,13 @@ class EventQueueTests {
 			}
 
 			@Override
-			public void loadFlush() {
-				calls.add("loadFlush");
+			public void loadFlush(int from, int to) {
+				calls.add("loadFlush " + from + " " + to);
 			}
 
 			@Override
-			public void loadSeen(long[][] load) {
-				calls.add("loadSeen " + load.length);
+			public void loadSeen(int from, int to, long[][] load) {
+				calls.add("loadSeen " + from + " " + to + " " + load.length);
 			}
 
 			@Override
@@ -106,14 +106,15 @@ class EventQueueTests {
 		List<SimEvent> all = List.of(new SimEvent.Arrival(1), new SimEvent.Delivery(2),
 				new SimEvent.StepEnd(3, new InstanceModel.StepOutcome(0, new int[0], new int[0], new int[0])),
 				new SimEvent.FirstTokenSeen(4), new SimEvent.FinishSeen(5), new SimEvent.Scrape(),
-				new SimEvent.QueueTick(6), new SimEvent.MembershipChange(7), new SimEvent.ReleaseShared(8, "e"),
-				new SimEvent.LoadFlush(), new SimEvent.LoadSeen(new long[2][0]),
+				new SimEvent.RouterScrape(3), new SimEvent.QueueTick(6), new SimEvent.MembershipChange(7),
+				new SimEvent.ReleaseShared(8, "e"), new SimEvent.LoadFlush(0, 2),
+				new SimEvent.LoadSeen(1, 2, new long[2][0]),
 				new SimEvent.KvEventsSeen(9, new KvStepEvents.Batch(new long[3], new boolean[3])),
 				new SimEvent.MeshInsertSeen(10, "f"));
 		all.forEach(e -> e.handle(handler));
 		assertThat(calls).containsExactly("arrival 1", "delivery 2", "stepEnd 3", "firstTokenSeen 4", "finishSeen 5",
-				"scrape", "queueTick 6", "membershipChange 7", "releaseShared 8 e", "loadFlush", "loadSeen 2",
-				"kvEventsSeen 9 3", "meshInsertSeen 10 f");
+				"scrape", "routerScrape 3", "queueTick 6", "membershipChange 7", "releaseShared 8 e", "loadFlush 0 2",
+				"loadSeen 1 2 2", "kvEventsSeen 9 3", "meshInsertSeen 10 f");
 	}
 
 }

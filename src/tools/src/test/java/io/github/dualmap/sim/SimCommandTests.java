@@ -327,18 +327,18 @@ class SimCommandTests {
 	}
 
 	@Test
-	void scrapePhasesAreStaggeredByDefaultAndAlignedOnRequest() throws IOException {
+	void routerPhasesAreStaggeredByDefaultAndAlignedOnRequest() throws IOException {
 		Path trace = mooncakeFile(400);
 		String[] common = { "--trace", trace.toString(), "--warmup", "50", "--instances", "2", "--routers", "2",
 				"--rate", "3", "--min-duration", "0", "--policies", "dualmap" };
 		String staggered = resultsOf(common);
-		assertThat(resultsOf(common, "--scrape-phases", "staggered")).isEqualTo(staggered);
-		assertThat(resultsOf(common, "--scrape-phases", "aligned")).contains("\"name\" : \"dualmap\"");
+		assertThat(resultsOf(common, "--router-phases", "staggered")).isEqualTo(staggered);
+		assertThat(resultsOf(common, "--router-phases", "aligned")).contains("\"name\" : \"dualmap\"");
 		Path outDir = dir.resolve("phases");
-		assertThat(run("--trace", trace.toString(), "--routers", "2", "--scrape-phases", "random", "--out",
+		assertThat(run("--trace", trace.toString(), "--routers", "2", "--router-phases", "random", "--out",
 				outDir.toString()))
 			.isEqualTo(2);
-		assertThat(err.toString()).contains("unknown --scrape-phases 'random' (staggered or aligned)");
+		assertThat(err.toString()).contains("unknown --router-phases 'random' (staggered or aligned)");
 	}
 
 	@Test

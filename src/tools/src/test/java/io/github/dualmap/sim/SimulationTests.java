@@ -406,7 +406,7 @@ class SimulationTests {
 	}
 
 	@Test
-	void routersScrapeTheEnginesOnPhasesOfTheirOwnUnlessAskedToScrapeAligned() {
+	void routersScrapeTheEnginesOnPhasesOfTheirOwnUnlessAligned() {
 		// Four routers take turns every 100 ms; each decision notes when its router last
 		// scraped the instance, within the 500 ms scrape interval.
 		List<TraceRequest> requests = new ArrayList<>();
@@ -426,22 +426,63 @@ class SimulationTests {
 			.decisionTimer(() -> 0L)
 			.scrapeInterval(Duration.ofMillis(500))
 			.build();
-		assertThat(staggered.scrapePhases()).isEqualTo(ScrapePhases.STAGGERED);
+		assertThat(staggered.routerPhases()).isEqualTo(RouterPhases.STAGGERED);
 		// Router r of 4 scrapes r/4 of the interval after the run's ticks.
-		assertThat(scrapePhasesSeen(w, staggered)).containsExactly(0L, 125L, 250L, 375L);
-		assertThat(scrapePhasesSeen(w, staggered.toBuilder().scrapePhases(ScrapePhases.ALIGNED).build()))
+		assertThat(routerPhasesSeen(w, staggered)).containsExactly(0L, 125L, 250L, 375L);
+		assertThat(routerPhasesSeen(w, staggered.toBuilder().routerPhases(RouterPhases.ALIGNED).build()))
 			.containsExactly(0L, 0L, 0L, 0L);
 		// One router scrapes at the ticks either way.
-		assertThat(scrapePhasesSeen(w, staggered.toBuilder().routers(1).build())).containsExactly(0L);
-		assertThatThrownBy(() -> ScrapePhases.STAGGERED.offsetNanos(4, 4, 500))
+		assertThat(routerPhasesSeen(w, staggered.toBuilder().routers(1).build())).containsExactly(0L);
+		assertThatThrownBy(() -> RouterPhases.STAGGERED.offsetNanos(4, 4, 500))
 			.hasMessageContaining("router must be in [0, 4)");
+	}
+
+	@Test
+	void withReplicaSyncEachRouterFlushesOnItsOwnPhaseUnlessAligned() {
+		// Two routers take turns every 100 ms, with a 200 ms flush: router 1 flushes at
+		// 100, 300, ... ms when staggered, at 200, 400, ... when aligned; one FIFO
+		// instance keeps every request in prefill for seconds.
+		List<TraceRequest> requests = new ArrayList<>();
+		for (int i = 0; i < 30; i++) {
+			requests.add(new TraceRequest(i * 100.0, 1024, 1, new long[] { 1000L + 2 * i, 1001L + 2 * i }));
+		}
+		Workload w = Workload.of(new Trace("prefill-pile-up", 512, requests));
+		SimulationConfig staggered = SimulationConfig.builder()
+			.instances(1)
+			.routers(2)
+			.slo(Duration.ofSeconds(60))
+			.networkDelay(Duration.ofMillis(5))
+			.warmup(10)
+			.seed(1)
+			.settings(SETTINGS)
+			.instanceModels((index, seed) -> new FifoInstance(1_000_000_000L))
+			.decisionTimer(() -> 0L)
+			.prefixShareInterval(Duration.ofMillis(200))
+			.build();
+		// Request 2 (router 0, at 200 ms) sees request 1 (router 1, at 100 ms) when
+		// router
+		// 1 flushed at 100 ms, not when its flush leaves at 200 ms and arrives after.
+		List<long[]> seenStaggered = peerPrefillSeen(w, staggered);
+		assertThat(seenStaggered.get(1)).containsExactly(0, 0);
+		assertThat(seenStaggered.get(2)).containsExactly(1, 1024);
+		List<long[]> seenAligned = peerPrefillSeen(w, staggered.toBuilder().routerPhases(RouterPhases.ALIGNED).build());
+		assertThat(seenAligned.get(1)).containsExactly(0, 0);
+		assertThat(seenAligned.get(2)).containsExactly(0, 0);
+		// Request 3 (router 1, at 300 ms) sees requests 0 and 2 from router 0's flush at
+		// 200 ms, which leaves after request 2's release.
+		assertThat(seenAligned.get(3)).containsExactly(2, 2048);
+		// The next flush of a router on its phase.
+		assertThat(RouterPhases.STAGGERED.nextNanos(1, 2, 200, 0)).isEqualTo(100);
+		assertThat(RouterPhases.STAGGERED.nextNanos(1, 2, 200, 100)).isEqualTo(300);
+		assertThat(RouterPhases.STAGGERED.nextNanos(0, 2, 200, 100)).isEqualTo(200);
+		assertThat(RouterPhases.ALIGNED.nextNanos(1, 2, 200, 100)).isEqualTo(200);
 	}
 
 	/**
 	 * Per router, in the order the routers' policies were made: the one phase within the
 	 * scrape interval (milliseconds) at which its decisions found their last scrape.
 	 */
-	private static List<Long> scrapePhasesSeen(Workload w, SimulationConfig config) {
+	private static List<Long> routerPhasesSeen(Workload w, SimulationConfig config) {
 		List<List<Long>> seen = new ArrayList<>();
 		PolicySpec scrapeAge = new PolicySpec("first-instance", settings -> {
 			List<Long> mine = new ArrayList<>();
