@@ -440,28 +440,12 @@ class SimulationTests {
 	@Test
 	void withReplicaSyncEachRouterFlushesOnItsOwnPhaseUnlessAligned() {
 		// Two routers take turns every 100 ms, with a 200 ms flush: router 1 flushes at
-		// 100, 300, ... ms when staggered, at 200, 400, ... when aligned; one FIFO
-		// instance keeps every request in prefill for seconds.
-		List<TraceRequest> requests = new ArrayList<>();
-		for (int i = 0; i < 30; i++) {
-			requests.add(new TraceRequest(i * 100.0, 1024, 1, new long[] { 1000L + 2 * i, 1001L + 2 * i }));
-		}
-		Workload w = Workload.of(new Trace("prefill-pile-up", 512, requests));
-		SimulationConfig staggered = SimulationConfig.builder()
-			.instances(1)
-			.routers(2)
-			.slo(Duration.ofSeconds(60))
-			.networkDelay(Duration.ofMillis(5))
-			.warmup(10)
-			.seed(1)
-			.settings(SETTINGS)
-			.instanceModels((index, seed) -> new FifoInstance(1_000_000_000L))
-			.decisionTimer(() -> 0L)
-			.prefixShareInterval(Duration.ofMillis(200))
-			.build();
+		// 100, 300, ... ms when staggered, at 200, 400, ... when aligned.
+		Workload w = prefillPileUp();
+		SimulationConfig staggered = prefillPileUpConfig(Duration.ofMillis(200));
 		// Request 2 (router 0, at 200 ms) sees request 1 (router 1, at 100 ms) when
-		// router
-		// 1 flushed at 100 ms, not when its flush leaves at 200 ms and arrives after.
+		// router 1
+		// flushed at 100 ms, not when its flush leaves at 200 ms and arrives after.
 		List<long[]> seenStaggered = peerPrefillSeen(w, staggered);
 		assertThat(seenStaggered.get(1)).containsExactly(0, 0);
 		assertThat(seenStaggered.get(2)).containsExactly(1, 1024);
@@ -502,14 +486,40 @@ class SimulationTests {
 
 	@Test
 	void withReplicaSyncRoutersSeeTheirPeersPrefillFromTheFlushAfterItAndNotWithoutLoadSharing() {
-		// Two routers take turns every 100 ms; one FIFO instance serves a request a
-		// second, so every request stays in prefill for seconds.
+		Workload w = prefillPileUp();
+		SimulationConfig synced = prefillPileUpConfig(Duration.ofMillis(50));
+		List<long[]> shared = peerPrefillSeen(w, synced);
+		// Request 1 (router 1, at 100 ms) sees request 0 (router 0, released at 0 ms,
+		// published with its flush at 50 ms); request 2 (router 0, at 200 ms) sees
+		// request 1 (router 1's flush at 125 ms); request 3 sees requests 0 and 2.
+		assertThat(shared.get(0)).containsExactly(0, 0);
+		assertThat(shared.get(1)).containsExactly(1, 1024);
+		assertThat(shared.get(2)).containsExactly(1, 1024);
+		assertThat(shared.get(3)).containsExactly(2, 2048);
+		assertThat(shared.get(29)[0]).isGreaterThan(5);
+		assertThat(peerPrefillSeen(w, synced.withLoadSharing(false)))
+			.allSatisfy(seen -> assertThat(seen).containsOnly(0));
+		assertThat(peerPrefillSeen(w, synced.withLoadSharing(true))).usingRecursiveComparison().isEqualTo(shared);
+	}
+
+	/**
+	 * Two routers take turns every 100 ms; one FIFO instance serves a request a second,
+	 * so every request stays in prefill for seconds.
+	 */
+	private static Workload prefillPileUp() {
 		List<TraceRequest> requests = new ArrayList<>();
 		for (int i = 0; i < 30; i++) {
 			requests.add(new TraceRequest(i * 100.0, 1024, 1, new long[] { 1000L + 2 * i, 1001L + 2 * i }));
 		}
-		Workload w = Workload.of(new Trace("prefill-pile-up", 512, requests));
-		SimulationConfig synced = SimulationConfig.builder()
+		return Workload.of(new Trace("prefill-pile-up", 512, requests));
+	}
+
+	/**
+	 * {@link #prefillPileUp}'s two routers and instance, with replica sync every
+	 * {@code flush}.
+	 */
+	private static SimulationConfig prefillPileUpConfig(Duration flush) {
+		return SimulationConfig.builder()
 			.instances(1)
 			.routers(2)
 			.slo(Duration.ofSeconds(60))
@@ -519,20 +529,8 @@ class SimulationTests {
 			.settings(SETTINGS)
 			.instanceModels((index, seed) -> new FifoInstance(1_000_000_000L))
 			.decisionTimer(() -> 0L)
-			.prefixShareInterval(Duration.ofMillis(50))
+			.prefixShareInterval(flush)
 			.build();
-		List<long[]> shared = peerPrefillSeen(w, synced);
-		// Request 1 (router 1, at 100 ms) sees request 0 (router 0, released at 0 ms,
-		// published with the flush at 50 ms); request 2 (router 0, at 200 ms) sees
-		// request 1 (flush at 150 ms); request 3 sees requests 0 and 2.
-		assertThat(shared.get(0)).containsExactly(0, 0);
-		assertThat(shared.get(1)).containsExactly(1, 1024);
-		assertThat(shared.get(2)).containsExactly(1, 1024);
-		assertThat(shared.get(3)).containsExactly(2, 2048);
-		assertThat(shared.get(29)[0]).isGreaterThan(5);
-		assertThat(peerPrefillSeen(w, synced.withLoadSharing(false)))
-			.allSatisfy(seen -> assertThat(seen).containsOnly(0));
-		assertThat(peerPrefillSeen(w, synced.withLoadSharing(true))).usingRecursiveComparison().isEqualTo(shared);
 	}
 
 	/** Per request, its router's view of the instance's prefill at the other router. */
