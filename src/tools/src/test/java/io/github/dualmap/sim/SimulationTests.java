@@ -444,8 +444,7 @@ class SimulationTests {
 		Workload w = prefillPileUp();
 		SimulationConfig staggered = prefillPileUpConfig(Duration.ofMillis(200));
 		// Request 2 (router 0, at 200 ms) sees request 1 (router 1, at 100 ms) when
-		// router 1
-		// flushed at 100 ms, not when its flush leaves at 200 ms and arrives after.
+		// router 1 flushed at 100 ms, not when its flush leaves at 200 ms.
 		List<long[]> seenStaggered = peerPrefillSeen(w, staggered);
 		assertThat(seenStaggered.get(1)).containsExactly(0, 0);
 		assertThat(seenStaggered.get(2)).containsExactly(1, 1024);
