@@ -455,7 +455,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 
 	/**
 	 * The workload of a run with {@code --seed s} before it is named: read or generated,
-	 * cut to {@code --requests} and its ties replayed as {@code --ties} asks.
+	 * cut to {@code --requests}, its ties replayed as {@code --ties} asks and, with
+	 * several routers, their phases named.
 	 */
 	private Trace replayed(long s) {
 		if ((trace == null) == (synthetic == null)) {
@@ -488,11 +489,14 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			}
 			fileTrace = t;
 		}
-		return switch (ties) {
+		Trace tied = switch (ties) {
 			case "spread" -> t.spreadTies();
 			case "stamped" -> t;
 			default -> throw new IllegalArgumentException("unknown --ties '" + ties + "' (spread or stamped)");
 		};
+		// Several routers' results depend on their phases: the label names them.
+		return routers < 2 ? tied
+				: new Trace(tied.name() + ", router phases " + routerPhases, tied.blockTokens(), tied.requests());
 	}
 
 	/**

@@ -332,8 +332,11 @@ class SimCommandTests {
 		String[] common = { "--trace", trace.toString(), "--warmup", "50", "--instances", "2", "--routers", "2",
 				"--rate", "3", "--min-duration", "0", "--policies", "dualmap" };
 		String staggered = resultsOf(common);
+		assertThat(staggered).contains("\"trace\" : \"tiny.jsonl, router phases staggered\"");
 		assertThat(resultsOf(common, "--router-phases", "staggered")).isEqualTo(staggered);
-		assertThat(resultsOf(common, "--router-phases", "aligned")).contains("\"name\" : \"dualmap\"");
+		assertThat(resultsOf(common, "--router-phases", "aligned"))
+			.contains("\"trace\" : \"tiny.jsonl, router phases aligned\"")
+			.contains("\"name\" : \"dualmap\"");
 		Path outDir = dir.resolve("phases");
 		assertThat(run("--trace", trace.toString(), "--routers", "2", "--router-phases", "random", "--out",
 				outDir.toString()))
