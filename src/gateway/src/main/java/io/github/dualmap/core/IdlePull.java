@@ -31,6 +31,10 @@ final class IdlePull {
 
 	private final Relocator relocator;
 
+	// Counts the idle pull's looks at unchanged queues: an estimate an InstanceQueue
+	// holds from another count is stale (estimateHere).
+	private long pullEstimates;
+
 	IdlePull(QueueBook book, Relocator relocator, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
 		this.relocator = relocator;
@@ -57,6 +61,7 @@ final class IdlePull {
 		// have requests while their instance has none when the pass reaches them: the
 		// others would pull nothing.
 		long end = book.pullableOrdinals;
+		pullEstimates++;
 		for (Pullable p = book.nextPuller(null, end); p != null && budget > 0; p = book.nextPuller(p, end)) {
 			InstanceState idle = p.idle;
 			if (pool.instance(idle.id()) != idle || !idle.acceptsNewWork()) {
@@ -72,6 +77,8 @@ final class IdlePull {
 				stats.recordPull();
 				budget--;
 				releasePass.pump(book.queueOf(idle), out);
+				// The pull and the releases after it changed what the estimates read.
+				pullEstimates++;
 			}
 		}
 		book.dropEmptyPullables();
@@ -100,7 +107,7 @@ final class IdlePull {
 			if (from == null || !book.movable(q)) {
 				continue;
 			}
-			long estHere = moveGain.estimateWhereQueued(q, from.state, pool.pendingWork(from.state));
+			long estHere = estimateHere(q, from);
 			long slo = book.sloOf(q.request());
 			// Whether it is late first: that needs no look at the idle instance's cache.
 			if (settings.moveLateOnly() && !book.late(q, estHere, slo)) {
@@ -114,5 +121,33 @@ final class IdlePull {
 		}
 		return best;
 	}
+
+	/**
+	 * {@code q}'s estimate where it waits, on {@code from}'s instance. With
+	 * {@link QueueShortcuts#estimateOncePerQueue()} it is taken once per queue in a pass
+	 * until a pull: nothing the estimate reads changes between pulls, and every request
+	 * queued on one instance has the same estimate there when the pending work's sums are
+	 * exact ({@link Rebalancer#exactSums}: {@link MoveGain#estimateWhereQueued} takes the
+	 * request's own work off and the model adds it back). In a long queue's pass many
+	 * idle instances look at requests of the same few queues.
+	 */
+	private long estimateHere(RequestTicket q, InstanceQueue from) {
+		if (!book.shortcuts.estimateOncePerQueue()) {
+			return moveGain.estimateWhereQueued(q, from.state, pool.pendingWork(from.state));
+		}
+		if (from.pullEstimatesAt != pullEstimates) {
+			PrefillWork pending = pool.pendingWork(from.state);
+			from.pullEstimatesAt = pullEstimates;
+			from.pullPending = pending;
+			from.pullEstimate = Rebalancer.exactSums(pending) ? pool.estimateTtft(from.state, pending, 0, 0)
+					: NOT_SHARED;
+		}
+		PrefillWork pending = from.pullPending;
+		return from.pullEstimate != NOT_SHARED || pending == null ? from.pullEstimate
+				: moveGain.estimateWhereQueued(q, from.state, pending);
+	}
+
+	// InstanceQueue.pullEstimate when its requests' estimates may differ.
+	private static final long NOT_SHARED = Long.MIN_VALUE;
 
 }

@@ -47,6 +47,15 @@ class QueueShortcuts {
 		return true;
 	}
 
+	/**
+	 * In a pass of the idle pull, a request's estimate where it waits is taken once per
+	 * queue until a pull changes something: every request queued on one instance has the
+	 * same estimate there ({@code IdlePull.estimateHere}).
+	 */
+	boolean estimateOncePerQueue() {
+		return true;
+	}
+
 	/** The evacuation is skipped while every member accepts work. */
 	boolean skipEvacuationWhileAllAccept() {
 		return true;

@@ -306,7 +306,7 @@ final class Rebalancer {
 	 * every request of the queue: its tokens and pairs are below 2^53 (so the linear and
 	 * attention models add the parts without rounding).
 	 */
-	private static boolean exactSums(PrefillWork pending) {
+	static boolean exactSums(PrefillWork pending) {
 		return pending.tokens() < EXACT && pending.pairs() < EXACT;
 	}
 

@@ -127,6 +127,11 @@ class DispatchQueuesIndexedMovesTests {
 		}
 
 		@Override
+		boolean estimateOncePerQueue() {
+			return false;
+		}
+
+		@Override
 		boolean skipEvacuationWhileAllAccept() {
 			return false;
 		}
