@@ -124,30 +124,22 @@ final class IdlePull {
 
 	/**
 	 * {@code q}'s estimate where it waits, on {@code from}'s instance. With
-	 * {@link QueueShortcuts#estimateOncePerQueue()} it is taken once per queue in a pass
-	 * until a pull: nothing the estimate reads changes between pulls, and every request
-	 * queued on one instance has the same estimate there when the pending work's sums are
-	 * exact ({@link Rebalancer#exactSums}: {@link MoveGain#estimateWhereQueued} takes the
-	 * request's own work off and the model adds it back). In a long queue's pass many
-	 * idle instances look at requests of the same few queues.
+	 * {@link QueueShortcuts#estimateOncePerQueue()} the estimate every request queued
+	 * there shares ({@link MoveGain#estimateOfEveryQueued}) is taken once per queue in a
+	 * pass until a pull: nothing it reads changes between pulls. In a long queue's pass
+	 * many idle instances look at requests of the same few queues.
 	 */
 	private long estimateHere(RequestTicket q, InstanceQueue from) {
-		if (!book.shortcuts.estimateOncePerQueue()) {
-			return moveGain.estimateWhereQueued(q, from.state, pool.pendingWork(from.state));
+		if (book.shortcuts.estimateOncePerQueue()) {
+			if (from.pullEstimatesAt != pullEstimates) {
+				from.pullEstimatesAt = pullEstimates;
+				from.pullEstimate = moveGain.estimateOfEveryQueued(from.state, pool.pendingWork(from.state));
+			}
+			if (from.pullEstimate != MoveGain.NOT_SHARED) {
+				return from.pullEstimate;
+			}
 		}
-		if (from.pullEstimatesAt != pullEstimates) {
-			PrefillWork pending = pool.pendingWork(from.state);
-			from.pullEstimatesAt = pullEstimates;
-			from.pullPending = pending;
-			from.pullEstimate = Rebalancer.exactSums(pending) ? pool.estimateTtft(from.state, pending, 0, 0)
-					: NOT_SHARED;
-		}
-		PrefillWork pending = from.pullPending;
-		return from.pullEstimate != NOT_SHARED || pending == null ? from.pullEstimate
-				: moveGain.estimateWhereQueued(q, from.state, pending);
+		return moveGain.estimateWhereQueued(q, from.state, pool.pendingWork(from.state));
 	}
-
-	// InstanceQueue.pullEstimate when its requests' estimates may differ.
-	private static final long NOT_SHARED = Long.MIN_VALUE;
 
 }

@@ -78,14 +78,12 @@ final class InstanceQueue {
 
 	long wakeAtNanos = Long.MAX_VALUE;
 
-	// The estimate every request queued here has where it waits, as the idle pull's pass
-	// IdlePull.pullEstimates last took it (IdlePull.estimateHere), with the pending work
-	// it took it from; NOT_SHARED when the requests' estimates may differ.
+	// The estimate every request queued here has where it waits
+	// (MoveGain.estimateOfEveryQueued, NOT_SHARED when theirs may differ), as the idle
+	// pull's pass IdlePull.pullEstimates last took it (IdlePull.estimateHere).
 	long pullEstimatesAt = -1;
 
 	long pullEstimate;
-
-	@Nullable PrefillWork pullPending;
 
 	InstanceQueue(InstanceState state, long ordinal, Comparator<RequestTicket> lateOrder) {
 		this.state = state;

@@ -11,6 +11,16 @@ final class MoveGain {
 	/** What {@link #gainOf} answers for a target without room: no move beats it. */
 	static final long NO_ROOM = Long.MIN_VALUE;
 
+	/**
+	 * What {@link #estimateOfEveryQueued} answers when the requests queued on an instance
+	 * may have different estimates there.
+	 */
+	static final long NOT_SHARED = Long.MIN_VALUE;
+
+	// Below 2^53 a long is a double exactly, so the model's sums of the work ahead and a
+	// request's own work come to the pending work's, whatever the split.
+	private static final long EXACT = 1L << 53;
+
 	private final InstancePool pool;
 
 	// The estimate at the target of the last gainOf that found room: a move's estimate
@@ -44,6 +54,19 @@ final class MoveGain {
 	long estimateWhereQueued(RequestTicket q, InstanceState here, PrefillWork pendingHere) {
 		PrefillWork ahead = pendingHere.minus(PrefillWork.of(q.cachedTokens, q.uncachedTokens));
 		return pool.estimateTtft(here, ahead, q.cachedTokens, q.uncachedTokens);
+	}
+
+	/**
+	 * The {@link #estimateWhereQueued estimate} every request queued on {@code here},
+	 * behind {@code pendingHere}, has there, or {@link #NOT_SHARED}. It takes each
+	 * request's own work off the pending work and the model adds it back; while the
+	 * pending tokens and pairs are below 2^53 the linear and attention models add the
+	 * parts without rounding, so {@code ahead + own} is the pending work exactly and the
+	 * estimate is the model's for the pending work and no request of its own.
+	 */
+	long estimateOfEveryQueued(InstanceState here, PrefillWork pendingHere) {
+		return pendingHere.tokens() < EXACT && pendingHere.pairs() < EXACT ? pool.estimateTtft(here, pendingHere, 0, 0)
+				: NOT_SHARED;
 	}
 
 	/**

@@ -21,10 +21,6 @@ final class Rebalancer {
 	// the walk of the ring is cheaper.
 	static final int YOUNG_TARGETS = 32;
 
-	// Below 2^53 a long is a double exactly, so the model's sums of the work ahead and a
-	// request's own work come to the pending work's, whatever the split.
-	private static final long EXACT = 1L << 53;
-
 	private final QueueBook book;
 
 	private final InstancePool pool;
@@ -110,8 +106,11 @@ final class Rebalancer {
 		// On the rings the queues last saw every member has its queue, so a look for a
 		// target changes nothing (a member that joined since, on another thread, may get
 		// its queue from the look, in the order of the looks).
-		if (lateOnly && book.shortcuts.lateRequestsOnly() && pool.rings() == book.seenRings && exactSums(pendingHere)) {
-			return bestLateMove(iq, pendingHere);
+		if (lateOnly && book.shortcuts.lateRequestsOnly() && pool.rings() == book.seenRings) {
+			long estHere = moveGain.estimateOfEveryQueued(here, pendingHere);
+			if (estHere != MoveGain.NOT_SHARED) {
+				return bestLateMove(iq, estHere);
+			}
 		}
 		Move best = null;
 		long bestGain = 0;
@@ -144,19 +143,15 @@ final class Rebalancer {
 
 	/**
 	 * {@link #bestMove} when only late requests move, looking at the late requests alone.
-	 * Every request queued on {@code iq}'s instance has the same estimate there:
-	 * {@link MoveGain#estimateWhereQueued} takes its own work off the pending work and
-	 * the model adds it back ({@code ahead + own} is the pending work exactly, see
-	 * {@link #exactSums}), so the estimate is the model's for the pending work and no
-	 * request of its own. A request is late when its arrival plus its SLO is before now
-	 * plus that estimate: the late ones are the first of
-	 * {@link InstanceQueue#byLateness}, and the scan stops at the first that is not.
-	 * Among equal gains the earliest in arrival order wins, as in {@link #bestMove}'s
-	 * scan in arrival order, so the move is the same.
+	 * Every request queued on {@code iq}'s instance has the same estimate there,
+	 * {@code estHere} ({@link MoveGain#estimateOfEveryQueued}). A request is late when
+	 * its arrival plus its SLO is before now plus that estimate: the late ones are the
+	 * first of {@link InstanceQueue#byLateness}, and the scan stops at the first that is
+	 * not. Among equal gains the earliest in arrival order wins, as in
+	 * {@link #bestMove}'s scan in arrival order, so the move is the same.
 	 */
-	private @Nullable Move bestLateMove(InstanceQueue iq, PrefillWork pendingHere) {
+	private @Nullable Move bestLateMove(InstanceQueue iq, long estHere) {
 		InstanceState here = iq.state;
-		long estHere = pool.estimateTtft(here, pendingHere, 0, 0);
 		// The call's own: one small object, next to the iterators its scans make anyway.
 		LateBest best = new LateBest();
 		boolean found;
@@ -299,15 +294,6 @@ final class Rebalancer {
 	/** Whether {@code q} is late where it waits, its estimate there {@code estHere}. */
 	private boolean lateHere(RequestTicket q, long estHere) {
 		return book.late(q, estHere, book.sloOf(q.request()));
-	}
-
-	/**
-	 * Whether the estimate of a request queued behind {@code pending} is the same for
-	 * every request of the queue: its tokens and pairs are below 2^53 (so the linear and
-	 * attention models add the parts without rounding).
-	 */
-	static boolean exactSums(PrefillWork pending) {
-		return pending.tokens() < EXACT && pending.pairs() < EXACT;
 	}
 
 	/**
