@@ -134,6 +134,7 @@ public final class CoreSettingsMapper {
 			.maxMigrations(d.getMaxMigrations())
 			.migrationMargin(d.getMigrationMargin())
 			.maxMovesPerTrigger(d.getMaxMovesPerEvent())
+			.moveInterval(d.getMoveInterval())
 			.unavailableRetryAfter(d.getUnavailableRetryAfter())
 			.idlePull(d.isIdlePull())
 			.sloAware(d.isSloAware())

@@ -216,6 +216,13 @@ public class DispatchProperties {
 	@Min(value = 1, message = "dualmap.dispatch.max-moves-per-event must be >= 1")
 	private int maxMovesPerEvent = QueueSettings.DEFAULT_MAX_MOVES_PER_TRIGGER;
 
+	/**
+	 * The hotspot moves and the idle pull run at most once per this interval, on the
+	 * first event or tick after it passed; 0 runs them after every event.
+	 */
+	@NotNull(message = "dualmap.dispatch.move-interval must be set")
+	private Duration moveInterval = QueueSettings.DEFAULT_MOVE_INTERVAL;
+
 	/** Retry-After of a 503 when no instance accepts requests. */
 	@NotNull(message = "dualmap.dispatch.unavailable-retry-after must be set")
 	private Duration unavailableRetryAfter = QueueSettings.DEFAULT_UNAVAILABLE_RETRY_AFTER;
@@ -241,9 +248,22 @@ public class DispatchProperties {
 		return this.unavailableRetryAfter.toNanos() > 0;
 	}
 
+	@AssertTrue(message = "dualmap.dispatch.move-interval must be >= 0")
+	private boolean isMoveIntervalNotNegative() {
+		return this.moveInterval == null || !this.moveInterval.isNegative();
+	}
+
 	@AssertTrue(message = "dualmap.dispatch.tick-interval must be >= 1ms")
 	private boolean isTickIntervalPositive() {
 		return this.tickInterval.toMillis() >= 1;
+	}
+
+	public Duration getMoveInterval() {
+		return this.moveInterval;
+	}
+
+	public void setMoveInterval(Duration moveInterval) {
+		this.moveInterval = moveInterval;
 	}
 
 	public DispatchMode getMode() {

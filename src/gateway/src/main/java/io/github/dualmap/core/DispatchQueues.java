@@ -82,6 +82,11 @@ public final class DispatchQueues {
 
 	private long sequence;
 
+	// When settle last ran the hotspot moves and the idle pull, NEVER before the first.
+	private static final long NEVER = Long.MIN_VALUE;
+
+	private long movesRanAtNanos = NEVER;
+
 	/** Queues that share the pool between tenants with the default fairness settings. */
 	public DispatchQueues(InstancePool pool, RoutingPolicy policy, QueueSettings settings) {
 		this(pool, policy, settings, FairnessSettings.ofDefaults());
@@ -408,21 +413,31 @@ public final class DispatchQueues {
 
 	/**
 	 * The earliest time at which {@link #tick} has work that no other event would trigger
-	 * (an expiry, an estimated end of prefill, a wait-bound hotspot);
-	 * {@code Long.MAX_VALUE} when none. A discrete-event loop schedules a tick there.
+	 * (an expiry, an estimated end of prefill, a wait-bound hotspot, the queue's moves
+	 * due again while requests that may move wait,
+	 * {@link QueueSettings#moveIntervalNanos()}); {@code Long.MAX_VALUE} when none. A
+	 * discrete-event loop schedules a tick there.
 	 */
 	public long nextDeadlineNanos() {
 		lock.lock();
 		try {
 			long next = releasePass.nextPrefillDeadlineNanos();
+			boolean queued = false;
 			for (InstanceQueue iq : book.nonEmpty) {
 				if (!iq.byArrival.isEmpty()) {
+					queued = true;
 					long oldest = iq.byArrival.first().submittedAtNanos();
 					next = Math.min(next, iq.byExpiry.first().expiresAtNanos);
 					if (pool.size() > 1) {
 						next = Math.min(next, oldest + pool.settings().hotspotMaxWaitNanos() + 1);
 					}
 				}
+			}
+			// Queues whose requests may not move (maxMigrations 0: every policy without
+			// DualMap's hotspot step) have no moves to wait for.
+			long interval = settings.moveIntervalNanos();
+			if (queued && pool.size() > 1 && settings.maxMigrations() > 0 && interval > 0 && movesRanAtNanos != NEVER) {
+				next = Math.min(next, movesRanAtNanos + interval);
 			}
 			return next;
 		}
@@ -561,10 +576,24 @@ public final class DispatchQueues {
 		// would otherwise send them where they no longer belong.
 		evacuation.evacuate();
 		releasePass.pumpAll(out);
-		rebalancer.rebalance(out);
-		if (settings.idlePull() && settings.mode() == DispatchMode.QUEUE) {
-			idlePull.pullToIdle(out);
+		long now = pool.now();
+		if (movesDue(now)) {
+			movesRanAtNanos = now;
+			rebalancer.rebalance(out);
+			if (settings.idlePull() && settings.mode() == DispatchMode.QUEUE) {
+				idlePull.pullToIdle(out);
+			}
 		}
+	}
+
+	/**
+	 * Whether the hotspot moves and the idle pull are due at {@code nowNanos}: never run,
+	 * or {@link QueueSettings#moveIntervalNanos()} since they last ran (always with an
+	 * interval of 0).
+	 */
+	private boolean movesDue(long nowNanos) {
+		long interval = settings.moveIntervalNanos();
+		return interval == 0 || movesRanAtNanos == NEVER || nowNanos - movesRanAtNanos >= interval;
 	}
 
 	/**

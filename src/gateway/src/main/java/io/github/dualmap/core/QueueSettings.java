@@ -78,12 +78,19 @@ import java.time.Duration;
  * while the previous turn still waits in the queue finds none of that turn's prompt
  * cached anywhere and may be placed on the other candidate, where the conversation's
  * prefix is computed and held a second time
+ * @param moveIntervalNanos the hotspot moves and the idle pull run at most once per this
+ * interval, on the first event or tick after it has passed since they last ran
+ * ({@link DispatchQueues#nextDeadlineNanos()} names that time while requests are queued);
+ * 0 runs them after every event. A move serves a request that has waited long enough to
+ * miss its SLO, so looking for one after every arrival, first token and end finds what a
+ * look every few tens of milliseconds finds, at a cost per event that grows with the
+ * pool's queues
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
 		boolean sloAware, double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly,
-		boolean shedHopeless, boolean holdOnEngineQueue, boolean countQueuedPrefixes) {
+		boolean shedHopeless, boolean holdOnEngineQueue, boolean countQueuedPrefixes, long moveIntervalNanos) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -177,6 +184,12 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	 */
 	public static final boolean DEFAULT_COUNT_QUEUED_PREFIXES = true;
 
+	/**
+	 * Default interval of the queue's moves: the dispatch tick's default, so a pool
+	 * without events still moves once a tick (docs/benchmarks.md, "Decision cost").
+	 */
+	public static final Duration DEFAULT_MOVE_INTERVAL = Duration.ofMillis(50);
+
 	/** What to do with a request that waited {@code maxWait} in the queue. */
 	public enum Expiry {
 
@@ -213,6 +226,9 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		positive("unavailableRetryAfterSeconds", unavailableRetryAfterSeconds);
 		if (!(maxWaitShare >= 0) || Double.isInfinite(maxWaitShare)) {
 			throw new IllegalArgumentException("maxWaitShare must be finite and >= 0 but was " + maxWaitShare);
+		}
+		if (moveIntervalNanos < 0) {
+			throw new IllegalArgumentException("moveIntervalNanos must be >= 0 but was " + moveIntervalNanos);
 		}
 	}
 
@@ -272,6 +288,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.shedHopeless = shedHopeless;
 		b.holdOnEngineQueue = holdOnEngineQueue;
 		b.countQueuedPrefixes = countQueuedPrefixes;
+		b.moveIntervalNanos = moveIntervalNanos;
 		return b;
 	}
 
@@ -319,6 +336,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		private boolean holdOnEngineQueue = DEFAULT_HOLD_ON_ENGINE_QUEUE;
 
 		private boolean countQueuedPrefixes = DEFAULT_COUNT_QUEUED_PREFIXES;
+
+		private long moveIntervalNanos = DEFAULT_MOVE_INTERVAL.toNanos();
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -430,11 +449,16 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder moveInterval(Duration v) {
+			this.moveIntervalNanos = v.toNanos();
+			return this;
+		}
+
 		public QueueSettings build() {
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
 					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue, rescueToQueue, moveLateOnly,
-					shedHopeless, holdOnEngineQueue, countQueuedPrefixes);
+					shedHopeless, holdOnEngineQueue, countQueuedPrefixes, moveIntervalNanos);
 		}
 
 	}

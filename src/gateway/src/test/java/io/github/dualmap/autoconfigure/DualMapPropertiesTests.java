@@ -238,7 +238,7 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false",
 					"dualmap.dispatch.rescue-to-queue=false", "dualmap.dispatch.shed-hopeless=false",
 					"dualmap.dispatch.hold-on-engine-queue=false", "dualmap.dispatch.count-queued-prefixes=false",
-					"dualmap.slow-start=30s")
+					"dualmap.dispatch.move-interval=0s", "dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.service("llm").queues().settings();
@@ -263,6 +263,7 @@ class DualMapPropertiesTests {
 					.shedHopeless(false)
 					.holdOnEngineQueue(false)
 					.countQueuedPrefixes(false)
+					.moveInterval(Duration.ZERO)
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});
@@ -298,6 +299,7 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.dispatch.max-wait-share=-0.5", "dualmap.dispatch.max-wait-share must be >= 0");
 		expectFailure("dualmap.dispatch.max-wait-share=1e6", "dualmap.dispatch.max-wait-share must be <= 1000");
 		expectFailure("dualmap.dispatch.tick-interval=0s", "dualmap.dispatch.tick-interval must be >= 1ms");
+		expectFailure("dualmap.dispatch.move-interval=-1ms", "dualmap.dispatch.move-interval must be >= 0");
 		expectFailure("dualmap.dispatch.mode=later", "dualmap.dispatch.mode");
 		expectFailure("dualmap.replicas.enabled=true",
 				"dualmap.replicas.token must be set when dualmap.replicas.enabled=true");

@@ -1,5 +1,6 @@
 package io.github.dualmap.bench;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,14 +38,15 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The whole dispatch path's cost per request, not the choice alone: one operation is a
  * request's arrival through {@link DispatchQueues#submit} (the policy's choice,
- * admission, the release pass, the queue's moves and idle pull) plus one earlier
- * request's first token and one's end (each frees prefill room: releases, pulls), and
- * every 50 ms of the pool's clock a {@link DispatchQueues#tick} (expiry with rescue,
- * rebalancing). The pool is kept past its prefill capacity: arrivals come a tenth faster
- * than first tokens, so queues hold requests, hotspots shed them, requests reach their
- * wait bound and are rescued or turned away. The clock moves 20 ms / N per arrival, so
- * each instance sees the same traffic whatever N. Sample mode, for percentiles. Not run
- * by the test suite; the command is in {@code docs/benchmarks.md}.
+ * admission, the release pass, and the hotspot moves and idle pull when they are due)
+ * plus one earlier request's first token and one's end (each frees prefill room:
+ * releases), and every 50 ms of the pool's clock a {@link DispatchQueues#tick} (expiry
+ * with rescue). The operations that run the moves pay for the whole pool's pass, once per
+ * move interval of the pool's clock. The pool is kept past its prefill capacity: arrivals
+ * come a tenth faster than first tokens, so queues hold requests, hotspots shed them,
+ * requests reach their wait bound and are rescued or turned away. The clock moves 20 ms /
+ * N per arrival, so each instance sees the same traffic whatever N. Sample mode, for
+ * percentiles. Not run by the test suite; the command is in {@code docs/benchmarks.md}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.SampleTime)
@@ -84,6 +86,14 @@ public class DispatchCostBenchmark {
 	/** {@code dualmap.scrape.engine-backlog}. */
 	@Param({ "true" })
 	boolean engineBacklog;
+
+	/**
+	 * {@code dualmap.dispatch.move-interval} in milliseconds (the default 50): with
+	 * {@code -p moveIntervalMillis=0,50} one run gives the cost of running the hotspot
+	 * moves and the idle pull after every event, as a ratio.
+	 */
+	@Param({ "50" })
+	int moveIntervalMillis;
 
 	private List<InstanceState> states;
 
@@ -133,8 +143,8 @@ public class DispatchCostBenchmark {
 		states = pool.instances();
 		RoutingPolicy routing = RoutingPolicies.create(policy, settings);
 		routing.onMembershipChanged(pool);
-		queues = new DispatchQueues(pool, routing,
-				RoutingPolicies.queueSettingsFor(policy, QueueSettings.ofDefaults()));
+		queues = new DispatchQueues(pool, routing, RoutingPolicies.queueSettingsFor(policy,
+				QueueSettings.custom().moveInterval(Duration.ofMillis(moveIntervalMillis)).build()));
 		// 64 tenants' system prompts, each followed by a conversation of its own, some
 		// turns continuing an earlier one: the shape of the Mooncake trace.
 		SplittableRandom random = new SplittableRandom(1);

@@ -114,8 +114,9 @@ class DispatchQueuesContractsTests {
 	@Test
 	void theNextDeadlineIsTheOldestRequestsHotspotWaitBound() {
 		InstancePool pool = pool("a", "b");
+		// Moves after every event: no move interval ahead of the other deadlines.
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).maxWaitShare(0).build());
+				QueueFixture.movesEveryEvent().maxPrefillRequests(1).idlePull(false).maxWaitShare(0).build());
 		q.submit(request("r0", 1, 100), true, outcomes);
 		RequestTicket r1 = q.submit(request("r1", 2, 100), true, outcomes);
 
@@ -124,7 +125,7 @@ class DispatchQueuesContractsTests {
 		assertThat(q.nextDeadlineNanos()).isEqualTo(r1.submittedAtNanos() + pool.settings().hotspotMaxWaitNanos() + 1);
 		// With the default share, half its 5 s SLO comes first: it expires at 2.5 s.
 		DispatchQueues shared = new DispatchQueues(pool("c", "d"), PinnedPolicy.to("c"),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+				QueueFixture.movesEveryEvent().maxPrefillRequests(1).idlePull(false).build());
 		shared.submit(request("r2", 1, 100), true, outcomes);
 		RequestTicket r3 = shared.submit(request("r3", 2, 100), true, outcomes);
 		assertThat(shared.nextDeadlineNanos()).isEqualTo(r3.submittedAtNanos() + Duration.ofMillis(2_500).toNanos());

@@ -512,6 +512,87 @@ class DispatchQueuesMovesTests {
 		assertThat(q.queued("b")).isEqualTo(2);
 	}
 
+	// ---- the move interval ----
+
+	@Test
+	void hotspotMovesRunOncePerMoveIntervalOnTheFirstEventOrTickAfterIt() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				ungatedMoves().moveInterval(Duration.ofMillis(50))
+					.maxPrefillRequests(1)
+					.maxMovesPerTrigger(1)
+					.idlePull(false)
+					.build());
+		pool.instance("b").healthy(false);
+		long start = clock.nanos();
+		for (int i = 0; i < 10; i++) {
+			q.submit(request("r" + i, i, 1_000), true, outcomes);
+		}
+		pool.instance("b").healthy(true);
+		// The first submit ran the moves (nowhere to go then): they are due 50 ms later,
+		// before any expiry or wait bound.
+		assertThat(q.nextDeadlineNanos()).isEqualTo(start + Duration.ofMillis(50).toNanos());
+
+		clock.advance(Duration.ofMillis(49));
+		q.tick(clock.nanos());
+		q.submit(request("r10", 10, 1_000), true, outcomes);
+		assertThat(q.migrations()).isZero();
+
+		clock.advance(Duration.ofMillis(1));
+		q.submit(request("r11", 11, 1_000), true, outcomes);
+		assertThat(q.migrations()).isEqualTo(1);
+		q.tick(clock.nanos());
+		assertThat(q.migrations()).isEqualTo(1);
+		assertThat(q.nextDeadlineNanos()).isEqualTo(clock.nanos() + Duration.ofMillis(50).toNanos());
+
+		clock.advance(Duration.ofMillis(50));
+		q.tick(clock.nanos());
+		assertThat(q.migrations()).isEqualTo(2);
+	}
+
+	@Test
+	void anIdleCandidatePullsOncePerMoveInterval() {
+		InstancePool pool = pool(noHotspot(), "a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				ungatedMoves().moveInterval(Duration.ofMillis(50)).maxPrefillRequests(1).build());
+		RequestTicket r0 = q.submit(request("r0", 0, 1_000), true, outcomes);
+		RequestTicket r1 = q.submit(request("r1", 1, 1_000), true, outcomes);
+
+		// b has room and r1 would start a second sooner there, but the pull ran with
+		// r0's submit, when nothing was queued.
+		assertThat(r0.state()).isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(r1.state()).isEqualTo(RequestTicket.State.QUEUED);
+		assertThat(q.pulls()).isZero();
+
+		clock.advance(Duration.ofMillis(50));
+		q.tick(clock.nanos());
+
+		assertThat(q.pulls()).isEqualTo(1);
+		assertThat(r1.instanceId()).isEqualTo("b");
+		assertThat(r1.state()).isEqualTo(RequestTicket.State.RELEASED);
+	}
+
+	@Test
+	void noDeadlineWaitsForMovesWithoutAnIntervalOrWhenNothingMayMove() {
+		QueueSettings everyEvent = ungatedMoves().maxPrefillRequests(1).idlePull(false).maxWaitShare(0).build();
+		QueueSettings noMigrations = everyEvent.toBuilder()
+			.moveInterval(Duration.ofMillis(50))
+			.maxMigrations(0)
+			.idlePull(true)
+			.build();
+		for (QueueSettings settings : List.of(everyEvent, noMigrations)) {
+			InstancePool pool = pool("a", "b");
+			DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"), settings);
+			// Nowhere to move r1 to: it stays queued on a.
+			pool.instance("b").healthy(false);
+			q.submit(request("r0", 0, 1_000), true, outcomes);
+			RequestTicket r1 = q.submit(request("r1", 1, 1_000), true, outcomes);
+
+			assertThat(q.nextDeadlineNanos())
+				.isEqualTo(r1.submittedAtNanos() + pool.settings().hotspotMaxWaitNanos() + 1);
+		}
+	}
+
 	@Test
 	void aHotspotMovesAtMostTheConfiguredNumberPerEvent() {
 		InstancePool pool = pool("a", "b");

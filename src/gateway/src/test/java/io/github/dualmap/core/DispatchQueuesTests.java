@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static io.github.dualmap.core.QueueFixture.movesEveryEvent;
 import static io.github.dualmap.core.QueueFixture.request;
 import static io.github.dualmap.core.QueueFixture.ungatedMoves;
 import static io.github.dualmap.core.QueueFixture.withSlo;
@@ -43,7 +44,7 @@ class DispatchQueuesTests {
 	@Test
 	void releasesWhilePrefillRequestsAreBelowTheLimit() {
 		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(2));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(2));
 		RequestTicket r1 = q.submit(request("r1", 1, 100), true, outcomes);
 		q.submit(request("r2", 2, 100), true, outcomes);
 		RequestTicket r3 = q.submit(request("r3", 3, 100), true, outcomes);
@@ -66,7 +67,7 @@ class DispatchQueuesTests {
 	@Test
 	void anArrivalWithNothingQueuedInThePoolAndRoomIsReleasedWithoutQueueing() {
 		DispatchQueues q = queues(new PinnedPolicy(r -> r.id().startsWith("a") ? "a" : "b"),
-				QueueSettings.custom().maxPrefillRequests(1));
+				movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket a1 = q.submit(request("a1", 1, 100), true, outcomes);
 		assertThat(a1.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(q.book.stats.releasedAtOnce()).isEqualTo(1);
@@ -113,7 +114,7 @@ class DispatchQueuesTests {
 				return Decision.of("a", Reason.AFFINITY, request);
 			}
 		};
-		DispatchQueues q = queues(toA, QueueSettings.custom());
+		DispatchQueues q = queues(toA, movesEveryEvent());
 		a().draining(true);
 		RequestTicket r = q.submit(request("r", 1, 100), true, outcomes);
 		assertThat(q.book.stats.releasedAtOnce()).isZero();
@@ -125,7 +126,7 @@ class DispatchQueuesTests {
 	void theReleaseLimitCountsWhatPeerReplicasPublishedOfTheirPrefill() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(2).maxPrefillTokens(1_000));
+				movesEveryEvent().maxPrefillRequests(2).maxPrefillTokens(1_000));
 		a().peerLoad(1, 300, 0);
 		RequestTicket r1 = q.submit(request("r1", 1, 100), true, outcomes);
 		RequestTicket r2 = q.submit(request("r2", 2, 100), true, outcomes);
@@ -153,7 +154,7 @@ class DispatchQueuesTests {
 	@Test
 	void anInstanceWithNothingInPrefillAnywhereTakesARequestHoweverLargeButAPeersPrefillCounts() {
 		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillTokens(1_000));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillTokens(1_000));
 		a().peerLoad(1, 100, 0);
 		RequestTicket huge = q.submit(request("huge", 1, 5_000), true, outcomes);
 		assertThat(huge.state()).as("the instance is not idle: a peer has a request in prefill there")
@@ -166,7 +167,7 @@ class DispatchQueuesTests {
 	@Test
 	void releasesWhilePrefillTokensFitAndNeverStrandsAHugePrompt() {
 		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillTokens(1_000));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillTokens(1_000));
 		RequestTicket huge = q.submit(request("huge", 1, 5_000), true, outcomes);
 		assertThat(huge.state()).as("nothing in prefill: released however large")
 			.isEqualTo(RequestTicket.State.RELEASED);
@@ -187,7 +188,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void servesLongestCachedPrefixFirstAndArrivalOrderAmongEquals() {
-		Busy b = busyWithFamily7Cached(QueueSettings.custom().maxPrefillRequests(1));
+		Busy b = busyWithFamily7Cached(movesEveryEvent().maxPrefillRequests(1));
 		DispatchQueues q = b.queues();
 		RequestTicket busy = b.busy();
 		q.submit(request("cold1", 2, 640), true, outcomes);
@@ -203,7 +204,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void aRequestOlderThanTheAgeBoundGoesFirstInArrivalOrder() {
-		Busy b = busyWithFamily7Cached(QueueSettings.custom().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
+		Busy b = busyWithFamily7Cached(movesEveryEvent().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
 		DispatchQueues q = b.queues();
 		RequestTicket busy = b.busy();
 		q.submit(request("cold-old", 2, 640), true, outcomes);
@@ -217,7 +218,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void requestsAgeInProportionToTheirSloSoATightClassIsNotServedAfterALooseOne() {
-		Busy b = busyWithFamily7Cached(QueueSettings.custom().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
+		Busy b = busyWithFamily7Cached(movesEveryEvent().maxPrefillRequests(1).aging(Duration.ofSeconds(2)));
 		DispatchQueues q = b.queues();
 		RequestTicket busy = b.busy();
 		// The default SLO is 5 s: a 60 s batch request ages after 24 s, a 2 s interactive
@@ -239,8 +240,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void withoutSloAwarenessEveryRequestAgesAlikeAndNothingIsShed() {
-		Busy b = busyWithFamily7Cached(QueueSettings.custom()
-			.maxPrefillRequests(1)
+		Busy b = busyWithFamily7Cached(movesEveryEvent().maxPrefillRequests(1)
 			.aging(Duration.ofSeconds(2))
 			.maxQueuedPerPool(2)
 			.sloAware(false));
@@ -260,10 +260,8 @@ class DispatchQueuesTests {
 
 	@Test
 	void aLooseSloRequestStillAgesAndIsServedBeforeNewerHits() {
-		Busy b = busyWithFamily7Cached(QueueSettings.custom()
-			.maxPrefillRequests(1)
-			.aging(Duration.ofSeconds(2))
-			.maxWait(Duration.ofMinutes(2)));
+		Busy b = busyWithFamily7Cached(
+				movesEveryEvent().maxPrefillRequests(1).aging(Duration.ofSeconds(2)).maxWait(Duration.ofMinutes(2)));
 		DispatchQueues q = b.queues();
 		RequestTicket busy = b.busy();
 		q.submit(withSlo(request("batch", 2, 640), Duration.ofSeconds(60)), true, outcomes);
@@ -303,7 +301,7 @@ class DispatchQueuesTests {
 	void fullInstanceQueueIsRejectedWith429AndRetryAfter() {
 		pool.updateMembership(List.of(new RingMember("a", 1)));
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(1));
+				movesEveryEvent().maxPrefillRequests(1).maxQueuedPerInstance(1));
 		q.submit(request("r1", 1, 100), true, outcomes);
 		q.submit(request("r2", 2, 100), true, outcomes);
 		RequestTicket r3 = q.submit(request("r3", 3, 100), true, outcomes);
@@ -322,8 +320,7 @@ class DispatchQueuesTests {
 	@Test
 	void aFullPoolShedsItsNewestLoosestSloRequestForATighterArrival() {
 		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(3));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1).maxQueuedPerPool(3));
 		q.submit(request("running", 0, 100), true, outcomes);
 		RequestTicket batch1 = q.submit(withSlo(request("batch1", 1, 100), Duration.ofSeconds(60)), true, outcomes);
 		RequestTicket standard = q.submit(request("standard", 2, 100), true, outcomes);
@@ -364,7 +361,7 @@ class DispatchQueuesTests {
 	void aFullInstanceQueueShedsOnlyFromItselfAndALooserArrivalShedsNothing() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(2));
+				movesEveryEvent().maxPrefillRequests(1).maxQueuedPerInstance(2));
 		q.submit(request("running", 0, 100), true, outcomes);
 		RequestTicket interactive = q.submit(withSlo(request("interactive", 1, 100), Duration.ofSeconds(2)), true,
 				outcomes);
@@ -386,8 +383,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void fullPoolIsRejectedWith429() {
-		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerPool(2));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1).maxQueuedPerPool(2));
 		for (int i = 0; i < 4; i++) {
 			q.submit(request("r" + i, i, 100), true, outcomes);
 		}
@@ -401,7 +397,7 @@ class DispatchQueuesTests {
 	void noInstanceMeans503() {
 		pool.instance("a").healthy(false);
 		pool.instance("b").healthy(false);
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom());
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent());
 		RequestTicket r = q.submit(request("r", 1, 100), true, outcomes);
 		assertThat(r.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(outcomes.rejected.get(r)).isEqualTo(new Rejection(503, outcomes.rejected.get(r).message(), 5));
@@ -410,7 +406,7 @@ class DispatchQueuesTests {
 	@Test
 	void aRequestQueuedBeyondTheWaitBoundIsRejectedWith503() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)).maxWaitShare(0));
+				movesEveryEvent().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)).maxWaitShare(0));
 		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
 		RequestTicket waiting = q.submit(request("waiting", 2, 100), true, outcomes);
 		assertThat(q.nextDeadlineNanos())
@@ -434,8 +430,7 @@ class DispatchQueuesTests {
 	void aRequestThatWaitedItsShareOfItsOwnSloIsRejectedBeforeTheWaitBound() {
 		// Nothing moves to the idle instance b: every request waits for a.
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom()
-					.maxPrefillRequests(1)
+				movesEveryEvent().maxPrefillRequests(1)
 					.maxWait(Duration.ofSeconds(10))
 					.maxWaitShare(0.5)
 					.idlePull(false)
@@ -480,7 +475,7 @@ class DispatchQueuesTests {
 	@Test
 	void theWaitBoundIsAClassesOwnOrElseTheEarlierOfMaxWaitAndTheShareOfTheSlo() {
 		long second = Duration.ofSeconds(1).toNanos();
-		QueueSettings half = QueueSettings.custom().maxWait(Duration.ofSeconds(30)).maxWaitShare(0.5).build();
+		QueueSettings half = movesEveryEvent().maxWait(Duration.ofSeconds(30)).maxWaitShare(0.5).build();
 		assertThat(QueueSettings.ofDefaults().maxWaitShare()).isEqualTo(QueueSettings.DEFAULT_MAX_WAIT_SHARE)
 			.isEqualTo(0.5);
 		assertThat(half.waitBoundNanos(0, 5 * second)).isEqualTo(2_500_000_000L);
@@ -498,7 +493,7 @@ class DispatchQueuesTests {
 		assertThat(dispatch.waitBoundNanos(0, 5 * second)).isEqualTo(30 * second);
 		assertThat(dispatch.maxWaitShare()).isEqualTo(0.5);
 		for (double bad : new double[] { -0.1, Double.NaN, Double.POSITIVE_INFINITY }) {
-			assertThatIllegalArgumentException().isThrownBy(() -> QueueSettings.custom().maxWaitShare(bad).build())
+			assertThatIllegalArgumentException().isThrownBy(() -> movesEveryEvent().maxWaitShare(bad).build())
 				.withMessageContaining("maxWaitShare must be finite and >= 0");
 		}
 	}
@@ -518,7 +513,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void atItsWaitBoundARequestGoesToAnotherInstanceThatCanStartItAndStillMakeItsSlo() {
-		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = waitingForA(movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
 		RequestTicket waiting = q.submit(request("waiting", 2, 600), true, outcomes);
 		clock.advance(Duration.ofMillis(2_499));
@@ -546,7 +541,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void aRequestThatCouldNoLongerMakeItsSloAnywhereIsStillRejected() {
-		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = waitingForA(movesEveryEvent().maxPrefillRequests(1));
 		q.submit(request("busy", 1, 100), true, outcomes);
 		// 2.6 s of prefill on b after 2.5 s of waiting: past its 5 s.
 		RequestTicket tooLate = q.submit(request("too-late", 2, 2_600), true, outcomes);
@@ -560,7 +555,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void aRescueNeedsRoomOnTheInstanceItGoesToCountingOtherReplicasPrefill() {
-		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(2).rescueToQueue(false));
+		DispatchQueues q = waitingForA(movesEveryEvent().maxPrefillRequests(2).rescueToQueue(false));
 		q.submit(request("busy-a1", 1, 500), true, outcomes);
 		q.submit(request("busy-a2", 2, 500), true, outcomes);
 		// b: another replica's request in prefill there (500 tokens).
@@ -596,7 +591,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void withNoRoomAnywhereARequestAtItsWaitBoundJoinsTheQueueWithTheLowestEstimateThatFits() {
-		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = waitingForA(movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
 		// b has another replica's request of 300 tokens in prefill: no room now.
 		pool.instance("b").peerLoad(1, 300, 0);
@@ -631,7 +626,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void aRequestRescuedIntoAQueueIsRejectedOnceItCouldNoLongerStartInTimeAndNeverRescuedTwice() {
-		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = waitingForA(movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket waiting = waitForABehindBusyB(q);
 		assertThat(waiting.instanceId()).isEqualTo("b");
 		// Its 600 tokens take 0.62 s on b (0.6 s plus the estimator's step): started
@@ -659,7 +654,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void aRequestRescuedIntoAQueueLeavesItWhenItsClientGoesAway() {
-		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = waitingForA(movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket waiting = waitForABehindBusyB(q);
 		assertThat(waiting.instanceId()).isEqualTo("b");
 
@@ -674,7 +669,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void withoutRescueToQueueARequestNoInstanceCanStartNowIsRejected() {
-		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1).rescueToQueue(false));
+		DispatchQueues q = waitingForA(movesEveryEvent().maxPrefillRequests(1).rescueToQueue(false));
 		RequestTicket waiting = waitForABehindBusyB(q);
 		assertThat(waiting.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(q.rescues()).isZero();
@@ -683,7 +678,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void aRequestIsNotRescuedIntoAQueueWhoseEstimateMissesItsSlo() {
-		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = waitingForA(movesEveryEvent().maxPrefillRequests(1));
 		q.submit(request("busy", 1, 100), true, outcomes);
 		// b: 2,000 tokens in prefill, so 2,000 + 600 take 2.6 s, past the 2.5 s left.
 		pool.instance("b").peerLoad(1, 2_000, 0);
@@ -713,7 +708,7 @@ class DispatchQueuesTests {
 	@Test
 	void aRequestThatWouldMissItsSloWhereItIsReleasedIsAnswered503WhileOthersWait() {
 		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket long_ = longReadyAfter2200Ms(q, true);
 
 		// 2.2 s waited plus 3.02 s of its own prefill: 5.22 s, past its 5 s. Nowhere to
@@ -736,7 +731,7 @@ class DispatchQueuesTests {
 	@Test
 	void aRequestThatWouldMissItsSloIsStillSentWhenNothingElseWaits() {
 		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket long_ = longReadyAfter2200Ms(q, false);
 		assertThat(long_.state()).as("late beats not at all when it holds no one up")
 			.isEqualTo(RequestTicket.State.RELEASED);
@@ -746,7 +741,7 @@ class DispatchQueuesTests {
 	@Test
 	void aRequestThatCanStillMakeItsSloIsSentEvenWhenOthersWait() {
 		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
 		RequestTicket long_ = q.submit(request("long", 2, 3_000), true, outcomes);
 		q.submit(request("small", 3, 100), true, outcomes);
@@ -760,8 +755,7 @@ class DispatchQueuesTests {
 	@Test
 	void withoutShedHopelessTheRequestIsSentLate() {
 		single();
-		DispatchQueues off = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).shedHopeless(false));
+		DispatchQueues off = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1).shedHopeless(false));
 		assertThat(longReadyAfter2200Ms(off, true).state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(off.hopelessShed()).isZero();
 	}
@@ -770,14 +764,14 @@ class DispatchQueuesTests {
 	void whenExpiredRequestsAreSentAnywaySoIsARequestThatWouldMissItsSlo() {
 		single();
 		DispatchQueues serveAll = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).expiry(QueueSettings.Expiry.DISPATCH));
+				movesEveryEvent().maxPrefillRequests(1).expiry(QueueSettings.Expiry.DISPATCH));
 		assertThat(longReadyAfter2200Ms(serveAll, true).state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(serveAll.hopelessShed()).isZero();
 	}
 
 	@Test
 	void aRequestThatWouldMissItsSloWhereItIsReleasedIsRescuedWhereItCanStillMakeIt() {
-		DispatchQueues q = waitingForA(QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = waitingForA(movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
 		RequestTicket waiting = q.submit(request("waiting", 2, 600), true, outcomes);
 		q.submit(request("other", 3, 100), true, outcomes);
@@ -800,7 +794,7 @@ class DispatchQueuesTests {
 	@Test
 	void withHoldOnEngineQueueNothingIsReleasedWhileTheEngineQueuesRequestsThisGatewayDidNotSend() {
 		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().holdOnEngineQueue(true));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().holdOnEngineQueue(true));
 		RequestTicket first = q.submit(request("first", 1, 100), true, outcomes);
 		assertThat(first.state()).as("no engine state scraped yet: nothing to hold for")
 			.isEqualTo(RequestTicket.State.RELEASED);
@@ -830,18 +824,18 @@ class DispatchQueuesTests {
 	@Test
 	void byDefaultTheEnginesQueueHoldsReleasesAndWithHoldOffItHoldsNothing() {
 		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom());
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent());
 		assertThat(q.settings().holdOnEngineQueue()).isTrue();
 		a().updateEngine(new EngineSnapshot(clock.nanos(), 50, 0, 0.1, 0, 0, 0));
 		assertThat(q.submit(request("r", 1, 100), true, outcomes).state()).isEqualTo(RequestTicket.State.QUEUED);
 
-		DispatchQueues off = queues(PinnedPolicy.to("a"), QueueSettings.custom().holdOnEngineQueue(false));
+		DispatchQueues off = queues(PinnedPolicy.to("a"), movesEveryEvent().holdOnEngineQueue(false));
 		assertThat(off.submit(request("s", 2, 100), true, outcomes).state()).isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
 	void withoutRescueOrForAPinnedRequestTheWaitBoundRejects() {
-		DispatchQueues off = waitingForA(QueueSettings.custom().maxPrefillRequests(1).rescue(false));
+		DispatchQueues off = waitingForA(movesEveryEvent().maxPrefillRequests(1).rescue(false));
 		off.submit(request("busy", 1, 100), true, outcomes);
 		RequestTicket waiting = off.submit(request("waiting", 2, 600), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
@@ -851,7 +845,7 @@ class DispatchQueuesTests {
 
 		// A request continuing a stored response only a holds waits for a or nothing.
 		DispatchQueues pinned = queues(PinnedPolicy.holding("a"),
-				QueueSettings.custom().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)));
+				movesEveryEvent().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)));
 		pinned.submit(request("busy", 1, 100), true, outcomes);
 		RequestTicket held = pinned.submit(request("held", 2, 600), true, outcomes);
 		clock.advance(Duration.ofMillis(2_500));
@@ -863,11 +857,7 @@ class DispatchQueuesTests {
 	@Test
 	void aRequestWithItsOwnWaitBoundExpiresByItNotByArrival() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom()
-					.maxPrefillRequests(1)
-					.maxWait(Duration.ofSeconds(10))
-					.maxWaitShare(0)
-					.rescue(false));
+				movesEveryEvent().maxPrefillRequests(1).maxWait(Duration.ofSeconds(10)).maxWaitShare(0).rescue(false));
 		q.submit(request("busy", 1, 100), true, outcomes);
 		RequestTicket patient = q.submit(request("patient", 2, 100), true, outcomes);
 		clock.advance(Duration.ofSeconds(1));
@@ -902,8 +892,7 @@ class DispatchQueuesTests {
 	@Test
 	void withExpiryDispatchAnExpiredRequestIsSentAnyway() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom()
-					.maxPrefillRequests(1)
+				movesEveryEvent().maxPrefillRequests(1)
 					.maxWait(Duration.ofSeconds(10))
 					.expiry(QueueSettings.Expiry.DISPATCH));
 		q.submit(request("busy", 1, 100), true, outcomes);
@@ -918,7 +907,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void cancellingAQueuedRequestRemovesItAtOnce() {
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket busy = q.submit(request("busy", 1, 100), true, outcomes);
 		RequestTicket waiting = q.submit(request("waiting", 2, 300), true, outcomes);
 		assertThat(a().queuedTokens()).isEqualTo(300);
@@ -940,7 +929,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void finishingAQueuedRequestCancelsIt() {
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1));
 		q.submit(request("busy", 1, 100), true, outcomes);
 		RequestTicket waiting = q.submit(request("waiting", 2, 300), true, outcomes);
 		q.finish(waiting);
@@ -951,7 +940,7 @@ class DispatchQueuesTests {
 	@Test
 	void removingAnInstanceReroutesItsQueueAtOnce() {
 		PinnedPolicy policy = PinnedPolicy.to("a");
-		DispatchQueues q = queues(policy, QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = queues(policy, movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket onA = q.submit(request("on-a", 1, 100), true, outcomes);
 		List<RequestTicket> waiting = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
@@ -982,7 +971,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void aDrainingInstanceHandsItsQueueOnAndReportsIdle() {
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1));
 		RequestTicket onA = q.submit(request("on-a", 1, 100), true, outcomes);
 		RequestTicket waiting = q.submit(request("waiting", 2, 100), true, outcomes);
 		a().draining(true);
@@ -1006,7 +995,7 @@ class DispatchQueuesTests {
 			members.add(new RingMember(String.valueOf(c), 1));
 		}
 		pool.updateMembership(members);
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1).idlePull(false));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1).idlePull(false));
 		q.submit(request("first", 0, 100), true, outcomes);
 		List<RequestTicket> waiting = new ArrayList<>();
 		for (int i = 1; i <= 24; i++) {
@@ -1064,11 +1053,11 @@ class DispatchQueuesTests {
 
 	@Test
 	void withMoveLateOnlyAHotspotMovesNothingUntilAQueuedRequestWouldMissItsSloThere() {
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1).idlePull(false));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1).idlePull(false));
 		InstancePool eagerPool = new InstancePool("eager", scheduler, clock);
 		eagerPool.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
 		DispatchQueues eager = new DispatchQueues(eagerPool, PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).moveLateOnly(false).build());
+				movesEveryEvent().maxPrefillRequests(1).idlePull(false).moveLateOnly(false).build());
 		for (int i = 0; i < 4; i++) {
 			q.submit(request("r" + i, i, 1_000), true, outcomes);
 			eager.submit(request("r" + i, i, 1_000), true, outcomes);
@@ -1091,7 +1080,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void withMoveLateOnlyAHotspotMoveNeedsPrefillRoomOnTheTarget() {
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1).idlePull(false));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1).idlePull(false));
 		// b has another replica's request in prefill: at its limit of 1.
 		pool.instance("b").peerLoad(1, 100, 0);
 		for (int i = 0; i < 10; i++) {
@@ -1130,7 +1119,7 @@ class DispatchQueuesTests {
 	@Test
 	void requestsPinnedToTheStateTheyContinueAreNeverMovedOrPulled() {
 		// The hotspot of the test above, every request pinned: none moves.
-		DispatchQueues q = queues(PinnedPolicy.holding("a"), QueueSettings.custom().maxPrefillRequests(1));
+		DispatchQueues q = queues(PinnedPolicy.holding("a"), movesEveryEvent().maxPrefillRequests(1));
 		List<RequestTicket> all = new ArrayList<>();
 		for (int i = 0; i < 10; i++) {
 			all.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
@@ -1143,7 +1132,7 @@ class DispatchQueuesTests {
 		});
 		// Nor does an idle other candidate pull them.
 		DispatchQueues pulling = new DispatchQueues(pullOnly(true).instancePool(), PinnedPolicy.holding("a"),
-				QueueSettings.custom().maxPrefillRequests(1).build());
+				movesEveryEvent().maxPrefillRequests(1).build());
 		for (int i = 0; i < 6; i++) {
 			pulling.submit(request("p" + i, i, 1_000), true, outcomes);
 		}
@@ -1153,7 +1142,7 @@ class DispatchQueuesTests {
 		InstancePool fresh = new InstancePool("full", scheduler, clock);
 		fresh.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
 		DispatchQueues full = new DispatchQueues(fresh, PinnedPolicy.holding("a"),
-				QueueSettings.custom().maxPrefillRequests(1).maxQueuedPerInstance(2).build());
+				movesEveryEvent().maxPrefillRequests(1).maxQueuedPerInstance(2).build());
 		List<RequestTicket> some = new ArrayList<>();
 		for (int i = 0; i < 4; i++) {
 			some.add(full.submit(request("f" + i, i, 1_000), true, outcomes));
@@ -1164,7 +1153,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void movesStayWithinTheMarginAndTheBoundSoWorkDoesNotPingPong() {
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom().maxPrefillRequests(1).maxMigrations(0));
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1).maxMigrations(0));
 		for (int i = 0; i < 10; i++) {
 			q.submit(request("r" + i, i, 1_000), true, outcomes);
 		}
@@ -1173,7 +1162,7 @@ class DispatchQueuesTests {
 		// A move of one 100-token request gains 1 s (1100 vs 100 tokens ahead): below a
 		// margin of 0.5 x 5 s SLO, so the hotspot keeps its queue.
 		DispatchQueues small = new DispatchQueues(new InstancePool("small", scheduler, clock), PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).migrationMargin(0.5).build());
+				movesEveryEvent().maxPrefillRequests(1).migrationMargin(0.5).build());
 		small.instancePool().updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
 		for (int i = 0; i < 12; i++) {
 			small.submit(request("s" + i, i, 100), true, outcomes);
@@ -1199,7 +1188,7 @@ class DispatchQueuesTests {
 		InstancePool p = new InstancePool("pull", noHotspot, clock);
 		p.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
 		return new DispatchQueues(p, PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).idlePull(idlePull).moveLateOnly(moveLateOnly).build());
+				movesEveryEvent().maxPrefillRequests(1).idlePull(idlePull).moveLateOnly(moveLateOnly).build());
 	}
 
 	@Test
@@ -1255,7 +1244,7 @@ class DispatchQueuesTests {
 			clock.advance(Duration.ofSeconds(300));
 			p.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
 			DispatchQueues q = new DispatchQueues(p, PinnedPolicy.to("a"),
-					QueueSettings.custom().maxPrefillRequests(1).idlePull(pull).build());
+					movesEveryEvent().maxPrefillRequests(1).idlePull(pull).build());
 			for (int i = 0; i < 8; i++) {
 				q.submit(request("s" + i + pull, i, 1_000), true, outcomes);
 			}
@@ -1284,7 +1273,7 @@ class DispatchQueuesTests {
 				InstancePool p = new InstancePool("cold", s, clock);
 				p.updateMembership(List.of(new RingMember("a", 1), new RingMember("b", 1)));
 				DispatchQueues q = new DispatchQueues(p, PinnedPolicy.to("a"),
-						QueueSettings.custom().maxPrefillRequests(1).idlePull(pull).build());
+						movesEveryEvent().maxPrefillRequests(1).idlePull(pull).build());
 				for (int i = 0; i < 8; i++) {
 					q.submit(request("c" + i + pull + slowStart, i, 1_000), true, outcomes);
 				}
@@ -1332,7 +1321,7 @@ class DispatchQueuesTests {
 	@Test
 	void passThroughDispatchesAtOnceThroughTheSameCallbacks() {
 		DispatchQueues q = queues(PinnedPolicy.to("a"),
-				QueueSettings.custom().mode(DispatchMode.of("pass-through")).maxPrefillRequests(1));
+				movesEveryEvent().mode(DispatchMode.of("pass-through")).maxPrefillRequests(1));
 		for (int i = 0; i < 5; i++) {
 			q.submit(request("r" + i, i, 100), true, outcomes);
 		}
@@ -1348,8 +1337,7 @@ class DispatchQueuesTests {
 		SchedulerSettings calibrating = scheduler.toBuilder().calibrationAlpha(0.5).build();
 		InstancePool p = new InstancePool("ns", calibrating, clock);
 		p.updateMembership(List.of(new RingMember("a", 1)));
-		DispatchQueues q = new DispatchQueues(p, PinnedPolicy.to("a"),
-				QueueSettings.custom().maxPrefillRequests(1).build());
+		DispatchQueues q = new DispatchQueues(p, PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1).build());
 		RequestTicket first = q.submit(request("first", 1, 100), false, outcomes);
 		RequestTicket second = q.submit(request("second", 2, 100), false, outcomes);
 		long deadline = q.nextDeadlineNanos();
@@ -1374,7 +1362,7 @@ class DispatchQueuesTests {
 
 	@Test
 	void aListenerThatThrowsOnReleaseDoesNotLeakCounters() {
-		DispatchQueues q = queues(PinnedPolicy.to("a"), QueueSettings.custom());
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent());
 		RequestTicket r = q.submit(request("r", 1, 100), true, DispatchListener.of((req, d) -> {
 			throw new IllegalStateException("sink gone");
 		}, (req, rej) -> {
@@ -1386,9 +1374,9 @@ class DispatchQueuesTests {
 
 	@Test
 	void settingsNameTheBadValue() {
-		assertThatIllegalArgumentException().isThrownBy(() -> QueueSettings.custom().maxPrefillRequests(0).build())
+		assertThatIllegalArgumentException().isThrownBy(() -> movesEveryEvent().maxPrefillRequests(0).build())
 			.withMessageContaining("maxPrefillRequests must be > 0 but was 0");
-		assertThatIllegalArgumentException().isThrownBy(() -> QueueSettings.custom().migrationMargin(1.5).build())
+		assertThatIllegalArgumentException().isThrownBy(() -> movesEveryEvent().migrationMargin(1.5).build())
 			.withMessageContaining("1.5");
 		assertThatIllegalArgumentException().isThrownBy(() -> DispatchMode.of("later"))
 			.withMessageContaining("'later'")

@@ -34,10 +34,21 @@ final class QueueFixture {
 	/**
 	 * Queue settings for tests of the move mechanics themselves (hotspot migration, idle
 	 * pull, overflow): without {@link QueueSettings#moveLateOnly()}'s gate, whose own
-	 * tests are in {@code DispatchQueuesTests}.
+	 * tests are in {@code DispatchQueuesTests}, and with the moves after every event
+	 * ({@link #movesEveryEvent()}).
 	 */
 	static QueueSettings.Builder ungatedMoves() {
-		return QueueSettings.custom().moveLateOnly(false);
+		return movesEveryEvent().moveLateOnly(false);
+	}
+
+	/**
+	 * Queue settings whose moves run after every event
+	 * ({@link QueueSettings#moveIntervalNanos()} 0), so a test of what the moves do sees
+	 * them at the event that makes them; the interval has tests of its own
+	 * ({@code DispatchQueuesContractsTests}).
+	 */
+	static QueueSettings.Builder movesEveryEvent() {
+		return QueueSettings.custom().moveInterval(Duration.ZERO);
 	}
 
 	/**
