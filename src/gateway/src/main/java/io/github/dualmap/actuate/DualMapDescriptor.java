@@ -188,12 +188,14 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * own queue holds more requests than this gateway has in prefill there
 	 * @param countQueuedPrefixes whether placement counts the prompts queued for an
 	 * instance as cached there
+	 * @param moveIntervalMs the hotspot moves and the idle pull run at most once per this
+	 * many milliseconds (0: after every event)
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
 			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware,
 			double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly, boolean shedHopeless,
-			boolean holdOnEngineQueue, boolean countQueuedPrefixes) {
+			boolean holdOnEngineQueue, boolean countQueuedPrefixes, long moveIntervalMs) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
@@ -201,7 +203,7 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 					q.expiry().name().toLowerCase(Locale.ROOT), q.maxMigrations(), q.migrationMargin(),
 					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware(),
 					q.maxWaitShare(), q.rescue(), q.rescueToQueue(), q.moveLateOnly(), q.shedHopeless(),
-					q.holdOnEngineQueue(), q.countQueuedPrefixes());
+					q.holdOnEngineQueue(), q.countQueuedPrefixes(), millis(q.moveIntervalNanos()));
 		}
 
 	}
