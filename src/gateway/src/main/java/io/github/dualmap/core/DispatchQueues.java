@@ -44,6 +44,8 @@ public final class DispatchQueues {
 	// Keys requests whose prompt could not be parsed, so they still have two homes.
 	private static final LongHashFunction ID_HASH = LongHashFunction.xx3();
 
+	private static final long NEVER = Long.MIN_VALUE;
+
 	private final InstancePool pool;
 
 	private final RoutingPolicy policy;
@@ -83,8 +85,6 @@ public final class DispatchQueues {
 	private long sequence;
 
 	// When settle last ran the hotspot moves and the idle pull, NEVER before the first.
-	private static final long NEVER = Long.MIN_VALUE;
-
 	private long movesRanAtNanos = NEVER;
 
 	/** Queues that share the pool between tenants with the default fairness settings. */

@@ -185,10 +185,11 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	public static final boolean DEFAULT_COUNT_QUEUED_PREFIXES = true;
 
 	/**
-	 * Default interval of the queue's moves: the dispatch tick's default, so a pool
-	 * without events still moves once a tick (docs/benchmarks.md, "Decision cost").
+	 * The queue's moves run after every event by default: on an interval (50 ms) they
+	 * cost a fraction past capacity, at the same capacity for one gateway and a step less
+	 * for several without replica sync (docs/benchmarks.md, "Decision cost").
 	 */
-	public static final Duration DEFAULT_MOVE_INTERVAL = Duration.ofMillis(50);
+	public static final Duration DEFAULT_MOVE_INTERVAL = Duration.ZERO;
 
 	/** What to do with a request that waited {@code maxWait} in the queue. */
 	public enum Expiry {

@@ -238,7 +238,7 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false",
 					"dualmap.dispatch.rescue-to-queue=false", "dualmap.dispatch.shed-hopeless=false",
 					"dualmap.dispatch.hold-on-engine-queue=false", "dualmap.dispatch.count-queued-prefixes=false",
-					"dualmap.dispatch.move-interval=0s", "dualmap.slow-start=30s")
+					"dualmap.dispatch.move-interval=20ms", "dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.service("llm").queues().settings();
@@ -263,7 +263,7 @@ class DualMapPropertiesTests {
 					.shedHopeless(false)
 					.holdOnEngineQueue(false)
 					.countQueuedPrefixes(false)
-					.moveInterval(Duration.ZERO)
+					.moveInterval(Duration.ofMillis(20))
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});

@@ -41,12 +41,13 @@ import org.openjdk.jmh.annotations.Warmup;
  * admission, the release pass, and the hotspot moves and idle pull when they are due)
  * plus one earlier request's first token and one's end (each frees prefill room:
  * releases), and every 50 ms of the pool's clock a {@link DispatchQueues#tick} (expiry
- * with rescue). The operations that run the moves pay for the whole pool's pass, once per
- * move interval of the pool's clock. The pool is kept past its prefill capacity: arrivals
- * come a tenth faster than first tokens, so queues hold requests, hotspots shed them,
- * requests reach their wait bound and are rescued or turned away. The clock moves 20 ms /
- * N per arrival, so each instance sees the same traffic whatever N. Sample mode, for
- * percentiles. Not run by the test suite; the command is in {@code docs/benchmarks.md}.
+ * with rescue). With a move interval the operations that run the moves pay for the whole
+ * pool's pass, once per interval of the pool's clock. The pool is kept past its prefill
+ * capacity: arrivals come a tenth faster than first tokens, so queues hold requests,
+ * hotspots shed them, requests reach their wait bound and are rescued or turned away. The
+ * clock moves 20 ms / N per arrival, so each instance sees the same traffic whatever N.
+ * Sample mode, for percentiles. Not run by the test suite; the command is in
+ * {@code docs/benchmarks.md}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.SampleTime)
@@ -88,11 +89,11 @@ public class DispatchCostBenchmark {
 	boolean engineBacklog;
 
 	/**
-	 * {@code dualmap.dispatch.move-interval} in milliseconds (the default 50): with
-	 * {@code -p moveIntervalMillis=0,50} one run gives the cost of running the hotspot
-	 * moves and the idle pull after every event, as a ratio.
+	 * {@code dualmap.dispatch.move-interval} in milliseconds (the default 0: after every
+	 * event): with {@code -p moveIntervalMillis=0,50} one run gives the cost of running
+	 * the hotspot moves and the idle pull once per 50 ms of the pool's clock, as a ratio.
 	 */
-	@Param({ "50" })
+	@Param({ "0" })
 	int moveIntervalMillis;
 
 	private List<InstanceState> states;
