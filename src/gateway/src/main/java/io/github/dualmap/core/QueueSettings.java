@@ -80,11 +80,11 @@ import java.time.Duration;
  * prefix is computed and held a second time
  * @param moveIntervalNanos the hotspot moves and the idle pull run at most once per this
  * interval, on the first event or tick after it has passed since they last ran
- * ({@link DispatchQueues#nextDeadlineNanos()} names that time while requests are queued);
- * 0 runs them after every event. A move serves a request that has waited long enough to
- * miss its SLO, so looking for one after every arrival, first token and end finds what a
- * look every few tens of milliseconds finds, at a cost per event that grows with the
- * pool's queues
+ * ({@link DispatchQueues#nextDeadlineNanos()} names that time while requests that may
+ * move are queued); 0 runs them after every event. A move serves a request that has
+ * waited long enough to miss its SLO, so looking for one after every arrival, first token
+ * and end finds what a look every few tens of milliseconds finds, at a cost per event
+ * that grows with the pool's queues
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,

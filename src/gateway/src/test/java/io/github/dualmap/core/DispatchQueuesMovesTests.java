@@ -10,6 +10,7 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static io.github.dualmap.core.QueueFixture.request;
 import static io.github.dualmap.core.QueueFixture.ungatedMoves;
 import static io.github.dualmap.core.QueueFixture.withSlo;
@@ -570,6 +571,14 @@ class DispatchQueuesMovesTests {
 		assertThat(q.pulls()).isEqualTo(1);
 		assertThat(r1.instanceId()).isEqualTo("b");
 		assertThat(r1.state()).isEqualTo(RequestTicket.State.RELEASED);
+	}
+
+	@Test
+	void theMoveIntervalIsOffByDefaultAndNeverNegative() {
+		assertThat(QueueSettings.ofDefaults().moveIntervalNanos()).isZero();
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> QueueSettings.custom().moveInterval(Duration.ofMillis(-1)).build())
+			.withMessageContaining("moveIntervalNanos must be >= 0");
 	}
 
 	@Test
