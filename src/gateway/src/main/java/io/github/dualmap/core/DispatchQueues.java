@@ -571,12 +571,13 @@ public final class DispatchQueues {
 	 */
 	private void settle(List<Runnable> out) {
 		evacuation.reconcileMembership(out);
-		releasePass.endEstimatedPrefills(pool.now());
+		// One reading of the clock for the event's rules that ask it.
+		long now = pool.now();
+		releasePass.endEstimatedPrefills(now);
 		// Queues of instances that stopped accepting work move first: a release pass
 		// would otherwise send them where they no longer belong.
 		evacuation.evacuate();
 		releasePass.pumpAll(out);
-		long now = pool.now();
 		if (movesDue(now)) {
 			movesRanAtNanos = now;
 			rebalancer.rebalance(out);
