@@ -3,6 +3,7 @@ package io.github.dualmap.core;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.Test;
 
@@ -129,6 +130,33 @@ class DispatchQueuesFairnessTests {
 		String order = releaseNext(q, 10);
 		assertThat(count(order, 'b')).as(order).isBetween(4L, 6L);
 		assertThat(q.tenantShares()).extracting(TenantShare::tenant).containsExactly("a", "b");
+	}
+
+	@Test
+	void aTenantThatStartsWaitingIsLiftedToTheSmallestCounterOfThoseWaitingInItsBand() {
+		DispatchQueues q = queues(QueueSettings.custom(), true);
+		submit(q, A);
+		for (int i = 0; i < 3; i++) {
+			submit(q, A);
+			submit(q, B);
+		}
+		releaseNext(q, 2);
+		// While both wait, another replica's service puts a far past b.
+		q.creditRemoteService(Map.of("0:a", 10_000.0));
+		Map<String, Double> counters = counters(q);
+		assertThat(counters.get("a")).isGreaterThan(counters.get("b") + 9_000);
+
+		Tenant c = new Tenant("c", 1, 0);
+		submit(q, c);
+		// Lifted to b's counter, the smallest of the others waiting, not a's.
+		assertThat(counters(q).get("c")).isEqualTo(counters.get("b"));
+		// A tenant of another band does not count.
+		submit(q, new Tenant("d", 1, 5));
+		assertThat(counters(q).get("d")).isZero();
+	}
+
+	private static Map<String, Double> counters(DispatchQueues q) {
+		return q.tenantShares().stream().collect(Collectors.toMap(TenantShare::tenant, TenantShare::counter));
 	}
 
 	@Test
