@@ -22,6 +22,7 @@ import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.Tenant;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -95,6 +96,14 @@ public class DispatchCostBenchmark {
 	 */
 	@Param({ "0" })
 	int moveIntervalMillis;
+
+	/**
+	 * Tenants the requests belong to, in turn (1: every request the default tenant): with
+	 * {@code -p tenants=1,1000} one run gives what many tenants add to the path (their
+	 * accounts, and the floor a tenant that starts waiting is lifted to).
+	 */
+	@Param({ "1" })
+	int tenants;
 
 	private List<InstanceState> states;
 
@@ -171,7 +180,8 @@ public class DispatchCostBenchmark {
 			}
 			chains[i] = ids;
 			PromptBlocks blocks = hasher.ofHashIds("bench", ids, 512, ids.length * 512 - 100);
-			requests[i] = new RoutingRequest("r" + i, blocks, settings.defaultSloNanos(), 0);
+			RoutingRequest r = new RoutingRequest("r" + i, blocks, settings.defaultSloNanos(), 0);
+			requests[i] = tenants > 1 ? r.withTenant(new Tenant("t" + (i % tenants), 1, 0), 0) : r;
 		}
 		stepNanos = TimeUnit.MILLISECONDS.toNanos(20) / instances;
 		nextTick = clock.get() + TICK_NANOS;
