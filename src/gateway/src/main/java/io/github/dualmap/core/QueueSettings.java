@@ -186,8 +186,9 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 
 	/**
 	 * The queue's moves run after every event by default: on an interval (50 ms) they
-	 * cost a fraction past capacity, at the same capacity for one gateway and a step less
-	 * for several without replica sync (docs/benchmarks.md, "Decision cost").
+	 * cost a fraction past capacity, at the same capacity within the simulator's
+	 * run-to-run noise for one gateway or several, never above it (docs/benchmarks.md,
+	 * "Decision cost").
 	 */
 	public static final Duration DEFAULT_MOVE_INTERVAL = Duration.ZERO;
 

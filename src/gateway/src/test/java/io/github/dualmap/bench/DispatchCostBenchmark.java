@@ -100,7 +100,7 @@ public class DispatchCostBenchmark {
 	/**
 	 * Tenants the requests belong to, in turn (1: every request the default tenant): with
 	 * {@code -p tenants=1,1000} one run gives what many tenants add to the path (their
-	 * accounts, and the floor a tenant that starts waiting is lifted to).
+	 * accounts, and each release's pass over the tenants waiting in its queue).
 	 */
 	@Param({ "1" })
 	int tenants;
