@@ -228,7 +228,9 @@ public class DispatchProperties {
 	private Duration unavailableRetryAfter = QueueSettings.DEFAULT_UNAVAILABLE_RETRY_AFTER;
 
 	/**
-	 * How often queue expiry and estimated ends of non-streaming prefills are checked.
+	 * Longest time between two dispatch ticks (expiry, estimated ends of non-streaming
+	 * prefills, the wait-bound hotspot test, the moves on their interval); ticks run
+	 * sooner at the pools' next deadline.
 	 */
 	@NotNull(message = "dualmap.dispatch.tick-interval must be set")
 	private Duration tickInterval = Duration.ofMillis(50);

@@ -3,7 +3,9 @@ package io.github.dualmap.core;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
 
 import net.openhft.hashing.LongHashFunction;
@@ -46,6 +48,14 @@ public final class DispatchQueues {
 
 	private static final long NEVER = Long.MIN_VALUE;
 
+	/**
+	 * How long a ticker waits before it ticks again for a deadline that is already due
+	 * ({@link #tickAt}): a request waiting past the hotspot bound keeps its deadline in
+	 * the past until it leaves, and ticking at the same instant again would change
+	 * nothing.
+	 */
+	public static final long RETICK_NANOS = 10_000_000L;
+
 	private final InstancePool pool;
 
 	private final RoutingPolicy policy;
@@ -87,6 +97,10 @@ public final class DispatchQueues {
 	// When settle last ran the hotspot moves and the idle pull, NEVER before the first.
 	private long movesRanAtNanos = NEVER;
 
+	// Told outside the lock of a deadline an event set that may precede the others.
+	private volatile LongConsumer earlierDeadline = at -> {
+	};
+
 	/** Queues that share the pool between tenants with the default fairness settings. */
 	public DispatchQueues(InstancePool pool, RoutingPolicy policy, QueueSettings settings) {
 		this(pool, policy, settings, FairnessSettings.ofDefaults());
@@ -113,7 +127,7 @@ public final class DispatchQueues {
 		this.fair = book.fair;
 		this.stats = book.stats;
 		this.relocator = new Relocator(book);
-		this.releasePass = new ReleasePass(book, policy, this::finish);
+		this.releasePass = new ReleasePass(book, policy, this::finish, at -> this.earlierDeadline.accept(at));
 		this.rescue = new Rescue(book, releasePass);
 		releasePass.rescueHopelessWith(rescue);
 		this.admission = new QueueAdmission(book, relocator, releasePass);
@@ -444,6 +458,30 @@ public final class DispatchQueues {
 		finally {
 			lock.unlock();
 		}
+	}
+
+	/**
+	 * When a ticker should next call {@link #tick}, given {@link #nextDeadlineNanos()}
+	 * and the time now: at the deadline, or {@link #RETICK_NANOS} from now when it is not
+	 * in the future; {@code Long.MAX_VALUE} when there is none.
+	 */
+	public static long tickAt(long deadlineNanos, long nowNanos) {
+		if (deadlineNanos == Long.MAX_VALUE) {
+			return Long.MAX_VALUE;
+		}
+		return deadlineNanos > nowNanos ? deadlineNanos : nowNanos + RETICK_NANOS;
+	}
+
+	/**
+	 * Tells {@code listener}, outside the lock, of each deadline an event sets that may
+	 * come before every other {@link #nextDeadlineNanos()} knew of: the estimated end of
+	 * prefill of a released non-streaming request, when it is the earliest such end. A
+	 * ticker that sleeps until {@link #nextDeadlineNanos()} wakes earlier on it instead
+	 * of finding the deadline at its next tick. Replaces the listener set before; it must
+	 * be quick and must not throw.
+	 */
+	public void onEarlierDeadline(LongConsumer listener) {
+		this.earlierDeadline = Objects.requireNonNull(listener, "listener");
 	}
 
 	/**

@@ -4,6 +4,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 
 /**
  * The release gate and pass of {@link DispatchQueues}: which queued request an instance
@@ -40,12 +41,16 @@ final class ReleasePass {
 	// report that request's end.
 	private final Consumer<RequestTicket> finishOnFailure;
 
+	// Told, outside the lock, of an estimated end of prefill that is the earliest.
+	private final LongConsumer earlierDeadline;
+
 	// Set once by the coordinator: where hopeless requests get their last chance.
 	private Rescue rescue;
 
 	private final TreeSet<RequestTicket> prefillEstimates = new TreeSet<>(PREFILL_DEADLINE);
 
-	ReleasePass(QueueBook book, RoutingPolicy policy, Consumer<RequestTicket> finishOnFailure) {
+	ReleasePass(QueueBook book, RoutingPolicy policy, Consumer<RequestTicket> finishOnFailure,
+			LongConsumer earlierDeadline) {
 		this.book = book;
 		this.pool = book.pool;
 		this.settings = book.settings;
@@ -54,6 +59,7 @@ final class ReleasePass {
 		this.stats = book.stats;
 		this.policy = policy;
 		this.finishOnFailure = finishOnFailure;
+		this.earlierDeadline = earlierDeadline;
 	}
 
 	/** Where a request found hopeless at its release gets its last chance. */
@@ -237,6 +243,18 @@ final class ReleasePass {
 			q.prefillDeadlineNanos = dispatch.sentAtNanos()
 					+ pool.estimateTtft(s, ahead, q.cachedTokens, q.uncachedTokens);
 			prefillEstimates.add(q);
+			if (prefillEstimates.first() == q) {
+				long at = q.prefillDeadlineNanos;
+				out.add(() -> {
+					try {
+						earlierDeadline.accept(at);
+					}
+					catch (RuntimeException ex) {
+						// The callbacks after it hand out other requests' outcomes.
+						LOG.log(System.Logger.Level.WARNING, "deadline listener failed", ex);
+					}
+				});
+			}
 		}
 		out.add(() -> {
 			pool.recordReleased(s, q.request());

@@ -74,6 +74,54 @@ class DispatchQueuesContractsTests {
 	}
 
 	@Test
+	void aNonStreamingReleaseTellsTheListenerOfItsEstimatedEndWhenItIsTheEarliest() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, new PinnedPolicy(r -> r.id().substring(0, 1)),
+				QueueSettings.custom().maxPrefillRequests(1).idlePull(false).build());
+		List<Long> told = new ArrayList<>();
+		q.onEarlierDeadline(told::add);
+		// 1 ms per token plus the 20 ms base: a0 ends at 1.02 s, then b0 at 0.12 s.
+		RequestTicket a0 = q.submit(request("a0", 1, 1_000), false, outcomes);
+		RequestTicket b0 = q.submit(request("b0", 2, 100), false, outcomes);
+		assertThat(told).containsExactly(a0.submittedAtNanos() + Duration.ofMillis(1_020).toNanos(),
+				b0.submittedAtNanos() + Duration.ofMillis(120).toNanos());
+		assertThat(q.nextDeadlineNanos()).isEqualTo(told.get(1));
+
+		// b0's estimate ends; a streaming release has no estimated end to tell, and b2's
+		// ends after a0's, so it is not the earliest.
+		clock.advance(Duration.ofMillis(150));
+		q.tick(clock.nanos());
+		RequestTicket b1 = q.submit(request("b1", 3, 100), true, outcomes);
+		q.firstToken(b1);
+		RequestTicket b2 = q.submit(request("b2", 4, 1_000), false, outcomes);
+		assertThat(outcomes.releasedIds()).containsExactly("a0", "b0", "b1", "b2");
+		assertThat(told).hasSize(2);
+		assertThat(q.nextDeadlineNanos()).isEqualTo(told.get(0));
+		assertThat(b2.state()).isEqualTo(RequestTicket.State.RELEASED);
+	}
+
+	@Test
+	void aListenerThatThrowsDoesNotCostTheReleaseItsOutcome() {
+		InstancePool pool = pool("a");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"), QueueSettings.ofDefaults());
+		q.onEarlierDeadline(at -> {
+			throw new IllegalStateException("listener bug");
+		});
+		RequestTicket r = q.submit(request("r", 1, 100), false, outcomes);
+		assertThat(outcomes.releasedIds()).containsExactly("r");
+		assertThat(r.state()).isEqualTo(RequestTicket.State.RELEASED);
+	}
+
+	@Test
+	void aTickerTicksAtTheDeadlineOrAShortWhileAfterOneAlreadyDue() {
+		long now = 1_000_000_000L;
+		assertThat(DispatchQueues.tickAt(now + 5, now)).isEqualTo(now + 5);
+		assertThat(DispatchQueues.tickAt(now, now)).isEqualTo(now + DispatchQueues.RETICK_NANOS);
+		assertThat(DispatchQueues.tickAt(now - 1_000, now)).isEqualTo(now + DispatchQueues.RETICK_NANOS);
+		assertThat(DispatchQueues.tickAt(Long.MAX_VALUE, now)).isEqualTo(Long.MAX_VALUE);
+	}
+
+	@Test
 	void anEstimatedPrefillEndsOnTheNextEventNotOnlyOnATick() {
 		InstancePool pool = pool("a");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),

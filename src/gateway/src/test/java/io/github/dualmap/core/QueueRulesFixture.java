@@ -52,6 +52,7 @@ final class QueueRulesFixture {
 		this.book = new QueueBook(pool, settings, fairness);
 		this.relocator = new Relocator(book);
 		this.releasePass = new ReleasePass(book, policy, q -> {
+		}, at -> {
 		});
 		this.rescue = new Rescue(book, releasePass);
 		releasePass.rescueHopelessWith(rescue);

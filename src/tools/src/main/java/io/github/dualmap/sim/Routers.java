@@ -33,13 +33,6 @@ import org.jspecify.annotations.Nullable;
  */
 final class Routers {
 
-	/**
-	 * Earliest revisit of a queue deadline that is already due: a request waiting past
-	 * the hotspot bound keeps its deadline in the past until it leaves, and ticking at
-	 * the same instant again would not change anything.
-	 */
-	static final long QUEUE_RETICK_NANOS = 10_000_000L;
-
 	/** What the run does with a routed request. */
 	interface Outcomes {
 
@@ -365,11 +358,10 @@ final class Routers {
 			return;
 		}
 		long now = this.events.now();
-		long next = q.nextDeadlineNanos();
+		long next = DispatchQueues.tickAt(q.nextDeadlineNanos(), now);
 		if (next == Long.MAX_VALUE) {
 			return;
 		}
-		next = Math.max(next, now + (next <= now ? QUEUE_RETICK_NANOS : 0));
 		if (next < this.tickAt[r]) {
 			this.tickAt[r] = next;
 			this.events.schedule(next, new SimEvent.QueueTick(r));
