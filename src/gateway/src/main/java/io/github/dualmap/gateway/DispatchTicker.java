@@ -3,6 +3,7 @@ package io.github.dualmap.gateway;
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.InstancePool;
@@ -25,7 +26,9 @@ import org.springframework.context.SmartLifecycle;
  * sets an earlier deadline between ticks (a non-streaming request's estimated end of
  * prefill, {@link DispatchQueues#onEarlierDeadline}) brings the next tick forward to it.
  * So a non-streaming request's prefill budget is handed on at its estimate, not up to an
- * interval later. Runs on Reactor's parallel scheduler from start to stop.
+ * interval later. Ticks start at least {@link #MIN_SPACING_NANOS} apart, so a pool
+ * releasing non-streaming requests by the thousand per second does not tick as often.
+ * Runs on Reactor's parallel scheduler from start to stop.
  */
 public class DispatchTicker implements SmartLifecycle {
 
@@ -34,6 +37,13 @@ public class DispatchTicker implements SmartLifecycle {
 	private final DualMapRegistry registry;
 
 	private final long intervalNanos;
+
+	/**
+	 * Least time from one tick's start to the next: deadlines closer together than this
+	 * are handled by one tick (a pool releasing many non-streaming requests sets an
+	 * estimated end of prefill per request).
+	 */
+	static final long MIN_SPACING_NANOS = DispatchQueues.RETICK_NANOS;
 
 	private final Scheduler scheduler = Schedulers.parallel();
 
@@ -44,6 +54,11 @@ public class DispatchTicker implements SmartLifecycle {
 	private long generation;
 
 	private volatile long nextTickAtNanos = Long.MAX_VALUE;
+
+	private long lastTickAtNanos = Long.MIN_VALUE / 2;
+
+	// Scheduled ticks run so far (tests read it).
+	private final AtomicLong ticks = new AtomicLong();
 
 	private volatile boolean running;
 
@@ -65,7 +80,7 @@ public class DispatchTicker implements SmartLifecycle {
 			InstancePool pool = service.instancePool();
 			service.queues().onEarlierDeadline(at -> wakeAt(at - pool.now()));
 		}
-		scheduleIn(nanosToNextTick());
+		scheduleAt(System.nanoTime() + nanosToNextTick());
 	}
 
 	/** One pass over every pool; public so tests can drive it without waiting. */
@@ -108,8 +123,10 @@ public class DispatchTicker implements SmartLifecycle {
 				return;
 			}
 			this.nextTickAtNanos = Long.MAX_VALUE;
+			this.lastTickAtNanos = System.nanoTime();
 		}
 		long delay = this.intervalNanos;
+		this.ticks.incrementAndGet();
 		try {
 			tick();
 			delay = nanosToNextTick();
@@ -120,7 +137,7 @@ public class DispatchTicker implements SmartLifecycle {
 			long at = System.nanoTime() + delay;
 			synchronized (this) {
 				if (this.running && at < this.nextTickAtNanos) {
-					scheduleIn(delay);
+					scheduleAt(at);
 				}
 			}
 		}
@@ -134,18 +151,22 @@ public class DispatchTicker implements SmartLifecycle {
 		}
 		synchronized (this) {
 			if (this.running && at < this.nextTickAtNanos) {
-				scheduleIn(delayNanos);
+				scheduleAt(at);
 			}
 		}
 	}
 
-	// Guarded by this.
-	private void scheduleIn(long delayNanos) {
-		long delay = Math.max(0, delayNanos);
+	// Guarded by this: the next tick at atNanos (System.nanoTime), or MIN_SPACING_NANOS
+	// after the last when that is later.
+	private void scheduleAt(long atNanos) {
+		long at = Math.max(atNanos, this.lastTickAtNanos + MIN_SPACING_NANOS);
+		if (at >= this.nextTickAtNanos) {
+			return;
+		}
 		long scheduled = ++this.generation;
 		try {
-			this.scheduler.schedule(() -> run(scheduled), delay, TimeUnit.NANOSECONDS);
-			this.nextTickAtNanos = System.nanoTime() + delay;
+			this.scheduler.schedule(() -> run(scheduled), Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
+			this.nextTickAtNanos = at;
 		}
 		catch (RejectedExecutionException ex) {
 			// The scheduler is shutting down with the application.
@@ -160,6 +181,11 @@ public class DispatchTicker implements SmartLifecycle {
 		this.running = false;
 		this.generation++;
 		this.nextTickAtNanos = Long.MAX_VALUE;
+	}
+
+	/** How many scheduled ticks have run since this ticker was made. */
+	long ticks() {
+		return this.ticks.get();
 	}
 
 	@Override

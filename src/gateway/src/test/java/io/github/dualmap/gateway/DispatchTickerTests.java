@@ -1,6 +1,7 @@
 package io.github.dualmap.gateway;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -113,6 +115,27 @@ class DispatchTickerTests {
 		this.ticker.start();
 
 		assertThat(this.secondReleased.await(10, TimeUnit.SECONDS)).isTrue();
+	}
+
+	@Test
+	void deadlinesCloserThanTheSpacingShareATick() throws InterruptedException {
+		List<ServiceInstance> members = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			members.add(new DefaultServiceInstance("i" + i, "llm", "127.0.0." + (i + 1), 8000, false, Map.of()));
+		}
+		this.service.updateMembership(members);
+		long start = System.nanoTime();
+		this.ticker.start();
+		// Estimated ends of prefill about a millisecond apart, from 20 ms to 100 ms on.
+		for (int i = 0; i < 80; i++) {
+			this.service.queues().submit(request("r" + i, 100 + i, 1 + i), false, this.listener);
+		}
+		Thread.sleep(150);
+
+		// Ticks start at least the spacing apart: read before the time they had.
+		long ticks = this.ticker.ticks();
+		long elapsed = System.nanoTime() - start;
+		assertThat(ticks).isPositive().isLessThanOrEqualTo(elapsed / DispatchTicker.MIN_SPACING_NANOS + 1);
 	}
 
 	@Test
