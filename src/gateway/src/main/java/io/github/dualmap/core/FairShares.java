@@ -64,9 +64,25 @@ final class FairShares {
 	// The accounts with requests waiting, so lifting and shedding look at these only.
 	private final Set<Account> backlogged = new LinkedHashSet<>();
 
-	// Per instance queue, its waiting requests by tenant; insertion order keeps
-	// simulations reproducible.
-	private final Map<InstanceQueue, Map<Account, Lane>> lanes = new LinkedHashMap<>();
+	// Per instance queue, its waiting requests by tenant and the order it serves them in.
+	private final Map<InstanceQueue, QueueLanes> lanes = new LinkedHashMap<>();
+
+	// Which lane an instance serves next: the highest band, then the smallest counter,
+	// then the head that has waited longest (sequences are unique, so no two lanes tie).
+	private static final Comparator<Lane> SERVICE_ORDER = (x, y) -> {
+		Account a = x.account;
+		Account b = y.account;
+		if (a.priority != b.priority) {
+			return a.priority > b.priority ? -1 : 1;
+		}
+		if (a.counter < b.counter) {
+			return -1;
+		}
+		if (a.counter > b.counter) {
+			return 1;
+		}
+		return Long.compare(x.byAged.first().sequence(), y.byAged.first().sequence());
+	};
 
 	// Running mean of every tenant's output tokens; negative until a request finished.
 	private double outputMean = -1;
@@ -74,8 +90,12 @@ final class FairShares {
 	// Per priority band, the counter of the tenant served last.
 	private final Map<Integer, Double> lastServed = new HashMap<>();
 
-	FairShares(FairnessSettings settings, Comparator<RequestTicket> priorityOrder,
-			Comparator<RequestTicket> agedOrder) {
+	// Whether next takes the first lane of a queue's order (else it scans the lanes).
+	private final boolean ordered;
+
+	FairShares(FairnessSettings settings, Comparator<RequestTicket> priorityOrder, Comparator<RequestTicket> agedOrder,
+			boolean ordered) {
+		this.ordered = ordered;
 		this.settings = settings;
 		this.priorityOrder = priorityOrder;
 		this.agedOrder = agedOrder;
@@ -102,7 +122,25 @@ final class FairShares {
 			backlogged.add(a);
 		}
 		if (settings.enabled()) {
-			lanes.computeIfAbsent(iq, k -> new LinkedHashMap<>()).computeIfAbsent(a, k -> new Lane()).add(q);
+			QueueLanes waiting = lanes.computeIfAbsent(iq, k -> new QueueLanes());
+			Lane lane = waiting.byAccount.get(a);
+			if (lane == null) {
+				lane = new Lane(a, waiting);
+				lane.add(q);
+				waiting.byAccount.put(a, lane);
+				waiting.order.add(lane);
+				a.lanes.add(lane);
+				return;
+			}
+			// The lane's place in the order depends on its head.
+			boolean newHead = agedOrder.compare(q, lane.byAged.first()) < 0;
+			if (newHead) {
+				waiting.order.remove(lane);
+			}
+			lane.add(q);
+			if (newHead) {
+				waiting.order.add(lane);
+			}
 		}
 	}
 
@@ -135,17 +173,25 @@ final class FairShares {
 		if (!settings.enabled()) {
 			return;
 		}
-		Map<Account, Lane> byTenant = lanes.get(iq);
-		Lane lane = byTenant == null ? null : byTenant.get(a);
+		QueueLanes waiting = lanes.get(iq);
+		Lane lane = waiting == null ? null : waiting.byAccount.get(a);
 		if (lane == null) {
 			return;
 		}
+		boolean head = lane.byAged.first() == q;
+		if (head) {
+			waiting.order.remove(lane);
+		}
 		lane.remove(q);
 		if (lane.byPriority.isEmpty()) {
-			byTenant.remove(a);
-			if (byTenant.isEmpty()) {
+			waiting.byAccount.remove(a);
+			a.lanes.remove(lane);
+			if (waiting.byAccount.isEmpty()) {
 				lanes.remove(iq);
 			}
+		}
+		else if (head) {
+			waiting.order.add(lane);
 		}
 	}
 
@@ -155,8 +201,8 @@ final class FairShares {
 	 * cached prefix: it depends on the queue's requests and the time alone.
 	 */
 	int tenantsWaiting(InstanceQueue iq) {
-		Map<Account, Lane> byTenant = lanes.get(iq);
-		return byTenant == null ? 0 : byTenant.size();
+		QueueLanes waiting = lanes.get(iq);
+		return waiting == null ? 0 : waiting.byAccount.size();
 	}
 
 	/**
@@ -165,24 +211,24 @@ final class FairShares {
 	 * tenant's requests, an aged one first, else the longest cached prefix.
 	 */
 	RequestTicket next(InstanceQueue iq, long now) {
-		Map<Account, Lane> byTenant = lanes.get(iq);
-		if (byTenant == null || byTenant.isEmpty()) {
+		QueueLanes waiting = lanes.get(iq);
+		if (waiting == null || waiting.order.isEmpty()) {
 			throw new IllegalStateException("no request of any tenant waits for " + iq.state.id());
 		}
-		Account best = null;
-		Lane bestLane = null;
-		for (Map.Entry<Account, Lane> e : byTenant.entrySet()) {
-			Account a = e.getKey();
-			Lane l = e.getValue();
-			if (best == null || a.priority > best.priority
-					|| (a.priority == best.priority && (a.counter < best.counter || (a.counter == best.counter
-							&& l.byAged.first().sequence() < bestLane.byAged.first().sequence())))) {
-				best = a;
-				bestLane = l;
+		Lane best = ordered ? waiting.order.first() : scan(waiting);
+		RequestTicket aged = best.byAged.first();
+		return now >= aged.agedAtNanos ? aged : best.byPriority.first();
+	}
+
+	// The first lane in SERVICE_ORDER, by a pass over them all.
+	private static Lane scan(QueueLanes waiting) {
+		Lane best = null;
+		for (Lane l : waiting.byAccount.values()) {
+			if (best == null || SERVICE_ORDER.compare(l, best) < 0) {
+				best = l;
 			}
 		}
-		RequestTicket aged = bestLane.byAged.first();
-		return now >= aged.agedAtNanos ? aged : bestLane.byPriority.first();
+		return best;
 	}
 
 	/**
@@ -204,7 +250,7 @@ final class FairShares {
 		double service = q.uncachedTokens + q.cachedTokens * settings.cachedPromptWeight()
 				+ output * settings.outputWeight();
 		q.chargedOutput = output;
-		a.counter += service / a.weight;
+		setCounter(a, a.counter + service / a.weight);
 		a.unshared += service;
 		a.record(service, now, bucketNanos);
 		lastServed.put(a.priority, a.counter);
@@ -222,7 +268,7 @@ final class FairShares {
 		q.outputCorrected = true;
 		int actual = Math.max(0, outputTokens);
 		double delta = (actual - q.chargedOutput) * settings.outputWeight();
-		a.counter += delta / a.weight;
+		setCounter(a, a.counter + delta / a.weight);
 		a.unshared += delta;
 		a.record(delta, now, bucketNanos);
 		a.outputMean = a.outputMean < 0 ? actual : a.outputMean + OUTPUT_MEAN_ALPHA * (actual - a.outputMean);
@@ -260,7 +306,7 @@ final class FairShares {
 		if (a == null || service == 0 || !Double.isFinite(service)) {
 			return false;
 		}
-		a.counter += service / a.weight;
+		setCounter(a, a.counter + service / a.weight);
 		a.record(service, now, bucketNanos);
 		return true;
 	}
@@ -384,7 +430,24 @@ final class FairShares {
 	private void lift(Account a) {
 		double floor = floor(a, a.priority);
 		if (!Double.isNaN(floor)) {
-			a.counter = Math.max(a.counter, floor);
+			setCounter(a, Math.max(a.counter, floor));
+		}
+	}
+
+	/**
+	 * Sets {@code a}'s counter, keeping its lanes in their places in the orders of the
+	 * queues it waits in.
+	 */
+	private void setCounter(Account a, double counter) {
+		if (counter == a.counter) {
+			return;
+		}
+		for (Lane l : a.lanes) {
+			l.queue.order.remove(l);
+		}
+		a.counter = counter;
+		for (Lane l : a.lanes) {
+			l.queue.order.add(l);
 		}
 	}
 
@@ -458,6 +521,9 @@ final class FairShares {
 		// Service charged here and not yet taken by takeLocalService.
 		double unshared;
 
+		// Its requests waiting in each queue (with fair shares): one lane per queue.
+		final List<Lane> lanes = new ArrayList<>(1);
+
 		private final double[] served = new double[BUCKETS];
 
 		private final long[] slot = new long[BUCKETS];
@@ -491,12 +557,36 @@ final class FairShares {
 
 	}
 
-	/** One tenant's requests waiting for one instance, in the queues' two orders. */
+	/** The tenants waiting in one instance queue. */
+	private static final class QueueLanes {
+
+		// Insertion order keeps simulations reproducible.
+		final Map<Account, Lane> byAccount = new LinkedHashMap<>();
+
+		// Every lane of byAccount, the one served next first (SERVICE_ORDER).
+		final TreeSet<Lane> order = new TreeSet<>(SERVICE_ORDER);
+
+	}
+
+	/**
+	 * One tenant's requests waiting for one instance, in the queues' two orders. Its
+	 * place in its queue's order follows its account's counter and its head, so it is
+	 * taken out of that order before either changes and put back after.
+	 */
 	private final class Lane {
+
+		final Account account;
+
+		final QueueLanes queue;
 
 		final TreeSet<RequestTicket> byPriority = new TreeSet<>(priorityOrder);
 
 		final TreeSet<RequestTicket> byAged = new TreeSet<>(agedOrder);
+
+		Lane(Account account, QueueLanes queue) {
+			this.account = account;
+			this.queue = queue;
+		}
 
 		void add(RequestTicket q) {
 			byPriority.add(q);

@@ -56,6 +56,15 @@ class QueueShortcuts {
 		return true;
 	}
 
+	/**
+	 * With fair shares, the tenant an instance serves next is the first of that queue's
+	 * tenants kept in the order of service (band, counter, longest waiting head), rather
+	 * than found by a pass over every tenant waiting there ({@code FairShares.next}).
+	 */
+	boolean orderedTenants() {
+		return true;
+	}
+
 	/** The evacuation is skipped while every member accepts work. */
 	boolean skipEvacuationWhileAllAccept() {
 		return true;

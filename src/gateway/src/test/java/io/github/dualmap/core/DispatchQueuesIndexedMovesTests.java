@@ -3,6 +3,7 @@ package io.github.dualmap.core;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 
@@ -15,17 +16,19 @@ import static org.assertj.core.api.Assertions.assertThat;
  * form ({@link PlainRules}): the moves look only at the late requests of a hotspot (the
  * first of its queue in order of lateness) and for a target only among the members that
  * are not hotspots by their wait, a cached-prefix lookup is reused while the shadow index
- * holds the same blocks, the release pass passes over parked queues, and a request that
- * arrives while nothing is queued and finds room is released without queueing; the plain
- * form looks at every queued request, walks the ring, looks every prefix up again, pumps
- * every queue with requests and queues every arrival before the release pass. Random
- * sequences of arrivals of three SLO classes (so lateness order differs from arrival
- * order), some avoiding an instance, first tokens, completions, ticks, draining,
- * membership changes, peers' published load, engine snapshots and peers' releases, under
- * both TTFT models, with one tenant or three sharing the queues by weight and priority,
- * fed to both forms: every release (instance, reason, cached prefix), rejection and
- * counter is the same after every step, and every queue the shortcut form has parked
- * would release nothing if it were pumped.
+ * holds the same blocks, the release pass passes over parked queues, a request that
+ * arrives while nothing is queued and finds room is released without queueing, and the
+ * tenant served next is the first of a queue's tenants kept in order of service; the
+ * plain form looks at every queued request, walks the ring, looks every prefix up again,
+ * pumps every queue with requests, queues every arrival before the release pass and
+ * passes over every tenant waiting in a queue for the next. Random sequences of arrivals
+ * of three SLO classes (so lateness order differs from arrival order), some avoiding an
+ * instance, first tokens, completions, ticks, draining, membership changes, peers'
+ * published load, engine snapshots and peers' releases, under both TTFT models, with one
+ * tenant or three sharing the queues by weight and priority (their charges corrected to
+ * the output and credited with peers' service), fed to both forms: every release
+ * (instance, reason, cached prefix), rejection and counter is the same after every step,
+ * and every queue the shortcut form has parked would release nothing if it were pumped.
  */
 class DispatchQueuesIndexedMovesTests {
 
@@ -146,6 +149,11 @@ class DispatchQueuesIndexedMovesTests {
 			return false;
 		}
 
+		@Override
+		boolean orderedTenants() {
+			return false;
+		}
+
 	}
 
 	/** Every shortcut, a move's target always looked for among the young members. */
@@ -223,6 +231,8 @@ class DispatchQueuesIndexedMovesTests {
 				released(param).ifPresent(q -> {
 					queues.firstToken(q);
 					queues.finish(q);
+					// Its tenant's charge corrected to its output, up or down.
+					queues.reportOutput(q, param / 3 % 400);
 				});
 			}
 			else if (kind < 18) {
@@ -242,6 +252,8 @@ class DispatchQueuesIndexedMovesTests {
 				if (s != null && param % 3 != 0) {
 					s.peerLoad(param / 7 % 3, param / 21 % 3_000, param / 13 % 2_000);
 				}
+				// And the service they released for a tenant.
+				queues.creditRemoteService(Map.of("0:" + TENANTS[param % 2].name(), (double) (param / 5 % 2_000)));
 			}
 			else if (kind == 21) {
 				InstanceState s = pool.instance(IDS[param % IDS.length]);
