@@ -112,10 +112,13 @@ final class QueueAdmission {
 		if (!bySlo && !fair.mayDisplace(q)) {
 			return false;
 		}
+		// The arrival's band and backlog, the same against every queued request.
+		int band = fair.enabled() ? fair.priority(q) : 0;
+		double backlog = fair.enabled() ? fair.backlog(q) : 0;
 		RequestTicket victim = null;
 		for (InstanceQueue iq : within == null ? book.nonEmpty : List.of(book.queueOf(within))) {
 			for (RequestTicket c : iq.byArrival) {
-				if (yields(c, q, bySlo) && (victim == null || shedsBefore(c, victim))) {
+				if (yields(c, q, band, backlog, bySlo) && (victim == null || shedsBefore(c, victim))) {
 					victim = c;
 				}
 			}
@@ -135,19 +138,21 @@ final class QueueAdmission {
 		return true;
 	}
 
-	/** Whether queued {@code c} may be shed for the arrival {@code q}. */
-	private boolean yields(RequestTicket c, RequestTicket q, boolean bySlo) {
+	/**
+	 * Whether queued {@code c} may be shed for the arrival {@code q}, whose band and
+	 * backlog (with fair shares) are given.
+	 */
+	private boolean yields(RequestTicket c, RequestTicket q, int band, double backlog, boolean bySlo) {
 		if (fair.enabled()) {
 			int pc = fair.priority(c);
-			int pq = fair.priority(q);
-			if (pc != pq) {
-				return pc < pq;
+			if (pc != band) {
+				return pc < band;
 			}
 		}
 		if (bySlo && c.request().sloTtftNanos() > q.request().sloTtftNanos()) {
 			return true;
 		}
-		return fair.enabled() && !fair.sameTenant(q, c) && fair.backlog(c) > fair.backlog(q);
+		return fair.enabled() && !fair.sameTenant(q, c) && fair.backlog(c) > backlog;
 	}
 
 	/** Whether {@code c} is shed before {@code victim}. */
