@@ -90,12 +90,13 @@ final class FairShares {
 	// Per priority band, the counter of the tenant served last.
 	private final Map<Integer, Double> lastServed = new HashMap<>();
 
-	// Whether next takes the first lane of a queue's order (else it scans the lanes).
-	private final boolean ordered;
+	// A queue keeps its lanes in SERVICE_ORDER from this many tenants waiting there until
+	// fewer than half as many do; below, next passes over them.
+	private final int orderFrom;
 
 	FairShares(FairnessSettings settings, Comparator<RequestTicket> priorityOrder, Comparator<RequestTicket> agedOrder,
-			boolean ordered) {
-		this.ordered = ordered;
+			int orderFrom) {
+		this.orderFrom = Math.max(1, orderFrom);
 		this.settings = settings;
 		this.priorityOrder = priorityOrder;
 		this.agedOrder = agedOrder;
@@ -128,12 +129,17 @@ final class FairShares {
 				lane = new Lane(a, waiting);
 				lane.add(q);
 				waiting.byAccount.put(a, lane);
-				waiting.order.add(lane);
-				a.lanes.add(lane);
+				if (waiting.order != null) {
+					waiting.order.add(lane);
+					a.ordered.add(lane);
+				}
+				else if (waiting.byAccount.size() >= orderFrom) {
+					startOrder(waiting);
+				}
 				return;
 			}
 			// The lane's place in the order depends on its head.
-			boolean newHead = agedOrder.compare(q, lane.byAged.first()) < 0;
+			boolean newHead = waiting.order != null && agedOrder.compare(q, lane.byAged.first()) < 0;
 			if (newHead) {
 				waiting.order.remove(lane);
 			}
@@ -142,6 +148,24 @@ final class FairShares {
 				waiting.order.add(lane);
 			}
 		}
+	}
+
+	// Puts every lane of the queue in its order.
+	private void startOrder(QueueLanes waiting) {
+		TreeSet<Lane> order = new TreeSet<>(SERVICE_ORDER);
+		for (Lane l : waiting.byAccount.values()) {
+			order.add(l);
+			l.account.ordered.add(l);
+		}
+		waiting.order = order;
+	}
+
+	// Leaves the queue's lanes unordered: next passes over them.
+	private void stopOrder(QueueLanes waiting) {
+		for (Lane l : waiting.byAccount.values()) {
+			l.account.ordered.remove(l);
+		}
+		waiting.order = null;
 	}
 
 	/**
@@ -178,20 +202,26 @@ final class FairShares {
 		if (lane == null) {
 			return;
 		}
-		boolean head = lane.byAged.first() == q;
+		TreeSet<Lane> order = waiting.order;
+		boolean head = order != null && lane.byAged.first() == q;
 		if (head) {
-			waiting.order.remove(lane);
+			order.remove(lane);
 		}
 		lane.remove(q);
 		if (lane.byPriority.isEmpty()) {
 			waiting.byAccount.remove(a);
-			a.lanes.remove(lane);
+			if (order != null) {
+				a.ordered.remove(lane);
+				if (waiting.byAccount.size() < orderFrom / 2) {
+					stopOrder(waiting);
+				}
+			}
 			if (waiting.byAccount.isEmpty()) {
 				lanes.remove(iq);
 			}
 		}
 		else if (head) {
-			waiting.order.add(lane);
+			order.add(lane);
 		}
 	}
 
@@ -212,10 +242,11 @@ final class FairShares {
 	 */
 	RequestTicket next(InstanceQueue iq, long now) {
 		QueueLanes waiting = lanes.get(iq);
-		if (waiting == null || waiting.order.isEmpty()) {
+		if (waiting == null || waiting.byAccount.isEmpty()) {
 			throw new IllegalStateException("no request of any tenant waits for " + iq.state.id());
 		}
-		Lane best = ordered ? waiting.order.first() : scan(waiting);
+		TreeSet<Lane> order = waiting.order;
+		Lane best = order != null ? order.first() : scan(waiting);
 		RequestTicket aged = best.byAged.first();
 		return now >= aged.agedAtNanos ? aged : best.byPriority.first();
 	}
@@ -436,18 +467,18 @@ final class FairShares {
 
 	/**
 	 * Sets {@code a}'s counter, keeping its lanes in their places in the orders of the
-	 * queues it waits in.
+	 * queues it waits in that keep one.
 	 */
 	private void setCounter(Account a, double counter) {
 		if (counter == a.counter) {
 			return;
 		}
-		for (Lane l : a.lanes) {
-			l.queue.order.remove(l);
+		for (Lane l : a.ordered) {
+			l.queue.order().remove(l);
 		}
 		a.counter = counter;
-		for (Lane l : a.lanes) {
-			l.queue.order.add(l);
+		for (Lane l : a.ordered) {
+			l.queue.order().add(l);
 		}
 	}
 
@@ -521,8 +552,9 @@ final class FairShares {
 		// Service charged here and not yet taken by takeLocalService.
 		double unshared;
 
-		// Its requests waiting in each queue (with fair shares): one lane per queue.
-		final List<Lane> lanes = new ArrayList<>(1);
+		// Its lanes (its requests waiting in one queue) in the queues that keep theirs in
+		// order: each is put back in place when the counter changes.
+		final List<Lane> ordered = new ArrayList<>(1);
 
 		private final double[] served = new double[BUCKETS];
 
@@ -563,8 +595,18 @@ final class FairShares {
 		// Insertion order keeps simulations reproducible.
 		final Map<Account, Lane> byAccount = new LinkedHashMap<>();
 
-		// Every lane of byAccount, the one served next first (SERVICE_ORDER).
-		final TreeSet<Lane> order = new TreeSet<>(SERVICE_ORDER);
+		// Every lane of byAccount, the one served next first (SERVICE_ORDER), while many
+		// tenants wait here; null while few do.
+		@Nullable TreeSet<Lane> order;
+
+		// The order of a queue one of whose lanes is in an account's ordered list.
+		TreeSet<Lane> order() {
+			TreeSet<Lane> o = this.order;
+			if (o == null) {
+				throw new IllegalStateException("a lane of an unordered queue is listed as ordered");
+			}
+			return o;
+		}
 
 	}
 

@@ -35,7 +35,8 @@ class DispatchQueuesIndexedMovesTests {
 	private static final String[] IDS = { "a", "b", "c", "d", "e" };
 
 	// Tenants of half the sequences: fair shares with two weights and two priority bands.
-	private static final Tenant[] TENANTS = { new Tenant("a", 1, 0), new Tenant("b", 2, 0), new Tenant("c", 1, 1) };
+	private static final Tenant[] TENANTS = { new Tenant("a", 1, 0), new Tenant("b", 2, 0), new Tenant("c", 1, 1),
+			new Tenant("d", 3, 0) };
 
 	private static final Duration[] SLOS = { Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(30) };
 
@@ -53,7 +54,14 @@ class DispatchQueuesIndexedMovesTests {
 			// Every member takes few moves here: the targets are also looked for among
 			// the
 			// young members in a second run, as when few of many are.
-			Run indexed = new Run(seed, seed % 4 < 2 ? QueueShortcuts.ALL : new TargetsAmongYoung());
+			// And with tenants, queues keep them in order from two or four waiting (the
+			// product from more than these sequences have).
+			QueueShortcuts shortcuts = switch (seed % 8) {
+				case 5 -> new TenantsInOrderFrom(2);
+				case 7 -> new TenantsInOrderFrom(4);
+				default -> seed % 4 < 2 ? QueueShortcuts.ALL : new TargetsAmongYoung();
+			};
+			Run indexed = new Run(seed, shortcuts);
 			SplittableRandom random = new SplittableRandom(seed);
 			for (int step = 0; step < 400; step++) {
 				long action = random.nextLong();
@@ -150,8 +158,8 @@ class DispatchQueuesIndexedMovesTests {
 		}
 
 		@Override
-		boolean orderedTenants() {
-			return false;
+		int orderTenantsFrom() {
+			return Integer.MAX_VALUE;
 		}
 
 	}
@@ -162,6 +170,24 @@ class DispatchQueuesIndexedMovesTests {
 		@Override
 		boolean targetsAmongYoung(int young, int members) {
 			return true;
+		}
+
+	}
+
+	/**
+	 * Every shortcut, a queue's tenants kept in order from {@code from} waiting there.
+	 */
+	static final class TenantsInOrderFrom extends QueueShortcuts {
+
+		private final int from;
+
+		TenantsInOrderFrom(int from) {
+			this.from = from;
+		}
+
+		@Override
+		int orderTenantsFrom() {
+			return this.from;
 		}
 
 	}
@@ -253,7 +279,8 @@ class DispatchQueuesIndexedMovesTests {
 					s.peerLoad(param / 7 % 3, param / 21 % 3_000, param / 13 % 2_000);
 				}
 				// And the service they released for a tenant.
-				queues.creditRemoteService(Map.of("0:" + TENANTS[param % 2].name(), (double) (param / 5 % 2_000)));
+				Tenant t = TENANTS[param % TENANTS.length];
+				queues.creditRemoteService(Map.of(t.priority() + ":" + t.name(), (double) (param / 5 % 2_000)));
 			}
 			else if (kind == 21) {
 				InstanceState s = pool.instance(IDS[param % IDS.length]);
