@@ -64,6 +64,23 @@ final class FairShares {
 	// The accounts with requests waiting, so lifting and shedding look at these only.
 	private final Set<Account> backlogged = new LinkedHashSet<>();
 
+	// The same accounts by band, each band's by counter (then age), so a lift finds its
+	// floor in O(log n).
+	private final Map<Integer, TreeSet<Account>> backloggedByBand = new HashMap<>();
+
+	private static final Comparator<Account> BY_COUNTER = (a, b) -> {
+		if (a.counter < b.counter) {
+			return -1;
+		}
+		if (a.counter > b.counter) {
+			return 1;
+		}
+		return Long.compare(a.id, b.id);
+	};
+
+	// Numbers the accounts in the order they are made.
+	private long accounts;
+
 	// Per instance queue, its waiting requests by tenant and the order it serves them in.
 	private final Map<InstanceQueue, QueueLanes> lanes = new LinkedHashMap<>();
 
@@ -94,9 +111,14 @@ final class FairShares {
 	// fewer than half as many do; below, next passes over them.
 	private final int orderFrom;
 
+	// Whether a lift takes its floor from backloggedByBand (else from a pass over every
+	// backlogged account).
+	private final boolean orderedFloor;
+
 	FairShares(FairnessSettings settings, Comparator<RequestTicket> priorityOrder, Comparator<RequestTicket> agedOrder,
-			int orderFrom) {
+			int orderFrom, boolean orderedFloor) {
 		this.orderFrom = Math.max(1, orderFrom);
+		this.orderedFloor = orderedFloor;
 		this.settings = settings;
 		this.priorityOrder = priorityOrder;
 		this.agedOrder = agedOrder;
@@ -121,6 +143,7 @@ final class FairShares {
 		}
 		if (a.queued++ == 0) {
 			backlogged.add(a);
+			backloggedByBand.computeIfAbsent(a.priority, k -> new TreeSet<>(BY_COUNTER)).add(a);
 		}
 		if (settings.enabled()) {
 			QueueLanes waiting = lanes.computeIfAbsent(iq, k -> new QueueLanes());
@@ -193,6 +216,11 @@ final class FairShares {
 		if (--a.queued == 0) {
 			a.idleSinceNanos = now;
 			backlogged.remove(a);
+			TreeSet<Account> band = backloggedByBand.get(a.priority);
+			band.remove(a);
+			if (band.isEmpty()) {
+				backloggedByBand.remove(a.priority);
+			}
 		}
 		if (!settings.enabled()) {
 			return;
@@ -439,7 +467,7 @@ final class FairShares {
 			if (byFlow.size() >= MAX_ACCOUNTS) {
 				dropIdle();
 			}
-			a = new Account(t.name(), flow.priority());
+			a = new Account(t.name(), flow.priority(), accounts++);
 			byFlow.put(flow, a);
 		}
 		a.weight = t.weight();
@@ -467,7 +495,7 @@ final class FairShares {
 
 	/**
 	 * Sets {@code a}'s counter, keeping its lanes in their places in the orders of the
-	 * queues it waits in that keep one.
+	 * queues it waits in that keep one, and itself in its band's backlogged accounts.
 	 */
 	private void setCounter(Account a, double counter) {
 		if (counter == a.counter) {
@@ -476,7 +504,14 @@ final class FairShares {
 		for (Lane l : a.ordered) {
 			l.queue.order().remove(l);
 		}
+		TreeSet<Account> band = a.queued > 0 ? backloggedByBand.get(a.priority) : null;
+		if (band != null) {
+			band.remove(a);
+		}
 		a.counter = counter;
+		if (band != null) {
+			band.add(a);
+		}
 		for (Lane l : a.ordered) {
 			l.queue.order().add(l);
 		}
@@ -488,14 +523,24 @@ final class FairShares {
 	 * NaN when the band has served nobody.
 	 */
 	private double floor(@Nullable Account self, int priority) {
-		double min = Double.NaN;
-		for (Account b : backlogged) {
-			if (b != self && b.priority == priority && !(b.counter >= min)) {
-				min = b.counter;
+		if (!orderedFloor) {
+			double min = Double.NaN;
+			for (Account b : backlogged) {
+				if (b != self && b.priority == priority && !(b.counter >= min)) {
+					min = b.counter;
+				}
+			}
+			if (!Double.isNaN(min)) {
+				return min;
 			}
 		}
-		if (!Double.isNaN(min)) {
-			return min;
+		TreeSet<Account> band = orderedFloor ? backloggedByBand.get(priority) : null;
+		if (band != null) {
+			for (Account b : band) {
+				if (b != self) {
+					return b.counter;
+				}
+			}
 		}
 		Double last = lastServed.get(priority);
 		return last == null ? Double.NaN : last;
@@ -535,6 +580,9 @@ final class FairShares {
 
 		final int priority;
 
+		// Made before every account with a larger id.
+		final long id;
+
 		double weight = 1;
 
 		double counter;
@@ -560,9 +608,10 @@ final class FairShares {
 
 		private final long[] slot = new long[BUCKETS];
 
-		Account(String name, int priority) {
+		Account(String name, int priority, long id) {
 			this.name = name;
 			this.priority = priority;
+			this.id = id;
 			Arrays.fill(slot, Long.MIN_VALUE);
 		}
 

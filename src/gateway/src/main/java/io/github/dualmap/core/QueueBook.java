@@ -135,7 +135,8 @@ final class QueueBook {
 		this.settings = settings;
 		this.shortcuts = shortcuts;
 		this.gate = new EngineQueueGate(settings, pool);
-		this.fair = new FairShares(fairness, InstanceQueue.PRIORITY, InstanceQueue.AGED, shortcuts.orderTenantsFrom());
+		this.fair = new FairShares(fairness, InstanceQueue.PRIORITY, InstanceQueue.AGED, shortcuts.orderTenantsFrom(),
+				shortcuts.orderedFloor());
 		this.seenRings = pool.rings();
 		queueEveryMember();
 		pool.watchRoom(this::roomChanged);

@@ -68,6 +68,15 @@ class QueueShortcuts {
 		return 16;
 	}
 
+	/**
+	 * With fair shares, a tenant that starts waiting is lifted to the smallest counter of
+	 * its band's waiting tenants, which are kept in order of their counters
+	 * ({@code FairShares.floor}), rather than found by a pass over every waiting tenant.
+	 */
+	boolean orderedFloor() {
+		return true;
+	}
+
 	/** The evacuation is skipped while every member accepts work. */
 	boolean skipEvacuationWhileAllAccept() {
 		return true;

@@ -162,6 +162,11 @@ class DispatchQueuesIndexedMovesTests {
 			return Integer.MAX_VALUE;
 		}
 
+		@Override
+		boolean orderedFloor() {
+			return false;
+		}
+
 	}
 
 	/** Every shortcut, a move's target always looked for among the young members. */
