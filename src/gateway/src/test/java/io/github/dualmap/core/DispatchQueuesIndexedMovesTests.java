@@ -17,24 +17,27 @@ import static org.assertj.core.api.Assertions.assertThat;
  * first of its queue in order of lateness) and for a target only among the members that
  * are not hotspots by their wait, a cached-prefix lookup is reused while the shadow index
  * holds the same blocks, the release pass passes over parked queues, a request that
- * arrives while nothing is queued and finds room is released without queueing, and the
- * tenant served next is the first of a queue's tenants kept in order of service; the
- * plain form looks at every queued request, walks the ring, looks every prefix up again,
- * pumps every queue with requests, queues every arrival before the release pass and
- * passes over every tenant waiting in a queue for the next. Random sequences of arrivals
- * of three SLO classes (so lateness order differs from arrival order), some avoiding an
- * instance, first tokens, completions, ticks, draining, membership changes, peers'
- * published load, engine snapshots and peers' releases, under both TTFT models, with one
- * tenant or three sharing the queues by weight and priority (their charges corrected to
- * the output and credited with peers' service), fed to both forms: every release
- * (instance, reason, cached prefix), rejection and counter is the same after every step,
- * and every queue the shortcut form has parked would release nothing if it were pumped.
+ * arrives while nothing is queued and finds room is released without queueing, the tenant
+ * served next is the first of a queue's tenants kept in order of service, and a tenant
+ * that starts waiting is lifted to the first of its band's waiting tenants kept by
+ * counter; the plain form looks at every queued request, walks the ring, looks every
+ * prefix up again, pumps every queue with requests, queues every arrival before the
+ * release pass and passes over every waiting tenant (in a queue for the next, in the pool
+ * for a lift). Random sequences of arrivals of three SLO classes (so lateness order
+ * differs from arrival order), some avoiding an instance, first tokens, completions,
+ * ticks, draining, membership changes, peers' published load, engine snapshots and peers'
+ * releases, under both TTFT models, with one tenant or four sharing the queues by weight
+ * and priority (their charges corrected to the output and credited with peers' service),
+ * fed to both forms: every release (instance, reason, cached prefix), rejection and
+ * counter is the same after every step, and every queue the shortcut form has parked
+ * would release nothing if it were pumped.
  */
 class DispatchQueuesIndexedMovesTests {
 
 	private static final String[] IDS = { "a", "b", "c", "d", "e" };
 
-	// Tenants of half the sequences: fair shares with two weights and two priority bands.
+	// Tenants of half the sequences: fair shares with three weights and two priority
+	// bands.
 	private static final Tenant[] TENANTS = { new Tenant("a", 1, 0), new Tenant("b", 2, 0), new Tenant("c", 1, 1),
 			new Tenant("d", 3, 0) };
 
