@@ -69,13 +69,8 @@ final class FairShares {
 	private final Map<Integer, TreeSet<Account>> backloggedByBand = new HashMap<>();
 
 	private static final Comparator<Account> BY_COUNTER = (a, b) -> {
-		if (a.counter < b.counter) {
-			return -1;
-		}
-		if (a.counter > b.counter) {
-			return 1;
-		}
-		return Long.compare(a.id, b.id);
+		int c = compareCounters(a, b);
+		return c != 0 ? c : Long.compare(a.id, b.id);
 	};
 
 	// Numbers the accounts in the order they are made.
@@ -92,14 +87,15 @@ final class FairShares {
 		if (a.priority != b.priority) {
 			return a.priority > b.priority ? -1 : 1;
 		}
-		if (a.counter < b.counter) {
-			return -1;
-		}
-		if (a.counter > b.counter) {
-			return 1;
-		}
-		return Long.compare(x.byAged.first().sequence(), y.byAged.first().sequence());
+		int c = compareCounters(a, b);
+		return c != 0 ? c : Long.compare(x.byAged.first().sequence(), y.byAged.first().sequence());
 	};
+
+	// Smaller counter first; equal (0.0 and -0.0 alike) as the lift and the pass compare
+	// them, where Double.compare would not be.
+	private static int compareCounters(Account a, Account b) {
+		return a.counter < b.counter ? -1 : a.counter > b.counter ? 1 : 0;
+	}
 
 	// Running mean of every tenant's output tokens; negative until a request finished.
 	private double outputMean = -1;
@@ -523,18 +519,18 @@ final class FairShares {
 	 * NaN when the band has served nobody.
 	 */
 	private double floor(@Nullable Account self, int priority) {
-		if (!orderedFloor) {
-			double min = Double.NaN;
-			for (Account b : backlogged) {
-				if (b != self && b.priority == priority && !(b.counter >= min)) {
-					min = b.counter;
-				}
-			}
-			if (!Double.isNaN(min)) {
-				return min;
-			}
+		double min = orderedFloor ? smallestInOrder(self, priority) : smallestByPass(self, priority);
+		if (!Double.isNaN(min)) {
+			return min;
 		}
-		TreeSet<Account> band = orderedFloor ? backloggedByBand.get(priority) : null;
+		Double last = lastServed.get(priority);
+		return last == null ? Double.NaN : last;
+	}
+
+	// The smallest counter of the band's waiting tenants other than self, NaN for none:
+	// the first of them kept by counter.
+	private double smallestInOrder(@Nullable Account self, int priority) {
+		TreeSet<Account> band = backloggedByBand.get(priority);
 		if (band != null) {
 			for (Account b : band) {
 				if (b != self) {
@@ -542,8 +538,18 @@ final class FairShares {
 				}
 			}
 		}
-		Double last = lastServed.get(priority);
-		return last == null ? Double.NaN : last;
+		return Double.NaN;
+	}
+
+	// The same by a pass over every waiting tenant.
+	private double smallestByPass(@Nullable Account self, int priority) {
+		double min = Double.NaN;
+		for (Account b : backlogged) {
+			if (b != self && b.priority == priority && !(b.counter >= min)) {
+				min = b.counter;
+			}
+		}
+		return min;
 	}
 
 	/** What an account is kept for: a tenant in one priority band. */
