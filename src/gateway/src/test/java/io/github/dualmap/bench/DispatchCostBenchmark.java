@@ -100,7 +100,8 @@ public class DispatchCostBenchmark {
 	/**
 	 * Tenants the requests belong to, in turn (1: every request the default tenant): with
 	 * {@code -p tenants=1,1000} one run gives what many tenants add to the path (their
-	 * accounts, and each release's pass over the tenants waiting in its queue).
+	 * accounts, each queue's waiting tenants kept in order of service, the search of a
+	 * full queue for a request to shed).
 	 */
 	@Param({ "1" })
 	int tenants;
