@@ -55,10 +55,9 @@ class DispatchQueuesIndexedMovesTests {
 		for (int seed = 0; seed < 120; seed++) {
 			Run reference = new Run(seed, new PlainRules());
 			// Every member takes few moves here: the targets are also looked for among
-			// the
-			// young members in a second run, as when few of many are.
-			// And with tenants, queues keep them in order from two or four waiting (the
-			// product from more than these sequences have).
+			// the young members in three runs of eight, as when few of many are. In two
+			// of eight, queues keep their tenants in order from two or four waiting (the
+			// product does from 16, more than these sequences have).
 			QueueShortcuts shortcuts = switch (seed % 8) {
 				case 5 -> new TenantsInOrderFrom(2);
 				case 7 -> new TenantsInOrderFrom(4);
