@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.github.dualmap.GatewayTestApplication;
 import org.junit.jupiter.api.AfterAll;
@@ -39,7 +40,7 @@ class TenantFairnessIntegrationTests {
 	static void start() throws Exception {
 		ENGINE.delay.set(Duration.ofMillis(150));
 		gateway = TenantGateways.start(GatewayTestApplication.class, ENGINE, "dualmap.dispatch.max-prefill-requests=1",
-				"dualmap.dispatch.max-wait=30s", "dualmap.tenants.quiet.weight=1", "dualmap.tenants.noisy.weight=1");
+				"dualmap.dispatch.max-wait=20s", "dualmap.tenants.quiet.weight=1", "dualmap.tenants.noisy.weight=1");
 	}
 
 	@AfterAll
@@ -73,12 +74,25 @@ class TenantFairnessIntegrationTests {
 			// Arrival order is the order sent.
 			Thread.sleep(30);
 		}
-		for (CompletableFuture<HttpResponse<String>> a : answers) {
-			assertThat(a.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+		for (int i = 0; i < answers.size(); i++) {
+			HttpResponse<String> answer;
+			try {
+				answer = answers.get(i).get(30, TimeUnit.SECONDS);
+			}
+			catch (TimeoutException ex) {
+				// A request still queued would have been answered 503 at max-wait (20 s):
+				// one without an answer is in flight. Say where it is.
+				throw new AssertionError(sent.get(i) + " got no answer in 30 s; the engine received " + received()
+						+ "; " + base + "/actuator/dualmap: "
+						+ http
+							.send(HttpRequest.newBuilder(URI.create(base + "/actuator/dualmap")).build(),
+									HttpResponse.BodyHandlers.ofString())
+							.body(),
+						ex);
+			}
+			assertThat(answer.statusCode()).as("%s: %s", sent.get(i), answer.body()).isEqualTo(200);
 		}
-		List<String> order = ENGINE.bodies.stream()
-			.map(b -> b.replaceAll("(?s).*\"content\":\"((noisy|quiet)-\\d)\".*", "$1"))
-			.toList();
+		List<String> order = received();
 		assertThat(order).containsExactlyInAnyOrderElementsOf(sent);
 		System.out.println("ORDER " + order + " "
 				+ http
@@ -108,6 +122,13 @@ class TenantFairnessIntegrationTests {
 		assertThat(noisy.get("servedTokens").asDouble()).isGreaterThan(2 * quiet.get("servedTokens").asDouble());
 		assertThat(quiet.get("queued").asInt()).isZero();
 		assertThat(tenants.get("default").get("shares").get("llm").get("queued").asInt()).isZero();
+	}
+
+	/** The requests the engine received, in order, by name. */
+	private static List<String> received() {
+		return ENGINE.bodies.stream()
+			.map(b -> b.replaceAll("(?s).*\"content\":\"((noisy|quiet)-\\d)\".*", "$1"))
+			.toList();
 	}
 
 	private static HttpRequest chat(String base, String tenant, String content) {
