@@ -283,22 +283,26 @@ public final class InstancePool {
 	/**
 	 * The prefill work ahead of a new request on {@code s}: the {@link #pendingTokens}
 	 * with their attention pairs. The router's own queued and in-prefill requests count
-	 * exactly; tokens it knows only as a count (its peers' published W + P, the scraped
+	 * exactly, and so does its peers' prefill where they published its pairs; tokens it
+	 * knows only as a count (its peers' published W, their P without pairs, the scraped
 	 * queue's excess) at the pool's mean pairs per token.
 	 */
 	public PrefillWork pendingWork(InstanceState s) {
 		long tokens = pendingTokens(s);
 		long local = s.localPendingTokens();
-		long pairs = s.queuedPairs() + s.prefillPairs() + foreignPairs(tokens - local);
+		long paired = s.peerPairedTokens();
+		long pairs = s.queuedPairs() + s.prefillPairs() + s.peerPrefillPairs() + foreignPairs(tokens - local - paired);
 		return new PrefillWork(tokens, pairs);
 	}
 
 	/**
 	 * The prefill work in the engine of {@code s} as the release limits see it: this
-	 * router's requests in prefill there and, with replica sync, its peers'.
+	 * router's requests in prefill there and, with replica sync, its peers' (with the
+	 * pairs they published, else at the pool's mean pairs per token).
 	 */
 	public PrefillWork prefillWork(InstanceState s) {
-		return new PrefillWork(s.sharedPrefillTokens(), s.prefillPairs() + foreignPairs(s.peerPrefillTokens()));
+		return new PrefillWork(s.sharedPrefillTokens(),
+				s.prefillPairs() + s.peerPrefillPairs() + foreignPairs(s.peerPrefillTokens() - s.peerPairedTokens()));
 	}
 
 	private long foreignPairs(long tokens) {

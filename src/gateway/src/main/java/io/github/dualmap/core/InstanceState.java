@@ -56,6 +56,12 @@ public final class InstanceState {
 
 	private volatile long peerQueuedTokens;
 
+	// Of peerPrefillTokens, those whose attention pairs the peers published (replicas
+	// that publish them), and those pairs; the rest count at the pool's mean.
+	private volatile long peerPairedTokens;
+
+	private volatile long peerPrefillPairs;
+
 	// Whether the other replicas have published their load on the instance at least
 	// once (replica sync with share-load): the release limits then count their prefill.
 	private volatile boolean peerLoadShared;
@@ -200,6 +206,22 @@ public final class InstanceState {
 	/** Uncached tokens of {@link #peerPrefillRequests()}. */
 	public long peerPrefillTokens() {
 		return peerPrefillTokens;
+	}
+
+	/**
+	 * The attention pairs of the part of {@link #peerPrefillTokens()} whose peers
+	 * published them ({@link #peerPairedTokens()}).
+	 */
+	public long peerPrefillPairs() {
+		return peerPrefillPairs;
+	}
+
+	/**
+	 * Of {@link #peerPrefillTokens()}, the tokens whose attention pairs are known
+	 * ({@link #peerPrefillPairs()}).
+	 */
+	public long peerPairedTokens() {
+		return peerPairedTokens;
 	}
 
 	/** Uncached tokens the other gateway replicas hold queued for the instance. */
@@ -439,17 +461,37 @@ public final class InstanceState {
 
 	/**
 	 * Replaces what the other replicas published of their load on this instance (the sum
-	 * over peers); negative values are taken as 0.
+	 * over peers), without the attention pairs of their prefill; negative values are
+	 * taken as 0.
 	 * @param prefillRequests their requests in prefill here
 	 * @param prefillTokens those requests' uncached tokens
 	 * @param queuedTokens uncached tokens they hold queued for this instance
 	 */
-	public synchronized void peerLoad(int prefillRequests, long prefillTokens, long queuedTokens) {
+	public void peerLoad(int prefillRequests, long prefillTokens, long queuedTokens) {
+		peerLoad(prefillRequests, prefillTokens, queuedTokens, 0, 0);
+	}
+
+	/**
+	 * Replaces what the other replicas published of their load on this instance (the sum
+	 * over peers), with the attention pairs of the prefill of those that publish them;
+	 * negative values are taken as 0.
+	 * @param prefillRequests their requests in prefill here
+	 * @param prefillTokens those requests' uncached tokens
+	 * @param queuedTokens uncached tokens they hold queued for this instance
+	 * @param prefillPairs the attention pairs of the prefill of the peers that published
+	 * them
+	 * @param pairedTokens the uncached tokens in prefill of those peers (at most
+	 * {@code prefillTokens})
+	 */
+	public synchronized void peerLoad(int prefillRequests, long prefillTokens, long queuedTokens, long prefillPairs,
+			long pairedTokens) {
 		long before = peerPendingTokens();
 		this.peerLoadShared = true;
 		this.peerPrefillRequests = Math.max(0, prefillRequests);
 		this.peerPrefillTokens = Math.max(0, prefillTokens);
 		this.peerQueuedTokens = Math.max(0, queuedTokens);
+		this.peerPairedTokens = Math.min(this.peerPrefillTokens, Math.max(0, pairedTokens));
+		this.peerPrefillPairs = this.peerPairedTokens == 0 ? 0 : Math.max(0, prefillPairs);
 		if (counted && backlog != null) {
 			backlog.add(peerPendingTokens() - before, 0, 0);
 		}

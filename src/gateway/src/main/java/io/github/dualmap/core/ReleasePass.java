@@ -116,7 +116,7 @@ final class ReleasePass {
 			}
 			PrefillWork ahead = pool.prefillWork(s);
 			long estimate = pool.estimateTtft(s, ahead, cached, uncached);
-			if (hopeless(next, estimate)) {
+			if (hopeless(next, s, estimate)) {
 				long waitedMs = (now - next.submittedAtNanos()) / 1_000_000;
 				long estimateMs = estimate / 1_000_000;
 				book.dequeue(next);
@@ -214,14 +214,16 @@ final class ReleasePass {
 	}
 
 	/**
-	 * Whether {@code q}, about to be released with a TTFT estimate of
+	 * Whether {@code q}, about to be released to {@code s} with a TTFT estimate of
 	 * {@code estimateNanos} there (the prefill ahead of it in the engine and its own
 	 * uncached tokens), is not to be sent ({@link QueueSettings#shedHopeless()}): its
-	 * wait so far plus that estimate exceeds its SLO, and other requests wait in the
-	 * pool.
+	 * wait so far plus that estimate exceeds its SLO, and other requests wait, in this
+	 * router's queues or, as its peers published (replica sync), in theirs for {@code s}.
+	 * Alone it is sent: late, it still delays no one.
 	 */
-	private boolean hopeless(RequestTicket q, long estimateNanos) {
-		return settings.shedHopeless() && settings.expiry() == QueueSettings.Expiry.REJECT && book.queuedTotal > 1
+	private boolean hopeless(RequestTicket q, InstanceState s, long estimateNanos) {
+		return settings.shedHopeless() && settings.expiry() == QueueSettings.Expiry.REJECT
+				&& (book.queuedTotal > 1 || s.peerQueuedTokens() > 0)
 				&& book.late(q, estimateNanos, book.sloOf(q.request()));
 	}
 

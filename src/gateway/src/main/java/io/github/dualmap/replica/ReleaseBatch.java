@@ -74,12 +74,21 @@ public record ReleaseBatch(String replica, String hashing, List<Release> release
 
 	/**
 	 * The sender's load on one instance: requests it sent there whose first byte has not
-	 * come back and their uncached tokens, and the uncached tokens it holds queued for
-	 * the instance.
+	 * come back and their uncached tokens, the uncached tokens it holds queued for the
+	 * instance, and the attention pairs of its requests in prefill there (the sum over
+	 * them of {@code u * (k + u / 2)} for {@code u} uncached and {@code k} cached tokens,
+	 * what the attention term of the TTFT model weighs). The pairs are left out by
+	 * senders that do not publish them; a receiver then counts those tokens at its pool's
+	 * mean pairs per token.
 	 */
 	public record Load(@JsonProperty(required = true) String service, @JsonProperty(required = true) String instance,
 			@JsonProperty(required = true) int prefillRequests, @JsonProperty(required = true) long prefillTokens,
-			@JsonProperty(required = true) long queuedTokens) {
+			@JsonProperty(required = true) long queuedTokens,
+			@JsonInclude(JsonInclude.Include.NON_NULL) @Nullable Long prefillPairs) {
+
+		public Load(String service, String instance, int prefillRequests, long prefillTokens, long queuedTokens) {
+			this(service, instance, prefillRequests, prefillTokens, queuedTokens, null);
+		}
 
 	}
 
@@ -150,6 +159,9 @@ public record ReleaseBatch(String replica, String hashing, List<Release> release
 		if (l.prefillRequests() < 0 || l.prefillTokens() < 0 || l.queuedTokens() < 0) {
 			throw new IllegalArgumentException(
 					"load[" + i + "]: prefillRequests, prefillTokens and queuedTokens must be >= 0");
+		}
+		if (l.prefillPairs() != null && l.prefillPairs() < 0) {
+			throw new IllegalArgumentException("load[" + i + "].prefillPairs must be >= 0 when present");
 		}
 	}
 

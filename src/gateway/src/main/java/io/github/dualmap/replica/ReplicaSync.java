@@ -245,7 +245,8 @@ public final class ReplicaSync implements DualMapListener {
 				long prefill = s.prefillTokens();
 				long queued = s.queuedTokens();
 				if (requests > 0 || prefill > 0 || queued > 0) {
-					load.add(new ReleaseBatch.Load(service.serviceId(), s.id(), requests, prefill, queued));
+					load.add(new ReleaseBatch.Load(service.serviceId(), s.id(), requests, prefill, queued,
+							s.prefillPairs()));
 				}
 			}
 		}
@@ -258,6 +259,18 @@ public final class ReplicaSync implements DualMapListener {
 	 */
 	private static final long MAX_LOAD_VALUE = 1L << 40;
 
+	/**
+	 * Largest attention pairs one peer's entry counts for (a prompt's pairs grow with its
+	 * tokens squared): sums of any number of peers stay far from overflowing.
+	 */
+	private static final long MAX_LOAD_PAIRS = 1L << 52;
+
+	/**
+	 * Per instance: requests, tokens in prefill, tokens queued, the pairs of the prefill
+	 * of peers that publish them, and those peers' tokens in prefill.
+	 */
+	private static final int LOAD_FIELDS = 5;
+
 	private void applyLoad(String peer, List<ReleaseBatch.Load> load) {
 		Map<InstanceKey, long[]> entries = new HashMap<>();
 		for (ReleaseBatch.Load l : load) {
@@ -267,10 +280,16 @@ public final class ReplicaSync implements DualMapListener {
 			if (service == null || service.instancePool().instance(l.instance()) == null) {
 				continue;
 			}
-			long[] sum = entries.computeIfAbsent(new InstanceKey(l.service(), l.instance()), k -> new long[3]);
+			long[] sum = entries.computeIfAbsent(new InstanceKey(l.service(), l.instance()),
+					k -> new long[LOAD_FIELDS]);
+			long tokens = Math.min(MAX_LOAD_VALUE, l.prefillTokens());
 			sum[0] = Math.min(MAX_LOAD_VALUE, sum[0] + l.prefillRequests());
-			sum[1] = Math.min(MAX_LOAD_VALUE, sum[1] + Math.min(MAX_LOAD_VALUE, l.prefillTokens()));
+			sum[1] = Math.min(MAX_LOAD_VALUE, sum[1] + tokens);
 			sum[2] = Math.min(MAX_LOAD_VALUE, sum[2] + Math.min(MAX_LOAD_VALUE, l.queuedTokens()));
+			if (l.prefillPairs() != null) {
+				sum[3] = Math.min(MAX_LOAD_PAIRS, sum[3] + Math.min(MAX_LOAD_PAIRS, l.prefillPairs()));
+				sum[4] = Math.min(MAX_LOAD_VALUE, sum[4] + tokens);
+			}
 		}
 		Collection<ServicePool> changed;
 		synchronized (this.peerLoads) {
@@ -358,12 +377,14 @@ public final class ReplicaSync implements DualMapListener {
 	/** Adds ({@code sign} 1) or takes away (-1) one peer's entries from the totals. */
 	private void addToTotals(Map<InstanceKey, long[]> entries, int sign, Set<InstanceKey> touched) {
 		for (Map.Entry<InstanceKey, long[]> e : entries.entrySet()) {
-			long[] total = this.totals.computeIfAbsent(e.getKey(), k -> new long[3]);
+			long[] total = this.totals.computeIfAbsent(e.getKey(), k -> new long[LOAD_FIELDS]);
 			long[] v = e.getValue();
-			for (int i = 0; i < 3; i++) {
+			boolean empty = true;
+			for (int i = 0; i < LOAD_FIELDS; i++) {
 				total[i] += sign * v[i];
+				empty &= total[i] == 0;
 			}
-			if (total[0] == 0 && total[1] == 0 && total[2] == 0) {
+			if (empty) {
 				this.totals.remove(e.getKey());
 			}
 			touched.add(e.getKey());
@@ -385,15 +406,16 @@ public final class ReplicaSync implements DualMapListener {
 			}
 			long[] t = this.totals.getOrDefault(key, NO_LOAD);
 			int requests = (int) Math.min(Integer.MAX_VALUE, t[0]);
-			if (requests != s.peerPrefillRequests() || t[1] != s.peerPrefillTokens() || t[2] != s.peerQueuedTokens()) {
-				s.peerLoad(requests, t[1], t[2]);
+			if (requests != s.peerPrefillRequests() || t[1] != s.peerPrefillTokens() || t[2] != s.peerQueuedTokens()
+					|| t[3] != s.peerPrefillPairs() || t[4] != s.peerPairedTokens()) {
+				s.peerLoad(requests, t[1], t[2], t[3], t[4]);
 				changed.add(service);
 			}
 		}
 		return changed;
 	}
 
-	private static final long[] NO_LOAD = new long[3];
+	private static final long[] NO_LOAD = new long[LOAD_FIELDS];
 
 	/** An instance of a service, as peers name it. */
 	private record InstanceKey(String service, String instance) {

@@ -739,6 +739,30 @@ class DispatchQueuesTests {
 	}
 
 	@Test
+	void aRequestThatWouldMissItsSloIsAnswered503WhenOnlyAnotherReplicaHasRequestsWaitingForItsInstance() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1));
+		// Nothing else waits in this replica's queues, but a peer published 500 tokens it
+		// holds queued for a: sent, the late request would hold those up.
+		a().peerLoad(0, 0, 500);
+		RequestTicket long_ = longReadyAfter2200Ms(q, false);
+		assertThat(long_.state()).isEqualTo(RequestTicket.State.REJECTED);
+		assertThat(outcomes.rejected.get(long_).status()).isEqualTo(503);
+		assertThat(q.hopelessShed()).isEqualTo(1);
+	}
+
+	@Test
+	void aRequestThatWouldMissItsSloIsSentWhenPeersQueueNothingForItsInstance() {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1));
+		// A peer's prefill on a is published, nothing it holds queued.
+		a().peerLoad(0, 0, 0);
+		RequestTicket long_ = longReadyAfter2200Ms(q, false);
+		assertThat(long_.state()).isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(q.hopelessShed()).isZero();
+	}
+
+	@Test
 	void aRequestThatCanStillMakeItsSloIsSentEvenWhenOthersWait() {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1));

@@ -104,6 +104,36 @@ class InstancePoolTests {
 	}
 
 	@Test
+	void peersPrefillCountsWithThePairsTheyPublishedAndTheRestAtThePoolsMeanPairsPerToken() {
+		InstanceState a = pool.instance("a");
+		send("a", 1_000);
+		long own = PrefillWork.pairs(0, 1_000);
+		assertThat(pool.prefillWork(a)).isEqualTo(new PrefillWork(1_000, own));
+		// Without pairs, peer tokens count at the pool's mean pairs per token.
+		a.peerLoad(1, 1_000, 0);
+		long atMean1000 = pool.prefillWork(a).pairs() - own;
+		a.peerLoad(1, 1_500, 0);
+		long atMean1500 = pool.prefillWork(a).pairs() - own;
+		assertThat(atMean1000).isPositive().isLessThan(atMean1500);
+		// One peer published 9,000,000 pairs for 2,000 of 3,000 tokens (a long prompt
+		// behind a cached prefix): those count exactly, the other 1,000 at the mean.
+		a.peerLoad(1, 3_000, 500, 9_000_000, 2_000);
+		assertThat(a.peerPrefillPairs()).isEqualTo(9_000_000);
+		assertThat(a.peerPairedTokens()).isEqualTo(2_000);
+		assertThat(pool.prefillWork(a)).isEqualTo(new PrefillWork(4_000, own + 9_000_000 + atMean1000));
+		// The work ahead of a new request adds the peers' 500 queued tokens at the mean.
+		assertThat(pool.pendingWork(a)).isEqualTo(new PrefillWork(4_500, own + 9_000_000 + atMean1500));
+		// Paired tokens beyond the tokens in prefill are capped; none paired: no pairs.
+		a.peerLoad(1, 3_000, 0, 9_000_000, 5_000);
+		assertThat(a.peerPairedTokens()).isEqualTo(3_000);
+		assertThat(pool.prefillWork(a)).isEqualTo(new PrefillWork(4_000, own + 9_000_000));
+		a.peerLoad(1, 3_000, 0, 9_000_000, 0);
+		assertThat(a.peerPrefillPairs()).isZero();
+		a.peerLoad(0, 0, 0);
+		assertThat(pool.prefillWork(a)).isEqualTo(new PrefillWork(1_000, own));
+	}
+
+	@Test
 	void firstTokenReleasesPrefillOnceAndFeedsTheModel() {
 		InstanceState a = pool.instance("a");
 		InstancePool.InFlight d = send("a", 1_000);

@@ -53,6 +53,19 @@ class ReleaseBatchTests {
 	}
 
 	@Test
+	void thePairsInPrefillTravelWhenPublishedAndReadAsAbsentFromSendersThatLeaveThemOut() {
+		ReleaseBatch batch = new ReleaseBatch("r", "h", List.of(),
+				List.of(new ReleaseBatch.Load("llm", "a", 3, 5120, 20480, 9_000_000L)));
+		assertThat(new String(batch.toJson(), StandardCharsets.UTF_8)).contains("\"prefillPairs\":9000000");
+		assertThat(ReleaseBatch.parse(batch.toJson()).load()).isEqualTo(batch.load());
+		ReleaseBatch older = ReleaseBatch.parse(("{\"replica\":\"r\",\"hashing\":\"h\",\"releases\":[],\"load\":"
+				+ "[{\"service\":\"llm\",\"instance\":\"a\",\"prefillRequests\":1,\"prefillTokens\":1,"
+				+ "\"queuedTokens\":1}]}")
+			.getBytes(StandardCharsets.UTF_8));
+		assertThat(older.load()).singleElement().satisfies(l -> assertThat(l.prefillPairs()).isNull());
+	}
+
+	@Test
 	void badLoadIsRefusedNamingWhatIsWrong() {
 		String head = "{\"replica\":\"r\",\"hashing\":\"h\",\"releases\":[],\"load\":";
 		bad(head + "[null]}", "load[0] must be an object");
@@ -65,6 +78,10 @@ class ReleaseBatchTests {
 				+ "\"queuedTokens\":1}]}", "must be >= 0");
 		bad(head + "[{\"service\":\"llm\",\"instance\":\"a\",\"prefillRequests\":\"1\",\"prefillTokens\":1,"
 				+ "\"queuedTokens\":1}]}", "not a release batch");
+		bad(head + "[{\"service\":\"llm\",\"instance\":\"a\",\"prefillRequests\":1,\"prefillTokens\":1,"
+				+ "\"queuedTokens\":1,\"prefillPairs\":-1}]}", "load[0].prefillPairs must be >= 0");
+		bad(head + "[{\"service\":\"llm\",\"instance\":\"a\",\"prefillRequests\":1,\"prefillTokens\":1,"
+				+ "\"queuedTokens\":1,\"prefillPairs\":\"x\"}]}", "not a release batch");
 		bad(head + "{}}", "not a release batch");
 	}
 

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.PrefillWork;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.Reason;
@@ -110,7 +111,7 @@ class ReplicaPublisherTests {
 		assertThat(one.bodies()).as("the same load again: a live replica's load must not expire at its peers")
 			.hasSize(2)
 			.allSatisfy(body -> assertThat(ReleaseBatch.parse(body.getBytes(StandardCharsets.UTF_8)).load())
-				.containsExactly(new ReleaseBatch.Load("llm", "a", 1, 640, 0)));
+				.containsExactly(new ReleaseBatch.Load("llm", "a", 1, 640, 0, PrefillWork.pairs(0, 640))));
 
 		sent.firstToken();
 		publisher.flush().block(Duration.ofSeconds(10));

@@ -90,6 +90,8 @@ class ReplicaSyncTests {
 			assertThat(l.service()).isEqualTo("llm");
 			assertThat(l.prefillRequests()).isEqualTo(32);
 			assertThat(l.prefillTokens()).isEqualTo(320);
+			// 32 requests of 10 uncached tokens behind none cached: 10 * 5 pairs each.
+			assertThat(l.prefillPairs()).isEqualTo(32 * 50);
 		});
 		// The queued request's uncached tokens, on the one instance it waits for.
 		assertThat(load).filteredOn(l -> l.queuedTokens() > 0).hasSize(1);
@@ -137,6 +139,28 @@ class ReplicaSyncTests {
 	}
 
 	@Test
+	void peersPairsAreSummedOverThoseThatPublishThemWithTheirTokensAndTheOthersTokensLeftToTheMean() {
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16).shareLoad(Duration.ofSeconds(1));
+		sync.apply(loadOf("p1", new ReleaseBatch.Load("llm", "a", 1, 1_000, 0, 700_000L)));
+		sync.apply(loadOf("p2", new ReleaseBatch.Load("llm", "a", 2, 3_000, 0, 5_000_000L)));
+		sync.apply(loadOf("older", load("a", 1, 400, 0)));
+		assertThat(instance("a").peerPrefillTokens()).isEqualTo(4_400);
+		assertThat(instance("a").peerPrefillPairs()).isEqualTo(5_700_000);
+		assertThat(instance("a").peerPairedTokens()).isEqualTo(4_000);
+		// A change of the pairs alone reaches the instance; a peer's next publication
+		// replaces its pairs.
+		sync.apply(loadOf("p2", new ReleaseBatch.Load("llm", "a", 2, 3_000, 0, 6_000_000L)));
+		assertThat(instance("a").peerPrefillPairs()).isEqualTo(6_700_000);
+		sync.apply(loadOf("p1", load("a", 1, 1_000, 0)));
+		assertThat(instance("a").peerPrefillPairs()).isEqualTo(6_000_000);
+		assertThat(instance("a").peerPairedTokens()).isEqualTo(3_000);
+		sync.apply(loadOf("p2"));
+		assertThat(instance("a").peerPrefillPairs()).isZero();
+		assertThat(instance("a").peerPairedTokens()).isZero();
+		assertThat(instance("a").peerPrefillTokens()).isEqualTo(1_400);
+	}
+
+	@Test
 	void aChangeOfAnyOneFigureReachesTheInstance() {
 		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16).shareLoad(Duration.ofSeconds(1));
 		sync.apply(loadOf("p1", load("a", 1, 100, 10)));
@@ -165,10 +189,13 @@ class ReplicaSyncTests {
 	@Test
 	void absurdLoadFromPeersSaturatesInsteadOfOverflowing() {
 		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16).shareLoad(Duration.ofSeconds(1));
-		sync.apply(loadOf("p1", load("a", Integer.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE)));
-		sync.apply(loadOf("p2", load("a", Integer.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE)));
+		ReleaseBatch.Load absurd = new ReleaseBatch.Load("llm", "a", Integer.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE,
+				Long.MAX_VALUE);
+		sync.apply(loadOf("p1", absurd));
+		sync.apply(loadOf("p2", absurd));
 		assertThat(instance("a").peerPrefillRequests()).isEqualTo(Integer.MAX_VALUE);
 		assertThat(instance("a").peerPrefillTokens()).isEqualTo(2L << 40);
+		assertThat(instance("a").peerPrefillPairs()).isEqualTo(2L << 52);
 		assertThat(instance("a").peerPendingTokens()).isPositive();
 		sync.apply(loadOf("p1"));
 		sync.apply(loadOf("p2"));

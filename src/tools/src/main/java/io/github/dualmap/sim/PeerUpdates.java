@@ -32,6 +32,10 @@ final class PeerUpdates {
 
 	// Per router, the load it last published (three numbers per engine slot), null
 	// before its first publication has been seen.
+	// Per instance in a publication: requests, tokens in prefill, tokens queued, pairs in
+	// prefill.
+	private static final int LOAD_FIELDS = 4;
+
 	private final long[][] published;
 
 	PeerUpdates(SimulationConfig config, EventQueue events, Routers routers, EngineFleet fleet) {
@@ -127,20 +131,21 @@ final class PeerUpdates {
 
 	/**
 	 * Every router publishes its load on each instance with its flush (requests and
-	 * uncached tokens in prefill, uncached tokens queued); the others see it after the
-	 * network delay, replacing what they knew.
+	 * uncached tokens in prefill, uncached tokens queued, the attention pairs in
+	 * prefill); the others see it after the network delay, replacing what they knew.
 	 */
 	void flushLoad(int from, int to) {
 		int joined = this.fleet.joined();
 		long[][] load = new long[this.routers.count()][];
 		for (int r = from; r < to; r++) {
-			load[r] = new long[3 * joined];
+			load[r] = new long[LOAD_FIELDS * joined];
 			for (int k = 0; k < joined; k++) {
 				InstanceState state = this.routers.pool(r).instance(this.fleet.id(k));
 				if (state != null) {
-					load[r][3 * k] = state.prefillRequests();
-					load[r][3 * k + 1] = state.prefillTokens();
-					load[r][3 * k + 2] = state.queuedTokens();
+					load[r][LOAD_FIELDS * k] = state.prefillRequests();
+					load[r][LOAD_FIELDS * k + 1] = state.prefillTokens();
+					load[r][LOAD_FIELDS * k + 2] = state.queuedTokens();
+					load[r][LOAD_FIELDS * k + 3] = state.prefillPairs();
 				}
 			}
 		}
@@ -166,7 +171,7 @@ final class PeerUpdates {
 		int slots = 0;
 		for (int o = 0; o < this.routers.count(); o++) {
 			if (o != r && this.published[o] != null) {
-				slots = Math.max(slots, this.published[o].length / 3);
+				slots = Math.max(slots, this.published[o].length / LOAD_FIELDS);
 			}
 		}
 		for (int k = 0; k < slots; k++) {
@@ -177,15 +182,19 @@ final class PeerUpdates {
 			long requests = 0;
 			long tokens = 0;
 			long queuedTokens = 0;
+			long pairs = 0;
 			for (int o = 0; o < this.routers.count(); o++) {
 				long[] load = this.published[o];
-				if (o != r && load != null && 3 * k + 2 < load.length) {
-					requests += load[3 * k];
-					tokens += load[3 * k + 1];
-					queuedTokens += load[3 * k + 2];
+				int at = LOAD_FIELDS * k;
+				if (o != r && load != null && at + LOAD_FIELDS <= load.length) {
+					requests += load[at];
+					tokens += load[at + 1];
+					queuedTokens += load[at + 2];
+					pairs += load[at + 3];
 				}
 			}
-			state.peerLoad((int) requests, tokens, queuedTokens);
+			// Every router publishes its pairs, as the gateway's replica sync does.
+			state.peerLoad((int) requests, tokens, queuedTokens, pairs, tokens);
 		}
 	}
 
