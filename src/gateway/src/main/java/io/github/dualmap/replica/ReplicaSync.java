@@ -261,7 +261,7 @@ public final class ReplicaSync implements DualMapListener {
 
 	/**
 	 * Largest attention pairs one peer's entry counts for (a prompt's pairs grow with its
-	 * tokens squared): sums of any number of peers stay far from overflowing.
+	 * tokens squared): sums over a thousand peers stay below {@code Long.MAX_VALUE}.
 	 */
 	private static final long MAX_LOAD_PAIRS = 1L << 52;
 
