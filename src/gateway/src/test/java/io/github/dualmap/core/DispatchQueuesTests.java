@@ -6,6 +6,8 @@ import java.util.Arrays;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -738,28 +740,23 @@ class DispatchQueuesTests {
 		assertThat(q.hopelessShed()).isZero();
 	}
 
-	@Test
-	void aRequestThatWouldMissItsSloIsAnswered503WhenOnlyAnotherReplicaHasRequestsWaitingForItsInstance() {
+	@ParameterizedTest(name = "peers queue {0} tokens for its instance")
+	@ValueSource(longs = { 0, 500 })
+	void aRequestThatWouldMissItsSloAloneInThisReplicasQueuesIsAnswered503OnlyWhenPeersQueueForItsInstance(
+			long peerQueued) {
 		single();
 		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1));
-		// Nothing else waits in this replica's queues, but a peer published 500 tokens it
-		// holds queued for a: sent, the late request would hold those up.
-		a().peerLoad(0, 0, 500);
+		// Nothing else waits in this replica's queues; a peer published its load on a,
+		// with peerQueued tokens it holds queued there, which the late request would hold
+		// up.
+		a().peerLoad(0, 0, peerQueued);
 		RequestTicket long_ = longReadyAfter2200Ms(q, false);
-		assertThat(long_.state()).isEqualTo(RequestTicket.State.REJECTED);
-		assertThat(outcomes.rejected.get(long_).status()).isEqualTo(503);
-		assertThat(q.hopelessShed()).isEqualTo(1);
-	}
-
-	@Test
-	void aRequestThatWouldMissItsSloIsSentWhenPeersQueueNothingForItsInstance() {
-		single();
-		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent().maxPrefillRequests(1));
-		// A peer's prefill on a is published, nothing it holds queued.
-		a().peerLoad(0, 0, 0);
-		RequestTicket long_ = longReadyAfter2200Ms(q, false);
-		assertThat(long_.state()).isEqualTo(RequestTicket.State.RELEASED);
-		assertThat(q.hopelessShed()).isZero();
+		assertThat(long_.state())
+			.isEqualTo(peerQueued > 0 ? RequestTicket.State.REJECTED : RequestTicket.State.RELEASED);
+		assertThat(q.hopelessShed()).isEqualTo(peerQueued > 0 ? 1 : 0);
+		if (peerQueued > 0) {
+			assertThat(outcomes.rejected.get(long_).status()).isEqualTo(503);
+		}
 	}
 
 	@Test
