@@ -356,6 +356,10 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param peerPrefillRequests the other gateway replicas' requests in prefill on it,
 	 * as they last published (replica sync with load sharing; else 0)
 	 * @param peerPendingTokens the other replicas' W + P for it, as they last published
+	 * @param peerQueuedTokens of which W: what they hold queued for it (others waiting,
+	 * for {@code shed-hopeless})
+	 * @param peerPrefillPairs the attention pairs of their prefill on it, as published by
+	 * those that publish them
 	 * @param dispatched requests sent since it joined
 	 * @param estimatedHitRate share of routed prompt tokens the shadow index expected to
 	 * be cached, {@code null} before any
@@ -369,8 +373,9 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 			double secondCandidateShare, boolean healthy, String breaker, boolean responsive, boolean draining,
 			boolean idle, boolean hotspot, long queuedTokens, long prefillTokens, long localPendingTokens,
 			long pendingTokens, int inFlight, int queuedRequests, int prefillRequests, int peerPrefillRequests,
-			long peerPendingTokens, long dispatched, @Nullable Double estimatedHitRate, int shadowBlocks,
-			int shadowCapacityBlocks, long scrapeFailures, long memberForMs, @Nullable Engine engine) {
+			long peerPendingTokens, long peerQueuedTokens, long peerPrefillPairs, long dispatched,
+			@Nullable Double estimatedHitRate, int shadowBlocks, int shadowCapacityBlocks, long scrapeFailures,
+			long memberForMs, @Nullable Engine engine) {
 
 	}
 

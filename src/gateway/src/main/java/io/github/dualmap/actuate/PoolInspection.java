@@ -138,9 +138,9 @@ final class PoolInspection {
 				service.breakers().responsive(s.id()), s.draining(), service.isIdle(s.id()), pool.isHotspot(s),
 				s.queuedTokens(), s.prefillTokens(), s.localPendingTokens(), pool.pendingTokens(s), s.inFlight(),
 				service.queues().queued(s.id()), s.prefillRequests(), s.peerPrefillRequests(), s.peerPendingTokens(),
-				s.dispatched(), finite(s.estimatedHitRate()), s.shadow().size(), s.shadow().capacityBlocks(),
-				service.scrapeFailures(s.id()), DualMapDescriptor.millis(now - s.addedAtNanos()),
-				engine(s, now, pool.settings().staleAfterNanos()));
+				s.peerQueuedTokens(), s.peerPrefillPairs(), s.dispatched(), finite(s.estimatedHitRate()),
+				s.shadow().size(), s.shadow().capacityBlocks(), service.scrapeFailures(s.id()),
+				DualMapDescriptor.millis(now - s.addedAtNanos()), engine(s, now, pool.settings().staleAfterNanos()));
 	}
 
 	private static DualMapDescriptor.@Nullable Engine engine(InstanceState s, long now, long staleAfterNanos) {

@@ -271,7 +271,12 @@ class ReplicaSyncIntegrationTests {
 				.jsonPath("$.replicas.loadPeers")
 				.isEqualTo(1)
 				.jsonPath("$.pools.llm.instances[?(@.peerPrefillRequests == 1)].peerPendingTokens")
-				.value(tokens -> assertThat(tokens.toString()).matches("\\[[1-9][0-9]*\\]"));
+				.value(tokens -> assertThat(tokens.toString()).matches("\\[[1-9][0-9]*\\]"))
+				// A's publication carries the attention pairs of its prompt in prefill.
+				.jsonPath("$.pools.llm.instances[?(@.peerPrefillRequests == 1)].peerPrefillPairs")
+				.value(pairs -> assertThat(pairs.toString()).matches("\\[[1-9][0-9]*\\]"))
+				.jsonPath("$.pools.llm.instances[?(@.peerPrefillRequests == 1)].peerQueuedTokens")
+				.value(queued -> assertThat(queued.toString()).isEqualTo("[0]"));
 			// The first byte came back at A: its next publication says so.
 			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(peerPrefill(b)).isZero());
 			streaming.dispose();
