@@ -30,12 +30,12 @@ final class PeerUpdates {
 
 	private final RouterPhases phases;
 
-	// Per router, the load it last published (three numbers per engine slot), null
-	// before its first publication has been seen.
 	// Per instance in a publication: requests, tokens in prefill, tokens queued, pairs in
 	// prefill.
 	private static final int LOAD_FIELDS = 4;
 
+	// Per router, the load it last published (LOAD_FIELDS numbers per engine slot), null
+	// before its first publication has been seen.
 	private final long[][] published;
 
 	PeerUpdates(SimulationConfig config, EventQueue events, Routers routers, EngineFleet fleet) {
@@ -183,9 +183,9 @@ final class PeerUpdates {
 			long tokens = 0;
 			long queuedTokens = 0;
 			long pairs = 0;
+			int at = LOAD_FIELDS * k;
 			for (int o = 0; o < this.routers.count(); o++) {
 				long[] load = this.published[o];
-				int at = LOAD_FIELDS * k;
 				if (o != r && load != null && at + LOAD_FIELDS <= load.length) {
 					requests += load[at];
 					tokens += load[at + 1];
