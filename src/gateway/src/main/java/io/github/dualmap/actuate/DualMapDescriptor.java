@@ -184,6 +184,8 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * would miss their SLO where they wait (hotspot moves only to an instance with room)
 	 * @param shedHopeless whether a request about to be released that would miss its SLO
 	 * there is rescued or answered 503 instead, while others wait
+	 * @param shedBehindForeignPrefill whether such a request is not sent either behind
+	 * another sender's prompt in prefill, as the engine shows without replica sync
 	 * @param holdOnEngineQueue whether releases to an instance wait while its engine's
 	 * own queue holds more requests than this gateway has in prefill there
 	 * @param countQueuedPrefixes whether placement counts the prompts queued for an
@@ -195,7 +197,8 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
 			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware,
 			double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly, boolean shedHopeless,
-			boolean holdOnEngineQueue, boolean countQueuedPrefixes, long moveIntervalMs) {
+			boolean shedBehindForeignPrefill, boolean holdOnEngineQueue, boolean countQueuedPrefixes,
+			long moveIntervalMs) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
@@ -203,7 +206,8 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 					q.expiry().name().toLowerCase(Locale.ROOT), q.maxMigrations(), q.migrationMargin(),
 					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware(),
 					q.maxWaitShare(), q.rescue(), q.rescueToQueue(), q.moveLateOnly(), q.shedHopeless(),
-					q.holdOnEngineQueue(), q.countQueuedPrefixes(), millis(q.moveIntervalNanos()));
+					q.shedBehindForeignPrefill(), q.holdOnEngineQueue(), q.countQueuedPrefixes(),
+					millis(q.moveIntervalNanos()));
 		}
 
 	}
@@ -392,14 +396,18 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * and not yet computed, every router's requests, as estimated from its prefix-cache
 	 * counters ({@code dualmap.scrape.engine-backlog}); {@code null} when not estimated
 	 * (switched off) or the scrape is stale
+	 * @param foreignRequests requests the engine held, running and waiting, beyond this
+	 * gateway's in flight on the instance when it was scraped: other gateway replicas'
+	 * (replica sync publishes their prefill, not this), or clients that bypass the
+	 * gateway; {@code null} when the engine reports no request counts
 	 * @param ageMs time since it was scraped
 	 * @param stale whether routing ignores it (older than stale-after, or the last scrape
 	 * failed)
 	 * @param lastScrapeFailed whether the most recent scrape failed
 	 */
 	public record Engine(@Nullable Integer waiting, @Nullable Integer running, @Nullable Double kvUsage,
-			@Nullable Double prefixHitRate, @Nullable Long kvCapacityTokens, @Nullable Long backlogTokens, long ageMs,
-			boolean stale, boolean lastScrapeFailed) {
+			@Nullable Double prefixHitRate, @Nullable Long kvCapacityTokens, @Nullable Long backlogTokens,
+			@Nullable Integer foreignRequests, long ageMs, boolean stale, boolean lastScrapeFailed) {
 
 	}
 

@@ -143,6 +143,7 @@ public final class CoreSettingsMapper {
 			.rescueToQueue(d.isRescueToQueue())
 			.moveLateOnly(d.isMoveLateOnly())
 			.shedHopeless(d.isShedHopeless())
+			.shedBehindForeignPrefill(d.isShedBehindForeignPrefill())
 			.holdOnEngineQueue(d.isHoldOnEngineQueue())
 			.countQueuedPrefixes(
 					o.getCountQueuedPrefixes() != null ? o.getCountQueuedPrefixes() : d.isCountQueuedPrefixes())

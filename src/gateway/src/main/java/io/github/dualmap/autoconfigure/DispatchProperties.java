@@ -116,6 +116,24 @@ public class DispatchProperties {
 	private boolean shedHopeless = QueueSettings.DEFAULT_SHED_HOPELESS;
 
 	/**
+	 * With shed-hopeless, a request that would miss its SLO is not sent either when
+	 * nothing else waits in this gateway's queues but the instance's engine, as last
+	 * scraped, shows another sender's prompt in prefill (requests this gateway did not
+	 * send, and an estimated backlog, scrape.engine-backlog, beyond this gateway's
+	 * prefill): gateway replicas without replica sync. False: such a request is sent,
+	 * late.
+	 */
+	private boolean shedBehindForeignPrefill = QueueSettings.DEFAULT_SHED_BEHIND_FOREIGN_PREFILL;
+
+	public boolean isShedBehindForeignPrefill() {
+		return this.shedBehindForeignPrefill;
+	}
+
+	public void setShedBehindForeignPrefill(boolean shedBehindForeignPrefill) {
+		this.shedBehindForeignPrefill = shedBehindForeignPrefill;
+	}
+
+	/**
 	 * Release nothing to an instance whose engine, as last scraped (and not older than
 	 * scrape.stale-after), has more requests waiting in its own queue than this gateway
 	 * (with its peers, under replica sync) had in prefill there when the snapshot

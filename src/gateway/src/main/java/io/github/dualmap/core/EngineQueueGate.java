@@ -69,6 +69,20 @@ final class EngineQueueGate {
 	}
 
 	/**
+	 * Whether another sender's prompt is in prefill on {@code s}, as far as this gateway
+	 * can tell without its peers' load: its last fresh snapshot showed requests this
+	 * gateway did not send, and the engine's estimated backlog exceeds this gateway's
+	 * prefill there. False where peers publish their load (they say what they queued).
+	 */
+	boolean foreignPrefill(InstanceState s) {
+		if (s.peerLoadShared() || s.foreignRequestsAtScrape() <= 0
+				|| s.freshEngine(pool.now(), pool.settings().staleAfterNanos()) == null) {
+			return false;
+		}
+		return foreignPrefillTokens(s) > 0;
+	}
+
+	/**
 	 * Uncached tokens the engine of {@code s} has in prefill beyond this gateway's own,
 	 * by its estimated backlog ({@link InstanceState#freshEngineBacklogTokens}); 0 when
 	 * unknown or not estimated.

@@ -78,6 +78,10 @@ public final class InstanceState {
 	// arrived: what of the engine's queue is this router's own (EngineQueueGate).
 	private volatile int prefillRequestsAtScrape;
 
+	// Requests the engine held (running and waiting) beyond this router's in flight
+	// there when the snapshot arrived: evidence that another sender uses the engine.
+	private volatile int foreignRequestsAtScrape;
+
 	private volatile boolean engineFailed;
 
 	private volatile boolean healthy = true;
@@ -348,6 +352,16 @@ public final class InstanceState {
 	}
 
 	/**
+	 * Requests the engine held, running and waiting, beyond those this router had in
+	 * flight on the instance when the last snapshot arrived (0 when it showed no more, or
+	 * did not report its counts): requests another sender placed there, such as a replica
+	 * that shares no load.
+	 */
+	public int foreignRequestsAtScrape() {
+		return foreignRequestsAtScrape;
+	}
+
+	/**
 	 * Whether the last scrape failed (the last good snapshot stays visible for
 	 * diagnosis).
 	 */
@@ -372,6 +386,8 @@ public final class InstanceState {
 			engineBacklog.update(snapshot, drain.getAsDouble());
 		}
 		this.prefillRequestsAtScrape = sharedPrefillRequests();
+		this.foreignRequestsAtScrape = snapshot.running() < 0 || snapshot.waiting() < 0 ? 0
+				: Math.max(0, snapshot.running() + snapshot.waiting() - inFlight());
 		this.engine = snapshot;
 		this.engineFailed = false;
 		updateScrapedExcess(snapshot);

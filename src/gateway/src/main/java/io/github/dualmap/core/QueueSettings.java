@@ -66,6 +66,13 @@ import java.time.Duration;
  * holds an instance's prefill for seconds) is what the requests behind it need. With
  * nothing else queued it is sent: an idle pool serves a request late rather than not at
  * all
+ * @param shedBehindForeignPrefill with {@code shedHopeless}, a request that would miss
+ * its SLO is not sent either when nothing else waits in this gateway's queues but another
+ * sender's prompt is in prefill on its instance, as its engine shows without replica sync
+ * ({@code EngineQueueGate#foreignPrefill}: the last fresh scrape held requests this
+ * gateway did not send, and the estimated backlog exceeds this gateway's prefill there):
+ * that sender's next requests queue behind it. One gateway alone sees no one else's
+ * requests, but for clients that bypass it
  * @param holdOnEngineQueue release nothing to an instance whose engine, as last scraped
  * (and not older than {@code stale-after}), has more requests waiting in its own queue
  * than this gateway (with its peers, under replica sync) had in prefill there when the
@@ -90,7 +97,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
 		boolean sloAware, double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly,
-		boolean shedHopeless, boolean holdOnEngineQueue, boolean countQueuedPrefixes, long moveIntervalNanos) {
+		boolean shedHopeless, boolean shedBehindForeignPrefill, boolean holdOnEngineQueue, boolean countQueuedPrefixes,
+		long moveIntervalNanos) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -169,6 +177,9 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	 * them need (docs/design.md, "Late binding").
 	 */
 	public static final boolean DEFAULT_SHED_HOPELESS = true;
+
+	/** Default: a late request is not sent behind another sender's prompt in prefill. */
+	public static final boolean DEFAULT_SHED_BEHIND_FOREIGN_PREFILL = true;
 
 	/**
 	 * Replicas that do not share their load keep one engine queue between them instead of
@@ -288,6 +299,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.rescueToQueue = rescueToQueue;
 		b.moveLateOnly = moveLateOnly;
 		b.shedHopeless = shedHopeless;
+		b.shedBehindForeignPrefill = shedBehindForeignPrefill;
 		b.holdOnEngineQueue = holdOnEngineQueue;
 		b.countQueuedPrefixes = countQueuedPrefixes;
 		b.moveIntervalNanos = moveIntervalNanos;
@@ -334,6 +346,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		private boolean moveLateOnly = DEFAULT_MOVE_LATE_ONLY;
 
 		private boolean shedHopeless = DEFAULT_SHED_HOPELESS;
+
+		private boolean shedBehindForeignPrefill = DEFAULT_SHED_BEHIND_FOREIGN_PREFILL;
 
 		private boolean holdOnEngineQueue = DEFAULT_HOLD_ON_ENGINE_QUEUE;
 
@@ -446,6 +460,11 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder shedBehindForeignPrefill(boolean v) {
+			this.shedBehindForeignPrefill = v;
+			return this;
+		}
+
 		public Builder maxWaitShare(double v) {
 			this.maxWaitShare = v;
 			return this;
@@ -460,7 +479,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
 					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue, rescueToQueue, moveLateOnly,
-					shedHopeless, holdOnEngineQueue, countQueuedPrefixes, moveIntervalNanos);
+					shedHopeless, shedBehindForeignPrefill, holdOnEngineQueue, countQueuedPrefixes, moveIntervalNanos);
 		}
 
 	}

@@ -145,7 +145,10 @@ final class ReleasePass {
 	 * request the release pass that follows finds (no queue to evacuate, none to pump
 	 * before or after it, and with nothing else waiting it is never hopeless), so the
 	 * pass would release it as this does, after ending the estimated prefills as the pass
-	 * does first, without filing it in the queue's orders and taking it out again.
+	 * does first, without filing it in the queue's orders and taking it out again. Where
+	 * another sender's prompt is in prefill on {@code s}
+	 * ({@link QueueSettings#shedBehindForeignPrefill()}) a request alone may be hopeless,
+	 * so the pass decides.
 	 * @return whether it was sent; if not, it is to be queued
 	 */
 	boolean releaseAtOnce(RequestTicket q, InstanceState s, List<Runnable> out) {
@@ -154,7 +157,7 @@ final class ReleasePass {
 		}
 		long now = pool.now();
 		endEstimatedPrefills(now);
-		if (gate.full(s)) {
+		if (gate.full(s) || (shedsHopeless() && settings.shedBehindForeignPrefill() && gate.foreignPrefill(s))) {
 			return false;
 		}
 		Split split = splitOn(q, s);
@@ -217,14 +220,29 @@ final class ReleasePass {
 	 * Whether {@code q}, about to be released to {@code s} with a TTFT estimate of
 	 * {@code estimateNanos} there (the prefill ahead of it in the engine and its own
 	 * uncached tokens), is not to be sent ({@link QueueSettings#shedHopeless()}): its
-	 * wait so far plus that estimate exceeds its SLO, and other requests wait, in this
-	 * router's queues or, as its peers published (replica sync), in theirs for {@code s}.
-	 * Alone it is sent: late, it still delays no one.
+	 * wait so far plus that estimate exceeds its SLO, and other requests wait: in this
+	 * router's queues, or, as its peers published (replica sync), in theirs for
+	 * {@code s}, or, without their load, behind another sender's prompt in prefill on
+	 * {@code s} ({@link EngineQueueGate#foreignPrefill}: that sender's next requests
+	 * queue behind this one). Alone it is sent: late, it still delays no one.
 	 */
 	private boolean hopeless(RequestTicket q, InstanceState s, long estimateNanos) {
-		return settings.shedHopeless() && settings.expiry() == QueueSettings.Expiry.REJECT
-				&& (book.queuedTotal > 1 || s.peerQueuedTokens() > 0)
+		return shedsHopeless() && (book.queuedTotal > 1 || othersWaitOutside(s))
 				&& book.late(q, estimateNanos, book.sloOf(q.request()));
+	}
+
+	private boolean shedsHopeless() {
+		return settings.shedHopeless() && settings.expiry() == QueueSettings.Expiry.REJECT;
+	}
+
+	/**
+	 * Whether requests wait for {@code s} outside this gateway's queues, which a late
+	 * request sent there would hold up: its peers' queued tokens there as they published
+	 * them, or another sender's prompt in prefill there
+	 * ({@link QueueSettings#shedBehindForeignPrefill()}).
+	 */
+	private boolean othersWaitOutside(InstanceState s) {
+		return s.peerQueuedTokens() > 0 || (settings.shedBehindForeignPrefill() && gate.foreignPrefill(s));
 	}
 
 	/**

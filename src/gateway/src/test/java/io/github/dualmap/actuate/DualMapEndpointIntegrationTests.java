@@ -156,6 +156,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(dispatch.get("rescue").asBoolean()).isTrue();
 		assertThat(dispatch.get("rescueToQueue").asBoolean()).isTrue();
 		assertThat(dispatch.get("shedHopeless").asBoolean()).isTrue();
+		assertThat(dispatch.get("shedBehindForeignPrefill").asBoolean()).isTrue();
 		assertThat(dispatch.get("holdOnEngineQueue").asBoolean()).isTrue();
 		assertThat(dispatch.get("countQueuedPrefixes").asBoolean()).isTrue();
 		assertThat(dispatch.get("moveLateOnly").asBoolean()).isTrue();
@@ -242,6 +243,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(engine.get("prefixHitRate").asDouble()).isEqualTo(0.4);
 		assertThat(engine.get("backlogTokens").isIntegralNumber()).as("estimated by default").isTrue();
 		assertThat(engine.get("running").asInt()).isEqualTo(1);
+		assertThat(engine.get("foreignRequests").isIntegralNumber()).isTrue();
 		assertThat(engine.get("waiting").asInt()).isZero();
 		assertThat(engine.get("stale").asBoolean()).isFalse();
 		assertThat(engine.get("lastScrapeFailed").asBoolean()).isFalse();

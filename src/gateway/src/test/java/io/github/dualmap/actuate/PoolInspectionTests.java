@@ -140,6 +140,22 @@ class PoolInspectionTests {
 	}
 
 	@Test
+	void theEnginesRequestsBeyondThisGatewaysAreShownAsForeign() {
+		this.service
+			.updateMembership(List.of(new DefaultServiceInstance("i1", "llm", "10.0.0.1", 8000, false, Map.of())));
+		InstanceState s = this.service.instancePool().instance("i1");
+		// This gateway has nothing in flight there; the engine runs 3 and queues 2.
+		s.updateEngine(new EngineSnapshot(this.now.get(), 2, 3, 0.25, 0, 0, 0));
+		assertThat(PoolInspection.instance(this.service, s).engine().foreignRequests()).isEqualTo(5);
+		s.updateEngine(new EngineSnapshot(this.now.get(), 0, 0, 0.25, 0, 0, 0));
+		assertThat(PoolInspection.instance(this.service, s).engine().foreignRequests()).isZero();
+		s.updateEngine(new EngineSnapshot(this.now.get(), -1, -1, 0.25, 0, 0, 0));
+		assertThat(PoolInspection.instance(this.service, s).engine().foreignRequests())
+			.as("an engine that reports no counts: unknown")
+			.isNull();
+	}
+
+	@Test
 	void theDirectoryIsShownOnlyForAPoolThatKeepsOne() {
 		List<ServiceInstance> members = List.of(
 				new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),

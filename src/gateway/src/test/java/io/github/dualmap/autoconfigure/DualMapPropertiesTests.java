@@ -237,8 +237,9 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false",
 					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false",
 					"dualmap.dispatch.rescue-to-queue=false", "dualmap.dispatch.shed-hopeless=false",
-					"dualmap.dispatch.hold-on-engine-queue=false", "dualmap.dispatch.count-queued-prefixes=false",
-					"dualmap.dispatch.move-interval=20ms", "dualmap.slow-start=30s")
+					"dualmap.dispatch.shed-behind-foreign-prefill=false", "dualmap.dispatch.hold-on-engine-queue=false",
+					"dualmap.dispatch.count-queued-prefixes=false", "dualmap.dispatch.move-interval=20ms",
+					"dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.service("llm").queues().settings();
@@ -261,6 +262,7 @@ class DualMapPropertiesTests {
 					.rescue(false)
 					.rescueToQueue(false)
 					.shedHopeless(false)
+					.shedBehindForeignPrefill(false)
 					.holdOnEngineQueue(false)
 					.countQueuedPrefixes(false)
 					.moveInterval(Duration.ofMillis(20))

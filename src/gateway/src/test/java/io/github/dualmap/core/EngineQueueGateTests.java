@@ -201,6 +201,107 @@ class EngineQueueGateTests {
 	}
 
 	@Test
+	void anotherSendersPromptIsInPrefillOnlyWhenTheEngineAlsoHeldRequestsThisGatewayDidNotSend() {
+		Replica r = new Replica();
+		r.counters(0);
+		clock.advance(Duration.ofMillis(500));
+		// 900 uncached tokens admitted, under one budget (no hold); one request running,
+		// none of them ours.
+		r.counters(900);
+		assertThat(r.state().foreignRequestsAtScrape()).isEqualTo(1);
+		assertThat(r.gate.foreignPrefillTokens(r.state())).isEqualTo(900);
+		assertThat(r.gate.holding(r.state())).isFalse();
+		assertThat(r.gate.foreignPrefill(r.state())).isTrue();
+
+		// The same backlog while the engine runs only our request: more than we counted
+		// (a prefix we thought cached), but no one else's.
+		Replica alone = new Replica();
+		alone.counters(0);
+		RequestTicket own = alone.submit("own", 100);
+		assertThat(own.state()).isEqualTo(RequestTicket.State.RELEASED);
+		alone.counters(900);
+		assertThat(alone.state().foreignRequestsAtScrape()).isZero();
+		assertThat(alone.gate.foreignPrefillTokens(alone.state())).isEqualTo(800);
+		assertThat(alone.gate.foreignPrefill(alone.state())).isFalse();
+
+		// Other senders' requests but no backlog beyond ours: nothing in prefill.
+		Replica idle = new Replica();
+		idle.counters(0);
+		idle.counters(0);
+		assertThat(idle.state().foreignRequestsAtScrape()).isEqualTo(1);
+		assertThat(idle.gate.foreignPrefill(idle.state())).isFalse();
+	}
+
+	@Test
+	void aMissingStaleFailedUncountedOrPeerPublishedSnapshotShowsNoForeignPrefill() {
+		Replica never = new Replica();
+		assertThat(never.gate.foreignPrefill(never.state())).as("never scraped").isFalse();
+		Replica r = new Replica();
+		r.counters(0);
+		r.counters(900);
+		assertThat(r.gate.foreignPrefill(r.state())).isTrue();
+		clock.advance(Duration.ofMillis(2_001));
+		assertThat(r.gate.foreignPrefill(r.state())).as("stale after 2 s").isFalse();
+
+		r.counters(900);
+		r.counters(1_800);
+		assertThat(r.gate.foreignPrefill(r.state())).isTrue();
+		r.state().markEngineUnknown();
+		assertThat(r.gate.foreignPrefill(r.state())).as("the last scrape failed").isFalse();
+
+		Replica uncounted = new Replica();
+		uncounted.state().updateEngine(new EngineSnapshot(clock.nanos(), -1, -1, Double.NaN, 0, 0, 0));
+		uncounted.state().updateEngine(new EngineSnapshot(clock.nanos(), -1, -1, Double.NaN, 900, 0, 0));
+		assertThat(uncounted.state().foreignRequestsAtScrape()).as("the engine reports no request counts").isZero();
+		assertThat(uncounted.gate.foreignPrefill(uncounted.state())).isFalse();
+
+		Replica synced = new Replica();
+		synced.state().peerLoad(0, 0, 0);
+		synced.counters(0);
+		synced.counters(900);
+		assertThat(synced.gate.foreignPrefill(synced.state())).as("the peers publish what they sent").isFalse();
+	}
+
+	@Test
+	void aLateRequestAloneInThisGatewaysQueuesIsShedWhenAnotherSendersPromptIsInPrefillOnItsInstance() {
+		// 5,200 tokens at 1 ms a token: past its 5 s wherever it goes.
+		Replica shared = new Replica();
+		shared.counters(0);
+		shared.counters(900);
+		RequestTicket late = shared.submit("late", 5_200);
+		assertThat(late.state()).as("nowhere to rescue it: 503").isEqualTo(RequestTicket.State.REJECTED);
+		assertThat(shared.outcomes.rejected.get(late).status()).isEqualTo(503);
+		assertThat(shared.queues.hopelessShed()).isEqualTo(1);
+		assertThat(shared.submit("small", 100).state()).as("one that makes its SLO")
+			.isEqualTo(RequestTicket.State.RELEASED);
+
+		// The same backlog on an engine that runs only this gateway's request: late, it
+		// still holds no one up, so it is sent.
+		Replica alone = new Replica();
+		alone.counters(0);
+		RequestTicket own = alone.submit("own", 100);
+		alone.counters(1_000);
+		alone.queues.firstToken(own);
+		RequestTicket sent = alone.submit("late", 5_200);
+		assertThat(sent.state()).isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(alone.queues.hopelessShed()).isZero();
+	}
+
+	@Test
+	void withShedBehindForeignPrefillOffALateRequestAloneIsSentBehindAnotherSendersPrompt() {
+		Replica off = new Replica(QueueSettings.custom()
+			.maxPrefillRequests(4)
+			.maxPrefillTokens(1_000)
+			.shedBehindForeignPrefill(false)
+			.build());
+		off.counters(0);
+		off.counters(900);
+		assertThat(off.gate.foreignPrefill(off.state())).isTrue();
+		assertThat(off.submit("late", 5_200).state()).isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(off.queues.hopelessShed()).isZero();
+	}
+
+	@Test
 	void withHoldOnEngineQueueOffTheEnginesQueueHoldsNothing() {
 		Replica r = new Replica(
 				QueueSettings.custom().maxPrefillRequests(4).maxPrefillTokens(1_000).holdOnEngineQueue(false).build());
