@@ -146,9 +146,9 @@ final class ReleasePass {
 	 * before or after it, and with nothing else waiting it is never hopeless), so the
 	 * pass would release it as this does, after ending the estimated prefills as the pass
 	 * does first, without filing it in the queue's orders and taking it out again. Where
-	 * another sender's prompt is in prefill on {@code s}
-	 * ({@link QueueSettings#shedBehindForeignPrefill()}) a request alone may be hopeless,
-	 * so the pass decides.
+	 * requests wait for {@code s} outside this gateway's queues (its peers', or another
+	 * sender's behind a prompt in prefill) a request alone may be hopeless, so the pass
+	 * decides.
 	 * @return whether it was sent; if not, it is to be queued
 	 */
 	boolean releaseAtOnce(RequestTicket q, InstanceState s, List<Runnable> out) {
@@ -157,7 +157,7 @@ final class ReleasePass {
 		}
 		long now = pool.now();
 		endEstimatedPrefills(now);
-		if (gate.full(s) || (shedsHopeless() && settings.shedBehindForeignPrefill() && gate.foreignPrefill(s))) {
+		if (gate.full(s) || (shedsHopeless() && othersWaitOutside(s))) {
 			return false;
 		}
 		Split split = splitOn(q, s);

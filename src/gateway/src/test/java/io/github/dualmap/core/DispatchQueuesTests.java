@@ -759,6 +759,21 @@ class DispatchQueuesTests {
 		}
 	}
 
+	@ParameterizedTest(name = "peers queue {0} tokens for its instance")
+	@ValueSource(longs = { 0, 500 })
+	void anArrivalThatWouldMissItsSloWithNothingQueuedHereIsSentAtOnceOnlyWhenNoPeerQueuesForItsInstance(
+			long peerQueued) {
+		single();
+		DispatchQueues q = queues(PinnedPolicy.to("a"), movesEveryEvent());
+		a().peerLoad(0, 0, peerQueued);
+		// 5,200 tokens at 1 ms a token: past its 5 s SLO even on an idle instance.
+		RequestTicket late = q.submit(request("late", 1, 5_200), true, outcomes);
+		assertThat(late.state())
+			.isEqualTo(peerQueued > 0 ? RequestTicket.State.REJECTED : RequestTicket.State.RELEASED);
+		assertThat(q.hopelessShed()).isEqualTo(peerQueued > 0 ? 1 : 0);
+		assertThat(q.book.stats.releasedAtOnce()).isEqualTo(peerQueued > 0 ? 0 : 1);
+	}
+
 	@Test
 	void aRequestThatCanStillMakeItsSloIsSentEvenWhenOthersWait() {
 		single();
