@@ -31,7 +31,10 @@ import org.jspecify.annotations.Nullable;
  * backlog estimated from its prefix-cache counters ({@link EngineBacklog}): another
  * replica's long prompt keeps a chunked-prefill engine from starting anything else for
  * seconds, with nothing waiting there yet for the queue rule to see, and a request
- * released behind it could neither move nor meet its SLO.
+ * released behind it could neither move nor meet its SLO. Below that budget
+ * {@link #foreignPrefill} tells the release pass that someone else's prompt is in prefill
+ * there, so a request that can no longer make its SLO is not sent behind it
+ * ({@link QueueSettings#shedBehindForeignPrefill()}).
  * <p>
  * A snapshot older than {@code stale-after}, a failed scrape or none at all is unknown,
  * never saturated: the local rule alone applies. Once the other replicas publish their
