@@ -120,8 +120,8 @@ public class DispatchProperties {
 	 * nothing else waits in this gateway's queues but the instance's engine, as last
 	 * scraped, shows another sender's prompt in prefill (requests this gateway did not
 	 * send, and an estimated backlog, scrape.engine-backlog, beyond this gateway's
-	 * prefill): gateway replicas without replica sync. False: such a request is sent,
-	 * late.
+	 * prefill): gateway replicas without replica sync. The request is judged with that
+	 * prompt's remaining prefill ahead of it. False: such a request is sent, late.
 	 */
 	private boolean shedBehindForeignPrefill = QueueSettings.DEFAULT_SHED_BEHIND_FOREIGN_PREFILL;
 

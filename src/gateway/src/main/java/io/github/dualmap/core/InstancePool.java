@@ -305,6 +305,15 @@ public final class InstancePool {
 				s.prefillPairs() + s.peerPrefillPairs() + foreignPairs(s.peerPrefillTokens() - s.peerPairedTokens()));
 	}
 
+	/**
+	 * {@code work} and {@code tokens} more uncached tokens in prefill whose attention
+	 * pairs this gateway does not know (another sender's prompt), counted at the pool's
+	 * mean pairs per token.
+	 */
+	PrefillWork plusForeign(PrefillWork work, long tokens) {
+		return tokens <= 0 ? work : new PrefillWork(work.tokens() + tokens, work.pairs() + foreignPairs(tokens));
+	}
+
 	private long foreignPairs(long tokens) {
 		return tokens <= 0 ? 0 : (long) Math.min(Long.MAX_VALUE / 4.0, tokens * backlog.meanPairsPerToken());
 	}

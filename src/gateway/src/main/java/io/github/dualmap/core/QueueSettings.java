@@ -71,8 +71,9 @@ import java.time.Duration;
  * sender's prompt is in prefill on its instance, as its engine shows without replica sync
  * ({@code EngineQueueGate#foreignPrefill}: the last fresh scrape held requests this
  * gateway did not send, and the estimated backlog exceeds this gateway's prefill there):
- * that sender's next requests queue behind it. One gateway alone sees no one else's
- * requests, but for clients that bypass it
+ * that sender's next requests queue behind it. The request is then judged with that
+ * prompt's remaining prefill ahead of it. One gateway alone sees no one else's requests,
+ * but for clients that bypass it
  * @param holdOnEngineQueue release nothing to an instance whose engine, as last scraped
  * (and not older than {@code stale-after}), has more requests waiting in its own queue
  * than this gateway (with its peers, under replica sync) had in prefill there when the

@@ -115,7 +115,7 @@ final class ReleasePass {
 				return;
 			}
 			PrefillWork ahead = pool.prefillWork(s);
-			long estimate = pool.estimateTtft(s, ahead, cached, uncached);
+			long estimate = pool.estimateTtft(s, judgedAhead(s, ahead), cached, uncached);
 			if (hopeless(next, s, estimate)) {
 				long waitedMs = (now - next.submittedAtNanos()) / 1_000_000;
 				long estimateMs = estimate / 1_000_000;
@@ -229,6 +229,20 @@ final class ReleasePass {
 	private boolean hopeless(RequestTicket q, InstanceState s, long estimateNanos) {
 		return shedsHopeless() && (book.queuedTotal > 1 || othersWaitOutside(s))
 				&& book.late(q, estimateNanos, book.sloOf(q.request()));
+	}
+
+	/**
+	 * The prefill a request released to {@code s} is judged hopeless behind:
+	 * {@code ahead}, this gateway's (and its peers') prefill there, plus another sender's
+	 * prompt in prefill where the engine shows one
+	 * ({@link QueueSettings#shedBehindForeignPrefill()}). The release itself records
+	 * {@code ahead} alone, which the TTFT model is fitted against.
+	 */
+	private PrefillWork judgedAhead(InstanceState s, PrefillWork ahead) {
+		if (!settings.shedBehindForeignPrefill() || !gate.foreignPrefill(s)) {
+			return ahead;
+		}
+		return pool.plusForeign(ahead, gate.foreignPrefillTokens(s));
 	}
 
 	private boolean shedsHopeless() {

@@ -288,6 +288,28 @@ class EngineQueueGateTests {
 	}
 
 	@Test
+	void aRequestIsJudgedHopelessWithAnotherSendersPromptInPrefillAheadOfIt() {
+		// 4,500 tokens at 1 ms a token (and the 20 ms base) make 4.52 s alone; behind 900
+		// foreign tokens, 5.42 s.
+		Replica shared = new Replica();
+		shared.counters(0);
+		shared.counters(900);
+		RequestTicket late = shared.submit("late", 4_500);
+		assertThat(late.state()).isEqualTo(RequestTicket.State.REJECTED);
+		assertThat(shared.outcomes.rejected.get(late).message()).contains("about 5420 ms more");
+
+		Replica off = new Replica(QueueSettings.custom()
+			.maxPrefillRequests(4)
+			.maxPrefillTokens(1_000)
+			.shedBehindForeignPrefill(false)
+			.build());
+		off.counters(0);
+		off.counters(900);
+		assertThat(off.submit("late", 4_500).state()).as("judged on this gateway's prefill alone")
+			.isEqualTo(RequestTicket.State.RELEASED);
+	}
+
+	@Test
 	void withShedBehindForeignPrefillOffALateRequestAloneIsSentBehindAnotherSendersPrompt() {
 		Replica off = new Replica(QueueSettings.custom()
 			.maxPrefillRequests(4)

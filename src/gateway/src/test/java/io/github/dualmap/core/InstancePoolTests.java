@@ -131,6 +131,10 @@ class InstancePoolTests {
 		assertThat(a.peerPrefillPairs()).isZero();
 		a.peerLoad(0, 0, 0);
 		assertThat(pool.prefillWork(a)).isEqualTo(new PrefillWork(1_000, own));
+		// Another sender's prompt seen through the engine counts as peer tokens without
+		// pairs do.
+		assertThat(pool.plusForeign(pool.prefillWork(a), 1_000)).isEqualTo(new PrefillWork(2_000, own + atMean1000));
+		assertThat(pool.plusForeign(pool.prefillWork(a), 0)).isEqualTo(pool.prefillWork(a));
 	}
 
 	@Test
