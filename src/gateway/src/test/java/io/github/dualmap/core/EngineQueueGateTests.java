@@ -298,11 +298,7 @@ class EngineQueueGateTests {
 		assertThat(late.state()).isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(shared.outcomes.rejected.get(late).message()).contains("about 5420 ms more");
 
-		Replica off = new Replica(QueueSettings.custom()
-			.maxPrefillRequests(4)
-			.maxPrefillTokens(1_000)
-			.shedBehindForeignPrefill(false)
-			.build());
+		Replica off = new Replica(settings.toBuilder().shedBehindForeignPrefill(false).build());
 		off.counters(0);
 		off.counters(900);
 		assertThat(off.submit("late", 4_500).state()).as("judged on this gateway's prefill alone")
@@ -311,11 +307,7 @@ class EngineQueueGateTests {
 
 	@Test
 	void withShedBehindForeignPrefillOffALateRequestAloneIsSentBehindAnotherSendersPrompt() {
-		Replica off = new Replica(QueueSettings.custom()
-			.maxPrefillRequests(4)
-			.maxPrefillTokens(1_000)
-			.shedBehindForeignPrefill(false)
-			.build());
+		Replica off = new Replica(settings.toBuilder().shedBehindForeignPrefill(false).build());
 		off.counters(0);
 		off.counters(900);
 		assertThat(off.gate.foreignPrefill(off.state())).isTrue();
