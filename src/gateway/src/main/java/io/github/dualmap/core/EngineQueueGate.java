@@ -72,17 +72,18 @@ final class EngineQueueGate {
 	}
 
 	/**
-	 * Whether another sender's prompt is in prefill on {@code s}, as far as this gateway
-	 * can tell without its peers' load: its last fresh snapshot showed requests this
-	 * gateway did not send, and the engine's estimated backlog exceeds this gateway's
-	 * prefill there. False where peers publish their load (they say what they queued).
+	 * Uncached tokens of another sender's prompt in prefill on {@code s}, as far as this
+	 * gateway can tell without its peers' load: its last snapshot showed requests this
+	 * gateway did not send, and the engine's estimated backlog, while that snapshot is
+	 * fresh, exceeds this gateway's prefill there ({@link #foreignPrefillTokens}). 0 when
+	 * either is not shown, and where peers publish their load (they say what they
+	 * queued).
 	 */
-	boolean foreignPrefill(InstanceState s) {
-		if (s.peerLoadShared() || s.foreignRequestsAtScrape() <= 0
-				|| s.freshEngine(pool.now(), pool.settings().staleAfterNanos()) == null) {
-			return false;
+	long foreignPrefill(InstanceState s) {
+		if (s.peerLoadShared() || s.foreignRequestsAtScrape() <= 0) {
+			return 0;
 		}
-		return foreignPrefillTokens(s) > 0;
+		return foreignPrefillTokens(s);
 	}
 
 	/**

@@ -115,8 +115,11 @@ final class ReleasePass {
 				return;
 			}
 			PrefillWork ahead = pool.prefillWork(s);
-			long estimate = pool.estimateTtft(s, judgedAhead(s, ahead), cached, uncached);
-			if (hopeless(next, s, estimate)) {
+			// Judged with another sender's prompt in prefill ahead of it; the release
+			// records ahead alone, which the TTFT model is fitted against.
+			long foreign = foreignPrefill(s);
+			long estimate = pool.estimateTtft(s, pool.plusForeign(ahead, foreign), cached, uncached);
+			if (hopeless(next, s, estimate, foreign)) {
 				long waitedMs = (now - next.submittedAtNanos()) / 1_000_000;
 				long estimateMs = estimate / 1_000_000;
 				book.dequeue(next);
@@ -157,7 +160,7 @@ final class ReleasePass {
 		}
 		long now = pool.now();
 		endEstimatedPrefills(now);
-		if (gate.full(s) || (shedsHopeless() && othersWaitOutside(s))) {
+		if (gate.full(s) || (shedsHopeless() && othersWaitOutside(s, foreignPrefill(s)))) {
 			return false;
 		}
 		Split split = splitOn(q, s);
@@ -218,31 +221,27 @@ final class ReleasePass {
 
 	/**
 	 * Whether {@code q}, about to be released to {@code s} with a TTFT estimate of
-	 * {@code estimateNanos} there (the prefill ahead of it in the engine and its own
-	 * uncached tokens), is not to be sent ({@link QueueSettings#shedHopeless()}): its
-	 * wait so far plus that estimate exceeds its SLO, and other requests wait: in this
-	 * router's queues, or, as its peers published (replica sync), in theirs for
-	 * {@code s}, or, without their load, behind another sender's prompt in prefill on
-	 * {@code s} ({@link EngineQueueGate#foreignPrefill}: that sender's next requests
-	 * queue behind this one). Alone it is sent: late, it still delays no one.
+	 * {@code estimateNanos} there (the prefill ahead of it in the engine, with
+	 * {@code foreign} tokens of another sender's prompt, and its own uncached tokens), is
+	 * not to be sent ({@link QueueSettings#shedHopeless()}): its wait so far plus that
+	 * estimate exceeds its SLO, and other requests wait: in this router's queues, or, as
+	 * its peers published (replica sync), in theirs for {@code s}, or, without their
+	 * load, behind another sender's prompt in prefill on {@code s}
+	 * ({@link EngineQueueGate#foreignPrefill}: that sender's next requests queue behind
+	 * this one). Alone it is sent: late, it still delays no one.
 	 */
-	private boolean hopeless(RequestTicket q, InstanceState s, long estimateNanos) {
-		return shedsHopeless() && (book.queuedTotal > 1 || othersWaitOutside(s))
+	private boolean hopeless(RequestTicket q, InstanceState s, long estimateNanos, long foreign) {
+		return shedsHopeless() && (book.queuedTotal > 1 || othersWaitOutside(s, foreign))
 				&& book.late(q, estimateNanos, book.sloOf(q.request()));
 	}
 
 	/**
-	 * The prefill a request released to {@code s} is judged hopeless behind:
-	 * {@code ahead}, this gateway's (and its peers') prefill there, plus another sender's
-	 * prompt in prefill where the engine shows one
-	 * ({@link QueueSettings#shedBehindForeignPrefill()}). The release itself records
-	 * {@code ahead} alone, which the TTFT model is fitted against.
+	 * Uncached tokens of another sender's prompt in prefill on {@code s} as its engine
+	 * shows it ({@link EngineQueueGate#foreignPrefill}), where
+	 * {@link QueueSettings#shedBehindForeignPrefill()} judges requests behind it; else 0.
 	 */
-	private PrefillWork judgedAhead(InstanceState s, PrefillWork ahead) {
-		if (!settings.shedBehindForeignPrefill() || !gate.foreignPrefill(s)) {
-			return ahead;
-		}
-		return pool.plusForeign(ahead, gate.foreignPrefillTokens(s));
+	private long foreignPrefill(InstanceState s) {
+		return settings.shedBehindForeignPrefill() ? gate.foreignPrefill(s) : 0;
 	}
 
 	private boolean shedsHopeless() {
@@ -252,11 +251,11 @@ final class ReleasePass {
 	/**
 	 * Whether requests wait for {@code s} outside this gateway's queues, which a late
 	 * request sent there would hold up: its peers' queued tokens there as they published
-	 * them, or another sender's prompt in prefill there
-	 * ({@link QueueSettings#shedBehindForeignPrefill()}).
+	 * them, or the next requests of another sender with {@code foreign} tokens of its
+	 * prompt in prefill there ({@link #foreignPrefill}).
 	 */
-	private boolean othersWaitOutside(InstanceState s) {
-		return s.peerQueuedTokens() > 0 || (settings.shedBehindForeignPrefill() && gate.foreignPrefill(s));
+	private boolean othersWaitOutside(InstanceState s, long foreign) {
+		return s.peerQueuedTokens() > 0 || foreign > 0;
 	}
 
 	/**

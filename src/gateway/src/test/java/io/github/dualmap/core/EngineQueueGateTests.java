@@ -211,7 +211,7 @@ class EngineQueueGateTests {
 		assertThat(r.state().foreignRequestsAtScrape()).isEqualTo(1);
 		assertThat(r.gate.foreignPrefillTokens(r.state())).isEqualTo(900);
 		assertThat(r.gate.holding(r.state())).isFalse();
-		assertThat(r.gate.foreignPrefill(r.state())).isTrue();
+		assertThat(r.gate.foreignPrefill(r.state())).isPositive();
 
 		// The same backlog while the engine runs only our request: more than we counted
 		// (a prefix we thought cached), but no one else's.
@@ -222,44 +222,44 @@ class EngineQueueGateTests {
 		alone.counters(900);
 		assertThat(alone.state().foreignRequestsAtScrape()).isZero();
 		assertThat(alone.gate.foreignPrefillTokens(alone.state())).isEqualTo(800);
-		assertThat(alone.gate.foreignPrefill(alone.state())).isFalse();
+		assertThat(alone.gate.foreignPrefill(alone.state())).isZero();
 
 		// Other senders' requests but no backlog beyond ours: nothing in prefill.
 		Replica idle = new Replica();
 		idle.counters(0);
 		idle.counters(0);
 		assertThat(idle.state().foreignRequestsAtScrape()).isEqualTo(1);
-		assertThat(idle.gate.foreignPrefill(idle.state())).isFalse();
+		assertThat(idle.gate.foreignPrefill(idle.state())).isZero();
 	}
 
 	@Test
 	void aMissingStaleFailedUncountedOrPeerPublishedSnapshotShowsNoForeignPrefill() {
 		Replica never = new Replica();
-		assertThat(never.gate.foreignPrefill(never.state())).as("never scraped").isFalse();
+		assertThat(never.gate.foreignPrefill(never.state())).as("never scraped").isZero();
 		Replica r = new Replica();
 		r.counters(0);
 		r.counters(900);
-		assertThat(r.gate.foreignPrefill(r.state())).isTrue();
+		assertThat(r.gate.foreignPrefill(r.state())).isPositive();
 		clock.advance(Duration.ofMillis(2_001));
-		assertThat(r.gate.foreignPrefill(r.state())).as("stale after 2 s").isFalse();
+		assertThat(r.gate.foreignPrefill(r.state())).as("stale after 2 s").isZero();
 
 		r.counters(900);
 		r.counters(1_800);
-		assertThat(r.gate.foreignPrefill(r.state())).isTrue();
+		assertThat(r.gate.foreignPrefill(r.state())).isPositive();
 		r.state().markEngineUnknown();
-		assertThat(r.gate.foreignPrefill(r.state())).as("the last scrape failed").isFalse();
+		assertThat(r.gate.foreignPrefill(r.state())).as("the last scrape failed").isZero();
 
 		Replica uncounted = new Replica();
 		uncounted.state().updateEngine(new EngineSnapshot(clock.nanos(), -1, -1, Double.NaN, 0, 0, 0));
 		uncounted.state().updateEngine(new EngineSnapshot(clock.nanos(), -1, -1, Double.NaN, 900, 0, 0));
 		assertThat(uncounted.state().foreignRequestsAtScrape()).as("the engine reports no request counts").isZero();
-		assertThat(uncounted.gate.foreignPrefill(uncounted.state())).isFalse();
+		assertThat(uncounted.gate.foreignPrefill(uncounted.state())).isZero();
 
 		Replica synced = new Replica();
 		synced.state().peerLoad(0, 0, 0);
 		synced.counters(0);
 		synced.counters(900);
-		assertThat(synced.gate.foreignPrefill(synced.state())).as("the peers publish what they sent").isFalse();
+		assertThat(synced.gate.foreignPrefill(synced.state())).as("the peers publish what they sent").isZero();
 	}
 
 	@Test
@@ -310,7 +310,7 @@ class EngineQueueGateTests {
 		Replica off = new Replica(settings.toBuilder().shedBehindForeignPrefill(false).build());
 		off.counters(0);
 		off.counters(900);
-		assertThat(off.gate.foreignPrefill(off.state())).isTrue();
+		assertThat(off.gate.foreignPrefill(off.state())).isPositive();
 		assertThat(off.submit("late", 5_200).state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(off.queues.hopelessShed()).isZero();
 	}
