@@ -54,6 +54,14 @@ final class Measurement {
 
 	private final int[] cachedOf;
 
+	// With the request log: when each request was last sent (-1 before), and why one was
+	// turned away.
+	private final long @Nullable [] releasedAt;
+
+	private final @Nullable String @Nullable [] rejection;
+
+	private final int routers;
+
 	private int feasibleWithin;
 
 	private int feasibleMissed;
@@ -121,6 +129,12 @@ final class Measurement {
 		Arrays.fill(this.sentTo, -1);
 		this.cachedOf = new int[n];
 		Arrays.fill(this.cachedOf, -1);
+		this.routers = config.routers();
+		this.releasedAt = config.requestLog() ? new long[n] : null;
+		this.rejection = config.requestLog() ? new String[n] : null;
+		if (this.releasedAt != null) {
+			Arrays.fill(this.releasedAt, -1);
+		}
 		this.decisionNanos = new long[this.measured];
 	}
 
@@ -142,12 +156,15 @@ final class Measurement {
 	}
 
 	/**
-	 * Request {@code i} was sent to engine slot {@code slot}, placed by the queues'
-	 * rescue or not.
+	 * Request {@code i} was sent to engine slot {@code slot} at {@code now}, placed by
+	 * the queues' rescue or not.
 	 */
-	void placed(int i, int slot, boolean byRescue) {
+	void placed(int i, int slot, boolean byRescue, long now) {
 		this.rescued[i] = byRescue;
 		this.sentTo[i] = slot;
+		if (this.releasedAt != null) {
+			this.releasedAt[i] = now;
+		}
 	}
 
 	/**
@@ -202,11 +219,14 @@ final class Measurement {
 	}
 
 	/**
-	 * Request {@code i} was turned away (by the queues, or by the engine it was sent to):
-	 * a miss if measured, and sent to no engine.
+	 * Request {@code i} was turned away (by the queues, its router, or the engine it was
+	 * sent to) for {@code reason}: a miss if measured, and sent to no engine.
 	 */
-	void rejected(int i) {
+	void rejected(int i, String reason) {
 		this.sentTo[i] = -1;
+		if (this.rejection != null) {
+			this.rejection[i] = reason;
+		}
 		if (i >= this.warmup) {
 			this.rejected++;
 			this.rejectedPromptTokens += this.workload.trace().requests().get(i).inputTokens();
@@ -275,10 +295,11 @@ final class Measurement {
 
 	/**
 	 * The run's result at {@code now}: a request without a first token counts with the
-	 * time it has waited; {@code slots} engine slots were taken.
+	 * time it has waited; {@code slots} engine slots were taken, with the instance ids
+	 * {@code slotIds}.
 	 */
-	RunResult result(String policyName, double rate, long now, int instances, int slots, EngineScrapes scrapes,
-			long migrations) {
+	RunResult result(String policyName, double rate, long now, int instances, int slots, String[] slotIds,
+			EngineScrapes scrapes, long migrations) {
 		double[] seconds = new double[this.measured];
 		double[] served = new double[this.measured];
 		int servedCount = 0;
@@ -334,7 +355,31 @@ final class Measurement {
 					: new RunResult.Served(servedCount, percentile(served, 0.90), percentile(served, 0.99)))
 			.judged(judged)
 			.requestsPerInstance(perInstance)
+			.requestLog(requestLog(slotIds))
 			.build();
+	}
+
+	/** Every measured request's outcome, when the run keeps them; else {@code null}. */
+	private @Nullable RequestLog requestLog(String[] slotIds) {
+		long[] released = this.releasedAt;
+		String[] reasons = this.rejection;
+		if (released == null || reasons == null) {
+			return null;
+		}
+		List<RequestLog.Entry> entries = new ArrayList<>(this.measured);
+		for (int i = this.warmup; i < this.ttft.length; i++) {
+			long t = this.ttft[i];
+			long slo = this.objectives.sloOf(i);
+			RequestLog.Outcome outcome = reasons[i] != null ? RequestLog.Outcome.REJECTED : t < 0
+					? RequestLog.Outcome.UNSERVED : t <= slo ? RequestLog.Outcome.WITHIN_SLO : RequestLog.Outcome.LATE;
+			int slot = this.sentTo[i];
+			entries.add(new RequestLog.Entry(i, i % this.routers, this.arrival[i] / 1e9,
+					this.workload.trace().requests().get(i).inputTokens(), this.yardstick.feasible(i), slo / 1e9,
+					slot >= 0 && slot < slotIds.length ? slotIds[slot] : null,
+					released[i] >= 0 ? released[i] / 1e9 : Double.NaN, this.rescued[i], this.cachedOf[i],
+					t >= 0 ? t / 1e9 : Double.NaN, outcome, reasons[i]));
+		}
+		return new RequestLog(entries);
 	}
 
 	/**

@@ -51,8 +51,8 @@ final class Routers {
 		/** Request {@code i} reaches its engine now (no network delay). */
 		void deliverNow(int i);
 
-		/** Request {@code i} was turned away. */
-		void rejected(int i);
+		/** Request {@code i} was turned away, for {@code reason}. */
+		void rejected(int i, String reason);
 
 	}
 
@@ -223,7 +223,8 @@ final class Routers {
 		}
 		Integer target = d == null ? null : this.fleet.slotOf(d.instanceId());
 		if (d == null || target == null) {
-			this.outcomes.rejected(i);
+			this.outcomes.rejected(i, d == null ? "its policy chose no instance"
+					: "its policy chose an unknown instance " + d.instanceId());
 			return;
 		}
 		this.instanceOf[i] = target;
@@ -415,7 +416,7 @@ final class Routers {
 
 		@Override
 		public void rejected(RequestTicket request, Rejection rejection) {
-			Routers.this.outcomes.rejected(this.index);
+			Routers.this.outcomes.rejected(this.index, rejection.status() + ": " + rejection.message());
 		}
 
 	}

@@ -36,10 +36,13 @@ import org.jspecify.annotations.Nullable;
  * entry per instance that took part in the run), the measured requests its router sent
  * there, after any moves of the dispatch queues; a request turned away (by the queues or
  * by its engine) or not yet sent when the run ended counts for none
+ * @param requestLog every measured request's outcome, when the run kept them
+ * ({@link SimulationConfig#requestLog()}); else {@code null}
  */
 public record RunResult(String policy, double rate, Requests requests, Ttft ttft, double hitRate, double loadCv,
 		long migrations, long decisionNanosP99, double[] ttftSeconds, @Nullable Timeline timeline, EngineLoad engines,
-		List<ClassResult> classes, PromptTokens prompts, Served served, Judged judged, int[] requestsPerInstance) {
+		List<ClassResult> classes, PromptTokens prompts, Served served, Judged judged, int[] requestsPerInstance,
+		@Nullable RequestLog requestLog) {
 
 	/**
 	 * A builder for a result of {@code policy} at {@code rate}: each field is set by
@@ -85,6 +88,8 @@ public record RunResult(String policy, double rate, Requests requests, Ttft ttft
 		private @Nullable Judged judged;
 
 		private int[] requestsPerInstance = new int[0];
+
+		private @Nullable RequestLog requestLog;
 
 		private Builder(String policy, double rate) {
 			this.policy = policy;
@@ -181,13 +186,19 @@ public record RunResult(String policy, double rate, Requests requests, Ttft ttft
 			return this;
 		}
 
+		/** Every measured request's outcome ({@code --request-log}). */
+		public Builder requestLog(@Nullable RequestLog log) {
+			this.requestLog = log;
+			return this;
+		}
+
 		public RunResult build() {
 			Judged j = this.judged != null ? this.judged
 					: new Judged(this.requests.measured(), this.requests.withinSlo(), this.prompts.measured(),
 							this.prompts.withinSlo(), List.of(), 0, 0, Double.POSITIVE_INFINITY);
 			return new RunResult(this.policy, this.rate, this.requests, this.ttft, this.hitRate, this.loadCv,
 					this.migrations, this.decisionNanosP99, this.ttftSeconds, this.timeline, this.engines, this.classes,
-					this.prompts, this.served, j, this.requestsPerInstance);
+					this.prompts, this.served, j, this.requestsPerInstance, this.requestLog);
 		}
 
 	}

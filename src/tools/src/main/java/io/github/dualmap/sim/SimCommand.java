@@ -225,6 +225,12 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ "requests in flight and queued at each scrape of the runs behind the load chart")
 	boolean engineTimeline;
 
+	@Option(names = "--request-log",
+			description = "also write DIR/requests-<policy>.jsonl: every measured request of the row's headline run "
+					+ "(at its capacity, or at --rate), with its router, prompt, instance, release, cached tokens, "
+					+ "TTFT, outcome and the reason it was turned away")
+	boolean requestLog;
+
 	@Option(names = "--set", paramLabel = "PROPERTY=VALUE",
 			description = "a gateway property for the run, repeatable, e.g. dualmap.switch-hit-charge=2 or "
 					+ "dualmap.dispatch.max-queued-per-pool=4096; scheduler properties apply to every row, "
@@ -403,6 +409,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			.decisionTimer(decisionTimer)
 			.prefixShareInterval(replicaSync ? gateway.getReplicas().getFlushInterval() : null)
 			.routerPhases(RouterPhases.fromCliName(routerPhases))
+			.requestLog(requestLog)
 			.build();
 		SloClasses classes = sloClasses == null ? SloClasses.NONE : SloClasses.parse(sloClasses);
 		if (!classes.isEmpty() && scale != null) {
@@ -411,6 +418,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (engineTimeline && scale != null) {
 			throw new IllegalArgumentException(
 					"--engine-timeline is not supported with --scale (its timeline.json has the windows)");
+		}
+		if (requestLog && (scale != null || tenants != null)) {
+			throw new IllegalArgumentException(
+					"--request-log is not supported with " + (scale != null ? "--scale" : "--tenants")
+							+ ": it logs the runs of a capacity search or a --rate run");
 		}
 		config = config.toBuilder()
 			.sloClasses(classes)

@@ -47,8 +47,9 @@ final class SimRun {
 
 	/**
 	 * Each policy's capacity (or each at {@code --rate}): {@code results.json},
-	 * {@code classes.json} with SLO classes, {@code engine_timeline.json} when asked, the
-	 * charts, and the markdown tables with the workload's bounds.
+	 * {@code classes.json} with SLO classes, {@code engine_timeline.json} and
+	 * {@code requests-<policy>.jsonl} when asked, the charts, and the markdown tables
+	 * with the workload's bounds.
 	 */
 	private int capacity() throws IOException {
 		SimPlan p = this.plan;
@@ -77,6 +78,7 @@ final class SimRun {
 		if (p.engineTimeline()) {
 			ResultsJson.writeTimeline(report, dir.resolve("engine_timeline.json"));
 		}
+		ResultsJson.writeRequestLogs(report, dir);
 		Charts.writeAll(report, dir);
 		this.stdout.print(MarkdownTable.render(report));
 		this.stdout.print(MarkdownTable.workBound(report, WorkBound.of(p.workload(), p.engine(), config.warmup()),

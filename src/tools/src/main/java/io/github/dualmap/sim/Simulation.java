@@ -220,7 +220,7 @@ public final class Simulation {
 			this.events.next().handle(this.coordinator);
 		}
 		return this.measurement.result(this.policy.name(), this.rate, this.events.now(), this.config.instances(),
-				this.fleet.joined(), this.scrapes, this.routers.migrations());
+				this.fleet.joined(), this.fleet.slotIds(), this.scrapes, this.routers.migrations());
 	}
 
 	/**
@@ -258,7 +258,7 @@ public final class Simulation {
 		public void delivery(int i) {
 			if (!fleet.submit(routers.instanceOf(i), i)) {
 				routers.refusedByEngine(i);
-				measurement.rejected(i);
+				measurement.rejected(i, "refused by its engine");
 			}
 		}
 
@@ -384,7 +384,7 @@ public final class Simulation {
 		@Override
 		public void released(int i, String instanceId, boolean byRescue) {
 			Integer slot = fleet.slotOf(instanceId);
-			measurement.placed(i, slot == null ? -1 : slot, byRescue);
+			measurement.placed(i, slot == null ? -1 : slot, byRescue, events.now());
 			peers.released(i, instanceId);
 		}
 
@@ -399,8 +399,8 @@ public final class Simulation {
 		}
 
 		@Override
-		public void rejected(int i) {
-			measurement.rejected(i);
+		public void rejected(int i, String reason) {
+			measurement.rejected(i, reason);
 		}
 
 	}

@@ -47,11 +47,13 @@ import org.jspecify.annotations.Nullable;
  * must be within its objective for a rate to pass; 0 asks nothing of the quartiles
  * @param routerPhases when each router scrapes the engines and flushes its replica sync
  * within their intervals (no effect with one router)
+ * @param requestLog whether each run keeps every measured request's outcome
+ * ({@link RunResult#requestLog()}, {@code --request-log})
  */
 public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
 		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses, double targetAttainment,
-		boolean shareLoad, double promptTokenTarget, double sizeFloor, RouterPhases routerPhases) {
+		boolean shareLoad, double promptTokenTarget, double sizeFloor, RouterPhases routerPhases, boolean requestLog) {
 
 	public SimulationConfig {
 		if (instances <= 0) {
@@ -211,6 +213,8 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 
 		private RouterPhases routerPhases = RouterPhases.STAGGERED;
 
+		private boolean requestLog;
+
 		private Builder() {
 		}
 
@@ -232,6 +236,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 			this.promptTokenTarget = c.promptTokenTarget;
 			this.sizeFloor = c.sizeFloor;
 			this.routerPhases = c.routerPhases;
+			this.requestLog = c.requestLog;
 		}
 
 		public Builder instances(int instances) {
@@ -319,6 +324,11 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 			return this;
 		}
 
+		public Builder requestLog(boolean requestLog) {
+			this.requestLog = requestLog;
+			return this;
+		}
+
 		public SimulationConfig build() {
 			return new SimulationConfig(this.instances, this.routers, Objects.requireNonNull(this.slo, "slo"),
 					this.scrapeInterval, this.networkDelay, this.warmup, this.seed,
@@ -326,7 +336,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 					Objects.requireNonNull(this.instanceModels, "instanceModels"),
 					Objects.requireNonNull(this.decisionTimer, "decisionTimer"), this.prefixShareInterval,
 					this.sloClasses, this.targetAttainment, this.shareLoad, this.promptTokenTarget, this.sizeFloor,
-					this.routerPhases);
+					this.routerPhases, this.requestLog);
 		}
 
 	}

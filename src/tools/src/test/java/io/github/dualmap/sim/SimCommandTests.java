@@ -187,6 +187,87 @@ class SimCommandTests {
 	}
 
 	@Test
+	void requestLogListsEveryMeasuredRequestOfTheHeadlineRunOnlyWhenAsked() throws IOException {
+		Path trace = mooncakeFile(400);
+		String[] run = { "--trace", trace.toString(), "--instances", "2", "--routers", "2", "--policies",
+				"dualmap,round-robin", "--warmup", "100", "--rate", "3" };
+		assertThat(run(concat(run, "--out", dir.resolve("plain").toString()))).as(err.toString()).isZero();
+		try (var files = Files.list(dir.resolve("plain"))) {
+			assertThat(files.map(f -> f.getFileName().toString())).noneMatch(f -> f.startsWith("requests-"));
+		}
+		Path out = dir.resolve("log");
+		assertThat(run(concat(run, "--request-log", "--out", out.toString()))).as(err.toString()).isZero();
+		JsonMapper mapper = JsonMapper.builder().build();
+		JsonNode results = mapper.readTree(out.resolve("results.json").toFile());
+		for (JsonNode p : results.get("policies")) {
+			List<JsonNode> lines = new ArrayList<>();
+			for (String line : Files.readAllLines(out.resolve("requests-" + p.get("name").asString() + ".jsonl"))) {
+				lines.add(mapper.readTree(line));
+			}
+			JsonNode point = p.get("points").get(0);
+			assertThat(lines).hasSize(point.get("measured").asInt());
+			int within = 0;
+			for (int k = 0; k < lines.size(); k++) {
+				JsonNode r = lines.get(k);
+				assertThat(r.propertyNames()).containsExactly("index", "router", "arrival_s", "prompt_tokens",
+						"feasible", "slo_s", "instance", "released_s", "rescued", "cached_tokens", "ttft_s", "outcome",
+						"rejection");
+				assertThat(r.get("index").asInt()).isEqualTo(100 + k);
+				assertThat(r.get("router").asInt()).isEqualTo((100 + k) % 2);
+				assertThat(r.get("slo_s").asDouble()).isEqualTo(5.0);
+				String outcome = r.get("outcome").asString();
+				if (outcome.equals("within_slo") || outcome.equals("late")) {
+					within += outcome.equals("within_slo") ? 1 : 0;
+					assertThat(r.get("ttft_s").asDouble() <= 5.0).isEqualTo(outcome.equals("within_slo"));
+					assertThat(r.get("instance").asString()).matches("engine-00[01]");
+					assertThat(r.get("released_s").asDouble()).isBetween(r.get("arrival_s").asDouble(),
+							r.get("arrival_s").asDouble() + r.get("ttft_s").asDouble());
+					assertThat(r.get("cached_tokens").asInt()).isBetween(0, r.get("prompt_tokens").asInt());
+					assertThat(r.get("rejection").isNull()).isTrue();
+				}
+			}
+			assertThat((double) within / lines.size()).as(p.get("name").asString())
+				.isCloseTo(point.get("attainment").asDouble(), org.assertj.core.data.Offset.offset(1e-6));
+		}
+	}
+
+	@Test
+	void requestLogNamesWhyARequestWasTurnedAwayAndIsRefusedWithScale() throws IOException {
+		Path out = dir.resolve("overloaded");
+		assertThat(run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "1", "--rate",
+				"500", "--policies", "dualmap", "--min-duration", "0", "--no-stop", "--request-log", "--out",
+				out.toString()))
+			.as(err.toString())
+			.isZero();
+		JsonMapper mapper = JsonMapper.builder().build();
+		JsonNode point = mapper.readTree(out.resolve("results.json").toFile())
+			.get("policies")
+			.get(0)
+			.get("points")
+			.get(0);
+		int rejected = 0;
+		for (String line : Files.readAllLines(out.resolve("requests-dualmap.jsonl"))) {
+			JsonNode r = mapper.readTree(line);
+			if (r.get("outcome").asString().equals("rejected")) {
+				rejected++;
+				assertThat(r.get("rejection").asString()).matches("(429|503): .+|refused by its engine");
+				assertThat(r.get("instance").isNull()).isTrue();
+				assertThat(r.get("ttft_s").isNull()).isTrue();
+			}
+			else {
+				assertThat(r.get("rejection").isNull()).isTrue();
+			}
+		}
+		assertThat(rejected).isPositive();
+		assertThat((double) rejected / point.get("measured").asInt()).isCloseTo(point.get("rejected_share").asDouble(),
+				org.assertj.core.data.Offset.offset(1e-6));
+		assertThat(run("--synthetic", "rag", "--requests", "300", "--instances", "2", "--rate", "3", "--scale",
+				"50%:+1", "--request-log", "--out", dir.resolve("scaled").toString()))
+			.isEqualTo(2);
+		assertThat(err.toString()).contains("--request-log is not supported with --scale");
+	}
+
+	@Test
 	void attainmentIsPrintedAndNoStopRunsAFailingRateToTheEnd() {
 		String[] failing = { "--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "1", "--rate",
 				"500", "--policies", "round-robin", "--min-duration", "0" };

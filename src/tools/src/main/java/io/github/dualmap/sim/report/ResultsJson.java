@@ -1,10 +1,12 @@
 package io.github.dualmap.sim.report;
 
+import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 import io.github.dualmap.sim.BenchmarkReport;
+import io.github.dualmap.sim.RequestLog;
 import io.github.dualmap.sim.RunResult;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
@@ -183,6 +185,67 @@ public final class ResultsJson {
 
 	public static void writeClasses(BenchmarkReport report, Path file) throws IOException {
 		Files.writeString(file, JSON.writeValueAsString(classesJson(report)) + System.lineSeparator());
+	}
+
+	/**
+	 * The file {@link #writeRequestLogs} writes for {@code policy}:
+	 * {@code requests-<policy>.jsonl}.
+	 */
+	public static String requestLogFile(String policy) {
+		return "requests-" + policy + ".jsonl";
+	}
+
+	/**
+	 * {@code requests-<policy>.jsonl} in {@code dir} for every policy whose headline run
+	 * kept its requests ({@code --request-log}): one JSON object per measured request, in
+	 * arrival order (outside the contract of {@code results.json}).
+	 */
+	public static void writeRequestLogs(BenchmarkReport report, Path dir) throws IOException {
+		for (BenchmarkReport.PolicyReport p : report.policies()) {
+			RequestLog log = p.headline().requestLog();
+			if (log == null) {
+				continue;
+			}
+			try (BufferedWriter w = Files.newBufferedWriter(dir.resolve(requestLogFile(p.name())))) {
+				for (RequestLog.Entry e : log.entries()) {
+					w.write(COMPACT.writeValueAsString(requestJson(e)));
+					w.newLine();
+				}
+			}
+		}
+	}
+
+	/** One line of {@code requests-<policy>.jsonl}. */
+	public static ObjectNode requestJson(RequestLog.Entry e) {
+		ObjectNode o = COMPACT.createObjectNode();
+		o.put("index", e.index());
+		o.put("router", e.router());
+		o.put("arrival_s", round(e.arrivalSeconds()));
+		o.put("prompt_tokens", e.promptTokens());
+		o.put("feasible", e.feasible());
+		o.put("slo_s", round(e.sloSeconds()));
+		o.put("instance", e.instance());
+		seconds(o, "released_s", e.releasedSeconds());
+		o.put("rescued", e.rescued());
+		if (e.cachedTokens() >= 0) {
+			o.put("cached_tokens", e.cachedTokens());
+		}
+		else {
+			o.putNull("cached_tokens");
+		}
+		seconds(o, "ttft_s", e.ttftSeconds());
+		o.put("outcome", e.outcome().jsonName());
+		o.put("rejection", e.rejection());
+		return o;
+	}
+
+	private static void seconds(ObjectNode o, String name, double seconds) {
+		if (Double.isNaN(seconds)) {
+			o.putNull(name);
+		}
+		else {
+			o.put(name, round(seconds));
+		}
 	}
 
 	/** What was run: the members both files start with. */
