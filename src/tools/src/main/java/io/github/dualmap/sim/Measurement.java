@@ -60,6 +60,8 @@ final class Measurement {
 
 	private final @Nullable String @Nullable [] rejection;
 
+	private final @Nullable String @Nullable [] rejectedAt;
+
 	private final int routers;
 
 	private int feasibleWithin;
@@ -132,6 +134,7 @@ final class Measurement {
 		this.routers = config.routers();
 		this.releasedAt = config.requestLog() ? new long[n] : null;
 		this.rejection = config.requestLog() ? new String[n] : null;
+		this.rejectedAt = config.requestLog() ? new String[n] : null;
 		if (this.releasedAt != null) {
 			Arrays.fill(this.releasedAt, -1);
 		}
@@ -220,12 +223,14 @@ final class Measurement {
 
 	/**
 	 * Request {@code i} was turned away (by the queues, its router, or the engine it was
-	 * sent to) for {@code reason}: a miss if measured, and sent to no engine.
+	 * sent to) for {@code reason}, on or by {@code instance} when one is concerned: a
+	 * miss if measured, and sent to no engine.
 	 */
-	void rejected(int i, String reason) {
+	void rejected(int i, String reason, @Nullable String instance) {
 		this.sentTo[i] = -1;
-		if (this.rejection != null) {
+		if (this.rejection != null && this.rejectedAt != null) {
 			this.rejection[i] = reason;
+			this.rejectedAt[i] = instance;
 		}
 		if (i >= this.warmup) {
 			this.rejected++;
@@ -363,7 +368,8 @@ final class Measurement {
 	private @Nullable RequestLog requestLog(String[] slotIds) {
 		long[] released = this.releasedAt;
 		String[] reasons = this.rejection;
-		if (released == null || reasons == null) {
+		String[] at = this.rejectedAt;
+		if (released == null || reasons == null || at == null) {
 			return null;
 		}
 		List<RequestLog.Entry> entries = new ArrayList<>(this.measured);
@@ -377,7 +383,7 @@ final class Measurement {
 					this.workload.trace().requests().get(i).inputTokens(), this.yardstick.feasible(i), slo / 1e9,
 					slot >= 0 && slot < slotIds.length ? slotIds[slot] : null,
 					released[i] >= 0 ? released[i] / 1e9 : Double.NaN, this.rescued[i], this.cachedOf[i],
-					t >= 0 ? t / 1e9 : Double.NaN, outcome, reasons[i]));
+					t >= 0 ? t / 1e9 : Double.NaN, outcome, reasons[i], at[i]));
 		}
 		return new RequestLog(entries);
 	}

@@ -72,7 +72,7 @@ public record RequestLog(List<Entry> entries) {
 	 */
 	public record Entry(int index, int router, double arrivalSeconds, int promptTokens, boolean feasible,
 			double sloSeconds, @Nullable String instance, double releasedSeconds, boolean rescued, int cachedTokens,
-			double ttftSeconds, Outcome outcome, @Nullable String rejection) {
+			double ttftSeconds, Outcome outcome, @Nullable String rejection, @Nullable String rejectedAt) {
 
 	}
 

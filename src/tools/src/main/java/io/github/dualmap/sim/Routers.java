@@ -51,8 +51,11 @@ final class Routers {
 		/** Request {@code i} reaches its engine now (no network delay). */
 		void deliverNow(int i);
 
-		/** Request {@code i} was turned away, for {@code reason}. */
-		void rejected(int i, String reason);
+		/**
+		 * Request {@code i} was turned away, for {@code reason}, on {@code instance} when
+		 * the rejection concerns one.
+		 */
+		void rejected(int i, String reason, @Nullable String instance);
 
 	}
 
@@ -223,8 +226,9 @@ final class Routers {
 		}
 		Integer target = d == null ? null : this.fleet.slotOf(d.instanceId());
 		if (d == null || target == null) {
-			this.outcomes.rejected(i, d == null ? "its policy chose no instance"
-					: "its policy chose an unknown instance " + d.instanceId());
+			this.outcomes.rejected(i,
+					d == null ? "its policy chose no instance" : "its policy chose an unknown instance",
+					d == null ? null : d.instanceId());
 			return;
 		}
 		this.instanceOf[i] = target;
@@ -416,7 +420,8 @@ final class Routers {
 
 		@Override
 		public void rejected(RequestTicket request, Rejection rejection) {
-			Routers.this.outcomes.rejected(this.index, rejection.status() + ": " + rejection.message());
+			Routers.this.outcomes.rejected(this.index, rejection.status() + ": " + rejection.message(),
+					rejection.instanceId());
 		}
 
 	}

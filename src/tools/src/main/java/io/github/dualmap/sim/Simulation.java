@@ -258,7 +258,7 @@ public final class Simulation {
 		public void delivery(int i) {
 			if (!fleet.submit(routers.instanceOf(i), i)) {
 				routers.refusedByEngine(i);
-				measurement.rejected(i, "refused by its engine");
+				measurement.rejected(i, "refused by its engine", fleet.slotIds()[routers.instanceOf(i)]);
 			}
 		}
 
@@ -399,8 +399,8 @@ public final class Simulation {
 		}
 
 		@Override
-		public void rejected(int i, String reason) {
-			measurement.rejected(i, reason);
+		public void rejected(int i, String reason, @Nullable String instance) {
+			measurement.rejected(i, reason, instance);
 		}
 
 	}

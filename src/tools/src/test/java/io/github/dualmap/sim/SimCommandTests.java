@@ -211,7 +211,7 @@ class SimCommandTests {
 				JsonNode r = lines.get(k);
 				assertThat(r.propertyNames()).containsExactly("index", "router", "arrival_s", "prompt_tokens",
 						"feasible", "slo_s", "instance", "released_s", "rescued", "cached_tokens", "ttft_s", "outcome",
-						"rejection");
+						"rejection", "rejected_at");
 				assertThat(r.get("index").asInt()).isEqualTo(100 + k);
 				assertThat(r.get("router").asInt()).isEqualTo((100 + k) % 2);
 				assertThat(r.get("slo_s").asDouble()).isEqualTo(5.0);
@@ -253,9 +253,14 @@ class SimCommandTests {
 				assertThat(r.get("rejection").asString()).matches("(429|503): .+|refused by its engine");
 				assertThat(r.get("instance").isNull()).isTrue();
 				assertThat(r.get("ttft_s").isNull()).isTrue();
+				// One instance: every turn-away here (its queue's bound, the wait bound
+				// where
+				// the request waited) concerns it.
+				assertThat(r.get("rejected_at").asString()).isEqualTo("engine-000");
 			}
 			else {
 				assertThat(r.get("rejection").isNull()).isTrue();
+				assertThat(r.get("rejected_at").isNull()).isTrue();
 			}
 		}
 		assertThat(rejected).isPositive();

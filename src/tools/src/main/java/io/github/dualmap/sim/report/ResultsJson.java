@@ -236,6 +236,7 @@ public final class ResultsJson {
 		seconds(o, "ttft_s", e.ttftSeconds());
 		o.put("outcome", e.outcome().jsonName());
 		o.put("rejection", e.rejection());
+		o.put("rejected_at", e.rejectedAt());
 		return o;
 	}
 
