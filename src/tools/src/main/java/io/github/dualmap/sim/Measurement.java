@@ -62,6 +62,12 @@ final class Measurement {
 
 	private final @Nullable String @Nullable [] rejectedAt;
 
+	// With the request log: the reason of each request's last release, and how often the
+	// queues had moved it by then.
+	private final @Nullable String @Nullable [] reason;
+
+	private final int @Nullable [] moves;
+
 	private final int routers;
 
 	private int feasibleWithin;
@@ -135,6 +141,8 @@ final class Measurement {
 		this.releasedAt = config.requestLog() ? new long[n] : null;
 		this.rejection = config.requestLog() ? new String[n] : null;
 		this.rejectedAt = config.requestLog() ? new String[n] : null;
+		this.reason = config.requestLog() ? new String[n] : null;
+		this.moves = config.requestLog() ? new int[n] : null;
 		if (this.releasedAt != null) {
 			Arrays.fill(this.releasedAt, -1);
 		}
@@ -160,13 +168,16 @@ final class Measurement {
 
 	/**
 	 * Request {@code i} was sent to engine slot {@code slot} at {@code now}, placed by
-	 * the queues' rescue or not.
+	 * the queues' rescue or not, for {@code reason} (the decision's reason header) after
+	 * {@code moves} moves in the queues.
 	 */
-	void placed(int i, int slot, boolean byRescue, long now) {
+	void placed(int i, int slot, boolean byRescue, long now, String reason, int moves) {
 		this.rescued[i] = byRescue;
 		this.sentTo[i] = slot;
-		if (this.releasedAt != null) {
+		if (this.releasedAt != null && this.reason != null && this.moves != null) {
 			this.releasedAt[i] = now;
+			this.reason[i] = reason;
+			this.moves[i] = moves;
 		}
 	}
 
@@ -369,7 +380,9 @@ final class Measurement {
 		long[] released = this.releasedAt;
 		String[] reasons = this.rejection;
 		String[] at = this.rejectedAt;
-		if (released == null || reasons == null || at == null) {
+		String[] why = this.reason;
+		int[] moved = this.moves;
+		if (released == null || reasons == null || at == null || why == null || moved == null) {
 			return null;
 		}
 		List<RequestLog.Entry> entries = new ArrayList<>(this.measured);
@@ -382,8 +395,9 @@ final class Measurement {
 			entries.add(new RequestLog.Entry(i, i % this.routers, this.arrival[i] / 1e9,
 					this.workload.trace().requests().get(i).inputTokens(), this.yardstick.feasible(i), slo / 1e9,
 					slot >= 0 && slot < slotIds.length ? slotIds[slot] : null,
-					released[i] >= 0 ? released[i] / 1e9 : Double.NaN, this.rescued[i], this.cachedOf[i],
-					t >= 0 ? t / 1e9 : Double.NaN, outcome, reasons[i], at[i]));
+					released[i] >= 0 ? released[i] / 1e9 : Double.NaN, released[i] >= 0 ? why[i] : null,
+					released[i] >= 0 ? moved[i] : 0, this.rescued[i], this.cachedOf[i], t >= 0 ? t / 1e9 : Double.NaN,
+					outcome, reasons[i], at[i]));
 		}
 		return new RequestLog(entries);
 	}

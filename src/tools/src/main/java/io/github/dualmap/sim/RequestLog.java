@@ -71,8 +71,9 @@ public record RequestLog(List<Entry> entries) {
 	 * queues), {@code null} if it was not
 	 */
 	public record Entry(int index, int router, double arrivalSeconds, int promptTokens, boolean feasible,
-			double sloSeconds, @Nullable String instance, double releasedSeconds, boolean rescued, int cachedTokens,
-			double ttftSeconds, Outcome outcome, @Nullable String rejection, @Nullable String rejectedAt) {
+			double sloSeconds, @Nullable String instance, double releasedSeconds, @Nullable String reason, int moves,
+			boolean rescued, int cachedTokens, double ttftSeconds, Outcome outcome, @Nullable String rejection,
+			@Nullable String rejectedAt) {
 
 	}
 

@@ -40,10 +40,10 @@ final class Routers {
 		void decided(int i, long nanos);
 
 		/**
-		 * Request {@code i} was released to {@code instanceId}, by the queues' rescue
-		 * when {@code byRescue}.
+		 * Request {@code i} was released with {@code decision}, by the queues' rescue
+		 * when {@code byRescue}, after the queues moved it {@code moves} times.
 		 */
-		void released(int i, String instanceId, boolean byRescue);
+		void released(int i, Decision decision, boolean byRescue, int moves);
 
 		/** Request {@code i}, routed on arrival, was dispatched to {@code instanceId}. */
 		void dispatched(int i, String instanceId);
@@ -233,7 +233,7 @@ final class Routers {
 		}
 		this.instanceOf[i] = target;
 		this.dispatches[i] = this.pools[r].dispatch(request, d);
-		this.outcomes.released(i, d.instanceId(), false);
+		this.outcomes.released(i, d, false, 0);
 		this.policies[r].onDispatched(request, d, this.pools[r]);
 		this.outcomes.dispatched(i, d.instanceId());
 		if (this.delayNanos == 0 && !later) {
@@ -411,7 +411,7 @@ final class Routers {
 			}
 			Routers.this.instanceOf[this.index] = target;
 			Routers.this.dispatches[this.index] = dispatch;
-			Routers.this.outcomes.released(this.index, decision.instanceId(), request.placedByRescue());
+			Routers.this.outcomes.released(this.index, decision, request.placedByRescue(), request.migrations());
 			// Always through the event queue: the engine may start a step, and this runs
 			// inside a call into the queues.
 			Routers.this.events.schedule(Routers.this.events.now() + Routers.this.delayNanos,

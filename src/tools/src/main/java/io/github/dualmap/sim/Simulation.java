@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.github.dualmap.core.AdmissionHold;
+import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.FairnessSettings;
 import io.github.dualmap.core.KvEventFeed;
@@ -382,10 +383,10 @@ public final class Simulation {
 		}
 
 		@Override
-		public void released(int i, String instanceId, boolean byRescue) {
-			Integer slot = fleet.slotOf(instanceId);
-			measurement.placed(i, slot == null ? -1 : slot, byRescue, events.now());
-			peers.released(i, instanceId);
+		public void released(int i, Decision decision, boolean byRescue, int moves) {
+			Integer slot = fleet.slotOf(decision.instanceId());
+			measurement.placed(i, slot == null ? -1 : slot, byRescue, events.now(), decision.reason().value(), moves);
+			peers.released(i, decision.instanceId());
 		}
 
 		@Override

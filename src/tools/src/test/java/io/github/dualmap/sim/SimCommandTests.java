@@ -207,11 +207,13 @@ class SimCommandTests {
 			JsonNode point = p.get("points").get(0);
 			assertThat(lines).hasSize(point.get("measured").asInt());
 			int within = 0;
+			long moves = 0;
+			java.util.Set<String> reasons = new java.util.HashSet<>();
 			for (int k = 0; k < lines.size(); k++) {
 				JsonNode r = lines.get(k);
 				assertThat(r.propertyNames()).containsExactly("index", "router", "arrival_s", "prompt_tokens",
-						"feasible", "slo_s", "instance", "released_s", "rescued", "cached_tokens", "ttft_s", "outcome",
-						"rejection", "rejected_at");
+						"feasible", "slo_s", "instance", "released_s", "reason", "moves", "rescued", "cached_tokens",
+						"ttft_s", "outcome", "rejection", "rejected_at");
 				assertThat(r.get("index").asInt()).isEqualTo(100 + k);
 				assertThat(r.get("router").asInt()).isEqualTo((100 + k) % 2);
 				assertThat(r.get("slo_s").asDouble()).isEqualTo(5.0);
@@ -224,10 +226,20 @@ class SimCommandTests {
 							r.get("arrival_s").asDouble() + r.get("ttft_s").asDouble());
 					assertThat(r.get("cached_tokens").asInt()).isBetween(0, r.get("prompt_tokens").asInt());
 					assertThat(r.get("rejection").isNull()).isTrue();
+					assertThat(r.get("reason").asString()).isIn("affinity", "slo-switch", "hotspot", "fallback",
+							"idle-pull", "rescue", "third-choice", "cold", "load");
+					reasons.add(r.get("reason").asString());
+					moves += r.get("moves").asInt();
 				}
 			}
+			// The measured requests' moves are among the run's migrations.
+			assertThat(moves).isLessThanOrEqualTo(p.get("migrations").asLong());
 			assertThat((double) within / lines.size()).as(p.get("name").asString())
 				.isCloseTo(point.get("attainment").asDouble(), org.assertj.core.data.Offset.offset(1e-6));
+			if (p.get("name").asString().equals("dualmap")) {
+				// Prompts of a conversation follow their cached prefix.
+				assertThat(reasons).contains("affinity");
+			}
 		}
 	}
 

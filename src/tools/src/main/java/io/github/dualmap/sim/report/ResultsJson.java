@@ -226,6 +226,8 @@ public final class ResultsJson {
 		o.put("slo_s", round(e.sloSeconds()));
 		o.put("instance", e.instance());
 		seconds(o, "released_s", e.releasedSeconds());
+		o.put("reason", e.reason());
+		o.put("moves", e.moves());
 		o.put("rescued", e.rescued());
 		if (e.cachedTokens() >= 0) {
 			o.put("cached_tokens", e.cachedTokens());
