@@ -135,7 +135,9 @@ public record CapacitySearch(double startRate, double tolerance, int maxSteps, d
 	private Outcome outcome(DoubleFunction<RunResult> run, double capacity, @Nullable RunResult best,
 			List<RunResult> points, Runnable progress) {
 		double requests = requestsCapacity(run, points, progress);
-		return new Outcome(capacity, best, sorted(points), requests);
+		// Of the runs, only the one at capacity is reported request by request.
+		List<RunResult> kept = points.stream().map(p -> p == best ? p : p.withoutRequestLog()).toList();
+		return new Outcome(capacity, best, sorted(kept), requests);
 	}
 
 	/**

@@ -54,19 +54,18 @@ final class Measurement {
 
 	private final int[] cachedOf;
 
-	// With the request log: when each request was last sent (-1 before), and why one was
-	// turned away.
+	// Only with the request log (SimulationConfig.requestLog), per request: when it was
+	// last sent (-1 before), that release's decision reason and the queues' moves of it
+	// by then; why it was turned away, and on which instance.
 	private final long @Nullable [] releasedAt;
+
+	private final @Nullable String @Nullable [] reason;
+
+	private final int @Nullable [] moves;
 
 	private final @Nullable String @Nullable [] rejection;
 
 	private final @Nullable String @Nullable [] rejectedAt;
-
-	// With the request log: the reason of each request's last release, and how often the
-	// queues had moved it by then.
-	private final @Nullable String @Nullable [] reason;
-
-	private final int @Nullable [] moves;
 
 	private final int routers;
 

@@ -62,6 +62,12 @@ public record RequestLog(List<Entry> entries) {
 	 * released, or turned away by its engine)
 	 * @param releasedSeconds when its router last sent it, on the simulation's clock;
 	 * {@code NaN} if never
+	 * @param reason why it went there: the reason of the decision it was last sent with,
+	 * as the gateway's {@code x-dualmap-reason} header names it ({@code affinity},
+	 * {@code slo-switch}, {@code hotspot}, {@code idle-pull}, {@code rescue}, ...);
+	 * {@code null} if never sent
+	 * @param moves how often the dispatch queues had moved it to another instance by then
+	 * (hotspot moves and idle pulls)
 	 * @param rescued whether the queues' rescue placed it
 	 * @param cachedTokens prompt tokens its engine found cached at its first token; -1
 	 * without one
@@ -69,6 +75,8 @@ public record RequestLog(List<Entry> entries) {
 	 * @param outcome how it ended
 	 * @param rejection why it was turned away ({@code <status>: <message>} from the
 	 * queues), {@code null} if it was not
+	 * @param rejectedAt the instance the rejection concerns (where it was queued, or the
+	 * engine that refused it), {@code null} if none or not rejected
 	 */
 	public record Entry(int index, int router, double arrivalSeconds, int promptTokens, boolean feasible,
 			double sloSeconds, @Nullable String instance, double releasedSeconds, @Nullable String reason, int moves,

@@ -45,6 +45,16 @@ public record RunResult(String policy, double rate, Requests requests, Ttft ttft
 		@Nullable RequestLog requestLog) {
 
 	/**
+	 * This result without its {@link #requestLog()}, which holds every measured request:
+	 * for the runs a report keeps only as points.
+	 */
+	public RunResult withoutRequestLog() {
+		return requestLog == null ? this
+				: new RunResult(policy, rate, requests, ttft, hitRate, loadCv, migrations, decisionNanosP99,
+						ttftSeconds, timeline, engines, classes, prompts, served, judged, requestsPerInstance, null);
+	}
+
+	/**
 	 * A builder for a result of {@code policy} at {@code rate}: each field is set by
 	 * name, so a result reads as what it holds. Unset fields are zero or empty, and an
 	 * unset {@link Judged} counts every measured request feasible (no quartiles, no

@@ -74,6 +74,30 @@ class SimulationTests {
 	}
 
 	@Test
+	void aSearchKeepsTheRequestLogOfItsRunAtCapacityOnly() {
+		Workload w = Workload.of(evenlySpaced(1000));
+		SimulationConfig config = fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150)).toBuilder()
+			.requestLog(true)
+			.build();
+		PolicySpec rr = PolicySpec.named("round-robin");
+		assertThat(Simulation.run(w, rr, config, 4, false).requestLog()).isNotNull();
+		assertThat(Simulation.run(w, rr, fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150)), 4, false)
+			.requestLog()).isNull();
+		CapacitySearch.Outcome o = new CapacitySearch(1, 0.02, 10)
+			.search(rate -> Simulation.run(w, rr, config, rate, false), () -> {
+			});
+		assertThat(o.atCapacity()).isNotNull();
+		RequestLog log = o.atCapacity().requestLog();
+		assertThat(log).isNotNull();
+		assertThat(log.entries()).hasSize(o.atCapacity().requests().measured());
+		assertThat(log.entries()).filteredOn(e -> e.outcome() == RequestLog.Outcome.WITHIN_SLO)
+			.hasSize(o.atCapacity().requests().withinSlo());
+		assertThat(o.points()).hasSizeGreaterThan(3)
+			.filteredOn(r -> r != o.atCapacity())
+			.allMatch(r -> r.requestLog() == null);
+	}
+
+	@Test
 	void aRunToldNotToStopRunsEveryMeasuredRequestAndTheSearchFindsTheSameCapacity() {
 		Workload w = Workload.of(evenlySpaced(1000));
 		SimulationConfig config = fifoConfig(1, 1, Duration.ofMillis(100), Duration.ofMillis(150));
