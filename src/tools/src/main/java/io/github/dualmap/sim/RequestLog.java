@@ -50,7 +50,8 @@ public record RequestLog(List<Entry> entries) {
 	/**
 	 * One measured request.
 	 *
-	 * @param index its position in the workload (warm-up requests included)
+	 * @param index its position in the workload as run (warm-up requests included, and
+	 * the copies the steady-state rule adds)
 	 * @param router the router replica it arrived at (arrival {@code i} goes to router
 	 * {@code i mod R})
 	 * @param arrivalSeconds its arrival on the simulation's clock
