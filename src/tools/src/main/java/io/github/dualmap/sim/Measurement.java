@@ -54,18 +54,8 @@ final class Measurement {
 
 	private final int[] cachedOf;
 
-	// Only with the request log (SimulationConfig.requestLog), per request: when it was
-	// last sent (-1 before), that release's decision reason and the queues' moves of it
-	// by then; why it was turned away, and on which instance.
-	private final long @Nullable [] releasedAt;
-
-	private final @Nullable String @Nullable [] reason;
-
-	private final int @Nullable [] moves;
-
-	private final @Nullable String @Nullable [] rejection;
-
-	private final @Nullable String @Nullable [] rejectedAt;
+	// Only with the request log (SimulationConfig.requestLog).
+	private final @Nullable Releases releases;
 
 	private final int routers;
 
@@ -137,14 +127,7 @@ final class Measurement {
 		this.cachedOf = new int[n];
 		Arrays.fill(this.cachedOf, -1);
 		this.routers = config.routers();
-		this.releasedAt = config.requestLog() ? new long[n] : null;
-		this.rejection = config.requestLog() ? new String[n] : null;
-		this.rejectedAt = config.requestLog() ? new String[n] : null;
-		this.reason = config.requestLog() ? new String[n] : null;
-		this.moves = config.requestLog() ? new int[n] : null;
-		if (this.releasedAt != null) {
-			Arrays.fill(this.releasedAt, -1);
-		}
+		this.releases = config.requestLog() ? new Releases(n) : null;
 		this.decisionNanos = new long[this.measured];
 	}
 
@@ -173,10 +156,11 @@ final class Measurement {
 	void placed(int i, int slot, boolean byRescue, long now, String reason, int moves) {
 		this.rescued[i] = byRescue;
 		this.sentTo[i] = slot;
-		if (this.releasedAt != null && this.reason != null && this.moves != null) {
-			this.releasedAt[i] = now;
-			this.reason[i] = reason;
-			this.moves[i] = moves;
+		Releases r = this.releases;
+		if (r != null) {
+			r.at[i] = now;
+			r.reason[i] = reason;
+			r.moves[i] = moves;
 		}
 	}
 
@@ -238,9 +222,10 @@ final class Measurement {
 	 */
 	void rejected(int i, String reason, @Nullable String instance) {
 		this.sentTo[i] = -1;
-		if (this.rejection != null && this.rejectedAt != null) {
-			this.rejection[i] = reason;
-			this.rejectedAt[i] = instance;
+		Releases r = this.releases;
+		if (r != null) {
+			r.rejection[i] = reason;
+			r.rejectedAt[i] = instance;
 		}
 		if (i >= this.warmup) {
 			this.rejected++;
@@ -376,27 +361,23 @@ final class Measurement {
 
 	/** Every measured request's outcome, when the run keeps them; else {@code null}. */
 	private @Nullable RequestLog requestLog(String[] slotIds) {
-		long[] released = this.releasedAt;
-		String[] reasons = this.rejection;
-		String[] at = this.rejectedAt;
-		String[] why = this.reason;
-		int[] moved = this.moves;
-		if (released == null || reasons == null || at == null || why == null || moved == null) {
+		Releases r = this.releases;
+		if (r == null) {
 			return null;
 		}
 		List<RequestLog.Entry> entries = new ArrayList<>(this.measured);
 		for (int i = this.warmup; i < this.ttft.length; i++) {
 			long t = this.ttft[i];
 			long slo = this.objectives.sloOf(i);
-			RequestLog.Outcome outcome = reasons[i] != null ? RequestLog.Outcome.REJECTED : t < 0
+			boolean released = r.at[i] >= 0;
+			RequestLog.Outcome outcome = r.rejection[i] != null ? RequestLog.Outcome.REJECTED : t < 0
 					? RequestLog.Outcome.UNSERVED : t <= slo ? RequestLog.Outcome.WITHIN_SLO : RequestLog.Outcome.LATE;
 			int slot = this.sentTo[i];
 			entries.add(new RequestLog.Entry(i, i % this.routers, this.arrival[i] / 1e9,
 					this.workload.trace().requests().get(i).inputTokens(), this.yardstick.feasible(i), slo / 1e9,
-					slot >= 0 && slot < slotIds.length ? slotIds[slot] : null,
-					released[i] >= 0 ? released[i] / 1e9 : Double.NaN, released[i] >= 0 ? why[i] : null,
-					released[i] >= 0 ? moved[i] : 0, this.rescued[i], this.cachedOf[i], t >= 0 ? t / 1e9 : Double.NaN,
-					outcome, reasons[i], at[i]));
+					slot >= 0 && slot < slotIds.length ? slotIds[slot] : null, released ? r.at[i] / 1e9 : Double.NaN,
+					released ? r.reason[i] : null, released ? r.moves[i] : 0, this.rescued[i], this.cachedOf[i],
+					t >= 0 ? t / 1e9 : Double.NaN, outcome, r.rejection[i], r.rejectedAt[i]));
 		}
 		return new RequestLog(entries);
 	}
@@ -479,6 +460,34 @@ final class Measurement {
 	static long percentile(long[] sorted, double q) {
 		int rank = (int) Math.ceil(q * sorted.length);
 		return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
+	}
+
+	/**
+	 * Per request, what only the request log keeps: when it was last sent (-1 before),
+	 * that release's decision reason and the queues' moves of it by then; why it was
+	 * turned away, and on which instance.
+	 */
+	private static final class Releases {
+
+		final long[] at;
+
+		final @Nullable String[] reason;
+
+		final int[] moves;
+
+		final @Nullable String[] rejection;
+
+		final @Nullable String[] rejectedAt;
+
+		Releases(int n) {
+			this.at = new long[n];
+			Arrays.fill(this.at, -1);
+			this.reason = new String[n];
+			this.moves = new int[n];
+			this.rejection = new String[n];
+			this.rejectedAt = new String[n];
+		}
+
 	}
 
 }

@@ -259,7 +259,7 @@ public final class Simulation {
 		public void delivery(int i) {
 			if (!fleet.submit(routers.instanceOf(i), i)) {
 				routers.refusedByEngine(i);
-				measurement.rejected(i, "refused by its engine", fleet.slotIds()[routers.instanceOf(i)]);
+				measurement.rejected(i, "refused by its engine", fleet.id(routers.instanceOf(i)));
 			}
 		}
 
