@@ -153,7 +153,7 @@ final class PoolInspection {
 		Long backlog = estimated < 0 ? null : estimated;
 		return new DualMapDescriptor.Engine(e.waiting() < 0 ? null : e.waiting(), e.running() < 0 ? null : e.running(),
 				finite(e.kvUsage()), finite(e.prefixHitRate()), e.kvCapacityTokens() <= 0 ? null : e.kvCapacityTokens(),
-				backlog, e.running() < 0 || e.waiting() < 0 ? null : s.foreignRequestsAtScrape(),
+				backlog, e.countsRequests() ? s.foreignRequestsAtScrape() : null,
 				// A scrape that lands while the view is built is newer than its clock
 				// reading.
 				DualMapDescriptor.millis(Math.max(0, e.ageNanos(now))), stale, s.engineFailed());

@@ -15,6 +15,11 @@ package io.github.dualmap.core;
 public record EngineSnapshot(long sampledAtNanos, int waiting, int running, double kvUsage, double prefixQueriesTokens,
 		double prefixHitsTokens, long kvCapacityTokens) {
 
+	/** Whether the engine reported both its running and its waiting requests. */
+	public boolean countsRequests() {
+		return running >= 0 && waiting >= 0;
+	}
+
 	/**
 	 * Engine-reported prefix cache hit rate over the instance's lifetime, NaN when
 	 * unknown.

@@ -386,8 +386,8 @@ public final class InstanceState {
 			engineBacklog.update(snapshot, drain.getAsDouble());
 		}
 		this.prefillRequestsAtScrape = sharedPrefillRequests();
-		this.foreignRequestsAtScrape = snapshot.running() < 0 || snapshot.waiting() < 0 ? 0
-				: Math.max(0, snapshot.running() + snapshot.waiting() - inFlight());
+		this.foreignRequestsAtScrape = snapshot.countsRequests()
+				? Math.max(0, snapshot.running() + snapshot.waiting() - inFlight()) : 0;
 		this.engine = snapshot;
 		this.engineFailed = false;
 		updateScrapedExcess(snapshot);
