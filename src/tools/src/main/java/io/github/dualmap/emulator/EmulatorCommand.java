@@ -51,6 +51,11 @@ public final class EmulatorCommand extends ConsoleCommand<EmulatorCommand> {
 	@Option(names = "--kv-tokens", description = "KV cache capacity in tokens (default: the profile's).")
 	Long kvTokens;
 
+	@Option(names = "--long-prefill-token-threshold", defaultValue = "0", paramLabel = "TOKENS",
+			description = "Most prompt tokens one request is scheduled in a step, vLLM's "
+					+ "--long-prefill-token-threshold; 0 for none (default ${DEFAULT-VALUE}).")
+	int longPrefillTokenThreshold;
+
 	@Option(names = "--jitter", defaultValue = "0",
 			description = "Relative step time noise in [0, 1) (default ${DEFAULT-VALUE}).")
 	double jitter;
@@ -82,10 +87,16 @@ public final class EmulatorCommand extends ConsoleCommand<EmulatorCommand> {
 		if (!(jitter >= 0 && jitter < 1)) {
 			throw new IllegalArgumentException("--jitter must be in [0, 1) but was " + jitter);
 		}
+		if (longPrefillTokenThreshold < 0) {
+			throw new IllegalArgumentException(
+					"--long-prefill-token-threshold must be >= 0 but was " + longPrefillTokenThreshold);
+		}
 		if (model.isBlank()) {
 			throw new IllegalArgumentException("--model must not be blank");
 		}
-		EngineProfile p = EngineProfile.named(profile).withJitter(jitter, seed);
+		EngineProfile p = EngineProfile.named(profile)
+			.withJitter(jitter, seed)
+			.withLongPrefillTokenThreshold(longPrefillTokenThreshold);
 		int block = p.blockTokens();
 		if (kvTokens != null && (kvTokens < block || kvTokens / block > Integer.MAX_VALUE)) {
 			throw new IllegalArgumentException(

@@ -10,11 +10,12 @@ import java.util.SplittableRandom;
 /**
  * One serving instance as vLLM V1 schedules it. Each {@link #step(long)} is one
  * iteration: running requests first (each gets the rest of its prompt, chunked to the
- * token budget, or one decode token), then waiting requests first come first served while
- * budget, sequence slots and KV blocks last. A running request that cannot get a block
- * preempts the last running request (recompute: its KV is dropped and it goes back to the
- * front of the queue). Waiting requests reuse the cached prefix of their block chain,
- * capped at prompt length minus one.
+ * token budget and to the long prefill threshold when one is set, or one decode token),
+ * then waiting requests first come first served while budget, sequence slots and KV
+ * blocks last. A running request that cannot get a block preempts the last running
+ * request (recompute: its KV is dropped and it goes back to the front of the queue).
+ * Waiting requests reuse the cached prefix of their block chain, capped at prompt length
+ * minus one.
  * <p>
  * Time is passed in: the emulator calls {@code step} in scaled real time, the simulator
  * in virtual time. Not thread-safe; one owner drives it.
@@ -24,6 +25,8 @@ public final class Engine {
 	private final EngineProfile profile;
 
 	private final int blockTokens;
+
+	private final int chunkTokens;
 
 	private final KvBlockCache cache;
 
@@ -58,6 +61,7 @@ public final class Engine {
 	public Engine(EngineProfile profile) {
 		this.profile = profile;
 		this.blockTokens = profile.blockTokens();
+		this.chunkTokens = profile.chunkTokens();
 		this.cache = new KvBlockCache(profile.capacityBlocks());
 		this.jitter = new SplittableRandom(profile.seed());
 	}
@@ -183,7 +187,7 @@ public final class Engine {
 		int i = 0;
 		while (i < running.size() && budget > 0) {
 			Sequence s = running.get(i);
-			int n = Math.min(s.numTokens() - s.computed, budget);
+			int n = Math.min(Math.min(s.numTokens() - s.computed, chunkTokens), budget);
 			boolean granted = grow(s, s.computed + n);
 			while (!granted) {
 				Sequence victim = running.remove(running.size() - 1);
@@ -213,7 +217,7 @@ public final class Engine {
 			// vLLM recomputes at least the last token to produce logits.
 			int hitBlocks = cache.cachedPrefix(chain, (numTokens - 1) / blockTokens);
 			int hitTokens = hitBlocks * blockTokens;
-			int n = Math.min(numTokens - hitTokens, budget);
+			int n = Math.min(Math.min(numTokens - hitTokens, chunkTokens), budget);
 			int fresh = (int) blocksFor(hitTokens + n) - hitBlocks;
 			if (fresh + cache.evictableAmong(chain, hitBlocks) > cache.freeBlocks()) {
 				return;

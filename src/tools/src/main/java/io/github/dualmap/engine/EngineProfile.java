@@ -23,10 +23,13 @@ package io.github.dualmap.engine;
  * @param jitter relative step time noise, uniform in {@code [-jitter, +jitter]}, 0 for
  * none
  * @param seed seed of the jitter
+ * @param longPrefillTokenThreshold most prompt tokens one request is scheduled in a step
+ * ({@code long_prefill_token_threshold}), 0 for no cap but the token budget (vLLM's
+ * default)
  */
 public record EngineProfile(String name, double t0Seconds, double cLinSeconds, double attentionFlops, int layers,
 		int hidden, double cKvSeconds, int tokenBudget, int maxRunningSeqs, int blockTokens, long kvCapacityTokens,
-		int maxModelLen, double jitter, long seed) {
+		int maxModelLen, double jitter, long seed, int longPrefillTokenThreshold) {
 
 	/** The default profile name. */
 	public static final String DEFAULT = "h100-8b";
@@ -50,6 +53,10 @@ public record EngineProfile(String name, double t0Seconds, double cLinSeconds, d
 		}
 		if (!(jitter >= 0 && jitter < 1)) {
 			throw new IllegalArgumentException("jitter must be in [0, 1) but was " + jitter);
+		}
+		if (longPrefillTokenThreshold < 0) {
+			throw new IllegalArgumentException(
+					"longPrefillTokenThreshold must be >= 0 but was " + longPrefillTokenThreshold);
 		}
 	}
 
@@ -79,7 +86,7 @@ public record EngineProfile(String name, double t0Seconds, double cLinSeconds, d
 	 */
 	public static EngineProfile h100_8b() {
 		return new EngineProfile("h100-8b", 0.007, 20e-6, 400e12, 32, 4096, 20e-9, 8192, 1024, 16, KV_TOKENS_16BIT,
-				131_072, 0, 0);
+				131_072, 0, 0, 0);
 	}
 
 	/**
@@ -88,7 +95,7 @@ public record EngineProfile(String name, double t0Seconds, double cLinSeconds, d
 	 */
 	public static EngineProfile h100_8b_fp8() {
 		return new EngineProfile("h100-8b-fp8", 0.007, 20e-6, 400e12, 32, 4096, 20e-9, 8192, 1024, 16, KV_TOKENS_FP8,
-				131_072, 0, 0);
+				131_072, 0, 0, 0);
 	}
 
 	/**
@@ -98,7 +105,7 @@ public record EngineProfile(String name, double t0Seconds, double cLinSeconds, d
 	 */
 	public static EngineProfile a100_8b() {
 		return new EngineProfile("a100-8b", 0.010, 65e-6, 170e12, 32, 4096, 20e-9, 2048, 256, 16, KV_TOKENS_16BIT,
-				131_072, 0, 0);
+				131_072, 0, 0, 0);
 	}
 
 	/** The built-in profile called {@code name}. */
@@ -141,14 +148,23 @@ public record EngineProfile(String name, double t0Seconds, double cLinSeconds, d
 	}
 
 	/**
+	 * Most prompt tokens one request is scheduled in a step: the token budget, or the
+	 * long prefill threshold when that is set and smaller.
+	 */
+	public int chunkTokens() {
+		return longPrefillTokenThreshold > 0 ? Math.min(tokenBudget, longPrefillTokenThreshold) : tokenBudget;
+	}
+
+	/**
 	 * Idle time to first token of a prompt of {@code promptTokens} whose first
 	 * {@code cachedTokens} are in the prefix cache: the rest's chunks run back to back,
 	 * each a full step attending to everything before it.
 	 */
 	public double idleTtftSeconds(int promptTokens, int cachedTokens) {
+		int chunk = chunkTokens();
 		double total = 0;
-		for (int done = Math.max(0, cachedTokens); done < promptTokens; done += tokenBudget) {
-			int n = Math.min(tokenBudget, promptTokens - done);
+		for (int done = Math.max(0, cachedTokens); done < promptTokens; done += chunk) {
+			int n = Math.min(chunk, promptTokens - done);
 			total += stepSeconds(n, n * (done + n / 2.0), 0);
 		}
 		return total;
@@ -156,27 +172,37 @@ public record EngineProfile(String name, double t0Seconds, double cLinSeconds, d
 
 	public EngineProfile withKvCapacityTokens(long tokens) {
 		return new EngineProfile(name, t0Seconds, cLinSeconds, attentionFlops, layers, hidden, cKvSeconds, tokenBudget,
-				maxRunningSeqs, blockTokens, tokens, maxModelLen, jitter, seed);
+				maxRunningSeqs, blockTokens, tokens, maxModelLen, jitter, seed, longPrefillTokenThreshold);
 	}
 
 	public EngineProfile withScheduling(int tokenBudget, int maxRunningSeqs) {
 		return new EngineProfile(name, t0Seconds, cLinSeconds, attentionFlops, layers, hidden, cKvSeconds, tokenBudget,
-				maxRunningSeqs, blockTokens, kvCapacityTokens, maxModelLen, jitter, seed);
+				maxRunningSeqs, blockTokens, kvCapacityTokens, maxModelLen, jitter, seed, longPrefillTokenThreshold);
 	}
 
 	public EngineProfile withMaxModelLen(int maxModelLen) {
 		return new EngineProfile(name, t0Seconds, cLinSeconds, attentionFlops, layers, hidden, cKvSeconds, tokenBudget,
-				maxRunningSeqs, blockTokens, kvCapacityTokens, maxModelLen, jitter, seed);
+				maxRunningSeqs, blockTokens, kvCapacityTokens, maxModelLen, jitter, seed, longPrefillTokenThreshold);
+	}
+
+	/**
+	 * This profile with vLLM's {@code long_prefill_token_threshold}: no request is
+	 * scheduled more than {@code tokens} prompt tokens in a step, so the rest of the
+	 * budget goes to other prompts (0: no cap).
+	 */
+	public EngineProfile withLongPrefillTokenThreshold(int tokens) {
+		return new EngineProfile(name, t0Seconds, cLinSeconds, attentionFlops, layers, hidden, cKvSeconds, tokenBudget,
+				maxRunningSeqs, blockTokens, kvCapacityTokens, maxModelLen, jitter, seed, tokens);
 	}
 
 	public EngineProfile withJitter(double jitter, long seed) {
 		return new EngineProfile(name, t0Seconds, cLinSeconds, attentionFlops, layers, hidden, cKvSeconds, tokenBudget,
-				maxRunningSeqs, blockTokens, kvCapacityTokens, maxModelLen, jitter, seed);
+				maxRunningSeqs, blockTokens, kvCapacityTokens, maxModelLen, jitter, seed, longPrefillTokenThreshold);
 	}
 
 	public EngineProfile withLatency(double t0Seconds, double cLinSeconds, double attentionFlops, double cKvSeconds) {
 		return new EngineProfile(name, t0Seconds, cLinSeconds, attentionFlops, layers, hidden, cKvSeconds, tokenBudget,
-				maxRunningSeqs, blockTokens, kvCapacityTokens, maxModelLen, jitter, seed);
+				maxRunningSeqs, blockTokens, kvCapacityTokens, maxModelLen, jitter, seed, longPrefillTokenThreshold);
 	}
 
 	private static void requireNonNegative(String what, double v) {

@@ -88,6 +88,12 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			description = "engine profile: h100-8b (16-bit KV, 0.44 M tokens), h100-8b-fp8 (0.9 M) or a100-8b (default ${DEFAULT-VALUE})")
 	String profile = EngineProfile.DEFAULT;
 
+	@Option(names = "--long-prefill-token-threshold", defaultValue = "0", paramLabel = "TOKENS",
+			description = "the engines' long_prefill_token_threshold (vLLM): no prompt is scheduled more than TOKENS "
+					+ "tokens in a step, so a long prefill leaves the rest of the step's budget to other prompts; "
+					+ "0 for none, vLLM's default (default ${DEFAULT-VALUE})")
+	int longPrefillTokenThreshold;
+
 	@Option(names = "--engine-jitter", defaultValue = "0", paramLabel = "SHARE",
 			description = "noise on every engine step's time, uniform within +-SHARE of it and seeded by --seed, "
 					+ "so runs with other seeds are replicates: at least 0, below 0.5 (default ${DEFAULT-VALUE}: "
@@ -365,7 +371,13 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException(
 					"--engine-jitter must be at least 0 and below 0.5 but was " + engineJitter);
 		}
-		EngineProfile engine = EngineProfile.named(profile).withJitter(engineJitter, s);
+		if (longPrefillTokenThreshold < 0) {
+			throw new IllegalArgumentException(
+					"--long-prefill-token-threshold must be >= 0 but was " + longPrefillTokenThreshold);
+		}
+		EngineProfile engine = EngineProfile.named(profile)
+			.withJitter(engineJitter, s)
+			.withLongPrefillTokenThreshold(longPrefillTokenThreshold);
 		DualMapProperties gateway = SetOptionBinder.bind(set);
 		if (tenants != null) {
 			TenantMix.fromCliName(tenants);
@@ -506,9 +518,12 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			case "stamped" -> t;
 			default -> throw new IllegalArgumentException("unknown --ties '" + ties + "' (spread or stamped)");
 		};
-		// Several routers' results depend on their phases: the label names them.
-		return routers < 2 ? tied
-				: new Trace(tied.name() + ", router phases " + routerPhases, tied.blockTokens(), tied.requests());
+		// Several routers' results depend on their phases, and every row on the engines'
+		// scheduling: the label names them.
+		String name = tied.name() + (routers < 2 ? "" : ", router phases " + routerPhases)
+				+ (longPrefillTokenThreshold == 0 ? ""
+						: ", engine long-prefill-token-threshold " + longPrefillTokenThreshold);
+		return name.equals(tied.name()) ? tied : new Trace(name, tied.blockTokens(), tied.requests());
 	}
 
 	/**

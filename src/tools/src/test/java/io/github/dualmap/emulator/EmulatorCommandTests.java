@@ -17,13 +17,16 @@ class EmulatorCommandTests {
 	void optionsBecomeSettings() {
 		EmulatorCommand command = new EmulatorCommand();
 		new CommandLine(command).parseArgs("--instances", "2", "--base-port", "9100", "--profile", "a100-8b",
-				"--time-scale", "10", "--max-model-len", "8192", "--metrics", "sglang");
+				"--time-scale", "10", "--max-model-len", "8192", "--metrics", "sglang",
+				"--long-prefill-token-threshold", "1024");
 		EmulatorSettings settings = command.settings();
 		assertThat(command.instances).isEqualTo(2);
 		assertThat(command.basePort).isEqualTo(9100);
 		assertThat(settings.profile().name()).isEqualTo("a100-8b");
 		assertThat(settings.profile().tokenBudget()).isEqualTo(2048);
 		assertThat(settings.profile().maxModelLen()).isEqualTo(8192);
+		assertThat(settings.profile().longPrefillTokenThreshold()).isEqualTo(1024);
+		assertThat(settings.profile().chunkTokens()).isEqualTo(1024);
 		assertThat(settings.timeScale()).isEqualTo(10);
 		assertThat(settings.metrics()).isEqualTo(MetricsFlavour.SGLANG);
 	}
@@ -69,6 +72,8 @@ class EmulatorCommandTests {
 						"emulator: --kv-tokens must be between 16 and 34359738352 tokens"
 								+ " (1 to 2^31-1 blocks of 16) but was 10" },
 				{ "--jitter", "1", "emulator: --jitter must be in [0, 1) but was 1.0" },
+				{ "--long-prefill-token-threshold", "-1",
+						"emulator: --long-prefill-token-threshold must be >= 0 but was -1" },
 				{ "--instances", "0", "emulator: --instances must be >= 1 but was 0" }, { "--host", "256.1.1.1",
 						"emulator: --host 256.1.1.1 is neither an IP address nor a host name that" + " resolves" } }) {
 			StringWriter err = new StringWriter();

@@ -37,6 +37,31 @@ class EngineTests {
 	}
 
 	@Test
+	void theLongPrefillThresholdLetsAShortPromptPastALongPrefill() {
+		// 40,000 tokens ahead of 1,000: without the threshold the long prompt takes the
+		// whole 8,192-token budget of every step until it is done, so the short one waits
+		// for its prefill; with a threshold of 2,048 each step leaves 6,144 tokens to the
+		// short one, which has its first token after one step.
+		List<EngineRequest> both = List.of(request("long", 1, 40_000, 1), request("short", 2, 1_000, 1));
+		Map<String, Long> fifo = run(new Engine(H100), both, 0);
+		EngineProfile capped = H100.withLongPrefillTokenThreshold(2048);
+		Engine engine = new Engine(capped);
+		engine.submit(both.get(0), 0);
+		engine.submit(both.get(1), 0);
+		StepResult first = engine.step(0);
+		assertThat(first.prefillTokens()).isEqualTo(2048 + 1000);
+		assertThat(first.emitted()).extracting(RequestProgress::id).containsExactly("short");
+		assertThat(fifo.get("short")).isGreaterThan(fifo.get("long") - 1);
+		// the long prompt alone pays t0 and the attention of 20 chunks instead of 5
+		Map<String, Long> alone = run(new Engine(capped), List.of(request("long", 1, 40_000, 1)), 0);
+		double analytic = capped.coldTtftSeconds(40_000);
+		assertThat(alone.get("long") / 1e9).isCloseTo(analytic, within(analytic * 0.01));
+		assertThat(analytic).isCloseTo(H100.coldTtftSeconds(40_000) + 15 * H100.t0Seconds(), within(0.001));
+		assertThatIllegalArgumentException().isThrownBy(() -> H100.withLongPrefillTokenThreshold(-1))
+			.withMessageContaining("longPrefillTokenThreshold must be >= 0");
+	}
+
+	@Test
 	void repeatedPromptReportsCachedTokensAndALowerTtft() {
 		Engine engine = new Engine(H100);
 		long first = run(engine, List.of(request("a", 1, 8192, 2)), 0).get("a");

@@ -463,6 +463,25 @@ class SimCommandTests {
 		}
 	}
 
+	@Test
+	void theLongPrefillThresholdConfiguresEveryEngineAndIsNamed() throws IOException {
+		Path trace = mooncakeFile(400);
+		String[] common = { "--trace", trace.toString(), "--warmup", "50", "--instances", "2", "--rate", "3",
+				"--min-duration", "0", "--policies", "least-loaded" };
+		String capped = resultsOf(common, "--long-prefill-token-threshold", "256");
+		String plain = resultsOf(common);
+		assertThat(capped).contains("engine long-prefill-token-threshold 256");
+		assertThat(plain).doesNotContain("long-prefill");
+		// The synthetic prompts are longer than 256 tokens, so their prefills take more
+		// steps.
+		assertThat(ttftP90(capped)).isNotEqualTo(ttftP90(plain));
+		err.getBuffer().setLength(0);
+		assertThat(run("--trace", trace.toString(), "--long-prefill-token-threshold", "-1", "--out",
+				dir.resolve("t").toString()))
+			.isEqualTo(2);
+		assertThat(err.toString()).contains("--long-prefill-token-threshold must be >= 0 but was -1");
+	}
+
 	private int runs;
 
 	private String resultsOf(String[] common, String... more) throws IOException {
