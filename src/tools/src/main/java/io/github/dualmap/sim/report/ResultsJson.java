@@ -225,7 +225,7 @@ public final class ResultsJson {
 		o.put("feasible", e.feasible());
 		o.put("slo_s", round(e.sloSeconds()));
 		o.put("instance", e.instance());
-		seconds(o, "released_s", e.releasedSeconds());
+		putRounded(o, "released_s", e.releasedSeconds());
 		o.put("reason", e.reason());
 		o.put("moves", e.moves());
 		o.put("rescued", e.rescued());
@@ -235,19 +235,23 @@ public final class ResultsJson {
 		else {
 			o.putNull("cached_tokens");
 		}
-		seconds(o, "ttft_s", e.ttftSeconds());
+		putRounded(o, "ttft_s", e.ttftSeconds());
 		o.put("outcome", e.outcome().jsonName());
 		o.put("rejection", e.rejection());
 		o.put("rejected_at", e.rejectedAt());
 		return o;
 	}
 
-	private static void seconds(ObjectNode o, String name, double seconds) {
-		if (Double.isNaN(seconds)) {
+	/**
+	 * {@code v} rounded as {@link #round} does under {@code name}, or {@code null} where
+	 * it is NaN (unknown, or an empty window), which JSON has no number for.
+	 */
+	static void putRounded(ObjectNode o, String name, double v) {
+		if (Double.isNaN(v)) {
 			o.putNull(name);
 		}
 		else {
-			o.put(name, round(seconds));
+			o.put(name, round(v));
 		}
 	}
 
@@ -262,7 +266,7 @@ public final class ResultsJson {
 	}
 
 	// Six significant decimals: enough for every metric, and stable text for diffs.
-	private static double round(double v) {
+	static double round(double v) {
 		return Math.round(v * 1e6) / 1e6;
 	}
 

@@ -56,24 +56,24 @@ public final class ScalingReport {
 		ArrayNode changes = root.putArray("changes_s");
 		if (!timelines.isEmpty()) {
 			for (double c : timelines.get(0).changeSeconds()) {
-				changes.add(round(c));
+				changes.add(ResultsJson.round(c));
 			}
 		}
 		ArrayNode policies = root.putArray("policies");
 		for (ScalingTimeline t : timelines) {
 			ObjectNode p = policies.addObject();
 			p.put("name", t.policy());
-			p.put("attainment", round(t.summary().attainment()));
-			p.put("hit_rate", round(t.summary().hitRate()));
-			p.put("ttft_p90_s", round(t.summary().ttft().p90Seconds()));
+			p.put("attainment", ResultsJson.round(t.summary().attainment()));
+			p.put("hit_rate", ResultsJson.round(t.summary().hitRate()));
+			p.put("ttft_p90_s", ResultsJson.round(t.summary().ttft().p90Seconds()));
 			ArrayNode windows = p.putArray("windows");
 			for (ScalingTimeline.Window w : t.windows()) {
 				ObjectNode o = windows.addObject();
-				o.put("start_s", round(w.startSeconds()));
+				o.put("start_s", ResultsJson.round(w.startSeconds()));
 				o.put("requests", w.requests());
-				share(o, "attainment", w.attainment());
-				share(o, "hit_rate", w.hitRate());
-				share(o, "new_instance_share", w.newInstanceShare());
+				ResultsJson.putRounded(o, "attainment", w.attainment());
+				ResultsJson.putRounded(o, "hit_rate", w.hitRate());
+				ResultsJson.putRounded(o, "new_instance_share", w.newInstanceShare());
 			}
 		}
 		return root;
@@ -174,20 +174,6 @@ public final class ScalingReport {
 
 	private static String percent(double share) {
 		return Double.isNaN(share) ? "-" : String.format(Locale.ROOT, "%.1f %%", 100 * share);
-	}
-
-	// NaN has no JSON form: an empty window reports null.
-	private static void share(ObjectNode o, String name, double v) {
-		if (Double.isNaN(v)) {
-			o.putNull(name);
-		}
-		else {
-			o.put(name, round(v));
-		}
-	}
-
-	private static double round(double v) {
-		return Math.round(v * 1e6) / 1e6;
 	}
 
 }
