@@ -18,17 +18,10 @@ final class KvBlockCache {
 
 	private final boolean[] hashed;
 
-	private final int[] prev;
-
-	private final int[] next;
+	// Unreferenced blocks, the next to reuse first.
+	private final IntLruList freeQueue;
 
 	private final BlockHashIndex index;
-
-	private int head = NONE;
-
-	private int tail = NONE;
-
-	private int free;
 
 	private long evictions;
 
@@ -39,11 +32,10 @@ final class KvBlockCache {
 		this.refCount = new int[capacity];
 		this.hashOf = new long[capacity];
 		this.hashed = new boolean[capacity];
-		this.prev = new int[capacity];
-		this.next = new int[capacity];
+		this.freeQueue = new IntLruList(capacity);
 		this.index = new BlockHashIndex(capacity);
 		for (int b = 0; b < capacity; b++) {
-			append(b);
+			freeQueue.addLast(b);
 		}
 	}
 
@@ -58,11 +50,11 @@ final class KvBlockCache {
 
 	/** Blocks with no reference (free or cached-but-evictable). */
 	int freeBlocks() {
-		return free;
+		return freeQueue.size();
 	}
 
 	int usedBlocks() {
-		return capacity - free;
+		return capacity - freeQueue.size();
 	}
 
 	long evictions() {
@@ -98,18 +90,18 @@ final class KvBlockCache {
 	int touch(long hash) {
 		int b = index.get(hash);
 		if (refCount[b]++ == 0) {
-			unlink(b);
+			freeQueue.remove(b);
 		}
 		return b;
 	}
 
 	/** A fresh block from the head of the free queue (evicting its hash), or -1. */
 	int allocate() {
-		int b = head;
-		if (b == NONE) {
+		int b = freeQueue.first();
+		if (b == IntLruList.NONE) {
 			return NONE;
 		}
-		unlink(b);
+		freeQueue.remove(b);
 		if (hashed[b]) {
 			index.remove(hashOf[b]);
 			hashed[b] = false;
@@ -140,40 +132,9 @@ final class KvBlockCache {
 		for (int i = count - 1; i >= 0; i--) {
 			int b = blocks[i];
 			if (--refCount[b] == 0) {
-				append(b);
+				freeQueue.addLast(b);
 			}
 		}
-	}
-
-	private void append(int b) {
-		prev[b] = tail;
-		next[b] = NONE;
-		if (tail == NONE) {
-			head = b;
-		}
-		else {
-			next[tail] = b;
-		}
-		tail = b;
-		free++;
-	}
-
-	private void unlink(int b) {
-		int p = prev[b];
-		int n = next[b];
-		if (p == NONE) {
-			head = n;
-		}
-		else {
-			next[p] = n;
-		}
-		if (n == NONE) {
-			tail = p;
-		}
-		else {
-			prev[n] = p;
-		}
-		free--;
 	}
 
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.dualmap.engine.EngineProfile;
+import io.github.dualmap.engine.IntLruList;
 import io.github.dualmap.sim.trace.Trace;
 import io.github.dualmap.sim.trace.TraceRequest;
 
@@ -166,28 +167,13 @@ public record WorkBound(int measured, double reusableShare, double busySecondsPe
 		return blockTokens;
 	}
 
-	/**
-	 * Evictable blocks, least recently released first: a doubly linked list over dense
-	 * block ids.
-	 */
+	/** Evictable blocks, least recently released first. */
 	private static final class LruBlocks {
 
-		private static final int NONE = -1;
-
-		private int[] prev = new int[1024];
-
-		private int[] next = new int[1024];
-
-		private boolean[] held = new boolean[1024];
-
-		private int head = NONE;
-
-		private int tail = NONE;
-
-		private long size;
+		private final IntLruList blocks = new IntLruList(1024);
 
 		boolean holds(int block) {
-			return block < held.length && held[block];
+			return this.blocks.contains(block);
 		}
 
 		/**
@@ -197,55 +183,16 @@ public record WorkBound(int measured, double reusableShare, double busySecondsPe
 		void release(int[] blocks, long capacity) {
 			for (int block : blocks) {
 				if (holds(block)) {
-					unlink(block);
+					this.blocks.remove(block);
 				}
 			}
 			int keep = (int) Math.min(blocks.length, capacity);
 			for (int k = keep - 1; k >= 0; k--) {
-				while (size >= capacity) {
-					unlink(head);
+				while (this.blocks.size() >= capacity) {
+					this.blocks.remove(this.blocks.first());
 				}
-				append(blocks[k]);
+				this.blocks.addLast(blocks[k]);
 			}
-		}
-
-		private void append(int block) {
-			if (block >= held.length) {
-				int length = Math.max(block + 1, held.length * 2);
-				prev = Arrays.copyOf(prev, length);
-				next = Arrays.copyOf(next, length);
-				held = Arrays.copyOf(held, length);
-			}
-			prev[block] = tail;
-			next[block] = NONE;
-			if (tail == NONE) {
-				head = block;
-			}
-			else {
-				next[tail] = block;
-			}
-			tail = block;
-			held[block] = true;
-			size++;
-		}
-
-		private void unlink(int block) {
-			int p = prev[block];
-			int n = next[block];
-			if (p == NONE) {
-				head = n;
-			}
-			else {
-				next[p] = n;
-			}
-			if (n == NONE) {
-				tail = p;
-			}
-			else {
-				prev[n] = p;
-			}
-			held[block] = false;
-			size--;
 		}
 
 	}
