@@ -262,12 +262,14 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param shadowCapacityTokens assumed KV capacity until one is scraped
 	 * @param staleAfterMs scraped state older than this is unknown
 	 * @param slowStartMs ramp-up period of a new instance
+	 * @param tieBreak how a tie on cached prefix between candidates is broken, as the
+	 * property names it ({@code auto}, {@code estimate}, {@code ring-order})
 	 */
 	public record Settings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth, int hotWindow,
 			double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
 			double switchHitCharge, double hotspotFactor, long hotspotFloorTokens, long hotspotMaxWaitMs,
 			boolean thirdChoice, double prefillMsPerToken, long baseTtftMs, double calibrationAlpha, long defaultSloMs,
-			long shadowCapacityTokens, long staleAfterMs, long slowStartMs) {
+			long shadowCapacityTokens, long staleAfterMs, long slowStartMs, String tieBreak) {
 
 		static Settings of(SchedulerSettings s) {
 			return new Settings(s.virtualNodes(), s.blockTokens(), s.minPrefixDepth(), s.maxPrefixDepth(),
@@ -275,7 +277,8 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 					s.switchFactor(), s.switchHitCharge(), s.hotspotFactor(), s.hotspotFloorTokens(),
 					millis(s.hotspotMaxWaitNanos()), s.thirdChoice(), s.prefillNanosPerToken() / 1e6,
 					millis(s.baseTtftNanos()), s.calibrationAlpha(), millis(s.defaultSloNanos()),
-					s.shadowCapacityTokens(), millis(s.staleAfterNanos()), millis(s.slowStartNanos()));
+					s.shadowCapacityTokens(), millis(s.staleAfterNanos()), millis(s.slowStartNanos()),
+					s.tieBreak().name().toLowerCase(Locale.ROOT).replace('_', '-'));
 		}
 
 	}

@@ -96,6 +96,7 @@ public final class CoreSettingsMapper {
 			.switchFactor(p.getSwitchFactor())
 			.switchHitCharge(p.getSwitchHitCharge())
 			.switchMaxKvUsage(p.getSwitchMaxKvUsage())
+			.tieBreak(p.getTieBreak())
 			.hotspotFactor(hotspot.getFactor())
 			.hotspotFloorTokens(hotspot.getFloorTokens())
 			.hotspotMaxWait(hotspot.getMaxQueueWait())

@@ -9,6 +9,7 @@ import java.util.Map;
 
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TieBreak;
 import io.github.dualmap.gateway.BodyLimits;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
@@ -107,6 +108,16 @@ public class DualMapProperties {
 	@DecimalMin(value = "0", inclusive = false, message = "dualmap.switch-max-kv-usage must be in (0, 1]")
 	@DecimalMax(value = "1", message = "dualmap.switch-max-kv-usage must be in (0, 1]")
 	private double switchMaxKvUsage = SchedulerSettings.DEFAULT_SWITCH_MAX_KV_USAGE;
+
+	/**
+	 * How a request chooses between candidates that hold the same cached prefix of it
+	 * (typically none): auto (ring order while either candidate's engine, as last
+	 * scraped, holds requests this gateway did not send, such as other replicas' without
+	 * replica sync; else the lower TTFT estimate), estimate, or ring-order. Replicas that
+	 * cannot see each other's load agree on ring order, so a conversation whose turns
+	 * reach different replicas stays on one instance.
+	 */
+	private TieBreak tieBreak = SchedulerSettings.DEFAULT_TIE_BREAK;
 
 	/**
 	 * When both candidates would miss the SLO, also consider a bounded third instance.
@@ -356,6 +367,14 @@ public class DualMapProperties {
 
 	public void setSwitchMaxKvUsage(double switchMaxKvUsage) {
 		this.switchMaxKvUsage = switchMaxKvUsage;
+	}
+
+	public TieBreak getTieBreak() {
+		return this.tieBreak;
+	}
+
+	public void setTieBreak(TieBreak tieBreak) {
+		this.tieBreak = tieBreak;
 	}
 
 	public boolean isThirdChoice() {

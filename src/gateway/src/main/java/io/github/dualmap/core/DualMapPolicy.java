@@ -218,9 +218,10 @@ public final class DualMapPolicy implements RoutingPolicy {
 	/**
 	 * Affinity, then the SLO switch, over the candidates {@code options} (in ring order,
 	 * {@code directory}'s pick last when there is one): the one holding the most cached
-	 * tokens, ties to the lower estimate, then to ring order; then, when that one's
-	 * estimate eats more than the switch budget, the other whose estimate plus the charge
-	 * for the cached prefix it gives up is lowest, if that is lower still.
+	 * tokens, ties to the lower estimate, then to ring order (or to ring order alone,
+	 * {@link #tieToRingOrder}); then, when that one's estimate eats more than the switch
+	 * budget, the other whose estimate plus the charge for the cached prefix it gives up
+	 * is lowest, if that is lower still.
 	 * <p>
 	 * The hotspot step is relative to the candidates: leaving the cache only pays when
 	 * the affinity choice would eat the switch budget and another candidate is faster.
@@ -235,8 +236,8 @@ public final class DualMapPolicy implements RoutingPolicy {
 			InstancePool pool) {
 		CandidateCost chosen = options.get(0);
 		for (CandidateCost p : options) {
-			if (p.cachedTokens() > chosen.cachedTokens()
-					|| (p.cachedTokens() == chosen.cachedTokens() && p.rank() < chosen.rank())) {
+			if (p.cachedTokens() > chosen.cachedTokens() || (p.cachedTokens() == chosen.cachedTokens()
+					&& p.rank() < chosen.rank() && !tieToRingOrder(pool, chosen, p))) {
 				chosen = p;
 			}
 		}
@@ -258,6 +259,31 @@ public final class DualMapPolicy implements RoutingPolicy {
 			}
 		}
 		return chosen.decide(reason);
+	}
+
+	/**
+	 * Whether a tie on cached tokens between {@code a} and {@code b} goes to ring order
+	 * rather than to the lower estimate ({@link SchedulerSettings#tieBreak()}): always,
+	 * never, or ({@link TieBreak#AUTO}) while either one's engine, as last scraped and
+	 * still fresh, holds requests this gateway did not send. Replicas that cannot see
+	 * each other's load then agree on where a prompt neither candidate is known to hold
+	 * goes, and a conversation whose turns reach different replicas stays on one
+	 * instance.
+	 */
+	private boolean tieToRingOrder(InstancePool pool, CandidateCost a, CandidateCost b) {
+		return switch (settings.tieBreak()) {
+			case RING_ORDER -> true;
+			case ESTIMATE -> false;
+			case AUTO -> otherSender(pool, a.instance()) || otherSender(pool, b.instance());
+		};
+	}
+
+	/**
+	 * Whether the engine of {@code s}, as last scraped and still fresh, held requests
+	 * this gateway did not send ({@link InstanceState#foreignRequestsAtScrape()}).
+	 */
+	private static boolean otherSender(InstancePool pool, InstanceState s) {
+		return s.foreignRequestsAtScrape() > 0 && s.freshEngine(pool.now(), pool.settings().staleAfterNanos()) != null;
 	}
 
 	/**

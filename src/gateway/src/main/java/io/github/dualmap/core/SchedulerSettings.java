@@ -59,6 +59,8 @@ import java.time.Duration;
  * @param engineBacklog estimate the prefill each engine has admitted and not yet computed
  * from its prefix-cache counters ({@link EngineBacklog}), as work ahead there where it is
  * more than this router's own
+ * @param tieBreak how a request chooses between candidates that hold the same cached
+ * prefix of it ({@link TieBreak})
  */
 public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth,
 		int hotWindow, double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
@@ -67,7 +69,7 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		double calibrationAlpha, TtftModel ttftModel, double attentionNanosPerPair, double ttftForgetting,
 		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos,
 		double coldCachedShare, int coldCandidatesMax, long coldLoadStepTokens, long ttftRelaxAfterNanos,
-		boolean engineBacklog) {
+		boolean engineBacklog, TieBreak tieBreak) {
 
 	/** Nominal tokens per prompt block. */
 	public static final int DEFAULT_BLOCK_TOKENS = 64;
@@ -177,6 +179,13 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 	public static final boolean DEFAULT_ENGINE_BACKLOG = true;
 
 	/**
+	 * Ties go to ring order where the candidates' engines show another sender: replicas
+	 * without replica sync then place a conversation alike, and one gateway alone keeps
+	 * the choice by estimate (docs/benchmarks.md, "Several gateway replicas").
+	 */
+	public static final TieBreak DEFAULT_TIE_BREAK = TieBreak.AUTO;
+
+	/**
 	 * The KV usage above which the SLO switch avoids a colder candidate: measured on the
 	 * conversation trace (docs/benchmarks.md), 0.9 served more than 0.95 and than no
 	 * limit.
@@ -241,6 +250,9 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		nonNegative("baseTtftNanos", baseTtftNanos);
 		if (!(calibrationAlpha >= 0 && calibrationAlpha <= 1)) {
 			throw new IllegalArgumentException("calibrationAlpha must be in [0, 1] but was " + calibrationAlpha);
+		}
+		if (tieBreak == null) {
+			throw new IllegalArgumentException("tieBreak must be set");
 		}
 		if (ttftModel == null) {
 			throw new IllegalArgumentException("ttftModel must be set");
@@ -332,6 +344,7 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		b.coldLoadStepTokens = coldLoadStepTokens;
 		b.ttftRelaxAfterNanos = ttftRelaxAfterNanos;
 		b.engineBacklog = engineBacklog;
+		b.tieBreak = tieBreak;
 		return b;
 	}
 
@@ -399,6 +412,8 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		private long ttftRelaxAfterNanos = DEFAULT_TTFT_RELAX_AFTER.toNanos();
 
 		private boolean engineBacklog = DEFAULT_ENGINE_BACKLOG;
+
+		private TieBreak tieBreak = DEFAULT_TIE_BREAK;
 
 		public Builder virtualNodes(int v) {
 			this.virtualNodes = v;
@@ -555,13 +570,18 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 			return this;
 		}
 
+		public Builder tieBreak(TieBreak v) {
+			this.tieBreak = v;
+			return this;
+		}
+
 		public SchedulerSettings build() {
 			return new SchedulerSettings(virtualNodes, blockTokens, minPrefixDepth, maxPrefixDepth, hotWindow, hotRatio,
 					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, switchHitCharge, switchMaxKvUsage,
 					hotspotFactor, hotspotFloorTokens, hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken,
 					baseTtftNanos, calibrationAlpha, ttftModel, attentionNanosPerPair, ttftForgetting, defaultSloNanos,
 					shadowCapacityTokens, staleAfterNanos, slowStartNanos, coldCachedShare, coldCandidatesMax,
-					coldLoadStepTokens, ttftRelaxAfterNanos, engineBacklog);
+					coldLoadStepTokens, ttftRelaxAfterNanos, engineBacklog, tieBreak);
 		}
 
 	}

@@ -204,6 +204,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(settings.get("defaultSloMs").asLong()).isEqualTo(5000);
 		assertThat(settings.get("switchHitCharge").asDouble()).isEqualTo(1.0);
 		assertThat(settings.get("staleAfterMs").asLong()).isEqualTo(2000);
+		assertThat(settings.get("tieBreak").asString()).isEqualTo("auto");
 		assertThat(settings.get("hotWindow").asInt()).isEqualTo(20);
 		assertThat(settings.get("prefillMsPerToken").asDouble()).isEqualTo(0.025);
 		JsonNode pool = root.get("pools").get("llm");

@@ -8,6 +8,7 @@ import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TieBreak;
 import io.github.dualmap.core.TtftModel;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.RequestBuffers;
@@ -145,6 +146,12 @@ class DualMapPropertiesTests {
 				.isEqualTo(0.9));
 		expectFailure("dualmap.switch-max-kv-usage=0", "dualmap.switch-max-kv-usage must be in (0, 1]");
 		expectFailure("dualmap.switch-max-kv-usage=1.5", "dualmap.switch-max-kv-usage must be in (0, 1]");
+		this.runner.run(context -> assertThat(context.getBean(DualMapRegistry.class).settings().tieBreak())
+			.isEqualTo(TieBreak.AUTO));
+		this.runner.withPropertyValues("dualmap.tie-break=ring-order")
+			.run(context -> assertThat(context.getBean(DualMapRegistry.class).settings().tieBreak())
+				.isEqualTo(TieBreak.RING_ORDER));
+		expectFailure("dualmap.tie-break=random", "dualmap.tie-break");
 	}
 
 	@Test

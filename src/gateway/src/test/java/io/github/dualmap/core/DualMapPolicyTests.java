@@ -97,6 +97,61 @@ class DualMapPolicyTests {
 		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
 	}
 
+	@Test
+	void tiesGoToRingOrderWhileACandidatesEngineHoldsRequestsThisGatewayDidNotSend() {
+		InstancePool pool = pool(settings().build(), 6);
+		DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+		RoutingRequest r = request(23, 24);
+		Candidates c = candidates(pool, r);
+		InstanceState first = pool.instance(c.first());
+		load(pool, c.first(), 500);
+		assertThat(policy.choose(r, pool).instanceId()).as("nothing foreign: the lower estimate").isEqualTo(c.second());
+
+		// The engine runs three requests beyond the one this gateway sent.
+		first.updateEngine(new EngineSnapshot(clock.nanos(), 0, first.inFlight() + 3, 0.1, 0, 0, 0));
+		Decision d = policy.choose(r, pool);
+		assertThat(d.instanceId()).as("another sender: ring order").isEqualTo(c.first());
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+		cache(pool, c.second(), r);
+		assertThat(policy.choose(r, pool).instanceId()).as("a longer cached prefix still wins").isEqualTo(c.second());
+
+		RoutingRequest cold = request(25, 26);
+		Candidates cc = candidates(pool, cold);
+		InstanceState other = pool.instance(cc.second());
+		load(pool, cc.first(), 500);
+		other.updateEngine(new EngineSnapshot(clock.nanos(), 1, other.inFlight(), 0.1, 0, 0, 0));
+		assertThat(policy.choose(cold, pool).instanceId()).as("either candidate's engine shows it")
+			.isEqualTo(cc.first());
+		clock.advance(Duration.ofSeconds(3));
+		assertThat(policy.choose(cold, pool).instanceId()).as("a stale scrape shows nothing").isEqualTo(cc.second());
+		other.updateEngine(new EngineSnapshot(clock.nanos(), 1, other.inFlight(), 0.1, 0, 0, 0));
+		other.markEngineUnknown();
+		assertThat(policy.choose(cold, pool).instanceId()).as("nor a failed one").isEqualTo(cc.second());
+		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, other.inFlight(), 0.1, 0, 0, 0));
+		assertThat(policy.choose(cold, pool).instanceId()).as("a scrape of our own requests alone")
+			.isEqualTo(cc.second());
+	}
+
+	@Test
+	void tieBreakSettingFixesTheChoiceEitherWay() {
+		for (TieBreak tie : TieBreak.values()) {
+			InstancePool pool = pool(settings().tieBreak(tie).build(), 6);
+			DualMapPolicy policy = DualMapPolicy.of(pool.settings());
+			RoutingRequest r = request(27, 28);
+			Candidates c = candidates(pool, r);
+			load(pool, c.first(), 500);
+			String alone = policy.choose(r, pool).instanceId();
+			InstanceState first = pool.instance(c.first());
+			first.updateEngine(new EngineSnapshot(clock.nanos(), 0, first.inFlight() + 3, 0.1, 0, 0, 0));
+			String shared = policy.choose(r, pool).instanceId();
+			switch (tie) {
+				case AUTO -> assertThat(List.of(alone, shared)).containsExactly(c.second(), c.first());
+				case ESTIMATE -> assertThat(List.of(alone, shared)).containsExactly(c.second(), c.second());
+				case RING_ORDER -> assertThat(List.of(alone, shared)).containsExactly(c.first(), c.first());
+			}
+		}
+	}
+
 	/** An instance that is neither ring candidate of {@code r}. */
 	private static String offThePair(InstancePool pool, RoutingRequest r) {
 		Candidates c = candidates(pool, r);

@@ -57,6 +57,9 @@ class SchedulerSettingsTests {
 			.withMessageContaining("switchMaxKvUsage must be in (0, 1]");
 		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().switchMaxKvUsage(1.1).build())
 			.withMessageContaining("switchMaxKvUsage");
+		assertThat(SchedulerSettings.ofDefaults().tieBreak()).isEqualTo(TieBreak.AUTO);
+		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().tieBreak(null).build())
+			.withMessageContaining("tieBreak must be set");
 	}
 
 }

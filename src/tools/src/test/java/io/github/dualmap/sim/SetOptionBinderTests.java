@@ -6,6 +6,7 @@ import io.github.dualmap.autoconfigure.DualMapProperties;
 import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TieBreak;
 import io.github.dualmap.core.TtftModel;
 import io.github.dualmap.engine.EngineProfile;
 import org.junit.jupiter.api.Test;
@@ -27,8 +28,9 @@ class SetOptionBinderTests {
 	void assignmentsBindAsTheGatewayBindsThem() {
 		DualMapProperties p = SetOptionBinder
 			.bind(List.of("dualmap.switch-hit-charge=2", "dualmap.dispatch.max-queued-per-pool = 4096",
-					"dualmap.hot-prefix.max-depth=32", "dualmap.dispatch.aging=500ms"));
+					"dualmap.hot-prefix.max-depth=32", "dualmap.dispatch.aging=500ms", "dualmap.tie-break=estimate"));
 		assertThat(p.toSchedulerSettings().switchHitCharge()).isEqualTo(2.0);
+		assertThat(p.toSchedulerSettings().tieBreak()).isEqualTo(TieBreak.ESTIMATE);
 		assertThat(p.toSchedulerSettings().maxPrefixDepth()).isEqualTo(32);
 		assertThat(p.toQueueSettings().maxQueuedPerPool()).isEqualTo(4096);
 		assertThat(p.toQueueSettings().agingNanos()).isEqualTo(500_000_000L);

@@ -1,0 +1,28 @@
+package io.github.dualmap.core;
+
+/**
+ * How {@code dualmap} chooses between candidates that hold the same cached prefix of a
+ * request, typically none ({@link SchedulerSettings#tieBreak()}). The SLO switch still
+ * applies after either choice.
+ */
+public enum TieBreak {
+
+	/**
+	 * {@link #RING_ORDER} while the engine of either tied candidate, as last scraped and
+	 * still fresh, holds requests this gateway did not send (other gateway replicas, or
+	 * clients that bypass it); else {@link #ESTIMATE}. One gateway alone sees everything
+	 * it sent and places a cold prompt on the less loaded candidate; replicas that cannot
+	 * see each other's load place it, and so a conversation's later turns, alike.
+	 */
+	AUTO,
+
+	/** The candidate with the lower TTFT estimate, then ring order. */
+	ESTIMATE,
+
+	/**
+	 * The first candidate in ring order: a function of the prompt and the membership
+	 * alone, so every replica makes the same choice.
+	 */
+	RING_ORDER
+
+}
