@@ -112,10 +112,11 @@ public class DualMapProperties {
 	/**
 	 * How a request chooses between candidates that hold the same cached prefix of it
 	 * (typically none): auto (ring order while either candidate's engine, as last
-	 * scraped, holds requests this gateway did not send, such as other replicas' without
-	 * replica sync; else the lower TTFT estimate), estimate, or ring-order. Replicas that
-	 * cannot see each other's load agree on ring order, so a conversation whose turns
-	 * reach different replicas stays on one instance.
+	 * scraped, holds requests this gateway did not send and no peer publishes its load
+	 * there, such as other replicas' without replica sync; else the lower TTFT estimate),
+	 * estimate, or ring-order. Replicas that cannot see each other's load agree on ring
+	 * order, so a conversation whose turns reach different replicas stays on one
+	 * instance.
 	 */
 	private TieBreak tieBreak = SchedulerSettings.DEFAULT_TIE_BREAK;
 

@@ -265,10 +265,10 @@ public final class DualMapPolicy implements RoutingPolicy {
 	 * Whether a tie on cached tokens between {@code a} and {@code b} goes to ring order
 	 * rather than to the lower estimate ({@link SchedulerSettings#tieBreak()}): always,
 	 * never, or ({@link TieBreak#AUTO}) while either one's engine, as last scraped and
-	 * still fresh, holds requests this gateway did not send. Replicas that cannot see
-	 * each other's load then agree on where a prompt neither candidate is known to hold
-	 * goes, and a conversation whose turns reach different replicas stays on one
-	 * instance.
+	 * still fresh, holds requests this gateway did not send and no peer publishes its
+	 * load there. Replicas that cannot see each other's load then agree on where a prompt
+	 * neither candidate is known to hold goes, and a conversation whose turns reach
+	 * different replicas stays on one instance.
 	 */
 	private boolean tieToRingOrder(InstancePool pool, CandidateCost a, CandidateCost b) {
 		return switch (settings.tieBreak()) {
@@ -280,10 +280,14 @@ public final class DualMapPolicy implements RoutingPolicy {
 
 	/**
 	 * Whether the engine of {@code s}, as last scraped and still fresh, held requests
-	 * this gateway did not send ({@link InstanceState#foreignRequestsAtScrape()}).
+	 * this gateway did not send ({@link InstanceState#foreignRequestsAtScrape()}) while
+	 * no peer publishes its load there: under replica sync with shared load the peers'
+	 * releases and load reach every replica alike, and the lower estimate stays the
+	 * better choice.
 	 */
 	private static boolean otherSender(InstancePool pool, InstanceState s) {
-		return s.foreignRequestsAtScrape() > 0 && s.freshEngine(pool.now(), pool.settings().staleAfterNanos()) != null;
+		return !s.peerLoadShared() && s.foreignRequestsAtScrape() > 0
+				&& s.freshEngine(pool.now(), pool.settings().staleAfterNanos()) != null;
 	}
 
 	/**

@@ -9,10 +9,11 @@ public enum TieBreak {
 
 	/**
 	 * {@link #RING_ORDER} while the engine of either tied candidate, as last scraped and
-	 * still fresh, holds requests this gateway did not send (other gateway replicas, or
-	 * clients that bypass it); else {@link #ESTIMATE}. One gateway alone sees everything
-	 * it sent and places a cold prompt on the less loaded candidate; replicas that cannot
-	 * see each other's load place it, and so a conversation's later turns, alike.
+	 * still fresh, holds requests this gateway did not send (other gateway replicas
+	 * without replica sync, or clients that bypass it) and no peer publishes its load
+	 * there; else {@link #ESTIMATE}. One gateway alone, or replicas that share their
+	 * load, place a cold prompt on the less loaded candidate; replicas that cannot see
+	 * each other's load place it, and so a conversation's later turns, alike.
 	 */
 	AUTO,
 

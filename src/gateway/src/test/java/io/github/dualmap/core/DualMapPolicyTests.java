@@ -130,6 +130,12 @@ class DualMapPolicyTests {
 		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, other.inFlight(), 0.1, 0, 0, 0));
 		assertThat(policy.choose(cold, pool).instanceId()).as("a scrape of our own requests alone")
 			.isEqualTo(cc.second());
+		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, other.inFlight() + 1, 0.1, 0, 0, 0));
+		assertThat(policy.choose(cold, pool).instanceId()).isEqualTo(cc.first());
+		other.peerLoad(0, 0, 0);
+		assertThat(policy.choose(cold, pool).instanceId())
+			.as("the other sender publishes its load (replica sync): the lower estimate")
+			.isEqualTo(cc.second());
 	}
 
 	@Test
