@@ -278,7 +278,7 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 					millis(s.hotspotMaxWaitNanos()), s.thirdChoice(), s.prefillNanosPerToken() / 1e6,
 					millis(s.baseTtftNanos()), s.calibrationAlpha(), millis(s.defaultSloNanos()),
 					s.shadowCapacityTokens(), millis(s.staleAfterNanos()), millis(s.slowStartNanos()),
-					s.tieBreak().name().toLowerCase(Locale.ROOT).replace('_', '-'));
+					s.tieBreak().value());
 		}
 
 	}

@@ -1,5 +1,7 @@
 package io.github.dualmap.core;
 
+import java.util.Locale;
+
 /**
  * How {@code dualmap} chooses between candidates that hold the same cached prefix of a
  * request, typically none ({@link SchedulerSettings#tieBreak()}). The SLO switch still
@@ -24,6 +26,11 @@ public enum TieBreak {
 	 * The first candidate in ring order: a function of the prompt and the membership
 	 * alone, so every replica makes the same choice.
 	 */
-	RING_ORDER
+	RING_ORDER;
+
+	/** The configuration value ({@code auto}, {@code estimate}, {@code ring-order}). */
+	public String value() {
+		return name().toLowerCase(Locale.ROOT).replace('_', '-');
+	}
 
 }

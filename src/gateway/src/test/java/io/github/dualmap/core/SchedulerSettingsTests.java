@@ -58,6 +58,7 @@ class SchedulerSettingsTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().switchMaxKvUsage(1.1).build())
 			.withMessageContaining("switchMaxKvUsage");
 		assertThat(SchedulerSettings.ofDefaults().tieBreak()).isEqualTo(TieBreak.AUTO);
+		assertThat(TieBreak.RING_ORDER.value()).as("as the property names it").isEqualTo("ring-order");
 		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().tieBreak(null).build())
 			.withMessageContaining("tieBreak must be set");
 	}
