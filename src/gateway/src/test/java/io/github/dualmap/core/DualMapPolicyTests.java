@@ -108,7 +108,7 @@ class DualMapPolicyTests {
 		assertThat(policy.choose(r, pool).instanceId()).as("nothing foreign: the lower estimate").isEqualTo(c.second());
 
 		// The engine runs three requests beyond the one this gateway sent.
-		first.updateEngine(new EngineSnapshot(clock.nanos(), 0, first.inFlight() + 3, 0.1, 0, 0, 0));
+		scrape(first, 0, 3);
 		Decision d = policy.choose(r, pool);
 		assertThat(d.instanceId()).as("another sender: ring order").isEqualTo(c.first());
 		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
@@ -119,23 +119,32 @@ class DualMapPolicyTests {
 		Candidates cc = candidates(pool, cold);
 		InstanceState other = pool.instance(cc.second());
 		load(pool, cc.first(), 500);
-		other.updateEngine(new EngineSnapshot(clock.nanos(), 1, other.inFlight(), 0.1, 0, 0, 0));
+		scrape(other, 1, 0);
 		assertThat(policy.choose(cold, pool).instanceId()).as("either candidate's engine shows it")
 			.isEqualTo(cc.first());
 		clock.advance(Duration.ofSeconds(3));
 		assertThat(policy.choose(cold, pool).instanceId()).as("a stale scrape shows nothing").isEqualTo(cc.second());
-		other.updateEngine(new EngineSnapshot(clock.nanos(), 1, other.inFlight(), 0.1, 0, 0, 0));
+		scrape(other, 1, 0);
 		other.markEngineUnknown();
 		assertThat(policy.choose(cold, pool).instanceId()).as("nor a failed one").isEqualTo(cc.second());
-		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, other.inFlight(), 0.1, 0, 0, 0));
+		scrape(other, 0, 0);
 		assertThat(policy.choose(cold, pool).instanceId()).as("a scrape of our own requests alone")
 			.isEqualTo(cc.second());
-		other.updateEngine(new EngineSnapshot(clock.nanos(), 0, other.inFlight() + 1, 0.1, 0, 0, 0));
+		scrape(other, 0, 1);
 		assertThat(policy.choose(cold, pool).instanceId()).isEqualTo(cc.first());
 		other.peerLoad(0, 0, 0);
 		assertThat(policy.choose(cold, pool).instanceId())
 			.as("the other sender publishes its load (replica sync): the lower estimate")
 			.isEqualTo(cc.second());
+	}
+
+	/**
+	 * A fresh scrape of {@code s}: {@code waiting} requests in its engine's queue, and
+	 * running every request this gateway has in flight there and {@code othersRunning}
+	 * more.
+	 */
+	private void scrape(InstanceState s, int waiting, int othersRunning) {
+		s.updateEngine(new EngineSnapshot(clock.nanos(), waiting, s.inFlight() + othersRunning, 0.1, 0, 0, 0));
 	}
 
 	@Test
@@ -148,7 +157,7 @@ class DualMapPolicyTests {
 			load(pool, c.first(), 500);
 			String alone = policy.choose(r, pool).instanceId();
 			InstanceState first = pool.instance(c.first());
-			first.updateEngine(new EngineSnapshot(clock.nanos(), 0, first.inFlight() + 3, 0.1, 0, 0, 0));
+			scrape(first, 0, 3);
 			String shared = policy.choose(r, pool).instanceId();
 			switch (tie) {
 				case AUTO -> assertThat(List.of(alone, shared)).containsExactly(c.second(), c.first());
