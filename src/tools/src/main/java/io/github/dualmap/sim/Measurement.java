@@ -57,7 +57,8 @@ final class Measurement {
 	// Only with the request log (SimulationConfig.requestLog).
 	private final @Nullable Releases releases;
 
-	private final int routers;
+	// The router each request arrived at.
+	private final int[] routerOf;
 
 	private int feasibleWithin;
 
@@ -98,7 +99,7 @@ final class Measurement {
 	private boolean stoppedEarly;
 
 	Measurement(Workload workload, SimulationConfig config, RequestObjectives objectives, long[] arrival,
-			@Nullable Yardstick yardstick, boolean stopEarly) {
+			int[] routerOf, @Nullable Yardstick yardstick, boolean stopEarly) {
 		int n = workload.size();
 		this.workload = workload;
 		this.objectives = objectives;
@@ -126,7 +127,7 @@ final class Measurement {
 		Arrays.fill(this.sentTo, -1);
 		this.cachedOf = new int[n];
 		Arrays.fill(this.cachedOf, -1);
-		this.routers = config.routers();
+		this.routerOf = routerOf;
 		this.releases = config.requestLog() ? new Releases(n) : null;
 		this.decisionNanos = new long[this.measured];
 	}
@@ -373,7 +374,7 @@ final class Measurement {
 			RequestLog.Outcome outcome = r.rejection[i] != null ? RequestLog.Outcome.REJECTED : t < 0
 					? RequestLog.Outcome.UNSERVED : t <= slo ? RequestLog.Outcome.WITHIN_SLO : RequestLog.Outcome.LATE;
 			int slot = this.sentTo[i];
-			entries.add(new RequestLog.Entry(i, i % this.routers, this.arrival[i] / 1e9,
+			entries.add(new RequestLog.Entry(i, this.routerOf[i], this.arrival[i] / 1e9,
 					this.workload.trace().requests().get(i).inputTokens(), this.yardstick.feasible(i), slo / 1e9,
 					slot >= 0 && slot < slotIds.length ? slotIds[slot] : null, released ? r.at[i] / 1e9 : Double.NaN,
 					released ? r.reason[i] : null, released ? r.moves[i] : 0, this.rescued[i], this.cachedOf[i],

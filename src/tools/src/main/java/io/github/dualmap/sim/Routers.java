@@ -28,8 +28,9 @@ import org.jspecify.annotations.Nullable;
  * A run's gateway replicas, each with its own pool view, policy instance and, as the
  * gateway has them, its dispatch queues (a policy with queue settings) or a FCFS hold (a
  * policy that is an {@link AdmissionHold}); otherwise a request is routed on arrival.
- * Request {@code i} arrives at router {@code i % routers}. What becomes of a routed
- * request (its delivery, rejection, the replicas' view of it) is the {@link Outcomes}'.
+ * Request {@code i} arrives at the router the run's {@link RouterSpread} assigned it.
+ * What becomes of a routed request (its delivery, rejection, the replicas' view of it) is
+ * the {@link Outcomes}'.
  */
 final class Routers {
 
@@ -99,8 +100,9 @@ final class Routers {
 	private int choosing = -1;
 
 	@SuppressWarnings("unchecked")
-	Routers(PolicySpec policy, SimulationConfig config, FairnessSettings fairness, int requests, EventQueue events,
+	Routers(PolicySpec policy, SimulationConfig config, FairnessSettings fairness, int[] routerOf, EventQueue events,
 			EngineFleet fleet, Outcomes outcomes) {
+		int requests = routerOf.length;
 		this.events = events;
 		this.fleet = fleet;
 		this.outcomes = outcomes;
@@ -108,13 +110,18 @@ final class Routers {
 		this.warmup = config.warmup();
 		this.timer = config.decisionTimer();
 		this.routed = new RoutingRequest[requests];
-		this.routerOf = new int[requests];
+		this.routerOf = routerOf.clone();
 		this.instanceOf = new int[requests];
 		Arrays.fill(this.instanceOf, -1);
 		this.queued = new RequestTicket[requests];
 		this.dispatches = new InstancePool.InFlight[requests];
 		List<RingMember> members = fleet.members();
 		int count = config.routers();
+		for (int r : routerOf) {
+			if (r < 0 || r >= count) {
+				throw new IllegalArgumentException("router must be in [0, " + count + ") but was " + r);
+			}
+		}
 		this.pools = new InstancePool[count];
 		this.policies = new RoutingPolicy[count];
 		this.queues = new DispatchQueues[count];
@@ -176,8 +183,7 @@ final class Routers {
 	 * queues, held, or routed at once.
 	 */
 	void arrive(int i, RoutingRequest request) {
-		int r = i % this.pools.length;
-		this.routerOf[i] = r;
+		int r = this.routerOf[i];
 		this.routed[i] = request;
 		DispatchQueues q = this.queues[r];
 		if (q != null) {

@@ -139,6 +139,13 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ "run apart; or aligned, every router at the same instants (default ${DEFAULT-VALUE})")
 	String routerPhases = "staggered";
 
+	@Option(names = "--router-spread", defaultValue = "requests", paramLabel = "requests|sessions",
+			description = "how the load balancer in front of the routers spreads the requests: requests, request i to "
+					+ "router i mod R (round robin); or sessions, every turn of a conversation to one router, by a hash "
+					+ "of the conversation (a load balancer hashing a session header; the conversations are read from "
+					+ "the prompts' blocks, simulator.md) (default ${DEFAULT-VALUE})")
+	String routerSpread = "requests";
+
 	@Option(names = "--seed", defaultValue = "42", description = "random seed (default ${DEFAULT-VALUE})")
 	long seed;
 
@@ -421,6 +428,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			.decisionTimer(decisionTimer)
 			.prefixShareInterval(replicaSync ? gateway.getReplicas().getFlushInterval() : null)
 			.routerPhases(RouterPhases.fromCliName(routerPhases))
+			.routerSpread(RouterSpread.fromCliName(routerSpread))
 			.requestLog(requestLog)
 			.build();
 		SloClasses classes = sloClasses == null ? SloClasses.NONE : SloClasses.parse(sloClasses);
@@ -521,6 +529,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		// Several routers' results depend on their phases, and every row on the engines'
 		// scheduling: the label names them.
 		String name = tied.name() + (routers < 2 ? "" : ", router phases " + routerPhases)
+				+ (routers < 2 || routerSpread.equals("requests") ? "" : ", spread by " + routerSpread)
 				+ (longPrefillTokenThreshold == 0 ? ""
 						: ", engine long-prefill-token-threshold " + longPrefillTokenThreshold);
 		return name.equals(tied.name()) ? tied : new Trace(name, tied.blockTokens(), tied.requests());

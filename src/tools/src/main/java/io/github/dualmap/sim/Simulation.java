@@ -117,13 +117,14 @@ public final class Simulation {
 		this.delayNanos = config.networkDelay().toNanos();
 		this.scrapeNanos = config.scrapeIntervalOf(policy.name()).toNanos();
 		// A scheduled run is watched over its whole length, so it never stops early.
-		this.measurement = new Measurement(workload, config, this.objectives, this.arrival, yardstick,
+		int[] routerOf = config.routerSpread().assign(workload, config.routers());
+		this.measurement = new Measurement(workload, config, this.objectives, this.arrival, routerOf, yardstick,
 				stopEarly && schedule.isEmpty());
 		this.fleet = new EngineFleet(config, workload, this.events, schedule.slots(config.instances()));
 		for (int i = 0; i < config.instances(); i++) {
 			this.fleet.join();
 		}
-		this.routers = new Routers(policy, config, fairness, n, this.events, this.fleet, new RoutedOutcomes());
+		this.routers = new Routers(policy, config, fairness, routerOf, this.events, this.fleet, new RoutedOutcomes());
 		this.peers = new PeerUpdates(config, this.events, this.routers, this.fleet);
 		this.scrapes = new EngineScrapes(this.fleet, this.routers, recordTimeline);
 	}

@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * one with {@link #builder}, which names every value it sets.
  *
  * @param instances engine instances
- * @param routers gateway replicas; arrivals are spread round-robin across them
+ * @param routers gateway replicas; arrivals are spread across them by
+ * {@code routerSpread}
  * @param slo time-to-first-token objective
  * @param scrapeInterval engine metrics scrape interval for every policy, or {@code null}
  * for the per-policy table of {@link ScrapeIntervals}
@@ -47,13 +48,16 @@ import org.jspecify.annotations.Nullable;
  * must be within its objective for a rate to pass; 0 asks nothing of the quartiles
  * @param routerPhases when each router scrapes the engines and flushes its replica sync
  * within their intervals (no effect with one router)
+ * @param routerSpread how the load balancer spreads the requests over the routers (no
+ * effect with one router)
  * @param requestLog whether each run keeps every measured request's outcome
  * ({@link RunResult#requestLog()}, {@code --request-log})
  */
 public record SimulationConfig(int instances, int routers, Duration slo, @Nullable Duration scrapeInterval,
 		Duration networkDelay, int warmup, long seed, SchedulerSettings settings, InstanceModel.Factory instanceModels,
 		NanoClock decisionTimer, @Nullable Duration prefixShareInterval, SloClasses sloClasses, double targetAttainment,
-		boolean shareLoad, double promptTokenTarget, double sizeFloor, RouterPhases routerPhases, boolean requestLog) {
+		boolean shareLoad, double promptTokenTarget, double sizeFloor, RouterPhases routerPhases,
+		RouterSpread routerSpread, boolean requestLog) {
 
 	public SimulationConfig {
 		if (instances <= 0) {
@@ -87,6 +91,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 			throw new IllegalArgumentException("sizeFloor must be in [0, 1] but was " + sizeFloor);
 		}
 		Objects.requireNonNull(routerPhases, "routerPhases");
+		Objects.requireNonNull(routerSpread, "routerSpread");
 	}
 
 	/**
@@ -213,6 +218,8 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 
 		private RouterPhases routerPhases = RouterPhases.STAGGERED;
 
+		private RouterSpread routerSpread = RouterSpread.REQUESTS;
+
 		private boolean requestLog;
 
 		private Builder() {
@@ -236,6 +243,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 			this.promptTokenTarget = c.promptTokenTarget;
 			this.sizeFloor = c.sizeFloor;
 			this.routerPhases = c.routerPhases;
+			this.routerSpread = c.routerSpread;
 			this.requestLog = c.requestLog;
 		}
 
@@ -324,6 +332,11 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 			return this;
 		}
 
+		public Builder routerSpread(RouterSpread routerSpread) {
+			this.routerSpread = routerSpread;
+			return this;
+		}
+
 		public Builder requestLog(boolean requestLog) {
 			this.requestLog = requestLog;
 			return this;
@@ -336,7 +349,7 @@ public record SimulationConfig(int instances, int routers, Duration slo, @Nullab
 					Objects.requireNonNull(this.instanceModels, "instanceModels"),
 					Objects.requireNonNull(this.decisionTimer, "decisionTimer"), this.prefixShareInterval,
 					this.sloClasses, this.targetAttainment, this.shareLoad, this.promptTokenTarget, this.sizeFloor,
-					this.routerPhases, this.requestLog);
+					this.routerPhases, this.routerSpread, this.requestLog);
 		}
 
 	}

@@ -1,8 +1,12 @@
 package io.github.dualmap.sim;
 
+import java.util.HashMap;
+import java.util.Map;
+
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.sim.trace.Trace;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A trace prepared for replay: each request's prompt blocks as the router sees them,
@@ -16,6 +20,9 @@ public final class Workload {
 	private final Trace trace;
 
 	private final PromptBlocks[] blocks;
+
+	// Worked out on first use: only runs that spread by session read it.
+	private int @Nullable [] sessions;
 
 	private Workload(Trace trace) {
 		this.trace = trace;
@@ -42,6 +49,61 @@ public final class Workload {
 	/** The router's view of request {@code index}. */
 	public PromptBlocks blocks(int index) {
 		return blocks[index];
+	}
+
+	/**
+	 * The conversation of each request, as the index of the conversation's first request
+	 * (shared, not to be written). A follow-up turn sends the whole history again (the
+	 * earlier prompt, its answer, the new message), so a request whose prompt holds every
+	 * full block of an earlier turn's prompt continues that turn's conversation (of the
+	 * turn with the longest such prompt); any other request opens a conversation. A turn
+	 * is a prompt of at least two full blocks whose full blocks are its own: no other
+	 * prompt's full blocks are exactly those. A prefix that whole prompts share (a system
+	 * prompt, a document, with a message shorter than a block after it) is where many
+	 * conversations open, not one conversation's history. A trace records no session ids,
+	 * so this is what its client would send a load balancer as one.
+	 */
+	synchronized int[] sessions() {
+		if (sessions == null) {
+			sessions = sessionsOf(blocks);
+		}
+		return sessions;
+	}
+
+	static int[] sessionsOf(PromptBlocks[] prompts) {
+		// Chain hash of a prompt's last full block (of two or more) -> how many prompts
+		// end their full blocks there.
+		Map<Long, Integer> promptsPerFullPrefix = new HashMap<>();
+		for (PromptBlocks p : prompts) {
+			int full = fullBlocks(p);
+			if (full >= 2) {
+				promptsPerFullPrefix.merge(p.chain()[full - 1], 1, Integer::sum);
+			}
+		}
+		int[] out = new int[prompts.length];
+		// Chain hash of a turn's last full block -> that turn.
+		Map<Long, Integer> turns = new HashMap<>();
+		for (int i = 0; i < prompts.length; i++) {
+			PromptBlocks p = prompts[i];
+			long[] chain = p.chain();
+			out[i] = i;
+			for (int d = chain.length - 1; d >= 1; d--) {
+				Integer earlier = turns.get(chain[d]);
+				if (earlier != null) {
+					out[i] = out[earlier];
+					break;
+				}
+			}
+			int full = fullBlocks(p);
+			if (full >= 2 && promptsPerFullPrefix.get(chain[full - 1]) == 1) {
+				turns.put(chain[full - 1], i);
+			}
+		}
+		return out;
+	}
+
+	private static int fullBlocks(PromptBlocks p) {
+		return Math.min(p.chain().length, p.promptTokens() / p.blockTokens());
 	}
 
 }

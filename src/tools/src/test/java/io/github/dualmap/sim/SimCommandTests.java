@@ -425,6 +425,24 @@ class SimCommandTests {
 	}
 
 	@Test
+	void routersTakeRequestsRoundRobinByDefaultAndSessionsOnRequest() throws IOException {
+		Path trace = mooncakeFile(400);
+		String[] common = { "--trace", trace.toString(), "--warmup", "50", "--instances", "2", "--routers", "2",
+				"--rate", "3", "--min-duration", "0", "--policies", "dualmap" };
+		String byRequest = resultsOf(common);
+		assertThat(byRequest).contains("\"trace\" : \"tiny.jsonl, router phases staggered\"");
+		assertThat(resultsOf(common, "--router-spread", "requests")).isEqualTo(byRequest);
+		assertThat(resultsOf(common, "--router-spread", "sessions"))
+			.contains("\"trace\" : \"tiny.jsonl, router phases staggered, spread by sessions\"")
+			.contains("\"name\" : \"dualmap\"");
+		Path outDir = dir.resolve("spread-by");
+		assertThat(run("--trace", trace.toString(), "--routers", "2", "--router-spread", "tenants", "--out",
+				outDir.toString()))
+			.isEqualTo(2);
+		assertThat(err.toString()).contains("unknown --router-spread 'tenants' (requests or sessions)");
+	}
+
+	@Test
 	void routerPhasesAreStaggeredByDefaultAndAlignedOnRequest() throws IOException {
 		Path trace = mooncakeFile(400);
 		String[] common = { "--trace", trace.toString(), "--warmup", "50", "--instances", "2", "--routers", "2",
