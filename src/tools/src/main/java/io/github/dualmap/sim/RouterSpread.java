@@ -67,9 +67,4 @@ public enum RouterSpread {
 		};
 	}
 
-	/** The option value of {@code --router-spread} that names this spread. */
-	String cliName() {
-		return this == REQUESTS ? "requests" : "sessions";
-	}
-
 }
