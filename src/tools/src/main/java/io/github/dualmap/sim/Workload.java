@@ -1,11 +1,13 @@
 package io.github.dualmap.sim;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.sim.trace.Trace;
+import io.github.dualmap.sim.trace.TraceRequest;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -60,14 +62,36 @@ public final class Workload {
 	 * is a prompt of at least two full blocks whose full blocks are its own: no other
 	 * prompt's full blocks are exactly those. A prefix that whole prompts share (a system
 	 * prompt, a document, with a message shorter than a block after it) is where many
-	 * conversations open, not one conversation's history. A trace records no session ids,
-	 * so this is what its client would send a load balancer as one.
+	 * conversations open, not one conversation's history. Where the workload records
+	 * sessions ({@link TraceRequest#session()}: the synthetic sessions do), those
+	 * instead; a trace file records none, so its blocks stand for what its client would
+	 * send a load balancer.
 	 */
 	synchronized int[] sessions() {
 		if (sessions == null) {
-			sessions = sessionsOf(blocks);
+			sessions = trace.requests().stream().anyMatch(r -> r.session() != TraceRequest.NO_SESSION)
+					? recordedSessions(trace.requests()) : sessionsOf(blocks);
 		}
 		return sessions;
+	}
+
+	/**
+	 * The conversations a workload recorded ({@link TraceRequest#session()}), each as the
+	 * index of its first request; a request without one is a conversation of its own.
+	 */
+	static int[] recordedSessions(List<TraceRequest> requests) {
+		int[] out = new int[requests.size()];
+		Map<Long, Integer> first = new HashMap<>();
+		for (int i = 0; i < out.length; i++) {
+			long session = requests.get(i).session();
+			if (session == TraceRequest.NO_SESSION) {
+				out[i] = i;
+				continue;
+			}
+			Integer opened = first.putIfAbsent(session, i);
+			out[i] = opened == null ? i : opened;
+		}
+		return out;
 	}
 
 	static int[] sessionsOf(PromptBlocks[] prompts) {

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.sim.trace.SyntheticWorkload;
 import io.github.dualmap.sim.trace.Trace;
 import io.github.dualmap.sim.trace.TraceRequest;
 import org.junit.jupiter.api.Test;
@@ -57,6 +58,47 @@ class RouterSpreadTests {
 	@Test
 	void aFollowUpTurnContinuesTheConversationWhoseFullBlocksItHolds() {
 		assertThat(conversations().sessions()).containsExactly(0, 1, 0, 3, 4, 5, 0, 1, 0, 9, 10);
+	}
+
+	@Test
+	void recordedSessionsComeBeforeTheBlocks() {
+		// Two chats whose second turns hold nothing of their first (the blocks alone
+		// would
+		// make four conversations), and a request without a session.
+		List<TraceRequest> r = new ArrayList<>();
+		r.add(new TraceRequest(0, 2 * BLOCK + 10, 1, new long[] { 1, 2, 3 }, 7));
+		r.add(new TraceRequest(10, 2 * BLOCK + 10, 1, new long[] { 4, 5, 6 }, 3));
+		r.add(new TraceRequest(20, 2 * BLOCK + 10, 1, new long[] { 8, 9, 10 }, 7));
+		r.add(new TraceRequest(30, 2 * BLOCK + 10, 1, new long[] { 11, 12, 13 }));
+		r.add(new TraceRequest(40, 2 * BLOCK + 10, 1, new long[] { 14, 15, 16 }, 3));
+		Trace t = new Trace("recorded", BLOCK, r);
+		assertThat(Workload.of(t).sessions()).containsExactly(0, 1, 0, 3, 1);
+		// A repeated trace's copies share no conversation.
+		Trace twice = t.repeated(2);
+		assertThat(twice.requests()).extracting(TraceRequest::session)
+			.containsExactly(7L, 3L, 7L, -1L, 3L, 15L, 11L, 15L, -1L, 11L);
+		assertThat(Workload.of(twice).sessions()).containsExactly(0, 1, 0, 3, 1, 5, 6, 5, 8, 6);
+		assertThatThrownBy(() -> new TraceRequest(0, 10, 1, new long[] { 1 }, -2))
+			.hasMessageContaining("session must be >= 0, or NO_SESSION, but was -2");
+	}
+
+	@Test
+	void syntheticSessionsRecordTheirConversations() {
+		Trace t = SyntheticWorkload.SESSIONS.generate(2_000, 42);
+		assertThat(t.requests()).allSatisfy(r -> assertThat(r.session()).isNotNegative());
+		// Each turn extends every full block of its session's turn before it.
+		Map<Long, TraceRequest> last = new HashMap<>();
+		for (TraceRequest r : t.requests()) {
+			TraceRequest before = last.put(r.session(), r);
+			if (before != null) {
+				int full = before.inputTokens() / BLOCK;
+				assertThat(java.util.Arrays.copyOf(r.hashIds(), full))
+					.containsExactly(java.util.Arrays.copyOf(before.hashIds(), full));
+			}
+		}
+		assertThat(last.size()).isLessThan(1_000);
+		assertThat(SyntheticWorkload.TENANTS.generate(200, 42).requests())
+			.allSatisfy(r -> assertThat(r.session()).isEqualTo(TraceRequest.NO_SESSION));
 	}
 
 	@Test

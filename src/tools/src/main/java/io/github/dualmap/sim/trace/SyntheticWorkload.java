@@ -40,8 +40,9 @@ public enum SyntheticWorkload {
 	/**
 	 * Multi-turn chat sessions: each turn's prompt is the previous prompt, the previous
 	 * answer and a new user message, so its full blocks extend the previous turn's chain.
-	 * Sessions start as a Poisson process, have 2 to 8 turns, and users think for an
-	 * exponential time (mean 20 s) between turns.
+	 * Each turn records its session ({@link TraceRequest#session()}), as a client would
+	 * send it to a load balancer. Sessions start as a Poisson process, have 2 to 8 turns,
+	 * and users think for an exponential time (mean 20 s) between turns.
 	 */
 	SESSIONS {
 		@Override
@@ -49,15 +50,16 @@ public enum SyntheticWorkload {
 			long[] system = ids.fresh(2);
 			List<TraceRequest> all = new ArrayList<>();
 			double start = 0;
+			long sessions = 0;
 			while (all.size() < requests) {
 				start += exponential(random, 5000.0);
-				session(start, system, random, ids, all);
+				session(start, system, random, ids, all, sessions++);
 			}
 			// Sessions starting after the n-th earliest turn cannot add to the first n.
 			double horizon = nthEarliest(all, requests);
 			while (start < horizon) {
 				start += exponential(random, 5000.0);
-				session(start, system, random, ids, all);
+				session(start, system, random, ids, all, sessions++);
 			}
 			all.sort(Comparator.comparingDouble(TraceRequest::timestampMillis));
 			return all.subList(0, requests);
@@ -197,7 +199,7 @@ public enum SyntheticWorkload {
 	}
 
 	private static void session(double start, long[] system, SplittableRandom random, IdSource ids,
-			List<TraceRequest> out) {
+			List<TraceRequest> out, long session) {
 		int turns = random.nextInt(2, 9);
 		double at = start;
 		int prevInput = 0;
@@ -214,7 +216,7 @@ public enum SyntheticWorkload {
 			int kept = k == 0 ? system.length : prevInput / BLOCK;
 			long[] chain = extend(prevIds, kept, input, ids);
 			int output = random.nextInt(64, 513);
-			out.add(new TraceRequest(at, input, output, chain));
+			out.add(new TraceRequest(at, input, output, chain, session));
 			prevInput = input;
 			prevOutput = output;
 			prevIds = chain;

@@ -62,9 +62,11 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 	 * This trace replayed {@code times} times back to back, as that many independent
 	 * populations of the same kind: copy {@code c} arrives after copy {@code c - 1} (one
 	 * mean gap after its last request) and its hash ids are shifted past every id of the
-	 * copies before, so it shares no prefix with them. Each copy has the original's
-	 * prefix reuse and sizes; a longer replay lets an overloaded pool's backlog build for
-	 * longer, so work deferred past the end of a short trace weighs less.
+	 * copies before, so it shares no prefix with them (and its recorded sessions are
+	 * shifted past theirs, so it shares no conversation either). Each copy has the
+	 * original's prefix reuse and sizes; a longer replay lets an overloaded pool's
+	 * backlog build for longer, so work deferred past the end of a short trace weighs
+	 * less.
 	 * @throws IllegalArgumentException when {@code times} is not positive
 	 */
 	public Trace repeated(int times) {
@@ -86,6 +88,8 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 			throw new IllegalArgumentException("trace '" + name + "': its hash ids (" + range.getMin() + " to "
 					+ range.getMax() + ") span too much to shift " + times + " copies apart");
 		}
+		// Each copy's conversations are its own, as its prefixes are.
+		long sessionSpan = requests.stream().mapToLong(TraceRequest::session).max().orElse(0) + 1;
 		double start = requests.get(0).timestampMillis();
 		double period = spanMillis(requests) * requests.size() / (requests.size() - 1);
 		List<TraceRequest> out = new ArrayList<>(requests.size() * times);
@@ -98,7 +102,7 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 					ids[k] += idShift;
 				}
 				out.add(new TraceRequest(r.timestampMillis() - start + timeShift, r.inputTokens(), r.outputTokens(),
-						ids));
+						ids, r.session() == TraceRequest.NO_SESSION ? r.session() : r.session() + c * sessionSpan));
 			}
 		}
 		return new Trace(name + " x" + times, blockTokens, out);
@@ -137,7 +141,8 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 			int group = j - i + 1;
 			for (int k = 0; k < group; k++) {
 				TraceRequest r = requests.get(i + k);
-				out.add(new TraceRequest(t + (next - t) * k / group, r.inputTokens(), r.outputTokens(), r.hashIds()));
+				out.add(new TraceRequest(t + (next - t) * k / group, r.inputTokens(), r.outputTokens(), r.hashIds(),
+						r.session()));
 			}
 			i = j + 1;
 		}
