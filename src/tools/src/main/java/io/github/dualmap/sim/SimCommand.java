@@ -142,8 +142,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	@Option(names = "--router-spread", defaultValue = "requests", paramLabel = "requests|sessions",
 			description = "how the load balancer in front of the routers spreads the requests: requests, request i to "
 					+ "router i mod R (round robin); or sessions, every turn of a conversation to one router, by a hash "
-					+ "of the conversation (a load balancer hashing a session header; the conversations are read from "
-					+ "the prompts' blocks, simulator.md) (default ${DEFAULT-VALUE})")
+					+ "of the conversation (a load balancer hashing a session header; the conversations the workload "
+					+ "records, the synthetic sessions' turns, else read from the prompts' blocks, simulator.md) "
+					+ "(default ${DEFAULT-VALUE})")
 	String routerSpread = "requests";
 
 	@Option(names = "--seed", defaultValue = "42", description = "random seed (default ${DEFAULT-VALUE})")
