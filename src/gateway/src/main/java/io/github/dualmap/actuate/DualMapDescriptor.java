@@ -192,13 +192,15 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * instance as cached there
 	 * @param moveIntervalMs the hotspot moves and the idle pull run at most once per this
 	 * many milliseconds (0: after every event)
+	 * @param maxMoveChecksPerEvent queued requests one pass of the moves, and one of the
+	 * idle pull, considers for a move
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
 			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware,
 			double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly, boolean shedHopeless,
 			boolean shedBehindForeignPrefill, boolean holdOnEngineQueue, boolean countQueuedPrefixes,
-			long moveIntervalMs) {
+			long moveIntervalMs, int maxMoveChecksPerEvent) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
@@ -207,7 +209,7 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware(),
 					q.maxWaitShare(), q.rescue(), q.rescueToQueue(), q.moveLateOnly(), q.shedHopeless(),
 					q.shedBehindForeignPrefill(), q.holdOnEngineQueue(), q.countQueuedPrefixes(),
-					millis(q.moveIntervalNanos()));
+					millis(q.moveIntervalNanos()), q.maxMoveChecksPerTrigger());
 		}
 
 	}

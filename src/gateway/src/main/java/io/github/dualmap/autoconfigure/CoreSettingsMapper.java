@@ -135,6 +135,7 @@ public final class CoreSettingsMapper {
 			.maxMigrations(d.getMaxMigrations())
 			.migrationMargin(d.getMigrationMargin())
 			.maxMovesPerTrigger(d.getMaxMovesPerEvent())
+			.maxMoveChecksPerTrigger(d.getMaxMoveChecksPerEvent())
 			.moveInterval(d.getMoveInterval())
 			.unavailableRetryAfter(d.getUnavailableRetryAfter())
 			.idlePull(d.isIdlePull())

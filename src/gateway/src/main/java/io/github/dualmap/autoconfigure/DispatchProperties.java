@@ -235,6 +235,14 @@ public class DispatchProperties {
 	private int maxMovesPerEvent = QueueSettings.DEFAULT_MAX_MOVES_PER_TRIGGER;
 
 	/**
+	 * Bound on the queued requests one pass of the hotspot moves, and one of the idle
+	 * pull, considers for a move; the next pass starts after where it stopped. 0: no
+	 * bound.
+	 */
+	@Min(value = 0, message = "dualmap.dispatch.max-move-checks-per-event must be >= 0")
+	private int maxMoveChecksPerEvent = QueueSettings.DEFAULT_MAX_MOVE_CHECKS_PER_TRIGGER;
+
+	/**
 	 * The hotspot moves and the idle pull run at most once per this interval, on the
 	 * first event or tick after it passed; 0 runs them after every event.
 	 */
@@ -372,6 +380,14 @@ public class DispatchProperties {
 
 	public void setMaxMovesPerEvent(int maxMovesPerEvent) {
 		this.maxMovesPerEvent = maxMovesPerEvent;
+	}
+
+	public int getMaxMoveChecksPerEvent() {
+		return this.maxMoveChecksPerEvent;
+	}
+
+	public void setMaxMoveChecksPerEvent(int maxMoveChecksPerEvent) {
+		this.maxMoveChecksPerEvent = maxMoveChecksPerEvent;
 	}
 
 	public Duration getUnavailableRetryAfter() {

@@ -35,6 +35,13 @@ final class IdlePull {
 	// holds from another count is stale (estimateHere).
 	private long pullEstimates;
 
+	// Requests the current pass may still look at (QueueSettings.moveChecksPerPass).
+	private int checksLeft;
+
+	// The idle instance's entry where the last pass ran out of checks: the next starts
+	// after it.
+	private @Nullable Pullable stoppedAt;
+
 	IdlePull(QueueBook book, Relocator relocator, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
 		this.relocator = relocator;
@@ -50,7 +57,10 @@ final class IdlePull {
 	 * still has prefill capacity after the release pass (so its own queue is empty) takes
 	 * over queued requests whose other candidate it is, best gain first, while the gain
 	 * beats the migration margin. At most {@link QueueSettings#maxMovesPerTrigger()}
-	 * pulls per call, each looking at no more than {@value #PULL_SCAN} requests.
+	 * pulls per call, each looking at no more than {@value #PULL_SCAN} requests; with
+	 * {@link QueueSettings#maxMoveChecksPerTrigger()} set, no more than that many
+	 * requests looked at per call, and the next call starts after the idle instance where
+	 * this one ran out and wraps around.
 	 */
 	void pullToIdle(List<Runnable> out) {
 		if (pool.size() < 2 || book.byAlternative.isEmpty()) {
@@ -62,7 +72,11 @@ final class IdlePull {
 		// others would pull nothing.
 		long end = book.pullableOrdinals;
 		pullEstimates++;
-		for (Pullable p = book.nextPuller(null, end); p != null && budget > 0; p = book.nextPuller(p, end)) {
+		checksLeft = settings.moveChecksPerPass();
+		Pullable from = book.pullerAfter(stoppedAt, end);
+		stoppedAt = null;
+		for (Pullable p = book.firstPullerFrom(from, end); p != null
+				&& budget > 0; p = book.nextPullerFrom(p, from, end)) {
 			InstanceState idle = p.idle;
 			if (pool.instance(idle.id()) != idle || !idle.acceptsNewWork()) {
 				continue;
@@ -80,6 +94,10 @@ final class IdlePull {
 				// The pull and the releases after it changed what the estimates read.
 				pullEstimates++;
 			}
+			if (checksLeft <= 0) {
+				stoppedAt = p;
+				break;
+			}
 		}
 		book.dropEmptyPullables();
 	}
@@ -89,7 +107,8 @@ final class IdlePull {
 	 * best {@link MoveGain#netGain net gain} from moving (its estimate where it waits
 	 * minus its estimate on {@code idle} with the prefix {@code idle} has cached for it,
 	 * less the cached prefix it gives up), when that beats the migration margin and
-	 * {@code idle} has prefill capacity for it.
+	 * {@code idle} has prefill capacity for it. It looks at no more requests than the
+	 * pass has checks left, and takes the best among those it looked at.
 	 */
 	private @Nullable Move bestPull(InstanceState idle, TreeSet<RequestTicket> pullable) {
 		int inPrefill = idle.sharedPrefillRequests();
@@ -100,9 +119,12 @@ final class IdlePull {
 		long bestGain = 0;
 		int scanned = 0;
 		for (RequestTicket q : pullable) {
-			if (scanned++ >= PULL_SCAN) {
+			if (scanned++ >= PULL_SCAN || checksLeft <= 0) {
 				break;
 			}
+			// Each request looked at is a check: past capacity most are not late, and a
+			// pass meets many idle instances.
+			checksLeft--;
 			InstanceQueue from = q.queue;
 			if (from == null || !book.movable(q)) {
 				continue;

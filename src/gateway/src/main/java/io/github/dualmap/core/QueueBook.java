@@ -505,6 +505,93 @@ final class QueueBook {
 		return nextBelow(nonEmpty, after, end, QUEUE_ORDINAL);
 	}
 
+	/**
+	 * The queue a pass like {@link #nextNonEmpty}'s starts at when the last one stopped
+	 * at {@code stoppedAt}: the next with requests after it, wrapping around to the first
+	 * (itself when it is the only one); {@code null} for a pass from the first.
+	 */
+	@Nullable InstanceQueue nonEmptyAfter(@Nullable InstanceQueue stoppedAt, long end) {
+		return stoppedAt == null ? null : after(nonEmpty, stoppedAt, end, QUEUE_ORDINAL);
+	}
+
+	/**
+	 * The first queue of a pass like {@link #nextNonEmpty}'s that starts at {@code from}
+	 * (its queue, or the next after it) and wraps around to the queues before it; from
+	 * the first for {@code null}.
+	 */
+	@Nullable InstanceQueue firstNonEmptyFrom(@Nullable InstanceQueue from, long end) {
+		return firstFrom(nonEmpty, from, end, QUEUE_ORDINAL);
+	}
+
+	/** The queue after {@code current} in a pass {@link #firstNonEmptyFrom} began. */
+	@Nullable InstanceQueue nextNonEmptyFrom(InstanceQueue current, @Nullable InstanceQueue from, long end) {
+		return nextFrom(nonEmpty, current, from, end, QUEUE_ORDINAL);
+	}
+
+	/** As {@link #nonEmptyAfter}, over the entries of byAlternative with requests. */
+	@Nullable Pullable pullerAfter(@Nullable Pullable stoppedAt, long end) {
+		return stoppedAt == null ? null : after(pullers, stoppedAt, end, PULLABLE_ORDINAL);
+	}
+
+	/** As {@link #firstNonEmptyFrom}, over the entries of byAlternative with requests. */
+	@Nullable Pullable firstPullerFrom(@Nullable Pullable from, long end) {
+		return firstFrom(pullers, from, end, PULLABLE_ORDINAL);
+	}
+
+	/** As {@link #nextNonEmptyFrom}, over the entries of byAlternative with requests. */
+	@Nullable Pullable nextPullerFrom(Pullable current, @Nullable Pullable from, long end) {
+		return nextFrom(pullers, current, from, end, PULLABLE_ORDINAL);
+	}
+
+	/**
+	 * The element of {@code set} after {@code element} of ordinal below {@code end}, else
+	 * its first below {@code end}.
+	 */
+	static <T> @Nullable T after(TreeSet<T> set, T element, long end, ToLongFunction<T> ordinal) {
+		T next = set.higher(element);
+		if (next == null || ordinal.applyAsLong(next) >= end) {
+			next = set.isEmpty() ? null : set.first();
+		}
+		return next != null && ordinal.applyAsLong(next) < end ? next : null;
+	}
+
+	/**
+	 * The first element of a pass over the elements of {@code set} of ordinal below
+	 * {@code end} that starts at {@code from} (or the next after it) and wraps around:
+	 * its first for {@code null}, or when none from there is below {@code end}.
+	 */
+	static <T> @Nullable T firstFrom(TreeSet<T> set, @Nullable T from, long end, ToLongFunction<T> ordinal) {
+		T first = from == null ? null : set.ceiling(from);
+		if (first == null || ordinal.applyAsLong(first) >= end) {
+			first = set.isEmpty() ? null : set.first();
+		}
+		return first != null && ordinal.applyAsLong(first) < end ? first : null;
+	}
+
+	/**
+	 * The element after {@code current} in a pass {@link #firstFrom} began at
+	 * {@code from}: the elements from there up to {@code end}, then those before it.
+	 * Elements that join or leave the set meanwhile are met as the pass reaches their
+	 * place.
+	 */
+	static <T> @Nullable T nextFrom(TreeSet<T> set, T current, @Nullable T from, long end, ToLongFunction<T> ordinal) {
+		T next = set.higher(current);
+		if (next != null && ordinal.applyAsLong(next) >= end) {
+			next = null;
+		}
+		if (from == null) {
+			return next;
+		}
+		long start = ordinal.applyAsLong(from);
+		if (ordinal.applyAsLong(current) >= start) {
+			if (next != null) {
+				return next;
+			}
+			next = set.isEmpty() ? null : set.first();
+		}
+		return next != null && ordinal.applyAsLong(next) < start ? next : null;
+	}
+
 	/** As {@link #nextNonEmpty}, over the entries of byAlternative with requests. */
 	@Nullable Pullable nextPuller(@Nullable Pullable after, long end) {
 		return nextBelow(pullers, after, end, PULLABLE_ORDINAL);

@@ -93,13 +93,21 @@ import java.time.Duration;
  * waited long enough to miss its SLO, so looking for one after every arrival, first token
  * and end finds what a look every few tens of milliseconds finds, at a cost per event
  * that grows with the pool's queues
+ * @param maxMoveChecksPerTrigger bound on the queued requests one pass of the hotspot
+ * moves, and one of the idle pull, considers for a move (the moves count each late
+ * request whose target they look for and whose gain they compute, the idle pull each
+ * request it looks at): a pass that reaches it makes the best move among those it
+ * considered, and the next pass starts after the queue (or idle instance) where it
+ * stopped, so every hotspot and idle instance has its turn and one event does bounded
+ * work whatever the number of queued requests; 0, the default: no bound, every pass
+ * considers every request its rule reaches
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
 		boolean sloAware, double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly,
 		boolean shedHopeless, boolean shedBehindForeignPrefill, boolean holdOnEngineQueue, boolean countQueuedPrefixes,
-		long moveIntervalNanos) {
+		long moveIntervalNanos, int maxMoveChecksPerTrigger) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -151,6 +159,15 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 
 	/** Bound on moves per rebalancing pass. */
 	public static final int DEFAULT_MAX_MOVES_PER_TRIGGER = 16;
+
+	/**
+	 * No bound on the requests one pass of the moves or of the idle pull considers by
+	 * default: a bound of 16 (as many as a pass may move) halves the cost of an event
+	 * past capacity and serves as much within the simulator's run-to-run noise, a step
+	 * lower in some single runs (docs/benchmarks.md, "Decision cost"), so, like the move
+	 * interval, it is for a gateway whose CPU is its bottleneck.
+	 */
+	public static final int DEFAULT_MAX_MOVE_CHECKS_PER_TRIGGER = 0;
 
 	/**
 	 * Default {@code Retry-After} when no instance accepts work: about one discovery
@@ -241,9 +258,21 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		if (!(maxWaitShare >= 0) || Double.isInfinite(maxWaitShare)) {
 			throw new IllegalArgumentException("maxWaitShare must be finite and >= 0 but was " + maxWaitShare);
 		}
+		if (maxMoveChecksPerTrigger < 0) {
+			throw new IllegalArgumentException(
+					"maxMoveChecksPerTrigger must be >= 0 but was " + maxMoveChecksPerTrigger);
+		}
 		if (moveIntervalNanos < 0) {
 			throw new IllegalArgumentException("moveIntervalNanos must be >= 0 but was " + moveIntervalNanos);
 		}
+	}
+
+	/**
+	 * The requests one pass of the moves or of the idle pull may consider:
+	 * {@link #maxMoveChecksPerTrigger()}, or without bound for 0.
+	 */
+	public int moveChecksPerPass() {
+		return maxMoveChecksPerTrigger == 0 ? Integer.MAX_VALUE : maxMoveChecksPerTrigger;
 	}
 
 	/**
@@ -304,6 +333,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.holdOnEngineQueue = holdOnEngineQueue;
 		b.countQueuedPrefixes = countQueuedPrefixes;
 		b.moveIntervalNanos = moveIntervalNanos;
+		b.maxMoveChecksPerTrigger = maxMoveChecksPerTrigger;
 		return b;
 	}
 
@@ -355,6 +385,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		private boolean countQueuedPrefixes = DEFAULT_COUNT_QUEUED_PREFIXES;
 
 		private long moveIntervalNanos = DEFAULT_MOVE_INTERVAL.toNanos();
+
+		private int maxMoveChecksPerTrigger = DEFAULT_MAX_MOVE_CHECKS_PER_TRIGGER;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -476,11 +508,17 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder maxMoveChecksPerTrigger(int v) {
+			this.maxMoveChecksPerTrigger = v;
+			return this;
+		}
+
 		public QueueSettings build() {
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
 					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue, rescueToQueue, moveLateOnly,
-					shedHopeless, shedBehindForeignPrefill, holdOnEngineQueue, countQueuedPrefixes, moveIntervalNanos);
+					shedHopeless, shedBehindForeignPrefill, holdOnEngineQueue, countQueuedPrefixes, moveIntervalNanos,
+					maxMoveChecksPerTrigger);
 		}
 
 	}

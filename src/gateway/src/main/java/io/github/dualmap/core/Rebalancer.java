@@ -13,7 +13,9 @@ import org.jspecify.annotations.Nullable;
  * the next instance on the second ring that takes it), at most
  * {@link QueueSettings#maxMovesPerTrigger()} moves per event; with
  * {@link QueueSettings#moveLateOnly()} only requests that would miss their SLO where they
- * wait move. The instances that took requests then release what fits.
+ * wait move. The instances that took requests then release what fits. With
+ * {@link QueueSettings#maxMoveChecksPerTrigger()} set a pass weighs at most that many
+ * requests, and the next one starts after the hotspot where it stopped.
  */
 final class Rebalancer {
 
@@ -43,6 +45,18 @@ final class Rebalancer {
 	// targets, so the pass stops there.
 	private boolean noMoveTarget;
 
+	// Requests the current pass may still weigh (QueueSettings.moveChecksPerPass).
+	private int checksLeft;
+
+	// Set when the pass has weighed as many as it may: it ends with its best move so
+	// far.
+	private boolean outOfChecks;
+
+	// The queue where the last pass ran out of checks: the next starts at the one after
+	// it, so a hotspot whose late requests take every check does not keep the others
+	// from their turn.
+	private @Nullable InstanceQueue stoppedAt;
+
 	Rebalancer(QueueBook book, Relocator relocator, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
 		this.relocator = relocator;
@@ -57,20 +71,25 @@ final class Rebalancer {
 	/**
 	 * Moves queued requests off every hotspot, best net gain first, at most
 	 * {@link QueueSettings#maxMovesPerTrigger()} per call; the instances that took
-	 * requests then release what fits.
+	 * requests then release what fits. The pass starts after the queue where the last one
+	 * ran out of {@link QueueSettings#maxMoveChecksPerTrigger() checks} and wraps around.
 	 */
 	void rebalance(List<Runnable> out) {
 		if (pool.size() < 2 || noTargetAnywhere()) {
 			return;
 		}
+		checksLeft = settings.moveChecksPerPass();
+		outOfChecks = false;
+		long end = book.queueOrdinals;
+		InstanceQueue from = book.nonEmptyAfter(stoppedAt, end);
+		stoppedAt = null;
 		// Insertion order: identity hashes would make the pump order differ between runs.
 		// Made on the first move: most calls move nothing.
 		Set<InstanceQueue> touched = null;
 		int budget = settings.maxMovesPerTrigger();
-		long end = book.queueOrdinals;
 		noMoveTarget = false;
-		for (InstanceQueue iq = book.nextNonEmpty(null, end); iq != null
-				&& !noMoveTarget; iq = book.nextNonEmpty(iq, end)) {
+		for (InstanceQueue iq = book.firstNonEmptyFrom(from, end); iq != null
+				&& !noMoveTarget; iq = book.nextNonEmptyFrom(iq, from, end)) {
 			while (budget > 0 && !iq.byArrival.isEmpty() && pool.isHotspot(iq.state)) {
 				Move m = bestMove(iq);
 				if (m == null) {
@@ -84,6 +103,10 @@ final class Rebalancer {
 					touched = new LinkedHashSet<>();
 				}
 				touched.add(book.queueOf(m.target()));
+			}
+			if (outOfChecks) {
+				stoppedAt = iq;
+				break;
 			}
 		}
 		noMoveTarget = false;
@@ -123,6 +146,9 @@ final class Rebalancer {
 			// Whether it is late first: that needs no look for a target.
 			if (lateOnly && !book.late(q, estHere, slo)) {
 				continue;
+			}
+			if (!check()) {
+				break;
 			}
 			InstanceState there = migrationTarget(q, here);
 			if (there == null) {
@@ -166,7 +192,20 @@ final class Rebalancer {
 				found = scanGroup(it.next(), here, estHere, best);
 			}
 		}
-		return found ? best.move : null;
+		return found || outOfChecks ? best.move : null;
+	}
+
+	/**
+	 * Takes one of the pass's checks for weighing a request; false, and the pass out of
+	 * checks, when none is left.
+	 */
+	private boolean check() {
+		if (checksLeft <= 0) {
+			outOfChecks = true;
+			return false;
+		}
+		checksLeft--;
+		return true;
 	}
 
 	/** The best move one {@link #bestLateMove}'s scans found so far, and its gain. */
@@ -188,7 +227,8 @@ final class Rebalancer {
 	 * target stops at its other candidate, which takes moves; the room test reads only
 	 * what those changes count, and the engine-queue hold, off when it was learned, stays
 	 * off as the snapshot ages).
-	 * @return false when a request found no target at all ({@link #noMoveTarget})
+	 * @return false when a request found no target at all ({@link #noMoveTarget}) or the
+	 * pass ran out of checks ({@link #outOfChecks})
 	 */
 	private boolean scanGroup(InstanceQueue.MoveGroup g, InstanceState here, long estHere, LateBest best) {
 		// Most groups of a long queue have no late request: no need to ask about their
@@ -234,7 +274,8 @@ final class Rebalancer {
 	 * {@code learning} group, each request looked at becomes its
 	 * {@link InstanceQueue.MoveGroup#lookedUpTo} (and one that found room joins its
 	 * {@link InstanceQueue.MoveGroup#withRoom}).
-	 * @return false when a request found no target at all ({@link #noMoveTarget})
+	 * @return false when a request found no target at all ({@link #noMoveTarget}) or the
+	 * pass ran out of checks ({@link #outOfChecks})
 	 */
 	private boolean scanLate(Iterable<RequestTicket> requests, InstanceState here, long estHere,
 			InstanceQueue.@Nullable MoveGroup learning, LateBest best) {
@@ -267,13 +308,17 @@ final class Rebalancer {
 	 * Weighs moving late request {@code q} off {@code here}, keeping it in {@code best}
 	 * when it is the best so far (the largest gain beyond the margin, the earliest
 	 * arrival among equals, as {@link #bestMove}'s scan in arrival order).
-	 * @return {@link #STOP} when it found no target at all ({@link #noMoveTarget}),
-	 * {@link #ROOM} when its target had room for it, else {@link #NO_ROOM} (no target, no
-	 * room there, or it may not move)
+	 * @return {@link #STOP} when it found no target at all ({@link #noMoveTarget}) or the
+	 * pass has no check left for it ({@link #outOfChecks}), {@link #ROOM} when its target
+	 * had room for it, else {@link #NO_ROOM} (no target, no room there, or it may not
+	 * move)
 	 */
 	private int weigh(RequestTicket q, InstanceState here, long estHere, LateBest best) {
 		if (!book.movable(q)) {
 			return NO_ROOM;
+		}
+		if (!check()) {
+			return STOP;
 		}
 		InstanceState there = migrationTarget(q, here);
 		if (there == null) {

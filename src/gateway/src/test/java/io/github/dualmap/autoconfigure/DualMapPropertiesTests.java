@@ -246,7 +246,7 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.rescue-to-queue=false", "dualmap.dispatch.shed-hopeless=false",
 					"dualmap.dispatch.shed-behind-foreign-prefill=false", "dualmap.dispatch.hold-on-engine-queue=false",
 					"dualmap.dispatch.count-queued-prefixes=false", "dualmap.dispatch.move-interval=20ms",
-					"dualmap.slow-start=30s")
+					"dualmap.dispatch.max-move-checks-per-event=5", "dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.service("llm").queues().settings();
@@ -273,6 +273,7 @@ class DualMapPropertiesTests {
 					.holdOnEngineQueue(false)
 					.countQueuedPrefixes(false)
 					.moveInterval(Duration.ofMillis(20))
+					.maxMoveChecksPerTrigger(5)
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});
@@ -303,6 +304,8 @@ class DualMapPropertiesTests {
 				"dualmap.breaker.failure-rate-threshold must be in (0, 100]");
 		expectFailure("dualmap.dispatch.max-prefill-requests=0", "dualmap.dispatch.max-prefill-requests must be >= 1");
 		expectFailure("dualmap.dispatch.max-queued-per-pool=0", "dualmap.dispatch.max-queued-per-pool must be >= 1");
+		expectFailure("dualmap.dispatch.max-move-checks-per-event=-1",
+				"dualmap.dispatch.max-move-checks-per-event must be >= 0");
 		expectFailure("dualmap.dispatch.migration-margin=1", "dualmap.dispatch.migration-margin must be in [0, 1)");
 		expectFailure("dualmap.dispatch.max-wait=0s", "dualmap.dispatch.max-wait must be > 0");
 		expectFailure("dualmap.dispatch.max-wait-share=-0.5", "dualmap.dispatch.max-wait-share must be >= 0");

@@ -513,6 +513,81 @@ class DispatchQueuesMovesTests {
 		assertThat(q.queued("b")).isEqualTo(2);
 	}
 
+	// ---- the requests one pass weighs ----
+
+	@Test
+	void aPassOfTheMovesWeighsNoMoreRequestsThanItsChecks() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues bounded = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				ungatedMoves().maxPrefillRequests(1).maxMoveChecksPerTrigger(1).idlePull(false).build());
+		pool.instance("b").healthy(false);
+		List<RequestTicket> queued = new ArrayList<>();
+		bounded.submit(request("r0", 0, 1_000), true, outcomes);
+		for (int i = 1; i <= 4; i++) {
+			queued.add(bounded.submit(request("r" + i, i, 1_000), true, outcomes));
+		}
+		pool.instance("b").healthy(true);
+
+		bounded.tick(clock.nanos());
+
+		// One check: one request weighed, and moved.
+		assertThat(bounded.migrations()).isEqualTo(1);
+		assertThat(queued).filteredOn(r -> "b".equals(r.instanceId())).hasSize(1);
+
+		bounded.tick(clock.nanos());
+
+		assertThat(bounded.migrations()).isEqualTo(2);
+	}
+
+	@Test
+	void withoutTheBoundOnChecksTheSameQueueMovesSeveralInOnePass() {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues unbounded = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
+		pool.instance("b").healthy(false);
+		unbounded.submit(request("r0", 0, 1_000), true, outcomes);
+		for (int i = 1; i <= 4; i++) {
+			unbounded.submit(request("r" + i, i, 1_000), true, outcomes);
+		}
+		pool.instance("b").healthy(true);
+
+		unbounded.tick(clock.nanos());
+
+		assertThat(unbounded.migrations()).isGreaterThan(1);
+	}
+
+	@Test
+	void aPassThatRanOutOfChecksLeavesTheNextToStartAfterItsHotspot() {
+		InstancePool pool = pool("a", "b", "c", "d");
+		DispatchQueues q = new DispatchQueues(pool, byFirstLetter(),
+				ungatedMoves().maxPrefillRequests(1).maxMoveChecksPerTrigger(1).idlePull(false).build());
+		pool.instance("b").healthy(false);
+		pool.instance("d").healthy(false);
+		List<RequestTicket> onA = new ArrayList<>();
+		List<RequestTicket> onC = new ArrayList<>();
+		for (int i = 0; i <= 4; i++) {
+			onA.add(q.submit(request("a" + i, i, 1_000), true, outcomes));
+			onC.add(q.submit(request("c" + i, 10 + i, 1_000), true, outcomes));
+		}
+		pool.instance("b").healthy(true);
+		pool.instance("d").healthy(true);
+		assertThat(pool.isHotspot(pool.instance("a"))).isTrue();
+		assertThat(pool.isHotspot(pool.instance("c"))).isTrue();
+
+		q.tick(clock.nanos());
+
+		// The pass began at a, the first queue, and its one check went there.
+		assertThat(q.migrations()).isEqualTo(1);
+		assertThat(onA).filteredOn(r -> !"a".equals(r.instanceId())).hasSize(1);
+
+		q.tick(clock.nanos());
+
+		// This one begins after a: c's turn, though a still has requests to move.
+		assertThat(q.migrations()).isEqualTo(2);
+		assertThat(onC).filteredOn(r -> !"c".equals(r.instanceId())).hasSize(1);
+		assertThat(pool.isHotspot(pool.instance("a"))).isTrue();
+	}
+
 	// ---- the move interval ----
 
 	@Test
@@ -711,7 +786,9 @@ class DispatchQueuesMovesTests {
 	@Test
 	void anIdleInstanceLooksAtNoMoreThanTheOldestRequestsOfOnePullScan() {
 		InstancePool pool = pool(noHotspot(), "a", "b");
-		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"), ungatedMoves().maxPrefillRequests(1).build());
+		// As many checks as the scan's requests: the scan is the bound here.
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				ungatedMoves().maxPrefillRequests(1).maxMoveChecksPerTrigger(IdlePull.PULL_SCAN).build());
 		q.submit(request("r0", 0, 2_000), true, outcomes);
 		// The oldest requests are cached on a: moving one would give up its prefix, so
 		// the idle b passes them over.
@@ -733,6 +810,44 @@ class DispatchQueuesMovesTests {
 
 		assertThat(cold.instanceId()).isEqualTo("b");
 		assertThat(cold.state()).isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(q.pulls()).isEqualTo(1);
+	}
+
+	@Test
+	void aPassConsidersEveryRequestByDefaultAndTheBoundIsNeverNegative() {
+		assertThat(QueueSettings.ofDefaults().maxMoveChecksPerTrigger()).isZero();
+		assertThat(QueueSettings.ofDefaults().moveChecksPerPass()).isEqualTo(Integer.MAX_VALUE);
+		assertThat(QueueSettings.custom().maxMoveChecksPerTrigger(16).build().moveChecksPerPass()).isEqualTo(16);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> QueueSettings.custom().maxMoveChecksPerTrigger(-1).build())
+			.withMessageContaining("maxMoveChecksPerTrigger must be >= 0");
+	}
+
+	@Test
+	void anIdlePullLooksAtNoMoreRequestsThanItsChecks() {
+		InstancePool pool = pool(noHotspot(), "a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				ungatedMoves().maxPrefillRequests(1).maxMoveChecksPerTrigger(4).build());
+		q.submit(request("r0", 0, 2_000), true, outcomes);
+		// The four oldest are cached on a: the idle b looks at them and passes them over.
+		List<RequestTicket> cached = new ArrayList<>();
+		for (int i = 1; i <= 4; i++) {
+			RoutingRequest r = request("cached" + i, i, 1_000);
+			pool.instance("a").shadow().record(r.blocks().chain());
+			cached.add(q.submit(r, true, outcomes));
+		}
+		// Worth pulling, but the fifth.
+		RequestTicket cold = q.submit(request("cold", 999, 100), true, outcomes);
+		q.tick(clock.nanos());
+
+		assertThat(cold.instanceId()).isEqualTo("a");
+		assertThat(q.pulls()).isZero();
+
+		// One of the four goes: the cold request is now within the checks.
+		q.cancel(cached.get(0));
+		q.tick(clock.nanos());
+
+		assertThat(cold.instanceId()).isEqualTo("b");
 		assertThat(q.pulls()).isEqualTo(1);
 	}
 
