@@ -98,6 +98,14 @@ public class DispatchCostBenchmark {
 	int moveIntervalMillis;
 
 	/**
+	 * {@code dualmap.dispatch.max-move-checks-per-event} (the default 0: no bound): with
+	 * {@code -p moveChecks=0,16} one run gives the cost of the moves and the idle pull
+	 * considering at most 16 requests per pass, as a ratio.
+	 */
+	@Param({ "0" })
+	int moveChecks;
+
+	/**
 	 * Tenants the requests belong to, in turn (1: every request the default tenant): with
 	 * {@code -p tenants=1,1000} one run gives what many tenants add to the path (their
 	 * accounts, each queue's waiting tenants kept in order of service, the search of a
@@ -154,8 +162,12 @@ public class DispatchCostBenchmark {
 		states = pool.instances();
 		RoutingPolicy routing = RoutingPolicies.create(policy, settings);
 		routing.onMembershipChanged(pool);
-		queues = new DispatchQueues(pool, routing, RoutingPolicies.queueSettingsFor(policy,
-				QueueSettings.custom().moveInterval(Duration.ofMillis(moveIntervalMillis)).build()));
+		queues = new DispatchQueues(pool, routing,
+				RoutingPolicies.queueSettingsFor(policy,
+						QueueSettings.custom()
+							.moveInterval(Duration.ofMillis(moveIntervalMillis))
+							.maxMoveChecksPerTrigger(moveChecks)
+							.build()));
 		// 64 tenants' system prompts, each followed by a conversation of its own, some
 		// turns continuing an earlier one: the shape of the Mooncake trace.
 		SplittableRandom random = new SplittableRandom(1);
