@@ -162,10 +162,10 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 
 	/**
 	 * No bound on the requests one pass of the moves or of the idle pull considers by
-	 * default: a bound of 16 (as many as a pass may move) halves the cost of an event
-	 * past capacity and serves as much within the simulator's run-to-run noise, a step
-	 * lower in some single runs (docs/benchmarks.md, "Decision cost"), so, like the move
-	 * interval, it is for a gateway whose CPU is its bottleneck.
+	 * default: a bound of 16 (as many as a pass may move) takes the mean cost of an event
+	 * past capacity to 0.5-0.7 times and serves as much within the simulator's run-to-run
+	 * noise, a step lower in some single runs (docs/benchmarks.md, "Decision cost"), so,
+	 * like the move interval, it is for a gateway whose CPU is its bottleneck.
 	 */
 	public static final int DEFAULT_MAX_MOVE_CHECKS_PER_TRIGGER = 0;
 
