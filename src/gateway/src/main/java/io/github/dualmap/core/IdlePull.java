@@ -38,9 +38,9 @@ final class IdlePull {
 	// Requests the current pass may still look at (QueueSettings.moveChecksPerPass).
 	private int checksLeft;
 
-	// The idle instance's entry where the last pass ran out of checks: the next starts
-	// after it.
-	private @Nullable Pullable stoppedAt;
+	// The passes over the idle instances' entries: one that runs out of checks stops at
+	// its entry and the next starts after it.
+	private final ResumingPass<Pullable> pass;
 
 	IdlePull(QueueBook book, Relocator relocator, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
@@ -50,6 +50,7 @@ final class IdlePull {
 		this.stats = book.stats;
 		this.releasePass = releasePass;
 		this.moveGain = moveGain;
+		this.pass = new ResumingPass<>(book.pullers, QueueBook.PULLABLE_ORDINAL);
 	}
 
 	/**
@@ -67,16 +68,12 @@ final class IdlePull {
 			return;
 		}
 		int budget = settings.maxMovesPerTrigger();
+		pullEstimates++;
+		checksLeft = settings.moveChecksPerPass();
 		// The entries of byAlternative there were when the pass began, in its order, that
 		// have requests while their instance has none when the pass reaches them: the
 		// others would pull nothing.
-		long end = book.pullableOrdinals;
-		pullEstimates++;
-		checksLeft = settings.moveChecksPerPass();
-		Pullable from = book.pullerAfter(stoppedAt, end);
-		stoppedAt = null;
-		for (Pullable p = book.firstPullerFrom(from, end); p != null
-				&& budget > 0; p = book.nextPullerFrom(p, from, end)) {
+		for (Pullable p = pass.begin(book.pullableOrdinals); p != null && budget > 0; p = pass.next(p)) {
 			InstanceState idle = p.idle;
 			if (pool.instance(idle.id()) != idle || !idle.acceptsNewWork()) {
 				continue;
@@ -95,7 +92,7 @@ final class IdlePull {
 				pullEstimates++;
 			}
 			if (checksLeft <= 0) {
-				stoppedAt = p;
+				pass.stopAt(p);
 				break;
 			}
 		}

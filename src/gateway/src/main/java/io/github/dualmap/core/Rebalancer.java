@@ -52,10 +52,10 @@ final class Rebalancer {
 	// far.
 	private boolean outOfChecks;
 
-	// The queue where the last pass ran out of checks: the next starts at the one after
-	// it, so a hotspot whose late requests take every check does not keep the others
-	// from their turn.
-	private @Nullable InstanceQueue stoppedAt;
+	// The passes over the queues with requests: one that runs out of checks stops at its
+	// queue and the next starts after it, so a hotspot whose late requests take every
+	// check does not keep the others from their turn.
+	private final ResumingPass<InstanceQueue> pass;
 
 	Rebalancer(QueueBook book, Relocator relocator, ReleasePass releasePass, MoveGain moveGain) {
 		this.book = book;
@@ -66,6 +66,7 @@ final class Rebalancer {
 		this.stats = book.stats;
 		this.releasePass = releasePass;
 		this.moveGain = moveGain;
+		this.pass = new ResumingPass<>(book.nonEmpty, QueueBook.QUEUE_ORDINAL);
 	}
 
 	/**
@@ -80,16 +81,12 @@ final class Rebalancer {
 		}
 		checksLeft = settings.moveChecksPerPass();
 		outOfChecks = false;
-		long end = book.queueOrdinals;
-		InstanceQueue from = book.nonEmptyAfter(stoppedAt, end);
-		stoppedAt = null;
 		// Insertion order: identity hashes would make the pump order differ between runs.
 		// Made on the first move: most calls move nothing.
 		Set<InstanceQueue> touched = null;
 		int budget = settings.maxMovesPerTrigger();
 		noMoveTarget = false;
-		for (InstanceQueue iq = book.firstNonEmptyFrom(from, end); iq != null
-				&& !noMoveTarget; iq = book.nextNonEmptyFrom(iq, from, end)) {
+		for (InstanceQueue iq = pass.begin(book.queueOrdinals); iq != null && !noMoveTarget; iq = pass.next(iq)) {
 			while (budget > 0 && !iq.byArrival.isEmpty() && pool.isHotspot(iq.state)) {
 				Move m = bestMove(iq);
 				if (m == null) {
@@ -105,7 +102,7 @@ final class Rebalancer {
 				touched.add(book.queueOf(m.target()));
 			}
 			if (outOfChecks) {
-				stoppedAt = iq;
+				pass.stopAt(iq);
 				break;
 			}
 		}
