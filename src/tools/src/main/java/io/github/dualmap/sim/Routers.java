@@ -110,7 +110,8 @@ final class Routers {
 		this.warmup = config.warmup();
 		this.timer = config.decisionTimer();
 		this.routed = new RoutingRequest[requests];
-		this.routerOf = routerOf.clone();
+		// The run's assignment, which the measurement reads too: neither writes it.
+		this.routerOf = routerOf;
 		this.instanceOf = new int[requests];
 		Arrays.fill(this.instanceOf, -1);
 		this.queued = new RequestTicket[requests];
