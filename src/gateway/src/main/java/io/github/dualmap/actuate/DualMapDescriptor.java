@@ -186,6 +186,8 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * there is rescued or answered 503 instead, while others wait
 	 * @param shedBehindForeignPrefill whether such a request is not sent either behind
 	 * another sender's prompt in prefill, as the engine shows without replica sync
+	 * @param shedWhereOthersSend whether such a request is not sent either where the
+	 * engine shows another sender's requests, without replica sync
 	 * @param holdOnEngineQueue whether releases to an instance wait while its engine's
 	 * own queue holds more requests than this gateway has in prefill there
 	 * @param countQueuedPrefixes whether placement counts the prompts queued for an
@@ -199,8 +201,8 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
 			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware,
 			double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly, boolean shedHopeless,
-			boolean shedBehindForeignPrefill, boolean holdOnEngineQueue, boolean countQueuedPrefixes,
-			long moveIntervalMs, int maxMoveChecksPerEvent) {
+			boolean shedBehindForeignPrefill, boolean shedWhereOthersSend, boolean holdOnEngineQueue,
+			boolean countQueuedPrefixes, long moveIntervalMs, int maxMoveChecksPerEvent) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
@@ -208,8 +210,8 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 					q.expiry().name().toLowerCase(Locale.ROOT), q.maxMigrations(), q.migrationMargin(),
 					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware(),
 					q.maxWaitShare(), q.rescue(), q.rescueToQueue(), q.moveLateOnly(), q.shedHopeless(),
-					q.shedBehindForeignPrefill(), q.holdOnEngineQueue(), q.countQueuedPrefixes(),
-					millis(q.moveIntervalNanos()), q.maxMoveChecksPerTrigger());
+					q.shedBehindForeignPrefill(), q.shedWhereOthersSend(), q.holdOnEngineQueue(),
+					q.countQueuedPrefixes(), millis(q.moveIntervalNanos()), q.maxMoveChecksPerTrigger());
 		}
 
 	}

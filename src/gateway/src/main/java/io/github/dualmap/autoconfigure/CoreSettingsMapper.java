@@ -146,6 +146,7 @@ public final class CoreSettingsMapper {
 			.moveLateOnly(d.isMoveLateOnly())
 			.shedHopeless(d.isShedHopeless())
 			.shedBehindForeignPrefill(d.isShedBehindForeignPrefill())
+			.shedWhereOthersSend(d.isShedWhereOthersSend())
 			.holdOnEngineQueue(d.isHoldOnEngineQueue())
 			.countQueuedPrefixes(
 					o.getCountQueuedPrefixes() != null ? o.getCountQueuedPrefixes() : d.isCountQueuedPrefixes())

@@ -134,6 +134,23 @@ public class DispatchProperties {
 	}
 
 	/**
+	 * With shed-hopeless, a request that would miss its SLO is not sent either when
+	 * nothing else waits in this gateway's queues but the instance's engine, as last
+	 * scraped, ran or queued requests this gateway did not send: gateway replicas without
+	 * replica sync, whose next requests would queue behind it. False: such a request is
+	 * sent, late.
+	 */
+	private boolean shedWhereOthersSend = QueueSettings.DEFAULT_SHED_WHERE_OTHERS_SEND;
+
+	public boolean isShedWhereOthersSend() {
+		return this.shedWhereOthersSend;
+	}
+
+	public void setShedWhereOthersSend(boolean shedWhereOthersSend) {
+		this.shedWhereOthersSend = shedWhereOthersSend;
+	}
+
+	/**
 	 * Release nothing to an instance whose engine, as last scraped (and not older than
 	 * scrape.stale-after), has more requests waiting in its own queue than this gateway
 	 * (with its peers, under replica sync) had in prefill there when the snapshot

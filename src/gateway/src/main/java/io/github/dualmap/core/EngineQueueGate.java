@@ -34,7 +34,9 @@ import org.jspecify.annotations.Nullable;
  * released behind it could neither move nor meet its SLO. Below that budget
  * {@link #foreignPrefill} tells the release pass that someone else's prompt is in prefill
  * there, so a request that can no longer make its SLO is not sent behind it
- * ({@link QueueSettings#shedBehindForeignPrefill()}).
+ * ({@link QueueSettings#shedBehindForeignPrefill()}), and {@link #otherSenders} that
+ * another sender's requests run there at all, whose next ones a late request would hold
+ * up ({@link QueueSettings#shedWhereOthersSend()}).
  * <p>
  * A snapshot older than {@code stale-after}, a failed scrape or none at all is unknown,
  * never saturated: the local rule alone applies. Once the other replicas publish their
@@ -84,6 +86,18 @@ final class EngineQueueGate {
 			return 0;
 		}
 		return foreignPrefillTokens(s);
+	}
+
+	/**
+	 * Whether the engine of {@code s}, as last scraped and still fresh, ran or queued
+	 * requests this gateway did not send ({@link InstanceState#foreignRequestsAtScrape}):
+	 * another sender, whose next requests queue behind what this gateway sends there.
+	 * False where peers publish their load (they say what they queued), and when the
+	 * snapshot is stale, failed or missing, or counts no requests.
+	 */
+	boolean otherSenders(InstanceState s) {
+		return !s.peerLoadShared() && s.foreignRequestsAtScrape() > 0
+				&& s.freshEngine(pool.now(), pool.settings().staleAfterNanos()) != null;
 	}
 
 	/**

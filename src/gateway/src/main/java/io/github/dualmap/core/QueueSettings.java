@@ -74,6 +74,13 @@ import java.time.Duration;
  * that sender's next requests queue behind it. The request is then judged with that
  * prompt's remaining prefill ahead of it. One gateway alone sees no one else's requests,
  * but for clients that bypass it
+ * @param shedWhereOthersSend with {@code shedHopeless}, a request that would miss its SLO
+ * is not sent either when nothing else waits in this gateway's queues but the instance's
+ * engine, as last scraped (fresh, without replica sync's load), ran or queued requests
+ * this gateway did not send ({@code EngineQueueGate#otherSenders}): another gateway
+ * replica sends there, and its next requests would queue behind a late prompt. One
+ * gateway alone sees no one else's requests, but for clients that bypass it and requests
+ * that ended between the engine's metrics and their arrival
  * @param holdOnEngineQueue release nothing to an instance whose engine, as last scraped
  * (and not older than {@code stale-after}), has more requests waiting in its own queue
  * than this gateway (with its peers, under replica sync) had in prefill there when the
@@ -106,8 +113,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
 		boolean sloAware, double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly,
-		boolean shedHopeless, boolean shedBehindForeignPrefill, boolean holdOnEngineQueue, boolean countQueuedPrefixes,
-		long moveIntervalNanos, int maxMoveChecksPerTrigger) {
+		boolean shedHopeless, boolean shedBehindForeignPrefill, boolean shedWhereOthersSend, boolean holdOnEngineQueue,
+		boolean countQueuedPrefixes, long moveIntervalNanos, int maxMoveChecksPerTrigger) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -198,6 +205,12 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 
 	/** Default: a late request is not sent behind another sender's prompt in prefill. */
 	public static final boolean DEFAULT_SHED_BEHIND_FOREIGN_PREFILL = true;
+
+	/**
+	 * Default: a late request is not sent where the engine shows another sender's
+	 * requests.
+	 */
+	public static final boolean DEFAULT_SHED_WHERE_OTHERS_SEND = true;
 
 	/**
 	 * Replicas that do not share their load keep one engine queue between them instead of
@@ -330,6 +343,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.moveLateOnly = moveLateOnly;
 		b.shedHopeless = shedHopeless;
 		b.shedBehindForeignPrefill = shedBehindForeignPrefill;
+		b.shedWhereOthersSend = shedWhereOthersSend;
 		b.holdOnEngineQueue = holdOnEngineQueue;
 		b.countQueuedPrefixes = countQueuedPrefixes;
 		b.moveIntervalNanos = moveIntervalNanos;
@@ -379,6 +393,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		private boolean shedHopeless = DEFAULT_SHED_HOPELESS;
 
 		private boolean shedBehindForeignPrefill = DEFAULT_SHED_BEHIND_FOREIGN_PREFILL;
+
+		private boolean shedWhereOthersSend = DEFAULT_SHED_WHERE_OTHERS_SEND;
 
 		private boolean holdOnEngineQueue = DEFAULT_HOLD_ON_ENGINE_QUEUE;
 
@@ -498,6 +514,11 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder shedWhereOthersSend(boolean v) {
+			this.shedWhereOthersSend = v;
+			return this;
+		}
+
 		public Builder maxWaitShare(double v) {
 			this.maxWaitShare = v;
 			return this;
@@ -517,8 +538,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
 					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue, rescueToQueue, moveLateOnly,
-					shedHopeless, shedBehindForeignPrefill, holdOnEngineQueue, countQueuedPrefixes, moveIntervalNanos,
-					maxMoveChecksPerTrigger);
+					shedHopeless, shedBehindForeignPrefill, shedWhereOthersSend, holdOnEngineQueue, countQueuedPrefixes,
+					moveIntervalNanos, maxMoveChecksPerTrigger);
 		}
 
 	}

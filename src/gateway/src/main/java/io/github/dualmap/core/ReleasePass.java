@@ -228,7 +228,9 @@ final class ReleasePass {
 	 * its peers published (replica sync), in theirs for {@code s}, or, without their
 	 * load, behind another sender's prompt in prefill on {@code s}
 	 * ({@link EngineQueueGate#foreignPrefill}: that sender's next requests queue behind
-	 * this one). Alone it is sent: late, it still delays no one.
+	 * this one), or where another sender's requests run at all
+	 * ({@link EngineQueueGate#otherSenders}). Alone it is sent: late, it still delays no
+	 * one.
 	 */
 	private boolean hopeless(RequestTicket q, InstanceState s, long estimateNanos, long foreign) {
 		return shedsHopeless() && (book.queuedTotal > 1 || othersWaitOutside(s, foreign))
@@ -252,10 +254,12 @@ final class ReleasePass {
 	 * Whether requests wait for {@code s} outside this gateway's queues, which a late
 	 * request sent there would hold up: its peers' queued tokens there as they published
 	 * them, or the next requests of another sender with {@code foreign} tokens of its
-	 * prompt in prefill there ({@link #foreignPrefill}).
+	 * prompt in prefill there ({@link #foreignPrefill}), or, with
+	 * {@link QueueSettings#shedWhereOthersSend()}, of another sender whose requests the
+	 * engine ran or queued at its last scrape ({@link EngineQueueGate#otherSenders}).
 	 */
 	private boolean othersWaitOutside(InstanceState s, long foreign) {
-		return s.peerQueuedTokens() > 0 || foreign > 0;
+		return s.peerQueuedTokens() > 0 || foreign > 0 || (settings.shedWhereOthersSend() && gate.otherSenders(s));
 	}
 
 	/**

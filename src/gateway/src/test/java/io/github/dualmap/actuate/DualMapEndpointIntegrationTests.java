@@ -157,6 +157,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(dispatch.get("rescueToQueue").asBoolean()).isTrue();
 		assertThat(dispatch.get("shedHopeless").asBoolean()).isTrue();
 		assertThat(dispatch.get("shedBehindForeignPrefill").asBoolean()).isTrue();
+		assertThat(dispatch.get("shedWhereOthersSend").asBoolean()).isTrue();
 		assertThat(dispatch.get("holdOnEngineQueue").asBoolean()).isTrue();
 		assertThat(dispatch.get("countQueuedPrefixes").asBoolean()).isTrue();
 		assertThat(dispatch.get("moveLateOnly").asBoolean()).isTrue();

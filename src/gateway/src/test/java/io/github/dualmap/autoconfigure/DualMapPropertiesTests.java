@@ -244,7 +244,8 @@ class DualMapPropertiesTests {
 					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false",
 					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false",
 					"dualmap.dispatch.rescue-to-queue=false", "dualmap.dispatch.shed-hopeless=false",
-					"dualmap.dispatch.shed-behind-foreign-prefill=false", "dualmap.dispatch.hold-on-engine-queue=false",
+					"dualmap.dispatch.shed-behind-foreign-prefill=false",
+					"dualmap.dispatch.shed-where-others-send=false", "dualmap.dispatch.hold-on-engine-queue=false",
 					"dualmap.dispatch.count-queued-prefixes=false", "dualmap.dispatch.move-interval=20ms",
 					"dualmap.dispatch.max-move-checks-per-event=5", "dualmap.slow-start=30s")
 			.run(context -> {
@@ -270,6 +271,7 @@ class DualMapPropertiesTests {
 					.rescueToQueue(false)
 					.shedHopeless(false)
 					.shedBehindForeignPrefill(false)
+					.shedWhereOthersSend(false)
 					.holdOnEngineQueue(false)
 					.countQueuedPrefixes(false)
 					.moveInterval(Duration.ofMillis(20))

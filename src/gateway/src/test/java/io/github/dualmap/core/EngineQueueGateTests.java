@@ -306,13 +306,93 @@ class EngineQueueGateTests {
 	}
 
 	@Test
-	void withShedBehindForeignPrefillOffALateRequestAloneIsSentBehindAnotherSendersPrompt() {
-		Replica off = new Replica(settings.toBuilder().shedBehindForeignPrefill(false).build());
+	void withBothSheddingRulesOffALateRequestAloneIsSentBehindAnotherSendersPrompt() {
+		Replica off = new Replica(
+				settings.toBuilder().shedBehindForeignPrefill(false).shedWhereOthersSend(false).build());
 		off.counters(0);
 		off.counters(900);
 		assertThat(off.gate.foreignPrefill(off.state())).isPositive();
 		assertThat(off.submit("late", 5_200).state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(off.queues.hopelessShed()).isZero();
+
+		// Either rule alone sheds it: the prompt in prefill, or the other sender's
+		// request.
+		Replica prefillOnly = new Replica(settings.toBuilder().shedWhereOthersSend(false).build());
+		prefillOnly.counters(0);
+		prefillOnly.counters(900);
+		assertThat(prefillOnly.submit("late", 5_200).state()).isEqualTo(RequestTicket.State.REJECTED);
+		Replica sendersOnly = new Replica(settings.toBuilder().shedBehindForeignPrefill(false).build());
+		sendersOnly.counters(0);
+		sendersOnly.counters(900);
+		assertThat(sendersOnly.submit("late", 5_200).state()).isEqualTo(RequestTicket.State.REJECTED);
+	}
+
+	@Test
+	void anotherSenderIsShownByAFreshCountedScrapeOfRequestsThisGatewayDidNotSendWithoutPeersLoad() {
+		Replica r = new Replica();
+		assertThat(r.gate.otherSenders(r.state())).as("never scraped").isFalse();
+		r.running(1);
+		assertThat(r.gate.otherSenders(r.state())).isTrue();
+		clock.advance(Duration.ofMillis(2_001));
+		assertThat(r.gate.otherSenders(r.state())).as("stale after 2 s").isFalse();
+		r.running(1);
+		r.state().markEngineUnknown();
+		assertThat(r.gate.otherSenders(r.state())).as("the last scrape failed").isFalse();
+
+		// Our own request running is no one else's.
+		Replica own = new Replica();
+		assertThat(own.submit("own", 100).state()).isEqualTo(RequestTicket.State.RELEASED);
+		own.running(1);
+		assertThat(own.gate.otherSenders(own.state())).isFalse();
+		own.running(2);
+		assertThat(own.gate.otherSenders(own.state())).isTrue();
+
+		Replica uncounted = new Replica();
+		uncounted.state().updateEngine(new EngineSnapshot(clock.nanos(), -1, -1, Double.NaN, 0, 0, 0));
+		assertThat(uncounted.gate.otherSenders(uncounted.state())).as("the engine reports no request counts").isFalse();
+
+		Replica synced = new Replica();
+		synced.state().peerLoad(0, 0, 0);
+		synced.running(1);
+		assertThat(synced.gate.otherSenders(synced.state())).as("the peers publish what they sent").isFalse();
+	}
+
+	@Test
+	void aLateRequestAloneInThisGatewaysQueuesIsShedWhereTheEngineRunsAnotherSendersRequests() {
+		// 5,200 tokens at 1 ms a token: past its 5 s wherever it goes. No backlog beyond
+		// ours, so no foreign prompt in prefill: the other sender's requests alone.
+		Replica shared = new Replica();
+		shared.running(1);
+		assertThat(shared.gate.foreignPrefill(shared.state())).isZero();
+		RequestTicket late = shared.submit("late", 5_200);
+		assertThat(late.state()).as("nowhere to rescue it: 503").isEqualTo(RequestTicket.State.REJECTED);
+		assertThat(shared.outcomes.rejected.get(late).status()).isEqualTo(503);
+		assertThat(shared.queues.hopelessShed()).isEqualTo(1);
+		assertThat(shared.submit("small", 100).state()).as("one that makes its SLO")
+			.isEqualTo(RequestTicket.State.RELEASED);
+
+		Replica off = new Replica(settings.toBuilder().shedWhereOthersSend(false).build());
+		off.running(1);
+		assertThat(off.submit("late", 5_200).state()).as("without the rule: sent, late")
+			.isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(off.queues.hopelessShed()).isZero();
+	}
+
+	@Test
+	void aLateRequestAloneIsSentWhenTheScrapeShowingAnotherSenderIsStaleFailedOrMissing() {
+		Replica stale = new Replica();
+		stale.running(1);
+		clock.advance(Duration.ofMillis(2_001));
+		assertThat(stale.submit("late", 5_200).state()).isEqualTo(RequestTicket.State.RELEASED);
+
+		Replica failed = new Replica();
+		failed.running(1);
+		failed.state().markEngineUnknown();
+		assertThat(failed.submit("late", 5_200).state()).isEqualTo(RequestTicket.State.RELEASED);
+
+		Replica never = new Replica();
+		assertThat(never.submit("late", 5_200).state()).isEqualTo(RequestTicket.State.RELEASED);
+		assertThat(stale.queues.hopelessShed() + failed.queues.hopelessShed() + never.queues.hopelessShed()).isZero();
 	}
 
 	@Test
@@ -410,6 +490,11 @@ class EngineQueueGateTests {
 
 		void scrape(int waiting) {
 			state().updateEngine(EngineQueueGateTests.waiting(clock.nanos(), waiting));
+		}
+
+		/** A snapshot with {@code running} requests running, none waiting. */
+		void running(int running) {
+			state().updateEngine(new EngineSnapshot(clock.nanos(), 0, running, 0.1, 0, 0, 0));
 		}
 
 		/**
