@@ -233,7 +233,7 @@ class EngineQueueGateTests {
 	}
 
 	@Test
-	void aMissingStaleFailedUncountedOrPeerPublishedSnapshotShowsNoForeignPrefill() {
+	void aMissingStaleFailedUncountedOrPeerPublishedSnapshotShowsNoForeignPrefillNorOtherSenders() {
 		Replica never = new Replica();
 		assertThat(never.gate.foreignPrefill(never.state())).as("never scraped").isZero();
 		Replica r = new Replica();
@@ -254,12 +254,14 @@ class EngineQueueGateTests {
 		uncounted.state().updateEngine(new EngineSnapshot(clock.nanos(), -1, -1, Double.NaN, 900, 0, 0));
 		assertThat(uncounted.state().foreignRequestsAtScrape()).as("the engine reports no request counts").isZero();
 		assertThat(uncounted.gate.foreignPrefill(uncounted.state())).isZero();
+		assertThat(uncounted.gate.otherSenders(uncounted.state())).isFalse();
 
 		Replica synced = new Replica();
 		synced.state().peerLoad(0, 0, 0);
 		synced.counters(0);
 		synced.counters(900);
 		assertThat(synced.gate.foreignPrefill(synced.state())).as("the peers publish what they sent").isZero();
+		assertThat(synced.gate.otherSenders(synced.state())).isFalse();
 	}
 
 	@Test
@@ -268,12 +270,7 @@ class EngineQueueGateTests {
 		Replica shared = new Replica();
 		shared.counters(0);
 		shared.counters(900);
-		RequestTicket late = shared.submit("late", 5_200);
-		assertThat(late.state()).as("nowhere to rescue it: 503").isEqualTo(RequestTicket.State.REJECTED);
-		assertThat(shared.outcomes.rejected.get(late).status()).isEqualTo(503);
-		assertThat(shared.queues.hopelessShed()).isEqualTo(1);
-		assertThat(shared.submit("small", 100).state()).as("one that makes its SLO")
-			.isEqualTo(RequestTicket.State.RELEASED);
+		assertALateRequestIsShedAndOneThatMakesItsSloSent(shared);
 
 		// The same backlog on an engine that runs only this gateway's request: late, it
 		// still holds no one up, so it is sent.
@@ -285,6 +282,19 @@ class EngineQueueGateTests {
 		RequestTicket sent = alone.submit("late", 5_200);
 		assertThat(sent.state()).isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(alone.queues.hopelessShed()).isZero();
+	}
+
+	/**
+	 * A request of 5,200 tokens, past its 5 s at 1 ms a token wherever it goes, is
+	 * answered 503 (one instance: nowhere to rescue it), and one of 100 tokens is sent.
+	 */
+	private static void assertALateRequestIsShedAndOneThatMakesItsSloSent(Replica shared) {
+		RequestTicket late = shared.submit("late", 5_200);
+		assertThat(late.state()).as("nowhere to rescue it: 503").isEqualTo(RequestTicket.State.REJECTED);
+		assertThat(shared.outcomes.rejected.get(late).status()).isEqualTo(503);
+		assertThat(shared.queues.hopelessShed()).isEqualTo(1);
+		assertThat(shared.submit("small", 100).state()).as("one that makes its SLO")
+			.isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
@@ -328,7 +338,7 @@ class EngineQueueGateTests {
 	}
 
 	@Test
-	void anotherSenderIsShownByAFreshCountedScrapeOfRequestsThisGatewayDidNotSendWithoutPeersLoad() {
+	void anotherSenderIsShownByAFreshScrapeOfRequestsThisGatewayDidNotSend() {
 		Replica r = new Replica();
 		assertThat(r.gate.otherSenders(r.state())).as("never scraped").isFalse();
 		r.running(1);
@@ -347,14 +357,6 @@ class EngineQueueGateTests {
 		own.running(2);
 		assertThat(own.gate.otherSenders(own.state())).isTrue();
 
-		Replica uncounted = new Replica();
-		uncounted.state().updateEngine(new EngineSnapshot(clock.nanos(), -1, -1, Double.NaN, 0, 0, 0));
-		assertThat(uncounted.gate.otherSenders(uncounted.state())).as("the engine reports no request counts").isFalse();
-
-		Replica synced = new Replica();
-		synced.state().peerLoad(0, 0, 0);
-		synced.running(1);
-		assertThat(synced.gate.otherSenders(synced.state())).as("the peers publish what they sent").isFalse();
 	}
 
 	@Test
@@ -364,12 +366,7 @@ class EngineQueueGateTests {
 		Replica shared = new Replica();
 		shared.running(1);
 		assertThat(shared.gate.foreignPrefill(shared.state())).isZero();
-		RequestTicket late = shared.submit("late", 5_200);
-		assertThat(late.state()).as("nowhere to rescue it: 503").isEqualTo(RequestTicket.State.REJECTED);
-		assertThat(shared.outcomes.rejected.get(late).status()).isEqualTo(503);
-		assertThat(shared.queues.hopelessShed()).isEqualTo(1);
-		assertThat(shared.submit("small", 100).state()).as("one that makes its SLO")
-			.isEqualTo(RequestTicket.State.RELEASED);
+		assertALateRequestIsShedAndOneThatMakesItsSloSent(shared);
 
 		Replica off = new Replica(settings.toBuilder().shedWhereOthersSend(false).build());
 		off.running(1);
