@@ -187,7 +187,7 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param shedBehindForeignPrefill whether such a request is not sent either behind
 	 * another sender's prompt in prefill, as the engine shows without replica sync
 	 * @param shedWhereOthersSend whether such a request is not sent either where the
-	 * engine shows another sender's requests, without replica sync
+	 * engine shows another sender's requests
 	 * @param holdOnEngineQueue whether releases to an instance wait while its engine's
 	 * own queue holds more requests than this gateway has in prefill there
 	 * @param countQueuedPrefixes whether placement counts the prompts queued for an

@@ -136,9 +136,9 @@ public class DispatchProperties {
 	/**
 	 * With shed-hopeless, a request that would miss its SLO is not sent either when
 	 * nothing else waits in this gateway's queues but the instance's engine, as last
-	 * scraped, ran or queued requests this gateway did not send: gateway replicas without
-	 * replica sync, whose next requests would queue behind it. False: such a request is
-	 * sent, late.
+	 * scraped, ran or queued requests this gateway did not send: other gateway replicas,
+	 * with replica sync or without, whose next requests would queue behind it. False:
+	 * such a request is sent, late.
 	 */
 	private boolean shedWhereOthersSend = QueueSettings.DEFAULT_SHED_WHERE_OTHERS_SEND;
 

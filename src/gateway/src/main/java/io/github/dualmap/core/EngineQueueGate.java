@@ -92,12 +92,12 @@ final class EngineQueueGate {
 	 * Whether the engine of {@code s}, as last scraped and still fresh, ran or queued
 	 * requests this gateway did not send ({@link InstanceState#foreignRequestsAtScrape}):
 	 * another sender, whose next requests queue behind what this gateway sends there.
-	 * False where peers publish their load (they say what they queued), and when the
-	 * snapshot is stale, failed or missing, or counts no requests.
+	 * Peers that publish their load under replica sync are such senders too: what they
+	 * publish is what they hold queued and in prefill, not what they will send next.
+	 * False when the snapshot is stale, failed or missing, or counts no requests.
 	 */
 	boolean otherSenders(InstanceState s) {
-		return !s.peerLoadShared() && s.foreignRequestsAtScrape() > 0
-				&& s.freshEngine(pool.now(), pool.settings().staleAfterNanos()) != null;
+		return s.foreignRequestsAtScrape() > 0 && s.freshEngine(pool.now(), pool.settings().staleAfterNanos()) != null;
 	}
 
 	/**

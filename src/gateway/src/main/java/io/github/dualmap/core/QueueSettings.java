@@ -76,11 +76,12 @@ import java.time.Duration;
  * but for clients that bypass it
  * @param shedWhereOthersSend with {@code shedHopeless}, a request that would miss its SLO
  * is not sent either when nothing else waits in this gateway's queues but the instance's
- * engine, as last scraped (fresh, without replica sync's load), ran or queued requests
- * this gateway did not send ({@code EngineQueueGate#otherSenders}): another gateway
- * replica sends there, and its next requests would queue behind a late prompt. One
- * gateway alone sees no one else's requests, but for clients that bypass it and requests
- * that ended between the engine's metrics and their arrival
+ * engine, as last scraped (fresh), ran or queued requests this gateway did not send
+ * ({@code EngineQueueGate#otherSenders}): another gateway replica sends there, and its
+ * next requests would queue behind a late prompt (under replica sync too: the peers
+ * publish what they hold queued, not what they send next). One gateway alone sees no one
+ * else's requests, but for clients that bypass it and requests that ended between the
+ * engine's metrics and their arrival
  * @param holdOnEngineQueue release nothing to an instance whose engine, as last scraped
  * (and not older than {@code stale-after}), has more requests waiting in its own queue
  * than this gateway (with its peers, under replica sync) had in prefill there when the

@@ -228,9 +228,9 @@ final class ReleasePass {
 	 * its peers published (replica sync), in theirs for {@code s}, or, without their
 	 * load, behind another sender's prompt in prefill on {@code s}
 	 * ({@link EngineQueueGate#foreignPrefill}: that sender's next requests queue behind
-	 * this one), or where another sender's requests run at all
-	 * ({@link EngineQueueGate#otherSenders}). Alone it is sent: late, it still delays no
-	 * one.
+	 * this one), or, with or without their load, where another sender's requests run at
+	 * all ({@link EngineQueueGate#otherSenders}). Alone it is sent: late, it still delays
+	 * no one.
 	 */
 	private boolean hopeless(RequestTicket q, InstanceState s, long estimateNanos, long foreign) {
 		return shedsHopeless() && (book.queuedTotal > 1 || othersWaitOutside(s, foreign))

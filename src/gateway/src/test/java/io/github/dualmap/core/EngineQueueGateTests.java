@@ -233,7 +233,7 @@ class EngineQueueGateTests {
 	}
 
 	@Test
-	void aMissingStaleFailedUncountedOrPeerPublishedSnapshotShowsNoForeignPrefillNorOtherSenders() {
+	void aMissingStaleFailedUncountedOrPeerPublishedSnapshotShowsNoForeignPrefill() {
 		Replica never = new Replica();
 		assertThat(never.gate.foreignPrefill(never.state())).as("never scraped").isZero();
 		Replica r = new Replica();
@@ -261,7 +261,7 @@ class EngineQueueGateTests {
 		synced.counters(0);
 		synced.counters(900);
 		assertThat(synced.gate.foreignPrefill(synced.state())).as("the peers publish what they sent").isZero();
-		assertThat(synced.gate.otherSenders(synced.state())).isFalse();
+		assertThat(synced.gate.otherSenders(synced.state())).as("but not what they send next").isTrue();
 	}
 
 	@Test
@@ -373,6 +373,23 @@ class EngineQueueGateTests {
 		assertThat(off.submit("late", 5_200).state()).as("without the rule: sent, late")
 			.isEqualTo(RequestTicket.State.RELEASED);
 		assertThat(off.queues.hopelessShed()).isZero();
+	}
+
+	@Test
+	void underReplicaSyncALateRequestAloneIsShedWhereTheEngineRunsThePeersRequests() {
+		// The peers publish nothing queued for "a", but their request runs there: their
+		// next ones would queue behind a late prompt.
+		Replica synced = new Replica();
+		synced.state().peerLoad(0, 0, 0);
+		synced.running(1);
+		assertThat(synced.state().peerQueuedTokens()).isZero();
+		assertALateRequestIsShedAndOneThatMakesItsSloSent(synced);
+
+		Replica idle = new Replica();
+		idle.state().peerLoad(0, 0, 0);
+		idle.running(0);
+		assertThat(idle.submit("late", 5_200).state()).as("no one else's request there: sent, late")
+			.isEqualTo(RequestTicket.State.RELEASED);
 	}
 
 	@Test
