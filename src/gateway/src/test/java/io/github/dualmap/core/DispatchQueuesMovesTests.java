@@ -517,16 +517,8 @@ class DispatchQueuesMovesTests {
 
 	@Test
 	void aPassOfTheMovesWeighsNoMoreRequestsThanItsChecks() {
-		InstancePool pool = pool("a", "b");
-		DispatchQueues bounded = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				ungatedMoves().maxPrefillRequests(1).maxMoveChecksPerTrigger(1).idlePull(false).build());
-		pool.instance("b").healthy(false);
 		List<RequestTicket> queued = new ArrayList<>();
-		bounded.submit(request("r0", 0, 1_000), true, outcomes);
-		for (int i = 1; i <= 4; i++) {
-			queued.add(bounded.submit(request("r" + i, i, 1_000), true, outcomes));
-		}
-		pool.instance("b").healthy(true);
+		DispatchQueues bounded = fourMovableOffHotspotA(1, queued);
 
 		bounded.tick(clock.nanos());
 
@@ -541,19 +533,29 @@ class DispatchQueuesMovesTests {
 
 	@Test
 	void withoutTheBoundOnChecksTheSameQueueMovesSeveralInOnePass() {
-		InstancePool pool = pool("a", "b");
-		DispatchQueues unbounded = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				ungatedMoves().maxPrefillRequests(1).idlePull(false).build());
-		pool.instance("b").healthy(false);
-		unbounded.submit(request("r0", 0, 1_000), true, outcomes);
-		for (int i = 1; i <= 4; i++) {
-			unbounded.submit(request("r" + i, i, 1_000), true, outcomes);
-		}
-		pool.instance("b").healthy(true);
+		DispatchQueues unbounded = fourMovableOffHotspotA(0, new ArrayList<>());
 
 		unbounded.tick(clock.nanos());
 
 		assertThat(unbounded.migrations()).isGreaterThan(1);
+	}
+
+	/**
+	 * Instance a, a hotspot, with r0 in prefill and four requests queued (added to
+	 * {@code queued}) whose other candidate b went down before they queued and is back: a
+	 * pass of the moves may weigh {@code checks} of them (0: no bound).
+	 */
+	private DispatchQueues fourMovableOffHotspotA(int checks, List<RequestTicket> queued) {
+		InstancePool pool = pool("a", "b");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				ungatedMoves().maxPrefillRequests(1).maxMoveChecksPerTrigger(checks).idlePull(false).build());
+		pool.instance("b").healthy(false);
+		q.submit(request("r0", 0, 1_000), true, outcomes);
+		for (int i = 1; i <= 4; i++) {
+			queued.add(q.submit(request("r" + i, i, 1_000), true, outcomes));
+		}
+		pool.instance("b").healthy(true);
+		return q;
 	}
 
 	@Test
