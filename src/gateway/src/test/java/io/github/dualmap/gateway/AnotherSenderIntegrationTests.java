@@ -1,0 +1,160 @@
+package io.github.dualmap.gateway;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+import io.github.dualmap.Discovered;
+import io.github.dualmap.GatewayIntegrationTest;
+import io.github.dualmap.StubEngine;
+import io.github.dualmap.core.DispatchQueues;
+import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.prompt.PromptParser;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Another sender seen through the engines' metrics alone, as a gateway replica without
+ * replica sync sees the others (or clients that bypass the gateway): two stub engines
+ * whose {@code /metrics} gauges the test sets, scraped every 50 ms over HTTP. Where the
+ * last fresh scrape counts requests this gateway did not send, a request that can no
+ * longer make its SLO is answered 503 rather than sent, though nothing waits in the
+ * gateway's own queues ({@code dualmap.dispatch.shed-where-others-send}); where the
+ * engines run only the gateway's own requests, or their last scrape failed, it is sent,
+ * late, since alone it delays no one the gateway can tell of.
+ */
+@GatewayIntegrationTest(properties = { "dualmap.scrape.interval=50ms", "dualmap.scrape.timeout=300ms",
+		"dualmap.scrape.stale-after=1s", "dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
+		// One rate for every stub, not recalibrated by the stubs' instant answers: the
+		// estimate of the long prompt below is its own prefill at the configured rate,
+		// well past its objective on either instance, in every test.
+		"dualmap.ttft.model=linear", "dualmap.ttft.calibration-alpha=0" })
+class AnotherSenderIntegrationTests {
+
+	@Discovered
+	static final List<StubEngine> ENGINES = List.of(new StubEngine("a"), new StubEngine("b"));
+
+	static final String PATH = "/v1/chat/completions";
+
+	/**
+	 * A prompt whose own prefill the pool estimates at more than its objective; its topic
+	 * opens it, so no test finds another's prompt cached (block hashes are chained).
+	 */
+	static String late(String topic) {
+		return """
+				{"model":"m","stream":true,"messages":[{"role":"system","content":"You summarise reports on %s."},\
+				{"role":"user","content":"%s"}]}""".formatted(topic,
+				"Summarise every paragraph of this long report. ".repeat(6_000));
+	}
+
+	static final String OBJECTIVE_MS = "1000";
+
+	@Autowired
+	WebTestClient client;
+
+	@Autowired
+	DualMapRegistry registry;
+
+	@Autowired
+	PromptParser parser;
+
+	@AfterEach
+	void noOtherSender() {
+		ENGINES.forEach(e -> {
+			e.reset();
+			e.running.set(0);
+		});
+		awaitForeignRequests(0);
+		StubEngine.settle(ENGINES, this.registry.service("llm"));
+	}
+
+	@Test
+	void theLatePromptIsPastItsObjectiveOnEitherInstance() {
+		int tokens = this.parser.parse(PATH, late("estimates").getBytes(StandardCharsets.UTF_8))
+			.blocks()
+			.promptTokens();
+		assertThat(pool().estimator().estimate(0, tokens))
+			.isGreaterThan(Duration.ofMillis(Long.parseLong(OBJECTIVE_MS)).toNanos());
+	}
+
+	@Test
+	void aLateRequestIsAnswered503WhereTheEnginesRunAnotherSendersRequests() {
+		ENGINES.forEach(e -> e.running.set(2));
+		awaitForeignRequests(2);
+		DispatchQueues queues = this.registry.service("llm").queues();
+		long releases = queues.releases();
+		long shed = queues.hopelessShed();
+		int served = served();
+		EntityExchangeResult<String> r = postLate("other senders");
+		assertThat(r.getStatus().value()).isEqualTo(503);
+		assertThat(r.getResponseBody()).startsWith("{\"error\":{")
+			.contains("\"code\":\"queue_wait_exceeded\"")
+			.contains("would need about");
+		assertThat(r.getResponseHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isNotNull();
+		assertThat(queues.hopelessShed()).isEqualTo(shed + 1);
+		assertThat(queues.releases()).isEqualTo(releases);
+		assertThat(served()).isEqualTo(served);
+	}
+
+	@Test
+	void aLateRequestIsSentWhereTheEnginesRunOnlyThisGatewaysRequests() {
+		awaitForeignRequests(0);
+		long shed = this.registry.service("llm").queues().hopelessShed();
+		int served = served();
+		EntityExchangeResult<String> r = postLate("own requests only");
+		assertThat(r.getStatus().value()).isEqualTo(200);
+		assertThat(this.registry.service("llm").queues().hopelessShed()).isEqualTo(shed);
+		assertThat(served()).isEqualTo(served + 1);
+	}
+
+	@Test
+	void aFailedScrapeShowsNoOtherSender() {
+		ENGINES.forEach(e -> e.running.set(2));
+		awaitForeignRequests(2);
+		ENGINES.forEach(e -> e.scrapesHang.set(true));
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(pool().instances()).allSatisfy(s -> assertThat(s.engineFailed()).isTrue()));
+		EntityExchangeResult<String> r = postLate("failed scrapes");
+		assertThat(r.getStatus().value()).isEqualTo(200);
+	}
+
+	private EntityExchangeResult<String> postLate(String topic) {
+		return this.client.post()
+			.uri(PATH)
+			.header(SloResolver.TTFT_HEADER, OBJECTIVE_MS)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(late(topic))
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+	}
+
+	/**
+	 * Until every instance's last scrape counts {@code n} requests this gateway did not
+	 * send (it has none in flight).
+	 */
+	private void awaitForeignRequests(int n) {
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(pool().instances()).allSatisfy(s -> {
+			assertThat(s.engineFailed()).isFalse();
+			assertThat(s.foreignRequestsAtScrape()).isEqualTo(n);
+		}));
+	}
+
+	private static int served() {
+		return ENGINES.stream().mapToInt(e -> e.served.get()).sum();
+	}
+
+	private InstancePool pool() {
+		return this.registry.service("llm").instancePool();
+	}
+
+}
