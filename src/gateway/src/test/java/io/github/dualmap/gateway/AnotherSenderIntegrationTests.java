@@ -8,10 +8,14 @@ import io.github.dualmap.Discovered;
 import io.github.dualmap.GatewayIntegrationTest;
 import io.github.dualmap.StubEngine;
 import io.github.dualmap.core.DispatchQueues;
+import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.prompt.PromptParser;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.HttpHeaders;
@@ -25,12 +29,21 @@ import static org.awaitility.Awaitility.await;
 /**
  * Another sender seen through the engines' metrics alone, as a gateway replica without
  * replica sync sees the others (or clients that bypass the gateway): two stub engines
- * whose {@code /metrics} gauges the test sets, scraped every 50 ms over HTTP. Where the
- * last fresh scrape counts requests this gateway did not send, a request that can no
- * longer make its SLO is answered 503 rather than sent, though nothing waits in the
- * gateway's own queues ({@code dualmap.dispatch.shed-where-others-send}); where the
- * engines run only the gateway's own requests, or their last scrape failed, it is sent,
- * late, since alone it delays no one the gateway can tell of.
+ * whose {@code /metrics} gauges the test sets, scraped every 50 ms over HTTP.
+ * <ul>
+ * <li>Where the last fresh scrape counts requests this gateway did not send, a request
+ * that can no longer make its SLO is answered 503 rather than sent, though nothing waits
+ * in the gateway's own queues ({@code dualmap.dispatch.shed-where-others-send}); where
+ * the engines run only the gateway's own requests, or their last scrape failed, it is
+ * sent, late, since alone it delays no one the gateway can tell of.
+ * <li>Where the engine queues requests this gateway did not send, it releases nothing
+ * there ({@code dualmap.dispatch.hold-on-engine-queue}): the request waits in the
+ * gateway's queue, where it can still move, until a scrape shows that queue gone, or
+ * until the scrapes fail (a failed scrape holds nothing); and while its prefix-cache
+ * counters show more than a prefill budget of prompts it did not send admitted and not
+ * yet computed ({@code dualmap.scrape.engine-backlog}), drained at the instance's cost
+ * per token.
+ * </ul>
  */
 @GatewayIntegrationTest(properties = { "dualmap.scrape.interval=50ms", "dualmap.scrape.timeout=300ms",
 		"dualmap.scrape.stale-after=1s", "dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
@@ -72,6 +85,7 @@ class AnotherSenderIntegrationTests {
 		ENGINES.forEach(e -> {
 			e.reset();
 			e.running.set(0);
+			e.prefixCache.set(null);
 		});
 		awaitForeignRequests(0);
 		StubEngine.settle(ENGINES, this.registry.service("llm"));
@@ -120,11 +134,96 @@ class AnotherSenderIntegrationTests {
 	void aFailedScrapeShowsNoOtherSender() {
 		ENGINES.forEach(e -> e.running.set(2));
 		awaitForeignRequests(2);
+		failScrapes();
+		EntityExchangeResult<String> r = postLate("failed scrapes");
+		assertThat(r.getStatus().value()).isEqualTo(200);
+	}
+
+	@Test
+	void aReleaseWaitsWhileTheEnginesQueueAnotherSendersRequests() {
+		ENGINES.forEach(e -> e.waiting.set(3));
+		awaitForeignRequests(3);
+		DispatchQueues queues = this.registry.service("llm").queues();
+		int served = served();
+		Mono<EntityExchangeResult<String>> held = Mono.fromCallable(() -> postOnTime("held")).cache();
+		held.subscribeOn(Schedulers.boundedElastic()).subscribe();
+		await().atMost(Duration.ofSeconds(5)).until(() -> queues.queued() == 1);
+		// Three scrapes later it still waits, and no engine has seen it.
+		for (int i = 0; i < 3; i++) {
+			awaitNextScrape();
+		}
+		assertThat(queues.queued()).isEqualTo(1);
+		assertThat(served()).isEqualTo(served);
+		ENGINES.forEach(e -> e.waiting.set(0));
+		EntityExchangeResult<String> r = held.block(Duration.ofSeconds(10));
+		assertThat(r.getStatus().value()).isEqualTo(200);
+		assertThat(Long.parseLong(r.getResponseHeaders().getFirst(DispatchAccountingFilter.QUEUE_HEADER)))
+			.isGreaterThanOrEqualTo(100);
+		assertThat(served()).isEqualTo(served + 1);
+	}
+
+	@Test
+	void aFailedScrapeHoldsNothing() {
+		ENGINES.forEach(e -> e.waiting.set(3));
+		awaitForeignRequests(3);
+		failScrapes();
+		EntityExchangeResult<String> r = postOnTime("not held");
+		assertThat(r.getStatus().value()).isEqualTo(200);
+	}
+
+	@Test
+	void aReleaseWaitsWhileTheEngineComputesAnotherSendersLongPrompt() {
+		ENGINES.forEach(e -> e.prefixCache.set(new long[] { 1_000, 0 }));
+		awaitNextScrape();
+		awaitNextScrape();
+		// 40,000 uncached tokens admitted since, none of them this gateway's: about 1 s
+		// of prefill at 25 us per token, held while more than 16,384 are left.
+		ENGINES.forEach(e -> e.prefixCache.set(new long[] { 41_000, 0 }));
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(pool().instances())
+				.allSatisfy(s -> assertThat(s.freshEngineBacklogTokens(pool().now(), Duration.ofSeconds(1).toNanos()))
+					.isGreaterThan(30_000)));
+		EntityExchangeResult<String> r = postOnTime("behind a long prompt");
+		assertThat(r.getStatus().value()).isEqualTo(200);
+		assertThat(Long.parseLong(r.getResponseHeaders().getFirst(DispatchAccountingFilter.QUEUE_HEADER)))
+			.isGreaterThanOrEqualTo(100);
+	}
+
+	/**
+	 * A short prompt with a 10 s objective: it waits up to 5 s in the gateway's queue.
+	 */
+	private EntityExchangeResult<String> postOnTime(String topic) {
+		return this.client.post()
+			.uri(PATH)
+			.header(SloResolver.TTFT_HEADER, "10000")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("""
+					{"model":"m","stream":true,"messages":[{"role":"user","content":"A question on %s."}]}"""
+				.formatted(topic))
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+	}
+
+	/** The engines' scrapes hang from now on: until every instance's last one failed. */
+	private void failScrapes() {
 		ENGINES.forEach(e -> e.scrapesHang.set(true));
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(pool().instances()).allSatisfy(s -> assertThat(s.engineFailed()).isTrue()));
-		EntityExchangeResult<String> r = postLate("failed scrapes");
-		assertThat(r.getStatus().value()).isEqualTo(200);
+	}
+
+	/** Until every instance has been scraped again. */
+	private void awaitNextScrape() {
+		List<EngineSnapshot> last = pool().instances().stream().map(InstanceState::engine).toList();
+		await().atMost(Duration.ofSeconds(5)).until(() -> {
+			List<InstanceState> now = pool().instances();
+			for (int i = 0; i < now.size(); i++) {
+				if (now.get(i).engine() == last.get(i)) {
+					return false;
+				}
+			}
+			return true;
+		});
 	}
 
 	private EntityExchangeResult<String> postLate(String topic) {
