@@ -7,10 +7,12 @@ import java.util.List;
 import io.github.dualmap.Discovered;
 import io.github.dualmap.GatewayIntegrationTest;
 import io.github.dualmap.StubEngine;
+import io.github.dualmap.core.Candidates;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.prompt.PromptParser;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -43,6 +45,9 @@ import static org.awaitility.Awaitility.await;
  * counters show more than a prefill budget of prompts it did not send admitted and not
  * yet computed ({@code dualmap.scrape.engine-backlog}), drained at the instance's cost
  * per token.
+ * <li>A prompt neither candidate is known to hold goes to the first candidate in ring
+ * order where the engines show another sender, as every replica routing it would send it
+ * ({@code dualmap.tie-break: auto}), and to the lower estimate where they show none.
  * </ul>
  */
 @GatewayIntegrationTest(properties = { "dualmap.scrape.interval=50ms", "dualmap.scrape.timeout=300ms",
@@ -189,17 +194,77 @@ class AnotherSenderIntegrationTests {
 			.isGreaterThanOrEqualTo(100);
 	}
 
+	@Test
+	void aPromptNoCandidateHoldsGoesToRingOrderWhereTheEnginesShowAnotherSender() {
+		ENGINES.forEach(e -> e.running.set(3));
+		awaitForeignRequests(3);
+		assertThat(behindAPrefillOnItsFirstCandidate("ring order")).isEqualTo("first");
+	}
+
+	@Test
+	void aPromptNoCandidateHoldsGoesToTheLowerEstimateWhereTheEnginesShowNoOtherSender() {
+		awaitForeignRequests(0);
+		assertThat(behindAPrefillOnItsFirstCandidate("estimate")).isEqualTo("second");
+	}
+
+	/**
+	 * Sends a prompt (of {@code topic}) while its first candidate in ring order has
+	 * another prompt in prefill, so its estimate there is the higher one, by far less
+	 * than the SLO switch needs.
+	 * @return which of its candidates it went to, {@code first} or {@code second}
+	 */
+	private String behindAPrefillOnItsFirstCandidate(String topic) {
+		String body = onTime(topic);
+		Candidates pair = candidates(body);
+		String earlier = null;
+		for (int i = 0; earlier == null; i++) {
+			String other = onTime(topic + " earlier " + i);
+			if (candidates(other).equals(pair)) {
+				earlier = other;
+			}
+		}
+		engine(pair.first()).firstByteDelay.set(Duration.ofSeconds(1));
+		String first = earlier;
+		Mono<EntityExchangeResult<String>> inPrefill = Mono.fromCallable(() -> post(first, "10000")).cache();
+		inPrefill.subscribeOn(Schedulers.boundedElastic()).subscribe();
+		await().atMost(Duration.ofSeconds(5)).until(() -> pool().instance(pair.first()).prefillRequests() == 1);
+		EntityExchangeResult<String> r = post(body, "10000");
+		assertThat(r.getStatus().value()).isEqualTo(200);
+		assertThat(r.getResponseHeaders().getFirst(DispatchAccountingFilter.REASON_HEADER)).isEqualTo("affinity");
+		assertThat(inPrefill.block(Duration.ofSeconds(10)).getStatus().value()).isEqualTo(200);
+		String instance = r.getResponseHeaders().getFirst(DispatchAccountingFilter.INSTANCE_HEADER);
+		return instance.equals(pair.first()) ? "first" : instance.equals(pair.second()) ? "second" : instance;
+	}
+
+	/** The candidates of {@code body}'s prompt, as the pool routes it now. */
+	private Candidates candidates(String body) {
+		PromptBlocks blocks = this.parser.parse(PATH, body.getBytes(StandardCharsets.UTF_8)).blocks();
+		return pool().rings().candidates(blocks.keyAt(pool().hotPrefixes().peekDepth(blocks)));
+	}
+
+	private static StubEngine engine(String instanceId) {
+		return ENGINES.stream().filter(e -> e.instanceId().equals(instanceId)).findFirst().orElseThrow();
+	}
+
 	/**
 	 * A short prompt with a 10 s objective: it waits up to 5 s in the gateway's queue.
 	 */
 	private EntityExchangeResult<String> postOnTime(String topic) {
+		return post(onTime(topic), "10000");
+	}
+
+	private static String onTime(String topic) {
+		return """
+				{"model":"m","stream":true,"messages":[{"role":"user","content":"A question on %s."}]}"""
+			.formatted(topic);
+	}
+
+	private EntityExchangeResult<String> post(String body, String objectiveMs) {
 		return this.client.post()
 			.uri(PATH)
-			.header(SloResolver.TTFT_HEADER, "10000")
+			.header(SloResolver.TTFT_HEADER, objectiveMs)
 			.contentType(MediaType.APPLICATION_JSON)
-			.bodyValue("""
-					{"model":"m","stream":true,"messages":[{"role":"user","content":"A question on %s."}]}"""
-				.formatted(topic))
+			.bodyValue(body)
 			.exchange()
 			.expectBody(String.class)
 			.returnResult();
@@ -227,14 +292,7 @@ class AnotherSenderIntegrationTests {
 	}
 
 	private EntityExchangeResult<String> postLate(String topic) {
-		return this.client.post()
-			.uri(PATH)
-			.header(SloResolver.TTFT_HEADER, OBJECTIVE_MS)
-			.contentType(MediaType.APPLICATION_JSON)
-			.bodyValue(late(topic))
-			.exchange()
-			.expectBody(String.class)
-			.returnResult();
+		return post(late(topic), OBJECTIVE_MS);
 	}
 
 	/**
