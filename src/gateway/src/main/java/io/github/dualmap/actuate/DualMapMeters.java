@@ -55,9 +55,9 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 	/** Names of every meter tagged with an instance, removed when it leaves. */
 	static final Set<String> INSTANCE_METERS = Set.of("dualmap.decisions", "dualmap.ttft", "dualmap.queue.wait",
 			"dualmap.pending.tokens", "dualmap.inflight", "dualmap.queue.depth", "dualmap.engine.prefix.hit.rate",
-			"dualmap.engine.backlog.tokens", "dualmap.engine.prefix.queries", "dualmap.engine.prefix.hits",
-			"dualmap.estimated.hit.rate", "dualmap.scrape.errors", "dualmap.instance.healthy",
-			"dualmap.instance.draining");
+			"dualmap.engine.backlog.tokens", "dualmap.engine.foreign.requests", "dualmap.engine.prefix.queries",
+			"dualmap.engine.prefix.hits", "dualmap.estimated.hit.rate", "dualmap.scrape.errors",
+			"dualmap.instance.healthy", "dualmap.instance.draining");
 
 	private final DualMapRegistry registry;
 
@@ -390,6 +390,14 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 					s -> {
 						long backlog = s.freshEngineBacklogTokens(pool.now(), pool.settings().staleAfterNanos());
 						return backlog < 0 ? Double.NaN : backlog;
+					});
+			gauge("dualmap.engine.foreign.requests", tags, service, instanceId,
+					"Requests the engine held, running and waiting, at its last scrape beyond this gateway's in flight "
+							+ "there: other gateway replicas' or clients that bypass the gateway (NaN when the engine "
+							+ "reports no counts or the scrape is stale or failed)",
+					s -> {
+						EngineSnapshot e = s.freshEngine(pool.now(), pool.settings().staleAfterNanos());
+						return e == null || !e.countsRequests() ? Double.NaN : s.foreignRequestsAtScrape();
 					});
 			// The engine's own monotonic counters, so hit rates over any window are
 			// rate(hits) / rate(queries); the last good scrape holds while scraping

@@ -325,6 +325,7 @@ class DualMapEndpointIntegrationTests {
 			.contains("dualmap_inflight{instance=\"" + home + "\",service=\"llm\"}")
 			.containsPattern("dualmap_engine_prefix_hit_rate\\{instance=\"" + home + "\",service=\"llm\"} 0\\.4")
 			.containsPattern("dualmap_engine_backlog_tokens\\{instance=\"" + home + "\",service=\"llm\"} [0-9]")
+			.containsPattern("dualmap_engine_foreign_requests\\{instance=\"" + home + "\",service=\"llm\"} [0-9]")
 			.containsPattern(
 					"dualmap_engine_prefix_hits_tokens_total\\{instance=\"" + home + "\",service=\"llm\"} 400\\.0")
 			.containsPattern(

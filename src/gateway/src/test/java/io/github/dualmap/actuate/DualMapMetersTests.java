@@ -136,6 +136,10 @@ class DualMapMetersTests {
 			.tags("service", "llm", "instance", home)
 			.gauge()
 			.value()).as("never scraped: unknown").isNaN();
+		assertThat(this.meters.get("dualmap.engine.foreign.requests")
+			.tags("service", "llm", "instance", home)
+			.gauge()
+			.value()).as("never scraped: unknown").isNaN();
 	}
 
 	@Test

@@ -14,6 +14,7 @@ import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.prompt.PromptParser;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -31,7 +32,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * Another sender seen through the engines' metrics alone, as a gateway replica without
  * replica sync sees the others (or clients that bypass the gateway): two stub engines
- * whose {@code /metrics} gauges the test sets, scraped every 50 ms over HTTP.
+ * whose {@code /metrics} gauges the test sets, scraped every 50 ms over HTTP, and counted
+ * in {@code dualmap_engine_foreign_requests}.
  * <ul>
  * <li>Where the last fresh scrape counts requests this gateway did not send, a request
  * that can no longer make its SLO is answered 503 rather than sent, though nothing waits
@@ -84,6 +86,9 @@ class AnotherSenderIntegrationTests {
 
 	@Autowired
 	PromptParser parser;
+
+	@Autowired
+	MeterRegistry meters;
 
 	@AfterEach
 	void noOtherSender() {
@@ -275,6 +280,7 @@ class AnotherSenderIntegrationTests {
 		ENGINES.forEach(e -> e.scrapesHang.set(true));
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(pool().instances()).allSatisfy(s -> assertThat(s.engineFailed()).isTrue()));
+		assertThat(pool().instances()).allSatisfy(s -> assertThat(foreignRequestsGauge(s)).isNaN());
 	}
 
 	/** Until every instance has been scraped again. */
@@ -303,7 +309,16 @@ class AnotherSenderIntegrationTests {
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(pool().instances()).allSatisfy(s -> {
 			assertThat(s.engineFailed()).isFalse();
 			assertThat(s.foreignRequestsAtScrape()).isEqualTo(n);
+			assertThat(foreignRequestsGauge(s)).isEqualTo(n);
 		}));
+	}
+
+	/** What {@code dualmap_engine_foreign_requests} shows for {@code s}. */
+	private double foreignRequestsGauge(InstanceState s) {
+		return this.meters.get("dualmap.engine.foreign.requests")
+			.tags("service", "llm", "instance", s.id())
+			.gauge()
+			.value();
 	}
 
 	private static int served() {
