@@ -230,13 +230,16 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * start them at once
 	 * @param hopelessShed requests answered 503 when about to be released because they
 	 * would have missed their SLO there while others waited (in {@code rejections} too)
+	 * @param hopelessShedForOthers of those, the ones shed while nothing else waited in
+	 * this gateway's queues: for other senders' requests, its peers' or those the engine
+	 * showed
 	 * @param rejections requests the queues rejected (429 and 503)
 	 * @param releases requests sent to an instance
 	 * @param rejectionsByStatus requests answered 429 or 503 instead of being sent, by
 	 * status: the queues' rejections plus requests every candidate refused
 	 */
 	public record Queue(int queued, long migrations, long rerouted, long rescues, long rescuesQueued, long hopelessShed,
-			long rejections, long releases, Map<Integer, Long> rejectionsByStatus) {
+			long hopelessShedForOthers, long rejections, long releases, Map<Integer, Long> rejectionsByStatus) {
 
 	}
 

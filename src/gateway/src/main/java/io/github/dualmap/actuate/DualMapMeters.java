@@ -237,6 +237,13 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 				.description("Requests answered 503 when about to be released, because their wait plus their TTFT "
 						+ "estimate there exceeded their SLO while others waited (dualmap.dispatch.shed-hopeless)")
 				.register(this.meters);
+			FunctionCounter.builder("dualmap.queue.hopeless.others", queues, DispatchQueues::hopelessShedForOthers)
+				.tags(tags)
+				.description("Of dualmap.queue.hopeless, the requests shed while nothing else waited in this gateway's "
+						+ "queues, for other senders' requests on the instance: peers' published queues, or another "
+						+ "sender the engine showed (dualmap.dispatch.shed-where-others-send, "
+						+ "shed-behind-foreign-prefill)")
+				.register(this.meters);
 			FunctionCounter.builder("dualmap.queue.shed", queues, DispatchQueues::shed)
 				.tags(tags)
 				.description("Queued requests answered 429 to make room for an arrival with a tighter TTFT SLO")

@@ -109,7 +109,8 @@ final class PoolInspection {
 			byStatus.put(status, service.rejections(status));
 		}
 		return new DualMapDescriptor.Queue(q.queued(), q.migrations(), q.rerouted(), q.rescues(), q.rescuesQueued(),
-				q.hopelessShed(), q.rejections(), q.releases(), Collections.unmodifiableMap(byStatus));
+				q.hopelessShed(), q.hopelessShedForOthers(), q.rejections(), q.releases(),
+				Collections.unmodifiableMap(byStatus));
 	}
 
 	static String hex(long hash) {

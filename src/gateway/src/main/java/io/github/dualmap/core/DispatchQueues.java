@@ -566,6 +566,18 @@ public final class DispatchQueues {
 		return locked(stats::hopelessShed);
 	}
 
+	/**
+	 * Of {@link #hopelessShed()}, the requests shed while nothing else waited in this
+	 * gateway's queues: for the requests others had waiting for the instance, its peers'
+	 * as they published them under replica sync, or another sender's the engine showed
+	 * ({@link QueueSettings#shedBehindForeignPrefill()},
+	 * {@link QueueSettings#shedWhereOthersSend()}). With several replicas and no replica
+	 * sync, what sync or a load balancer keeping conversations on one replica might save.
+	 */
+	public long hopelessShedForOthers() {
+		return locked(stats::hopelessShedForOthers);
+	}
+
 	/** Requests rejected (429 and 503). */
 	public long rejections() {
 		return locked(stats::rejections);

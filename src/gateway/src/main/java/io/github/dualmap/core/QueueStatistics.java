@@ -21,6 +21,8 @@ final class QueueStatistics {
 
 	private long hopelessShed;
 
+	private long hopelessShedForOthers;
+
 	private long rejections;
 
 	private long releases;
@@ -64,9 +66,16 @@ final class QueueStatistics {
 		}
 	}
 
-	/** A request about to be released was answered 503 as past its SLO there. */
-	void recordHopelessShed() {
+	/**
+	 * A request about to be released was answered 503 as past its SLO there;
+	 * {@code forOthers}: nothing else waited in this gateway's queues, only outside them
+	 * (its peers' published queues, or another sender the engine showed).
+	 */
+	void recordHopelessShed(boolean forOthers) {
 		hopelessShed++;
+		if (forOthers) {
+			hopelessShedForOthers++;
+		}
 	}
 
 	/** A request was rejected (429 or 503). */
@@ -109,6 +118,10 @@ final class QueueStatistics {
 
 	long hopelessShed() {
 		return hopelessShed;
+	}
+
+	long hopelessShedForOthers() {
+		return hopelessShedForOthers;
 	}
 
 	long rejections() {

@@ -120,11 +120,14 @@ final class ReleasePass {
 			long foreign = foreignPrefill(s);
 			long estimate = pool.estimateTtft(s, pool.plusForeign(ahead, foreign), cached, uncached);
 			if (hopeless(next, s, estimate, foreign)) {
+				// Before it leaves the queue: whether anything else of this gateway's
+				// waits.
+				boolean forOthers = book.queuedTotal <= 1;
 				long waitedMs = (now - next.submittedAtNanos()) / 1_000_000;
 				long estimateMs = estimate / 1_000_000;
 				book.dequeue(next);
 				if (!rescue.tryRescue(next, iq, out)) {
-					stats.recordHopelessShed();
+					stats.recordHopelessShed(forOthers);
 					book.reject(next, Rejection.SERVICE_UNAVAILABLE,
 							"request waited " + waitedMs + " ms for its instance in pool '" + pool.name()
 									+ "' and would need about " + estimateMs

@@ -182,6 +182,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(queue.get("rescues").asLong()).isZero();
 		assertThat(queue.get("rescuesQueued").asLong()).isZero();
 		assertThat(queue.get("hopelessShed").asLong()).isZero();
+		assertThat(queue.get("hopelessShedForOthers").asLong()).isZero();
 		assertThat(queue.get("rejections").asLong()).isZero();
 		assertThat(queue.get("rejectionsByStatus").get("429").asLong()).isZero();
 		assertThat(queue.get("rejectionsByStatus").get("503").asLong()).isZero();
@@ -337,6 +338,7 @@ class DualMapEndpointIntegrationTests {
 			.containsPattern("dualmap_queue_rescues_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_queue_rescues_queued_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_queue_hopeless_total\\{service=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_queue_hopeless_others_total\\{service=\"llm\"} 0\\.0")
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"429\"} 0\\.0")
 			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"503\"} 0\\.0")
 			.containsPattern("dualmap_retries_total\\{cause=\"connect\",service=\"llm\"} 0\\.0")

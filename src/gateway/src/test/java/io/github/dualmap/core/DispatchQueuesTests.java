@@ -725,6 +725,7 @@ class DispatchQueuesTests {
 		assertThat(r.retryAfterSeconds()).isPositive();
 		assertThat(outcomes.releasedIds()).containsExactly("busy", "small");
 		assertThat(q.hopelessShed()).isEqualTo(1);
+		assertThat(q.hopelessShedForOthers()).as("its own queue held the request behind it").isZero();
 		assertThat(q.rejections()).isEqualTo(1);
 		assertThat(a().queuedRequests()).isZero();
 		assertThat(a().queuedTokens()).isZero();
@@ -754,6 +755,7 @@ class DispatchQueuesTests {
 		assertThat(long_.state())
 			.isEqualTo(peerQueued > 0 ? RequestTicket.State.REJECTED : RequestTicket.State.RELEASED);
 		assertThat(q.hopelessShed()).isEqualTo(peerQueued > 0 ? 1 : 0);
+		assertThat(q.hopelessShedForOthers()).isEqualTo(q.hopelessShed());
 		if (peerQueued > 0) {
 			assertThat(outcomes.rejected.get(long_).status()).isEqualTo(503);
 		}

@@ -293,6 +293,7 @@ class EngineQueueGateTests {
 		assertThat(late.state()).as("nowhere to rescue it: 503").isEqualTo(RequestTicket.State.REJECTED);
 		assertThat(shared.outcomes.rejected.get(late).status()).isEqualTo(503);
 		assertThat(shared.queues.hopelessShed()).isEqualTo(1);
+		assertThat(shared.queues.hopelessShedForOthers()).as("nothing of its own waited").isEqualTo(1);
 		assertThat(shared.submit("small", 100).state()).as("one that makes its SLO")
 			.isEqualTo(RequestTicket.State.RELEASED);
 	}

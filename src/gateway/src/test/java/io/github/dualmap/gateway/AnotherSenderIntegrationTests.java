@@ -117,6 +117,7 @@ class AnotherSenderIntegrationTests {
 		DispatchQueues queues = this.registry.service("llm").queues();
 		long releases = queues.releases();
 		long shed = queues.hopelessShed();
+		double forOthers = this.meters.get("dualmap.queue.hopeless.others").functionCounter().count();
 		int served = served();
 		EntityExchangeResult<String> r = postLate("other senders");
 		assertThat(r.getStatus().value()).isEqualTo(503);
@@ -125,6 +126,9 @@ class AnotherSenderIntegrationTests {
 			.contains("would need about");
 		assertThat(r.getResponseHeaders().getFirst(HttpHeaders.RETRY_AFTER)).isNotNull();
 		assertThat(queues.hopelessShed()).isEqualTo(shed + 1);
+		assertThat(this.meters.get("dualmap.queue.hopeless.others").functionCounter().count())
+			.as("nothing of the gateway's own waited")
+			.isEqualTo(forOthers + 1);
 		assertThat(queues.releases()).isEqualTo(releases);
 		assertThat(served()).isEqualTo(served);
 	}
