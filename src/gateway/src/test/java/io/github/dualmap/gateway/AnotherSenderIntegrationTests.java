@@ -190,13 +190,14 @@ class AnotherSenderIntegrationTests {
 		ENGINES.forEach(e -> e.prefixCache.set(new long[] { 1_000, 0 }));
 		awaitNextScrape();
 		awaitNextScrape();
-		// 40,000 uncached tokens admitted since, none of them this gateway's: about 1 s
-		// of prefill at 25 us per token, held while more than 16,384 are left.
-		ENGINES.forEach(e -> e.prefixCache.set(new long[] { 41_000, 0 }));
+		// 100,000 uncached tokens admitted since, none of them this gateway's: 2.5 s of
+		// prefill at 25 us per token, held while more than 16,384 are left (the estimate
+		// stays above 50,000 for over a second: time for the await to see it).
+		ENGINES.forEach(e -> e.prefixCache.set(new long[] { 101_000, 0 }));
 		await().atMost(Duration.ofSeconds(5))
 			.untilAsserted(() -> assertThat(pool().instances())
 				.allSatisfy(s -> assertThat(s.freshEngineBacklogTokens(pool().now(), Duration.ofSeconds(1).toNanos()))
-					.isGreaterThan(30_000)));
+					.isGreaterThan(50_000)));
 		EntityExchangeResult<String> r = postOnTime("behind a long prompt");
 		assertThat(r.getStatus().value()).isEqualTo(200);
 		assertThat(Long.parseLong(r.getResponseHeaders().getFirst(DispatchAccountingFilter.QUEUE_HEADER)))
