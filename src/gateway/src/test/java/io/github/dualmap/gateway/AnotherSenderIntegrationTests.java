@@ -37,9 +37,10 @@ import static org.awaitility.Awaitility.await;
  * <ul>
  * <li>Where the last fresh scrape counts requests this gateway did not send, a request
  * that can no longer make its SLO is answered 503 rather than sent, though nothing waits
- * in the gateway's own queues ({@code dualmap.dispatch.shed-where-others-send}); where
- * the engines run only the gateway's own requests, or their last scrape failed, it is
- * sent, late, since alone it delays no one the gateway can tell of.
+ * in the gateway's own queues ({@code dualmap.dispatch.shed-where-others-send}; counted
+ * in {@code dualmap_queue_hopeless_others_total}); where the engines run only the
+ * gateway's own requests, or their last scrape failed, it is sent, late, since alone it
+ * delays no one the gateway can tell of.
  * <li>Where the engine queues requests this gateway did not send, it releases nothing
  * there ({@code dualmap.dispatch.hold-on-engine-queue}): the request waits in the
  * gateway's queue, where it can still move, until a scrape shows that queue gone, or
