@@ -116,6 +116,16 @@ public final class StubEngine {
 	/** The {@code vllm:num_requests_running} gauge. */
 	public final AtomicInteger running = new AtomicInteger();
 
+	/**
+	 * Whether {@code vllm:num_requests_running} also counts the requests the stub is
+	 * answering (completions, chat completions, Responses), from their body read, held
+	 * ones included, to their last byte, as an engine counts whoever sent them.
+	 */
+	public final AtomicBoolean countsItsRequests = new AtomicBoolean();
+
+	/** Requests being answered now, held ones included. */
+	private final AtomicInteger answering = new AtomicInteger();
+
 	/** The {@code vllm:kv_cache_usage_perc} gauge. */
 	public final AtomicReference<Double> kvCacheUsage = new AtomicReference<>(DEFAULT_KV_CACHE_USAGE);
 
@@ -273,6 +283,7 @@ public final class StubEngine {
 		this.scrapesHang.set(this.mode == Mode.UNRESPONSIVE);
 		this.endless.set(false);
 		this.firstByteDelay.set(Duration.ZERO);
+		this.countsItsRequests.set(false);
 	}
 
 	/** Holds every response from now on until {@link #releaseResponses()}. */
@@ -307,8 +318,10 @@ public final class StubEngine {
 				return refuse(res);
 			}
 			this.served.incrementAndGet();
+			this.answering.incrementAndGet();
 			// Held: nothing, not even the first byte, before the gate opens.
-			return gate.then(Mono.defer(() -> answer.apply(bytes, new String(bytes, StandardCharsets.UTF_8))));
+			return gate.then(Mono.defer(() -> answer.apply(bytes, new String(bytes, StandardCharsets.UTF_8))))
+				.doFinally(signal -> this.answering.decrementAndGet());
 		});
 	}
 
@@ -411,7 +424,8 @@ public final class StubEngine {
 				# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.
 				# TYPE vllm:kv_cache_usage_perc gauge
 				vllm:kv_cache_usage_perc{engine="0",model_name="m"} %s
-				""".formatted(this.running.get(), this.waiting.get(), this.kvCacheUsage.get()) + prefixCounters;
+				""".formatted(this.running.get() + (this.countsItsRequests.get() ? this.answering.get() : 0),
+				this.waiting.get(), this.kvCacheUsage.get()) + prefixCounters;
 	}
 
 	/** What an engine is between tests: see {@link #reset()}. */

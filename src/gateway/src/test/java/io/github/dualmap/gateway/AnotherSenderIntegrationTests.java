@@ -25,6 +25,7 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -48,6 +49,8 @@ import static org.awaitility.Awaitility.await;
  * counters show more than a prefill budget of prompts it did not send admitted and not
  * yet computed ({@code dualmap.scrape.engine-backlog}), drained at the instance's cost
  * per token.
+ * <li>The engine's count of the gateway's own requests in flight is no other sender's; a
+ * request sent straight to the engine is.
  * <li>A prompt neither candidate is known to hold goes to the first candidate in ring
  * order where the engines show another sender, as every replica routing it would send it
  * ({@code dualmap.tie-break: auto}), and to the lower estimate where they show none.
@@ -152,6 +155,38 @@ class AnotherSenderIntegrationTests {
 		failScrapes();
 		EntityExchangeResult<String> r = postLate("failed scrapes");
 		assertThat(r.getStatus().value()).isEqualTo(200);
+	}
+
+	@Test
+	void theEnginesCountOfThisGatewaysOwnRequestsIsNoOtherSenders() {
+		ENGINES.forEach(e -> {
+			e.countsItsRequests.set(true);
+			e.firstByteDelay.set(Duration.ofSeconds(2));
+		});
+		Mono<EntityExchangeResult<String>> own = Mono.fromCallable(() -> postOnTime("own")).cache();
+		own.subscribeOn(Schedulers.boundedElastic()).subscribe();
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> pool().instances().stream().anyMatch(s -> s.prefillRequests() == 1));
+		InstanceState there = pool().instances().stream().filter(s -> s.prefillRequests() == 1).findFirst().get();
+		awaitNextScrape();
+		awaitNextScrape();
+		// The engine runs one request, the gateway's own.
+		assertThat(there.engine().running()).isEqualTo(1);
+		assertThat(there.foreignRequestsAtScrape()).isZero();
+		assertThat(foreignRequestsGauge(there)).isZero();
+		// A client that bypasses the gateway sends one straight to the engine.
+		Mono<Integer> direct = WebClient.create(engine(there.id()).uri())
+			.post()
+			.uri(PATH)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(onTime("direct"))
+			.exchangeToMono(r -> r.releaseBody().thenReturn(r.statusCode().value()))
+			.cache();
+		direct.subscribe();
+		await().atMost(Duration.ofSeconds(5)).until(() -> there.foreignRequestsAtScrape() == 1);
+		assertThat(foreignRequestsGauge(there)).isEqualTo(1);
+		assertThat(own.block(Duration.ofSeconds(10)).getStatus().value()).isEqualTo(200);
+		assertThat(direct.block(Duration.ofSeconds(10))).isEqualTo(200);
 	}
 
 	@Test
