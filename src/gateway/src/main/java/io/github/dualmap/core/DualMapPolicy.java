@@ -286,8 +286,7 @@ public final class DualMapPolicy implements RoutingPolicy {
 	 * better choice.
 	 */
 	private static boolean otherSender(InstancePool pool, InstanceState s) {
-		return !s.peerLoadShared() && s.foreignRequestsAtScrape() > 0
-				&& s.freshEngine(pool.now(), pool.settings().staleAfterNanos()) != null;
+		return !s.peerLoadShared() && s.othersSendAt(pool.now(), pool.settings().staleAfterNanos());
 	}
 
 	/**

@@ -97,7 +97,7 @@ final class EngineQueueGate {
 	 * False when the snapshot is stale, failed or missing, or counts no requests.
 	 */
 	boolean otherSenders(InstanceState s) {
-		return s.foreignRequestsAtScrape() > 0 && s.freshEngine(pool.now(), pool.settings().staleAfterNanos()) != null;
+		return s.othersSendAt(pool.now(), pool.settings().staleAfterNanos());
 	}
 
 	/**

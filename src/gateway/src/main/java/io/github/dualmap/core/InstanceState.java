@@ -362,6 +362,15 @@ public final class InstanceState {
 	}
 
 	/**
+	 * Whether the last snapshot, fresh at {@code nowNanos} (not failed, at most
+	 * {@code staleAfterNanos} old), held requests this router did not send
+	 * ({@link #foreignRequestsAtScrape}): another sender uses the engine.
+	 */
+	public boolean othersSendAt(long nowNanos, long staleAfterNanos) {
+		return foreignRequestsAtScrape > 0 && freshEngine(nowNanos, staleAfterNanos) != null;
+	}
+
+	/**
 	 * Whether the last scrape failed (the last good snapshot stays visible for
 	 * diagnosis).
 	 */
