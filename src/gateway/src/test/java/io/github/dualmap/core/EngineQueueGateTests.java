@@ -357,7 +357,6 @@ class EngineQueueGateTests {
 		assertThat(own.gate.otherSenders(own.state())).isFalse();
 		own.running(2);
 		assertThat(own.gate.otherSenders(own.state())).isTrue();
-
 	}
 
 	@Test
