@@ -194,15 +194,17 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * instance as cached there
 	 * @param moveIntervalMs the hotspot moves and the idle pull run at most once per this
 	 * many milliseconds (0: after every event)
-	 * @param maxMoveChecksPerEvent queued requests one pass of the moves, and one of the
-	 * idle pull, considers for a move
+	 * @param maxMoveChecksPerEvent queued requests one pass of the hotspot moves
+	 * considers for a move (0: no bound)
+	 * @param maxPullChecksPerEvent queued requests one pass of the idle pull looks at (0:
+	 * no bound)
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
 			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware,
 			double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly, boolean shedHopeless,
 			boolean shedBehindForeignPrefill, boolean shedWhereOthersSend, boolean holdOnEngineQueue,
-			boolean countQueuedPrefixes, long moveIntervalMs, int maxMoveChecksPerEvent) {
+			boolean countQueuedPrefixes, long moveIntervalMs, int maxMoveChecksPerEvent, int maxPullChecksPerEvent) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
@@ -211,7 +213,8 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 					q.maxMovesPerTrigger(), q.unavailableRetryAfterSeconds(), q.idlePull(), q.sloAware(),
 					q.maxWaitShare(), q.rescue(), q.rescueToQueue(), q.moveLateOnly(), q.shedHopeless(),
 					q.shedBehindForeignPrefill(), q.shedWhereOthersSend(), q.holdOnEngineQueue(),
-					q.countQueuedPrefixes(), millis(q.moveIntervalNanos()), q.maxMoveChecksPerTrigger());
+					q.countQueuedPrefixes(), millis(q.moveIntervalNanos()), q.maxMoveChecksPerTrigger(),
+					q.maxPullChecksPerTrigger());
 		}
 
 	}

@@ -136,6 +136,7 @@ public final class CoreSettingsMapper {
 			.migrationMargin(d.getMigrationMargin())
 			.maxMovesPerTrigger(d.getMaxMovesPerEvent())
 			.maxMoveChecksPerTrigger(d.getMaxMoveChecksPerEvent())
+			.maxPullChecksPerTrigger(d.getMaxPullChecksPerEvent())
 			.moveInterval(d.getMoveInterval())
 			.unavailableRetryAfter(d.getUnavailableRetryAfter())
 			.idlePull(d.isIdlePull())

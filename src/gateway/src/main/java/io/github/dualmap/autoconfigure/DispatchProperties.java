@@ -252,12 +252,19 @@ public class DispatchProperties {
 	private int maxMovesPerEvent = QueueSettings.DEFAULT_MAX_MOVES_PER_TRIGGER;
 
 	/**
-	 * Bound on the queued requests one pass of the hotspot moves, and one of the idle
-	 * pull, considers for a move; the next pass starts after where it stopped. 0: no
-	 * bound.
+	 * Bound on the queued requests one pass of the hotspot moves considers for a move;
+	 * the next pass starts after the queue where it stopped. 0: no bound.
 	 */
 	@Min(value = 0, message = "dualmap.dispatch.max-move-checks-per-event must be >= 0")
 	private int maxMoveChecksPerEvent = QueueSettings.DEFAULT_MAX_MOVE_CHECKS_PER_TRIGGER;
+
+	/**
+	 * Bound on the queued requests one pass of the idle pull looks at over all idle
+	 * instances; the next pass starts after the idle instance where it stopped. 0: no
+	 * bound.
+	 */
+	@Min(value = 0, message = "dualmap.dispatch.max-pull-checks-per-event must be >= 0")
+	private int maxPullChecksPerEvent = QueueSettings.DEFAULT_MAX_PULL_CHECKS_PER_TRIGGER;
 
 	/**
 	 * The hotspot moves and the idle pull run at most once per this interval, on the
@@ -405,6 +412,14 @@ public class DispatchProperties {
 
 	public void setMaxMoveChecksPerEvent(int maxMoveChecksPerEvent) {
 		this.maxMoveChecksPerEvent = maxMoveChecksPerEvent;
+	}
+
+	public int getMaxPullChecksPerEvent() {
+		return this.maxPullChecksPerEvent;
+	}
+
+	public void setMaxPullChecksPerEvent(int maxPullChecksPerEvent) {
+		this.maxPullChecksPerEvent = maxPullChecksPerEvent;
 	}
 
 	public Duration getUnavailableRetryAfter() {

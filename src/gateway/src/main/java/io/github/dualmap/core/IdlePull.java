@@ -35,7 +35,7 @@ final class IdlePull {
 	// holds from another count is stale (estimateHere).
 	private long pullEstimates;
 
-	// Requests the current pass may still look at (QueueSettings.moveChecksPerPass).
+	// Requests the current pass may still look at (QueueSettings.pullChecksPerPass).
 	private int checksLeft;
 
 	// The passes over the idle instances' entries: one that runs out of checks stops at
@@ -58,10 +58,10 @@ final class IdlePull {
 	 * still has prefill capacity after the release pass (so its own queue is empty) takes
 	 * over queued requests whose other candidate it is, best gain first, while the gain
 	 * beats the migration margin. At most {@link QueueSettings#maxMovesPerTrigger()}
-	 * pulls per call, each looking at no more than {@value #PULL_SCAN} requests; with
-	 * {@link QueueSettings#maxMoveChecksPerTrigger()} set, no more than that many
-	 * requests looked at per call, and the next call starts after the idle instance where
-	 * this one ran out and wraps around.
+	 * pulls per call, each looking at no more than {@value #PULL_SCAN} requests; no more
+	 * than {@link QueueSettings#maxPullChecksPerTrigger()} requests looked at per call
+	 * (when set), and the next call starts after the idle instance where this one ran out
+	 * and wraps around.
 	 */
 	void pullToIdle(List<Runnable> out) {
 		if (pool.size() < 2 || book.byAlternative.isEmpty()) {
@@ -69,7 +69,7 @@ final class IdlePull {
 		}
 		int budget = settings.maxMovesPerTrigger();
 		pullEstimates++;
-		checksLeft = settings.moveChecksPerPass();
+		checksLeft = settings.pullChecksPerPass();
 		// The entries of byAlternative there were when the pass began, in its order, that
 		// have requests while their instance has none when the pass reaches them: the
 		// others would pull nothing.

@@ -102,20 +102,23 @@ import java.time.Duration;
  * and end finds what a look every few tens of milliseconds finds, at a cost per event
  * that grows with the pool's queues
  * @param maxMoveChecksPerTrigger bound on the queued requests one pass of the hotspot
- * moves, and one of the idle pull, considers for a move (the moves count each late
- * request whose target they look for and whose gain they compute, the idle pull each
- * request it looks at): a pass that reaches it makes the best move among those it
- * considered, and the next pass starts after the queue (or idle instance) where it
- * stopped, so every hotspot and idle instance has its turn and one event does bounded
- * work whatever the number of queued requests; 0, the default: no bound, every pass
- * considers every request its rule reaches
+ * moves considers for a move (each late request whose target it looks for and whose gain
+ * it computes): a pass that reaches it makes the best move among those it considered, and
+ * the next pass starts after the queue where it stopped, so every hotspot has its turn
+ * and one event does bounded work whatever the number of late requests; 0, the default:
+ * no bound, every pass considers every request its rule reaches
+ * @param maxPullChecksPerTrigger bound on the queued requests one pass of the idle pull
+ * looks at over all idle instances: a pass that reaches it stops at the idle instance
+ * where it ran out, and the next pass starts after that one, so every idle instance has
+ * its turn; 0: no bound (each idle instance still looks at no more than its oldest 32
+ * pullable requests)
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
 		boolean sloAware, double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly,
 		boolean shedHopeless, boolean shedBehindForeignPrefill, boolean shedWhereOthersSend, boolean holdOnEngineQueue,
-		boolean countQueuedPrefixes, long moveIntervalNanos, int maxMoveChecksPerTrigger) {
+		boolean countQueuedPrefixes, long moveIntervalNanos, int maxMoveChecksPerTrigger, int maxPullChecksPerTrigger) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -169,13 +172,22 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	public static final int DEFAULT_MAX_MOVES_PER_TRIGGER = 16;
 
 	/**
-	 * No bound on the requests one pass of the moves or of the idle pull considers by
-	 * default: a bound of 16 (as many as a pass may move) takes the mean cost of an event
-	 * past capacity to 0.5-0.7 times and serves as much within the simulator's run-to-run
-	 * noise, a step lower in some single runs (docs/benchmarks.md, "Decision cost"), so,
-	 * like the move interval, it is for a gateway whose CPU is its bottleneck.
+	 * No bound on the requests one pass of the moves considers by default: a bound of 16
+	 * (as many as a pass may move) takes the mean cost of an event past capacity to about
+	 * 0.5-0.7 times and serves as much within the simulator's run-to-run noise, a step
+	 * lower in some single runs (docs/benchmarks.md, "Decision cost"), so, like the move
+	 * interval, it is for a gateway whose CPU is its bottleneck.
 	 */
 	public static final int DEFAULT_MAX_MOVE_CHECKS_PER_TRIGGER = 0;
+
+	/**
+	 * The idle pull looks at no more than 16 requests per pass (as many as a pass may
+	 * move): past capacity in front of hundreds of instances a pass meets many idle
+	 * candidates, most of whose requests are not worth pulling, and the bound takes an
+	 * event's cost there to well under half; the simulator's runs at 8 to 32 instances
+	 * never reach it (docs/benchmarks.md, "Decision cost").
+	 */
+	public static final int DEFAULT_MAX_PULL_CHECKS_PER_TRIGGER = 16;
 
 	/**
 	 * Default {@code Retry-After} when no instance accepts work: about one discovery
@@ -276,17 +288,29 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			throw new IllegalArgumentException(
 					"maxMoveChecksPerTrigger must be >= 0 but was " + maxMoveChecksPerTrigger);
 		}
+		if (maxPullChecksPerTrigger < 0) {
+			throw new IllegalArgumentException(
+					"maxPullChecksPerTrigger must be >= 0 but was " + maxPullChecksPerTrigger);
+		}
 		if (moveIntervalNanos < 0) {
 			throw new IllegalArgumentException("moveIntervalNanos must be >= 0 but was " + moveIntervalNanos);
 		}
 	}
 
 	/**
-	 * The requests one pass of the moves or of the idle pull may consider:
+	 * The requests one pass of the hotspot moves may consider:
 	 * {@link #maxMoveChecksPerTrigger()}, or without bound for 0.
 	 */
 	public int moveChecksPerPass() {
 		return maxMoveChecksPerTrigger == 0 ? Integer.MAX_VALUE : maxMoveChecksPerTrigger;
+	}
+
+	/**
+	 * The requests one pass of the idle pull may look at:
+	 * {@link #maxPullChecksPerTrigger()}, or without bound for 0.
+	 */
+	public int pullChecksPerPass() {
+		return maxPullChecksPerTrigger == 0 ? Integer.MAX_VALUE : maxPullChecksPerTrigger;
 	}
 
 	/**
@@ -349,6 +373,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.countQueuedPrefixes = countQueuedPrefixes;
 		b.moveIntervalNanos = moveIntervalNanos;
 		b.maxMoveChecksPerTrigger = maxMoveChecksPerTrigger;
+		b.maxPullChecksPerTrigger = maxPullChecksPerTrigger;
 		return b;
 	}
 
@@ -404,6 +429,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		private long moveIntervalNanos = DEFAULT_MOVE_INTERVAL.toNanos();
 
 		private int maxMoveChecksPerTrigger = DEFAULT_MAX_MOVE_CHECKS_PER_TRIGGER;
+
+		private int maxPullChecksPerTrigger = DEFAULT_MAX_PULL_CHECKS_PER_TRIGGER;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -535,12 +562,17 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder maxPullChecksPerTrigger(int v) {
+			this.maxPullChecksPerTrigger = v;
+			return this;
+		}
+
 		public QueueSettings build() {
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
 					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue, rescueToQueue, moveLateOnly,
 					shedHopeless, shedBehindForeignPrefill, shedWhereOthersSend, holdOnEngineQueue, countQueuedPrefixes,
-					moveIntervalNanos, maxMoveChecksPerTrigger);
+					moveIntervalNanos, maxMoveChecksPerTrigger, maxPullChecksPerTrigger);
 		}
 
 	}

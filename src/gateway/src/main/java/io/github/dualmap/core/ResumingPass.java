@@ -8,7 +8,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Passes over the elements of a set in the order of their ordinals, each below an end
  * fixed when the pass begins, where a pass may stop early
- * ({@link QueueSettings#maxMoveChecksPerTrigger()}): the next then starts after the
+ * ({@link QueueSettings#maxMoveChecksPerTrigger()},
+ * {@link QueueSettings#maxPullChecksPerTrigger()}): the next then starts after the
  * element where it stopped and wraps around to those before it, so every element has its
  * turn; after a pass that was not stopped the next starts at the first. Elements that
  * join or leave the set during a pass are met as the pass reaches their place. The passes

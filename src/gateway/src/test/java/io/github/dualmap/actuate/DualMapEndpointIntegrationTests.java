@@ -163,6 +163,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(dispatch.get("moveLateOnly").asBoolean()).isTrue();
 		assertThat(dispatch.get("moveIntervalMs").asLong()).isZero();
 		assertThat(dispatch.get("maxMoveChecksPerEvent").asInt()).isZero();
+		assertThat(dispatch.get("maxPullChecksPerEvent").asInt()).isEqualTo(16);
 		assertThat(dispatch.get("agingMs").asLong()).isEqualTo(2000);
 		assertThat(dispatch.get("expiry").asString()).isEqualTo("reject");
 		JsonNode pool = root.get("pools").get("llm");

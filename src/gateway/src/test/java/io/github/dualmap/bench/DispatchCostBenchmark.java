@@ -99,11 +99,19 @@ public class DispatchCostBenchmark {
 
 	/**
 	 * {@code dualmap.dispatch.max-move-checks-per-event} (the default 0: no bound): with
-	 * {@code -p moveChecks=0,16} one run gives the cost of the moves and the idle pull
-	 * considering at most 16 requests per pass, as a ratio.
+	 * {@code -p moveChecks=0,16} one run gives the cost of the hotspot moves considering
+	 * at most 16 requests per pass, as a ratio.
 	 */
 	@Param({ "0" })
 	int moveChecks;
+
+	/**
+	 * {@code dualmap.dispatch.max-pull-checks-per-event} (the default 16): with
+	 * {@code -p pullChecks=0,16} one run gives the cost of the idle pull looking at every
+	 * request its rule reaches against at most 16 per pass, as a ratio.
+	 */
+	@Param({ "16" })
+	int pullChecks;
 
 	/**
 	 * Tenants the requests belong to, in turn (1: every request the default tenant): with
@@ -167,6 +175,7 @@ public class DispatchCostBenchmark {
 						QueueSettings.custom()
 							.moveInterval(Duration.ofMillis(moveIntervalMillis))
 							.maxMoveChecksPerTrigger(moveChecks)
+							.maxPullChecksPerTrigger(pullChecks)
 							.build()));
 		// 64 tenants' system prompts, each followed by a conversation of its own, some
 		// turns continuing an earlier one: the shape of the Mooncake trace.

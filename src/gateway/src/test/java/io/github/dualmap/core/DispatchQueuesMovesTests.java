@@ -790,7 +790,7 @@ class DispatchQueuesMovesTests {
 		InstancePool pool = pool(noHotspot(), "a", "b");
 		// As many checks as the scan's requests: the scan is the bound here.
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				ungatedMoves().maxPrefillRequests(1).maxMoveChecksPerTrigger(IdlePull.PULL_SCAN).build());
+				ungatedMoves().maxPrefillRequests(1).maxPullChecksPerTrigger(IdlePull.PULL_SCAN).build());
 		q.submit(request("r0", 0, 2_000), true, outcomes);
 		// The oldest requests are cached on a: moving one would give up its prefix, so
 		// the idle b passes them over.
@@ -816,7 +816,7 @@ class DispatchQueuesMovesTests {
 	}
 
 	@Test
-	void aPassConsidersEveryRequestByDefaultAndTheBoundIsNeverNegative() {
+	void aPassOfTheMovesConsidersEveryRequestByDefaultAndTheBoundIsNeverNegative() {
 		assertThat(QueueSettings.ofDefaults().maxMoveChecksPerTrigger()).isZero();
 		assertThat(QueueSettings.ofDefaults().moveChecksPerPass()).isEqualTo(Integer.MAX_VALUE);
 		assertThat(QueueSettings.custom().maxMoveChecksPerTrigger(16).build().moveChecksPerPass()).isEqualTo(16);
@@ -826,10 +826,21 @@ class DispatchQueuesMovesTests {
 	}
 
 	@Test
+	void aPassOfTheIdlePullLooksAtSixteenRequestsByDefaultAndTheBoundIsNeverNegative() {
+		assertThat(QueueSettings.ofDefaults().maxPullChecksPerTrigger()).isEqualTo(16);
+		assertThat(QueueSettings.ofDefaults().pullChecksPerPass()).isEqualTo(16);
+		assertThat(QueueSettings.custom().maxPullChecksPerTrigger(0).build().pullChecksPerPass())
+			.isEqualTo(Integer.MAX_VALUE);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> QueueSettings.custom().maxPullChecksPerTrigger(-1).build())
+			.withMessageContaining("maxPullChecksPerTrigger must be >= 0");
+	}
+
+	@Test
 	void anIdlePullLooksAtNoMoreRequestsThanItsChecks() {
 		InstancePool pool = pool(noHotspot(), "a", "b");
 		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
-				ungatedMoves().maxPrefillRequests(1).maxMoveChecksPerTrigger(4).build());
+				ungatedMoves().maxPrefillRequests(1).maxPullChecksPerTrigger(4).build());
 		q.submit(request("r0", 0, 2_000), true, outcomes);
 		// The four oldest are cached on a: the idle b looks at them and passes them over.
 		List<RequestTicket> cached = new ArrayList<>();
@@ -851,6 +862,43 @@ class DispatchQueuesMovesTests {
 
 		assertThat(cold.instanceId()).isEqualTo("b");
 		assertThat(q.pulls()).isEqualTo(1);
+	}
+
+	@Test
+	void aPullPassThatRanOutOfChecksLeavesTheNextToStartAfterItsIdleInstance() {
+		InstancePool pool = pool(noHotspot(), "a", "b", "c");
+		DispatchQueues q = new DispatchQueues(pool, PinnedPolicy.to("a"),
+				ungatedMoves().maxPrefillRequests(2).maxPullChecksPerTrigger(1).build());
+		pool.instance("b").healthy(false);
+		pool.instance("c").healthy(false);
+		// a's prefill is full; two requests could go to b, one to c, once they are back.
+		q.submit(request("r0", 0, 2_000), true, outcomes);
+		q.submit(request("r1", 1, 2_000), true, outcomes);
+		long toB = familyWithCandidates(pool, 10, "a", "b");
+		RequestTicket b1 = q.submit(request("b1", toB, 100), true, outcomes);
+		RequestTicket b2 = q.submit(request("b2", familyWithCandidates(pool, toB + 1, "a", "b"), 100), true, outcomes);
+		RequestTicket c1 = q.submit(request("c1", familyWithCandidates(pool, 10, "a", "c"), 100), true, outcomes);
+		pool.instance("b").healthy(true);
+		pool.instance("c").healthy(true);
+
+		q.tick(clock.nanos());
+
+		// The pass began at b, the first idle instance, and its one check went there.
+		assertThat(q.pulls()).isEqualTo(1);
+		assertThat(b1.instanceId()).isEqualTo("b");
+
+		q.tick(clock.nanos());
+
+		// This one begins after b: c's turn, though b still has room for b2.
+		assertThat(q.pulls()).isEqualTo(2);
+		assertThat(c1.instanceId()).isEqualTo("c");
+		assertThat(b2.instanceId()).isEqualTo("a");
+
+		q.tick(clock.nanos());
+
+		// And then b's again.
+		assertThat(q.pulls()).isEqualTo(3);
+		assertThat(b2.instanceId()).isEqualTo("b");
 	}
 
 	@Test
