@@ -174,7 +174,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	/**
 	 * No bound on the requests one pass of the moves considers by default: a bound of 16
 	 * (as many as a pass may move) takes the mean cost of an event past capacity to about
-	 * 0.5-0.7 times and serves as much within the simulator's run-to-run noise, a step
+	 * 0.65-0.9 times and serves as much within the simulator's run-to-run noise, a step
 	 * lower in some single runs (docs/benchmarks.md, "Decision cost"), so, like the move
 	 * interval, it is for a gateway whose CPU is its bottleneck.
 	 */
@@ -183,9 +183,9 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	/**
 	 * The idle pull looks at no more than 16 requests per pass (as many as a pass may
 	 * move): past capacity in front of hundreds of instances a pass meets many idle
-	 * candidates, most of whose requests are not worth pulling, and the bound takes an
-	 * event's cost there to well under half; the simulator's runs at 8 to 32 instances
-	 * never reach it (docs/benchmarks.md, "Decision cost").
+	 * candidates, most of whose requests are not worth pulling, and the bound halves an
+	 * event's cost there at 512 instances; the simulator's runs at 8 to 32 instances
+	 * serve the same capacity with it (docs/benchmarks.md, "Decision cost").
 	 */
 	public static final int DEFAULT_MAX_PULL_CHECKS_PER_TRIGGER = 16;
 
