@@ -273,9 +273,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		positive("maxQueuedPerInstance", maxQueuedPerInstance);
 		positive("maxQueuedPerPool", maxQueuedPerPool);
 		positive("maxWaitNanos", maxWaitNanos);
-		if (maxMigrations < 0) {
-			throw new IllegalArgumentException("maxMigrations must be >= 0 but was " + maxMigrations);
-		}
+		nonNegative("maxMigrations", maxMigrations);
 		if (!(migrationMargin >= 0 && migrationMargin < 1)) {
 			throw new IllegalArgumentException("migrationMargin must be in [0, 1) but was " + migrationMargin);
 		}
@@ -284,17 +282,9 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		if (!(maxWaitShare >= 0) || Double.isInfinite(maxWaitShare)) {
 			throw new IllegalArgumentException("maxWaitShare must be finite and >= 0 but was " + maxWaitShare);
 		}
-		if (maxMoveChecksPerTrigger < 0) {
-			throw new IllegalArgumentException(
-					"maxMoveChecksPerTrigger must be >= 0 but was " + maxMoveChecksPerTrigger);
-		}
-		if (maxPullChecksPerTrigger < 0) {
-			throw new IllegalArgumentException(
-					"maxPullChecksPerTrigger must be >= 0 but was " + maxPullChecksPerTrigger);
-		}
-		if (moveIntervalNanos < 0) {
-			throw new IllegalArgumentException("moveIntervalNanos must be >= 0 but was " + moveIntervalNanos);
-		}
+		nonNegative("maxMoveChecksPerTrigger", maxMoveChecksPerTrigger);
+		nonNegative("maxPullChecksPerTrigger", maxPullChecksPerTrigger);
+		nonNegative("moveIntervalNanos", moveIntervalNanos);
 	}
 
 	/**
@@ -302,7 +292,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	 * {@link #maxMoveChecksPerTrigger()}, or without bound for 0.
 	 */
 	public int moveChecksPerPass() {
-		return maxMoveChecksPerTrigger == 0 ? Integer.MAX_VALUE : maxMoveChecksPerTrigger;
+		return perPass(maxMoveChecksPerTrigger);
 	}
 
 	/**
@@ -310,7 +300,12 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	 * {@link #maxPullChecksPerTrigger()}, or without bound for 0.
 	 */
 	public int pullChecksPerPass() {
-		return maxPullChecksPerTrigger == 0 ? Integer.MAX_VALUE : maxPullChecksPerTrigger;
+		return perPass(maxPullChecksPerTrigger);
+	}
+
+	/** A bound on a pass's checks as a count: 0, no bound, is every request. */
+	private static int perPass(int bound) {
+		return bound == 0 ? Integer.MAX_VALUE : bound;
 	}
 
 	/**
@@ -334,6 +329,12 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	private static void positive(String name, long v) {
 		if (v <= 0) {
 			throw new IllegalArgumentException(name + " must be > 0 but was " + v);
+		}
+	}
+
+	private static void nonNegative(String name, long v) {
+		if (v < 0) {
+			throw new IllegalArgumentException(name + " must be >= 0 but was " + v);
 		}
 	}
 
