@@ -116,9 +116,7 @@ public final class CapacityBenchmark {
 			Replay r = replays.get(copies);
 			if (r == null) {
 				Trace t = base.repeated(copies);
-				Yardstick y = profile == null ? Yardstick.allFeasible(t, config.warmup())
-						: Yardstick.of(t, profile, config.warmup(), sloFunction(), config.networkDelay().toNanos());
-				r = new Replay(Workload.of(t), y);
+				r = new Replay(Workload.of(t), yardstick(t));
 				replays.put(copies, r);
 				if (replays.size() > REPLAYS_KEPT) {
 					replays.remove(replays.keySet().iterator().next());
@@ -126,6 +124,16 @@ public final class CapacityBenchmark {
 			}
 			return r;
 		}
+	}
+
+	/**
+	 * The {@link Yardstick} runs of {@code trace} are judged on: its requests'
+	 * objectives, the network delay and, without an engine profile, every request
+	 * feasible.
+	 */
+	Yardstick yardstick(Trace trace) {
+		return profile == null ? Yardstick.allFeasible(trace, config.warmup())
+				: Yardstick.of(trace, profile, config.warmup(), sloFunction(), config.networkDelay().toNanos());
 	}
 
 	private java.util.function.IntToLongFunction sloFunction() {

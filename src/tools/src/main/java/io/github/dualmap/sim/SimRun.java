@@ -81,8 +81,16 @@ final class SimRun {
 		ResultsJson.writeRequestLogs(report, dir);
 		Charts.writeAll(report, dir);
 		this.stdout.print(MarkdownTable.render(report));
+		Yardstick judged = benchmark.yardstick(p.workload());
+		MarkdownTable.Ceilings ceilings = new MarkdownTable.Ceilings(
+				judged.headlineCeiling(config.instances(), config.targetAttainment(), config.promptTokenTarget(),
+						config.sizeFloor()),
+				judged.withWork(WorkBound.pooledLruWorkSeconds(p.workload(), p.engine(), config.instances()))
+					.headlineCeiling(config.instances(), config.targetAttainment(), config.promptTokenTarget(),
+							config.sizeFloor()));
 		this.stdout.print(MarkdownTable.workBound(report, WorkBound.of(p.workload(), p.engine(), config.warmup()),
-				WorkBound.pooledLru(p.workload(), p.engine(), config.warmup(), config.instances()), p.engine().name()));
+				WorkBound.pooledLru(p.workload(), p.engine(), config.warmup(), config.instances()), ceilings,
+				p.engine().name()));
 		this.stdout.flush();
 		return 0;
 	}

@@ -132,15 +132,41 @@ public record WorkBound(int measured, double reusableShare, double busySecondsPe
 	 * positive
 	 */
 	public static WorkBound pooledLru(Trace trace, EngineProfile profile, int warmup, int instances) {
+		check(trace, profile, warmup);
+		return cost(trace, profile, warmup, pooledLruReuse(trace, profile, instances));
+	}
+
+	/**
+	 * Engine seconds of each request of {@code trace} (indexed as the trace) with the
+	 * cached prefixes of {@link #pooledLru}'s cache of {@code instances} engines.
+	 * @throws IllegalArgumentException as {@link #pooledLru}
+	 */
+	static double[] pooledLruWorkSeconds(Trace trace, EngineProfile profile, int instances) {
+		check(trace, profile, 0);
+		Reuse reuse = pooledLruReuse(trace, profile, instances);
+		List<TraceRequest> requests = trace.requests();
+		double[] out = new double[requests.size()];
+		for (int i = 0; i < out.length; i++) {
+			TraceRequest r = requests.get(i);
+			out[i] = seconds(profile, r.inputTokens(), reuse.cachedBlocks(r) * profile.blockTokens(), r.outputTokens());
+		}
+		return out;
+	}
+
+	/**
+	 * The cached prefixes of {@link #pooledLru}: a pooled LRU cache of {@code instances}
+	 * engines, fed every request of the trace in order.
+	 */
+	private static Reuse pooledLruReuse(Trace trace, EngineProfile profile, int instances) {
 		if (instances <= 0) {
 			throw new IllegalArgumentException("instances must be > 0 but was " + instances);
 		}
-		int blockTokens = check(trace, profile, warmup);
+		int blockTokens = profile.blockTokens();
 		int perId = trace.blockTokens() / blockTokens;
 		long capacity = instances * (profile.kvCapacityTokens() / blockTokens);
 		PrefixTrie trie = new PrefixTrie();
 		LruBlocks lru = new LruBlocks();
-		return cost(trace, profile, warmup, r -> {
+		return r -> {
 			int prompt = r.inputTokens();
 			int[] blocks = trie.blocks(r.hashIds(), perId, Math.min(prompt / blockTokens, r.hashIds().length * perId));
 			int cap = (prompt - 1) / blockTokens;
@@ -150,7 +176,7 @@ public record WorkBound(int measured, double reusableShare, double busySecondsPe
 			}
 			lru.release(blocks, capacity);
 			return cached;
-		});
+		};
 	}
 
 	private static int check(Trace trace, EngineProfile profile, int warmup) {

@@ -42,6 +42,9 @@ public final class Yardstick {
 	// Engine seconds of each request with every earlier prefix cached; null when unknown.
 	private final double[] workSeconds;
 
+	// Prompt tokens of each request.
+	private final int[] tokens;
+
 	private final int feasibleCount;
 
 	private final long feasibleTokens;
@@ -51,6 +54,10 @@ public final class Yardstick {
 		this.feasible = feasible;
 		this.workSeconds = workSeconds;
 		List<TraceRequest> requests = trace.requests();
+		this.tokens = new int[requests.size()];
+		for (int i = 0; i < tokens.length; i++) {
+			tokens[i] = requests.get(i).inputTokens();
+		}
 		Integer[] order = new Integer[requests.size() - warmup];
 		int n = 0;
 		long tokens = 0;
@@ -87,6 +94,32 @@ public final class Yardstick {
 				quartileMin[q] = 0;
 			}
 		}
+	}
+
+	private Yardstick(Yardstick judged, double[] workSeconds) {
+		this.warmup = judged.warmup;
+		this.feasible = judged.feasible;
+		this.tokens = judged.tokens;
+		this.quartile = judged.quartile;
+		this.quartileCount = judged.quartileCount;
+		this.quartileMin = judged.quartileMin;
+		this.quartileMax = judged.quartileMax;
+		this.feasibleCount = judged.feasibleCount;
+		this.feasibleTokens = judged.feasibleTokens;
+		this.workSeconds = workSeconds;
+	}
+
+	/**
+	 * This yardstick's judgement (which requests are feasible, their quartiles) with each
+	 * request's work taken from {@code workSeconds} (indexed as the trace), e.g. costed
+	 * with {@link WorkBound#pooledLruWorkSeconds a pooled LRU cache}'s reuse.
+	 */
+	Yardstick withWork(double[] workSeconds) {
+		if (workSeconds.length != feasible.length) {
+			throw new IllegalArgumentException(
+					"work of " + workSeconds.length + " requests for a trace of " + feasible.length);
+		}
+		return new Yardstick(this, workSeconds.clone());
 	}
 
 	/**
@@ -177,6 +210,117 @@ public final class Yardstick {
 	 */
 	public double workSeconds(int i) {
 		return workSeconds == null ? 0 : workSeconds[i];
+	}
+
+	/**
+	 * A lower bound on the engine seconds any router spends on the requests it serves in
+	 * time at a rate that passes the headline: the least {@link #workSeconds work} of a
+	 * set of feasible measured requests that holds at least {@code requestShare} of them,
+	 * {@code tokenShare} of their prompt tokens and {@code sizeFloor} of each prompt-size
+	 * quartile. A share of 0 or less asks nothing. Each request is costed with every
+	 * earlier prefix cached, also one a request left out would have computed, so no
+	 * router's set costs less.
+	 * <p>
+	 * The least work is the whole work less the most a router may leave out. That most is
+	 * bounded from above by its linear relaxation, through a Lagrange multiplier
+	 * {@code l} on the token allowance: for each {@code l >= 0}, {@code l} times the
+	 * allowance plus the most work, less {@code l} times its prompt tokens, that the
+	 * request and quartile allowances leave out. Those two allowances are nested
+	 * cardinality limits, so taking the requests in that order of value, each as far as
+	 * both allowances still permit, finds it exactly; the bound is convex in {@code l}
+	 * and its least value over a ternary search is taken (every value tried is a bound).
+	 * @throws IllegalStateException when the work is unknown ({@link #allFeasible})
+	 */
+	public double leastPassingWorkSeconds(double requestShare, double tokenShare, double sizeFloor) {
+		if (workSeconds == null) {
+			throw new IllegalStateException("the requests' work is unknown");
+		}
+		int[] members = new int[feasibleCount];
+		double total = 0;
+		double steepest = 0;
+		int n = 0;
+		for (int i = warmup; i < feasible.length; i++) {
+			if (feasible[i]) {
+				members[n++] = i;
+				total += workSeconds[i];
+				steepest = Math.max(steepest, workSeconds[i] / Math.max(1, tokens[i]));
+			}
+		}
+		double requestAllowance = requestShare > 0 ? (1 - requestShare) * feasibleCount : feasibleCount;
+		double[] quartileAllowance = new double[QUARTILES];
+		for (int q = 0; q < QUARTILES; q++) {
+			quartileAllowance[q] = sizeFloor > 0 ? (1 - sizeFloor) * quartileCount[q] : quartileCount[q];
+		}
+		double mostLeftOut;
+		if (tokenShare <= 0) {
+			mostLeftOut = leftOut(members, 0, requestAllowance, quartileAllowance);
+		}
+		else {
+			double tokenAllowance = (1 - tokenShare) * feasibleTokens;
+			double lo = 0;
+			double hi = steepest;
+			mostLeftOut = Math.min(leftOut(members, lo, requestAllowance, quartileAllowance),
+					hi * tokenAllowance + leftOut(members, hi, requestAllowance, quartileAllowance));
+			for (int step = 0; step < 100; step++) {
+				double a = lo + (hi - lo) / 3;
+				double b = hi - (hi - lo) / 3;
+				double atA = a * tokenAllowance + leftOut(members, a, requestAllowance, quartileAllowance);
+				double atB = b * tokenAllowance + leftOut(members, b, requestAllowance, quartileAllowance);
+				mostLeftOut = Math.min(mostLeftOut, Math.min(atA, atB));
+				if (atA <= atB) {
+					hi = b;
+				}
+				else {
+					lo = a;
+				}
+			}
+		}
+		return Math.max(0, total - mostLeftOut);
+	}
+
+	/**
+	 * The highest rate at which {@code instances} engines can do
+	 * {@link #leastPassingWorkSeconds the least work} that passes the headline, busy all
+	 * the time: no router's capacity on the headline is above it (requests per second
+	 * over all measured requests, as {@link WorkBound#maxRate}).
+	 */
+	public double headlineCeiling(int instances, double requestShare, double tokenShare, double sizeFloor) {
+		double least = leastPassingWorkSeconds(requestShare, tokenShare, sizeFloor);
+		return least <= 0 ? Double.POSITIVE_INFINITY : instances * (double) (feasible.length - warmup) / least;
+	}
+
+	/**
+	 * The most of {@code work - perToken * prompt tokens} the request and quartile
+	 * allowances leave out of {@code members}, each request counted as far as both still
+	 * permit (fractions allowed).
+	 */
+	private double leftOut(int[] members, double perToken, double requestAllowance, double[] quartileAllowance) {
+		double[] value = new double[members.length];
+		Integer[] order = new Integer[members.length];
+		int n = 0;
+		for (int k = 0; k < members.length; k++) {
+			int i = members[k];
+			value[k] = workSeconds[i] - perToken * tokens[i];
+			if (value[k] > 0) {
+				order[n++] = k;
+			}
+		}
+		Arrays.sort(order, 0, n, (a, b) -> Double.compare(value[b], value[a]));
+		double[] quartileLeft = quartileAllowance.clone();
+		double requestsLeft = requestAllowance;
+		double sum = 0;
+		for (int j = 0; j < n && requestsLeft > 0; j++) {
+			int k = order[j];
+			int q = quartile[members[k]];
+			double share = Math.min(1, Math.min(requestsLeft, quartileLeft[q]));
+			if (share <= 0) {
+				continue;
+			}
+			sum += share * value[k];
+			requestsLeft -= share;
+			quartileLeft[q] -= share;
+		}
+		return sum;
 	}
 
 	/** Requests excluded from judging. */

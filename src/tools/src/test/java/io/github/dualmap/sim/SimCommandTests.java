@@ -141,6 +141,13 @@ class SimCommandTests {
 				io.github.dualmap.engine.EngineProfile.h100_8b(), 100);
 		WorkBound lru = WorkBound.pooledLru(io.github.dualmap.sim.trace.MooncakeTraceReader.read(trace),
 				io.github.dualmap.engine.EngineProfile.h100_8b(), 100, 2);
+		io.github.dualmap.sim.trace.Trace read = io.github.dualmap.sim.trace.MooncakeTraceReader.read(trace);
+		Yardstick judged = Yardstick.of(read, io.github.dualmap.engine.EngineProfile.h100_8b(), 100,
+				i -> 5_000_000_000L, 0);
+		double ceiling = judged.headlineCeiling(2, 0.9, 0.9, 0.8);
+		double lruCeiling = judged
+			.withWork(WorkBound.pooledLruWorkSeconds(read, io.github.dualmap.engine.EngineProfile.h100_8b(), 2))
+			.headlineCeiling(2, 0.9, 0.9, 0.8);
 		String printed = out.toString();
 		assertThat(printed).contains("Work bound (no router can serve more)")
 			.contains(String.format(java.util.Locale.ROOT, "2 h100-8b engines are busy all the time at %.2f req/s",
@@ -150,8 +157,18 @@ class SimCommandTests {
 							+ "twice, none held by running requests, requests served in arrival order), %.1f %% of "
 							+ "the measured prompt tokens are reused and the engines are busy all the time at %.2f req/s",
 					100 * lru.reusableShare(), lru.maxRate(2)))
-			.contains(String.format(java.util.Locale.ROOT, "| round-robin | 1.00 | %.1f %% | %.1f %% |",
-					100 / bound.maxRate(2), 100 / lru.maxRate(2)));
+			.contains("The headline may leave some requests out (turned away or late): up to 10 % of the feasible "
+					+ "requests, 10 % of their prompt tokens and 20 % of each prompt-size quartile.")
+			.contains(String.format(java.util.Locale.ROOT,
+					"the engines are busy all the time at %.2f req/s, the headline's ceiling: no router passes the "
+							+ "headline above it. With the pooled LRU cache's reuse instead, %.2f req/s (not a bound).",
+					ceiling, lruCeiling))
+			.contains(String.format(java.util.Locale.ROOT,
+					"| round-robin | 1.00 | %.1f %% | %.1f %% | %.1f %% | %.1f %% |", 100 / bound.maxRate(2),
+					100 / lru.maxRate(2), 100 / ceiling, 100 / lruCeiling));
+		// Leaving requests out lowers the work to do: each ceiling is above its rate.
+		assertThat(ceiling).isGreaterThan(bound.maxRate(2));
+		assertThat(lruCeiling).isGreaterThan(lru.maxRate(2)).isLessThanOrEqualTo(ceiling);
 	}
 
 	@Test

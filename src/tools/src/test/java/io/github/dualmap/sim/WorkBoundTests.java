@@ -152,6 +152,27 @@ class WorkBoundTests {
 	}
 
 	@Test
+	void pooledLruWorkCostsEachRequestAsThePooledLruBoundDoes() {
+		// Room for one conversation's blocks and for two: each turn is costed alike.
+		EngineProfile small = H100.withKvCapacityTokens(100 * 16L);
+		Trace t = threeTakingTurns();
+		for (int instances = 1; instances <= 2; instances++) {
+			double[] work = WorkBound.pooledLruWorkSeconds(t, small, instances);
+			assertThat(work).hasSize(t.size());
+			for (int warmup = 0; warmup < t.size(); warmup++) {
+				double sum = 0;
+				for (int i = warmup; i < t.size(); i++) {
+					sum += work[i];
+				}
+				assertThat(sum / (t.size() - warmup)).as("%d instances, warm-up %d", instances, warmup)
+					.isCloseTo(WorkBound.pooledLru(t, small, warmup, instances).busySecondsPerRequest(), within(1e-12));
+			}
+		}
+		assertThatThrownBy(() -> WorkBound.pooledLruWorkSeconds(t, small, 0))
+			.isInstanceOf(IllegalArgumentException.class);
+	}
+
+	@Test
 	void pooledLruWithRoomForEverythingIsTheInfiniteCache() {
 		WorkBound infinite = WorkBound.of(sharing(), H100, 1);
 		WorkBound lru = WorkBound.pooledLru(sharing(), H100, 1, 1);

@@ -12,6 +12,8 @@ import io.github.dualmap.sim.trace.TraceRequest;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.withinPercentage;
 
 class YardstickTests {
@@ -66,6 +68,81 @@ class YardstickTests {
 		// The work is WorkBound's: the repeated prompt costs next to nothing.
 		assertThat(y.workSeconds(1)).isLessThan(y.workSeconds(2) / 100);
 		assertThat(y.workSeconds(2)).isCloseTo(WorkBound.seconds(H100, p, 0, 10), withinPercentage(0.001));
+	}
+
+	/**
+	 * Eight measured requests after one warm-up, each a prompt of its own (nothing
+	 * cached), two per prompt-size quartile, every one feasible within 60 s.
+	 */
+	private static Yardstick eightOfTheirOwn(int... sizes) {
+		List<TraceRequest> requests = new ArrayList<>();
+		requests.add(new TraceRequest(0, 512, 1, ids(10_000, 1)));
+		for (int i = 0; i < sizes.length; i++) {
+			requests.add(new TraceRequest(1000.0 * (i + 1), sizes[i], 4, ids(1000L * i, (sizes[i] + 511) / 512)));
+		}
+		return Yardstick.of(new Trace("own", 512, requests), H100, 1, i -> 60 * SECOND, 0);
+	}
+
+	private static double work(Yardstick y, int... indexes) {
+		double sum = 0;
+		for (int i : indexes) {
+			sum += y.workSeconds(i);
+		}
+		return sum;
+	}
+
+	@Test
+	void theLeastPassingWorkLeavesOutTheCostliestRequestsTheSharesAllow() {
+		Yardstick y = eightOfTheirOwn(1000, 2000, 4000, 8000, 16000, 32000, 64000, 100000);
+		assertThat(y.feasibleCount()).isEqualTo(8);
+		double all = work(y, 1, 2, 3, 4, 5, 6, 7, 8);
+		// Nothing may be left out: the whole work.
+		assertThat(y.leastPassingWorkSeconds(1, 1, 1)).isCloseTo(all, withinPercentage(1e-9));
+		// A quarter of the requests, nothing asked of tokens or sizes: the two longest.
+		assertThat(y.leastPassingWorkSeconds(0.75, 0, 0)).isCloseTo(all - work(y, 7, 8), withinPercentage(1e-6));
+		// Half of every quartile, as many requests: the longer of each pair.
+		assertThat(y.leastPassingWorkSeconds(0.5, 0, 0.5)).isCloseTo(all - work(y, 2, 4, 6, 8), withinPercentage(1e-6));
+	}
+
+	@Test
+	void theTokenShareBoundsWhatMayBeLeftOutByItsPromptTokens() {
+		// Eight prompts of 8,000 tokens but one of 16,000: 72,000 tokens in all.
+		Yardstick y = eightOfTheirOwn(8000, 8000, 8000, 8000, 8000, 8000, 8000, 16000);
+		double all = work(y, 1, 2, 3, 4, 5, 6, 7, 8);
+		// A quarter of the tokens, 18,000, may go, and half of the requests: the longest
+		// and, since the relaxation counts fractions, a quarter of another (each costs
+		// less per token than the longest).
+		assertThat(y.leastPassingWorkSeconds(0.5, 0.75, 0)).isCloseTo(all - work(y, 8) - work(y, 1) / 4,
+				withinPercentage(1e-6));
+		// 8,000 tokens may go: one of 8,000 tokens, or half of the longest, whose
+		// attention costs more per token. The relaxation takes the half, which bounds
+		// what a whole request left out saves.
+		double leftOut = all - y.leastPassingWorkSeconds(0.5, 1 - 8000.0 / 72000, 0);
+		assertThat(work(y, 8) / 2).isGreaterThan(work(y, 1));
+		assertThat(leftOut).isCloseTo(work(y, 8) / 2, withinPercentage(1e-6));
+	}
+
+	@Test
+	void theHeadlinesCeilingIsTheWorkBoundWhenNothingMayBeLeftOutAndHigherWhenSomethingMay() {
+		Yardstick y = eightOfTheirOwn(1000, 2000, 4000, 8000, 16000, 32000, 64000, 100000);
+		double measured = 8;
+		double all = work(y, 1, 2, 3, 4, 5, 6, 7, 8);
+		assertThat(y.headlineCeiling(4, 1, 1, 1)).isCloseTo(4 * measured / all, withinPercentage(1e-9));
+		assertThat(y.headlineCeiling(4, 0.75, 0, 0)).isCloseTo(4 * measured / (all - work(y, 7, 8)),
+				withinPercentage(1e-6));
+		// Other work, the same judgement: a request costing nothing is the last left out.
+		double[] other = new double[9];
+		for (int i = 1; i <= 8; i++) {
+			other[i] = i == 8 ? 0 : 1;
+		}
+		Yardstick free = y.withWork(other);
+		assertThat(free.feasibleCount()).isEqualTo(8);
+		assertThat(free.leastPassingWorkSeconds(0.75, 0, 0)).isEqualTo(5);
+		assertThat(free.headlineCeiling(4, 0.75, 0, 0)).isEqualTo(4 * 8 / 5.0);
+		assertThatIllegalArgumentException().isThrownBy(() -> y.withWork(new double[8]));
+		// Without an engine profile the work is unknown.
+		Yardstick unknown = Yardstick.allFeasible(handMade(), 1);
+		assertThatIllegalStateException().isThrownBy(() -> unknown.headlineCeiling(4, 0.9, 0.9, 0.8));
 	}
 
 	@Test
