@@ -246,17 +246,17 @@ public final class Yardstick {
 				steepest = Math.max(steepest, workSeconds[i] / Math.max(1, tokens[i]));
 			}
 		}
-		double requestAllowance = requestShare > 0 ? (1 - requestShare) * feasibleCount : feasibleCount;
+		double requestAllowance = mayMiss(feasibleCount, requestShare);
 		double[] quartileAllowance = new double[QUARTILES];
 		for (int q = 0; q < QUARTILES; q++) {
-			quartileAllowance[q] = sizeFloor > 0 ? (1 - sizeFloor) * quartileCount[q] : quartileCount[q];
+			quartileAllowance[q] = mayMiss(quartileCount[q], sizeFloor);
 		}
 		double mostLeftOut;
 		if (tokenShare <= 0) {
 			mostLeftOut = leftOut(members, 0, requestAllowance, quartileAllowance);
 		}
 		else {
-			double tokenAllowance = (1 - tokenShare) * feasibleTokens;
+			double tokenAllowance = mayMiss(feasibleTokens, tokenShare);
 			double lo = 0;
 			double hi = steepest;
 			mostLeftOut = Math.min(leftOut(members, lo, requestAllowance, quartileAllowance),
@@ -287,6 +287,25 @@ public final class Yardstick {
 	public double headlineCeiling(int instances, double requestShare, double tokenShare, double sizeFloor) {
 		double least = leastPassingWorkSeconds(requestShare, tokenShare, sizeFloor);
 		return least <= 0 ? Double.POSITIVE_INFINITY : instances * (double) (feasible.length - warmup) / least;
+	}
+
+	/**
+	 * The most of {@code total} that may miss while the share within, as a run's result
+	 * computes it ({@code within / total}), is still at least {@code share}: all of it
+	 * when {@code share} asks nothing.
+	 */
+	static long mayMiss(long total, double share) {
+		if (share <= 0 || total == 0) {
+			return total;
+		}
+		long within = Math.min(total, (long) Math.ceil(share * total));
+		while (within > 0 && (double) (within - 1) / total >= share) {
+			within--;
+		}
+		while (within < total && (double) within / total < share) {
+			within++;
+		}
+		return total - within;
 	}
 
 	/**

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.within;
 import static org.assertj.core.api.Assertions.withinPercentage;
 
 class YardstickTests {
@@ -120,6 +121,72 @@ class YardstickTests {
 		double leftOut = all - y.leastPassingWorkSeconds(0.5, 1 - 8000.0 / 72000, 0);
 		assertThat(work(y, 8) / 2).isGreaterThan(work(y, 1));
 		assertThat(leftOut).isCloseTo(work(y, 8) / 2, withinPercentage(1e-6));
+	}
+
+	@Test
+	void whatMayMissIsWhatTheRunsShareStillPassesWith() {
+		assertThat(Yardstick.mayMiss(10, 0.9)).isEqualTo(1);
+		assertThat(Yardstick.mayMiss(7, 0.9)).as("6 of 7 is below 0.9").isZero();
+		assertThat(Yardstick.mayMiss(100, 0.8)).isEqualTo(20);
+		assertThat(Yardstick.mayMiss(12_345_678L, 0.9)).isEqualTo(1_234_567);
+		assertThat(Yardstick.mayMiss(5, 0)).as("nothing asked").isEqualTo(5);
+		assertThat(Yardstick.mayMiss(5, 1)).isZero();
+	}
+
+	@Test
+	void theLeastPassingWorkIsNeverMoreThanThatOfAnySetThatPasses() {
+		java.util.Random random = new java.util.Random(7);
+		for (int trial = 0; trial < 150; trial++) {
+			int n = 8 + random.nextInt(5);
+			int[] sizes = new int[n];
+			for (int i = 0; i < n; i++) {
+				sizes[i] = 600 + random.nextInt(20_000);
+			}
+			List<TraceRequest> requests = new ArrayList<>();
+			requests.add(new TraceRequest(0, 512, 1, ids(1_000_000, 1)));
+			for (int i = 0; i < n; i++) {
+				requests.add(new TraceRequest(1000.0 * (i + 1), sizes[i], 4, ids(1000L * i, (sizes[i] + 511) / 512)));
+			}
+			Yardstick judged = Yardstick.of(new Trace("random", 512, requests), H100, 1, i -> 60 * SECOND, 0);
+			double[] work = new double[n + 1];
+			for (int i = 1; i <= n; i++) {
+				work[i] = random.nextDouble() * 10;
+			}
+			Yardstick y = judged.withWork(work);
+			double requestShare = 0.5 + 0.4 * random.nextDouble();
+			double tokenShare = random.nextBoolean() ? 0 : 0.5 + 0.4 * random.nextDouble();
+			double sizeFloor = random.nextBoolean() ? 0 : 0.5;
+			// Every set of the feasible requests kept in time, as a run judges it.
+			double least = Double.POSITIVE_INFINITY;
+			for (int kept = 0; kept < 1 << n; kept++) {
+				int within = 0;
+				long tokens = 0;
+				double cost = 0;
+				int[] quartileWithin = new int[Yardstick.QUARTILES];
+				for (int i = 0; i < n; i++) {
+					if ((kept & 1 << i) != 0) {
+						within++;
+						tokens += sizes[i];
+						cost += work[i + 1];
+						quartileWithin[y.quartile(i + 1)]++;
+					}
+				}
+				boolean passes = (double) within / n >= requestShare
+						&& (double) tokens / y.feasibleTokens() >= tokenShare;
+				for (int q = 0; q < Yardstick.QUARTILES; q++) {
+					passes &= y.quartileCount(q) == 0 || (double) quartileWithin[q] / y.quartileCount(q) >= sizeFloor;
+				}
+				if (passes) {
+					least = Math.min(least, cost);
+				}
+			}
+			double bound = y.leastPassingWorkSeconds(requestShare, tokenShare, sizeFloor);
+			assertThat(bound).as("trial %d", trial).isLessThanOrEqualTo(least + 1e-9);
+			if (tokenShare == 0) {
+				// Without the token share the greedy choice is the least set itself.
+				assertThat(bound).as("trial %d", trial).isCloseTo(least, within(1e-9));
+			}
+		}
 	}
 
 	@Test
