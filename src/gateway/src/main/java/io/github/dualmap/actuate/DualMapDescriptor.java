@@ -198,13 +198,17 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * considers for a move (0: no bound)
 	 * @param maxPullChecksPerEvent queued requests one pass of the idle pull looks at (0:
 	 * no bound)
+	 * @param rescueMaxKvUsage the rescue sends no request to an instance that holds less
+	 * of its prompt while that instance's scraped KV cache usage is above this share (1:
+	 * off)
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,
 			int maxMovesPerEvent, long unavailableRetryAfterSeconds, boolean idlePull, boolean sloAware,
 			double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly, boolean shedHopeless,
 			boolean shedBehindForeignPrefill, boolean shedWhereOthersSend, boolean holdOnEngineQueue,
-			boolean countQueuedPrefixes, long moveIntervalMs, int maxMoveChecksPerEvent, int maxPullChecksPerEvent) {
+			boolean countQueuedPrefixes, long moveIntervalMs, int maxMoveChecksPerEvent, int maxPullChecksPerEvent,
+			double rescueMaxKvUsage) {
 
 		static Dispatch of(QueueSettings q) {
 			return new Dispatch(q.maxPrefillRequests(), q.maxPrefillTokens(), millis(q.agingNanos()),
@@ -214,7 +218,7 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 					q.maxWaitShare(), q.rescue(), q.rescueToQueue(), q.moveLateOnly(), q.shedHopeless(),
 					q.shedBehindForeignPrefill(), q.shedWhereOthersSend(), q.holdOnEngineQueue(),
 					q.countQueuedPrefixes(), millis(q.moveIntervalNanos()), q.maxMoveChecksPerTrigger(),
-					q.maxPullChecksPerTrigger());
+					q.maxPullChecksPerTrigger(), q.rescueMaxKvUsage());
 		}
 
 	}

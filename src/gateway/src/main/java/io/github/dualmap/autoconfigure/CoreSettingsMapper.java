@@ -137,6 +137,7 @@ public final class CoreSettingsMapper {
 			.maxMovesPerTrigger(d.getMaxMovesPerEvent())
 			.maxMoveChecksPerTrigger(d.getMaxMoveChecksPerEvent())
 			.maxPullChecksPerTrigger(d.getMaxPullChecksPerEvent())
+			.rescueMaxKvUsage(d.getRescueMaxKvUsage())
 			.moveInterval(d.getMoveInterval())
 			.unavailableRetryAfter(d.getUnavailableRetryAfter())
 			.idlePull(d.isIdlePull())

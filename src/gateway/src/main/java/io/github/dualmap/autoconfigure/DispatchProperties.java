@@ -267,6 +267,15 @@ public class DispatchProperties {
 	private int maxPullChecksPerEvent = QueueSettings.DEFAULT_MAX_PULL_CHECKS_PER_TRIGGER;
 
 	/**
+	 * The rescue never sends a request to an instance that holds less of its prompt than
+	 * the one it waited for while that instance's scraped KV cache usage is above this
+	 * share (1: off).
+	 */
+	@DecimalMin(value = "0", inclusive = false, message = "dualmap.dispatch.rescue-max-kv-usage must be in (0, 1]")
+	@DecimalMax(value = "1", message = "dualmap.dispatch.rescue-max-kv-usage must be in (0, 1]")
+	private double rescueMaxKvUsage = QueueSettings.DEFAULT_RESCUE_MAX_KV_USAGE;
+
+	/**
 	 * The hotspot moves and the idle pull run at most once per this interval, on the
 	 * first event or tick after it passed; 0 runs them after every event.
 	 */
@@ -420,6 +429,14 @@ public class DispatchProperties {
 
 	public void setMaxPullChecksPerEvent(int maxPullChecksPerEvent) {
 		this.maxPullChecksPerEvent = maxPullChecksPerEvent;
+	}
+
+	public double getRescueMaxKvUsage() {
+		return this.rescueMaxKvUsage;
+	}
+
+	public void setRescueMaxKvUsage(double rescueMaxKvUsage) {
+		this.rescueMaxKvUsage = rescueMaxKvUsage;
 	}
 
 	public Duration getUnavailableRetryAfter() {

@@ -112,13 +112,20 @@ import java.time.Duration;
  * where it ran out, and the next pass starts after that one, so every idle instance has
  * its turn; 0: no bound (each idle instance still looks at no more than its oldest 32
  * pullable requests)
+ * @param rescueMaxKvUsage with {@code rescue}, a request is never sent (or queued) to an
+ * instance that holds less of its prompt than the one it waited for while that instance's
+ * engine, as last scraped (fresh), uses more than this share of its KV cache: the
+ * prompt's blocks would be computed and held a second time where the cache is full, and
+ * the preemptions and the smaller batches cost every request there more than the rescue
+ * saves; 1: no limit
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
 		double migrationMargin, int maxMovesPerTrigger, long unavailableRetryAfterSeconds, boolean idlePull,
 		boolean sloAware, double maxWaitShare, boolean rescue, boolean rescueToQueue, boolean moveLateOnly,
 		boolean shedHopeless, boolean shedBehindForeignPrefill, boolean shedWhereOthersSend, boolean holdOnEngineQueue,
-		boolean countQueuedPrefixes, long moveIntervalNanos, int maxMoveChecksPerTrigger, int maxPullChecksPerTrigger) {
+		boolean countQueuedPrefixes, long moveIntervalNanos, int maxMoveChecksPerTrigger, int maxPullChecksPerTrigger,
+		double rescueMaxKvUsage) {
 
 	/** Default prefill request bound per instance. */
 	public static final int DEFAULT_MAX_PREFILL_REQUESTS = 32;
@@ -207,6 +214,15 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	/** A rescued request may join another instance's queue. */
 	public static final boolean DEFAULT_RESCUE_TO_QUEUE = true;
 
+	/**
+	 * No rescue into an instance that holds less of the prompt while its KV cache is more
+	 * than 90 % used, as the SLO switch (SchedulerSettings#DEFAULT_SWITCH_MAX_KV_USAGE):
+	 * on the synthetic RAG workload one gateway serves 1.04x with it and four without
+	 * replica sync 1.26x, where their rescues had filled the engines' caches with second
+	 * copies of the same documents (docs/benchmarks.md).
+	 */
+	public static final double DEFAULT_RESCUE_MAX_KV_USAGE = 0.9;
+
 	/** Moves only for requests that would be late where they wait. */
 	public static final boolean DEFAULT_MOVE_LATE_ONLY = true;
 
@@ -285,6 +301,9 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		nonNegative("maxMoveChecksPerTrigger", maxMoveChecksPerTrigger);
 		nonNegative("maxPullChecksPerTrigger", maxPullChecksPerTrigger);
 		nonNegative("moveIntervalNanos", moveIntervalNanos);
+		if (!(rescueMaxKvUsage > 0 && rescueMaxKvUsage <= 1)) {
+			throw new IllegalArgumentException("rescueMaxKvUsage must be in (0, 1] but was " + rescueMaxKvUsage);
+		}
 	}
 
 	/**
@@ -375,6 +394,7 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		b.moveIntervalNanos = moveIntervalNanos;
 		b.maxMoveChecksPerTrigger = maxMoveChecksPerTrigger;
 		b.maxPullChecksPerTrigger = maxPullChecksPerTrigger;
+		b.rescueMaxKvUsage = rescueMaxKvUsage;
 		return b;
 	}
 
@@ -432,6 +452,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 		private int maxMoveChecksPerTrigger = DEFAULT_MAX_MOVE_CHECKS_PER_TRIGGER;
 
 		private int maxPullChecksPerTrigger = DEFAULT_MAX_PULL_CHECKS_PER_TRIGGER;
+
+		private double rescueMaxKvUsage = DEFAULT_RESCUE_MAX_KV_USAGE;
 
 		public Builder mode(DispatchMode v) {
 			this.mode = v;
@@ -568,12 +590,17 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 			return this;
 		}
 
+		public Builder rescueMaxKvUsage(double v) {
+			this.rescueMaxKvUsage = v;
+			return this;
+		}
+
 		public QueueSettings build() {
 			return new QueueSettings(mode, maxPrefillRequests, maxPrefillTokens, agingNanos, maxQueuedPerInstance,
 					maxQueuedPerPool, maxWaitNanos, expiry, maxMigrations, migrationMargin, maxMovesPerTrigger,
 					unavailableRetryAfterSeconds, idlePull, sloAware, maxWaitShare, rescue, rescueToQueue, moveLateOnly,
 					shedHopeless, shedBehindForeignPrefill, shedWhereOthersSend, holdOnEngineQueue, countQueuedPrefixes,
-					moveIntervalNanos, maxMoveChecksPerTrigger, maxPullChecksPerTrigger);
+					moveIntervalNanos, maxMoveChecksPerTrigger, maxPullChecksPerTrigger, rescueMaxKvUsage);
 		}
 
 	}

@@ -59,6 +59,9 @@ final class Rescue {
 	 * could start there in time (a request is rescued once). Below capacity this saves
 	 * most of what the wait bound would turn away; at capacity no estimate fits, and the
 	 * request is rejected. Nothing of this without {@link QueueSettings#rescue()}.
+	 * Neither goes to an instance that holds less of the prompt than {@code from} while
+	 * its engine's KV cache is fuller than {@link QueueSettings#rescueMaxKvUsage()}
+	 * ({@link #kvFull}).
 	 * @return whether the request was sent or queued again
 	 */
 	boolean tryRescue(RequestTicket q, InstanceQueue from, List<Runnable> out) {
@@ -74,11 +77,16 @@ final class Rescue {
 		InstanceState queued = null;
 		long queuedEstimate = Long.MAX_VALUE;
 		int queuedCached = 0;
+		// Read only where the KV limit applies.
+		int cachedWhereWaited = settings.rescueMaxKvUsage() < 1 ? book.cachedTokens(q, from.state) : 0;
 		for (InstanceState s : pool.instances()) {
 			if (s == from.state || !Relocator.mayTake(q, s)) {
 				continue;
 			}
 			int cached = book.cachedTokens(q, s);
+			if (cached < cachedWhereWaited && kvFull(s)) {
+				continue;
+			}
 			int uncached = Math.max(0, q.request().promptTokens() - cached);
 			long estimate = pool.estimateTtft(s, cached, uncached);
 			if (estimate < nowEstimate && book.hasRoom(s, uncached)) {
@@ -114,6 +122,17 @@ final class Rescue {
 		book.enqueue(q, queued);
 		releasePass.pump(book.queueOf(queued), out);
 		return true;
+	}
+
+	/**
+	 * Whether {@code s}'s engine, as last scraped and still fresh, uses more of its KV
+	 * cache than {@link QueueSettings#rescueMaxKvUsage()}: a prompt rescued there that it
+	 * does not hold would be computed and held a second time where the cache is full.
+	 * Without a fresh scrape nothing is known, and nothing is ruled out.
+	 */
+	private boolean kvFull(InstanceState s) {
+		EngineSnapshot e = s.freshEngine(pool.now(), pool.settings().staleAfterNanos());
+		return e != null && e.kvUsage() > settings.rescueMaxKvUsage();
 	}
 
 }

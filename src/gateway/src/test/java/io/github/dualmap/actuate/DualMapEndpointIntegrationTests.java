@@ -155,6 +155,7 @@ class DualMapEndpointIntegrationTests {
 		assertThat(dispatch.get("maxWaitShare").asDouble()).isEqualTo(0.5);
 		assertThat(dispatch.get("rescue").asBoolean()).isTrue();
 		assertThat(dispatch.get("rescueToQueue").asBoolean()).isTrue();
+		assertThat(dispatch.get("rescueMaxKvUsage").asDouble()).isEqualTo(0.9);
 		assertThat(dispatch.get("shedHopeless").asBoolean()).isTrue();
 		assertThat(dispatch.get("shedBehindForeignPrefill").asBoolean()).isTrue();
 		assertThat(dispatch.get("shedWhereOthersSend").asBoolean()).isTrue();

@@ -234,19 +234,21 @@ class DualMapPropertiesTests {
 			assertThat(context.getBean(DualMapProperties.class).getDispatch().getTickInterval())
 				.isEqualTo(Duration.ofMillis(50));
 		});
-		this.runner.withPropertyValues("dualmap.dispatch.mode=pass-through", "dualmap.dispatch.max-prefill-requests=3",
-				"dualmap.dispatch.max-prefill-tokens=4096", "dualmap.dispatch.aging=1s",
-				"dualmap.dispatch.max-queued-per-instance=7", "dualmap.dispatch.max-queued-per-pool=9",
-				"dualmap.dispatch.max-wait=12s", "dualmap.dispatch.expiry=dispatch",
-				"dualmap.dispatch.max-migrations=0", "dualmap.dispatch.migration-margin=0.25",
-				"dualmap.dispatch.max-moves-per-event=3", "dualmap.dispatch.unavailable-retry-after=2s",
-				"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false",
-				"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false",
-				"dualmap.dispatch.rescue-to-queue=false", "dualmap.dispatch.shed-hopeless=false",
-				"dualmap.dispatch.shed-behind-foreign-prefill=false", "dualmap.dispatch.shed-where-others-send=false",
-				"dualmap.dispatch.hold-on-engine-queue=false", "dualmap.dispatch.count-queued-prefixes=false",
-				"dualmap.dispatch.move-interval=20ms", "dualmap.dispatch.max-move-checks-per-event=5",
-				"dualmap.dispatch.max-pull-checks-per-event=6", "dualmap.slow-start=30s")
+		this.runner
+			.withPropertyValues("dualmap.dispatch.mode=pass-through", "dualmap.dispatch.max-prefill-requests=3",
+					"dualmap.dispatch.max-prefill-tokens=4096", "dualmap.dispatch.aging=1s",
+					"dualmap.dispatch.max-queued-per-instance=7", "dualmap.dispatch.max-queued-per-pool=9",
+					"dualmap.dispatch.max-wait=12s", "dualmap.dispatch.expiry=dispatch",
+					"dualmap.dispatch.max-migrations=0", "dualmap.dispatch.migration-margin=0.25",
+					"dualmap.dispatch.max-moves-per-event=3", "dualmap.dispatch.unavailable-retry-after=2s",
+					"dualmap.dispatch.idle-pull=false", "dualmap.dispatch.slo-aware=false",
+					"dualmap.dispatch.max-wait-share=0.8", "dualmap.dispatch.rescue=false",
+					"dualmap.dispatch.rescue-to-queue=false", "dualmap.dispatch.shed-hopeless=false",
+					"dualmap.dispatch.shed-behind-foreign-prefill=false",
+					"dualmap.dispatch.shed-where-others-send=false", "dualmap.dispatch.hold-on-engine-queue=false",
+					"dualmap.dispatch.count-queued-prefixes=false", "dualmap.dispatch.move-interval=20ms",
+					"dualmap.dispatch.max-move-checks-per-event=5", "dualmap.dispatch.max-pull-checks-per-event=6",
+					"dualmap.dispatch.rescue-max-kv-usage=0.75", "dualmap.slow-start=30s")
 			.run(context -> {
 				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
 				QueueSettings q = registry.service("llm").queues().settings();
@@ -276,6 +278,7 @@ class DualMapPropertiesTests {
 					.moveInterval(Duration.ofMillis(20))
 					.maxMoveChecksPerTrigger(5)
 					.maxPullChecksPerTrigger(6)
+					.rescueMaxKvUsage(0.75)
 					.build());
 				assertThat(registry.settings().slowStartNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
 			});
@@ -310,6 +313,10 @@ class DualMapPropertiesTests {
 				"dualmap.dispatch.max-move-checks-per-event must be >= 0");
 		expectFailure("dualmap.dispatch.max-pull-checks-per-event=-1",
 				"dualmap.dispatch.max-pull-checks-per-event must be >= 0");
+		expectFailure("dualmap.dispatch.rescue-max-kv-usage=0",
+				"dualmap.dispatch.rescue-max-kv-usage must be in (0, 1]");
+		expectFailure("dualmap.dispatch.rescue-max-kv-usage=1.5",
+				"dualmap.dispatch.rescue-max-kv-usage must be in (0, 1]");
 		expectFailure("dualmap.dispatch.migration-margin=1", "dualmap.dispatch.migration-margin must be in [0, 1)");
 		expectFailure("dualmap.dispatch.max-wait=0s", "dualmap.dispatch.max-wait must be > 0");
 		expectFailure("dualmap.dispatch.max-wait-share=-0.5", "dualmap.dispatch.max-wait-share must be >= 0");

@@ -65,6 +65,66 @@ class RescueTests {
 		assertThat(f.rescue.tryRescue(q, f.book.queueOf(f.instance("b")), f.out)).isFalse();
 	}
 
+	/**
+	 * Where {@code r} (1,000 tokens), waiting on a, is rescued to: b has the lower
+	 * estimate (500 tokens in prefill against c's 2,000), a holds the prompt when
+	 * {@code aHolds}, b when {@code bHolds}, and b's engine was last scraped
+	 * {@code scrapedAgo} before with {@code bKvUsage} of its KV cache in use.
+	 */
+	private static String rescuedTo(QueueSettings settings, boolean aHolds, boolean bHolds, double bKvUsage,
+			Duration scrapedAgo) {
+		QueueRulesFixture f = new QueueRulesFixture(settings, "a", "b", "c");
+		RoutingRequest r = QueueFixture.request("r", 7, 1_000);
+		if (aHolds) {
+			f.instance("a").shadow().record(r.blocks().chain());
+		}
+		if (bHolds) {
+			f.instance("b").shadow().record(r.blocks().chain());
+		}
+		f.advance(Duration.ofSeconds(3));
+		f.instance("b").updateEngine(new EngineSnapshot(f.pool.now() - scrapedAgo.toNanos(), 0, 0, bKvUsage, 0, 0, 0));
+		f.inPrefill("b", 500);
+		f.inPrefill("c", 2_000);
+		RequestTicket q = f.placed(r, "a");
+		if (!f.rescue.tryRescue(q, f.book.queueOf(f.instance("a")), f.out)) {
+			return "none";
+		}
+		return q.decision().instanceId();
+	}
+
+	@Test
+	void noRescueToAnInstanceThatHoldsLessOfThePromptWhileItsKvCacheIsFull() {
+		QueueSettings defaults = QueueSettings.ofDefaults();
+		Duration fresh = Duration.ZERO;
+		assertThat(defaults.rescueMaxKvUsage()).isEqualTo(0.9);
+		// b would hold a second copy of what a holds, in a cache 95 % full: c instead.
+		assertThat(rescuedTo(defaults, true, false, 0.95, fresh)).isEqualTo("c");
+		// At the limit, not above it; or no limit.
+		assertThat(rescuedTo(defaults, true, false, 0.9, fresh)).isEqualTo("b");
+		assertThat(rescuedTo(QueueSettings.custom().rescueMaxKvUsage(1).build(), true, false, 0.95, fresh))
+			.isEqualTo("b");
+		// b holds as much of it as a: nothing is computed twice.
+		assertThat(rescuedTo(defaults, true, true, 0.95, fresh)).isEqualTo("b");
+		// A prompt a does not hold either is computed wherever it goes.
+		assertThat(rescuedTo(defaults, false, false, 0.95, fresh)).isEqualTo("b");
+		// A scrape older than stale-after (2 s) says nothing about the cache now.
+		assertThat(rescuedTo(defaults, true, false, 0.95, Duration.ofMillis(2_500))).isEqualTo("b");
+		// Into a queue the same: with no room anywhere, c's queue rather than b's.
+		QueueSettings oneInPrefill = QueueSettings.custom().maxPrefillRequests(1).build();
+		assertThat(rescuedTo(oneInPrefill, true, false, 0.95, fresh)).isEqualTo("c");
+		assertThat(rescuedTo(oneInPrefill, true, false, 0.5, fresh)).isEqualTo("b");
+	}
+
+	@Test
+	void theRescuesKvLimitIsAShareInZeroToOne() {
+		assertThat(QueueSettings.custom().rescueMaxKvUsage(1).build().rescueMaxKvUsage()).isEqualTo(1);
+		for (double bad : new double[] { 0, -0.1, 1.01, Double.NaN }) {
+			org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+				.isThrownBy(() -> QueueSettings.custom().rescueMaxKvUsage(bad).build())
+				.withMessageContaining("rescueMaxKvUsage must be in (0, 1]");
+		}
+	}
+
 	@Test
 	void withoutRescueToQueueANoRoomRescueFails() {
 		QueueRulesFixture f = new QueueRulesFixture(
