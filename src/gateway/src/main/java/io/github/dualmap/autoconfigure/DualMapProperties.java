@@ -102,8 +102,8 @@ public class DualMapProperties {
 	/**
 	 * The SLO switch never moves a request to a candidate that holds less of its prompt
 	 * while that candidate's scraped KV cache usage is above this share (1: off): a cold
-	 * prompt's blocks where the cache is full preempt more than the switch gains; the
-	 * queue's rescue still moves a request at its wait bound.
+	 * prompt's blocks where the cache is full preempt more than the switch gains (the
+	 * queue's rescue has its own limit, {@code dispatch.rescue-max-kv-usage}).
 	 */
 	@DecimalMin(value = "0", inclusive = false, message = "dualmap.switch-max-kv-usage must be in (0, 1]")
 	@DecimalMax(value = "1", message = "dualmap.switch-max-kv-usage must be in (0, 1]")

@@ -25,8 +25,8 @@ import java.time.Duration;
  * @param switchMaxKvUsage and never to a candidate holding less of the prompt whose
  * scraped KV cache usage is above this share (1 = off): with the pool at its KV limit a
  * switch into a cold candidate adds a whole prompt's blocks where there is no room, and
- * the preemptions cost more than the switch gains (the queue's rescue still moves a
- * request at its wait bound)
+ * the preemptions cost more than the switch gains (the queue's rescue has its own limit,
+ * {@link QueueSettings#rescueMaxKvUsage()})
  * @param hotspotFactor an instance is a hotspot above this x the pool's mean pending
  * tokens
  * @param hotspotFloorTokens and above this absolute number of pending tokens
