@@ -70,22 +70,28 @@ final class Rescue {
 		if (!settings.rescue() || q.pinned || q.rescuedToQueue) {
 			return false;
 		}
-		long left = book.sloOf(q.request()) - (pool.now() - q.submittedAtNanos());
+		long nowNanos = pool.now();
+		long left = book.sloOf(q.request()) - (nowNanos - q.submittedAtNanos());
 		InstanceState now = null;
 		long nowEstimate = Long.MAX_VALUE;
 		int nowCached = 0;
 		InstanceState queued = null;
 		long queuedEstimate = Long.MAX_VALUE;
 		int queuedCached = 0;
-		// Read only where the KV limit applies.
-		int cachedWhereWaited = settings.rescueMaxKvUsage() < 1 ? book.cachedTokens(q, from.state) : 0;
+		// Read once, where the KV limit first applies.
+		int cachedWhereWaited = -1;
 		for (InstanceState s : pool.instances()) {
 			if (s == from.state || !Relocator.mayTake(q, s)) {
 				continue;
 			}
 			int cached = book.cachedTokens(q, s);
-			if (cached < cachedWhereWaited && kvFull(s)) {
-				continue;
+			if (kvFull(s, nowNanos)) {
+				if (cachedWhereWaited < 0) {
+					cachedWhereWaited = book.cachedTokens(q, from.state);
+				}
+				if (cached < cachedWhereWaited) {
+					continue;
+				}
 			}
 			int uncached = Math.max(0, q.request().promptTokens() - cached);
 			long estimate = pool.estimateTtft(s, cached, uncached);
@@ -130,8 +136,8 @@ final class Rescue {
 	 * does not hold would be computed and held a second time where the cache is full.
 	 * Without a fresh scrape nothing is known, and nothing is ruled out.
 	 */
-	private boolean kvFull(InstanceState s) {
-		EngineSnapshot e = s.freshEngine(pool.now(), pool.settings().staleAfterNanos());
+	private boolean kvFull(InstanceState s, long nowNanos) {
+		EngineSnapshot e = s.freshEngine(nowNanos, pool.settings().staleAfterNanos());
 		return e != null && e.kvUsage() > settings.rescueMaxKvUsage();
 	}
 
