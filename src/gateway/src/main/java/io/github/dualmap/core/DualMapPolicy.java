@@ -322,12 +322,8 @@ public final class DualMapPolicy implements RoutingPolicy {
 	 * {@link SchedulerSettings#switchMaxKvUsage()}: no SLO switch goes there.
 	 */
 	private boolean kvBound(InstancePool pool, CandidateCost chosen, CandidateCost other) {
-		double limit = settings.switchMaxKvUsage();
-		if (limit >= 1 || other.cachedTokens() >= chosen.cachedTokens()) {
-			return false;
-		}
-		EngineSnapshot e = other.instance().freshEngine(pool.now(), settings.staleAfterNanos());
-		return e != null && e.kvUsage() > limit;
+		return other.cachedTokens() < chosen.cachedTokens()
+				&& other.instance().kvUsedAbove(settings.switchMaxKvUsage(), pool.now(), settings.staleAfterNanos());
 	}
 
 	/**

@@ -61,7 +61,8 @@ final class Rescue {
 	 * request is rejected. Nothing of this without {@link QueueSettings#rescue()}.
 	 * Neither goes to an instance that holds less of the prompt than {@code from} while
 	 * its engine's KV cache is fuller than {@link QueueSettings#rescueMaxKvUsage()}
-	 * ({@link #kvFull}).
+	 * ({@link InstanceState#kvUsedAbove}, the SLO switch's rule too): the prompt would be
+	 * computed and held a second time in a full cache.
 	 * @return whether the request was sent or queued again
 	 */
 	boolean tryRescue(RequestTicket q, InstanceQueue from, List<Runnable> out) {
@@ -85,7 +86,7 @@ final class Rescue {
 				continue;
 			}
 			int cached = book.cachedTokens(q, s);
-			if (kvFull(s, nowNanos)) {
+			if (s.kvUsedAbove(settings.rescueMaxKvUsage(), nowNanos, pool.settings().staleAfterNanos())) {
 				if (cachedWhereWaited < 0) {
 					cachedWhereWaited = book.cachedTokens(q, from.state);
 				}
@@ -128,17 +129,6 @@ final class Rescue {
 		book.enqueue(q, queued);
 		releasePass.pump(book.queueOf(queued), out);
 		return true;
-	}
-
-	/**
-	 * Whether {@code s}'s engine, as last scraped and still fresh, uses more of its KV
-	 * cache than {@link QueueSettings#rescueMaxKvUsage()}: a prompt rescued there that it
-	 * does not hold would be computed and held a second time where the cache is full.
-	 * Without a fresh scrape nothing is known, and nothing is ruled out.
-	 */
-	private boolean kvFull(InstanceState s, long nowNanos) {
-		EngineSnapshot e = s.freshEngine(nowNanos, pool.settings().staleAfterNanos());
-		return e != null && e.kvUsage() > settings.rescueMaxKvUsage();
 	}
 
 }
