@@ -198,9 +198,9 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * considers for a move (0: no bound)
 	 * @param maxPullChecksPerEvent queued requests one pass of the idle pull looks at (0:
 	 * no bound)
-	 * @param rescueMaxKvUsage the rescue sends no request to an instance that holds less
-	 * of its prompt while that instance's scraped KV cache usage is above this share (1:
-	 * off)
+	 * @param rescueMaxKvUsage the rescue sends no request to an instance whose scraped KV
+	 * cache usage is above this share while it holds less of the prompt or runs another
+	 * sender's requests without replica sync (1: off)
 	 */
 	public record Dispatch(int maxPrefillRequests, long maxPrefillTokens, long agingMs, int maxQueuedPerInstance,
 			int maxQueuedPerPool, long maxWaitMs, String expiry, int maxMigrations, double migrationMargin,

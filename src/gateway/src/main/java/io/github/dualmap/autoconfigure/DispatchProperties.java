@@ -267,9 +267,9 @@ public class DispatchProperties {
 	private int maxPullChecksPerEvent = QueueSettings.DEFAULT_MAX_PULL_CHECKS_PER_TRIGGER;
 
 	/**
-	 * The rescue never sends a request to an instance that holds less of its prompt than
-	 * the one it waited for while that instance's scraped KV cache usage is above this
-	 * share (1: off).
+	 * The rescue never sends a request to an instance whose scraped KV cache usage is
+	 * above this share while it holds less of the prompt than the instance the request
+	 * waited for or runs requests another sender sent without replica sync (1: off).
 	 */
 	@DecimalMin(value = "0", inclusive = false, message = "dualmap.dispatch.rescue-max-kv-usage must be in (0, 1]")
 	@DecimalMax(value = "1", message = "dualmap.dispatch.rescue-max-kv-usage must be in (0, 1]")

@@ -298,10 +298,9 @@ public final class InstanceState {
 
 	/**
 	 * Whether the engine, as last scraped and still fresh, uses more than {@code limit}
-	 * of its KV cache: where a prompt it does not hold would be computed and held a
-	 * second time in a full cache (the SLO switch's and the rescue's KV limits). False
-	 * without a fresh scrape (nothing is known, nothing is ruled out) and for a limit of
-	 * 1 or more (off).
+	 * of its KV cache: where another running request preempts others (the SLO switch's
+	 * and the rescue's KV limits). False without a fresh scrape (nothing is known,
+	 * nothing is ruled out) and for a limit of 1 or more (off).
 	 */
 	public boolean kvUsedAbove(double limit, long nowNanos, long staleAfterNanos) {
 		if (limit >= 1) {

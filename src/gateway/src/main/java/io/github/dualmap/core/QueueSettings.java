@@ -113,11 +113,12 @@ import java.time.Duration;
  * its turn; 0: no bound (each idle instance still looks at no more than its oldest 32
  * pullable requests)
  * @param rescueMaxKvUsage with {@code rescue}, a request is never sent (or queued) to an
- * instance that holds less of its prompt than the one it waited for while that instance's
- * engine, as last scraped (fresh), uses more than this share of its KV cache: the
- * prompt's blocks would be computed and held a second time where the cache is full, and
- * the preemptions and the smaller batches cost every request there more than the rescue
- * saves; 1: no limit
+ * instance whose engine, as last scraped (fresh), uses more than this share of its KV
+ * cache while that instance holds less of its prompt than the one it waited for (the
+ * prompt would be computed and held a second time where the cache is full) or runs
+ * another sender's requests while no peer publishes its load there (a gateway replica
+ * without replica sync, whose queues this one cannot see and whose requests a rescue
+ * there would make expire and be rescued in turn); 1: no limit
  */
 public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxPrefillTokens, long agingNanos,
 		int maxQueuedPerInstance, int maxQueuedPerPool, long maxWaitNanos, Expiry expiry, int maxMigrations,
@@ -215,11 +216,12 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	public static final boolean DEFAULT_RESCUE_TO_QUEUE = true;
 
 	/**
-	 * No rescue into an instance that holds less of the prompt while its KV cache is more
-	 * than 90 % used, as the SLO switch (SchedulerSettings#DEFAULT_SWITCH_MAX_KV_USAGE):
-	 * on the synthetic RAG workload one gateway serves 1.04x with it and four without
-	 * replica sync 1.26x, where their rescues had filled the engines' caches with second
-	 * copies of the same documents (docs/benchmarks.md).
+	 * No rescue into an instance holding less of the prompt or running an unsynced
+	 * sender's requests while its KV cache is more than 90 % used, the SLO switch's limit
+	 * (SchedulerSettings#DEFAULT_SWITCH_MAX_KV_USAGE): on the synthetic RAG workload one
+	 * gateway serves 1.04x with it and four without replica sync 1.44x, on the synthetic
+	 * sessions four without replica sync 1.15x, where their rescues had filled the
+	 * engines' caches with copies of the same prefixes (docs/benchmarks.md).
 	 */
 	public static final double DEFAULT_RESCUE_MAX_KV_USAGE = 0.9;
 

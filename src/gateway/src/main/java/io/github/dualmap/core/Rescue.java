@@ -59,10 +59,15 @@ final class Rescue {
 	 * could start there in time (a request is rescued once). Below capacity this saves
 	 * most of what the wait bound would turn away; at capacity no estimate fits, and the
 	 * request is rejected. Nothing of this without {@link QueueSettings#rescue()}.
-	 * Neither goes to an instance that holds less of the prompt than {@code from} while
-	 * its engine's KV cache is fuller than {@link QueueSettings#rescueMaxKvUsage()}
-	 * ({@link InstanceState#kvUsedAbove}, the SLO switch's rule too): the prompt would be
-	 * computed and held a second time in a full cache.
+	 * Neither goes to an instance whose engine's KV cache is fuller than
+	 * {@link QueueSettings#rescueMaxKvUsage()} ({@link InstanceState#kvUsedAbove}) when
+	 * that instance holds less of the prompt than {@code from} (the prompt would be
+	 * computed and held a second time in a full cache) or when another sender's requests
+	 * run there and no peer publishes its load ({@link EngineQueueGate#unseenSenders}):
+	 * this gateway's room there is not the engine's, the other senders' queues for it
+	 * wait out of its sight, and a rescue that goes ahead of them makes theirs expire and
+	 * be rescued in turn, until every queue waits at its bound and the prompts run on
+	 * more instances than their candidates, held there again in caches that are full.
 	 * @return whether the request was sent or queued again
 	 */
 	boolean tryRescue(RequestTicket q, InstanceQueue from, List<Runnable> out) {
@@ -79,7 +84,8 @@ final class Rescue {
 		InstanceState queued = null;
 		long queuedEstimate = Long.MAX_VALUE;
 		int queuedCached = 0;
-		// Read once, where the KV limit first applies.
+		// Read once, where the KV limit first applies to an instance without unseen
+		// senders.
 		int cachedWhereWaited = -1;
 		for (InstanceState s : pool.instances()) {
 			if (s == from.state || !Relocator.mayTake(q, s)) {
@@ -87,6 +93,9 @@ final class Rescue {
 			}
 			int cached = book.cachedTokens(q, s);
 			if (s.kvUsedAbove(settings.rescueMaxKvUsage(), nowNanos, pool.settings().staleAfterNanos())) {
+				if (book.gate.unseenSenders(s)) {
+					continue;
+				}
 				if (cachedWhereWaited < 0) {
 					cachedWhereWaited = book.cachedTokens(q, from.state);
 				}

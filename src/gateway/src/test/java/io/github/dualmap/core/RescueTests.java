@@ -73,6 +73,21 @@ class RescueTests {
 	 */
 	private static String rescuedTo(QueueSettings settings, boolean aHolds, boolean bHolds, double bKvUsage,
 			Duration scrapedAgo) {
+		return rescuedTo(settings, aHolds, bHolds, bKvUsage, 0, false, scrapedAgo);
+	}
+
+	private static String rescuedTo(QueueSettings settings, boolean aHolds, boolean bHolds, double bKvUsage,
+			int bForeign, Duration scrapedAgo) {
+		return rescuedTo(settings, aHolds, bHolds, bKvUsage, bForeign, false, scrapedAgo);
+	}
+
+	/**
+	 * As above, and b's engine, at that scrape, ran {@code bForeign} requests this
+	 * gateway had not sent (another sender's); with {@code bPeerLoad} a replica-sync peer
+	 * publishes its load on b (none in prefill).
+	 */
+	private static String rescuedTo(QueueSettings settings, boolean aHolds, boolean bHolds, double bKvUsage,
+			int bForeign, boolean bPeerLoad, Duration scrapedAgo) {
 		QueueRulesFixture f = new QueueRulesFixture(settings, "a", "b", "c");
 		RoutingRequest r = QueueFixture.request("r", 7, 1_000);
 		if (aHolds) {
@@ -82,7 +97,11 @@ class RescueTests {
 			f.instance("b").shadow().record(r.blocks().chain());
 		}
 		f.advance(Duration.ofSeconds(3));
-		f.instance("b").updateEngine(new EngineSnapshot(f.pool.now() - scrapedAgo.toNanos(), 0, 0, bKvUsage, 0, 0, 0));
+		f.instance("b")
+			.updateEngine(new EngineSnapshot(f.pool.now() - scrapedAgo.toNanos(), 0, bForeign, bKvUsage, 0, 0, 0));
+		if (bPeerLoad) {
+			f.instance("b").peerLoad(0, 0, 0, 0, 0);
+		}
 		f.inPrefill("b", 500);
 		f.inPrefill("c", 2_000);
 		RequestTicket q = f.placed(r, "a");
@@ -113,6 +132,32 @@ class RescueTests {
 		QueueSettings oneInPrefill = QueueSettings.custom().maxPrefillRequests(1).build();
 		assertThat(rescuedTo(oneInPrefill, true, false, 0.95, fresh)).isEqualTo("c");
 		assertThat(rescuedTo(oneInPrefill, true, false, 0.5, fresh)).isEqualTo("b");
+	}
+
+	@Test
+	void noRescueToAnInstanceAnotherSenderSendsToWhileItsKvCacheIsFull() {
+		QueueSettings defaults = QueueSettings.ofDefaults();
+		Duration fresh = Duration.ZERO;
+		// b holds the prompt as a does, but another gateway's requests run there: its
+		// queue for b is out of this one's sight, and the rescue would go ahead of it.
+		assertThat(rescuedTo(defaults, true, true, 0.95, 2, fresh)).isEqualTo("c");
+		assertThat(rescuedTo(defaults, false, false, 0.95, 1, fresh)).isEqualTo("c");
+		// Only this gateway sends to b: as before, b.
+		assertThat(rescuedTo(defaults, true, true, 0.95, 0, fresh)).isEqualTo("b");
+		// Room in b's cache, or no limit, or a stale scrape: b.
+		assertThat(rescuedTo(defaults, true, true, 0.9, 2, fresh)).isEqualTo("b");
+		assertThat(rescuedTo(QueueSettings.custom().rescueMaxKvUsage(1).build(), true, true, 0.95, 2, fresh))
+			.isEqualTo("b");
+		assertThat(rescuedTo(defaults, true, true, 0.95, 2, Duration.ofMillis(2_500))).isEqualTo("b");
+		// A peer publishes its load on b (replica sync): its queue for b is in sight, and
+		// b
+		// is judged as for one gateway.
+		assertThat(rescuedTo(defaults, true, true, 0.95, 2, true, fresh)).isEqualTo("b");
+		assertThat(rescuedTo(defaults, true, false, 0.95, 2, true, fresh)).isEqualTo("c");
+		// Into a queue the same.
+		QueueSettings oneInPrefill = QueueSettings.custom().maxPrefillRequests(1).build();
+		assertThat(rescuedTo(oneInPrefill, true, true, 0.95, 2, fresh)).isEqualTo("c");
+		assertThat(rescuedTo(oneInPrefill, true, true, 0.95, 0, fresh)).isEqualTo("b");
 	}
 
 	@Test
