@@ -280,13 +280,12 @@ public final class DualMapPolicy implements RoutingPolicy {
 
 	/**
 	 * Whether the engine of {@code s}, as last scraped and still fresh, held requests
-	 * this gateway did not send ({@link InstanceState#foreignRequestsAtScrape()}) while
-	 * no peer publishes its load there: under replica sync with shared load the peers'
-	 * releases and load reach every replica alike, and the lower estimate stays the
-	 * better choice.
+	 * this gateway did not send while no peer publishes its load there
+	 * ({@link InstanceState#unseenSendersAt}): under replica sync with shared load the
+	 * lower estimate stays the better choice.
 	 */
 	private static boolean otherSender(InstancePool pool, InstanceState s) {
-		return !s.peerLoadShared() && s.othersSendAt(pool.now(), pool.settings().staleAfterNanos());
+		return s.unseenSendersAt(pool.now(), pool.settings().staleAfterNanos());
 	}
 
 	/**

@@ -101,15 +101,6 @@ final class EngineQueueGate {
 	}
 
 	/**
-	 * Whether another sender's requests run on {@code s} ({@link #otherSenders}) while no
-	 * peer publishes its load there: senders (gateway replicas without replica sync)
-	 * whose queues for {@code s} this gateway cannot see.
-	 */
-	boolean unseenSenders(InstanceState s) {
-		return !s.peerLoadShared() && otherSenders(s);
-	}
-
-	/**
 	 * Uncached tokens the engine of {@code s} has in prefill beyond this gateway's own,
 	 * by its estimated backlog ({@link InstanceState#freshEngineBacklogTokens}); 0 when
 	 * unknown or not estimated.

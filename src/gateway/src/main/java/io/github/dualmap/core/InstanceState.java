@@ -385,6 +385,16 @@ public final class InstanceState {
 	}
 
 	/**
+	 * {@link #othersSendAt} while no peer publishes its load here: a sender (a gateway
+	 * replica without replica sync, a client that bypasses the gateway) whose load and
+	 * queues for this instance this gateway cannot see. Under replica sync with shared
+	 * load the peers' releases and queued work reach every replica alike.
+	 */
+	public boolean unseenSendersAt(long nowNanos, long staleAfterNanos) {
+		return !peerLoadShared && othersSendAt(nowNanos, staleAfterNanos);
+	}
+
+	/**
 	 * Whether the last scrape failed (the last good snapshot stays visible for
 	 * diagnosis).
 	 */

@@ -63,7 +63,7 @@ final class Rescue {
 	 * {@link QueueSettings#rescueMaxKvUsage()} ({@link InstanceState#kvUsedAbove}) when
 	 * that instance holds less of the prompt than {@code from} (the prompt would be
 	 * computed and held a second time in a full cache) or when another sender's requests
-	 * run there and no peer publishes its load ({@link EngineQueueGate#unseenSenders}):
+	 * run there and no peer publishes its load ({@link InstanceState#unseenSendersAt}):
 	 * this gateway's room there is not the engine's, the other senders' queues for it
 	 * wait out of its sight, and a rescue that goes ahead of them makes theirs expire and
 	 * be rescued in turn, until every queue waits at its bound and the prompts run on
@@ -93,7 +93,7 @@ final class Rescue {
 			}
 			int cached = book.cachedTokens(q, s);
 			if (s.kvUsedAbove(settings.rescueMaxKvUsage(), nowNanos, pool.settings().staleAfterNanos())) {
-				if (book.gate.unseenSenders(s)) {
+				if (s.unseenSendersAt(nowNanos, pool.settings().staleAfterNanos())) {
 					continue;
 				}
 				if (cachedWhereWaited < 0) {
