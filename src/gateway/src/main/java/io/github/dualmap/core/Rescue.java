@@ -84,6 +84,7 @@ final class Rescue {
 		InstanceState queued = null;
 		long queuedEstimate = Long.MAX_VALUE;
 		int queuedCached = 0;
+		long staleAfter = pool.settings().staleAfterNanos();
 		// Read once, where the KV limit first applies to an instance without unseen
 		// senders.
 		int cachedWhereWaited = -1;
@@ -91,11 +92,12 @@ final class Rescue {
 			if (s == from.state || !Relocator.mayTake(q, s)) {
 				continue;
 			}
+			boolean kvFull = s.kvUsedAbove(settings.rescueMaxKvUsage(), nowNanos, staleAfter);
+			if (kvFull && s.unseenSendersAt(nowNanos, staleAfter)) {
+				continue;
+			}
 			int cached = book.cachedTokens(q, s);
-			if (s.kvUsedAbove(settings.rescueMaxKvUsage(), nowNanos, pool.settings().staleAfterNanos())) {
-				if (s.unseenSendersAt(nowNanos, pool.settings().staleAfterNanos())) {
-					continue;
-				}
+			if (kvFull) {
 				if (cachedWhereWaited < 0) {
 					cachedWhereWaited = book.cachedTokens(q, from.state);
 				}

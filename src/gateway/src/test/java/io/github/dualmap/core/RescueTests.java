@@ -149,9 +149,8 @@ class RescueTests {
 		assertThat(rescuedTo(QueueSettings.custom().rescueMaxKvUsage(1).build(), true, true, 0.95, 2, fresh))
 			.isEqualTo("b");
 		assertThat(rescuedTo(defaults, true, true, 0.95, 2, Duration.ofMillis(2_500))).isEqualTo("b");
-		// A peer publishes its load on b (replica sync): its queue for b is in sight, and
-		// b
-		// is judged as for one gateway.
+		// A peer publishes its load on b (replica sync): its queue for b is in sight,
+		// and b is judged as for one gateway.
 		assertThat(rescuedTo(defaults, true, true, 0.95, 2, true, fresh)).isEqualTo("b");
 		assertThat(rescuedTo(defaults, true, false, 0.95, 2, true, fresh)).isEqualTo("c");
 		// Into a queue the same.
