@@ -12,9 +12,10 @@ package io.github.dualmap.core;
  * prefill rate, so after a scrape the backlog is what the previous one left, drained at
  * that rate over the interval, plus what was admitted since; read between scrapes, it is
  * drained on to the reader's clock. The rate is the instance's fitted cost per uncached
- * token (the TTFT model's {@code a}), so the estimate drains a little faster than an
- * engine that also decodes and attends to long contexts: it errs towards an engine that
- * is free.
+ * token (the TTFT model's {@code a}) or the pool's linear rate when that is lower
+ * ({@link InstancePool#backlogNanosPerToken}), so the estimate drains a little faster
+ * than an engine that also decodes and attends to long contexts: it errs towards an
+ * engine that is free.
  * <p>
  * It sees what no single gateway replica's own accounting does: a long prompt another
  * replica sent, in prefill there for seconds, with nothing waiting behind it yet. A first

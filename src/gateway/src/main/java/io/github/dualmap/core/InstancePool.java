@@ -206,7 +206,7 @@ public final class InstancePool {
 						settings.ttftModel() == TtftModel.ATTENTION ? AttentionTtftModel.of(settings) : null);
 				if (settings.engineBacklog()) {
 					InstanceState state = s;
-					s.trackEngineBacklog(() -> prefillNanosPerToken(state));
+					s.trackEngineBacklog(() -> backlogNanosPerToken(state));
 				}
 				states.put(m.id(), s);
 				s.roomWatcher(this::roomChanged);
@@ -458,6 +458,22 @@ public final class InstancePool {
 	double prefillNanosPerToken(InstanceState s) {
 		AttentionTtftModel m = s.ttftModel();
 		return m != null ? m.nanosPerToken() : estimator.nanosPerToken();
+	}
+
+	/**
+	 * The rate at which the engine backlog estimate of {@code s} drains
+	 * ({@link EngineBacklog}): its fitted cost per uncached token
+	 * ({@link #prefillNanosPerToken}), or the pool's linear rate (every token's share of
+	 * the observed TTFT, attention included) when that is lower. Where a workload's
+	 * prompts share long cached prefixes, the attention term carries most of the
+	 * prefill's cost and one instance's fit cannot tell its per-token coefficient from
+	 * it: on the synthetic RAG workload the fits spread from 0 to five times the engine's
+	 * own, and a backlog drained five times too slowly held every replica's releases
+	 * there for seconds. The lower rate errs towards an engine that is free, as the
+	 * estimate does.
+	 */
+	double backlogNanosPerToken(InstanceState s) {
+		return Math.min(prefillNanosPerToken(s), estimator.nanosPerToken());
 	}
 
 	/**

@@ -267,6 +267,37 @@ class InstancePoolTests {
 	}
 
 	@Test
+	void theBacklogDrainsAtTheLowerOfAnInstancesFitAndThePoolsLinearRate() {
+		usePool(SchedulerSettings.custom().engineBacklog(true).build());
+		InstanceState a = pool.instance("a");
+		double linear = pool.backlogNanosPerToken(a);
+		assertThat(linear).isEqualTo(pool.prefillNanosPerToken(a));
+		// a's fit learns 100 us per uncached token, four times the pool's linear rate.
+		fit(a, 100_000);
+		assertThat(pool.prefillNanosPerToken(a)).isGreaterThan(3 * linear);
+		assertThat(pool.backlogNanosPerToken(a)).isEqualTo(linear);
+		// Another sender's 51,000 tokens admitted, then a second: drained at the linear
+		// rate.
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 2, 0.5, 0, 0, 0));
+		a.updateEngine(new EngineSnapshot(clock.nanos(), 0, 2, 0.5, 51_000, 0, 0));
+		clock.advance(Duration.ofSeconds(1));
+		assertThat(a.engineBacklogTokens(clock.nanos())).isEqualTo(51_000 - (long) (1e9 / linear));
+		// A fit faster than the linear rate drains at the fit.
+		InstanceState b = pool.instance("b");
+		fit(b, 5_000);
+		assertThat(pool.backlogNanosPerToken(b)).isEqualTo(pool.prefillNanosPerToken(b)).isLessThan(linear);
+	}
+
+	// Feeds s's TTFT model prompts of 1,000 to 7,000 uncached tokens, nothing cached
+	// or ahead, at nanosPerToken each.
+	private void fit(InstanceState s, long nanosPerToken) {
+		for (int i = 0; i < 400; i++) {
+			int tokens = 1_000 * (1 + i % 7);
+			s.ttftModel().observe(PrefillWork.NONE, PrefillWork.of(0, tokens), nanosPerToken * tokens);
+		}
+	}
+
+	@Test
 	void withoutEngineBacklogTheCountersAddNothing() {
 		usePool(SchedulerSettings.custom().engineBacklog(false).build());
 		InstanceState a = pool.instance("a");
