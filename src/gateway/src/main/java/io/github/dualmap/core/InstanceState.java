@@ -298,9 +298,9 @@ public final class InstanceState {
 
 	/**
 	 * Whether the engine, as last scraped and still fresh, uses more than {@code limit}
-	 * of its KV cache: where another running request preempts others (the SLO switch's
-	 * and the rescue's KV limits). False without a fresh scrape (nothing is known,
-	 * nothing is ruled out) and for a limit of 1 or more (off).
+	 * of its KV cache: where one more request's blocks would preempt running requests
+	 * (the SLO switch's and the rescue's KV limits). False without a fresh scrape
+	 * (nothing is known, nothing is ruled out) and for a limit of 1 or more (off).
 	 */
 	public boolean kvUsedAbove(double limit, long nowNanos, long staleAfterNanos) {
 		if (limit >= 1) {

@@ -219,8 +219,8 @@ public record QueueSettings(DispatchMode mode, int maxPrefillRequests, long maxP
 	 * No rescue into an instance holding less of the prompt or running an unsynced
 	 * sender's requests while its KV cache is more than 90 % used, the SLO switch's limit
 	 * (SchedulerSettings#DEFAULT_SWITCH_MAX_KV_USAGE): on the synthetic RAG workload one
-	 * gateway serves 1.04x with it and four without replica sync 1.44x, on the synthetic
-	 * sessions four without replica sync 1.15x, where their rescues had filled the
+	 * gateway serves 1.02x with it and four without replica sync 1.52x, on the synthetic
+	 * sessions four without replica sync 1.16x, where their rescues had filled the
 	 * engines' caches with copies of the same prefixes (docs/benchmarks.md).
 	 */
 	public static final double DEFAULT_RESCUE_MAX_KV_USAGE = 0.9;
