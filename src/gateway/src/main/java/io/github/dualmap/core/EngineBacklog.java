@@ -66,6 +66,14 @@ final class EngineBacklog {
 	}
 
 	/**
+	 * The backlog the last snapshot left, before any drain: no later reading of
+	 * {@link #tokens} exceeds it.
+	 */
+	long undrainedTokens() {
+		return Math.max(0, this.sample.tokens());
+	}
+
+	/**
 	 * Uncached tokens admitted and not yet computed at {@code nowNanos}, draining at
 	 * {@code nanosPerToken}.
 	 */

@@ -78,6 +78,12 @@ final class InstanceQueue {
 
 	long wakeAtNanos = Long.MAX_VALUE;
 
+	// Whether its instance takes moves off a hotspot, as one look for a move answered it
+	// (Rebalancer.takesMoves), and which look: valid while that look lasts.
+	long takesMovesLook;
+
+	boolean takesMoves;
+
 	// The estimate every request queued here has where it waits
 	// (MoveGain.estimateOfEveryQueued, NOT_SHARED when theirs may differ), as the idle
 	// pull's pass IdlePull.pullEstimates last took it (IdlePull.estimateHere).

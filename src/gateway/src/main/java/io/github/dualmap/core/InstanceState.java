@@ -350,7 +350,9 @@ public final class InstanceState {
 	 */
 	long engineShownTokens(EngineSnapshot snapshot, double meanRequestTokens, long nowNanos) {
 		long own = prefillTokens();
-		long inEngine = Math.max(own, engineBacklogTokens(nowNanos));
+		// The drain rate is read only where the backlog could exceed this router's own
+		// prefill: past capacity every hotspot test and move target asks this.
+		long inEngine = engineBacklog.undrainedTokens() <= own ? own : Math.max(own, engineBacklogTokens(nowNanos));
 		if (snapshot.waiting() <= 0 && inEngine <= own) {
 			return 0;
 		}

@@ -45,6 +45,10 @@ final class Rebalancer {
 	// targets, so the pass stops there.
 	private boolean noMoveTarget;
 
+	// The current look for a move (bestMove): each instance's answer to whether it takes
+	// moves is kept for the look's length (InstanceQueue.takesMovesLook). 0 before any.
+	private long look;
+
 	// Requests the current pass may still weigh (QueueSettings.moveChecksPerPass).
 	private int checksLeft;
 
@@ -120,6 +124,7 @@ final class Rebalancer {
 	 * helps.
 	 */
 	private @Nullable Move bestMove(InstanceQueue iq) {
+		look++;
 		InstanceState here = iq.state;
 		PrefillWork pendingHere = pool.pendingWork(here);
 		boolean lateOnly = settings.moveLateOnly();
@@ -441,7 +446,21 @@ final class Rebalancer {
 	 * holds).
 	 */
 	private boolean canTakeMove(RequestTicket q, InstanceState s) {
-		return !q.avoid.contains(s.id()) && takesMoves(s);
+		return !q.avoid.contains(s.id()) && takesMovesInLook(s);
+	}
+
+	/**
+	 * {@link #takesMoves} within one look for a move ({@link #bestMove}), each instance
+	 * asked once: nothing a look reads changes while it lasts, and past capacity the
+	 * walks of the second ring for many late requests meet the same hotspots again.
+	 */
+	private boolean takesMovesInLook(InstanceState s) {
+		InstanceQueue q = book.queueOf(s);
+		if (q.takesMovesLook != look) {
+			q.takesMoves = takesMoves(s);
+			q.takesMovesLook = look;
+		}
+		return q.takesMoves;
 	}
 
 	/**

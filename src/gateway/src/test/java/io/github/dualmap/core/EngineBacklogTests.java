@@ -51,6 +51,19 @@ class EngineBacklogTests {
 	}
 
 	@Test
+	void whatTheLastSnapshotLeftBoundsEveryLaterReadingWhateverTheRate() {
+		assertThat(backlog.undrainedTokens()).as("never scraped").isZero();
+		backlog.update(counters(0, 0, 0), RATE);
+		backlog.update(counters(500, 20_000, 0), RATE);
+		assertThat(backlog.undrainedTokens()).isEqualTo(20_000);
+		assertThat(backlog.tokens(500 * MS, RATE)).isEqualTo(20_000);
+		assertThat(backlog.tokens(1_000 * MS, Double.MAX_VALUE)).isEqualTo(20_000);
+		assertThat(backlog.tokens(1_000 * MS, RATE)).isLessThan(backlog.undrainedTokens());
+		backlog.clear();
+		assertThat(backlog.undrainedTokens()).isZero();
+	}
+
+	@Test
 	void aSlowerEngineDrainsSlower() {
 		backlog.update(counters(0, 0, 0), RATE);
 		backlog.update(counters(0, 10_000, 0), RATE);
