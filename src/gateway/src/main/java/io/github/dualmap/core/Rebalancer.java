@@ -451,8 +451,9 @@ final class Rebalancer {
 
 	/**
 	 * {@link #takesMoves} within one look for a move ({@link #bestMove}), each instance
-	 * asked once: nothing a look reads changes while it lasts, and past capacity the
-	 * walks of the second ring for many late requests meet the same hotspots again.
+	 * asked once: nothing a look reads changes while it lasts but the clock (a look takes
+	 * microseconds), and past capacity the walks of the second ring for many late
+	 * requests meet the same hotspots again.
 	 */
 	private boolean takesMovesInLook(InstanceState s) {
 		InstanceQueue q = book.queueOf(s);
