@@ -628,7 +628,10 @@ public final class DispatchQueues {
 		// would otherwise send them where they no longer belong.
 		evacuation.evacuate();
 		releasePass.pumpAll(out);
-		if (movesDue(now)) {
+		// Where no request may move (maxMigrations 0: every policy without DualMap's
+		// hotspot step) neither pass can do anything, and past capacity the moves' scan
+		// of every hotspot's late requests would still run.
+		if (settings.maxMigrations() > 0 && movesDue(now)) {
 			movesRanAtNanos = now;
 			rebalancer.rebalance(out);
 			if (settings.idlePull() && settings.mode() == DispatchMode.QUEUE) {

@@ -114,6 +114,14 @@ public class DispatchCostBenchmark {
 	int pullChecks;
 
 	/**
+	 * {@code dualmap.dispatch.max-migrations} (the default 2): with
+	 * {@code -p maxMigrations=0,2} one run gives the cost of the hotspot moves and the
+	 * idle pull (both off at 0), as a ratio.
+	 */
+	@Param({ "2" })
+	int maxMigrations;
+
+	/**
 	 * Tenants the requests belong to, in turn (1: every request the default tenant): with
 	 * {@code -p tenants=1,1000} one run gives what many tenants add to the path (their
 	 * accounts, each queue's waiting tenants kept in order of service, the search of a
@@ -176,6 +184,7 @@ public class DispatchCostBenchmark {
 							.moveInterval(Duration.ofMillis(moveIntervalMillis))
 							.maxMoveChecksPerTrigger(moveChecks)
 							.maxPullChecksPerTrigger(pullChecks)
+							.maxMigrations(maxMigrations)
 							.build()));
 		// 64 tenants' system prompts, each followed by a conversation of its own, some
 		// turns continuing an earlier one: the shape of the Mooncake trace.
