@@ -447,10 +447,8 @@ public final class DispatchQueues {
 					}
 				}
 			}
-			// Queues whose requests may not move (maxMigrations 0: every policy without
-			// DualMap's hotspot step) have no moves to wait for.
 			long interval = settings.moveIntervalNanos();
-			if (queued && pool.size() > 1 && settings.maxMigrations() > 0 && interval > 0 && movesRanAtNanos != NEVER) {
+			if (queued && pool.size() > 1 && anyMayMove() && interval > 0 && movesRanAtNanos != NEVER) {
 				next = Math.min(next, movesRanAtNanos + interval);
 			}
 			return next;
@@ -628,16 +626,24 @@ public final class DispatchQueues {
 		// would otherwise send them where they no longer belong.
 		evacuation.evacuate();
 		releasePass.pumpAll(out);
-		// Where no request may move (maxMigrations 0: every policy without DualMap's
-		// hotspot step) neither pass can do anything, and past capacity the moves' scan
-		// of every hotspot's late requests would still run.
-		if (settings.maxMigrations() > 0 && movesDue(now)) {
+		if (anyMayMove() && movesDue(now)) {
 			movesRanAtNanos = now;
 			rebalancer.rebalance(out);
 			if (settings.idlePull() && settings.mode() == DispatchMode.QUEUE) {
 				idlePull.pullToIdle(out);
 			}
 		}
+	}
+
+	/**
+	 * Whether a queued request may ever move ({@link QueueSettings#maxMigrations()} above
+	 * 0; every policy without DualMap's hotspot step runs with 0): otherwise neither the
+	 * hotspot moves nor the idle pull can do anything, so they have no time to wait for
+	 * and do not run (past capacity the moves' scan of every hotspot's late requests
+	 * would still find none movable).
+	 */
+	private boolean anyMayMove() {
+		return settings.maxMigrations() > 0;
 	}
 
 	/**

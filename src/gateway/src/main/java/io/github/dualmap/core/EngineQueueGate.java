@@ -102,12 +102,13 @@ final class EngineQueueGate {
 
 	/**
 	 * Uncached tokens the engine of {@code s} has in prefill beyond this gateway's own,
-	 * by its estimated backlog ({@link InstanceState#freshEngineBacklogTokens}); 0 when
-	 * unknown or not estimated.
+	 * by its estimated backlog while the last snapshot is fresh
+	 * ({@link InstanceState#engineBacklogBeyond}); 0 when unknown or not estimated.
 	 */
 	long foreignPrefillTokens(InstanceState s) {
-		long backlog = s.freshEngineBacklogTokens(pool.now(), pool.settings().staleAfterNanos());
-		return backlog < 0 ? 0 : Math.max(0, backlog - s.prefillTokens());
+		long now = pool.now();
+		return s.freshEngine(now, pool.settings().staleAfterNanos()) == null ? 0
+				: s.engineBacklogBeyond(s.prefillTokens(), now);
 	}
 
 	/**

@@ -330,6 +330,17 @@ public final class InstanceState {
 	}
 
 	/**
+	 * How far {@link #engineBacklogTokens} exceeds {@code own} tokens at
+	 * {@code nowNanos}, at least 0. The drain rate is read only where what the last
+	 * snapshot left exceeds {@code own} ({@link EngineBacklog#undrainedTokens}, a bound
+	 * on every later reading): past capacity every hotspot test, move target and release
+	 * gate asks this.
+	 */
+	long engineBacklogBeyond(long own, long nowNanos) {
+		return engineBacklog.undrainedTokens() <= own ? 0 : Math.max(0, engineBacklogTokens(nowNanos) - own);
+	}
+
+	/**
 	 * {@link #engineBacklogTokens} while the last snapshot is fresh
 	 * ({@link #freshEngine}); -1 when unknown: not estimated
 	 * ({@link SchedulerSettings#engineBacklog()}), never scraped, failed or stale.
@@ -350,9 +361,7 @@ public final class InstanceState {
 	 */
 	long engineShownTokens(EngineSnapshot snapshot, double meanRequestTokens, long nowNanos) {
 		long own = prefillTokens();
-		// The drain rate is read only where the backlog could exceed this router's own
-		// prefill: past capacity every hotspot test and move target asks this.
-		long inEngine = engineBacklog.undrainedTokens() <= own ? own : Math.max(own, engineBacklogTokens(nowNanos));
+		long inEngine = own + engineBacklogBeyond(own, nowNanos);
 		if (snapshot.waiting() <= 0 && inEngine <= own) {
 			return 0;
 		}

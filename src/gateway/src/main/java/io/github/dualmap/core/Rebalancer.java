@@ -424,7 +424,8 @@ final class Rebalancer {
 			return false;
 		}
 		for (InstanceState t : young) {
-			if (pool.instance(t.id()) == t && takesMoves(t) && !(settings.moveLateOnly() && gate.full(t))) {
+			if (pool.instance(t.id()) == t && takesMoves(book.queueOf(t))
+					&& !(settings.moveLateOnly() && gate.full(t))) {
 				return false;
 			}
 		}
@@ -458,21 +459,22 @@ final class Rebalancer {
 	private boolean takesMovesInLook(InstanceState s) {
 		InstanceQueue q = book.queueOf(s);
 		if (q.takesMovesLook != look) {
-			q.takesMoves = takesMoves(s);
+			q.takesMoves = takesMoves(q);
 			q.takesMovesLook = look;
 		}
 		return q.takesMoves;
 	}
 
 	/**
-	 * Whether {@code s} takes a move off a hotspot of a request that avoids nothing: it
-	 * accepts work, is not a hotspot itself and its queue has room. Nothing changes while
-	 * a move is looked for, so asking each target when it comes up answers as a set of
-	 * the hotspots made beforehand would, without a look at every instance.
+	 * Whether the instance of queue {@code q} takes a move off a hotspot of a request
+	 * that avoids nothing: it accepts work, is not a hotspot itself and {@code q} has
+	 * room. Nothing changes while a move is looked for, so asking each target when it
+	 * comes up answers as a set of the hotspots made beforehand would, without a look at
+	 * every instance.
 	 */
-	private boolean takesMoves(InstanceState s) {
-		return s.acceptsNewWork() && !pool.isHotspot(s)
-				&& book.queueOf(s).byArrival.size() < settings.maxQueuedPerInstance();
+	private boolean takesMoves(InstanceQueue q) {
+		InstanceState s = q.state;
+		return s.acceptsNewWork() && !pool.isHotspot(s) && q.byArrival.size() < settings.maxQueuedPerInstance();
 	}
 
 }
