@@ -36,7 +36,8 @@ public final class CapacityBenchmark {
 
 	private final int minCopies;
 
-	private final @Nullable EngineProfile profile;
+	// The pool's engine profiles the Yardstick judges on; null: every request feasible.
+	private final @Nullable List<EngineProfile> profiles;
 
 	private final double minWindowSeconds;
 
@@ -59,7 +60,7 @@ public final class CapacityBenchmark {
 	 * have missed (see {@link Simulation#run}); capacities are the same either way
 	 */
 	public CapacityBenchmark(Workload workload, SimulationConfig config, int threads, boolean stopEarly) {
-		this(workload.trace(), 1, config, threads, stopEarly, null, 0);
+		this(workload.trace(), 1, config, threads, stopEarly, (PoolProfiles) null, 0);
 		replays.put(1, new Replay(workload, Yardstick.allFeasible(workload.trace(), config.warmup())));
 	}
 
@@ -73,7 +74,20 @@ public final class CapacityBenchmark {
 	 * {@code minCopies}
 	 */
 	public CapacityBenchmark(Trace base, int minCopies, SimulationConfig config, int threads, boolean stopEarly,
-			@Nullable EngineProfile profile, double minWindowSeconds) {
+			EngineProfile profile, double minWindowSeconds) {
+		this(base, minCopies, config, threads, stopEarly, PoolProfiles.of(profile, config.instances()),
+				minWindowSeconds);
+	}
+
+	/**
+	 * As
+	 * {@link #CapacityBenchmark(Trace, int, SimulationConfig, int, boolean, EngineProfile, double)}
+	 * on a pool of {@code pool}'s profiles ({@code null}: every request feasible, no run
+	 * transient): a request is feasible when an engine of one of them serves it in time
+	 * ({@link Yardstick#of(Trace, List, int, java.util.function.IntToLongFunction, long)}).
+	 */
+	public CapacityBenchmark(Trace base, int minCopies, SimulationConfig config, int threads, boolean stopEarly,
+			@Nullable PoolProfiles pool, double minWindowSeconds) {
 		if (threads <= 0) {
 			throw new IllegalArgumentException("threads must be > 0 but was " + threads);
 		}
@@ -88,7 +102,7 @@ public final class CapacityBenchmark {
 		this.config = config;
 		this.threads = threads;
 		this.stopEarly = stopEarly;
-		this.profile = profile;
+		this.profiles = pool == null ? null : pool.profiles();
 		this.minWindowSeconds = minWindowSeconds;
 		this.name = minCopies == 1 ? base.name() : base.name() + " x" + minCopies;
 	}
@@ -132,8 +146,8 @@ public final class CapacityBenchmark {
 	 * feasible.
 	 */
 	Yardstick yardstick(Trace trace) {
-		return profile == null ? Yardstick.allFeasible(trace, config.warmup())
-				: Yardstick.of(trace, profile, config.warmup(), sloFunction(), config.networkDelay().toNanos());
+		return profiles == null ? Yardstick.allFeasible(trace, config.warmup())
+				: Yardstick.of(trace, profiles, config.warmup(), sloFunction(), config.networkDelay().toNanos());
 	}
 
 	private java.util.function.IntToLongFunction sloFunction() {

@@ -39,6 +39,26 @@ public final class EngineInstance implements InstanceModel {
 		return (index, seed) -> new EngineInstance(profile.withJitter(profile.jitter(), seed), traceBlockTokens);
 	}
 
+	/**
+	 * Instances of {@code pool}'s profiles, instance {@code k} of
+	 * {@link PoolProfiles#profileOf(int) its profile}, each with its own jitter seed.
+	 */
+	public static InstanceModel.Factory factory(PoolProfiles pool, int traceBlockTokens) {
+		if (!pool.mixed()) {
+			return factory(pool.first(), traceBlockTokens);
+		}
+		new HashIdExpander(traceBlockTokens, pool.first().blockTokens());
+		return (index, seed) -> {
+			EngineProfile profile = pool.profileOf(index);
+			return new EngineInstance(profile.withJitter(profile.jitter(), seed), traceBlockTokens);
+		};
+	}
+
+	/** The profile this instance's engine runs, with its jitter seed. */
+	public EngineProfile profile() {
+		return this.engine.profile();
+	}
+
 	@Override
 	public boolean submit(int index, TraceRequest request, long nowNanos) {
 		try {

@@ -4,7 +4,6 @@ import java.util.List;
 import java.util.Locale;
 
 import io.github.dualmap.core.FairnessSettings;
-import io.github.dualmap.engine.EngineProfile;
 import io.github.dualmap.sim.trace.Trace;
 import org.jspecify.annotations.Nullable;
 
@@ -74,7 +73,7 @@ final class NoisyNeighbour {
 	 * @param rate the overload rate, {@code null}: {@value #OVERLOAD} times the capacity
 	 * without fairness
 	 */
-	static Result run(Trace base, int repeat, SimulationConfig config, int threads, EngineProfile engine,
+	static Result run(Trace base, int repeat, SimulationConfig config, int threads, PoolProfiles engine,
 			double minWindowSeconds, PolicySpec policy, CapacitySearch search, @Nullable Double rate,
 			Runnable progress) {
 		if (policy.queue() == null) {

@@ -85,7 +85,10 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	int instances;
 
 	@Option(names = "--profile", defaultValue = EngineProfile.DEFAULT,
-			description = "engine profile: h100-8b (16-bit KV, 0.44 M tokens), h100-8b-fp8 (0.9 M) or a100-8b (default ${DEFAULT-VALUE})")
+			description = "engine profile: h100-8b (16-bit KV, 0.44 M tokens), h100-8b-fp8 (0.9 M) or a100-8b (default "
+					+ "${DEFAULT-VALUE}); or a pool that mixes them, NAME:COUNT,... adding up to --instances, e.g. "
+					+ "h100-8b:4,a100-8b:4 (instances in that order; a request is feasible when an idle engine of one "
+					+ "of them serves it in time; no work bound is printed for a mix)")
 	String profile = EngineProfile.DEFAULT;
 
 	@Option(names = "--long-prefill-token-threshold", defaultValue = "0", paramLabel = "TOKENS",
@@ -383,9 +386,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException(
 					"--long-prefill-token-threshold must be >= 0 but was " + longPrefillTokenThreshold);
 		}
-		EngineProfile engine = EngineProfile.named(profile)
-			.withJitter(engineJitter, s)
-			.withLongPrefillTokenThreshold(longPrefillTokenThreshold);
+		PoolProfiles engine = PoolProfiles.parse(profile, instances)
+			.map(e -> e.withJitter(engineJitter, s).withLongPrefillTokenThreshold(longPrefillTokenThreshold));
 		DualMapProperties gateway = SetOptionBinder.bind(set);
 		if (tenants != null) {
 			TenantMix.fromCliName(tenants);
@@ -395,6 +397,10 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		List<PolicySpec> specs = policySpecs(tenants != null && policies.strip().equals("all") ? "dualmap" : policies,
 				gateway.toQueueSettings(), engine);
+		if (engine.mixed() && specs.stream().anyMatch(spec -> spec.name().equals(PolicySpec.DUALMAP_ORACLE_TTFT))) {
+			throw new IllegalArgumentException(PolicySpec.DUALMAP_ORACLE_TTFT
+					+ " takes one engine profile's coefficients: it is not supported with a mix of --profile");
+		}
 		Trace baseTrace = loadTrace(s);
 		Trace workloadTrace = baseTrace.repeated(repeat);
 		double tolerance = quick ? QUICK_TOLERANCE : FULL_TOLERANCE;
@@ -413,7 +419,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			.toBuilder()
 			.blockTokens(workloadTrace.blockTokens())
 			.defaultSlo(slo)
-			.shadowCapacityTokens(engine.kvCapacityTokens())
+			.shadowCapacityTokens(engine.largestKvCapacityTokens())
 			.slowStart(rampUp)
 			.build();
 		SimulationConfig config = SimulationConfig.builder()
@@ -532,7 +538,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		String name = tied.name() + (routers < 2 ? "" : ", router phases " + routerPhases)
 				+ (routers < 2 || routerSpread.equals("requests") ? "" : ", spread by " + routerSpread)
 				+ (longPrefillTokenThreshold == 0 ? ""
-						: ", engine long-prefill-token-threshold " + longPrefillTokenThreshold);
+						: ", engine long-prefill-token-threshold " + longPrefillTokenThreshold)
+				+ (profile.contains(",") ? ", engines " + profile.strip() : "");
 		return name.equals(tied.name()) ? tied : new Trace(name, tied.blockTokens(), tied.requests());
 	}
 
@@ -540,7 +547,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	 * The rows named in {@code list} ({@code --policies}); DualMap rows start from
 	 * {@code queue}, the oracle row takes {@code engine}'s coefficients.
 	 */
-	private static List<PolicySpec> policySpecs(String list, QueueSettings queue, EngineProfile engine) {
+	private static List<PolicySpec> policySpecs(String list, QueueSettings queue, PoolProfiles pool) {
+		EngineProfile engine = pool.first();
 		List<String> names = list.strip().equals("all") ? PolicySpec.names()
 				: Arrays.stream(list.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
 		if (names.isEmpty()) {

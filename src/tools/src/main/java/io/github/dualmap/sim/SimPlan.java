@@ -4,7 +4,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.dualmap.engine.EngineProfile;
 import io.github.dualmap.sim.trace.Trace;
 import org.jspecify.annotations.Nullable;
 
@@ -18,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * @param repeat copies of {@code base} replayed back to back ({@code --repeat})
  * @param workload {@code base} repeated {@code repeat} times
  * @param policies the rows, in the order {@code --policies} names them
- * @param engine the engines' profile
+ * @param engine the engines' profiles ({@code --profile}: one, or a mix)
  * @param config everything a simulated run needs besides the workload, the policy and the
  * rate
  * @param search how rates are searched and judged
@@ -31,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * this plan's own seed, workload, rows, engine and configuration, each next one all of
  * them as the next seed makes them
  */
-record SimPlan(Kind kind, Trace base, int repeat, Trace workload, List<PolicySpec> policies, EngineProfile engine,
+record SimPlan(Kind kind, Trace base, int repeat, Trace workload, List<PolicySpec> policies, PoolProfiles engine,
 		SimulationConfig config, Search search, @Nullable Double rate, Scaling scaling, int threads, Path out,
 		boolean engineTimeline, Replicates replicates) {
 
@@ -83,10 +82,10 @@ record SimPlan(Kind kind, Trace base, int repeat, Trace workload, List<PolicySpe
 	 * @param base one copy of the workload
 	 * @param workload {@code base} repeated {@code --repeat} times
 	 * @param policies the rows
-	 * @param engine the engines' profile, its jitter seeded by {@code seed}
+	 * @param engine the engines' profiles, their jitter seeded by {@code seed}
 	 * @param config the runs' configuration, seeded by {@code seed}
 	 */
-	record Replicate(long seed, Trace base, Trace workload, List<PolicySpec> policies, EngineProfile engine,
+	record Replicate(long seed, Trace base, Trace workload, List<PolicySpec> policies, PoolProfiles engine,
 			SimulationConfig config) {
 
 	}

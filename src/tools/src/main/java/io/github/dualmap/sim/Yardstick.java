@@ -130,16 +130,33 @@ public final class Yardstick {
 	 */
 	public static Yardstick of(Trace trace, EngineProfile profile, int warmup, IntToLongFunction sloNanos,
 			long networkDelayNanos) {
+		return of(trace, List.of(profile), warmup, sloNanos, networkDelayNanos);
+	}
+
+	/**
+	 * The yardstick of {@code trace} on a pool of engines of {@code profiles} (a mix,
+	 * {@link PoolProfiles}): a request is feasible when an idle engine of one of them
+	 * serves it in time, and its work is the least engine time any of them takes; else as
+	 * {@link #of(Trace, EngineProfile, int, IntToLongFunction, long)}.
+	 */
+	public static Yardstick of(Trace trace, List<EngineProfile> profiles, int warmup, IntToLongFunction sloNanos,
+			long networkDelayNanos) {
 		check(trace, warmup);
-		int[] cached = WorkBound.cachedTokens(trace, profile);
+		if (profiles.isEmpty()) {
+			throw new IllegalArgumentException("a yardstick needs an engine profile");
+		}
 		List<TraceRequest> requests = trace.requests();
 		boolean[] feasible = new boolean[requests.size()];
 		double[] work = new double[requests.size()];
-		for (int i = 0; i < feasible.length; i++) {
-			TraceRequest r = requests.get(i);
-			double ttft = profile.idleTtftSeconds(r.inputTokens(), cached[i]) + 2 * networkDelayNanos / 1e9;
-			feasible[i] = ttft * 1e9 <= sloNanos.applyAsLong(i);
-			work[i] = WorkBound.seconds(profile, r.inputTokens(), cached[i], r.outputTokens());
+		Arrays.fill(work, Double.POSITIVE_INFINITY);
+		for (EngineProfile profile : profiles) {
+			int[] cached = WorkBound.cachedTokens(trace, profile);
+			for (int i = 0; i < feasible.length; i++) {
+				TraceRequest r = requests.get(i);
+				double ttft = profile.idleTtftSeconds(r.inputTokens(), cached[i]) + 2 * networkDelayNanos / 1e9;
+				feasible[i] |= ttft * 1e9 <= sloNanos.applyAsLong(i);
+				work[i] = Math.min(work[i], WorkBound.seconds(profile, r.inputTokens(), cached[i], r.outputTokens()));
+			}
 		}
 		return new Yardstick(trace, warmup, feasible, work);
 	}

@@ -517,6 +517,33 @@ class SimCommandTests {
 		assertThat(err.toString()).contains("--long-prefill-token-threshold must be >= 0 but was -1");
 	}
 
+	@Test
+	void aPoolMayMixProfilesAndIsNamedWithoutAWorkBound() throws IOException {
+		Path trace = mooncakeFile(400);
+		String[] common = { "--trace", trace.toString(), "--warmup", "50", "--instances", "2", "--rate", "3",
+				"--min-duration", "0", "--policies", "round-robin" };
+		String fast = resultsOf(common);
+		assertThat(out.toString()).contains("Work bound (no router can serve more)");
+		out.getBuffer().setLength(0);
+		String mixed = resultsOf(common, "--profile", "h100-8b:1,a100-8b:1");
+		assertThat(mixed).contains("engines h100-8b:1,a100-8b:1");
+		assertThat(fast).doesNotContain("engines ");
+		assertThat(out.toString())
+			.contains("Work bound: not computed for a pool that mixes profiles (h100-8b:1,a100-8b:1)")
+			.doesNotContain("Work bound (no router can serve more)");
+		// Round robin sends every other request to the A100, whose steps are slower.
+		assertThat(ttftP90(mixed)).isGreaterThan(ttftP90(fast));
+		err.getBuffer().setLength(0);
+		assertThat(run("--trace", trace.toString(), "--profile", "h100-8b:1,a100-8b:2", "--instances", "2", "--out",
+				dir.resolve("m").toString()))
+			.isEqualTo(2);
+		assertThat(err.toString()).contains("makes a pool of 3 instances, but --instances is 2");
+		assertThat(run("--trace", trace.toString(), "--profile", "h100-8b:1,a100-8b:1", "--instances", "2",
+				"--policies", "dualmap-oracle-ttft", "--out", dir.resolve("m").toString()))
+			.isEqualTo(2);
+		assertThat(err.toString()).contains("dualmap-oracle-ttft takes one engine profile's coefficients");
+	}
+
 	private int runs;
 
 	private String resultsOf(String[] common, String... more) throws IOException {

@@ -71,6 +71,27 @@ class YardstickTests {
 		assertThat(y.workSeconds(2)).isCloseTo(WorkBound.seconds(H100, p, 0, 10), withinPercentage(0.001));
 	}
 
+	@Test
+	void onAMixARequestIsFeasibleWhenOneProfileServesItInTimeAndItsWorkIsTheLeastOfThem() {
+		Trace t = handMade();
+		EngineProfile a100 = EngineProfile.a100_8b();
+		// The short prompt makes 40 ms on an idle H100 and not on an A100 (its step
+		// alone takes longer): feasible on the mix, not on A100s alone.
+		long objective = Math.round((H100.idleTtftSeconds(100, 0) + a100.idleTtftSeconds(100, 0)) / 2 * 1e9);
+		assertThat(H100.idleTtftSeconds(100, 0) * 1e9).isLessThan(objective);
+		assertThat(a100.idleTtftSeconds(100, 0) * 1e9).isGreaterThan(objective);
+		Yardstick mix = Yardstick.of(t, List.of(a100, H100), 1, i -> objective, 0);
+		Yardstick slow = Yardstick.of(t, a100, 1, i -> objective, 0);
+		assertThat(mix.feasible(3)).isTrue();
+		assertThat(slow.feasible(3)).isFalse();
+		for (int i = 1; i < 4; i++) {
+			assertThat(mix.workSeconds(i)).isCloseTo(
+					Math.min(Yardstick.of(t, H100, 1, k -> objective, 0).workSeconds(i), slow.workSeconds(i)),
+					withinPercentage(0.001));
+		}
+		assertThat(mix.workSeconds(2)).isLessThan(slow.workSeconds(2));
+	}
+
 	/**
 	 * Eight measured requests after one warm-up, each a prompt of its own (nothing
 	 * cached), two per prompt-size quartile, every one feasible within 60 s.
