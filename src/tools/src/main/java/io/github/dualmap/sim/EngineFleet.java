@@ -126,7 +126,7 @@ final class EngineFleet {
 		List<RingMember> members = new ArrayList<>();
 		for (int k = 0; k < this.joined; k++) {
 			if (this.member[k]) {
-				members.add(new RingMember(this.instanceIds[k], 1.0));
+				members.add(new RingMember(this.instanceIds[k], this.engines[k].ringWeight()));
 			}
 		}
 		return members;

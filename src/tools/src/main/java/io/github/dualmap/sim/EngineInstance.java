@@ -24,9 +24,17 @@ public final class EngineInstance implements InstanceModel {
 
 	private final HashIdExpander expander;
 
+	private final double ringWeight;
+
 	public EngineInstance(EngineProfile profile, int traceBlockTokens) {
+		this(profile, traceBlockTokens, 1.0);
+	}
+
+	/** An instance whose operator gives it {@code ringWeight} on the rings. */
+	public EngineInstance(EngineProfile profile, int traceBlockTokens, double ringWeight) {
 		this.engine = new Engine(profile);
 		this.expander = new HashIdExpander(traceBlockTokens, profile.blockTokens());
+		this.ringWeight = ringWeight;
 	}
 
 	/**
@@ -41,17 +49,21 @@ public final class EngineInstance implements InstanceModel {
 
 	/**
 	 * Instances of {@code pool}'s profiles, instance {@code k} of
-	 * {@link PoolProfiles#profileOf(int) its profile}, each with its own jitter seed.
+	 * {@link PoolProfiles#profileOf(int) its profile} and ring weight, each with its own
+	 * jitter seed.
 	 */
 	public static InstanceModel.Factory factory(PoolProfiles pool, int traceBlockTokens) {
-		if (!pool.mixed()) {
-			return factory(pool.first(), traceBlockTokens);
-		}
 		new HashIdExpander(traceBlockTokens, pool.first().blockTokens());
 		return (index, seed) -> {
 			EngineProfile profile = pool.profileOf(index);
-			return new EngineInstance(profile.withJitter(profile.jitter(), seed), traceBlockTokens);
+			return new EngineInstance(profile.withJitter(profile.jitter(), seed), traceBlockTokens,
+					pool.weightOf(index));
 		};
+	}
+
+	@Override
+	public double ringWeight() {
+		return this.ringWeight;
 	}
 
 	/** The profile this instance's engine runs, with its jitter seed. */

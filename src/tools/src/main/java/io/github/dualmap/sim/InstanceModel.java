@@ -32,6 +32,14 @@ public interface InstanceModel {
 	/** What a metrics scrape at {@code nowNanos} would show. */
 	EngineSnapshot scrape(long nowNanos);
 
+	/**
+	 * The instance's weight on the routers' rings, as its operator gives it with the
+	 * {@code dualmap.weight} metadata; 1 by default.
+	 */
+	default double ringWeight() {
+		return 1.0;
+	}
+
 	/** Requests running or waiting (the load the simulator reports). */
 	int load();
 

@@ -86,8 +86,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 
 	@Option(names = "--profile", defaultValue = EngineProfile.DEFAULT,
 			description = "engine profile: h100-8b (16-bit KV, 0.44 M tokens), h100-8b-fp8 (0.9 M) or a100-8b (default "
-					+ "${DEFAULT-VALUE}); or a pool that mixes them, NAME:COUNT,... adding up to --instances, e.g. "
-					+ "h100-8b:4,a100-8b:4 (instances in that order; a request is feasible when an idle engine of one "
+					+ "${DEFAULT-VALUE}); or a pool that mixes them, NAME:COUNT[:WEIGHT],... adding up to --instances, "
+					+ "e.g. h100-8b:4,a100-8b:4 (instances in that order; WEIGHT their ring weight, as the "
+					+ "dualmap.weight metadata gives it, default 1; a request is feasible when an idle engine of one "
 					+ "of them serves it in time; no work bound is printed for a mix)")
 	String profile = EngineProfile.DEFAULT;
 

@@ -40,11 +40,32 @@ class PoolProfilesTests {
 	}
 
 	@Test
+	void anEntryMayGiveItsInstancesARingWeight() {
+		PoolProfiles pool = PoolProfiles.parse("h100-8b:2:2.5,a100-8b:1", 3);
+		assertThat(List.of(pool.weightOf(0), pool.weightOf(1), pool.weightOf(2), pool.weightOf(3))).containsExactly(2.5,
+				2.5, 1.0, 2.5);
+		assertThat(pool.name()).isEqualTo("h100-8b:2:2.5,a100-8b:1");
+		assertThat(PoolProfiles.parse("h100-8b:2:3,a100-8b:1", 3).name()).isEqualTo("h100-8b:2:3,a100-8b:1");
+		assertThat(PoolProfiles.parse("h100-8b", 3).weightOf(1)).isEqualTo(1.0);
+		InstanceModel.Factory factory = EngineInstance.factory(pool, 512);
+		assertThat(factory.create(0, 1).ringWeight()).isEqualTo(2.5);
+		assertThat(factory.create(2, 1).ringWeight()).isEqualTo(1.0);
+		assertThatThrownBy(() -> PoolProfiles.parse("h100-8b:2:0,a100-8b:1", 3))
+			.hasMessage("--profile: the weight of h100-8b must be a number above 0 and at most 100.0 but was '0'");
+		assertThatThrownBy(() -> PoolProfiles.parse("h100-8b:2:heavy,a100-8b:1", 3))
+			.hasMessageContaining("the weight of h100-8b must be a number above 0");
+		assertThatThrownBy(() -> PoolProfiles.parse("h100-8b:2:101,a100-8b:1", 3))
+			.hasMessageContaining("at most 100.0 but was '101'");
+		assertThatThrownBy(() -> PoolProfiles.parse("h100-8b:2:1:1,a100-8b:1", 3))
+			.hasMessageContaining("NAME:COUNT[:WEIGHT]");
+	}
+
+	@Test
 	void aMixThatIsNotThePoolIsRefusedWithWhatIsWrong() {
 		assertThatThrownBy(() -> PoolProfiles.parse("h100-8b:4,a100-8b:3", 8))
 			.hasMessage("--profile h100-8b:4,a100-8b:3 makes a pool of 7 instances, but --instances is 8");
 		assertThatThrownBy(() -> PoolProfiles.parse("h100-8b:4,a100-8b", 8))
-			.hasMessageContaining("NAME:COUNT entries separated by commas")
+			.hasMessageContaining("NAME:COUNT[:WEIGHT] entries separated by commas")
 			.hasMessageContaining("'a100-8b'");
 		assertThatThrownBy(() -> PoolProfiles.parse("h100-8b:4,a100-8b:x", 8))
 			.hasMessage("--profile: the count of a100-8b must be a whole number but was 'x'");
@@ -63,7 +84,7 @@ class PoolProfilesTests {
 		EngineProfile bigBlocks = new EngineProfile("big-blocks", h.t0Seconds(), h.cLinSeconds(), h.attentionFlops(),
 				h.layers(), h.hidden(), h.cKvSeconds(), h.tokenBudget(), h.maxRunningSeqs(), 32, h.kvCapacityTokens(),
 				h.maxModelLen(), 0, 0, 0);
-		assertThatThrownBy(() -> new PoolProfiles(List.of(h, bigBlocks), List.of(1, 1)))
+		assertThatThrownBy(() -> new PoolProfiles(List.of(h, bigBlocks), List.of(1, 1), List.of(1.0, 1.0)))
 			.hasMessageContaining("must share their KV block size");
 	}
 

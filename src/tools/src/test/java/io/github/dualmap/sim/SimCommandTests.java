@@ -544,6 +544,37 @@ class SimCommandTests {
 		assertThat(err.toString()).contains("dualmap-oracle-ttft takes one engine profile's coefficients");
 	}
 
+	@Test
+	void aMixsRingWeightsReachTheRouters() throws IOException {
+		Path trace = mooncakeFile(400);
+		String[] common = { "--trace", trace.toString(), "--warmup", "50", "--instances", "2", "--rate", "1",
+				"--min-duration", "0", "--policies", "bounded-load-ch" };
+		// Two profiles of the same speed (they differ in their KV cache, which this
+		// load does not fill).
+		int[] even = requestsPerInstance(common, "--profile", "h100-8b:1,h100-8b-fp8:1");
+		int[] heavy = requestsPerInstance(common, "--profile", "h100-8b:1:10,h100-8b-fp8:1");
+		// Consistent hashing with bounded loads takes the key's instance on its ring
+		// while that is below its share: with weight 10 the first instance holds about
+		// ten keys in eleven, and a share ten times the other's.
+		assertThat(heavy[0]).isGreaterThan(4 * heavy[1]);
+		assertThat(even[0]).isLessThan(2 * even[1]);
+		assertThat(even[1]).isLessThan(2 * even[0]);
+	}
+
+	/** The "measured requests per instance" of a run's single row. */
+	private int[] requestsPerInstance(String[] common, String... more) throws IOException {
+		out.getBuffer().setLength(0);
+		resultsOf(common, more);
+		String row = out.toString()
+			.lines()
+			.dropWhile(l -> !l.contains("| measured requests per instance |"))
+			.skip(2)
+			.findFirst()
+			.orElseThrow();
+		String[] cells = row.split("\\|");
+		return Arrays.stream(cells[cells.length - 1].strip().split(" / ")).mapToInt(Integer::parseInt).toArray();
+	}
+
 	private int runs;
 
 	private String resultsOf(String[] common, String... more) throws IOException {
