@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The scaling table of docs/benchmarks.md from three `sim --scale` outputs.
+"""The scaling and slowdown tables of docs/benchmarks.md from `sim --scale` / `--slow-down` outputs.
 
 Usage: scale_table.py SCALEOUT_DIR SCALEIN_DIR REFERENCE_DIR
+       scale_table.py LABEL=DIR [LABEL=DIR ...] REFERENCE_DIR
 
-Each directory holds the timeline.json that `sim --scale` writes. Windows are aligned to the
+Each directory holds the timeline.json that `sim --scale` or `sim --slow-down` writes; the
+first form labels its two runs +2 and −1. Windows are aligned to the
 change, so the first window starting at the change is "0-30 s after". Differences are in
 percentage points, scaled run minus reference, window by window; "rest of run" averages are
 weighted by requests per window; "worst" is the scaled run's lowest window attainment from the
@@ -44,13 +46,20 @@ def rows(label, scaled, reference):
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) < 3:
         sys.exit(__doc__)
-    reference = load(argv[3])
+    runs = argv[1:-1]
+    if all('=' in r for r in runs):
+        labelled = [tuple(r.split('=', 1)) for r in runs]
+    elif len(runs) == 2 and not any('=' in r for r in runs):
+        labelled = [('+2', runs[0]), ('−1', runs[1])]
+    else:
+        sys.exit(__doc__)
+    reference = load(argv[-1])
     print('| run | policy | hit rate, 0-30 s after | 30-60 s after | hit rate, rest of run '
           '| SLO attainment, rest of run | worst window after |')
     print('|---|---|---:|---:|---:|---:|---:|')
-    for label, directory in (('+2', argv[1]), ('−1', argv[2])):
+    for label, directory in labelled:
         print('\n'.join(rows(label, load(directory), reference)))
 
 

@@ -58,6 +58,9 @@ public final class Engine {
 
 	private long finishedRequests;
 
+	// Every step's modelled time is multiplied by this (setStepTimeFactor).
+	private double stepTimeFactor = 1.0;
+
 	public Engine(EngineProfile profile) {
 		this.profile = profile;
 		this.blockTokens = profile.blockTokens();
@@ -68,6 +71,18 @@ public final class Engine {
 
 	public EngineProfile profile() {
 		return profile;
+	}
+
+	/**
+	 * Every step from the next on takes {@code factor} times its modelled time: a GPU
+	 * that throttles, or a job that shares it; 1 (the start) restores the profile's.
+	 * @throws IllegalArgumentException when {@code factor} is not above 0 and finite
+	 */
+	public void setStepTimeFactor(double factor) {
+		if (!(factor > 0) || Double.isInfinite(factor)) {
+			throw new IllegalArgumentException("factor must be above 0 and finite but was " + factor);
+		}
+		this.stepTimeFactor = factor;
 	}
 
 	/**
@@ -170,6 +185,7 @@ public final class Engine {
 		if (profile.jitter() > 0) {
 			seconds *= 1 + profile.jitter() * (2 * jitter.nextDouble() - 1);
 		}
+		seconds *= stepTimeFactor;
 		long end = nowNanos + Math.round(seconds * 1e9);
 		busyUntilNanos = end;
 		List<RequestProgress> emitted = new ArrayList<>(running.size());

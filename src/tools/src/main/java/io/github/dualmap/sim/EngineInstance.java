@@ -62,6 +62,11 @@ public final class EngineInstance implements InstanceModel {
 	}
 
 	@Override
+	public void setStepTimeFactor(double factor) {
+		this.engine.setStepTimeFactor(factor);
+	}
+
+	@Override
 	public double ringWeight() {
 		return this.ringWeight;
 	}

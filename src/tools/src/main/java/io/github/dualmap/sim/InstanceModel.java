@@ -33,6 +33,15 @@ public interface InstanceModel {
 	EngineSnapshot scrape(long nowNanos);
 
 	/**
+	 * From now on every step takes {@code factor} times its modelled time (a slowdown,
+	 * {@code --slow-down}; 1 restores it).
+	 * @throws UnsupportedOperationException for a model without modelled step times
+	 */
+	default void setStepTimeFactor(double factor) {
+		throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot slow down");
+	}
+
+	/**
 	 * The instance's weight on the routers' rings, as its operator gives it with the
 	 * {@code dualmap.weight} metadata; 1 by default.
 	 */

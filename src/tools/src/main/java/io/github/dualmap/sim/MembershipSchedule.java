@@ -9,14 +9,18 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * When instances join or leave during a simulated run, parsed from {@code --scale}: a
+ * When instances join, leave or slow down during a simulated run. From {@code --scale}: a
  * comma-separated list of {@code WHEN:DELTA} steps, where {@code WHEN} is a virtual time
  * ({@code 600s}, {@code 10m}, {@code 90000ms}) or a share of the trace's arrival span
  * ({@code 50%}) and {@code DELTA} a signed instance count ({@code +2}, {@code -1}). New
  * instances start with cold caches; a removed instance takes nothing new, finishes what
- * it holds, then disappears.
+ * it holds, then disappears. From {@code --slow-down} ({@link #parseSlowDowns}):
+ * {@code WHEN:INSTANCE:FACTOR} steps, from which on every step of instance
+ * {@code INSTANCE} (from 0) takes {@code FACTOR} times its modelled time (a GPU that
+ * throttles, or a job sharing it; {@code 1} restores it). The router learns of a slowdown
+ * only from what it observes.
  *
- * @param steps the changes in the order they happen
+ * @param steps the changes in the order they are given
  */
 public record MembershipSchedule(List<Step> steps) {
 
@@ -29,20 +33,40 @@ public record MembershipSchedule(List<Step> steps) {
 		steps = List.copyOf(steps);
 	}
 
+	private static final Pattern SLOW_STEP = Pattern
+		.compile("([0-9]+(?:\\.[0-9]+)?)\\s*(%|ms|s|m)?\\s*:\\s*([0-9]+)\\s*:\\s*([0-9]+(?:\\.[0-9]+)?)");
+
 	/**
 	 * One change.
 	 *
 	 * @param at virtual time in nanoseconds, or -1 when {@code share} applies
 	 * @param share share of the arrival span in (0, 1), or NaN when {@code at} applies
-	 * @param delta instances added (positive) or removed (negative), never 0
+	 * @param delta instances added (positive) or removed (negative); 0 for a slowdown
+	 * @param instance the instance that slows down (from 0), or -1 for a membership step
+	 * @param factor a slowdown's step time factor (> 0), or NaN for a membership step
 	 * @param text the step as written
 	 */
-	public record Step(long at, double share, int delta, String text) {
+	public record Step(long at, double share, int delta, int instance, double factor, String text) {
 
 		public Step {
-			if (delta == 0) {
+			if (instance < 0 && delta == 0) {
 				throw new IllegalArgumentException("--scale step '" + text + "' changes nothing (delta 0)");
 			}
+			if (instance >= 0 && (delta != 0 || !(factor > 0) || Double.isInfinite(factor))) {
+				throw new IllegalArgumentException("--slow-down step '" + text
+						+ "' needs a factor above 0 and changes no membership, but has factor " + factor + " and delta "
+						+ delta);
+			}
+		}
+
+		/** A membership step. */
+		public Step(long at, double share, int delta, String text) {
+			this(at, share, delta, -1, Double.NaN, text);
+		}
+
+		/** Whether this step slows an instance down (or speeds it back up). */
+		public boolean slowDown() {
+			return instance >= 0;
 		}
 
 		/** Virtual time of the change in a run whose arrivals span {@code spanNanos}. */
@@ -95,6 +119,74 @@ public record MembershipSchedule(List<Step> steps) {
 		return schedule;
 	}
 
+	/**
+	 * Parses {@code --slow-down} {@code text} (e.g. {@code 50%:0:2} or
+	 * {@code 300s:0:2,600s:0:1}) for a pool that starts with {@code instances} instances:
+	 * only those may slow down.
+	 * @throws IllegalArgumentException naming the bad step when a step does not parse, a
+	 * share is outside (0 %, 100 %), the instance is not one of the pool's or the factor
+	 * is not above 0
+	 */
+	public static MembershipSchedule parseSlowDowns(String text, int instances) {
+		if (text.isBlank()) {
+			throw new IllegalArgumentException("--slow-down is empty; give steps like 50%:0:2 or 600s:3:1.5");
+		}
+		List<Step> steps = new ArrayList<>();
+		for (String part : text.split(",")) {
+			String s = part.strip();
+			Matcher m = SLOW_STEP.matcher(s.toLowerCase(Locale.ROOT));
+			if (!m.matches()) {
+				throw new IllegalArgumentException(
+						"--slow-down step '" + s + "' must look like 600s:0:2 or 50%:3:1.5 (WHEN:INSTANCE:FACTOR)");
+			}
+			double value = Double.parseDouble(m.group(1));
+			String unit = m.group(2) == null ? "s" : m.group(2);
+			int instance;
+			try {
+				instance = Integer.parseInt(m.group(3));
+			}
+			catch (NumberFormatException ex) {
+				instance = Integer.MAX_VALUE;
+			}
+			if (instance >= instances) {
+				throw new IllegalArgumentException("--slow-down step '" + s + "' names instance " + m.group(3)
+						+ ", but the pool's instances are 0 to " + (instances - 1));
+			}
+			double factor = Double.parseDouble(m.group(4));
+			if (!(factor > 0) || factor > 1000) {
+				throw new IllegalArgumentException(
+						"--slow-down step '" + s + "' needs a factor above 0 and at most 1000 but has " + m.group(4));
+			}
+			if (unit.equals("%")) {
+				if (!(value > 0 && value < 100)) {
+					throw new IllegalArgumentException(
+							"--slow-down step '" + s + "' must happen between 0 % and 100 % of the trace, exclusive");
+				}
+				steps.add(new Step(-1, value / 100, 0, instance, factor, s));
+			}
+			else {
+				Duration at = DurationOption.parse("--slow-down", m.group(1) + unit);
+				steps.add(new Step(at.toNanos(), Double.NaN, 0, instance, factor, s));
+			}
+		}
+		return new MembershipSchedule(steps);
+	}
+
+	/**
+	 * This schedule's steps followed by {@code other}'s.
+	 * @throws IllegalArgumentException when one gives times and the other shares of the
+	 * trace (their order would depend on the rate)
+	 */
+	public MembershipSchedule plus(MembershipSchedule other) {
+		List<Step> all = new ArrayList<>(steps);
+		all.addAll(other.steps);
+		if (all.stream().map(st -> st.at() >= 0).distinct().count() > 1) {
+			throw new IllegalArgumentException("--scale and --slow-down mix times and shares of the trace ('" + this
+					+ "' and '" + other + "'); use one kind");
+		}
+		return new MembershipSchedule(all);
+	}
+
 	public boolean isEmpty() {
 		return steps.isEmpty();
 	}
@@ -125,9 +217,15 @@ public record MembershipSchedule(List<Step> steps) {
 		return slots;
 	}
 
+	/** The membership steps as {@code --scale} takes them. */
 	@Override
 	public String toString() {
-		return String.join(",", steps.stream().map(Step::text).toList());
+		return String.join(",", steps.stream().filter(st -> !st.slowDown()).map(Step::text).toList());
+	}
+
+	/** The slowdowns as {@code --slow-down} takes them. */
+	public String slowDowns() {
+		return String.join(",", steps.stream().filter(Step::slowDown).map(Step::text).toList());
 	}
 
 }

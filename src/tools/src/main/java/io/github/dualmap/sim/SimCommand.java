@@ -223,8 +223,15 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ ScalingReport.TIMELINE_JSON + " and " + ScalingReport.CHART + " instead of a capacity search")
 	@Nullable String scale;
 
+	@Option(names = "--slow-down", paramLabel = "WHEN:INSTANCE:FACTOR[,...]",
+			description = "engines that slow down during one run at --rate, e.g. 50%%:0:2: from half the trace "
+					+ "every step of instance 0 takes twice its modelled time (1 restores it); the routers learn it "
+					+ "only from what they observe; writes " + ScalingReport.TIMELINE_JSON + " and "
+					+ ScalingReport.CHART + " as --scale does, and combines with it")
+	@Nullable String slowDown;
+
 	@Option(names = "--window", defaultValue = "30s", paramLabel = "DURATION",
-			description = "timeline window of a --scale run (default ${DEFAULT-VALUE})")
+			description = "timeline window of a --scale or --slow-down run (default ${DEFAULT-VALUE})")
 	String window = "30s";
 
 	@Option(names = "--slow-start", defaultValue = "0s", paramLabel = "DURATION",
@@ -307,8 +314,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (tenants != null) {
 			throw new IllegalArgumentException("--replicates is not supported with --tenants");
 		}
-		if (scale != null) {
-			throw new IllegalArgumentException("--replicates is not supported with --scale");
+		if (scale != null || slowDown != null) {
+			throw new IllegalArgumentException(
+					"--replicates is not supported with " + (scale != null ? "--scale" : "--slow-down"));
 		}
 		if (rate != null) {
 			throw new IllegalArgumentException(
@@ -379,6 +387,12 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (scale != null && rate == null) {
 			throw new IllegalArgumentException("--scale needs --rate: a membership change is watched at one rate");
 		}
+		if (slowDown != null) {
+			if (rate == null) {
+				throw new IllegalArgumentException("--slow-down needs --rate: a slowdown is watched at one rate");
+			}
+			membership = membership.plus(MembershipSchedule.parseSlowDowns(slowDown, instances));
+		}
 		if (!(engineJitter >= 0 && engineJitter < 0.5)) {
 			throw new IllegalArgumentException(
 					"--engine-jitter must be at least 0 and below 0.5 but was " + engineJitter);
@@ -392,8 +406,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		DualMapProperties gateway = SetOptionBinder.bind(set);
 		if (tenants != null) {
 			TenantMix.fromCliName(tenants);
-			if (scale != null || sloClasses != null) {
-				throw new IllegalArgumentException("--tenants is not supported with --scale or --slo-classes");
+			if (scale != null || slowDown != null || sloClasses != null) {
+				throw new IllegalArgumentException(
+						"--tenants is not supported with --scale, --slow-down or --slo-classes");
 			}
 		}
 		List<PolicySpec> specs = policySpecs(tenants != null && policies.strip().equals("all") ? "dualmap" : policies,
@@ -440,17 +455,18 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			.requestLog(requestLog)
 			.build();
 		SloClasses classes = sloClasses == null ? SloClasses.NONE : SloClasses.parse(sloClasses);
-		if (!classes.isEmpty() && scale != null) {
-			throw new IllegalArgumentException("--slo-classes is not supported with --scale");
-		}
-		if (engineTimeline && scale != null) {
+		if (!classes.isEmpty() && !membership.isEmpty()) {
 			throw new IllegalArgumentException(
-					"--engine-timeline is not supported with --scale (its timeline.json has the windows)");
+					"--slo-classes is not supported with " + (scale != null ? "--scale" : "--slow-down"));
 		}
-		if (requestLog && (scale != null || tenants != null)) {
-			throw new IllegalArgumentException(
-					"--request-log is not supported with " + (scale != null ? "--scale" : "--tenants")
-							+ ": it logs the runs of a capacity search or a --rate run");
+		if (engineTimeline && !membership.isEmpty()) {
+			throw new IllegalArgumentException("--engine-timeline is not supported with "
+					+ (scale != null ? "--scale" : "--slow-down") + " (its timeline.json has the windows)");
+		}
+		if (requestLog && (!membership.isEmpty() || tenants != null)) {
+			throw new IllegalArgumentException("--request-log is not supported with "
+					+ (scale != null ? "--scale" : slowDown != null ? "--slow-down" : "--tenants")
+					+ ": it logs the runs of a capacity search or a --rate run");
 		}
 		config = config.toBuilder()
 			.sloClasses(classes)

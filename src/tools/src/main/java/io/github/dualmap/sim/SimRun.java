@@ -131,8 +131,8 @@ final class SimRun {
 	}
 
 	/**
-	 * One run per policy at {@code --rate} with the {@code --scale} changes: the timeline
-	 * file, its chart and the per-window table.
+	 * One run per policy at {@code --rate} with the {@code --scale} and
+	 * {@code --slow-down} changes: the timeline file, its chart and the per-window table.
 	 */
 	private int membershipChanges() throws IOException {
 		SimPlan p = this.plan;
@@ -143,10 +143,13 @@ final class SimRun {
 		List<ScalingTimeline> timelines = ScaledRuns.run(workload, p.policies(), config, at, scaling.membership(),
 				scaling.window().toNanos(), p.threads());
 		Trace t = workload.trace();
-		ScalingReport.write(ScalingReport.toJson(t.name(), config.instances(), at, scaling.membership().toString(),
-				config.slo().toNanos() / 1e9, timelines), timelines, p.out());
-		this.stdout.printf(Locale.ROOT, "Trace %s, %d instances, %.2f req/s, --scale %s, windows of %s%n%n", t.name(),
-				config.instances(), at, scaling.membership(), scaling.windowOption());
+		MembershipSchedule changes = scaling.membership();
+		ScalingReport.write(ScalingReport.toJson(t.name(), config.instances(), at, changes.toString(),
+				changes.slowDowns(), config.slo().toNanos() / 1e9, timelines), timelines, p.out());
+		String named = (changes.toString().isEmpty() ? "" : ", --scale " + changes)
+				+ (changes.slowDowns().isEmpty() ? "" : ", --slow-down " + changes.slowDowns());
+		this.stdout.printf(Locale.ROOT, "Trace %s, %d instances, %.2f req/s%s, windows of %s%n%n", t.name(),
+				config.instances(), at, named, scaling.windowOption());
 		this.stdout.print(ScalingReport.markdown(timelines));
 		this.stdout.flush();
 		return 0;

@@ -328,7 +328,15 @@ public final class Simulation {
 		 */
 		@Override
 		public void membershipChange(int s) {
-			int delta = schedule.steps().get(s).delta();
+			MembershipSchedule.Step step = schedule.steps().get(s);
+			if (step.slowDown()) {
+				// The engine's later steps take longer; the routers learn it only from
+				// what they observe.
+				fleet.engine(step.instance()).setStepTimeFactor(step.factor());
+				changeNanos.add(events.now());
+				return;
+			}
+			int delta = step.delta();
 			for (int d = 0; d < delta; d++) {
 				fleet.join();
 			}

@@ -8,6 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.within;
 
@@ -24,6 +25,21 @@ class EngineTests {
 		Map<String, Long> ttft = run(engine, List.of(request("a", 0, 8192, 4)), 0);
 		assertThat(ttft.get("a") / 1e9).isCloseTo(analytic, within(analytic * 0.10));
 		assertThat(engine.stats().ttft().count()).isEqualTo(1);
+	}
+
+	@Test
+	void aSlowedEngineTakesThatManyTimesItsModelledStepTime() {
+		Engine normal = new Engine(H100);
+		Engine slowed = new Engine(H100);
+		slowed.setStepTimeFactor(2.5);
+		long base = run(normal, List.of(request("a", 0, 8192, 4)), 0).get("a");
+		assertThat(run(slowed, List.of(request("a", 0, 8192, 4)), 0).get("a")).isCloseTo(Math.round(2.5 * base),
+				within(2L));
+		slowed.setStepTimeFactor(1);
+		assertThat(run(slowed, List.of(request("b", 1, 8192, 4)), 10_000_000_000L).get("b")).isCloseTo(base,
+				within(2L));
+		assertThatThrownBy(() -> slowed.setStepTimeFactor(0)).hasMessageContaining("above 0");
+		assertThatThrownBy(() -> slowed.setStepTimeFactor(Double.POSITIVE_INFINITY)).hasMessageContaining("finite");
 	}
 
 	@Test

@@ -153,6 +153,87 @@ class ScalingSimulationTests {
 	}
 
 	@Test
+	void aSlowedInstanceServesItsRequestsThatManyTimesSlowerFromTheChangeOn() {
+		Workload w = distinctPrompts(800);
+		// 2 instances of 10 req/s at 4 req/s: no queueing before or after, so a
+		// request's TTFT is its service time.
+		ScheduledRun run = Simulation.run(w, PolicySpec.named("round-robin"), fifo(2, Duration.ofMillis(100)), 4,
+				MembershipSchedule.parseSlowDowns("50%:1:2", 2));
+		assertThat(run.changeNanos()).hasSize(1);
+		long change = run.changeNanos()[0];
+		int before = 0;
+		int after = 0;
+		for (int i = 100; i < 800; i++) {
+			long ttft = run.ttftNanos()[i];
+			boolean slowed = run.instance()[i] == 1 && run.arrivalNanos()[i] > change;
+			if (run.arrivalNanos()[i] < change - SECOND || run.arrivalNanos()[i] > change + SECOND) {
+				long expected = (slowed ? 200 : 100) * 1_000_000L;
+				assertThat(ttft).as("request %d", i).isBetween(expected, expected + 5_000_000L);
+				before += slowed ? 0 : 1;
+				after += slowed ? 1 : 0;
+			}
+		}
+		assertThat(before).isGreaterThan(300);
+		assertThat(after).isGreaterThan(100);
+		// A model without step times cannot slow down.
+		InstanceModel plain = new InstanceModel() {
+			@Override
+			public boolean submit(int index, TraceRequest request, long nowNanos) {
+				return true;
+			}
+
+			@Override
+			public boolean hasWork() {
+				return false;
+			}
+
+			@Override
+			public StepOutcome step(long nowNanos) {
+				throw new IllegalStateException();
+			}
+
+			@Override
+			public io.github.dualmap.core.EngineSnapshot scrape(long nowNanos) {
+				throw new IllegalStateException();
+			}
+
+			@Override
+			public int load() {
+				return 0;
+			}
+		};
+		assertThatThrownBy(() -> plain.setStepTimeFactor(2)).isInstanceOf(UnsupportedOperationException.class);
+	}
+
+	@Test
+	void slowDownParsing() {
+		MembershipSchedule s = MembershipSchedule.parseSlowDowns("600s:3:2, 15m:3:1", 8);
+		assertThat(s.steps()).extracting(MembershipSchedule.Step::instance).containsExactly(3, 3);
+		assertThat(s.steps()).extracting(MembershipSchedule.Step::factor).containsExactly(2.0, 1.0);
+		assertThat(s.steps()).allSatisfy(st -> assertThat(st.slowDown()).isTrue());
+		assertThat(s.steps().get(1).nanos(1)).isEqualTo(900 * SECOND);
+		assertThat(s.slots(8)).isEqualTo(8);
+		assertThat(s.slowDowns()).isEqualTo("600s:3:2,15m:3:1");
+		assertThat(s).hasToString("");
+		MembershipSchedule both = MembershipSchedule.parse("50%:+2", 8)
+			.plus(MembershipSchedule.parseSlowDowns("25%:0:1.5", 8));
+		assertThat(both).hasToString("50%:+2");
+		assertThat(both.slowDowns()).isEqualTo("25%:0:1.5");
+		assertThat(both.slots(8)).isEqualTo(10);
+		assertThatThrownBy(() -> MembershipSchedule.parseSlowDowns("50%:0", 8)).hasMessageContaining("'50%:0'")
+			.hasMessageContaining("WHEN:INSTANCE:FACTOR");
+		assertThatThrownBy(() -> MembershipSchedule.parseSlowDowns("50%:8:2", 8))
+			.hasMessageContaining("names instance 8, but the pool's instances are 0 to 7");
+		assertThatThrownBy(() -> MembershipSchedule.parseSlowDowns("50%:1:0", 8))
+			.hasMessageContaining("factor above 0");
+		assertThatThrownBy(() -> MembershipSchedule.parseSlowDowns("100%:1:2", 8)).hasMessageContaining("100 %");
+		assertThatThrownBy(() -> MembershipSchedule.parseSlowDowns(" ", 8)).hasMessageContaining("empty");
+		assertThatThrownBy(
+				() -> MembershipSchedule.parse("60s:+1", 8).plus(MembershipSchedule.parseSlowDowns("50%:1:2", 8)))
+			.hasMessageContaining("mix times and shares");
+	}
+
+	@Test
 	void scheduleParsing() {
 		MembershipSchedule s = MembershipSchedule.parse("600s:+2, 15m:-1", 8);
 		assertThat(s.steps()).extracting(MembershipSchedule.Step::delta).containsExactly(2, -1);
@@ -197,6 +278,25 @@ class ScalingSimulationTests {
 		assertThat(windows.size()).isGreaterThan(3);
 		assertThat(windows.get(0).get("new_instance_share").asDouble()).isZero();
 		assertThat(windows.get(windows.size() - 1).get("new_instance_share").asDouble()).isPositive();
+	}
+
+	@Test
+	void commandWatchesASlowdown(@TempDir Path dir) throws Exception {
+		StringWriter out = new StringWriter();
+		StringWriter err = new StringWriter();
+		int code = new SimCommand().redirect(new PrintWriter(out, true), new PrintWriter(err, true), () -> 0L)
+			.runWith("--synthetic", "tenants", "--requests", "600", "--warmup", "100", "--instances", "2", "--policies",
+					"round-robin", "--rate", "4", "--slow-down", "50%:0:4", "--window", "20s", "--out", dir.toString());
+		assertThat(code).as(err.toString()).isZero();
+		assertThat(out.toString()).contains("--slow-down 50%:0:4").doesNotContain("--scale");
+		JsonNode json = JsonMapper.builder().build().readTree(Files.readString(dir.resolve("timeline.json")));
+		assertThat(json.get("slow_down").asString()).isEqualTo("50%:0:4");
+		assertThat(json.get("scale").asString()).isEmpty();
+		assertThat(json.get("changes_s")).hasSize(1);
+		assertThat(runExpectingError("--slow-down", "50%:0:2")).contains("--slow-down needs --rate");
+		assertThat(runExpectingError("--slow-down", "50%:4:2", "--rate", "3")).contains("names instance 4");
+		assertThat(runExpectingError("--slow-down", "50%:0:2", "--rate", "3", "--scale", "60s:+1"))
+			.contains("mix times and shares");
 	}
 
 	@Test

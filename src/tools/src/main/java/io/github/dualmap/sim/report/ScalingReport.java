@@ -20,9 +20,9 @@ import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Output of a scheduled (scale-out or scale-in) run: {@code timeline.json}, the
- * {@code scaleout.png} chart of hit rate and SLO attainment over time with the membership
- * changes marked, and a markdown table of the windows.
+ * Output of a scheduled run (scale-out, scale-in or slowdown): {@code timeline.json}, the
+ * {@code scaleout.png} chart of hit rate and SLO attainment over time with the changes
+ * marked, and a markdown table of the windows.
  */
 public final class ScalingReport {
 
@@ -42,15 +42,17 @@ public final class ScalingReport {
 	 * @param trace trace name
 	 * @param instances instances at the start
 	 * @param rate arrival rate in requests per second
-	 * @param schedule the {@code --scale} text
+	 * @param schedule the {@code --scale} text ({@code ""} without)
+	 * @param slowDowns the {@code --slow-down} text ({@code ""} without)
 	 */
-	public static ObjectNode toJson(String trace, int instances, double rate, String schedule, double sloSeconds,
-			List<ScalingTimeline> timelines) {
+	public static ObjectNode toJson(String trace, int instances, double rate, String schedule, String slowDowns,
+			double sloSeconds, List<ScalingTimeline> timelines) {
 		ObjectNode root = JSON.createObjectNode();
 		root.put("trace", trace);
 		root.put("instances", instances);
 		root.put("rate_rps", rate);
 		root.put("scale", schedule);
+		root.put("slow_down", slowDowns);
 		root.put("slo_ttft_s", sloSeconds);
 		root.put("window_s", timelines.isEmpty() ? 0 : timelines.get(0).windowSeconds());
 		ArrayNode changes = root.putArray("changes_s");
@@ -111,7 +113,7 @@ public final class ScalingReport {
 		if (!timelines.isEmpty()) {
 			double[] changes = timelines.get(0).changeSeconds();
 			for (int c = 0; c < changes.length; c++) {
-				String name = String.format(Locale.ROOT, "membership change at %.0f s", changes[c]);
+				String name = String.format(Locale.ROOT, "change at %.0f s", changes[c]);
 				for (XYChart chart : List.of(hit, slo)) {
 					XYSeries line = chart.addSeries(name, new double[] { changes[c], changes[c] },
 							new double[] { 0, 100 });
