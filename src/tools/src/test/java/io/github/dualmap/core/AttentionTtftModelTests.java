@@ -88,6 +88,33 @@ class AttentionTtftModelTests {
 		assertThat(m.nanosPerPair()).isCloseTo(C, within(0.15 * C));
 	}
 
+	/**
+	 * How fast the fit follows an engine that slows down (docs/benchmarks.md, "An engine
+	 * that slows down"): with the default forgetting factor, hundreds of first tokens.
+	 */
+	@Test
+	void aThreefoldSlowdownIsFollowedOverHundredsOfObservations() {
+		AttentionTtftModel m = AttentionTtftModel.of(SchedulerSettings.custom().build());
+		Random random = new Random(4);
+		double[] ratio = new double[700];
+		for (int i = -600; i < 700; i++) {
+			PrefillWork ahead = randomAhead(random);
+			PrefillWork own = randomRequest(random);
+			double truth = engineNanos(ahead, own) * (i < 0 ? 1 : 3);
+			if (i >= 0) {
+				ratio[i] = m.estimate(ahead, own) / truth;
+			}
+			m.observe(ahead, own, Math.round(truth * (1 + 0.1 * (2 * random.nextDouble() - 1))));
+		}
+		assertThat(ratio[0]).isCloseTo(1.0 / 3, within(0.05));
+		// Half the new cost after about eighty observations, nine tenths after about
+		// four hundred.
+		assertThat(ratio[50]).isLessThan(0.5);
+		assertThat(ratio[100]).isGreaterThan(0.5);
+		assertThat(ratio[300]).isLessThan(0.9);
+		assertThat(ratio[450]).isGreaterThan(0.9);
+	}
+
 	@Test
 	void aFewSamplesMoveTheFitTowardTheTruthWithoutJumping() {
 		AttentionTtftModel m = offPrior();
