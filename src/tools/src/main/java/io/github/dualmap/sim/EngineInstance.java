@@ -42,9 +42,7 @@ public final class EngineInstance implements InstanceModel {
 	 * {@code traceBlockTokens}-token hash ids.
 	 */
 	public static InstanceModel.Factory factory(EngineProfile profile, int traceBlockTokens) {
-		// Fail on a bad block size now, not in the first run.
-		new HashIdExpander(traceBlockTokens, profile.blockTokens());
-		return (index, seed) -> new EngineInstance(profile.withJitter(profile.jitter(), seed), traceBlockTokens);
+		return factory(PoolProfiles.of(profile, 1), traceBlockTokens);
 	}
 
 	/**
@@ -53,6 +51,7 @@ public final class EngineInstance implements InstanceModel {
 	 * jitter seed.
 	 */
 	public static InstanceModel.Factory factory(PoolProfiles pool, int traceBlockTokens) {
+		// Fail on a bad block size now, not in the first run.
 		new HashIdExpander(traceBlockTokens, pool.first().blockTokens());
 		return (index, seed) -> {
 			EngineProfile profile = pool.profileOf(index);

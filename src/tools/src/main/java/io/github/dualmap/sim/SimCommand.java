@@ -556,7 +556,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 				+ (routers < 2 || routerSpread.equals("requests") ? "" : ", spread by " + routerSpread)
 				+ (longPrefillTokenThreshold == 0 ? ""
 						: ", engine long-prefill-token-threshold " + longPrefillTokenThreshold)
-				+ (profile.contains(",") ? ", engines " + profile.strip() : "");
+				+ (profile.contains(",") ? ", engines " + PoolProfiles.parse(profile, instances).name() : "");
 		return name.equals(tied.name()) ? tied : new Trace(name, tied.blockTokens(), tied.requests());
 	}
 
