@@ -8,6 +8,8 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * When instances join, leave or slow down during a simulated run. From {@code --scale}: a
  * comma-separated list of {@code WHEN:DELTA} steps, where {@code WHEN} is a virtual time
@@ -77,6 +79,31 @@ public record MembershipSchedule(List<Step> steps) {
 	}
 
 	/**
+	 * When a step happens: a virtual time in nanoseconds ({@code share} NaN), or a share
+	 * of the trace's arrival span ({@code at} -1).
+	 */
+	private record When(long at, double share) {
+
+		/**
+		 * {@code number} with {@code unit} ({@code %}, {@code ms}, {@code s}, {@code m};
+		 * {@code null} for seconds) of {@code step}, an entry of {@code option}.
+		 */
+		static When of(String option, String step, String number, @Nullable String unit) {
+			if ("%".equals(unit)) {
+				double value = Double.parseDouble(number);
+				if (!(value > 0 && value < 100)) {
+					throw new IllegalArgumentException(
+							option + " step '" + step + "' must happen between 0 % and 100 % of the trace, exclusive");
+				}
+				return new When(-1, value / 100);
+			}
+			Duration at = DurationOption.parse(option, number + (unit == null ? "s" : unit));
+			return new When(at.toNanos(), Double.NaN);
+		}
+
+	}
+
+	/**
 	 * Parses {@code text} (e.g. {@code 50%:+2} or {@code 600s:+2,900s:-1}) for a pool
 	 * that starts with {@code instances} instances.
 	 * @throws IllegalArgumentException naming the bad step when a step does not parse, a
@@ -94,20 +121,9 @@ public record MembershipSchedule(List<Step> steps) {
 				throw new IllegalArgumentException(
 						"--scale step '" + s + "' must look like 600s:+2, 10m:-1 or 50%:+2 (WHEN:DELTA)");
 			}
-			double value = Double.parseDouble(m.group(1));
-			String unit = m.group(2) == null ? "s" : m.group(2);
 			int delta = Integer.parseInt(m.group(3));
-			if (unit.equals("%")) {
-				if (!(value > 0 && value < 100)) {
-					throw new IllegalArgumentException(
-							"--scale step '" + s + "' must happen between 0 % and 100 % of the trace, exclusive");
-				}
-				steps.add(new Step(-1, value / 100, delta, s));
-			}
-			else {
-				Duration at = DurationOption.parse("--scale", m.group(1) + unit);
-				steps.add(new Step(at.toNanos(), Double.NaN, delta, s));
-			}
+			When when = When.of("--scale", s, m.group(1), m.group(2));
+			steps.add(new Step(when.at(), when.share(), delta, s));
 		}
 		if (steps.stream().map(st -> st.at() >= 0).distinct().count() > 1) {
 			// Their order would depend on the rate the trace is replayed at.
@@ -139,8 +155,6 @@ public record MembershipSchedule(List<Step> steps) {
 				throw new IllegalArgumentException(
 						"--slow-down step '" + s + "' must look like 600s:0:2 or 50%:3:1.5 (WHEN:INSTANCE:FACTOR)");
 			}
-			double value = Double.parseDouble(m.group(1));
-			String unit = m.group(2) == null ? "s" : m.group(2);
 			int instance;
 			try {
 				instance = Integer.parseInt(m.group(3));
@@ -157,17 +171,8 @@ public record MembershipSchedule(List<Step> steps) {
 				throw new IllegalArgumentException(
 						"--slow-down step '" + s + "' needs a factor above 0 and at most 1000 but has " + m.group(4));
 			}
-			if (unit.equals("%")) {
-				if (!(value > 0 && value < 100)) {
-					throw new IllegalArgumentException(
-							"--slow-down step '" + s + "' must happen between 0 % and 100 % of the trace, exclusive");
-				}
-				steps.add(new Step(-1, value / 100, 0, instance, factor, s));
-			}
-			else {
-				Duration at = DurationOption.parse("--slow-down", m.group(1) + unit);
-				steps.add(new Step(at.toNanos(), Double.NaN, 0, instance, factor, s));
-			}
+			When when = When.of("--slow-down", s, m.group(1), m.group(2));
+			steps.add(new Step(when.at(), when.share(), 0, instance, factor, s));
 		}
 		return new MembershipSchedule(steps);
 	}
