@@ -107,7 +107,6 @@ public final class CoreSettingsMapper {
 			.ttftModel(ttft.getModel())
 			.attentionNanosPerPair(ttft.getAttentionPerMillionPairs().toNanos() / 1e6)
 			.ttftForgetting(ttft.getForgetting())
-			.ttftOverdueRatio(ttft.getOverdueRatio())
 			.defaultSlo(defaultSlo)
 			.shadowCapacityTokens(p.getShadow().getCapacityTokens())
 			.staleAfter(p.getScrape().getStaleAfter())

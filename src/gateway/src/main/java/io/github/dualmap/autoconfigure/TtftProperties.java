@@ -67,27 +67,6 @@ public class TtftProperties {
 	@NotNull(message = "dualmap.ttft.relax-after must be set")
 	private Duration relaxAfter = SchedulerSettings.DEFAULT_TTFT_RELAX_AFTER;
 
-	/**
-	 * An instance whose oldest request still in prefill has waited more than this
-	 * multiple of its TTFT estimate has every estimate multiplied by that multiple (at
-	 * most 8) until that request's first token: an engine that slows down or stalls shows
-	 * within one request (0 turns it off).
-	 */
-	private double overdueRatio = SchedulerSettings.DEFAULT_TTFT_OVERDUE_RATIO;
-
-	@AssertTrue(message = "dualmap.ttft.overdue-ratio must be 0 (off) or above 1")
-	private boolean isOverdueRatioValid() {
-		return (this.overdueRatio == 0 || this.overdueRatio > 1) && !Double.isInfinite(this.overdueRatio);
-	}
-
-	public double getOverdueRatio() {
-		return this.overdueRatio;
-	}
-
-	public void setOverdueRatio(double overdueRatio) {
-		this.overdueRatio = overdueRatio;
-	}
-
 	@AssertTrue(message = "dualmap.ttft.relax-after must be >= 0")
 	private boolean isRelaxAfterNonNegative() {
 		return !this.relaxAfter.isNegative();

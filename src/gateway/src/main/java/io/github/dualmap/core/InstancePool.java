@@ -424,41 +424,13 @@ public final class InstancePool {
 	 */
 	public long estimateTtft(InstanceState s, PrefillWork ahead, long cached, long uncached) {
 		AttentionTtftModel m = s.ttftModel();
-		long estimate;
 		if (m == null) {
-			estimate = estimator.estimate(ahead.tokens(), Math.max(0, uncached));
+			return estimator.estimate(ahead.tokens(), Math.max(0, uncached));
 		}
-		else {
-			PrefillWork own = PrefillWork.of(cached, uncached);
-			estimate = m.estimate(ahead, own);
-			AttentionTtftModel pooled = relaxedTo(m);
-			if (pooled != null) {
-				estimate = Math.min(estimate, pooled.estimate(ahead, own));
-			}
-		}
-		if (settings.ttftOverdueRatio() == 0) {
-			return estimate;
-		}
-		return (long) Math.min(Long.MAX_VALUE / 2.0, estimate * overdueFactor(s, m));
-	}
-
-	/**
-	 * How much slower {@code s} shows itself than its model says
-	 * ({@link SchedulerSettings#ttftOverdueRatio()}): the age of its oldest request still
-	 * in prefill over that request's estimate with the model as it is now, when that
-	 * exceeds the ratio (at most {@link TtftEstimator#MAX_DRIFT}); else 1. An engine that
-	 * slows down or stalls shows in the first request it holds past its estimate, while
-	 * the fit of its first tokens follows over hundreds of them.
-	 */
-	double overdueFactor(InstanceState s, @Nullable AttentionTtftModel m) {
-		InFlight oldest = s.inPrefill.peekFirst();
-		if (oldest == null) {
-			return 1;
-		}
-		long estimate = m == null ? estimator.estimate(oldest.ahead.tokens(), oldest.uncached)
-				: m.estimate(oldest.ahead, oldest.own);
-		double ratio = (double) (clock.nanos() - oldest.sentAtNanos) / Math.max(1, estimate);
-		return ratio > settings.ttftOverdueRatio() ? Math.min(ratio, TtftEstimator.MAX_DRIFT) : 1;
+		PrefillWork own = PrefillWork.of(cached, uncached);
+		long estimate = m.estimate(ahead, own);
+		AttentionTtftModel pooled = relaxedTo(m);
+		return pooled == null ? estimate : Math.min(estimate, pooled.estimate(ahead, own));
 	}
 
 	/**
@@ -560,11 +532,7 @@ public final class InstancePool {
 		backlog.observeRequestTokens(uncached);
 		backlog.observeRequestWork(own);
 		s.roomChanged();
-		InFlight dispatched = new InFlight(s, own, ahead, clock.nanos());
-		if (settings.ttftOverdueRatio() > 0) {
-			s.inPrefill.addLast(dispatched);
-		}
-		return dispatched;
+		return new InFlight(s, own, ahead, clock.nanos());
 	}
 
 	/**
@@ -667,9 +635,6 @@ public final class InstancePool {
 		}
 
 		private void releasePrefill() {
-			if (settings.ttftOverdueRatio() > 0) {
-				instance.inPrefill.remove(this);
-			}
 			instance.addPrefill(-uncached, -own.pairs());
 			instance.prefillRequests.decrementAndGet();
 			instance.roomChanged();

@@ -1,6 +1,5 @@
 package io.github.dualmap.core;
 
-import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -39,10 +38,6 @@ public final class InstanceState {
 	final AtomicLong prefillPairs = new AtomicLong();
 
 	final AtomicInteger prefillRequests = new AtomicInteger();
-
-	// With SchedulerSettings.ttftOverdueRatio: the requests in prefill here, in the order
-	// they were sent (the first is the oldest), for InstancePool.overdueFactor.
-	final ConcurrentLinkedDeque<InstancePool.InFlight> inPrefill = new ConcurrentLinkedDeque<>();
 
 	final AtomicInteger inFlight = new AtomicInteger();
 

@@ -61,11 +61,6 @@ import java.time.Duration;
  * more than this router's own
  * @param tieBreak how a request chooses between candidates that hold the same cached
  * prefix of it ({@link TieBreak})
- * @param ttftOverdueRatio an instance whose oldest request still in prefill has waited
- * more than this multiple of its estimate has every estimate multiplied by that multiple
- * (at most {@link TtftEstimator#MAX_DRIFT}) until the request's first token: a slow or
- * stalled engine shows within one request rather than after hundreds of first tokens (0 =
- * off)
  */
 public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefixDepth, int maxPrefixDepth,
 		int hotWindow, double hotRatio, double hotDropRatio, int hotMinSamples, int maxHotPrefixes, double switchFactor,
@@ -74,7 +69,7 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		double calibrationAlpha, TtftModel ttftModel, double attentionNanosPerPair, double ttftForgetting,
 		long defaultSloNanos, long shadowCapacityTokens, long staleAfterNanos, long slowStartNanos,
 		double coldCachedShare, int coldCandidatesMax, long coldLoadStepTokens, long ttftRelaxAfterNanos,
-		boolean engineBacklog, TieBreak tieBreak, double ttftOverdueRatio) {
+		boolean engineBacklog, TieBreak tieBreak) {
 
 	/** Nominal tokens per prompt block. */
 	public static final int DEFAULT_BLOCK_TOKENS = 64;
@@ -212,9 +207,6 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 	 */
 	public static final double DEFAULT_TTFT_FORGETTING = 0.99;
 
-	/** {@link #ttftOverdueRatio()} off. */
-	public static final double DEFAULT_TTFT_OVERDUE_RATIO = 0;
-
 	public SchedulerSettings {
 		positive("virtualNodes", virtualNodes);
 		positive("blockTokens", blockTokens);
@@ -285,10 +277,6 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		}
 		positive("coldLoadStepTokens", coldLoadStepTokens);
 		nonNegative("ttftRelaxAfterNanos", ttftRelaxAfterNanos);
-		if (!(ttftOverdueRatio == 0 || ttftOverdueRatio > 1) || Double.isInfinite(ttftOverdueRatio)) {
-			throw new IllegalArgumentException(
-					"ttftOverdueRatio must be 0 (off) or above 1 and finite but was " + ttftOverdueRatio);
-		}
 	}
 
 	/** Whether cold requests go by occupancy over their ring instances. */
@@ -357,7 +345,6 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		b.ttftRelaxAfterNanos = ttftRelaxAfterNanos;
 		b.engineBacklog = engineBacklog;
 		b.tieBreak = tieBreak;
-		b.ttftOverdueRatio = ttftOverdueRatio;
 		return b;
 	}
 
@@ -427,8 +414,6 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		private boolean engineBacklog = DEFAULT_ENGINE_BACKLOG;
 
 		private TieBreak tieBreak = DEFAULT_TIE_BREAK;
-
-		private double ttftOverdueRatio = DEFAULT_TTFT_OVERDUE_RATIO;
 
 		public Builder virtualNodes(int v) {
 			this.virtualNodes = v;
@@ -590,18 +575,13 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 			return this;
 		}
 
-		public Builder ttftOverdueRatio(double v) {
-			this.ttftOverdueRatio = v;
-			return this;
-		}
-
 		public SchedulerSettings build() {
 			return new SchedulerSettings(virtualNodes, blockTokens, minPrefixDepth, maxPrefixDepth, hotWindow, hotRatio,
 					hotDropRatio, hotMinSamples, maxHotPrefixes, switchFactor, switchHitCharge, switchMaxKvUsage,
 					hotspotFactor, hotspotFloorTokens, hotspotMaxWaitNanos, thirdChoice, prefillNanosPerToken,
 					baseTtftNanos, calibrationAlpha, ttftModel, attentionNanosPerPair, ttftForgetting, defaultSloNanos,
 					shadowCapacityTokens, staleAfterNanos, slowStartNanos, coldCachedShare, coldCandidatesMax,
-					coldLoadStepTokens, ttftRelaxAfterNanos, engineBacklog, tieBreak, ttftOverdueRatio);
+					coldLoadStepTokens, ttftRelaxAfterNanos, engineBacklog, tieBreak);
 		}
 
 	}

@@ -126,20 +126,16 @@ class DualMapPropertiesTests {
 			assertThat(s.ttftModel()).isEqualTo(SchedulerSettings.DEFAULT_TTFT_MODEL);
 			assertThat(s.attentionNanosPerPair()).isEqualTo(SchedulerSettings.DEFAULT_ATTENTION_NANOS_PER_PAIR);
 			assertThat(s.ttftForgetting()).isEqualTo(SchedulerSettings.DEFAULT_TTFT_FORGETTING);
-			assertThat(s.ttftOverdueRatio()).isZero();
 		});
 		this.runner
 			.withPropertyValues("dualmap.ttft.model=linear", "dualmap.ttft.attention-per-million-pairs=2500us",
-					"dualmap.ttft.forgetting=0.95", "dualmap.ttft.overdue-ratio=2")
+					"dualmap.ttft.forgetting=0.95")
 			.run(context -> {
 				SchedulerSettings s = context.getBean(DualMapRegistry.class).settings();
 				assertThat(s.ttftModel()).isEqualTo(TtftModel.LINEAR);
 				assertThat(s.attentionNanosPerPair()).isEqualTo(2.5);
 				assertThat(s.ttftForgetting()).isEqualTo(0.95);
-				assertThat(s.ttftOverdueRatio()).isEqualTo(2.0);
 			});
-		expectFailure("dualmap.ttft.overdue-ratio=1", "dualmap.ttft.overdue-ratio must be 0 (off) or above 1");
-		expectFailure("dualmap.ttft.overdue-ratio=-2", "dualmap.ttft.overdue-ratio must be 0 (off) or above 1");
 		expectFailure("dualmap.ttft.model=quadratic", "dualmap.ttft.model");
 		expectFailure("dualmap.ttft.attention-per-million-pairs=0s",
 				"dualmap.ttft.attention-per-million-pairs must be > 0");

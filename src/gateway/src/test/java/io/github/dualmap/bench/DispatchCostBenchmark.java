@@ -130,14 +130,6 @@ public class DispatchCostBenchmark {
 	@Param({ "1" })
 	int tenants;
 
-	/**
-	 * {@code dualmap.ttft.overdue-ratio} (the default 0: off): with
-	 * {@code -p overdueRatio=0,2} one run gives the cost of looking at every estimated
-	 * instance's oldest prefill, as a ratio.
-	 */
-	@Param({ "0" })
-	double overdueRatio;
-
 	private List<InstanceState> states;
 
 	private int scrapes;
@@ -176,11 +168,7 @@ public class DispatchCostBenchmark {
 
 	@Setup(Level.Trial)
 	public void setUp() {
-		SchedulerSettings settings = SchedulerSettings.custom()
-			.blockTokens(512)
-			.engineBacklog(engineBacklog)
-			.ttftOverdueRatio(overdueRatio)
-			.build();
+		SchedulerSettings settings = SchedulerSettings.custom().blockTokens(512).engineBacklog(engineBacklog).build();
 		InstancePool pool = new InstancePool("bench", settings, clock::get);
 		List<RingMember> members = new ArrayList<>();
 		for (int i = 0; i < instances; i++) {

@@ -158,50 +158,6 @@ class InstancePoolTests {
 	}
 
 	@Test
-	void anInstanceWhoseOldestPrefillIsOverdueIsEstimatedThatMuchSlower() {
-		usePool(SchedulerSettings.custom().ttftOverdueRatio(2).build());
-		InstanceState a = pool.instance("a");
-		InstanceState b = pool.instance("b");
-		long alone = pool.estimateTtft(a, PrefillWork.NONE, 0, 1_000);
-		InstancePool.InFlight oldest = send("a", 1_000);
-		clock.advance(Duration.ofMillis(5));
-		InstancePool.InFlight next = send("a", 1_000);
-		// Until the oldest has waited twice its estimate, nothing changes.
-		clock.advance(Duration.ofNanos(2 * alone - Duration.ofMillis(5).toNanos()));
-		assertThat(pool.overdueFactor(a, a.ttftModel())).isEqualTo(1);
-		assertThat(pool.estimateTtft(a, PrefillWork.NONE, 0, 1_000)).isEqualTo(alone);
-		// At three times it, every estimate there is three times as long; not elsewhere.
-		clock.advance(Duration.ofNanos(alone));
-		assertThat(pool.overdueFactor(a, a.ttftModel())).isCloseTo(3, within(1e-6));
-		assertThat((double) pool.estimateTtft(a, PrefillWork.NONE, 0, 1_000)).isCloseTo(3.0 * alone, within(3.0));
-		assertThat(pool.estimateTtft(b, PrefillWork.NONE, 0, 1_000)).isEqualTo(alone);
-		// At most the fit's own bound.
-		clock.advance(Duration.ofNanos(100 * alone));
-		assertThat(pool.overdueFactor(a, a.ttftModel())).isEqualTo(TtftEstimator.MAX_DRIFT);
-		// Its first token ends it; the next, sent 5 ms later, is as overdue, until an
-		// error ends it too.
-		oldest.firstToken();
-		assertThat(pool.overdueFactor(a, a.ttftModel())).isEqualTo(TtftEstimator.MAX_DRIFT);
-		next.finish();
-		assertThat(pool.overdueFactor(a, a.ttftModel())).isEqualTo(1);
-		assertThat(a.inPrefill).isEmpty();
-	}
-
-	@Test
-	void withoutTheOverdueRatioAnOverduePrefillChangesNoEstimate() {
-		InstanceState a = pool.instance("a");
-		long alone = pool.estimateTtft(a, PrefillWork.NONE, 0, 1_000);
-		send("a", 1_000);
-		clock.advance(Duration.ofSeconds(60));
-		assertThat(pool.estimateTtft(a, PrefillWork.NONE, 0, 1_000)).isEqualTo(alone);
-		assertThat(a.inPrefill).isEmpty();
-		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().ttftOverdueRatio(1).build())
-			.withMessageContaining("ttftOverdueRatio must be 0 (off) or above 1");
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> SchedulerSettings.custom().ttftOverdueRatio(Double.POSITIVE_INFINITY).build());
-	}
-
-	@Test
 	void anErrorBeforeTheFirstTokenReleasesPrefillWithoutCalibrating() {
 		InstanceState a = pool.instance("a");
 		InstancePool.InFlight d = send("a", 1_000);
