@@ -37,7 +37,7 @@ public final class CapacityBenchmark {
 	private final int minCopies;
 
 	// The pool's engine profiles the Yardstick judges on; null: every request feasible.
-	private final @Nullable List<EngineProfile> profiles;
+	private final @Nullable PoolProfiles pool;
 
 	private final double minWindowSeconds;
 
@@ -84,7 +84,7 @@ public final class CapacityBenchmark {
 	 * {@link #CapacityBenchmark(Trace, int, SimulationConfig, int, boolean, EngineProfile, double)}
 	 * on a pool of {@code pool}'s profiles ({@code null}: every request feasible, no run
 	 * transient): a request is feasible when an engine of one of them serves it in time
-	 * ({@link Yardstick#of(Trace, List, int, java.util.function.IntToLongFunction, long)}).
+	 * ({@link Yardstick#of(Trace, PoolProfiles, int, java.util.function.IntToLongFunction, long)}).
 	 */
 	public CapacityBenchmark(Trace base, int minCopies, SimulationConfig config, int threads, boolean stopEarly,
 			@Nullable PoolProfiles pool, double minWindowSeconds) {
@@ -102,7 +102,7 @@ public final class CapacityBenchmark {
 		this.config = config;
 		this.threads = threads;
 		this.stopEarly = stopEarly;
-		this.profiles = pool == null ? null : pool.profiles();
+		this.pool = pool;
 		this.minWindowSeconds = minWindowSeconds;
 		this.name = minCopies == 1 ? base.name() : base.name() + " x" + minCopies;
 	}
@@ -146,8 +146,8 @@ public final class CapacityBenchmark {
 	 * feasible.
 	 */
 	Yardstick yardstick(Trace trace) {
-		return profiles == null ? Yardstick.allFeasible(trace, config.warmup())
-				: Yardstick.of(trace, profiles, config.warmup(), sloFunction(), config.networkDelay().toNanos());
+		return pool == null ? Yardstick.allFeasible(trace, config.warmup())
+				: Yardstick.of(trace, pool, config.warmup(), sloFunction(), config.networkDelay().toNanos());
 	}
 
 	private java.util.function.IntToLongFunction sloFunction() {

@@ -130,27 +130,25 @@ public final class Yardstick {
 	 */
 	public static Yardstick of(Trace trace, EngineProfile profile, int warmup, IntToLongFunction sloNanos,
 			long networkDelayNanos) {
-		return of(trace, List.of(profile), warmup, sloNanos, networkDelayNanos);
+		return of(trace, PoolProfiles.of(profile, 1), warmup, sloNanos, networkDelayNanos);
 	}
 
 	/**
-	 * The yardstick of {@code trace} on a pool of engines of {@code profiles} (a mix,
-	 * {@link PoolProfiles}): a request is feasible when an idle engine of one of them
-	 * serves it in time, and its work is the least engine time any of them takes; else as
-	 * {@link #of(Trace, EngineProfile, int, IntToLongFunction, long)}.
+	 * The yardstick of {@code trace} on a pool of {@code pool}'s profiles: a request is
+	 * feasible when an idle engine of one of them serves it in time, and its work is the
+	 * least engine time any of them takes; else as
+	 * {@link #of(Trace, EngineProfile, int, IntToLongFunction, long)}. The profiles share
+	 * their block size, so a request's cached prefix is the same on each.
 	 */
-	public static Yardstick of(Trace trace, List<EngineProfile> profiles, int warmup, IntToLongFunction sloNanos,
+	public static Yardstick of(Trace trace, PoolProfiles pool, int warmup, IntToLongFunction sloNanos,
 			long networkDelayNanos) {
 		check(trace, warmup);
-		if (profiles.isEmpty()) {
-			throw new IllegalArgumentException("a yardstick needs an engine profile");
-		}
+		int[] cached = WorkBound.cachedTokens(trace, pool.first());
 		List<TraceRequest> requests = trace.requests();
 		boolean[] feasible = new boolean[requests.size()];
 		double[] work = new double[requests.size()];
 		Arrays.fill(work, Double.POSITIVE_INFINITY);
-		for (EngineProfile profile : profiles) {
-			int[] cached = WorkBound.cachedTokens(trace, profile);
+		for (EngineProfile profile : pool.profiles()) {
 			for (int i = 0; i < feasible.length; i++) {
 				TraceRequest r = requests.get(i);
 				double ttft = profile.idleTtftSeconds(r.inputTokens(), cached[i]) + 2 * networkDelayNanos / 1e9;

@@ -80,7 +80,8 @@ class YardstickTests {
 		long objective = Math.round((H100.idleTtftSeconds(100, 0) + a100.idleTtftSeconds(100, 0)) / 2 * 1e9);
 		assertThat(H100.idleTtftSeconds(100, 0) * 1e9).isLessThan(objective);
 		assertThat(a100.idleTtftSeconds(100, 0) * 1e9).isGreaterThan(objective);
-		Yardstick mix = Yardstick.of(t, List.of(a100, H100), 1, i -> objective, 0);
+		Yardstick mix = Yardstick.of(t, new PoolProfiles(List.of(a100, H100), List.of(1, 1), List.of(1.0, 1.0)), 1,
+				i -> objective, 0);
 		Yardstick slow = Yardstick.of(t, a100, 1, i -> objective, 0);
 		assertThat(mix.feasible(3)).isTrue();
 		assertThat(slow.feasible(3)).isFalse();
