@@ -417,7 +417,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException(PolicySpec.DUALMAP_ORACLE_TTFT
 					+ " takes one engine profile's coefficients: it is not supported with a mix of --profile");
 		}
-		Trace baseTrace = loadTrace(s);
+		Trace baseTrace = loadTrace(s, engine);
 		Trace workloadTrace = baseTrace.repeated(repeat);
 		double tolerance = quick ? QUICK_TOLERANCE : FULL_TOLERANCE;
 		// A pool loaded a share e above its capacity builds a backlog at e of its work
@@ -495,11 +495,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	private String unseededName = "";
 
 	/**
-	 * The workload of a run with {@code --seed s}, named with its engine jitter and seed
-	 * when it has jitter.
+	 * The workload of a run with {@code --seed s} on {@code engines}, named with its
+	 * engine jitter and seed when it has jitter.
 	 */
-	private Trace loadTrace(long s) {
-		Trace replayed = replayed(s);
+	private Trace loadTrace(long s, PoolProfiles engines) {
+		Trace replayed = replayed(s, engines);
 		unseededName = replayed.name();
 		return engineJitter == 0 ? replayed
 				: new Trace(jittered(replayed.name()) + ", seed " + s, replayed.blockTokens(), replayed.requests());
@@ -512,9 +512,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	/**
 	 * The workload of a run with {@code --seed s} before it is named: read or generated,
 	 * cut to {@code --requests}, its ties replayed as {@code --ties} asks and, with
-	 * several routers, their phases named.
+	 * several routers, their phases named, and a mix of {@code engines} named.
 	 */
-	private Trace replayed(long s) {
+	private Trace replayed(long s, PoolProfiles engines) {
 		if ((trace == null) == (synthetic == null)) {
 			throw new IllegalArgumentException(
 					"give exactly one of --trace FILE and --synthetic tenants|sessions|rag|no-reuse");
@@ -556,7 +556,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 				+ (routers < 2 || routerSpread.equals("requests") ? "" : ", spread by " + routerSpread)
 				+ (longPrefillTokenThreshold == 0 ? ""
 						: ", engine long-prefill-token-threshold " + longPrefillTokenThreshold)
-				+ (profile.contains(",") ? ", engines " + PoolProfiles.parse(profile, instances).name() : "");
+				+ (engines.mixed() ? ", engines " + engines.name() : "");
 		return name.equals(tied.name()) ? tied : new Trace(name, tied.blockTokens(), tied.requests());
 	}
 
