@@ -125,8 +125,7 @@ public record MembershipSchedule(List<Step> steps) {
 			When when = When.of("--scale", s, m.group(1), m.group(2));
 			steps.add(new Step(when.at(), when.share(), delta, s));
 		}
-		if (steps.stream().map(st -> st.at() >= 0).distinct().count() > 1) {
-			// Their order would depend on the rate the trace is replayed at.
+		if (mixesKinds(steps)) {
 			throw new IllegalArgumentException(
 					"--scale '" + text + "' mixes times and shares of the trace; use one kind");
 		}
@@ -185,11 +184,19 @@ public record MembershipSchedule(List<Step> steps) {
 	public MembershipSchedule plus(MembershipSchedule other) {
 		List<Step> all = new ArrayList<>(steps);
 		all.addAll(other.steps);
-		if (all.stream().map(st -> st.at() >= 0).distinct().count() > 1) {
+		if (mixesKinds(all)) {
 			throw new IllegalArgumentException("--scale and --slow-down mix times and shares of the trace ('" + this
 					+ "' and '" + other + "'); use one kind");
 		}
 		return new MembershipSchedule(all);
+	}
+
+	/**
+	 * Whether {@code steps} give both virtual times and shares of the trace: their order
+	 * would depend on the rate the trace is replayed at.
+	 */
+	private static boolean mixesKinds(List<Step> steps) {
+		return steps.stream().map(st -> st.at() >= 0).distinct().count() > 1;
 	}
 
 	public boolean isEmpty() {
