@@ -140,7 +140,8 @@ public record MembershipSchedule(List<Step> steps) {
 	 * only those may slow down.
 	 * @throws IllegalArgumentException naming the bad step when a step does not parse, a
 	 * share is outside (0 %, 100 %), the instance is not one of the pool's or the factor
-	 * is not above 0
+	 * is not above 0, or when the steps mix times and shares of the trace (their order
+	 * would depend on the rate)
 	 */
 	public static MembershipSchedule parseSlowDowns(String text, int instances) {
 		if (text.isBlank()) {
@@ -172,6 +173,10 @@ public record MembershipSchedule(List<Step> steps) {
 			}
 			When when = When.of("--slow-down", s, m.group(1), m.group(2));
 			steps.add(new Step(when.at(), when.share(), 0, instance, factor, s));
+		}
+		if (mixesKinds(steps)) {
+			throw new IllegalArgumentException(
+					"--slow-down '" + text + "' mixes times and shares of the trace; use one kind");
 		}
 		return new MembershipSchedule(steps);
 	}

@@ -228,6 +228,8 @@ class ScalingSimulationTests {
 			.hasMessageContaining("factor above 0");
 		assertThatThrownBy(() -> MembershipSchedule.parseSlowDowns("100%:1:2", 8)).hasMessageContaining("100 %");
 		assertThatThrownBy(() -> MembershipSchedule.parseSlowDowns(" ", 8)).hasMessageContaining("empty");
+		assertThatThrownBy(() -> MembershipSchedule.parseSlowDowns("50%:0:2,600s:0:1", 8))
+			.hasMessageContaining("--slow-down '50%:0:2,600s:0:1' mixes times and shares");
 		assertThatThrownBy(
 				() -> MembershipSchedule.parse("60s:+1", 8).plus(MembershipSchedule.parseSlowDowns("50%:1:2", 8)))
 			.hasMessageContaining("mix times and shares");
