@@ -291,10 +291,20 @@ class ScalingSimulationTests {
 					"round-robin", "--rate", "4", "--slow-down", "50%:0:4", "--window", "20s", "--out", dir.toString());
 		assertThat(code).as(err.toString()).isZero();
 		assertThat(out.toString()).contains("--slow-down 50%:0:4").doesNotContain("--scale");
+		assertThat(dir.resolve("scaleout.png")).isNotEmptyFile();
 		JsonNode json = JsonMapper.builder().build().readTree(Files.readString(dir.resolve("timeline.json")));
 		assertThat(json.get("slow_down").asString()).isEqualTo("50%:0:4");
 		assertThat(json.get("scale").asString()).isEmpty();
 		assertThat(json.get("changes_s")).hasSize(1);
+		// Two engines slowing down at one instant: one line on the chart, and the run
+		// completes.
+		Path both = dir.resolve("both");
+		assertThat(new SimCommand().redirect(new PrintWriter(out, true), new PrintWriter(err, true), () -> 0L)
+			.runWith("--synthetic", "tenants", "--requests", "600", "--warmup", "100", "--instances", "2", "--policies",
+					"round-robin", "--rate", "4", "--slow-down", "50%:0:4,50%:1:2", "--out", both.toString()))
+			.as(err.toString())
+			.isZero();
+		assertThat(both.resolve("scaleout.png")).isNotEmptyFile();
 		assertThat(runExpectingError("--slow-down", "50%:0:2")).contains("--slow-down needs --rate");
 		assertThat(runExpectingError("--slow-down", "50%:4:2", "--rate", "3")).contains("names instance 4");
 		assertThat(runExpectingError("--slow-down", "50%:0:2", "--rate", "3", "--scale", "60s:+1"))

@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 import io.github.dualmap.sim.ScalingTimeline;
 import org.knowm.xchart.BitmapEncoder;
@@ -112,8 +114,14 @@ public final class ScalingReport {
 		}
 		if (!timelines.isEmpty()) {
 			double[] changes = timelines.get(0).changeSeconds();
+			// Steps at one instant (two engines slowing down at 50 %) share one line: a
+			// chart's series need distinct names.
+			Set<String> drawn = new HashSet<>();
 			for (int c = 0; c < changes.length; c++) {
 				String name = String.format(Locale.ROOT, "change at %.0f s", changes[c]);
+				if (!drawn.add(name)) {
+					continue;
+				}
 				for (XYChart chart : List.of(hit, slo)) {
 					XYSeries line = chart.addSeries(name, new double[] { changes[c], changes[c] },
 							new double[] { 0, 100 });
