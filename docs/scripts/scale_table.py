@@ -8,8 +8,10 @@ Each directory holds the timeline.json that `sim --scale` or `sim --slow-down` w
 first form labels its two runs +2 and −1. Windows are aligned to the
 change, so the first window starting at the change is "0-30 s after". Differences are in
 percentage points, scaled run minus reference, window by window; "rest of run" averages are
-weighted by requests per window; "worst" is the scaled run's lowest window attainment from the
-change on. Python 3 standard library only.
+weighted by requests per window; "work in time" is the headline's view of the same windows,
+the feasible requests' prompt tokens within the SLO over all of theirs (weighted by those
+tokens); "worst" is the scaled run's lowest window attainment from the change on. Python 3
+standard library only.
 """
 import json
 import sys
@@ -24,9 +26,13 @@ def policy(run, name):
     return next(p for p in run['policies'] if p['name'] == name)
 
 
-def weighted(windows, key):
+def weighted(windows, key, weight='requests'):
     known = [w for w in windows if w.get(key) is not None]
-    return 100 * sum(w['requests'] * w[key] for w in known) / sum(w['requests'] for w in known)
+    return 100 * sum(w[weight] * w[key] for w in known) / sum(w[weight] for w in known)
+
+
+def work(windows):
+    return weighted(windows, 'token_attainment', 'feasible_prompt_tokens')
 
 
 def rows(label, scaled, reference):
@@ -41,6 +47,7 @@ def rows(label, scaled, reference):
         out.append(f"| {label} | {name} | {diff[0]:+.1f} | {diff[1]:+.1f} | "
                    f"{weighted(after, 'hit_rate'):.1f} % vs {weighted(ref, 'hit_rate'):.1f} % | "
                    f"{weighted(after, 'attainment'):.1f} % vs {weighted(ref, 'attainment'):.1f} % | "
+                   f"{work(after):.1f} % vs {work(ref):.1f} % | "
                    f"{100 * worst:.0f} % |")
     return out
 
@@ -57,8 +64,8 @@ def main(argv):
         sys.exit(__doc__)
     reference = load(argv[-1])
     print('| run | policy | hit rate, 0-30 s after | 30-60 s after | hit rate, rest of run '
-          '| SLO attainment, rest of run | worst window after |')
-    print('|---|---|---:|---:|---:|---:|---:|')
+          '| SLO attainment, rest of run | work in time, rest of run | worst window after |')
+    print('|---|---|---:|---:|---:|---:|---:|---:|')
     for label, directory in labelled:
         print('\n'.join(rows(label, load(directory), reference)))
 

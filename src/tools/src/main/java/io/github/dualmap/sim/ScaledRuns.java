@@ -15,16 +15,16 @@ public final class ScaledRuns {
 
 	/**
 	 * The timelines of {@code policies} (in that order) at {@code rate} with windows of
-	 * {@code windowNanos}.
+	 * {@code windowNanos}, judged on {@code yardstick} (of the workload's trace).
 	 */
-	public static List<ScalingTimeline> run(Workload workload, List<PolicySpec> policies, SimulationConfig config,
-			double rate, MembershipSchedule schedule, long windowNanos, int threads) {
+	public static List<ScalingTimeline> run(Workload workload, Yardstick yardstick, List<PolicySpec> policies,
+			SimulationConfig config, double rate, MembershipSchedule schedule, long windowNanos, int threads) {
 		if (threads <= 0) {
 			throw new IllegalArgumentException("threads must be > 0 but was " + threads);
 		}
 		return CapacityBenchmark.parallel(policies, threads,
-				p -> ScalingTimeline.of(Simulation.run(workload, p, config, rate, schedule), workload.trace(),
-						windowNanos, config.slo().toNanos()));
+				p -> ScalingTimeline.of(Simulation.run(workload, yardstick, p, config, rate, schedule),
+						workload.trace(), yardstick, windowNanos, config.slo().toNanos()));
 	}
 
 }

@@ -8,8 +8,9 @@ import io.github.dualmap.sim.trace.Trace;
 /**
  * One policy's scheduled run cut into windows of virtual time by arrival: per window the
  * SLO attainment and the engine prefix-cache hit rate of the measured requests that
- * arrived in it, and the share of them sent to instances that joined during the run.
- * Windows are aligned so the first membership change starts one.
+ * arrived in it, the share of them sent to instances that joined during the run, and the
+ * headline's view of them: the feasible ones ({@link Yardstick}) and their prompt tokens
+ * within the SLO. Windows are aligned so the first membership change starts one.
  *
  * @param policy policy name
  * @param windowSeconds window length
@@ -31,9 +32,14 @@ public record ScalingTimeline(String policy, double windowSeconds, double[] chan
 	 * with a first token
 	 * @param promptTokens prompt tokens of those with a first token
 	 * @param toNewInstances of them, sent to an instance that joined during the run
+	 * @param feasible of them, feasible ({@link Yardstick#feasible(int)})
+	 * @param feasibleWithinSlo of the feasible, with a first token within the SLO
+	 * @param feasibleTokens prompt tokens of the feasible
+	 * @param feasibleTokensWithinSlo prompt tokens of the feasible within the SLO
 	 */
 	public record Window(double startSeconds, int requests, int withinSlo, int firstTokens, long cachedTokens,
-			long promptTokens, int toNewInstances) {
+			long promptTokens, int toNewInstances, int feasible, int feasibleWithinSlo, long feasibleTokens,
+			long feasibleTokensWithinSlo) {
 
 		/** Share within the SLO; NaN for an empty window. */
 		public double attainment() {
@@ -46,6 +52,21 @@ public record ScalingTimeline(String policy, double windowSeconds, double[] chan
 		}
 
 		/**
+		 * Share of the feasible requests within the SLO; NaN when none is feasible.
+		 */
+		public double feasibleAttainment() {
+			return feasible == 0 ? Double.NaN : (double) feasibleWithinSlo / feasible;
+		}
+
+		/**
+		 * Share of the feasible requests' prompt tokens within the SLO, the headline's
+		 * work in time; NaN when none is feasible.
+		 */
+		public double tokenAttainment() {
+			return feasibleTokens == 0 ? Double.NaN : (double) feasibleTokensWithinSlo / feasibleTokens;
+		}
+
+		/**
 		 * Share sent to instances that joined during the run; NaN for an empty window.
 		 */
 		public double newInstanceShare() {
@@ -55,10 +76,11 @@ public record ScalingTimeline(String policy, double windowSeconds, double[] chan
 	}
 
 	/**
-	 * Cuts {@code run} (a replay of {@code trace}) into windows of {@code windowNanos}
-	 * with a TTFT objective of {@code sloNanos}.
+	 * Cuts {@code run} (a replay of {@code trace}, judged on {@code yardstick}) into
+	 * windows of {@code windowNanos} with a TTFT objective of {@code sloNanos}.
 	 */
-	public static ScalingTimeline of(ScheduledRun run, Trace trace, long windowNanos, long sloNanos) {
+	public static ScalingTimeline of(ScheduledRun run, Trace trace, Yardstick yardstick, long windowNanos,
+			long sloNanos) {
 		if (windowNanos <= 0) {
 			throw new IllegalArgumentException("window must be > 0 ns but was " + windowNanos);
 		}
@@ -74,22 +96,37 @@ public record ScalingTimeline(String policy, double windowSeconds, double[] chan
 		long[] cached = new long[n];
 		long[] prompt = new long[n];
 		int[] toNew = new int[n];
+		int[] feasible = new int[n];
+		int[] feasibleWithin = new int[n];
+		long[] feasibleTokens = new long[n];
+		long[] feasibleTokensWithin = new long[n];
 		for (int i = first; i < arrival.length; i++) {
 			int w = (int) (Math.floorDiv(arrival[i] - anchor, windowNanos) - lo);
 			requests[w]++;
 			long t = run.ttftNanos()[i];
+			int tokens = trace.requests().get(i).inputTokens();
+			boolean inTime = t >= 0 && t <= sloNanos;
 			if (t >= 0) {
 				firsts[w]++;
-				within[w] += t <= sloNanos ? 1 : 0;
+				within[w] += inTime ? 1 : 0;
 				cached[w] += Math.max(0, run.cachedTokens()[i]);
-				prompt[w] += trace.requests().get(i).inputTokens();
+				prompt[w] += tokens;
+			}
+			if (yardstick.feasible(i)) {
+				feasible[w]++;
+				feasibleTokens[w] += tokens;
+				if (inTime) {
+					feasibleWithin[w]++;
+					feasibleTokensWithin[w] += tokens;
+				}
 			}
 			toNew[w] += run.sentToNewInstance(i) ? 1 : 0;
 		}
 		List<Window> windows = new ArrayList<>(n);
 		for (int w = 0; w < n; w++) {
 			windows.add(new Window((anchor + (lo + w) * windowNanos) / 1e9, requests[w], within[w], firsts[w],
-					cached[w], prompt[w], toNew[w]));
+					cached[w], prompt[w], toNew[w], feasible[w], feasibleWithin[w], feasibleTokens[w],
+					feasibleTokensWithin[w]));
 		}
 		double[] changes = new double[run.changeNanos().length];
 		for (int c = 0; c < changes.length; c++) {

@@ -252,7 +252,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 
 	@Option(names = "--request-log",
 			description = "also write DIR/requests-<policy>.jsonl: every measured request of the row's headline run "
-					+ "(at its capacity, or at --rate), with its router, prompt, instance, release and its reason, moves, "
+					+ "(at its capacity, at --rate, or its --scale / --slow-down run), with its router, prompt, instance, release and its reason, moves, "
 					+ "cached tokens, TTFT, outcome and why it was turned away")
 	boolean requestLog;
 
@@ -463,10 +463,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException("--engine-timeline is not supported with "
 					+ (scale != null ? "--scale" : "--slow-down") + " (its timeline.json has the windows)");
 		}
-		if (requestLog && (!membership.isEmpty() || tenants != null)) {
-			throw new IllegalArgumentException("--request-log is not supported with "
-					+ (scale != null ? "--scale" : slowDown != null ? "--slow-down" : "--tenants")
-					+ ": it logs the runs of a capacity search or a --rate run");
+		if (requestLog && tenants != null) {
+			throw new IllegalArgumentException("--request-log is not supported with --tenants"
+					+ ": it logs the runs of a capacity search, a --rate run or a --scale / --slow-down run");
 		}
 		config = config.toBuilder()
 			.sloClasses(classes)

@@ -132,7 +132,8 @@ final class SimRun {
 
 	/**
 	 * One run per policy at {@code --rate} with the {@code --scale} and
-	 * {@code --slow-down} changes: the timeline file, its chart and the per-window table.
+	 * {@code --slow-down} changes: the timeline file, its chart, the per-window table
+	 * and, with {@code --request-log}, {@code requests-<policy>.jsonl}.
 	 */
 	private int membershipChanges() throws IOException {
 		SimPlan p = this.plan;
@@ -140,12 +141,20 @@ final class SimRun {
 		SimPlan.Scaling scaling = p.scaling();
 		double at = p.rate();
 		Workload workload = Workload.of(p.workload());
-		List<ScalingTimeline> timelines = ScaledRuns.run(workload, p.policies(), config, at, scaling.membership(),
-				scaling.window().toNanos(), p.threads());
 		Trace t = workload.trace();
+		long slo = config.slo().toNanos();
+		Yardstick judged = Yardstick.of(t, p.engine(), config.warmup(), i -> slo, config.networkDelay().toNanos());
+		List<ScalingTimeline> timelines = ScaledRuns.run(workload, judged, p.policies(), config, at,
+				scaling.membership(), scaling.window().toNanos(), p.threads());
 		MembershipSchedule changes = scaling.membership();
 		ScalingReport.write(ScalingReport.toJson(t.name(), config.instances(), at, changes.toString(),
 				changes.slowDowns(), config.slo().toNanos() / 1e9, timelines), timelines, p.out());
+		for (ScalingTimeline timeline : timelines) {
+			RequestLog log = timeline.summary().requestLog();
+			if (log != null) {
+				ResultsJson.writeRequestLog(timeline.policy(), log, p.out());
+			}
+		}
 		String named = (changes.toString().isEmpty() ? "" : ", --scale " + changes)
 				+ (changes.slowDowns().isEmpty() ? "" : ", --slow-down " + changes.slowDowns());
 		this.stdout.printf(Locale.ROOT, "Trace %s, %d instances, %.2f req/s%s, windows of %s%n%n", t.name(),

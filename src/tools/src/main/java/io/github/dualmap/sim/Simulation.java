@@ -187,7 +187,18 @@ public final class Simulation {
 	 */
 	public static ScheduledRun run(Workload workload, PolicySpec policy, SimulationConfig config, double rate,
 			MembershipSchedule schedule) {
-		Simulation sim = new Simulation(workload, policy, config, rate, true, schedule, false, null);
+		return run(workload, null, policy, config, rate, schedule);
+	}
+
+	/**
+	 * As
+	 * {@link #run(Workload, PolicySpec, SimulationConfig, double, MembershipSchedule)},
+	 * the summary and request log judged on {@code yardstick} (every measured request
+	 * feasible when {@code null}).
+	 */
+	public static ScheduledRun run(Workload workload, @Nullable Yardstick yardstick, PolicySpec policy,
+			SimulationConfig config, double rate, MembershipSchedule schedule) {
+		Simulation sim = new Simulation(workload, policy, config, rate, true, schedule, false, yardstick);
 		RunResult result = sim.run();
 		return new ScheduledRun(result, sim.arrival.clone(), sim.measurement.ttfts(), sim.measurement.cachedTokensOf(),
 				sim.routers.instances(), List.of(sim.fleet.joinedIds()), config.instances(),

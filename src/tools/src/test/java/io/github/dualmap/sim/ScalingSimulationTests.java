@@ -114,12 +114,42 @@ class ScalingSimulationTests {
 		// No early stop: every measured request is resolved, within the SLO or a miss.
 		assertThat(run.result().requests().stoppedEarly()).isFalse();
 		assertThat(run.result().attainment()).isLessThan(0.9).isGreaterThan(0.2);
-		ScalingTimeline t = ScalingTimeline.of(run, w.trace(), 2 * SECOND, SECOND);
+		ScalingTimeline t = ScalingTimeline.of(run, w.trace(), Yardstick.allFeasible(w.trace(), config.warmup()),
+				2 * SECOND, SECOND);
 		assertThat(t.windows().stream().mapToInt(ScalingTimeline.Window::requests).sum()).isEqualTo(700);
 		assertThat(t.windows().get(0).attainment()).isEqualTo(1.0);
 		assertThat(t.windows().get(t.windows().size() - 1).attainment()).isLessThan(0.5);
 		// The change starts a window.
 		assertThat(t.windows()).anySatisfy(win -> assertThat(win.startSeconds()).isEqualTo(change / 1e9));
+		// Every request feasible: the headline's view is the requests' own.
+		assertThat(t.windows()).allSatisfy(win -> {
+			assertThat(win.feasible()).isEqualTo(win.requests());
+			assertThat(win.feasibleWithinSlo()).isEqualTo(win.withinSlo());
+		});
+		// Only the even requests feasible (an objective of 0 for the odd ones): the
+		// windows
+		// count half of them and the tokens of those alone.
+		Yardstick evenOnly = Yardstick.of(w.trace(), EngineProfile.h100_8b(), config.warmup(),
+				i -> i % 2 == 0 ? 60 * SECOND : 0, 0);
+		ScalingTimeline judged = ScalingTimeline.of(run, w.trace(), evenOnly, 2 * SECOND, SECOND);
+		long feasibleTokens = 0;
+		long feasibleInTime = 0;
+		for (int i = config.warmup(); i < w.size(); i++) {
+			if (i % 2 == 0) {
+				int tokens = w.trace().requests().get(i).inputTokens();
+				feasibleTokens += tokens;
+				long ttft = run.ttftNanos()[i];
+				feasibleInTime += ttft >= 0 && ttft <= SECOND ? tokens : 0;
+			}
+		}
+		assertThat(judged.windows().stream().mapToInt(ScalingTimeline.Window::feasible).sum()).isEqualTo(350);
+		assertThat(judged.windows().stream().mapToLong(ScalingTimeline.Window::feasibleTokens).sum())
+			.isEqualTo(feasibleTokens);
+		assertThat(judged.windows().stream().mapToLong(ScalingTimeline.Window::feasibleTokensWithinSlo).sum())
+			.isEqualTo(feasibleInTime)
+			.isPositive()
+			.isLessThan(feasibleTokens);
+		assertThat(judged.windows().get(0).tokenAttainment()).isEqualTo(1.0);
 	}
 
 	@Test
@@ -296,6 +326,14 @@ class ScalingSimulationTests {
 		assertThat(json.get("slow_down").asString()).isEqualTo("50%:0:4");
 		assertThat(json.get("scale").asString()).isEmpty();
 		assertThat(json.get("changes_s")).hasSize(1);
+		assertThat(out.toString()).contains("round-robin work in time");
+		JsonNode windows = json.get("policies").get(0).get("windows");
+		assertThat(windows).allSatisfy(win -> {
+			assertThat(win.get("feasible_requests").asInt()).isBetween(1, win.get("requests").asInt());
+			assertThat(win.get("feasible_prompt_tokens").asLong()).isPositive();
+			assertThat(win.get("token_attainment").asDouble()).isBetween(0.0, 1.0);
+			assertThat(win.get("feasible_attainment").asDouble()).isBetween(0.0, 1.0);
+		});
 		// Two engines slowing down at one instant: one line on the chart, and the run
 		// completes.
 		Path both = dir.resolve("both");

@@ -295,10 +295,29 @@ class SimCommandTests {
 		assertThat(rejected).isPositive();
 		assertThat((double) rejected / point.get("measured").asInt()).isCloseTo(point.get("rejected_share").asDouble(),
 				org.assertj.core.data.Offset.offset(1e-6));
-		assertThat(run("--synthetic", "rag", "--requests", "300", "--instances", "2", "--rate", "3", "--scale",
-				"50%:+1", "--request-log", "--out", dir.resolve("scaled").toString()))
+		// A scheduled run logs its requests too, judged on the same yardstick as its
+		// timeline's work in time.
+		Path scaled = dir.resolve("scaled");
+		assertThat(run("--synthetic", "rag", "--requests", "300", "--warmup", "100", "--instances", "2", "--policies",
+				"dualmap", "--rate", "3", "--scale", "50%:+1", "--request-log", "--out", scaled.toString()))
+			.as(err.toString())
+			.isZero();
+		List<String> lines = Files.readAllLines(scaled.resolve("requests-dualmap.jsonl"));
+		assertThat(lines).hasSize(200);
+		JsonNode timeline = JsonMapper.builder().build().readTree(scaled.resolve("timeline.json").toFile());
+		int feasible = 0;
+		for (JsonNode w : timeline.get("policies").get(0).get("windows")) {
+			feasible += w.get("feasible_requests").asInt();
+		}
+		int logged = 0;
+		for (String line : lines) {
+			logged += JsonMapper.builder().build().readTree(line).get("feasible").asBoolean() ? 1 : 0;
+		}
+		assertThat(logged).isEqualTo(feasible).isPositive();
+		assertThat(run("--synthetic", "tenants", "--requests", "300", "--instances", "2", "--rate", "3", "--tenants",
+				"noisy", "--request-log", "--out", dir.resolve("noisy").toString()))
 			.isEqualTo(2);
-		assertThat(err.toString()).contains("--request-log is not supported with --scale");
+		assertThat(err.toString()).contains("--request-log is not supported with --tenants");
 	}
 
 	@Test

@@ -203,14 +203,21 @@ public final class ResultsJson {
 	public static void writeRequestLogs(BenchmarkReport report, Path dir) throws IOException {
 		for (BenchmarkReport.PolicyReport p : report.policies()) {
 			RequestLog log = p.headline().requestLog();
-			if (log == null) {
-				continue;
+			if (log != null) {
+				writeRequestLog(p.name(), log, dir);
 			}
-			try (BufferedWriter w = Files.newBufferedWriter(dir.resolve(requestLogFile(p.name())))) {
-				for (RequestLog.Entry e : log.entries()) {
-					w.write(COMPACT.writeValueAsString(requestJson(e)));
-					w.newLine();
-				}
+		}
+	}
+
+	/**
+	 * {@code requests-<policy>.jsonl} in {@code dir}: one JSON object per entry of
+	 * {@code log}.
+	 */
+	public static void writeRequestLog(String policy, RequestLog log, Path dir) throws IOException {
+		try (BufferedWriter w = Files.newBufferedWriter(dir.resolve(requestLogFile(policy)))) {
+			for (RequestLog.Entry e : log.entries()) {
+				w.write(COMPACT.writeValueAsString(requestJson(e)));
+				w.newLine();
 			}
 		}
 	}

@@ -78,6 +78,10 @@ public final class ScalingReport {
 				ResultsJson.putRounded(o, "attainment", w.attainment());
 				ResultsJson.putRounded(o, "hit_rate", w.hitRate());
 				ResultsJson.putRounded(o, "new_instance_share", w.newInstanceShare());
+				o.put("feasible_requests", w.feasible());
+				ResultsJson.putRounded(o, "feasible_attainment", w.feasibleAttainment());
+				o.put("feasible_prompt_tokens", w.feasibleTokens());
+				ResultsJson.putRounded(o, "token_attainment", w.tokenAttainment());
 			}
 		}
 		return root;
@@ -144,16 +148,17 @@ public final class ScalingReport {
 	}
 
 	/**
-	 * Markdown table: one row per window, hit rate and attainment of each policy side by
-	 * side.
+	 * Markdown table: one row per window, hit rate, attainment, work in time (the
+	 * feasible requests' prompt tokens within the SLO) and share sent to new instances of
+	 * each policy side by side.
 	 */
 	public static String markdown(List<ScalingTimeline> timelines) {
 		StringBuilder sb = new StringBuilder("| window start (s) |");
 		StringBuilder rule = new StringBuilder("|---:|");
 		for (ScalingTimeline t : timelines) {
 			sb.append(' ').append(t.policy()).append(" hit | ").append(t.policy()).append(" SLO | ");
-			sb.append(t.policy()).append(" to new |");
-			rule.append("---:|---:|---:|");
+			sb.append(t.policy()).append(" work in time | ").append(t.policy()).append(" to new |");
+			rule.append("---:|---:|---:|---:|");
 		}
 		sb.append('\n').append(rule).append('\n');
 		int rows = timelines.stream().mapToInt(t -> t.windows().size()).max().orElse(0);
@@ -165,7 +170,7 @@ public final class ScalingReport {
 			sb.append(String.format(Locale.ROOT, "| %.0f |", start));
 			for (ScalingTimeline t : timelines) {
 				if (w >= t.windows().size()) {
-					sb.append(" | | |");
+					sb.append(" | | | |");
 					continue;
 				}
 				ScalingTimeline.Window win = t.windows().get(w);
@@ -173,6 +178,8 @@ public final class ScalingReport {
 					.append(percent(win.hitRate()))
 					.append(" | ")
 					.append(percent(win.attainment()))
+					.append(" | ")
+					.append(percent(win.tokenAttainment()))
 					.append(" | ")
 					.append(percent(win.newInstanceShare()))
 					.append(" |");
