@@ -252,8 +252,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 
 	@Option(names = "--request-log",
 			description = "also write DIR/requests-<policy>.jsonl: every measured request of the row's headline run "
-					+ "(at its capacity, at --rate, or its --scale / --slow-down run), with its router, prompt, instance, release and its reason, moves, "
-					+ "cached tokens, TTFT, outcome and why it was turned away")
+					+ "(at its capacity, at --rate, or its --scale / --slow-down run), with its router, prompt, "
+					+ "instance, release and its reason, moves, cached tokens, TTFT, outcome and why it was turned away")
 	boolean requestLog;
 
 	@Option(names = "--set", paramLabel = "PROPERTY=VALUE",
