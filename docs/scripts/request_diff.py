@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """What two runs of the same workload did with its requests, from `sim --request-log`.
 
-Usage: request_diff.py A.jsonl B.jsonl [--bands 4000,16000,64000]
+Usage: request_diff.py A.jsonl B.jsonl [--bands 4000,16000,64000] [--from SECONDS]
 
 A and B are requests-<policy>.jsonl files that `sim --request-log` wrote for the same workload
-(the same trace, warm-up and seed; any policy, router count or rate). Prints two markdown tables:
+(the same trace, warm-up and seed; any policy, router count or rate). With --from, only the
+requests that arrived at or after SECONDS on the simulation's clock count (for a --scale or
+--slow-down run, the change's time from its timeline.json `changes_s`). Prints two markdown
+tables:
 
 1. For each run and prompt-size band (prompt tokens below the first bound, between bounds, at or
    above the last), the feasible requests (those the yardstick counts) that missed their TTFT
@@ -100,11 +103,19 @@ def main(argv):
         at = args.index('--bands')
         bounds = sorted(int(x) for x in args[at + 1].split(','))
         del args[at:at + 2]
+    start = None
+    if '--from' in args:
+        at = args.index('--from')
+        start = float(args[at + 1])
+        del args[at:at + 2]
     if len(args) != 2:
         sys.exit(__doc__)
     a, b = load(args[0]), load(args[1])
     if a.keys() != b.keys() or any(a[i]['prompt_tokens'] != b[i]['prompt_tokens'] for i in a):
         sys.exit("the two files do not log the same requests: run the same workload, warm-up and seed")
+    if start is not None:
+        a = {i: r for i, r in a.items() if r['arrival_s'] >= start}
+        b = {i: b[i] for i in a}
     names = band_names(bounds)
     feasible_tokens = sum(r['prompt_tokens'] for r in a.values() if r['feasible']) or 1
     misses("A", a, bounds, names, feasible_tokens)
