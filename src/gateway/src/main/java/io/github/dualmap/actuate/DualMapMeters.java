@@ -14,11 +14,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
+import io.github.dualmap.core.AttentionTtftModel;
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
+import io.github.dualmap.core.PrefillWork;
 import io.github.dualmap.core.PrefixDirectory;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.gateway.DualMapListener;
@@ -57,7 +59,13 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			"dualmap.pending.tokens", "dualmap.inflight", "dualmap.queue.depth", "dualmap.engine.prefix.hit.rate",
 			"dualmap.engine.backlog.tokens", "dualmap.engine.foreign.requests", "dualmap.engine.prefix.queries",
 			"dualmap.engine.prefix.hits", "dualmap.estimated.hit.rate", "dualmap.scrape.errors",
-			"dualmap.instance.healthy", "dualmap.instance.draining");
+			"dualmap.instance.healthy", "dualmap.instance.draining", "dualmap.instance.ttft.estimate");
+
+	/**
+	 * Uncached tokens of the reference prompt {@code dualmap.instance.ttft.estimate}
+	 * costs on each instance: a cold prompt of this size with nothing ahead of it.
+	 */
+	static final int REFERENCE_PROMPT_TOKENS = 4096;
 
 	private final DualMapRegistry registry;
 
@@ -385,6 +393,19 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			gauge("dualmap.estimated.hit.rate", tags, service, instanceId,
 					"Share of routed prompt tokens the router's shadow index expected cached",
 					InstanceState::estimatedHitRate);
+			Gauge.builder("dualmap.instance.ttft.estimate", service, p -> {
+				InstanceState s = p.instancePool().instance(instanceId);
+				AttentionTtftModel m = s == null ? null : s.ttftModel();
+				return m == null ? Double.NaN
+						: m.estimate(PrefillWork.NONE, PrefillWork.of(0, REFERENCE_PROMPT_TOKENS)) / 1e9;
+			})
+				.tags(tags)
+				.baseUnit("seconds")
+				.description("TTFT the instance's own fitted model expects of a cold " + REFERENCE_PROMPT_TOKENS
+						+ "-token prompt with nothing ahead of it: an engine that slows down shows here as its first "
+						+ "tokens teach it (NaN with dualmap.ttft.model: linear)")
+				.strongReference(true)
+				.register(this.meters);
 			gauge("dualmap.engine.prefix.hit.rate", tags, service, instanceId,
 					"Engine-reported prefix cache hit rate over the engine's lifetime (NaN when unknown or stale)",
 					s -> {

@@ -9,11 +9,15 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.github.dualmap.core.AttentionTtftModel;
 import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.PrefillWork;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TtftModel;
 import io.github.dualmap.gateway.DispatchRejectedException;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.EngineScraping;
@@ -78,6 +82,53 @@ class DualMapMetersTests {
 		attempt.firstByte(true);
 		attempt.complete(HttpStatus.OK);
 		return attempt;
+	}
+
+	private double ttftEstimate(String instanceId) {
+		return this.meters.get("dualmap.instance.ttft.estimate")
+			.tags("service", "llm", "instance", instanceId)
+			.gauge()
+			.value();
+	}
+
+	@Test
+	void eachInstancesFittedTtftModelShowsInItsEstimateOfAReferencePrompt() {
+		new DualMapMeters(this.registry).bindTo(this.meters);
+		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
+		// Before any first token every instance has the same prior.
+		double prior = ttftEstimate("i1");
+		assertThat(prior).isPositive().isFinite();
+		assertThat(ttftEstimate("i2")).isEqualTo(prior);
+		assertThat(this.meters.get("dualmap.instance.ttft.estimate")
+			.tags("service", "llm", "instance", "i1")
+			.gauge()
+			.getId()
+			.getBaseUnit()).isEqualTo("seconds");
+		// i1's engine answers a cold reference prompt three times slower than its fit
+		// expected: its own fit, and so its estimate, follow; the others' stay.
+		AttentionTtftModel model = this.pool.instancePool().instance("i1").ttftModel();
+		assertThat(model).isNotNull();
+		long slow = (long) (3 * prior * 1e9);
+		for (int i = 0; i < 400; i++) {
+			model.observe(PrefillWork.NONE, PrefillWork.of(0, DualMapMeters.REFERENCE_PROMPT_TOKENS), slow);
+		}
+		assertThat(ttftEstimate("i1")).isGreaterThan(2 * prior).isLessThanOrEqualTo(3 * prior * 1.01);
+		assertThat(ttftEstimate("i2")).isEqualTo(prior);
+		assertThat(ttftEstimate("i3")).isEqualTo(prior);
+
+		// The pool-wide linear model fits no instance: unknown.
+		DualMapRegistry linear = DualMapRegistry.builder()
+			.services("llm")
+			.settings(SchedulerSettings.custom().ttftModel(TtftModel.LINEAR).build())
+			.clock(this.clock)
+			.build();
+		SimpleMeterRegistry linearMeters = new SimpleMeterRegistry();
+		new DualMapMeters(linear).bindTo(linearMeters);
+		linear.service("llm").updateMembership(List.of(instance("i1")));
+		assertThat(linearMeters.get("dualmap.instance.ttft.estimate")
+			.tags("service", "llm", "instance", "i1")
+			.gauge()
+			.value()).isNaN();
 	}
 
 	@Test
