@@ -388,6 +388,9 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param shadowCapacityBlocks capacity of its shadow index
 	 * @param scrapeFailures failed scrapes since it was first seen
 	 * @param memberForMs time since it joined the pool
+	 * @param ttftEstimateMs the TTFT its own fitted model expects of a cold 4,096-token
+	 * prompt with nothing ahead of it (the {@code dualmap.instance.ttft.estimate} gauge),
+	 * {@code null} with the linear TTFT model
 	 * @param engine the last scraped engine state, {@code null} before the first scrape
 	 */
 	public record Instance(String id, @Nullable String uri, double weight, int virtualNodes, double firstCandidateShare,
@@ -396,7 +399,7 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 			long pendingTokens, int inFlight, int queuedRequests, int prefillRequests, int peerPrefillRequests,
 			long peerPendingTokens, long peerQueuedTokens, long peerPrefillPairs, long dispatched,
 			@Nullable Double estimatedHitRate, int shadowBlocks, int shadowCapacityBlocks, long scrapeFailures,
-			long memberForMs, @Nullable Engine engine) {
+			long memberForMs, @Nullable Long ttftEstimateMs, @Nullable Engine engine) {
 
 	}
 

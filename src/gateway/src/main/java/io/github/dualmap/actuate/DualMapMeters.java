@@ -14,13 +14,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
-import io.github.dualmap.core.AttentionTtftModel;
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstancePool;
 import io.github.dualmap.core.InstanceState;
-import io.github.dualmap.core.PrefillWork;
 import io.github.dualmap.core.PrefixDirectory;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.gateway.DualMapListener;
@@ -395,9 +393,8 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 					InstanceState::estimatedHitRate);
 			Gauge.builder("dualmap.instance.ttft.estimate", service, p -> {
 				InstanceState s = p.instancePool().instance(instanceId);
-				AttentionTtftModel m = s == null ? null : s.ttftModel();
-				return m == null ? Double.NaN
-						: m.estimate(PrefillWork.NONE, PrefillWork.of(0, REFERENCE_PROMPT_TOKENS)) / 1e9;
+				long estimate = s == null ? -1 : s.coldTtftEstimateNanos(REFERENCE_PROMPT_TOKENS);
+				return estimate < 0 ? Double.NaN : estimate / 1e9;
 			})
 				.tags(tags)
 				.baseUnit("seconds")

@@ -141,7 +141,13 @@ final class PoolInspection {
 				service.queues().queued(s.id()), s.prefillRequests(), s.peerPrefillRequests(), s.peerPendingTokens(),
 				s.peerQueuedTokens(), s.peerPrefillPairs(), s.dispatched(), finite(s.estimatedHitRate()),
 				s.shadow().size(), s.shadow().capacityBlocks(), service.scrapeFailures(s.id()),
-				DualMapDescriptor.millis(now - s.addedAtNanos()), engine(s, now, pool.settings().staleAfterNanos()));
+				DualMapDescriptor.millis(now - s.addedAtNanos()), ttftEstimateMs(s),
+				engine(s, now, pool.settings().staleAfterNanos()));
+	}
+
+	private static @Nullable Long ttftEstimateMs(InstanceState s) {
+		long estimate = s.coldTtftEstimateNanos(DualMapMeters.REFERENCE_PROMPT_TOKENS);
+		return estimate < 0 ? null : DualMapDescriptor.millis(estimate);
 	}
 
 	private static DualMapDescriptor.@Nullable Engine engine(InstanceState s, long now, long staleAfterNanos) {

@@ -186,6 +186,17 @@ public final class InstanceState {
 		return ttft;
 	}
 
+	/**
+	 * The TTFT, in nanoseconds, this instance's own fitted model expects of a cold prompt
+	 * of {@code promptTokens} with nothing ahead of it: one number to compare instances
+	 * by, which rises as an engine that slows down teaches its model; -1 with the
+	 * {@link TtftModel#LINEAR linear} model, which fits no instance of its own.
+	 */
+	public long coldTtftEstimateNanos(int promptTokens) {
+		AttentionTtftModel m = ttft;
+		return m == null ? -1 : m.estimate(PrefillWork.NONE, PrefillWork.of(0, promptTokens));
+	}
+
 	/** Requests sent whose first token has not come back. */
 	public int prefillRequests() {
 		return prefillRequests.get();

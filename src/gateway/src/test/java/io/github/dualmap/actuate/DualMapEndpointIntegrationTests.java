@@ -244,6 +244,9 @@ class DualMapEndpointIntegrationTests {
 		assertThat(served.get("shadowCapacityBlocks").asInt()).isPositive();
 		assertThat(served.get("estimatedHitRate").asDouble()).isGreaterThan(0.5);
 		assertThat(served.get("scrapeFailures").isIntegralNumber()).isTrue();
+		// The attention model (the default) fits each instance: its estimate of a cold
+		// reference prompt.
+		assertThat(served.get("ttftEstimateMs").asLong()).isPositive();
 		JsonNode engine = served.get("engine");
 		assertThat(engine.get("kvUsage").asDouble()).isEqualTo(0.25);
 		assertThat(engine.get("prefixHitRate").asDouble()).isEqualTo(0.4);

@@ -2,6 +2,7 @@ package io.github.dualmap.actuate;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -9,9 +10,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.NanoClock;
+import io.github.dualmap.core.PrefillWork;
 import io.github.dualmap.core.PrefixHasher;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.TtftModel;
 import io.github.dualmap.gateway.DualMapRegistry;
 import io.github.dualmap.gateway.InstanceBreakers;
 import io.github.dualmap.gateway.ServicePool;
@@ -68,6 +71,34 @@ class PoolInspectionTests {
 			.contains("1 unresponsive")
 			.contains("1 circuit breaker half open with every probe out")
 			.contains("1 draining");
+	}
+
+	@Test
+	void eachInstanceShowsWhatItsOwnTtftFitExpectsOfAColdReferencePrompt() {
+		this.service.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
+				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of())));
+		InstanceState a = this.service.instancePool().instance("a");
+		long prior = a.coldTtftEstimateNanos(DualMapMeters.REFERENCE_PROMPT_TOKENS);
+		for (int i = 0; i < 400; i++) {
+			a.ttftModel()
+				.observe(PrefillWork.NONE, PrefillWork.of(0, DualMapMeters.REFERENCE_PROMPT_TOKENS), 3 * prior);
+		}
+		Map<String, Long> shown = new HashMap<>();
+		for (DualMapDescriptor.Instance i : PoolInspection.inspect(this.service).instances()) {
+			shown.put(i.id(), i.ttftEstimateMs());
+		}
+		assertThat(shown.get("b")).isEqualTo(DualMapDescriptor.millis(prior));
+		assertThat(shown.get("a")).isGreaterThan(2 * shown.get("b"));
+
+		// The pool-wide linear model fits no instance of its own.
+		ServicePool linear = DualMapRegistry.builder()
+			.services("llm")
+			.settings(SchedulerSettings.custom().ttftModel(TtftModel.LINEAR).build())
+			.clock(this.clock)
+			.build()
+			.service("llm");
+		linear.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of())));
+		assertThat(PoolInspection.inspect(linear).instances().get(0).ttftEstimateMs()).isNull();
 	}
 
 	private static String warning(List<String> warnings, String about) {
