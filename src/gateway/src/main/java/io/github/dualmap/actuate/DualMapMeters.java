@@ -59,12 +59,6 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			"dualmap.engine.prefix.hits", "dualmap.estimated.hit.rate", "dualmap.scrape.errors",
 			"dualmap.instance.healthy", "dualmap.instance.draining", "dualmap.instance.ttft.estimate");
 
-	/**
-	 * Uncached tokens of the reference prompt {@code dualmap.instance.ttft.estimate}
-	 * costs on each instance: a cold prompt of this size with nothing ahead of it.
-	 */
-	static final int REFERENCE_PROMPT_TOKENS = 4096;
-
 	private final DualMapRegistry registry;
 
 	private final List<Recorder> recorders = new CopyOnWriteArrayList<>();
@@ -393,12 +387,13 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 					InstanceState::estimatedHitRate);
 			Gauge.builder("dualmap.instance.ttft.estimate", service, p -> {
 				InstanceState s = p.instancePool().instance(instanceId);
-				long estimate = s == null ? -1 : s.coldTtftEstimateNanos(REFERENCE_PROMPT_TOKENS);
+				long estimate = s == null ? -1 : s.coldTtftEstimateNanos();
 				return estimate < 0 ? Double.NaN : estimate / 1e9;
 			})
 				.tags(tags)
 				.baseUnit("seconds")
-				.description("TTFT the instance's own fitted model expects of a cold " + REFERENCE_PROMPT_TOKENS
+				.description("TTFT the instance's own fitted model expects of a cold "
+						+ InstanceState.REFERENCE_PROMPT_TOKENS
 						+ "-token prompt with nothing ahead of it: an engine that slows down shows here as its first "
 						+ "tokens teach it (NaN with dualmap.ttft.model: linear)")
 				.strongReference(true)

@@ -146,7 +146,7 @@ final class PoolInspection {
 	}
 
 	private static @Nullable Long ttftEstimateMs(InstanceState s) {
-		long estimate = s.coldTtftEstimateNanos(DualMapMeters.REFERENCE_PROMPT_TOKENS);
+		long estimate = s.coldTtftEstimateNanos();
 		return estimate < 0 ? null : DualMapDescriptor.millis(estimate);
 	}
 

@@ -15,6 +15,12 @@ import org.jspecify.annotations.Nullable;
  */
 public final class InstanceState {
 
+	/**
+	 * Uncached tokens of the reference prompt of {@link #coldTtftEstimateNanos()}: a
+	 * typical prompt, cold, with nothing ahead of it.
+	 */
+	public static final int REFERENCE_PROMPT_TOKENS = 4096;
+
 	private final String id;
 
 	private volatile double weight;
@@ -188,13 +194,13 @@ public final class InstanceState {
 
 	/**
 	 * The TTFT, in nanoseconds, this instance's own fitted model expects of a cold prompt
-	 * of {@code promptTokens} with nothing ahead of it: one number to compare instances
-	 * by, which rises as an engine that slows down teaches its model; -1 with the
-	 * {@link TtftModel#LINEAR linear} model, which fits no instance of its own.
+	 * of {@link #REFERENCE_PROMPT_TOKENS} with nothing ahead of it: one number to compare
+	 * instances by, which rises as an engine that slows down teaches its model; -1 with
+	 * the {@link TtftModel#LINEAR linear} model, which fits no instance of its own.
 	 */
-	public long coldTtftEstimateNanos(int promptTokens) {
+	public long coldTtftEstimateNanos() {
 		AttentionTtftModel m = ttft;
-		return m == null ? -1 : m.estimate(PrefillWork.NONE, PrefillWork.of(0, promptTokens));
+		return m == null ? -1 : m.estimate(PrefillWork.NONE, PrefillWork.of(0, REFERENCE_PROMPT_TOKENS));
 	}
 
 	/** Requests sent whose first token has not come back. */

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dualmap.core.AttentionTtftModel;
+import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.NanoClock;
 import io.github.dualmap.core.PrefillWork;
 import io.github.dualmap.core.PrefixHasher;
@@ -110,7 +111,7 @@ class DualMapMetersTests {
 		assertThat(model).isNotNull();
 		long slow = (long) (3 * prior * 1e9);
 		for (int i = 0; i < 400; i++) {
-			model.observe(PrefillWork.NONE, PrefillWork.of(0, DualMapMeters.REFERENCE_PROMPT_TOKENS), slow);
+			model.observe(PrefillWork.NONE, PrefillWork.of(0, InstanceState.REFERENCE_PROMPT_TOKENS), slow);
 		}
 		assertThat(ttftEstimate("i1")).isGreaterThan(2 * prior).isLessThanOrEqualTo(3 * prior * 1.01);
 		assertThat(ttftEstimate("i2")).isEqualTo(prior);

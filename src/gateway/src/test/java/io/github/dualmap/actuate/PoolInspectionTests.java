@@ -78,10 +78,10 @@ class PoolInspectionTests {
 		this.service.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
 				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of())));
 		InstanceState a = this.service.instancePool().instance("a");
-		long prior = a.coldTtftEstimateNanos(DualMapMeters.REFERENCE_PROMPT_TOKENS);
+		long prior = a.coldTtftEstimateNanos();
 		for (int i = 0; i < 400; i++) {
 			a.ttftModel()
-				.observe(PrefillWork.NONE, PrefillWork.of(0, DualMapMeters.REFERENCE_PROMPT_TOKENS), 3 * prior);
+				.observe(PrefillWork.NONE, PrefillWork.of(0, InstanceState.REFERENCE_PROMPT_TOKENS), 3 * prior);
 		}
 		Map<String, Long> shown = new HashMap<>();
 		for (DualMapDescriptor.Instance i : PoolInspection.inspect(this.service).instances()) {
