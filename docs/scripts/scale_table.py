@@ -10,10 +10,14 @@ change, so the first window starting at the change is "0-30 s after". Difference
 percentage points, scaled run minus reference, window by window; "rest of run" averages are
 weighted by requests per window; "work in time" is the headline's view of the same windows,
 the feasible requests' prompt tokens within the SLO over all of theirs (weighted by those
-tokens); "worst" is the scaled run's lowest window attainment from the change on. Python 3
-standard library only.
+tokens); "worst" is the scaled run's lowest window attainment from the change on. For runs
+with --slow-down a second table gives how fast the routers notice: the mean of router 0's
+estimates of a cold reference prompt on the slowed instances over the median of the others'
+(timeline.json `cold_ttft_estimate_s`), at the end of the window before the change and 30 s,
+1, 2 and 5 minutes after it. Python 3 standard library only.
 """
 import json
+import statistics
 import sys
 
 
@@ -52,6 +56,36 @@ def rows(label, scaled, reference):
     return out
 
 
+def slowed_slots(run):
+    """The instances a --slow-down run slows (factor other than 1)."""
+    slots = set()
+    for step in filter(None, run.get('slow_down', '').split(',')):
+        _, instance, factor = step.strip().rsplit(':', 2)
+        if float(factor) != 1:
+            slots.add(int(instance))
+    return sorted(slots)
+
+
+def estimate_rows(label, scaled):
+    slots = slowed_slots(scaled)
+    if not slots:
+        return []
+    change = scaled['changes_s'][0]
+    width = scaled['window_s']
+    out = []
+    for p in scaled['policies']:
+        by_end = {round(w['start_s'] + width - change): w['cold_ttft_estimate_s'] for w in p['windows']}
+        cells = []
+        for after in (0, 30, 60, 120, 300):
+            estimates = by_end.get(after)
+            slowed = [estimates[k] for k in slots if estimates and estimates[k] is not None]
+            others = [e for k, e in enumerate(estimates or []) if k not in slots and e is not None]
+            cells.append(f"{statistics.mean(slowed) / statistics.median(others):.2f}x"
+                         if slowed and others else "-")
+        out.append(f"| {label} | {p['name']} | " + " | ".join(cells) + " |")
+    return out
+
+
 def main(argv):
     if len(argv) < 3:
         sys.exit(__doc__)
@@ -68,6 +102,13 @@ def main(argv):
     print('|---|---|---:|---:|---:|---:|---:|---:|')
     for label, directory in labelled:
         print('\n'.join(rows(label, load(directory), reference)))
+    estimates = [row for label, directory in labelled for row in estimate_rows(label, load(directory))]
+    if estimates:
+        print()
+        print('| run | policy | slowed instances\' estimate over the others\': before the change '
+              '| 30 s after | 1 min | 2 min | 5 min |')
+        print('|---|---|---:|---:|---:|---:|---:|')
+        print('\n'.join(estimates))
 
 
 if __name__ == '__main__':

@@ -36,10 +36,13 @@ public record ScalingTimeline(String policy, double windowSeconds, double[] chan
 	 * @param feasibleWithinSlo of the feasible, with a first token within the SLO
 	 * @param feasibleTokens prompt tokens of the feasible
 	 * @param feasibleTokensWithinSlo prompt tokens of the feasible within the SLO
+	 * @param coldTtftEstimates router 0's estimate, in seconds, of a cold reference
+	 * prompt on each instance slot at the window's end
+	 * ({@link ScheduledRun#coldTtftEstimatesAt}); NaN for a slot without one
 	 */
 	public record Window(double startSeconds, int requests, int withinSlo, int firstTokens, long cachedTokens,
 			long promptTokens, int toNewInstances, int feasible, int feasibleWithinSlo, long feasibleTokens,
-			long feasibleTokensWithinSlo) {
+			long feasibleTokensWithinSlo, double[] coldTtftEstimates) {
 
 		/** Share within the SLO; NaN for an empty window. */
 		public double attainment() {
@@ -123,10 +126,12 @@ public record ScalingTimeline(String policy, double windowSeconds, double[] chan
 			toNew[w] += run.sentToNewInstance(i) ? 1 : 0;
 		}
 		List<Window> windows = new ArrayList<>(n);
+		int slots = run.instanceIds().size();
 		for (int w = 0; w < n; w++) {
-			windows.add(new Window((anchor + (lo + w) * windowNanos) / 1e9, requests[w], within[w], firsts[w],
-					cached[w], prompt[w], toNew[w], feasible[w], feasibleWithin[w], feasibleTokens[w],
-					feasibleTokensWithin[w]));
+			long start = anchor + (lo + w) * windowNanos;
+			windows.add(new Window(start / 1e9, requests[w], within[w], firsts[w], cached[w], prompt[w], toNew[w],
+					feasible[w], feasibleWithin[w], feasibleTokens[w], feasibleTokensWithin[w],
+					run.coldTtftEstimatesAt(start + windowNanos, slots)));
 		}
 		double[] changes = new double[run.changeNanos().length];
 		for (int c = 0; c < changes.length; c++) {

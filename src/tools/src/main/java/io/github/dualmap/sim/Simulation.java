@@ -7,6 +7,8 @@ import io.github.dualmap.core.AdmissionHold;
 import io.github.dualmap.core.Decision;
 import io.github.dualmap.core.DispatchQueues;
 import io.github.dualmap.core.FairnessSettings;
+import io.github.dualmap.core.InstancePool;
+import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.KvEventFeed;
 import io.github.dualmap.core.KvEventIndex;
 import io.github.dualmap.core.RoutingRequest;
@@ -88,6 +90,12 @@ public final class Simulation {
 
 	// When each membership change happened.
 	private final List<Long> changeNanos = new ArrayList<>();
+
+	// A scheduled run's samples, at each scrape tick, of router 0's estimate of a cold
+	// reference prompt on each instance slot (-1 where it is none or fits no model).
+	private final List<Long> estimateSampleNanos = new ArrayList<>();
+
+	private final List<long[]> coldTtftEstimates = new ArrayList<>();
 
 	private final SimEvent.Handler coordinator = new Coordinator();
 
@@ -202,7 +210,9 @@ public final class Simulation {
 		RunResult result = sim.run();
 		return new ScheduledRun(result, sim.arrival.clone(), sim.measurement.ttfts(), sim.measurement.cachedTokensOf(),
 				sim.routers.instances(), List.of(sim.fleet.joinedIds()), config.instances(),
-				sim.changeNanos.stream().mapToLong(Long::longValue).toArray(), config.warmup());
+				sim.changeNanos.stream().mapToLong(Long::longValue).toArray(), config.warmup(),
+				sim.estimateSampleNanos.stream().mapToLong(Long::longValue).toArray(),
+				sim.coldTtftEstimates.toArray(long[][]::new));
 	}
 
 	/**
@@ -253,6 +263,24 @@ public final class Simulation {
 	 * Acts on each event by calling the parts that hold its job, in the order the gateway
 	 * and the engines would.
 	 */
+	/**
+	 * Records router 0's estimate of a cold reference prompt
+	 * ({@link InstanceState#coldTtftEstimateNanos()}) on every instance slot at
+	 * {@code now}: what the gateway's {@code dualmap.instance.ttft.estimate} gauge would
+	 * read.
+	 */
+	private void sampleEstimates(long now) {
+		String[] ids = this.fleet.slotIds();
+		long[] estimates = new long[ids.length];
+		InstancePool pool = this.routers.pool(0);
+		for (int k = 0; k < ids.length; k++) {
+			InstanceState s = ids[k] == null || !this.fleet.isMember(k) ? null : pool.instance(ids[k]);
+			estimates[k] = s == null ? -1 : s.coldTtftEstimateNanos();
+		}
+		this.estimateSampleNanos.add(now);
+		this.coldTtftEstimates.add(estimates);
+	}
+
 	private final class Coordinator implements SimEvent.Handler {
 
 		@Override
@@ -314,6 +342,9 @@ public final class Simulation {
 				routers.release(r);
 			}
 			scrapes.record(now, scrape);
+			if (!schedule.isEmpty()) {
+				sampleEstimates(now);
+			}
 			measurement.expireDeadlines(now);
 			events.schedule(now + scrapeNanos, new SimEvent.Scrape());
 		}

@@ -236,6 +236,18 @@ class ScalingSimulationTests {
 	}
 
 	@Test
+	void theEstimatesAtATimeAreTheLastSampledByThen() {
+		ScheduledRun run = new ScheduledRun(RunResult.builder("p", 1).build(), new long[0], new long[0], new int[0],
+				new int[0], List.of("a", "b"), 1, new long[0], 0, new long[] { 10, 20, 20, 30 },
+				new long[][] { { 100, -1 }, { 200, -1 }, { 210, 400 }, { 300, 500 } });
+		assertThat(run.coldTtftEstimatesAt(5, 2)).containsExactly(Double.NaN, Double.NaN);
+		assertThat(run.coldTtftEstimatesAt(10, 2)).containsExactly(100e-9, Double.NaN);
+		// Two samples at one instant: the later one.
+		assertThat(run.coldTtftEstimatesAt(25, 2)).containsExactly(210e-9, 400e-9);
+		assertThat(run.coldTtftEstimatesAt(1_000, 3)).containsExactly(300e-9, 500e-9, Double.NaN);
+	}
+
+	@Test
 	void slowDownParsing() {
 		MembershipSchedule s = MembershipSchedule.parseSlowDowns("600s:3:2, 15m:3:1", 8);
 		assertThat(s.steps()).extracting(MembershipSchedule.Step::instance).containsExactly(3, 3);
@@ -328,6 +340,13 @@ class ScalingSimulationTests {
 		assertThat(json.get("changes_s")).hasSize(1);
 		assertThat(out.toString()).contains("round-robin work in time");
 		JsonNode windows = json.get("policies").get(0).get("windows");
+		// The routers' estimate of a cold reference prompt on each instance: the slowed
+		// one's ends above the other's, which it was not before the change.
+		JsonNode first = windows.get(0).get("cold_ttft_estimate_s");
+		JsonNode last = windows.get(windows.size() - 1).get("cold_ttft_estimate_s");
+		assertThat(first).hasSize(2);
+		assertThat(first.get(0).asDouble()).isLessThan(1.3 * first.get(1).asDouble());
+		assertThat(last.get(0).asDouble()).isGreaterThan(1.5 * last.get(1).asDouble());
 		assertThat(windows).allSatisfy(win -> {
 			assertThat(win.get("feasible_requests").asInt()).isBetween(1, win.get("requests").asInt());
 			assertThat(win.get("feasible_prompt_tokens").asLong()).isPositive();

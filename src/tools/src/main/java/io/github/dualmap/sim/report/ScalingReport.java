@@ -82,6 +82,15 @@ public final class ScalingReport {
 				ResultsJson.putRounded(o, "feasible_attainment", w.feasibleAttainment());
 				o.put("feasible_prompt_tokens", w.feasibleTokens());
 				ResultsJson.putRounded(o, "token_attainment", w.tokenAttainment());
+				ArrayNode estimates = o.putArray("cold_ttft_estimate_s");
+				for (double e : w.coldTtftEstimates()) {
+					if (Double.isNaN(e)) {
+						estimates.addNull();
+					}
+					else {
+						estimates.add(ResultsJson.round(e));
+					}
+				}
 			}
 		}
 		return root;
