@@ -260,10 +260,6 @@ public final class Simulation {
 	}
 
 	/**
-	 * Acts on each event by calling the parts that hold its job, in the order the gateway
-	 * and the engines would.
-	 */
-	/**
 	 * Records router 0's estimate of a cold reference prompt
 	 * ({@link InstanceState#coldTtftEstimateNanos()}) on every instance slot at
 	 * {@code now}: what the gateway's {@code dualmap.instance.ttft.estimate} gauge would
@@ -281,6 +277,10 @@ public final class Simulation {
 		this.coldTtftEstimates.add(estimates);
 	}
 
+	/**
+	 * Acts on each event by calling the parts that hold its job, in the order the gateway
+	 * and the engines would.
+	 */
 	private final class Coordinator implements SimEvent.Handler {
 
 		@Override
