@@ -385,19 +385,14 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			gauge("dualmap.estimated.hit.rate", tags, service, instanceId,
 					"Share of routed prompt tokens the router's shadow index expected cached",
 					InstanceState::estimatedHitRate);
-			Gauge.builder("dualmap.instance.ttft.estimate", service, p -> {
-				InstanceState s = p.instancePool().instance(instanceId);
-				long estimate = s == null ? -1 : s.coldTtftEstimateNanos();
-				return estimate < 0 ? Double.NaN : estimate / 1e9;
-			})
-				.tags(tags)
-				.baseUnit("seconds")
-				.description("TTFT the instance's own fitted model expects of a cold "
-						+ InstanceState.REFERENCE_PROMPT_TOKENS
-						+ "-token prompt with nothing ahead of it: an engine that slows down shows here as its first "
-						+ "tokens teach it (NaN with dualmap.ttft.model: linear)")
-				.strongReference(true)
-				.register(this.meters);
+			gauge("dualmap.instance.ttft.estimate", "seconds", tags, service, instanceId,
+					"TTFT the instance's own fitted model expects of a cold " + InstanceState.REFERENCE_PROMPT_TOKENS
+							+ "-token prompt with nothing ahead of it: an engine that slows down shows here as its "
+							+ "first tokens teach it (NaN with dualmap.ttft.model: linear)",
+					s -> {
+						long estimate = s.coldTtftEstimateNanos();
+						return estimate < 0 ? Double.NaN : estimate / 1e9;
+					});
 			gauge("dualmap.engine.prefix.hit.rate", tags, service, instanceId,
 					"Engine-reported prefix cache hit rate over the engine's lifetime (NaN when unknown or stale)",
 					s -> {
@@ -440,10 +435,19 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 
 		private void gauge(String name, Tags tags, ServicePool service, String instanceId, String description,
 				ToDoubleFunction<InstanceState> value) {
+			gauge(name, null, tags, service, instanceId, description, value);
+		}
+
+		/**
+		 * A gauge of the instance in {@code baseUnit} ({@code null}: none); NaN once it
+		 * left.
+		 */
+		private void gauge(String name, @Nullable String baseUnit, Tags tags, ServicePool service, String instanceId,
+				String description, ToDoubleFunction<InstanceState> value) {
 			Gauge.builder(name, service, p -> {
 				InstanceState s = p.instancePool().instance(instanceId);
 				return s == null ? Double.NaN : value.applyAsDouble(s);
-			}).tags(tags).description(description).strongReference(true).register(this.meters);
+			}).tags(tags).baseUnit(baseUnit).description(description).strongReference(true).register(this.meters);
 		}
 
 		private static double engineCounter(ServicePool service, String instanceId, boolean queries) {
