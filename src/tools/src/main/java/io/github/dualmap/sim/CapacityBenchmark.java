@@ -146,11 +146,20 @@ public final class CapacityBenchmark {
 	 * feasible.
 	 */
 	Yardstick yardstick(Trace trace) {
-		return pool == null ? Yardstick.allFeasible(trace, config.warmup())
-				: Yardstick.of(trace, pool, config.warmup(), sloFunction(), config.networkDelay().toNanos());
+		return yardstick(trace, pool, config);
 	}
 
-	private java.util.function.IntToLongFunction sloFunction() {
+	/**
+	 * The {@link Yardstick} a run of {@code trace} under {@code config} on {@code pool}'s
+	 * engines ({@code null}: every request feasible) is judged on: every run of the
+	 * simulator, a capacity search's or a scheduled one's, judges alike.
+	 */
+	static Yardstick yardstick(Trace trace, @Nullable PoolProfiles pool, SimulationConfig config) {
+		return pool == null ? Yardstick.allFeasible(trace, config.warmup())
+				: Yardstick.of(trace, pool, config.warmup(), sloFunction(config), config.networkDelay().toNanos());
+	}
+
+	private static java.util.function.IntToLongFunction sloFunction(SimulationConfig config) {
 		long slo = config.slo().toNanos();
 		SloClasses classes = config.sloClasses();
 		if (classes.isEmpty()) {

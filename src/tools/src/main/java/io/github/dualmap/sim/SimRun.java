@@ -142,10 +142,8 @@ final class SimRun {
 		double at = p.rate();
 		Workload workload = Workload.of(p.workload());
 		Trace t = workload.trace();
-		long slo = config.slo().toNanos();
-		Yardstick judged = Yardstick.of(t, p.engine(), config.warmup(), i -> slo, config.networkDelay().toNanos());
-		List<ScalingTimeline> timelines = ScaledRuns.run(workload, judged, p.policies(), config, at,
-				scaling.membership(), scaling.window().toNanos(), p.threads());
+		List<ScalingTimeline> timelines = ScaledRuns.run(workload, CapacityBenchmark.yardstick(t, p.engine(), config),
+				p.policies(), config, at, scaling.membership(), scaling.window().toNanos(), p.threads());
 		MembershipSchedule changes = scaling.membership();
 		ScalingReport.write(ScalingReport.toJson(t.name(), config.instances(), at, changes.toString(),
 				changes.slowDowns(), config.slo().toNanos() / 1e9, timelines), timelines, p.out());
