@@ -49,7 +49,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -89,8 +88,9 @@ import org.springframework.web.server.WebFilter;
 @AutoConfiguration(after = { GatewayAutoConfiguration.class, GatewayReactiveLoadBalancerClientAutoConfiguration.class,
 		LoadBalancerAutoConfiguration.class })
 @ConditionalOnClass(GlobalFilter.class)
-@ConditionalOnProperty(prefix = "dualmap", name = "enabled", havingValue = "true", matchIfMissing = true)
-@EnableConfigurationProperties(DualMapProperties.class)
+@ConditionalOnSwitch(value = "dualmap.enabled", matchIfMissing = true)
+// TenantProperties with tenants off too, so that its values are checked at startup.
+@EnableConfigurationProperties({ DualMapProperties.class, TenantProperties.class })
 @Import(DualMapLoadBalancerClientsRegistrar.class)
 public class DualMapAutoConfiguration {
 
@@ -184,8 +184,7 @@ public class DualMapAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnProperty(prefix = "dualmap.stored-responses", name = "enabled", havingValue = "true",
-			matchIfMissing = true)
+	@ConditionalOnSwitch(value = "dualmap.stored-responses.enabled", matchIfMissing = true)
 	StoredResponses dualMapStoredResponses(DualMapRegistry registry, DualMapProperties properties) {
 		StoredResponsesProperties s = properties.getStoredResponses();
 		StoredResponses stored = new StoredResponses(s.getMaxEntries(), s.getTtl());
@@ -249,7 +248,7 @@ public class DualMapAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnProperty(prefix = "dualmap.request-id", name = "enabled", havingValue = "true", matchIfMissing = true)
+	@ConditionalOnSwitch(value = "dualmap.request-id.enabled", matchIfMissing = true)
 	RequestIdFilter dualMapRequestIdFilter(DualMapRegistry registry, DualMapProperties properties) {
 		return new RequestIdFilter(registry, properties.getRequestId().getHeader());
 	}
@@ -265,7 +264,7 @@ public class DualMapAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnProperty(prefix = "dualmap.scrape", name = "enabled", havingValue = "true", matchIfMissing = true)
+	@ConditionalOnSwitch(value = "dualmap.scrape.enabled", matchIfMissing = true)
 	EngineScraping dualMapEngineScraping(DualMapRegistry registry, DualMapProperties properties) {
 		ScrapeProperties s = properties.getScrape();
 		ScrapeSettings settings = new ScrapeSettings(s.getInterval(), s.getTimeout(), s.getJitter(),
@@ -280,8 +279,7 @@ public class DualMapAutoConfiguration {
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(NettyServerCustomizer.class)
-	@ConditionalOnProperty(prefix = "dualmap.server", name = "keep-alive-reads", havingValue = "true",
-			matchIfMissing = true)
+	@ConditionalOnSwitch(value = "dualmap.server.keep-alive-reads", matchIfMissing = true)
 	static class KeepAliveReadsConfiguration {
 
 		@Bean
@@ -298,8 +296,7 @@ public class DualMapAutoConfiguration {
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(NettyServerCustomizer.class)
-	@ConditionalOnProperty(prefix = "dualmap.server", name = "http10-close-delimited", havingValue = "true",
-			matchIfMissing = true)
+	@ConditionalOnSwitch(value = "dualmap.server.http10-close-delimited", matchIfMissing = true)
 	static class Http10ResponsesConfiguration {
 
 		@Bean
@@ -354,7 +351,7 @@ public class DualMapAutoConfiguration {
 
 	/** Replica sync, when dualmap.replicas.enabled=true. */
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnProperty(prefix = "dualmap.replicas", name = "enabled", havingValue = "true")
+	@ConditionalOnSwitch("dualmap.replicas.enabled")
 	static class ReplicaSyncConfiguration {
 
 		@Bean

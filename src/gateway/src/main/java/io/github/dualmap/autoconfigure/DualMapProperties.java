@@ -218,11 +218,11 @@ public class DualMapProperties {
 	/**
 	 * dualmap.tenants.*, which TenantProperties binds (its fixed properties and
 	 * dualmap.tenants.default.*) and TenantDirectory reads (the named tenants): bound
-	 * here too and never read, only so that ignoreUnknownFields = false does not refuse
-	 * it where SharedPrefixBindHandlerAdvisor does not see TenantProperties (with
-	 * dualmap.tenants.enabled=false, whose properties may still be written, and in
-	 * {@code sim --set}). Package-private accessors: not a property of this class in the
-	 * IDE metadata.
+	 * here too so that {@link KnownNames} checks every key of it whether tenants are on
+	 * or not (TenantProperties' binding passes over a key it does not know under one of
+	 * its groups), and so that ignoreUnknownFields = false does not refuse it where
+	 * SharedPrefixBindHandlerAdvisor does not see TenantProperties ({@code sim --set}).
+	 * Package-private accessors: not a property of this class in the IDE metadata.
 	 */
 	private Map<String, Object> tenants = new LinkedHashMap<>();
 

@@ -49,7 +49,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 @AutoConfiguration(after = DualMapAutoConfiguration.class,
 		afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisReactiveAutoConfiguration")
 @ConditionalOnBean(DualMapRegistry.class)
-@ConditionalOnProperty(prefix = TenantProperties.PREFIX, name = "enabled", havingValue = "true")
+@ConditionalOnSwitch(TenantProperties.PREFIX + ".enabled")
 @EnableConfigurationProperties(TenantProperties.class)
 public class DualMapTenantsAutoConfiguration {
 
@@ -122,8 +122,7 @@ public class DualMapTenantsAutoConfiguration {
 		/** One fairness account per pool for every replica, unless fairness is off. */
 		@Bean
 		@ConditionalOnMissingBean
-		@ConditionalOnProperty(prefix = TenantProperties.PREFIX, name = "fairness", havingValue = "true",
-				matchIfMissing = true)
+		@ConditionalOnSwitch(value = TenantProperties.PREFIX + ".fairness", matchIfMissing = true)
 		RedisFairnessSync dualMapRedisFairnessSync(ReactiveRedisConnectionFactory connections,
 				TenantProperties properties, DualMapRegistry registry, ObjectProvider<MeterRegistry> meters) {
 			Map<String, DispatchQueues> pools = new LinkedHashMap<>();

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.dualmap.core.RoutingPolicies;
+import io.github.dualmap.tenant.NamedTenants;
 import jakarta.validation.Constraint;
 import jakarta.validation.ConstraintValidator;
 import jakarta.validation.ConstraintValidatorContext;
@@ -19,7 +20,9 @@ import jakarta.validation.Payload;
  * The names {@link DualMapProperties} refers to exist: its routing policies (global and
  * per pool) are registered in {@link RoutingPolicies}, and the keys of
  * {@code dualmap.pools} and {@code dualmap.scrape.services} are service ids of
- * {@code dualmap.services} (a key that is not one is never read: a typo would be lost).
+ * {@code dualmap.services} (a key that is not one is never read: a typo would be lost),
+ * and every key of {@code dualmap.tenants} is a setting or a tenant
+ * ({@link NamedTenants#check}), whether tenants are on or not.
  * <p>
  * A constraint of its own rather than {@code @AssertTrue} methods because its messages
  * name the value refused and the names known (an {@code @AssertTrue} message is fixed
@@ -68,6 +71,13 @@ public @interface KnownNames {
 					properties.getServices());
 			valid &= keysAreServices(context, "dualmap.scrape.services", properties.getScrape().getServices().keySet(),
 					properties.getServices());
+			try {
+				NamedTenants.check(properties.getTenants());
+			}
+			catch (IllegalArgumentException ex) {
+				violation(context, ex.getMessage()).addConstraintViolation();
+				valid = false;
+			}
 			return valid;
 		}
 

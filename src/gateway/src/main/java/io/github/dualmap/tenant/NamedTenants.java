@@ -1,7 +1,14 @@
 package io.github.dualmap.tenant;
 
+import java.beans.PropertyDescriptor;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import org.springframework.beans.BeanUtils;
 
 /**
  * Reads the named tenants ({@code dualmap.tenants.<name>.*}) out of
@@ -33,6 +40,66 @@ public final class NamedTenants {
 			named.put(name, tenant(property, fields));
 		});
 		return named;
+	}
+
+	/**
+	 * Checks every key of {@code dualmap.tenants} bound as a map, whether tenants are on
+	 * or not, so that a misspelt key stops the start as it does elsewhere under
+	 * {@code dualmap.*}: each named tenant reads ({@link #read}), {@code default} has
+	 * only tenant settings, {@code cost} and {@code redis} only their own, and the
+	 * meters' {@value TenantDirectory#OTHER} is no key at all. The values of the fixed
+	 * settings are {@link TenantProperties}' to check.
+	 * @throws IllegalArgumentException naming the first key that does not read
+	 */
+	public static void check(Map<String, Object> tenants) {
+		read(tenants);
+		tenants.forEach((name, value) -> {
+			String property = TenantProperties.PREFIX + "." + name;
+			switch (TenantDirectory.normalized(name)) {
+				case TenantDirectory.DEFAULT -> tenant(property, group(property, value));
+				case "cost" -> keysOf(property, group(property, value), TenantProperties.Cost.class);
+				case "redis" -> keysOf(property, group(property, value), TenantProperties.Redis.class);
+				case TenantDirectory.OTHER ->
+					throw new IllegalArgumentException(property + " is no setting: '" + TenantDirectory.OTHER
+							+ "' is the meters' name for every tenant the configuration does not name");
+				default -> {
+					// A fixed setting written as a group (a named tenant is read above).
+					if (value instanceof Map<?, ?>
+							&& TenantDirectory.RESERVED.contains(TenantDirectory.normalized(name))) {
+						throw new IllegalArgumentException(property + " is a single value, not a group");
+					}
+				}
+			}
+		});
+	}
+
+	private static Map<?, ?> group(String property, Object value) {
+		if (!(value instanceof Map<?, ?> fields)) {
+			throw new IllegalArgumentException(property + " is a group of settings, not a single value");
+		}
+		return fields;
+	}
+
+	/** Every key of {@code fields} is a property of {@code type}, by its relaxed name. */
+	private static void keysOf(String property, Map<?, ?> fields, Class<?> type) {
+		Set<String> known = new TreeSet<>();
+		for (PropertyDescriptor d : BeanUtils.getPropertyDescriptors(type)) {
+			if (d.getWriteMethod() != null) {
+				known.add(d.getName());
+			}
+		}
+		Set<String> normalized = new HashSet<>();
+		known.forEach(k -> normalized.add(TenantDirectory.normalized(k)));
+		for (Object key : fields.keySet()) {
+			if (!normalized.contains(TenantDirectory.normalized(String.valueOf(key)))) {
+				throw new IllegalArgumentException(property + "." + key + " is no setting of " + property + " (known: "
+						+ String.join(", ", known.stream().map(NamedTenants::kebab).toList()) + ")");
+			}
+		}
+	}
+
+	private static String kebab(String camel) {
+		return camel.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
 	}
 
 	private static TenantProperties.Tenant tenant(String property, Map<?, ?> fields) {

@@ -11,6 +11,7 @@ import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
 import jakarta.validation.constraints.Positive;
 import org.jspecify.annotations.Nullable;
 
@@ -42,6 +43,7 @@ public class TenantProperties {
 	 * it is tenant 'default'. Only trustworthy when a proxy in front sets or checks it.
 	 */
 	@NotBlank(message = "dualmap.tenants.header must not be blank")
+	@Pattern(regexp = "[A-Za-z0-9!#$%&'*+.^_`|~-]*", message = "dualmap.tenants.header must be an HTTP header name")
 	private String header = "x-tenant-id";
 
 	/**
@@ -105,6 +107,11 @@ public class TenantProperties {
 	 */
 	@NotNull(message = "dualmap.tenants.max-usage-body-size must be set")
 	private DataSize maxUsageBodySize = DataSize.ofMegabytes(1);
+
+	@AssertTrue(message = "dualmap.tenants.max-usage-body-size must be > 0")
+	private boolean isMaxUsageBodySizePositive() {
+		return this.maxUsageBodySize == null || this.maxUsageBodySize.toBytes() > 0;
+	}
 
 	/** The weight of each kind of token in a request's cost. */
 	@Valid

@@ -11,6 +11,7 @@ import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.core.TieBreak;
 import io.github.dualmap.core.TtftModel;
 import io.github.dualmap.gateway.DualMapRegistry;
+import io.github.dualmap.gateway.EngineScraping;
 import io.github.dualmap.gateway.RequestBuffers;
 import io.github.dualmap.gateway.RequestIdFilter;
 import io.github.dualmap.gateway.ServicePool;
@@ -334,6 +335,60 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.replicas.max-batch-releases=0", "dualmap.replicas.max-batch-releases must be >= 1");
 		expectFailure("dualmap.replicas.load-ttl=50ms",
 				"dualmap.replicas.load-ttl must be longer than dualmap.replicas.flush-interval");
+	}
+
+	@Test
+	void switchesReadOnAndOffAsTheirPropertiesBindAndRefuseAnythingElse() {
+		ApplicationContextRunner scraping = new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DualMapAutoConfiguration.class))
+			.withPropertyValues("dualmap.services=llm");
+		scraping.withPropertyValues("dualmap.scrape.enabled=on")
+			.run(context -> assertThat(context).hasNotFailed().hasSingleBean(EngineScraping.class));
+		scraping.withPropertyValues("dualmap.scrape.enabled=OFF")
+			.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(EngineScraping.class));
+		scraping.run(context -> assertThat(context).hasSingleBean(EngineScraping.class));
+		scraping.withPropertyValues("dualmap.scrape.enabled=bogus")
+			.run(context -> assertThat(failureMessages(context))
+				.contains("Failed to bind properties under 'dualmap.scrape.enabled' to java.lang.Boolean"));
+		this.runner.withPropertyValues("dualmap.enabled=no")
+			.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(DualMapRegistry.class));
+		this.runner.withPropertyValues("dualmap.enabled=1")
+			.run(context -> assertThat(context).hasSingleBean(DualMapRegistry.class));
+		expectFailure("dualmap.enabled=yes please", "Failed to bind properties under 'dualmap.enabled'");
+		this.runner
+			.withPropertyValues("dualmap.replicas.enabled=yes", "dualmap.replicas.token=s3cret",
+					"dualmap.replicas.peers=http://127.0.0.1:1")
+			.run(context -> assertThat(context).hasNotFailed().hasSingleBean(ReplicaSync.class));
+		this.runner.withPropertyValues("dualmap.request-id.enabled=false")
+			.run(context -> assertThat(context).doesNotHaveBean(RequestIdFilter.class));
+		expectFailure("dualmap.stored-responses.enabled=maybe",
+				"Failed to bind properties under 'dualmap.stored-responses.enabled'");
+	}
+
+	@Test
+	void tenantSettingsAreCheckedWhetherTenantsAreOnOrNot() {
+		expectFailure("dualmap.tenants.enabeld=true",
+				"dualmap.tenants.enabeld is neither a setting of dualmap.tenants nor a tenant");
+		expectFailure("dualmap.tenants.cost.promt-weight=5",
+				"dualmap.tenants.cost.promt-weight is no setting of dualmap.tenants.cost (known: cached-prompt-weight, "
+						+ "completion-weight, prompt-weight)");
+		expectFailure("dualmap.tenants.redis.timeuot=1s", "dualmap.tenants.redis.timeuot is no setting of "
+				+ "dualmap.tenants.redis (known: failure-mode, fairness-sync-interval, key-prefix, timeout)");
+		expectFailure("dualmap.tenants.default.tokens-per-minit=5",
+				"dualmap.tenants.default.tokens-per-minit is no tenant setting");
+		expectFailure("dualmap.tenants.acme.wieght=2", "dualmap.tenants.acme.wieght is no tenant setting");
+		expectFailure("dualmap.tenants.other.weight=2", "dualmap.tenants.other is no setting");
+		expectFailure("dualmap.tenants.header.name=x-team", "dualmap.tenants.header is a single value, not a group");
+		expectFailure("dualmap.tenants.mode=bogus", "dualmap.tenants.mode");
+		expectFailure("dualmap.tenants.max-name-length=-5", "dualmap.tenants.max-name-length must be >= 1");
+		expectFailure("dualmap.tenants.max-usage-body-size=0", "dualmap.tenants.max-usage-body-size must be > 0");
+		expectFailure("dualmap.tenants.header=x tenant", "dualmap.tenants.header must be an HTTP header name");
+		this.runner
+			.withPropertyValues("dualmap.tenants.acme.weight=2", "dualmap.tenants.acme.models.m1.tokens-per-day=10",
+					"dualmap.tenants.cost.prompt-weight=2", "dualmap.tenants.cost.cachedPromptWeight=0.5",
+					"dualmap.tenants.redis.key-prefix=x:", "dualmap.tenants.default.tokens-per-minute=100",
+					"dualmap.tenants.max-usage-body-size=64KB")
+			.run(context -> assertThat(context).hasNotFailed());
 	}
 
 	@Test
