@@ -75,6 +75,20 @@ class ConfigurationDocsTests {
 	}
 
 	@Test
+	void everyRowIsInATable() throws IOException {
+		// A row after a paragraph, with no header and delimiter row above it, renders as
+		// text: the row is there for the other tests, and not in a table for a reader.
+		List<String> lines = Files.readAllLines(configurationDoc());
+		List<String> stray = new ArrayList<>();
+		for (int i = 0; i < lines.size(); i++) {
+			if (ROW.matcher(lines.get(i)).find() && (i == 0 || !lines.get(i - 1).startsWith("|"))) {
+				stray.add((i + 1) + ": " + lines.get(i));
+			}
+		}
+		assertThat(stray).as(configurationDoc() + ": rows outside a table (move them under a header)").isEmpty();
+	}
+
+	@Test
 	void documentedDefaultsAreTheMetadataDefaults() throws IOException {
 		Map<String, JsonNode> metadata = properties();
 		List<String> wrong = new ArrayList<>();
