@@ -51,6 +51,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.boot.ssl.SslBundle;
@@ -69,6 +70,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.convert.converter.GenericConverter;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
@@ -93,6 +95,12 @@ import org.springframework.web.server.WebFilter;
 @EnableConfigurationProperties({ DualMapProperties.class, TenantProperties.class })
 @Import(DualMapLoadBalancerClientsRegistrar.class)
 public class DualMapAutoConfiguration {
+
+	@Bean
+	@ConfigurationPropertiesBinding
+	static GenericConverter dualMapEnumValues() {
+		return new EnumValues();
+	}
 
 	@Bean
 	static SharedPrefixBindHandlerAdvisor dualMapSharedPrefixBindHandlerAdvisor(

@@ -156,6 +156,28 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void namedValuesBindWithoutCaseDashesOrUnderscoresAndARefusalListsTheNames() {
+		this.runner
+			.withPropertyValues("dualmap.tie-break=RING_ORDER", "dualmap.dispatch.mode=Pass-Through",
+					"dualmap.ttft.model=linear", "dualmap.dispatch.expiry=dispatch", "dualmap.tenants.mode=shadow",
+					"dualmap.tenants.redis.failure-mode=closed")
+			.run(context -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(DualMapRegistry.class).settings().tieBreak()).isEqualTo(TieBreak.RING_ORDER);
+				assertThat(context.getBean(DualMapProperties.class).getDispatch().getMode())
+					.isEqualTo(DispatchMode.PASS_THROUGH);
+			});
+		this.runner.withPropertyValues("dualmap.tie-break=random")
+			.run(context -> System.out.println("DBG " + failureMessages(context)));
+		expectFailure("dualmap.tie-break=random", "'random' is none of: auto, estimate, ring-order");
+		expectFailure("dualmap.dispatch.mode=later", "'later' is none of: queue, pass-through");
+		expectFailure("dualmap.ttft.model=cubic", "'cubic' is none of: ");
+		expectFailure("dualmap.dispatch.expiry=drop", "'drop' is none of: reject, dispatch");
+		expectFailure("dualmap.tenants.store=disk", "'disk' is none of: local, redis");
+		expectFailure("dualmap.tenants.redis.failure-mode=ajar", "'ajar' is none of: ");
+	}
+
+	@Test
 	void theColdRuleAndTtftRelaxationPropertiesReachTheSchedulerSettings() {
 		this.runner.run(context -> {
 			SchedulerSettings s = context.getBean(DualMapRegistry.class).settings();
