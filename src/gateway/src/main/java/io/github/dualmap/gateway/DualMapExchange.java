@@ -1,5 +1,6 @@
 package io.github.dualmap.gateway;
 
+import io.github.dualmap.prompt.InvalidRequestException;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -38,6 +39,8 @@ public final class DualMapExchange {
 	private volatile @Nullable String requestModel;
 
 	private volatile @Nullable Throwable bodyRefused;
+
+	private volatile @Nullable InvalidRequestException bodyUnreadable;
 
 	private volatile byte @Nullable [] decodedBody;
 
@@ -141,6 +144,19 @@ public final class DualMapExchange {
 
 	public void bodyRefused(Throwable why) {
 		this.bodyRefused = why;
+	}
+
+	/**
+	 * Why the body the {@code Model} predicate read names no model because it cannot be
+	 * read (not valid for its coding, not one JSON object): the answer when no route
+	 * takes the request, instead of "no model".
+	 */
+	public @Nullable InvalidRequestException bodyUnreadable() {
+		return this.bodyUnreadable;
+	}
+
+	public void bodyUnreadable(InvalidRequestException why) {
+		this.bodyUnreadable = why;
 	}
 
 	/**

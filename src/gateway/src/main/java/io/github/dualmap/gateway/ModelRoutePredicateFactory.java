@@ -51,8 +51,10 @@ import org.springframework.web.server.ServerWebExchange;
  * bytes. A body over the limit gets 413 whatever route it then takes
  * ({@link BodyTooLargeFilter}), or when none does
  * ({@link OpenAiErrorWebExceptionHandler}): the gateway goes on evaluating routes after a
- * predicate fails. A request whose body names no model (a GET, another content type, an
- * invalid body) matches no {@code Model} route.
+ * predicate fails; so does a compressed body that decodes past it. A request whose body
+ * names no model (a GET, another content type, an invalid body) matches no {@code Model}
+ * route; when no route takes it, a body that could not be read gets its 400
+ * ({@link DualMapExchange#bodyUnreadable()}), any other 404 {@code model_not_found}.
  */
 public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<ModelRoutePredicateFactory.Config> {
 
@@ -196,11 +198,27 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 				// go).
 				DualMapExchange.of(exchange).decodedBody(json);
 			}
-			return json == null ? null : this.parser.modelOf(json);
+			if (json == null) {
+				// A coding the gateway does not decode: routed by load, no model.
+				return null;
+			}
+			String model = this.parser.modelOf(json);
+			if (model == null) {
+				// Names none, or cannot: a route without a Model predicate may still take
+				// it, and its own filters answer; when none does, this is the answer.
+				this.parser.requireJsonObject(json);
+			}
+			return model;
 		}
-		catch (InvalidRequestException | DataBufferLimitException ex) {
-			// The route's own filters answer for a body they cannot read.
+		catch (InvalidRequestException ex) {
+			DualMapExchange.of(exchange).bodyUnreadable(ex);
 			return null;
+		}
+		catch (DataBufferLimitException ex) {
+			// Decoded past dualmap.max-body-size: 413 as a body sent that large.
+			BodyTooLargeException tooLarge = new BodyTooLargeException(this.limits.maxBytes());
+			DualMapExchange.of(exchange).bodyRefused(tooLarge);
+			throw tooLarge;
 		}
 		catch (RequestBuffers.FullException ex) {
 			// Its decoded form does not fit: answered 503 as a body that did not.

@@ -1,5 +1,6 @@
 package io.github.dualmap.gateway;
 
+import io.github.dualmap.prompt.InvalidRequestException;
 import io.github.dualmap.prompt.OpenAiError;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -27,7 +28,8 @@ import org.springframework.web.server.WebExceptionHandler;
  * {@code dualmap.max-buffered-size} (503, {@code gateway_buffers_full}) or past
  * {@code dualmap.body-read-timeout} (408, {@code request_timeout}); and the 404 of a
  * request a {@code Model} predicate read that no route serves (an unknown model, or none
- * named: {@code model_not_found}, as OpenAI answers an unknown model).
+ * named: {@code model_not_found}, as OpenAI answers an unknown model; a body that could
+ * not be read: its 400).
  * <p>
  * An error after the client closed its connection (it left while sending its body, or
  * while the request was on its way) has nobody to answer: it ends the exchange with
@@ -139,9 +141,14 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 
 	/**
 	 * A request read by a {@code Model} predicate that no route took: the model it names
-	 * is served by no pool here (or it names none).
+	 * is served by no pool here (or it names none), or its body could not be read (not
+	 * valid for its coding, not one JSON object: 400).
 	 */
 	private static Mono<Void> modelNotFound(ServerWebExchange exchange) {
+		InvalidRequestException unreadable = DualMapExchange.of(exchange).bodyUnreadable();
+		if (unreadable != null) {
+			return OpenAiErrorResponses.write(exchange, HttpStatus.valueOf(unreadable.status()), unreadable.toError());
+		}
 		String model = DualMapExchange.of(exchange).requestModel();
 		String message = model != null ? "The model `" + model + "` does not exist on this gateway."
 				: "The request names no model, and no route here serves it without one.";

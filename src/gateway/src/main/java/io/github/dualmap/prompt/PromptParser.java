@@ -162,6 +162,50 @@ public final class PromptParser {
 	}
 
 	/**
+	 * Refuses, as {@link #parse} would, a body that is not one JSON object: empty, not
+	 * valid JSON, beyond the parser's limits, or another JSON value. Reads it as a stream
+	 * without building its tree. For a body read before a route was chosen that named no
+	 * model: when no route then takes it, this refusal is the answer rather than "no
+	 * model".
+	 * @throws InvalidRequestException naming what is wrong
+	 */
+	public void requireJsonObject(byte[] body) {
+		if (body.length == 0) {
+			throw new InvalidRequestException("request body is empty; expected a JSON object", null);
+		}
+		try (JsonParser json = this.mapper.createParser(body)) {
+			JsonToken first = json.nextToken();
+			// The whole value first, as parse reads its tree before looking at its kind.
+			json.skipChildren();
+			if (first != JsonToken.START_OBJECT) {
+				throw new InvalidRequestException("request body must be a JSON object but was " + kindOf(first), null);
+			}
+		}
+		catch (StreamConstraintsException ex) {
+			throw new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
+					"request body exceeds a parser limit: " + limitExceeded(ex), null, ex);
+		}
+		catch (JacksonException ex) {
+			throw new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
+					"request body is not valid JSON: " + syntaxError(ex), null, ex);
+		}
+	}
+
+	private static String kindOf(@Nullable JsonToken token) {
+		if (token == null) {
+			return "nothing";
+		}
+		return switch (token) {
+			case VALUE_STRING -> "a string";
+			case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> "a number";
+			case VALUE_TRUE, VALUE_FALSE -> "a boolean";
+			case START_ARRAY -> "an array";
+			case VALUE_NULL -> "null";
+			default -> "not a JSON object";
+		};
+	}
+
+	/**
 	 * The top-level {@code model} of a JSON object body, read without building the tree
 	 * and stopping once found; {@code null} when the body is not a JSON object (or is
 	 * beyond the parser's limits) or has no string {@code model}. For routing by model

@@ -182,11 +182,19 @@ class ModelRoutingIntegrationTests {
 		assertThat(unknown.getResponseBody()).contains("\"code\":\"model_not_found\"")
 			.contains("\"param\":\"model\"")
 			.contains("The model `mistral-7b` does not exist");
-		for (String body : List.of("{\"messages\":[]}", "{\"model\":7}", "not json")) {
+		for (String body : List.of("{\"messages\":[]}", "{\"model\":7}")) {
 			EntityExchangeResult<String> none = post(body);
 			assertThat(none.getStatus().value()).isEqualTo(404);
 			assertThat(none.getResponseBody()).contains("\"code\":\"model_not_found\"").contains("names no model");
 		}
+		// A body that cannot name one gets what a DualMap route answers it.
+		EntityExchangeResult<String> garbage = post("not json");
+		assertThat(garbage.getStatus().value()).isEqualTo(400);
+		assertThat(garbage.getResponseBody()).contains("request body is not valid JSON")
+			.contains("\"type\":\"invalid_request_error\"");
+		EntityExchangeResult<String> array = post("[{\"model\":\"meta-llama/x\"}]");
+		assertThat(array.getStatus().value()).isEqualTo(400);
+		assertThat(array.getResponseBody()).contains("request body must be a JSON object but was an array");
 		// Answered before any route: the id is the client's, else a new one.
 		assertThat(unknown.getResponseHeaders().getFirst("x-request-id")).isNotBlank();
 		assertThat(this.client.post()
@@ -318,6 +326,28 @@ class ModelRoutingIntegrationTests {
 			.exchange()
 			.expectBody(String.class)
 			.returnResult());
+	}
+
+	@Test
+	void aCompressedBodyThatDecodesPastTheLimitGets413AndOneThatDoesNotDecode400() throws IOException {
+		// Small as sent, over dualmap.max-body-size decoded; the model comes first.
+		byte[] bomb = gzip(chat("gpt-4o", "x".repeat(3 * 1024 * 1024), "u").getBytes(StandardCharsets.UTF_8));
+		assertThat(bomb.length).isLessThan(64 * 1024);
+		assertTooLarge(post(bomb, MediaType.APPLICATION_JSON, "gzip"));
+		// On whichever route matches after the Model predicates failed, too.
+		assertTooLarge(this.client.post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.header("Content-Encoding", "gzip")
+			.header("x-plain", "1")
+			.bodyValue(bomb)
+			.exchange()
+			.expectBody(String.class)
+			.returnResult());
+		EntityExchangeResult<String> notGzip = post("not gzip".getBytes(StandardCharsets.UTF_8),
+				MediaType.APPLICATION_JSON, "gzip");
+		assertThat(notGzip.getStatus().value()).as(notGzip.getResponseBody()).isEqualTo(400);
+		assertThat(notGzip.getResponseBody()).contains("gzip").contains("\"type\":\"invalid_request_error\"");
 	}
 
 	@Test

@@ -14,6 +14,7 @@ import tools.jackson.databind.json.JsonMapper;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 class PromptParserTests {
 
@@ -132,6 +133,22 @@ class PromptParserTests {
 		assertThat(parser.modelOf(bytes(q("{'model':'m','messages':[")))).isEqualTo("m");
 		assertThat(parser.modelOf(bytes("{\"a\":" + "[".repeat(1000) + "]".repeat(1000) + ",\"model\":\"m\"}")))
 			.isNull();
+	}
+
+	@Test
+	void requireJsonObjectRefusesWhatParseRefusesWithTheSameMessage() {
+		parser.requireJsonObject(bytes(q("{'messages':[{'role':'user','content':'x'}]}")));
+		for (String body : List.of("", "not json", "[1]", "\"text\"", "7", "null", "{\"a\":[1,")) {
+			String expected = catchThrowableOfType(InvalidRequestException.class,
+					() -> parser.parse("/v1/chat/completions", bytes(body)))
+				.getMessage();
+			assertThatExceptionOfType(InvalidRequestException.class).as(body)
+				.isThrownBy(() -> parser.requireJsonObject(bytes(body)))
+				.withMessage(expected);
+		}
+		assertThatExceptionOfType(InvalidRequestException.class)
+			.isThrownBy(() -> parser.requireJsonObject(bytes("[".repeat(600) + "]".repeat(600))))
+			.withMessageContaining("dualmap.prompt.max-nesting-depth");
 	}
 
 	private static byte[] bytes(String s) {
