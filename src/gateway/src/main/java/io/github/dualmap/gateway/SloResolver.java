@@ -1,6 +1,7 @@
 package io.github.dualmap.gateway;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import io.github.dualmap.prompt.InvalidRequestException;
@@ -107,7 +108,7 @@ public final class SloResolver {
 	/**
 	 * The objective in nanoseconds.
 	 * @throws InvalidRequestException when {@code x-slo-ttft-ms} is not a positive
-	 * integer
+	 * integer, or it or the class header is sent more than once
 	 */
 	public long resolveNanos(HttpHeaders headers) {
 		return resolve(headers).nanos();
@@ -116,7 +117,7 @@ public final class SloResolver {
 	/**
 	 * The objective and its class.
 	 * @throws InvalidRequestException when {@code x-slo-ttft-ms} is not a positive
-	 * integer
+	 * integer, or it or the class header is sent more than once
 	 */
 	public Slo resolve(HttpHeaders headers) {
 		return resolve(headers, this.defaultNanos);
@@ -126,10 +127,10 @@ public final class SloResolver {
 	 * The objective and its class, with {@code defaultNanos} for a request that names no
 	 * known class (a pool's own default, {@code dualmap.pools.<service>.slo.ttft}).
 	 * @throws InvalidRequestException when {@code x-slo-ttft-ms} is not a positive
-	 * integer
+	 * integer, or it or the class header is sent more than once
 	 */
 	public Slo resolve(HttpHeaders headers, long defaultNanos) {
-		String explicit = headers.getFirst(TTFT_HEADER);
+		String explicit = once(headers, TTFT_HEADER);
 		if (explicit != null) {
 			long ms;
 			try {
@@ -144,7 +145,7 @@ public final class SloResolver {
 			}
 			return new Slo(Duration.ofMillis(ms).toNanos(), HEADER_CLASS);
 		}
-		String requestClass = headers.getFirst(this.classHeader);
+		String requestClass = once(headers, this.classHeader);
 		if (requestClass != null) {
 			String name = requestClass.strip();
 			Long nanos = this.classNanos.get(name);
@@ -154,6 +155,20 @@ public final class SloResolver {
 			}
 		}
 		return new Slo(defaultNanos, DEFAULT_CLASS);
+	}
+
+	/**
+	 * The one value of header {@code name}, {@code null} when absent.
+	 * @throws InvalidRequestException when it is sent more than once: which would count
+	 * would depend on the order of the lines
+	 */
+	private static @Nullable String once(HttpHeaders headers, String name) {
+		List<String> values = headers.getOrEmpty(name);
+		if (values.size() > 1) {
+			throw new InvalidRequestException(
+					"header " + name + " must be sent once but was sent " + values.size() + " times", name);
+		}
+		return values.isEmpty() ? null : values.get(0);
 	}
 
 }

@@ -107,6 +107,13 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 			return sent == null ? chain.filter(exchange)
 					: chain.filter(exchange.mutate().request(withBody(exchange, sent)).build());
 		}
+		if (this.keyResolver == null && exchange.getRequest().getHeaders().getOrEmpty(this.header).size() > 1) {
+			// Which one would count depends on who added which: a proxy in front that
+			// appends its value rather than setting it would leave the client's first.
+			return OpenAiErrorResponses.write(exchange, HttpStatus.BAD_REQUEST,
+					new OpenAiError("tenant header " + this.header + " must be sent once", OpenAiError.INVALID_REQUEST,
+							null, "invalid_tenant"));
+		}
 		return tenant(exchange).flatMap(tenant -> {
 			TenantDirectory directory = this.budgets.directory();
 			if (!directory.valid(tenant)) {

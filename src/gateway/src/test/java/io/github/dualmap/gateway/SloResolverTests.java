@@ -92,4 +92,15 @@ class SloResolverTests {
 		}
 	}
 
+	@Test
+	void eitherHeaderSentTwiceIsABadRequestWhateverTheOrder() {
+		for (String[] twice : new String[][] { { "x-slo-ttft-ms", "100", "x-slo-ttft-ms", "abc" },
+				{ "x-slo-ttft-ms", "abc", "x-slo-ttft-ms", "100" },
+				{ "x-slo-class", "interactive", "x-slo-class", "batch" },
+				{ "x-slo-ttft-ms", "100", "x-slo-ttft-ms", "100" } }) {
+			assertThatThrownBy(() -> this.slos.resolveNanos(headers(twice))).isInstanceOf(InvalidRequestException.class)
+				.hasMessageContaining("header " + twice[0] + " must be sent once but was sent 2 times");
+		}
+	}
+
 }

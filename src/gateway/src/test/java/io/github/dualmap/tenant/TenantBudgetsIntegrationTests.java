@@ -222,6 +222,18 @@ class TenantBudgetsIntegrationTests {
 		EntityExchangeResult<String> tooLong = post("a".repeat(65), TenantGateways.chat("x", false, ""));
 		assertThat(tooLong.getStatus().value()).isEqualTo(400);
 		assertThat(tooLong.getResponseBody()).contains("invalid_tenant");
+		// Twice: whichever came first would count, a proxy's appended value or the
+		// client's.
+		EntityExchangeResult<String> twice = client.post()
+			.uri("/v1/chat/completions")
+			.header("x-tenant-id", "client-1", "acme")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(TenantGateways.chat("x", false, ""))
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+		assertThat(twice.getStatus().value()).isEqualTo(400);
+		assertThat(twice.getResponseBody()).contains("invalid_tenant").contains("x-tenant-id must be sent once");
 		// max-tracked 3: at most four budget lines per tracked tenant.
 		assertThat(gateway.getBean(LocalBudgetStore.class).size()).isLessThanOrEqualTo(12);
 		MeterRegistry meters = gateway.getBean(MeterRegistry.class);
