@@ -5,9 +5,10 @@ public class HeadersProperties {
 
 	/**
 	 * Whether x-dualmap-instance, x-dualmap-reason and x-dualmap-queue-ms are added to
-	 * responses.
+	 * responses. Off by default: the first names a backend (usually its host:port) to
+	 * every client.
 	 */
-	private boolean enabled = true;
+	private boolean enabled = false;
 
 	public boolean isEnabled() {
 		return this.enabled;

@@ -89,7 +89,7 @@ class ReplicaSyncIntegrationTests {
 	private static ConfigurableApplicationContext replica(int port, String... extra) {
 		List<String> properties = new ArrayList<>(List.of("server.port=" + port, "server.address=127.0.0.1",
 				"dualmap.services=llm", "dualmap.scrape.enabled=false", "spring.cloud.loadbalancer.cache.enabled=false",
-				"dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
+				"dualmap.headers.enabled=true", "dualmap.hot-prefix.window=1000", "dualmap.hot-prefix.min-samples=1000",
 				"spring.cloud.gateway.server.webflux.routes[0].id=everything",
 				"spring.cloud.gateway.server.webflux.routes[0].uri=lb://llm",
 				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/**", "dualmap.replicas.enabled=true",

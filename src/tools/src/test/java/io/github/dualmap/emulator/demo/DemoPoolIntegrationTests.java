@@ -69,6 +69,9 @@ class DemoPoolIntegrationTests {
 		assertThat(requestId).isNotBlank();
 		assertThat(new String(served.getResponseBodyContent(), StandardCharsets.UTF_8))
 			.contains("\"id\":\"chatcmpl-" + requestId + "\"");
+		// The demo shows where and why (off by default elsewhere).
+		assertThat(served.getResponseHeaders().getFirst("x-dualmap-instance")).startsWith("emulator-");
+		assertThat(served.getResponseHeaders().getFirst("x-dualmap-reason")).isNotBlank();
 		assertThat(pool.servers()).hasSize(INSTANCES);
 		assertThat(finished()).isEqualTo(before + 1);
 		assertThat(pool.servers().stream().map(EmulatorServer::port)).containsExactly(BASE_PORT, BASE_PORT + 1,
