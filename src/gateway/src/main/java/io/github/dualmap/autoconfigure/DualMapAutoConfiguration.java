@@ -315,6 +315,44 @@ public class DualMapAutoConfiguration {
 	}
 
 	/**
+	 * The gateway's own HTTP server closes a connection that waits for a request longer
+	 * than {@link #IDLE_TIMEOUT} when Spring Boot's {@code server.netty.idle-timeout} is
+	 * not set, whose own default is never: connections a client opens and leaves quiet
+	 * would otherwise be held for ever (nginx closes them after its keepalive_timeout, 75
+	 * s). The header and body deadlines start with the first byte; this covers the time
+	 * before it.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(NettyServerCustomizer.class)
+	@Conditional(IdleTimeoutConfiguration.Unset.class)
+	static class IdleTimeoutConfiguration {
+
+		/** The idle timeout when {@code server.netty.idle-timeout} is not set. */
+		static final Duration IDLE_TIMEOUT = Duration.ofSeconds(75);
+
+		@Bean
+		NettyServerCustomizer dualMapIdleTimeout() {
+			return server -> server.idleTimeout(IDLE_TIMEOUT);
+		}
+
+		/** {@code server.netty.idle-timeout} is not set. */
+		static class Unset extends SpringBootCondition {
+
+			static final String PROPERTY = "server.netty.idle-timeout";
+
+			@Override
+			public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+				ConditionMessage.Builder message = ConditionMessage.forCondition(PROPERTY);
+				return Binder.get(context.getEnvironment()).bind(PROPERTY, Duration.class).isBound()
+						? ConditionOutcome.noMatch(message.because("it is set"))
+						: ConditionOutcome.match(message.because("it is not set"));
+			}
+
+		}
+
+	}
+
+	/**
 	 * The gateway's own HTTP server answers 408 and closes a connection whose request
 	 * head takes longer than dualmap.server.header-read-timeout to arrive (see
 	 * {@link HeaderReadTimeout}), unless it is 0.

@@ -22,9 +22,11 @@ import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import reactor.netty.http.server.HttpServer;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
@@ -71,6 +73,17 @@ class DualMapPropertiesTests {
 			.isEqualTo(true));
 		this.runner.withPropertyValues("dualmap.server.keep-alive-reads=false")
 			.run(context -> assertThat(context).doesNotHaveBean("dualMapKeepAliveReads"));
+	}
+
+	@Test
+	void aConnectionWaitingForARequestIsClosedAfter75SecondsUnlessSpringBootsIdleTimeoutIsSet() {
+		this.runner.run(context -> {
+			NettyServerCustomizer customizer = context.getBean("dualMapIdleTimeout", NettyServerCustomizer.class);
+			assertThat(customizer.apply(HttpServer.create()).configuration().idleTimeout())
+				.isEqualTo(Duration.ofSeconds(75));
+		});
+		this.runner.withPropertyValues("server.netty.idle-timeout=10m")
+			.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean("dualMapIdleTimeout"));
 	}
 
 	@Test
