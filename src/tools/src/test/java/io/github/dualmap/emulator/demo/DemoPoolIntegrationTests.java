@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.core.env.Environment;
 import org.springframework.boot.test.context.SpringBootTest.UseMainMethod;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.ActiveProfiles;
@@ -46,6 +47,9 @@ class DemoPoolIntegrationTests {
 	@Autowired
 	EmulatorPool pool;
 
+	@Autowired
+	Environment environment;
+
 	@Test
 	void servesACompletionThroughTheGateway() {
 		WebTestClient client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + port).build();
@@ -77,6 +81,8 @@ class DemoPoolIntegrationTests {
 		assertThat(pool.servers().stream().map(EmulatorServer::port)).containsExactly(BASE_PORT, BASE_PORT + 1,
 				BASE_PORT + 2, BASE_PORT + 3);
 		client.get().uri("/actuator/health").exchange().expectStatus().isOk();
+		// Its actuator and headers are open: this machine only.
+		assertThat(environment.getProperty("server.address")).isEqualTo("127.0.0.1");
 	}
 
 	@Test
