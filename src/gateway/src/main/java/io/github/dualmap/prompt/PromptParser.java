@@ -170,9 +170,7 @@ public final class PromptParser {
 	 * @throws InvalidRequestException naming what is wrong
 	 */
 	public void requireJsonObject(byte[] body) {
-		if (body.length == 0) {
-			throw new InvalidRequestException("request body is empty; expected a JSON object", null);
-		}
+		requireSome(body);
 		try (JsonParser json = this.mapper.createParser(body)) {
 			JsonToken first = json.nextToken();
 			// The whole value first, as parse reads its tree before looking at its kind.
@@ -181,13 +179,8 @@ public final class PromptParser {
 				throw new InvalidRequestException("request body must be a JSON object but was " + kindOf(first), null);
 			}
 		}
-		catch (StreamConstraintsException ex) {
-			throw new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
-					"request body exceeds a parser limit: " + limitExceeded(ex), null, ex);
-		}
 		catch (JacksonException ex) {
-			throw new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
-					"request body is not valid JSON: " + syntaxError(ex), null, ex);
+			throw unreadable(ex);
 		}
 	}
 
@@ -267,20 +260,29 @@ public final class PromptParser {
 	}
 
 	private JsonNode read(byte[] body) {
-		if (body.length == 0) {
-			throw new InvalidRequestException("request body is empty; expected a JSON object", null);
-		}
+		requireSome(body);
 		try {
 			return mapper.readTree(body);
 		}
-		catch (StreamConstraintsException ex) {
-			throw new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
-					"request body exceeds a parser limit: " + limitExceeded(ex), null, ex);
-		}
 		catch (JacksonException ex) {
-			throw new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
-					"request body is not valid JSON: " + syntaxError(ex), null, ex);
+			throw unreadable(ex);
 		}
+	}
+
+	private static void requireSome(byte[] body) {
+		if (body.length == 0) {
+			throw new InvalidRequestException("request body is empty; expected a JSON object", null);
+		}
+	}
+
+	/** The refusal of a body Jackson could not read: past a parser limit, or not JSON. */
+	private InvalidRequestException unreadable(JacksonException ex) {
+		if (ex instanceof StreamConstraintsException limit) {
+			return new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
+					"request body exceeds a parser limit: " + limitExceeded(limit), null, ex);
+		}
+		return new InvalidRequestException(400, OpenAiError.INVALID_REQUEST,
+				"request body is not valid JSON: " + syntaxError(ex), null, ex);
 	}
 
 	/** Which limit a body broke, in the terms of the settings that set it. */
