@@ -52,7 +52,7 @@ class ExposureWarningsTests {
 	void anUnrestrictedEndpointOnTheClientPortAndReplicaSyncAreWarned(CapturedOutput output) {
 		try (ConfigurableApplicationContext context = run("management.endpoints.web.exposure.include=dualmap",
 				"management.endpoint.dualmap.access=unrestricted", "dualmap.replicas.enabled=true",
-				"dualmap.replicas.token=t", "dualmap.replicas.bootstrap=false",
+				"dualmap.replicas.token=t0123456789abcdef", "dualmap.replicas.bootstrap=false",
 				"dualmap.replicas.peers=http://10.1.2.3:8080,https://10.1.2.4:8443,http://127.0.0.1:8081")) {
 			List<String> warnings = warnings(output);
 			assertThat(warnings).hasSize(3);

@@ -103,8 +103,8 @@ class ReplicaHttpsPeerTests {
 				"dualmap.services=llm", "dualmap.scrape.enabled=false", "dualmap.replicas.enabled=true",
 				// The start-up snapshot is asked for once the pools' members are known.
 				"spring.cloud.discovery.client.simple.instances.llm[0].uri=http://127.0.0.1:9",
-				"dualmap.replicas.token=peer-secret", "dualmap.replicas.peers=https://127.0.0.1:" + this.tls.port()
-						+ ",http://127.0.0.1:" + this.plain.port()));
+				"dualmap.replicas.token=peer-secret-0123456789", "dualmap.replicas.peers=https://127.0.0.1:"
+						+ this.tls.port() + ",http://127.0.0.1:" + this.plain.port()));
 		properties.addAll(List.of(more));
 		return new SpringApplicationBuilder(ExampleGatewayApplication.class).web(WebApplicationType.REACTIVE)
 			.properties(properties.toArray(String[]::new))
@@ -117,8 +117,10 @@ class ReplicaHttpsPeerTests {
 				"spring.ssl.bundle.pem.peers.truststore.certificate=file:" + this.certificate)) {
 			// The start-up snapshot is asked of each peer in turn (both answer 404).
 			await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-				assertThat(this.tlsRequests).containsExactly("GET /dualmap/replicas/releases Bearer peer-secret");
-				assertThat(this.plainRequests).containsExactly("GET /dualmap/replicas/releases Bearer peer-secret");
+				assertThat(this.tlsRequests)
+					.containsExactly("GET /dualmap/replicas/releases Bearer peer-secret-0123456789");
+				assertThat(this.plainRequests)
+					.containsExactly("GET /dualmap/replicas/releases Bearer peer-secret-0123456789");
 			});
 		}
 	}

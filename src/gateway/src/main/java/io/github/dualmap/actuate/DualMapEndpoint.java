@@ -110,7 +110,10 @@ public class DualMapEndpoint {
 		List<String> withoutLoad = this.replicaSync == null ? List.of() : this.replicaSync.peersWithoutLoad();
 		if (!withoutLoad.isEmpty()) {
 			boolean one = withoutLoad.size() == 1;
-			warnings.add((one ? "replica " : "replicas ") + String.join(", ", withoutLoad)
+			// The ids are the peers' own: a few name them, the count says how many more.
+			String named = String.join(", ", withoutLoad.subList(0, Math.min(8, withoutLoad.size())))
+					+ (withoutLoad.size() > 8 ? " and " + (withoutLoad.size() - 8) + " more" : "");
+			warnings.add((one ? "replica " : "replicas ") + named
 					+ (one ? " publishes releases without its load" : " publish releases without their load")
 					+ " (dualmap.replicas.share-load=false there, or a build before load sharing): "
 					+ (one ? "its" : "their") + " requests do not count in this replica's release limits, so "

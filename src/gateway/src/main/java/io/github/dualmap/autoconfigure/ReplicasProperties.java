@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.dualmap.replica.ReplicaSyncHandler;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
@@ -148,6 +149,14 @@ public class ReplicasProperties {
 			+ "set the variable it names")
 	private boolean isTokenResolved() {
 		return this.token == null || !this.token.contains("${");
+	}
+
+	@AssertTrue(message = "dualmap.replicas.token must be at least " + ReplicaSyncHandler.MIN_TOKEN_LENGTH
+			+ " visible ASCII characters (no spaces): it is the shared secret of every replica, sent in a header")
+	private boolean isTokenStrong() {
+		// Unset, blank or unresolved: the checks above name that.
+		return this.token == null || this.token.isBlank() || this.token.contains("${")
+				|| ReplicaSyncHandler.validToken(this.token);
 	}
 
 	@AssertTrue(message = "dualmap.replicas.flush-interval, timeout and peer-refresh-interval must be >= 1ms")

@@ -63,11 +63,22 @@ public record BodyLimits(int maxBytes, @Nullable RequestBuffers buffers, Duratio
 	 * @throws RequestBuffers.FullException when it could fit but does not now
 	 */
 	<T> T whileParsing(ServerWebExchange exchange, int size, Supplier<T> parse, Supplier<T> unparsed) {
-		RequestBuffers budget = this.buffers;
-		if (budget == null || size <= BodyEncodings.INLINE_BYTES) {
+		if (size <= BodyEncodings.INLINE_BYTES) {
 			return parse.get();
 		}
-		long working = (long) PARSE_BYTES_PER_BODY_BYTE * size;
+		return withWorkingMemory(exchange, (long) PARSE_BYTES_PER_BODY_BYTE * size, parse, unparsed);
+	}
+
+	/**
+	 * {@code parse}, with {@code working} bytes taken from the budget while it runs;
+	 * {@code unparsed} when they could never fit beside what {@code exchange} holds.
+	 * @throws RequestBuffers.FullException when they could fit but do not now
+	 */
+	public <T> T withWorkingMemory(ServerWebExchange exchange, long working, Supplier<T> parse, Supplier<T> unparsed) {
+		RequestBuffers budget = this.buffers;
+		if (budget == null) {
+			return parse.get();
+		}
 		if (working > budget.headroom(exchange)) {
 			budget.countUnparsed();
 			return unparsed.get();

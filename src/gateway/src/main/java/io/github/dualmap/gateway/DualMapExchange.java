@@ -1,11 +1,11 @@
 package io.github.dualmap.gateway;
 
-import io.github.dualmap.prompt.InvalidRequestException;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.dualmap.core.RoutingRequest;
+import io.github.dualmap.prompt.InvalidRequestException;
 import io.github.dualmap.prompt.ParsedRequest;
 import io.github.dualmap.tenant.RequestTokens;
 import org.jspecify.annotations.Nullable;

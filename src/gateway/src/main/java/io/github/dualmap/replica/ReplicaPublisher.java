@@ -22,8 +22,10 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
+import reactor.netty.http.client.HttpClientRequest;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.ClientResponse;
@@ -191,7 +193,10 @@ public final class ReplicaPublisher implements SmartLifecycle {
 	/** Tries {@code candidates} in turn; completes after the first snapshot applied. */
 	Mono<Bootstrap> bootstrap(List<URI> candidates) {
 		return Flux.fromIterable(candidates).concatMap(peer -> snapshotOf(peer).onErrorResume(ex -> {
-			logger.info("Replica sync: no snapshot from " + peer + " (" + ex + ")");
+			// The cause says what happened (a timeout, a refused connection); the
+			// client's wrapper often has no message of its own.
+			logger.info("Replica sync: no snapshot from " + peer + " (" + NestedExceptionUtils.getMostSpecificCause(ex)
+					+ ")");
 			return Mono.empty();
 		}), 1).next().doOnNext(b -> {
 			this.bootstrapped.set(b);
@@ -204,10 +209,17 @@ public final class ReplicaPublisher implements SmartLifecycle {
 
 	private Mono<Bootstrap> snapshotOf(URI peer) {
 		int max = this.bootstrapMaxBytes;
+		Duration allowed = this.timeout.multipliedBy(10);
 		return this.client.get()
 			.uri(syncUri(peer))
 			.headers(h -> h.setBearerAuth(this.token))
 			.accept(MediaType.APPLICATION_JSON)
+			// The client's response timeout is a publication's; a snapshot is larger.
+			.httpRequest(request -> {
+				if (request.getNativeRequest() instanceof HttpClientRequest netty) {
+					netty.responseTimeout(allowed);
+				}
+			})
 			.exchangeToMono(response -> {
 				if (answeredBySelf(peer, response)) {
 					return response.releaseBody().then(Mono.<byte[]>empty());
@@ -219,10 +231,10 @@ public final class ReplicaPublisher implements SmartLifecycle {
 				return RequestBodies.read(response.bodyToFlux(DataBuffer.class), max);
 			})
 			// A snapshot is larger than a publication: allow it more time.
-			.timeout(this.timeout.multipliedBy(10))
+			.timeout(allowed)
 			.map(body -> {
 				ReleaseBatch batch = ReleaseBatch.parse(body);
-				ReplicaSync.Applied applied = this.sync.apply(batch);
+				ReplicaSync.Applied applied = this.sync.applySnapshot(batch);
 				int blocks = batch.releases().stream().mapToInt(r -> r.chain().length).sum();
 				return new Bootstrap(peer, applied.applied() - applied.responses(), blocks, applied.responses());
 			});

@@ -189,6 +189,19 @@ public final class ReplicaSync implements DualMapListener {
 	 * @throws HashingMismatchException when the peer hashes prompts differently
 	 */
 	public Applied apply(ReleaseBatch batch) {
+		return apply(batch, true);
+	}
+
+	/**
+	 * {@link #apply} for a peer's start-up snapshot ({@link #snapshot}), which carries
+	 * its cached blocks and never its load: the peer is not taken for one that publishes
+	 * releases without its load.
+	 */
+	public Applied applySnapshot(ReleaseBatch batch) {
+		return apply(batch, false);
+	}
+
+	private Applied apply(ReleaseBatch batch, boolean publication) {
 		if (this.replicaId.equals(batch.replica())) {
 			return new Applied(0, batch.releases().size(), 0);
 		}
@@ -201,7 +214,7 @@ public final class ReplicaSync implements DualMapListener {
 			if (batch.load() != null) {
 				applyLoad(batch.replica(), batch.load());
 			}
-			else if (!batch.releases().isEmpty()) {
+			else if (publication && !batch.releases().isEmpty()) {
 				noteWithoutLoad(batch.replica());
 			}
 		}
@@ -348,9 +361,26 @@ public final class ReplicaSync implements DualMapListener {
 	/** How long a peer that published releases without its load is reported. */
 	static final Duration WITHOUT_LOAD_REPORTED = Duration.ofMinutes(1);
 
+	/**
+	 * Most peers kept as publishing without their load: the ids are the peers' own, so
+	 * the map is bounded whatever they send (a real deployment has a handful).
+	 */
+	static final int MAX_WITHOUT_LOAD = 64;
+
 	private void noteWithoutLoad(String peer) {
 		synchronized (this.peerLoads) {
-			this.withoutLoad.put(peer, this.clock.nanos());
+			long now = this.clock.nanos();
+			if (this.withoutLoad.size() >= MAX_WITHOUT_LOAD && !this.withoutLoad.containsKey(peer)) {
+				this.withoutLoad.values().removeIf(at -> now - at >= WITHOUT_LOAD_REPORTED.toNanos());
+				if (this.withoutLoad.size() >= MAX_WITHOUT_LOAD) {
+					// The one heard from longest ago makes room.
+					this.withoutLoad.entrySet()
+						.stream()
+						.min(Map.Entry.comparingByValue())
+						.ifPresent(oldest -> this.withoutLoad.remove(oldest.getKey()));
+				}
+			}
+			this.withoutLoad.put(peer, now);
 		}
 	}
 
@@ -450,10 +480,16 @@ public final class ReplicaSync implements DualMapListener {
 		}
 		int instances = this.registry.services().values().stream().mapToInt(p -> p.instancePool().size()).sum();
 		int each = Math.max(1, maxBlocks / Math.max(1, instances));
+		// Fewer blocks than instances: one each for as many as there are blocks.
+		int left = Math.max(1, maxBlocks);
 		List<ReleaseBatch.Release> releases = new ArrayList<>();
 		for (ServicePool service : this.registry.services().values()) {
 			for (InstanceState s : service.instancePool().instances()) {
-				long[] blocks = s.shadow().recent(each);
+				if (left <= 0) {
+					break;
+				}
+				long[] blocks = s.shadow().recent(Math.min(each, left));
+				left -= blocks.length;
 				if (blocks.length > 0) {
 					releases.add(new ReleaseBatch.Release(service.serviceId(), s.id(), blocks));
 				}

@@ -39,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"spring.cloud.discovery.client.simple.instances.llm[0].uri=http://127.0.0.1:9",
 				"spring.cloud.discovery.client.simple.instances.llm[0].instance-id=a",
 				"management.endpoints.web.exposure.include=dualmap", "management.endpoint.dualmap.access=unrestricted",
-				"dualmap.replicas.enabled=true", "dualmap.replicas.token=peer-secret",
+				"dualmap.replicas.enabled=true", "dualmap.replicas.token=peer-secret-0123456789",
 				"dualmap.replicas.bootstrap=false", "dualmap.security.replica-role=DUALMAP_PEER" })
 @AutoConfigureWebTestClient
 class DualMapAccessWithSpringSecurityTests {
@@ -87,7 +87,7 @@ class DualMapAccessWithSpringSecurityTests {
 	void replicaSyncNeedsTheReplicaRoleBesidesItsToken() {
 		this.client.post()
 			.uri("/dualmap/replicas/releases")
-			.headers(h -> h.setBearerAuth("peer-secret"))
+			.headers(h -> h.setBearerAuth("peer-secret-0123456789"))
 			.contentType(MediaType.APPLICATION_JSON)
 			.bodyValue("{}")
 			.exchange()

@@ -362,6 +362,14 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.dispatch.mode=later", "dualmap.dispatch.mode");
 		expectFailure("dualmap.replicas.enabled=true",
 				"dualmap.replicas.token must be set when dualmap.replicas.enabled=true");
+		expectFailure(List.of("dualmap.replicas.enabled=true", "dualmap.replicas.token=s3cret"),
+				"dualmap.replicas.token must be at least 16 visible ASCII characters");
+		// Not ASCII: a header carries it as other bytes than configured, so no peer would
+		// ever match it.
+		expectFailure(List.of("dualmap.replicas.enabled=true", "dualmap.replicas.token=s3cret-\u20ac-token-123456"),
+				"dualmap.replicas.token must be at least 16 visible ASCII characters");
+		expectFailure(List.of("dualmap.replicas.enabled=true", "dualmap.replicas.token=s3cret token with spaces"),
+				"dualmap.replicas.token must be at least 16 visible ASCII characters");
 		expectFailure("dualmap.replicas.peers=ftp://gateway-1",
 				"dualmap.replicas.peers must be absolute http or https");
 		expectFailure("dualmap.replicas.flush-interval=0s", "dualmap.replicas.flush-interval, timeout");
@@ -391,7 +399,7 @@ class DualMapPropertiesTests {
 			.run(context -> assertThat(context).hasSingleBean(DualMapRegistry.class));
 		expectFailure("dualmap.enabled=yes please", "Failed to bind properties under 'dualmap.enabled'");
 		this.runner
-			.withPropertyValues("dualmap.replicas.enabled=yes", "dualmap.replicas.token=s3cret",
+			.withPropertyValues("dualmap.replicas.enabled=yes", "dualmap.replicas.token=s3cret-0123456789",
 					"dualmap.replicas.peers=http://127.0.0.1:1")
 			.run(context -> assertThat(context).hasNotFailed().hasSingleBean(ReplicaSync.class));
 		this.runner.withPropertyValues("dualmap.request-id.enabled=false")
@@ -498,7 +506,7 @@ class DualMapPropertiesTests {
 			.doesNotHaveBean(ReplicaSync.class)
 			.doesNotHaveBean(ReplicaPublisher.class));
 		this.runner
-			.withPropertyValues("dualmap.replicas.enabled=true", "dualmap.replicas.token=s3cret",
+			.withPropertyValues("dualmap.replicas.enabled=true", "dualmap.replicas.token=s3cret-0123456789",
 					"dualmap.replicas.peers=http://127.0.0.1:1")
 			.run(context -> {
 				assertThat(context).hasNotFailed()
@@ -509,7 +517,7 @@ class DualMapPropertiesTests {
 				assertThat(context.getBean(ReplicaPublisher.class).bootstraps()).isTrue();
 			});
 		this.runner
-			.withPropertyValues("dualmap.replicas.enabled=true", "dualmap.replicas.token=s3cret",
+			.withPropertyValues("dualmap.replicas.enabled=true", "dualmap.replicas.token=s3cret-0123456789",
 					"dualmap.replicas.peers=http://127.0.0.1:1", "dualmap.replicas.bootstrap=false")
 			.run(context -> assertThat(context.getBean(ReplicaPublisher.class).bootstraps()).isFalse());
 	}
@@ -674,7 +682,7 @@ class DualMapPropertiesTests {
 		expectFailure("dualmap.max-buffered-size=1MB", "dualmap.max-buffered-size must be >= dualmap.max-body-size");
 		// A peer's publication must fit too, or it would be refused every time.
 		this.runner
-			.withPropertyValues("dualmap.replicas.enabled=true", "dualmap.replicas.token=t",
+			.withPropertyValues("dualmap.replicas.enabled=true", "dualmap.replicas.token=t0123456789abcdef",
 					"dualmap.replicas.peers=http://127.0.0.1:1", "dualmap.max-buffered-size=40MB",
 					"dualmap.replicas.max-body-size=64MB")
 			.run(context -> assertThat(context).hasFailed()

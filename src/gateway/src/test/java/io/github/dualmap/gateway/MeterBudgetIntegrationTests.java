@@ -31,7 +31,7 @@ import static org.awaitility.Awaitility.await;
 @GatewayIntegrationTest(properties = { "dualmap.scrape.interval=100ms", "dualmap.slo.classes.interactive.ttft=800ms",
 		"dualmap.slo.classes.standard.ttft=3s", "dualmap.slo.classes.batch.ttft=20s",
 		// Replica sync's meters too (no peer).
-		"dualmap.replicas.enabled=true", "dualmap.replicas.token=t", "dualmap.replicas.bootstrap=false",
+		"dualmap.replicas.enabled=true", "dualmap.replicas.token=t0123456789abcdef", "dualmap.replicas.bootstrap=false",
 		"management.endpoints.web.exposure.include=prometheus" })
 @AutoConfigureWebTestClient(timeout = "60s")
 class MeterBudgetIntegrationTests {

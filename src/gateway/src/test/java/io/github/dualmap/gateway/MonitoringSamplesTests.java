@@ -32,7 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * is one a running gateway (scraping, queue mode, replica sync on) exports.
  */
 @GatewayIntegrationTest(properties = { "dualmap.scrape.interval=50ms", "dualmap.replicas.enabled=true",
-		"dualmap.replicas.token=t", "management.endpoints.web.exposure.include=prometheus" })
+		"dualmap.replicas.token=t0123456789abcdef", "management.endpoints.web.exposure.include=prometheus" })
 class MonitoringSamplesTests {
 
 	private static final Pattern METRIC = Pattern.compile("\\bdualmap_[a-z_]+");

@@ -12,6 +12,7 @@ import io.github.dualmap.replica.ReplicaSync;
 import io.github.dualmap.replica.ReplicaSyncHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
@@ -66,8 +67,9 @@ class ReplicaBootstrapReadinessIntegrationTests {
 		Map<String, Object> properties = new HashMap<>(Map.of("server.port", "0", "server.address", "127.0.0.1",
 				"spring.cloud.discovery.client.simple.instances.llm[0].uri", this.engine.uri(), "dualmap.services",
 				"llm", "dualmap.scrape.enabled", "false", "spring.cloud.loadbalancer.cache.enabled", "false",
-				"dualmap.replicas.enabled", "true", "dualmap.replicas.token", "s3cret", "dualmap.replicas.peers",
-				"http://127.0.0.1:" + this.peer.port(), "management.endpoint.health.probes.enabled", "true"));
+				"dualmap.replicas.enabled", "true", "dualmap.replicas.token", "s3cret-0123456789",
+				"dualmap.replicas.peers", "http://127.0.0.1:" + this.peer.port(),
+				"management.endpoint.health.probes.enabled", "true"));
 		properties.put("management.endpoint.health.show-details", "always");
 		for (String property : extra) {
 			String[] kv = property.split("=", 2);
@@ -122,6 +124,18 @@ class ReplicaBootstrapReadinessIntegrationTests {
 				.isEqualTo("http://127.0.0.1:" + this.peer.port())
 				.jsonPath("$.components.dualMapReplicas.details.bootstrap.blocks")
 				.value(n -> assertThat(((Number) n).intValue()).isPositive()));
+	}
+
+	@Test
+	void aSnapshotMayTakeLongerThanAPublicationsTimeout() {
+		// dualmap.replicas.timeout 1 s by default; a snapshot is allowed ten.
+		this.context = start("management.endpoint.health.group.readiness.include=readinessState,dualMapReplicas");
+		WebTestClient client = client();
+		byte[] knowledge = peerKnowledge();
+		Mono.delay(Duration.ofMillis(2_500)).subscribe(tick -> this.snapshot.tryEmitValue(knowledge));
+		await().atMost(Duration.ofSeconds(15))
+			.untilAsserted(() -> readiness(client, 200).jsonPath("$.components.dualMapReplicas.details.bootstrap.peer")
+				.isEqualTo("http://127.0.0.1:" + this.peer.port()));
 	}
 
 	@Test

@@ -3,6 +3,9 @@ package io.github.dualmap.gateway;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -340,7 +343,7 @@ class ReplicaSyncIntegrationTests {
 	}
 
 	@Test
-	void theEndpointRefusesBadInputWithOpenAiErrorsAndChangesNothing() throws IOException {
+	void theEndpointRefusesBadInputWithOpenAiErrorsAndChangesNothing() throws IOException, InterruptedException {
 		ReplicaSync sync = a.getBean(ReplicaSync.class);
 		String instance = ENGINES.get(0).instanceId();
 		String good = "{\"replica\":\"peer-x\",\"hashing\":\"" + sync.hashing()
@@ -355,11 +358,36 @@ class ReplicaSyncIntegrationTests {
 			.jsonPath("$.error.type")
 			.isEqualTo("authentication_error");
 		post("Bearer wrong", MediaType.APPLICATION_JSON, good).expectStatus().isUnauthorized();
+		// The token twice: refused, whichever comes first.
+		client(portA).post()
+			.uri("/dualmap/replicas/releases")
+			.header("Authorization", "Bearer " + TOKEN, "Bearer wrong")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(good)
+			.exchange()
+			.expectStatus()
+			.isUnauthorized();
 		post("Bearer " + TOKEN, MediaType.TEXT_PLAIN, good).expectStatus()
 			.isEqualTo(415)
 			.expectBody()
 			.jsonPath("$.error.code")
 			.isEqualTo("unsupported_media_type");
+		// A type that does not parse, a wildcard, or a coding: 415 too, not a 500 or a
+		// gzip body read as JSON.
+		for (String[] headers : new String[][] { { "Content-Type", "@@@" }, { "Content-Type", "*/*" },
+				{ "Content-Type", "application/json", "Content-Encoding", "gzip" },
+				{ "Content-Type", "application/json", "Content-Encoding", "foo" } }) {
+			// A client of the JDK: WebTestClient refuses to send a type that does not
+			// parse.
+			HttpResponse<String> refused = HttpClient.newHttpClient()
+				.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + portA + "/dualmap/replicas/releases"))
+					.header("Authorization", "Bearer " + TOKEN)
+					.headers(headers)
+					.POST(HttpRequest.BodyPublishers.ofString(good))
+					.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(refused.statusCode()).as(String.join(" ", headers)).isEqualTo(415);
+			assertThat(refused.body()).contains("\"code\":\"unsupported_media_type\"");
+		}
 		post("Bearer " + TOKEN, MediaType.APPLICATION_JSON, "{\"replica\":").expectStatus()
 			.isBadRequest()
 			.expectBody()
@@ -404,9 +432,25 @@ class ReplicaSyncIntegrationTests {
 		finally {
 			buffers.release(holder);
 		}
+		// Parsing takes its memory from that budget too: a chain of small numbers is a
+		// long every two bytes, eight times the text it came in.
+		String dense = good.replace("[11,22,33]", "[" + "1,".repeat(20_000) + "1]");
+		MockServerWebExchange parseHolder = MockServerWebExchange.from(MockServerHttpRequest.post("/held"));
+		assertThat(buffers.reserve(parseHolder, buffers.limit() - buffers.used() - 200_000)).isTrue();
+		try {
+			post("Bearer " + TOKEN, MediaType.APPLICATION_JSON, dense).expectStatus()
+				.isEqualTo(503)
+				.expectBody()
+				.jsonPath("$.error.code")
+				.isEqualTo("gateway_buffers_full");
+		}
+		finally {
+			buffers.release(parseHolder);
+		}
 		assertThat(sync.applied()).isEqualTo(applied);
 
-		post("Bearer " + TOKEN, MediaType.APPLICATION_JSON, good).expectStatus()
+		// The scheme in any case (RFC 9110).
+		post("bearer " + TOKEN, MediaType.APPLICATION_JSON, good).expectStatus()
 			.isOk()
 			.expectHeader()
 			.valueEquals(ReplicaSyncHandler.REPLICA_HEADER, sync.replicaId())

@@ -60,6 +60,23 @@ class RequestBuffersTests {
 	}
 
 	@Test
+	void aParseOfKnownWorkingMemoryTakesItFromTheBudgetWhateverTheBodysSize() {
+		RequestBuffers buffers = new RequestBuffers(1000);
+		BodyLimits limits = new BodyLimits(100, buffers, BodyLimits.DEFAULT_READ_TIMEOUT);
+		MockServerWebExchange exchange = exchange();
+		assertThat(buffers.reserve(exchange, 100)).isTrue();
+		assertThat(limits.withWorkingMemory(exchange, 800, buffers::used, () -> -1L)).isEqualTo(900);
+		assertThat(buffers.used()).isEqualTo(100);
+		MockServerWebExchange other = exchange();
+		assertThat(buffers.reserve(other, 200)).isTrue();
+		assertThatExceptionOfType(RequestBuffers.FullException.class)
+			.isThrownBy(() -> limits.withWorkingMemory(exchange, 800, buffers::used, () -> -1L));
+		// More than the budget could ever hold beside the body: not parsed.
+		assertThat(limits.withWorkingMemory(exchange, 901, buffers::used, () -> -1L)).isEqualTo(-1L);
+		assertThat(buffers.used()).isEqualTo(300);
+	}
+
+	@Test
 	void reservesUpToTheLimitAndCountsWhatItRefuses() {
 		RequestBuffers buffers = new RequestBuffers(100);
 		MockServerWebExchange a = exchange();

@@ -131,4 +131,15 @@ class ReleaseBatchTests {
 			.withMessageContaining(message);
 	}
 
+	@Test
+	void parsingABatchIsCostedAtSixteenBytesAnElementBesidesItsText() {
+		byte[] dense = ("{\"replica\":\"r\",\"hashing\":\"h\",\"releases\":[{\"service\":\"s\",\"instance\":\"i\","
+				+ "\"chain\":[" + "1,".repeat(999) + "1]}]}")
+			.getBytes(StandardCharsets.UTF_8);
+		// 999 commas in the chain, two brackets, and the commas between the members.
+		assertThat(ReleaseBatch.parseWorkingBytes(dense)).isEqualTo(16L * (999 + 2 + 4) + dense.length);
+		// What it parses into is within that: 1,000 longs.
+		assertThat(ReleaseBatch.parse(dense).releases().get(0).chain()).hasSize(1000);
+	}
+
 }

@@ -77,8 +77,8 @@ class ReplicaPublisherTests {
 	/** A publisher to static {@code peers} that refreshes nothing. */
 	private ReplicaPublisher publisher(List<URI> peers, String path, Duration flushInterval, Duration timeout,
 			int maxBatch, int maxPending) {
-		return new ReplicaPublisher(this.sync, new ReplicaPeers(peers, null, null), WebClient.create(), path, "s3cret",
-				flushInterval, Duration.ofHours(1), timeout, maxBatch, maxPending);
+		return new ReplicaPublisher(this.sync, new ReplicaPeers(peers, null, null), WebClient.create(), path,
+				"s3cret-0123456789", flushInterval, Duration.ofHours(1), timeout, maxBatch, maxPending);
 	}
 
 	private static PromptBlocks blocks(String topic) {
@@ -173,7 +173,7 @@ class ReplicaPublisherTests {
 				assertThat(batch.replica()).isEqualTo("me");
 				assertThat(batch.releases()).extracting(ReleaseBatch.Release::instance).containsExactly("a", "b");
 			});
-			assertThat(p.authorization().get()).isEqualTo("Bearer s3cret");
+			assertThat(p.authorization().get()).isEqualTo("Bearer s3cret-0123456789");
 		}
 		// Two peers answered in time; the refused one and the slow one count as failed.
 		assertThat(this.sync.sent()).isEqualTo(4);

@@ -1,6 +1,7 @@
 package io.github.dualmap.replica;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 
 import org.springframework.cloud.client.DefaultServiceInstance;
+import org.springframework.cloud.client.ServiceInstance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -225,6 +227,27 @@ class ReplicaSyncTests {
 	}
 
 	@Test
+	void peersWithoutLoadAreKeptWithinABoundWhateverIdsTheySendAndASnapshotIsNotOne() {
+		AtomicLong now = new AtomicLong(Duration.ofSeconds(5).toNanos());
+		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16, now::get).shareLoad(Duration.ofSeconds(1));
+		ReleaseBatch.Release release = new ReleaseBatch.Release("llm", "a", blocks("one").chain());
+		for (int i = 0; i < 1_000; i++) {
+			now.incrementAndGet();
+			sync.apply(new ReleaseBatch("peer-" + i, "h", List.of(release)));
+		}
+		// The most recent ones, and never more than the bound.
+		assertThat(sync.peersWithoutLoad()).hasSize(ReplicaSync.MAX_WITHOUT_LOAD).contains("peer-999", "peer-936");
+		// A start-up snapshot carries blocks and never load: its sender is not one of
+		// them.
+		ReplicaSync starting = new ReplicaSync(this.registry, "new", "h", 16, now::get)
+			.shareLoad(Duration.ofSeconds(1));
+		starting.applySnapshot(new ReleaseBatch("peer-x", "h", List.of(release)));
+		assertThat(starting.peersWithoutLoad()).isEmpty();
+		assertThat(instance("a").shadow().peekMatchedBlocks(blocks("one").chain()))
+			.isEqualTo(blocks("one").chain().length);
+	}
+
+	@Test
 	void aReplicaThatDoesNotShareLoadIgnoresItsPeers() {
 		ReplicaSync sync = new ReplicaSync(this.registry, "me", "h", 16);
 		sync.apply(loadOf("p1", load("a", 2, 1_000, 500)));
@@ -294,6 +317,28 @@ class ReplicaSyncTests {
 			.isEqualTo(billing.chain().length);
 		assertThat(other.service("llm").instancePool().instance("b").shadow().peekMatchedBlocks(shipping.chain()))
 			.isEqualTo(shipping.chain().length);
+	}
+
+	@Test
+	void aSnapshotServedToPeersFitsTheirBodyLimitWhateverTheInstancesIdsAndBlocks() {
+		DualMapRegistry many = DualMapRegistry.builder().services("llm").clock(() -> 1L).build();
+		List<ServiceInstance> instances = new ArrayList<>();
+		for (int i = 0; i < 16; i++) {
+			instances.add(new DefaultServiceInstance("instance-with-a-rather-long-id-" + "x".repeat(100) + "-" + i,
+					"llm", "10.0.0." + i, 8000, false, Map.of()));
+		}
+		many.service("llm").updateMembership(instances);
+		for (InstanceState s : many.service("llm").instancePool().instances()) {
+			s.shadow().record(blocks("topic " + s.id()).chain());
+		}
+		ReplicaSync sync = new ReplicaSync(many, "me", "h", 16);
+		// The first estimate (limit / 24 blocks) leaves too little room for 16 long ids.
+		assertThat(sync.snapshot(ReplicaSyncHandler.snapshotBlocks(2_048)).toJson()).hasSizeGreaterThan(2_048);
+		for (int limit : new int[] { 2_048, 8_192, 65_536 }) {
+			byte[] json = ReplicaSyncHandler.snapshotJson(sync, limit);
+			assertThat(json.length).as("limit " + limit).isLessThanOrEqualTo(limit);
+			assertThat(ReleaseBatch.parse(json).releases()).isNotEmpty();
+		}
 	}
 
 	@Test
