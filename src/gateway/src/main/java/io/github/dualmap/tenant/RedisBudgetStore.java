@@ -54,8 +54,11 @@ public final class RedisBudgetStore implements BudgetStore {
 			  if take then
 			    level = math.min(limit, level - cost)
 			  end
+			  -- Until full again, at most about 35 years: a debt from an absurd estimate
+			  -- would make a number Redis cannot read as an integer (1e+17), and a
+			  -- script's failed call does not undo the HSET before it.
+			  local ttl = math.min(math.ceil((limit - level) * window / limit) + 1000, 1099511627776)
 			  redis.call('HSET', KEYS[i], 'l', tostring(level), 't', tostring(now))
-			  local ttl = math.ceil((limit - level) * window / limit) + 1000
 			  redis.call('PEXPIRE', KEYS[i], ttl)
 			  result[i + 2] = tostring(level)
 			end
