@@ -260,9 +260,11 @@ public class TenantBudgetFilter implements GlobalFilter, Ordered {
 	private static Mono<Void> refused(ServerWebExchange exchange, Admission admission, long estimate) {
 		long retryMillis = Math.max(1, admission.retryAfterMillis(estimate));
 		long retrySeconds = Math.max(1, Duration.ofMillis(retryMillis).plusMillis(999).toSeconds());
+		// The budget that refused it, which need not be the one with the least left.
+		int line = Math.max(0, admission.refusingLine(estimate));
 		String message = "Rate limit reached for tenant '" + admission.tenant() + "'"
-				+ (admission.model() != null ? " on model '" + admission.model() + "'" : "") + ": limit "
-				+ admission.limit() + " tokens, remaining " + admission.remaining() + ", requested " + estimate
+				+ (admission.modelLine(line) ? " on model '" + admission.model() + "'" : "") + ": limit "
+				+ admission.limit(line) + " tokens, remaining " + admission.remaining(line) + ", requested " + estimate
 				+ ". Please try again in " + RateLimitHeaders.duration(retryMillis) + ".";
 		return OpenAiErrorResponses.write(exchange, HttpStatus.TOO_MANY_REQUESTS,
 				new OpenAiError(message, "tokens", null, "rate_limit_exceeded"), retrySeconds);

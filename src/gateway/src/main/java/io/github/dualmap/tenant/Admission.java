@@ -50,9 +50,9 @@ public record Admission(String tenant, @Nullable String model, List<BudgetLine> 
 	}
 
 	/**
-	 * The index of the line that binds: for a refused request, the one that is missing
-	 * the most time; otherwise the one with the smallest share left. -1 when there is
-	 * none (no budget, or the store did not answer).
+	 * The index of the line that binds, for the rate-limit headers: the one with the
+	 * smallest share left. -1 when there is none (no budget, or the store did not
+	 * answer). What refused a request is {@link #refusingLine}.
 	 */
 	public int bindingLine() {
 		BudgetStore.Levels l = this.levels;
@@ -72,6 +72,51 @@ public record Admission(String tenant, @Nullable String model, List<BudgetLine> 
 		return this.levels.levels()[i] / this.lines.get(i).limit();
 	}
 
+	/**
+	 * The index of the line that refuses a request of {@code cost}: the one it would wait
+	 * longest for (a line with a smaller share left may still hold what the request
+	 * needs); -1 when there is none.
+	 */
+	public int refusingLine(double cost) {
+		BudgetStore.Levels l = this.levels;
+		if (l == null || this.lines.isEmpty()) {
+			return -1;
+		}
+		int worst = 0;
+		long longest = -1;
+		for (int i = 0; i < this.lines.size(); i++) {
+			BudgetLine line = this.lines.get(i);
+			long wait = line.millisUntil(l.levels()[i], line.needed(cost));
+			if (wait > longest) {
+				longest = wait;
+				worst = i;
+			}
+		}
+		return worst;
+	}
+
+	/** Tokens line {@code i} holds when full. */
+	public long limit(int i) {
+		return this.lines.get(i).limit();
+	}
+
+	/**
+	 * Whole tokens left in line {@code i} (never below 0); -1 when the store did not
+	 * answer.
+	 */
+	public long remaining(int i) {
+		BudgetStore.Levels l = this.levels;
+		return l == null ? -1 : (long) Math.max(0, Math.floor(l.levels()[i]));
+	}
+
+	/**
+	 * Whether line {@code i} is a budget of the requested model rather than the tenant's
+	 * own.
+	 */
+	public boolean modelLine(int i) {
+		return this.lines.get(i).key().contains("}:" + TenantDirectory.MODEL_KEY);
+	}
+
 	/** Tokens the binding budget holds when full; -1 for none. */
 	public long limit() {
 		int i = bindingLine();
@@ -81,7 +126,7 @@ public record Admission(String tenant, @Nullable String model, List<BudgetLine> 
 	/** Whole tokens left in the binding budget (never below 0); -1 for none. */
 	public long remaining() {
 		int i = bindingLine();
-		return i < 0 ? -1 : (long) Math.max(0, Math.floor(this.levels.levels()[i]));
+		return i < 0 ? -1 : remaining(i);
 	}
 
 	/** Milliseconds until the binding budget is full again; -1 for none. */

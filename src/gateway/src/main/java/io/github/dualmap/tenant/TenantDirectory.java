@@ -22,6 +22,9 @@ public final class TenantDirectory {
 	/** The tenant of a request that names none. */
 	public static final String DEFAULT = "default";
 
+	/** What a model's budget keys have after the tenant's hash tag. */
+	static final String MODEL_KEY = "model:";
+
 	/** The meter tag of every tenant the configuration does not name. */
 	public static final String OTHER = "other";
 
@@ -150,8 +153,8 @@ public final class TenantDirectory {
 		add(lines, base + "d", s.tokensPerDay(), BudgetLine.DAY_MILLIS);
 		TenantSettings.ModelLimits m = model == null ? null : s.models().get(model);
 		if (m != null) {
-			add(lines, base + "model:" + model + ":m", m.tokensPerMinute(), BudgetLine.MINUTE_MILLIS);
-			add(lines, base + "model:" + model + ":d", m.tokensPerDay(), BudgetLine.DAY_MILLIS);
+			add(lines, base + MODEL_KEY + model + ":m", m.tokensPerMinute(), BudgetLine.MINUTE_MILLIS);
+			add(lines, base + MODEL_KEY + model + ":d", m.tokensPerDay(), BudgetLine.DAY_MILLIS);
 		}
 		return lines;
 	}

@@ -158,7 +158,8 @@ class TenantBudgetsIntegrationTests {
 		JsonNode error = JsonMapper.shared().readTree(refused.getResponseBody()).get("error");
 		assertThat(error.get("code").asString()).isEqualTo("rate_limit_exceeded");
 		assertThat(error.get("type").asString()).isEqualTo("tokens");
-		assertThat(error.get("message").asString()).contains("tiny").contains("limit 50");
+		// Its own budget refused it, not one of the model it names.
+		assertThat(error.get("message").asString()).contains("tiny").contains("limit 50").doesNotContain("on model");
 		assertThat(ENGINE.served.get()).isEqualTo(served + 1);
 		assertThat(view("tiny").usage().refused()).isEqualTo(1);
 	}
