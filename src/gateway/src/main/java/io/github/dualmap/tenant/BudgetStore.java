@@ -18,6 +18,25 @@ public interface BudgetStore {
 	 */
 	Mono<Levels> charge(List<BudgetLine> lines, double cost, Charge charge);
 
+	/**
+	 * {@link #charge(List, double, Charge)} that {@link #revoke} can take back: for a
+	 * store whose answer may come too late to wait for (a remote one), the caller that
+	 * gives up on it revokes it, so that it counts once (nothing) whether or not the
+	 * store applied it. A store that always answers at once ignores {@code id}.
+	 * @param id names this charge (unique for a while, as a request id is)
+	 */
+	default Mono<Levels> charge(List<BudgetLine> lines, double cost, Charge charge, String id) {
+		return charge(lines, cost, charge);
+	}
+
+	/**
+	 * Gives back what the charge named {@code id} to {@code lines} took, if it was
+	 * applied; one that has not arrived yet will take nothing when it does.
+	 */
+	default Mono<Void> revoke(List<BudgetLine> lines, String id) {
+		return Mono.empty();
+	}
+
 	/** Where it keeps the budgets, as {@code dualmap.tenants.store} names it. */
 	String kind();
 

@@ -3,6 +3,7 @@ package io.github.dualmap.tenant;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
@@ -19,19 +20,30 @@ import org.springframework.data.redis.core.script.RedisScript;
 public final class RedisBudgetStore implements BudgetStore {
 
 	/**
-	 * ARGV: cost, mode (0 always, 1 if admitted, 2 shadow), then limit and window per
-	 * key. Returns admitted (1/0), now, and each level, as strings (floats survive).
+	 * ARGV: cost, mode (0 always, 1 if admitted, 2 shadow), how long a named charge is
+	 * remembered in milliseconds (0: not named), then limit and window per line. KEYS:
+	 * the lines, and for a named charge its op key last. Returns admitted (1/0), now, and
+	 * each level, as strings (floats survive). A named charge whose op key exists (it was
+	 * revoked before it arrived, or is sent again) takes nothing; one that takes leaves
+	 * what it took in its op key for {@link #REVOKE_SCRIPT}.
 	 */
 	static final String SCRIPT = """
 			local t = redis.call('TIME')
 			local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 			local cost = tonumber(ARGV[1])
 			local mode = ARGV[2]
+			local remember = tonumber(ARGV[3])
+			local lines = #KEYS
+			local op = nil
+			if remember > 0 then
+			  op = KEYS[lines]
+			  lines = lines - 1
+			end
 			local levels = {}
 			local admitted = 1
-			for i = 1, #KEYS do
-			  local limit = tonumber(ARGV[1 + 2 * i])
-			  local window = tonumber(ARGV[2 + 2 * i])
+			for i = 1, lines do
+			  local limit = tonumber(ARGV[2 + 2 * i])
+			  local window = tonumber(ARGV[3 + 2 * i])
 			  local state = redis.call('HMGET', KEYS[i], 'l', 't')
 			  local level = tonumber(state[1])
 			  if level == nil then
@@ -46,10 +58,16 @@ public final class RedisBudgetStore implements BudgetStore {
 			  end
 			end
 			local take = mode ~= '1' or admitted == 1
+			if op ~= nil and redis.call('EXISTS', op) == 1 then
+			  take = false
+			end
+			if op ~= nil and take then
+			  redis.call('SET', op, tostring(cost), 'PX', remember)
+			end
 			local result = { tostring(admitted), tostring(now) }
-			for i = 1, #KEYS do
-			  local limit = tonumber(ARGV[1 + 2 * i])
-			  local window = tonumber(ARGV[2 + 2 * i])
+			for i = 1, lines do
+			  local limit = tonumber(ARGV[2 + 2 * i])
+			  local window = tonumber(ARGV[3 + 2 * i])
 			  local level = levels[i]
 			  if take then
 			    level = math.min(limit, level - cost)
@@ -65,8 +83,51 @@ public final class RedisBudgetStore implements BudgetStore {
 			return result
 			""";
 
+	/**
+	 * ARGV: how long the revocation is remembered in milliseconds, then limit and window
+	 * per line. KEYS: the lines, then the charge's op key. Gives back what the charge
+	 * took, once, and leaves the op key so that the charge, arriving later, takes
+	 * nothing. Returns 1 when it gave something back.
+	 */
+	static final String REVOKE_SCRIPT = """
+			local t = redis.call('TIME')
+			local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+			local op = KEYS[#KEYS]
+			local taken = tonumber(redis.call('GET', op))
+			redis.call('SET', op, 'revoked', 'PX', tonumber(ARGV[1]))
+			if taken == nil or taken == 0 then
+			  return 0
+			end
+			for i = 1, #KEYS - 1 do
+			  local limit = tonumber(ARGV[2 * i])
+			  local window = tonumber(ARGV[1 + 2 * i])
+			  local state = redis.call('HMGET', KEYS[i], 'l', 't')
+			  local level = tonumber(state[1])
+			  if level == nil then
+			    level = limit
+			  else
+			    local elapsed = math.max(0, now - tonumber(state[2]))
+			    level = math.min(limit, level + elapsed * limit / window)
+			  end
+			  level = math.min(limit, level + taken)
+			  local ttl = math.min(math.ceil((limit - level) * window / limit) + 1000, 1099511627776)
+			  redis.call('HSET', KEYS[i], 'l', tostring(level), 't', tostring(now))
+			  redis.call('PEXPIRE', KEYS[i], ttl)
+			end
+			return 1
+			""";
+
+	/**
+	 * How long a named charge, or its revocation, is remembered: longer than any wait for
+	 * a script's answer, so that a revocation always finds the charge it revokes (or the
+	 * charge its revocation).
+	 */
+	static final long REMEMBER_MILLIS = 60_000;
+
 	@SuppressWarnings("rawtypes")
 	private static final RedisScript<List> REDIS_SCRIPT = RedisScript.of(SCRIPT, List.class);
+
+	private static final RedisScript<Long> REDIS_REVOKE_SCRIPT = RedisScript.of(REVOKE_SCRIPT, Long.class);
 
 	private final ReactiveStringRedisTemplate redis;
 
@@ -84,23 +145,59 @@ public final class RedisBudgetStore implements BudgetStore {
 
 	@Override
 	public Mono<Levels> charge(List<BudgetLine> lines, double cost, Charge charge) {
+		return charge(lines, cost, charge, null);
+	}
+
+	@Override
+	public Mono<Levels> charge(List<BudgetLine> lines, double cost, Charge charge, @Nullable String id) {
 		if (lines.isEmpty()) {
 			return Mono.just(new Levels(true, new double[0], System.currentTimeMillis()));
 		}
-		List<String> keys = new ArrayList<>(lines.size());
-		List<String> args = new ArrayList<>(2 + 2 * lines.size());
+		List<String> keys = new ArrayList<>(lines.size() + 1);
+		List<String> args = new ArrayList<>(3 + 2 * lines.size());
 		args.add(Double.toString(cost));
 		args.add(switch (charge) {
 			case ALWAYS -> "0";
 			case IF_ADMITTED -> "1";
 			case SHADOW -> "2";
 		});
+		args.add(id == null ? "0" : Long.toString(REMEMBER_MILLIS));
+		addLines(lines, keys, args);
+		if (id != null) {
+			keys.add(opKey(lines, id));
+		}
+		return this.redis.execute(REDIS_SCRIPT, keys, args).next().map(result -> levels(result, lines.size()));
+	}
+
+	@Override
+	public Mono<Void> revoke(List<BudgetLine> lines, String id) {
+		if (lines.isEmpty()) {
+			return Mono.empty();
+		}
+		List<String> keys = new ArrayList<>(lines.size() + 1);
+		List<String> args = new ArrayList<>(1 + 2 * lines.size());
+		args.add(Long.toString(REMEMBER_MILLIS));
+		addLines(lines, keys, args);
+		keys.add(opKey(lines, id));
+		return this.redis.execute(REDIS_REVOKE_SCRIPT, keys, args).then();
+	}
+
+	private void addLines(List<BudgetLine> lines, List<String> keys, List<String> args) {
 		for (BudgetLine line : lines) {
 			keys.add(this.keyPrefix + line.key());
 			args.add(Long.toString(line.limit()));
 			args.add(Long.toString(line.windowMillis()));
 		}
-		return this.redis.execute(REDIS_SCRIPT, keys, args).next().map(result -> levels(result, lines.size()));
+	}
+
+	/**
+	 * The key remembering the charge {@code id}: with the tenant's hash tag, which every
+	 * line of one request shares, so a Redis Cluster keeps it in their slot.
+	 */
+	private String opKey(List<BudgetLine> lines, String id) {
+		String first = lines.get(0).key();
+		int tag = first.indexOf("}:");
+		return this.keyPrefix + (tag > 0 ? first.substring(0, tag + 2) : "") + "op:" + id;
 	}
 
 	private static Levels levels(List<?> result, int lines) {

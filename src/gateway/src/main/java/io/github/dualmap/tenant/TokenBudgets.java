@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
@@ -70,6 +71,11 @@ public final class TokenBudgets {
 
 	private final AtomicLong failuresNotLogged = new AtomicLong();
 
+	/** This gateway's prefix of the charges' names: other replicas share the store. */
+	private final String chargeIds = Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36) + "-";
+
+	private final AtomicLong chargeSequence = new AtomicLong();
+
 	/**
 	 * @param timeout longest wait for the store
 	 * @param clock milliseconds since the epoch (to age the levels shown)
@@ -115,7 +121,8 @@ public final class TokenBudgets {
 		}
 		BudgetStore.Charge charge = this.mode == TenantProperties.TenantMode.SHADOW ? BudgetStore.Charge.SHADOW
 				: BudgetStore.Charge.IF_ADMITTED;
-		return this.store.charge(lines, estimate, charge).timeout(this.timeout).map(levels -> {
+		String id = nextChargeId();
+		return this.store.charge(lines, estimate, charge, id).timeout(this.timeout).map(levels -> {
 			remember(tenant, lines, levels);
 			flushPending();
 			Admission.Outcome outcome = levels.admitted() ? Admission.Outcome.ADMITTED
@@ -125,6 +132,10 @@ public final class TokenBudgets {
 			return counted(new Admission(tenant, model, lines, charged, outcome, levels));
 		}).onErrorResume(ex -> {
 			failed("admit", ex);
+			// The store may yet apply it: then it is given back, so that a request served
+			// unchecked (and charged its usage later) or refused is not charged its
+			// estimate too.
+			revoke(lines, id);
 			Admission.Outcome outcome = this.failureMode == TenantProperties.FailureMode.OPEN
 					? Admission.Outcome.UNCHECKED : Admission.Outcome.UNAVAILABLE;
 			return Mono.just(counted(new Admission(tenant, model, lines, 0, outcome, null)));
@@ -210,16 +221,34 @@ public final class TokenBudgets {
 				if (cost == 0) {
 					continue;
 				}
-				this.store.charge(p.lines, cost, BudgetStore.Charge.ALWAYS).timeout(this.timeout).subscribe(levels -> {
-				}, ex -> {
-					failed("charge unchecked usage", ex);
-					owe(p.lines, cost);
-				});
+				String id = nextChargeId();
+				this.store.charge(p.lines, cost, BudgetStore.Charge.ALWAYS, id)
+					.timeout(this.timeout)
+					.subscribe(levels -> {
+					}, ex -> {
+						failed("charge unchecked usage", ex);
+						// Owed again, and taken back should the store still apply it.
+						revoke(p.lines, id);
+						owe(p.lines, cost);
+					});
 			}
 		}
 		finally {
 			this.flushing.set(false);
 		}
+	}
+
+	/** A name for a charge the store may apply after this gateway stopped waiting. */
+	private String nextChargeId() {
+		return this.chargeIds + Long.toString(this.chargeSequence.incrementAndGet(), 36);
+	}
+
+	/**
+	 * Takes back the charge {@code id}, which this gateway stopped waiting for; not
+	 * waited for either (a store that failed a moment ago may take its time).
+	 */
+	private void revoke(List<BudgetLine> lines, String id) {
+		this.store.revoke(lines, id).subscribe(null, ex -> failed("revoke", ex));
 	}
 
 	/** Cost owed to one set of budget lines. */
