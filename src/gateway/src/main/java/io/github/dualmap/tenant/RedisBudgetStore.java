@@ -20,12 +20,13 @@ import org.springframework.data.redis.core.script.RedisScript;
 public final class RedisBudgetStore implements BudgetStore {
 
 	/**
-	 * ARGV: cost, mode (0 always, 1 if admitted, 2 shadow), how long a named charge is
-	 * remembered in milliseconds (0: not named), then limit and window per line. KEYS:
-	 * the lines, and for a named charge its op key last. Returns admitted (1/0), now, and
-	 * each level, as strings (floats survive). A named charge whose op key exists (it was
-	 * revoked before it arrived, or is sent again) takes nothing; one that takes leaves
-	 * what it took in its op key for {@link #REVOKE_SCRIPT}.
+	 * ARGV: cost, mode (0 always, 1 if admitted, 2 shadow, 3 revoke), how long a named
+	 * charge is remembered in milliseconds (0: not named), then limit and window per
+	 * line. KEYS: the lines, and for a named charge its op key last. Returns admitted
+	 * (1/0), now, and each level, as strings (floats survive). A named charge whose op
+	 * key exists (it was revoked before it arrived, or is sent again) takes nothing; one
+	 * that takes leaves what it took in its op key. A revocation gives that back, once,
+	 * and leaves the op key so that the charge, arriving later, takes nothing.
 	 */
 	static final String SCRIPT = """
 			local t = redis.call('TIME')
@@ -38,6 +39,10 @@ public final class RedisBudgetStore implements BudgetStore {
 			if remember > 0 then
 			  op = KEYS[lines]
 			  lines = lines - 1
+			end
+			if mode == '3' then
+			  cost = -(tonumber(redis.call('GET', op)) or 0)
+			  redis.call('SET', op, 'revoked', 'PX', remember)
 			end
 			local levels = {}
 			local admitted = 1
@@ -58,11 +63,12 @@ public final class RedisBudgetStore implements BudgetStore {
 			  end
 			end
 			local take = mode ~= '1' or admitted == 1
-			if op ~= nil and redis.call('EXISTS', op) == 1 then
-			  take = false
-			end
-			if op ~= nil and take then
-			  redis.call('SET', op, tostring(cost), 'PX', remember)
+			if op ~= nil and mode ~= '3' then
+			  if redis.call('EXISTS', op) == 1 then
+			    take = false
+			  elseif take then
+			    redis.call('SET', op, tostring(cost), 'PX', remember)
+			  end
 			end
 			local result = { tostring(admitted), tostring(now) }
 			for i = 1, lines do
@@ -84,40 +90,6 @@ public final class RedisBudgetStore implements BudgetStore {
 			""";
 
 	/**
-	 * ARGV: how long the revocation is remembered in milliseconds, then limit and window
-	 * per line. KEYS: the lines, then the charge's op key. Gives back what the charge
-	 * took, once, and leaves the op key so that the charge, arriving later, takes
-	 * nothing. Returns 1 when it gave something back.
-	 */
-	static final String REVOKE_SCRIPT = """
-			local t = redis.call('TIME')
-			local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-			local op = KEYS[#KEYS]
-			local taken = tonumber(redis.call('GET', op))
-			redis.call('SET', op, 'revoked', 'PX', tonumber(ARGV[1]))
-			if taken == nil or taken == 0 then
-			  return 0
-			end
-			for i = 1, #KEYS - 1 do
-			  local limit = tonumber(ARGV[2 * i])
-			  local window = tonumber(ARGV[1 + 2 * i])
-			  local state = redis.call('HMGET', KEYS[i], 'l', 't')
-			  local level = tonumber(state[1])
-			  if level == nil then
-			    level = limit
-			  else
-			    local elapsed = math.max(0, now - tonumber(state[2]))
-			    level = math.min(limit, level + elapsed * limit / window)
-			  end
-			  level = math.min(limit, level + taken)
-			  local ttl = math.min(math.ceil((limit - level) * window / limit) + 1000, 1099511627776)
-			  redis.call('HSET', KEYS[i], 'l', tostring(level), 't', tostring(now))
-			  redis.call('PEXPIRE', KEYS[i], ttl)
-			end
-			return 1
-			""";
-
-	/**
 	 * How long a named charge, or its revocation, is remembered: longer than any wait for
 	 * a script's answer, so that a revocation always finds the charge it revokes (or the
 	 * charge its revocation).
@@ -126,8 +98,6 @@ public final class RedisBudgetStore implements BudgetStore {
 
 	@SuppressWarnings("rawtypes")
 	private static final RedisScript<List> REDIS_SCRIPT = RedisScript.of(SCRIPT, List.class);
-
-	private static final RedisScript<Long> REDIS_REVOKE_SCRIPT = RedisScript.of(REVOKE_SCRIPT, Long.class);
 
 	private final ReactiveStringRedisTemplate redis;
 
@@ -150,36 +120,32 @@ public final class RedisBudgetStore implements BudgetStore {
 
 	@Override
 	public Mono<Levels> charge(List<BudgetLine> lines, double cost, Charge charge, @Nullable String id) {
+		return run(lines, cost, switch (charge) {
+			case ALWAYS -> "0";
+			case IF_ADMITTED -> "1";
+			case SHADOW -> "2";
+		}, id);
+	}
+
+	@Override
+	public Mono<Void> revoke(List<BudgetLine> lines, String id) {
+		return run(lines, 0, "3", id).then();
+	}
+
+	private Mono<Levels> run(List<BudgetLine> lines, double cost, String mode, @Nullable String id) {
 		if (lines.isEmpty()) {
 			return Mono.just(new Levels(true, new double[0], System.currentTimeMillis()));
 		}
 		List<String> keys = new ArrayList<>(lines.size() + 1);
 		List<String> args = new ArrayList<>(3 + 2 * lines.size());
 		args.add(Double.toString(cost));
-		args.add(switch (charge) {
-			case ALWAYS -> "0";
-			case IF_ADMITTED -> "1";
-			case SHADOW -> "2";
-		});
+		args.add(mode);
 		args.add(id == null ? "0" : Long.toString(REMEMBER_MILLIS));
 		addLines(lines, keys, args);
 		if (id != null) {
 			keys.add(opKey(lines, id));
 		}
 		return this.redis.execute(REDIS_SCRIPT, keys, args).next().map(result -> levels(result, lines.size()));
-	}
-
-	@Override
-	public Mono<Void> revoke(List<BudgetLine> lines, String id) {
-		if (lines.isEmpty()) {
-			return Mono.empty();
-		}
-		List<String> keys = new ArrayList<>(lines.size() + 1);
-		List<String> args = new ArrayList<>(1 + 2 * lines.size());
-		args.add(Long.toString(REMEMBER_MILLIS));
-		addLines(lines, keys, args);
-		keys.add(opKey(lines, id));
-		return this.redis.execute(REDIS_REVOKE_SCRIPT, keys, args).then();
 	}
 
 	private void addLines(List<BudgetLine> lines, List<String> keys, List<String> args) {

@@ -15,10 +15,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import redis.embedded.RedisServer;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,9 +26,7 @@ import static org.awaitility.Awaitility.await;
  */
 class RedisBudgetStoreTests {
 
-	static RedisServer redis;
-
-	static LettuceConnectionFactory connections;
+	static EmbeddedRedis redis;
 
 	static ReactiveStringRedisTemplate template;
 
@@ -39,27 +34,15 @@ class RedisBudgetStoreTests {
 
 	@BeforeAll
 	static void start() throws IOException {
-		port = TenantGateways.freePort();
-		redis = RedisServer.newRedisServer()
-			.bind("127.0.0.1")
-			.port(port)
-			.setting("save \"\"")
-			.setting("appendonly no")
-			.build();
-		redis.start();
-		connections = new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", port));
-		connections.afterPropertiesSet();
-		connections.start();
-		template = new ReactiveStringRedisTemplate(connections);
+		redis = EmbeddedRedis.start();
+		template = redis.template;
+		port = redis.port;
 	}
 
 	@AfterAll
 	static void stop() throws IOException {
-		if (connections != null) {
-			connections.destroy();
-		}
-		if (redis != null && redis.isActive()) {
-			redis.stop();
+		if (redis != null) {
+			redis.close();
 		}
 	}
 

@@ -7,10 +7,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import redis.embedded.RedisServer;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -26,35 +23,20 @@ class RedisFairnessScriptTests {
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> SCRIPT = RedisScript.of(RedisFairnessSync.SCRIPT, List.class);
 
-	static RedisServer redis;
-
-	static LettuceConnectionFactory connections;
+	static EmbeddedRedis redis;
 
 	static ReactiveStringRedisTemplate template;
 
 	@BeforeAll
 	static void start() throws IOException {
-		int port = TenantGateways.freePort();
-		redis = RedisServer.newRedisServer()
-			.bind("127.0.0.1")
-			.port(port)
-			.setting("save \"\"")
-			.setting("appendonly no")
-			.build();
-		redis.start();
-		connections = new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", port));
-		connections.afterPropertiesSet();
-		connections.start();
-		template = new ReactiveStringRedisTemplate(connections);
+		redis = EmbeddedRedis.start();
+		template = redis.template;
 	}
 
 	@AfterAll
 	static void stop() throws IOException {
-		if (connections != null) {
-			connections.destroy();
-		}
-		if (redis != null && redis.isActive()) {
-			redis.stop();
+		if (redis != null) {
+			redis.close();
 		}
 	}
 
