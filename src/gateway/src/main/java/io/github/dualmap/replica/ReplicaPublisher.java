@@ -371,7 +371,13 @@ public final class ReplicaPublisher implements SmartLifecycle {
 					// Nothing to count: this replica stops publishing to itself.
 					return response.releaseBody();
 				}
-				if (response.statusCode().is2xxSuccessful()) {
+				if (response.statusCode().is2xxSuccessful()
+						&& response.headers().asHttpHeaders().getFirst(ReplicaSyncHandler.REPLICA_HEADER) == null) {
+					// Something answered that is not a replica (a proxy, another service
+					// on the path): nothing was applied.
+					failed(peer, state, "answered without " + ReplicaSyncHandler.REPLICA_HEADER + ": not a replica");
+				}
+				else if (response.statusCode().is2xxSuccessful()) {
 					this.sync.countSent(releases);
 					if (load != null) {
 						state.lastLoad = load;

@@ -247,7 +247,7 @@ class ConfigSamplesTests {
 			.rootCause()
 			.hasMessageContaining("dualmap.replicas.token is an unresolved ${...} placeholder"));
 		// The sample's SSL bundle reads certificate files of the deployment: none here.
-		withSample("replicas.yml").withPropertyValues("DUALMAP_REPLICA_TOKEN=from-a-secret")
+		withSample("replicas.yml").withPropertyValues("DUALMAP_REPLICA_TOKEN=from-a-secret-0123456789")
 			.withInitializer(context -> context.getEnvironment()
 				.getPropertySources()
 				.addFirst(new MapPropertySource("no-bundle", Map.of("dualmap.replicas.ssl-bundle", ""))))
@@ -258,7 +258,7 @@ class ConfigSamplesTests {
 				assertThat(r.getPeers()).allMatch(u -> u.getScheme().equals("https"));
 				assertThat(context.getEnvironment()
 					.getProperty("spring.ssl.bundle.pem.replica-peers.truststore.certificate")).isNotBlank();
-				assertThat(r.getToken()).isEqualTo("from-a-secret");
+				assertThat(r.getToken()).isEqualTo("from-a-secret-0123456789");
 				assertThat(r.getFlushInterval()).isEqualTo(Duration.ofMillis(50));
 				assertThat(r.isBootstrap()).isTrue();
 				assertThat(context.getEnvironment().getProperty("management.endpoint.health.group.readiness.include"))

@@ -99,7 +99,7 @@ class GracefulShutdownIntegrationTests {
 
 	@Test
 	void backgroundWorkRunsInsideTheWebServersLifecycle() {
-		this.context = start(Map.of("dualmap.replicas.enabled", "true", "dualmap.replicas.token", "t",
+		this.context = start(Map.of("dualmap.replicas.enabled", "true", "dualmap.replicas.token", "t0123456789abcdef",
 				"dualmap.replicas.peers[0]", "http://127.0.0.1:1", "dualmap.scrape.enabled", "true"));
 		for (Class<? extends SmartLifecycle> type : java.util.List.of(DispatchTicker.class, EngineScraping.class,
 				DiscoveryMembership.class, ReplicaPublisher.class)) {

@@ -47,7 +47,10 @@ class ReplicaPublisherTests {
 		this.servers.forEach(DisposableServer::disposeNow);
 	}
 
-	/** A peer recording what it receives and answering as {@code answerAs}. */
+	/**
+	 * A peer recording what it receives and answering as {@code answerAs} ({@code null}:
+	 * not as a replica).
+	 */
 	private Peer peer(String answerAs, Duration delay) {
 		Peer peer = new Peer(new CopyOnWriteArrayList<>(), new AtomicReference<>());
 		DisposableServer server = HttpServer.create()
@@ -61,7 +64,7 @@ class ReplicaPublisherTests {
 						.flatMap(body -> {
 							peer.bodies().add(body);
 							peer.authorization().set(req.requestHeaders().get("Authorization"));
-							return res.header(ReplicaSyncHandler.REPLICA_HEADER, answerAs)
+							return (answerAs == null ? res : res.header(ReplicaSyncHandler.REPLICA_HEADER, answerAs))
 								.sendString(Mono.just("{}"))
 								.then();
 						})))
@@ -274,6 +277,17 @@ class ReplicaPublisherTests {
 		assertThat(self.bodies()).hasSize(1);
 		assertThat(other.bodies()).hasSize(2);
 		assertThat(this.sync.sent()).isEqualTo(2);
+	}
+
+	@Test
+	void aTwoHundredFromSomethingThatIsNotAReplicaIsAFailedPublication() {
+		Peer impostor = peer(null, Duration.ZERO);
+		ReplicaPublisher publisher = publisher(List.of(impostor.uri()), Duration.ofSeconds(2));
+		release("a", "one");
+		publisher.flush().block(Duration.ofSeconds(10));
+		assertThat(impostor.bodies()).hasSize(1);
+		assertThat(this.sync.sent()).isZero();
+		assertThat(this.sync.failedPublications()).isOne();
 	}
 
 	@Test
