@@ -24,6 +24,8 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import org.apache.commons.logging.Log;
@@ -33,14 +35,17 @@ import reactor.netty.NettyPipeline;
 import reactor.netty.http.server.HttpServer;
 
 /**
- * A deadline for reading a request's head ({@code dualmap.server.header-read-timeout}):
- * from the first byte of a request to the moment the HTTP/1.1 codec has decoded its
- * request line and headers (an {@link HttpRequest}). A head that takes longer (a
- * slowloris client, trickling a byte every few seconds to hold a connection for ever) is
- * answered 408 with the gateway's OpenAI error ({@code request_timeout}, as a body past
- * {@code dualmap.body-read-timeout} is) and {@code Connection: close}, and its connection
- * closed; what arrives after the deadline is dropped unread. Reactor Netty bounds a head
- * in size ({@code server.max-http-request-header-size}) and a connection's idle time
+ * Reading a request's head: a head the HTTP/1.1 codec cannot decode (headers or request
+ * line too long, not valid HTTP) gets the status Reactor Netty would give it (431, 414,
+ * 400) with the gateway's OpenAI error body rather than none, and its connection closed;
+ * and a deadline ({@code dualmap.server.header-read-timeout}): from the first byte of a
+ * request to the moment the HTTP/1.1 codec has decoded its request line and headers (an
+ * {@link HttpRequest}). A head that takes longer (a slowloris client, trickling a byte
+ * every few seconds to hold a connection for ever) is answered 408 with the gateway's
+ * OpenAI error ({@code request_timeout}, as a body past {@code dualmap.body-read-timeout}
+ * is) and {@code Connection: close}, and its connection closed; what arrives after the
+ * deadline is dropped unread. Reactor Netty bounds a head in size
+ * ({@code server.max-http-request-header-size}) and a connection's idle time
  * ({@code server.netty.idle-timeout}), but a client that sends a byte now and then is
  * never idle.
  * <p>
@@ -183,6 +188,14 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 			ReferenceCountUtil.release(msg);
 			return;
 		}
+		if (msg instanceof HttpRequest request && request.decoderResult().isFailure() && this.owed == 0) {
+			// A head the codec could not read: answered here, with the gateway's error
+			// body, where Reactor Netty would answer the same status with none.
+			cancel();
+			ReferenceCountUtil.release(msg);
+			refuse(ctx, request.decoderResult().cause());
+			return;
+		}
 		if (msg instanceof HttpRequest) {
 			// Its head is in: the deadline is met. Its body has a deadline of its own.
 			cancel();
@@ -241,14 +254,46 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 			logger.debug("Request head from " + context.channel().remoteAddress() + " not received within "
 					+ Duration.ofNanos(this.timeoutNanos).toMillis() + " ms: answered 408, connection closed");
 		}
-		FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
-				HttpResponseStatus.REQUEST_TIMEOUT, Unpooled.wrappedBuffer(this.answer));
+		// Into the codec, which is between requests (no response is owed).
+		answerAndClose(context, HttpResponseStatus.REQUEST_TIMEOUT, this.answer);
+	}
+
+	/**
+	 * Answers a head the codec could not decode as Reactor Netty would (431 for headers
+	 * too large, 414 for a request line too long, 400 otherwise, and the connection
+	 * closed), with the OpenAI error body the gateway's other refusals have.
+	 */
+	private static void refuse(ChannelHandlerContext ctx, @Nullable Throwable cause) {
+		HttpResponseStatus status;
+		OpenAiError error;
+		if (cause instanceof TooLongHttpHeaderException) {
+			status = HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE;
+			error = new OpenAiError("request headers exceed server.max-http-request-header-size",
+					OpenAiError.INVALID_REQUEST, null, "headers_too_large");
+		}
+		else if (cause instanceof TooLongHttpLineException) {
+			status = HttpResponseStatus.REQUEST_URI_TOO_LONG;
+			error = new OpenAiError("request line exceeds server.netty.max-initial-line-length",
+					OpenAiError.INVALID_REQUEST, null, "request_line_too_long");
+		}
+		else {
+			status = HttpResponseStatus.BAD_REQUEST;
+			error = new OpenAiError(
+					"request head is not valid HTTP/1.1"
+							+ (cause != null && cause.getMessage() != null ? ": " + cause.getMessage() : ""),
+					OpenAiError.INVALID_REQUEST, null, "invalid_http_request");
+		}
+		answerAndClose(ctx, status, error.toJson());
+	}
+
+	private static void answerAndClose(ChannelHandlerContext ctx, HttpResponseStatus status, byte[] body) {
+		FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+				Unpooled.wrappedBuffer(body));
 		response.headers()
 			.set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
-			.setInt(HttpHeaderNames.CONTENT_LENGTH, this.answer.length)
+			.setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
 			.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-		// Into the codec, which is between requests (no response is owed).
-		context.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+		ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
 	}
 
 	/**

@@ -12,6 +12,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import io.github.dualmap.RawHttp;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Mono;
@@ -64,6 +65,28 @@ class HeaderReadTimeoutServerTests {
 		}
 		finally {
 			trickler.shutdownNow();
+			server.disposeNow();
+		}
+	}
+
+	@Test
+	void headersTooLargeAreAnswered431WithTheErrorBodyOnTheServer() throws Exception {
+		DisposableServer server = HeaderReadTimeout
+			.install(HttpServer.create().host("127.0.0.1").port(0), Duration.ofSeconds(30),
+					new HeaderReadTimeout.Expirations())
+			.handle((request, response) -> response.sendString(Mono.just("ok")))
+			.bindNow();
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress("127.0.0.1", server.port()), 5_000);
+			socket.setSoTimeout(10_000);
+			socket.getOutputStream()
+				.write(("GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: " + "a".repeat(9_000) + "\r\n\r\n")
+					.getBytes(StandardCharsets.US_ASCII));
+			InputStream in = socket.getInputStream();
+			assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 431 ").contains("\"code\":\"headers_too_large\"");
+			assertThat(RawHttp.closed(in)).isTrue();
+		}
+		finally {
 			server.disposeNow();
 		}
 	}

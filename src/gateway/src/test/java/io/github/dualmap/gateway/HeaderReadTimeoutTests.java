@@ -121,6 +121,37 @@ class HeaderReadTimeoutTests {
 	}
 
 	@Test
+	void aHeadTheCodecCannotDecodeIsAnsweredWithTheErrorBodyAndItsConnectionClosed() {
+		String[][] cases = {
+				{ "GET /v1/models HTTP/1.1\r\nHost: localhost\r\nX-Big: " + "a".repeat(9_000) + "\r\n\r\n",
+						"HTTP/1.1 431 Request Header Fields Too Large\r\n", "\"code\":\"headers_too_large\"" },
+				{ "GET /" + "a".repeat(5_000) + " HTTP/1.1\r\nHost: localhost\r\n\r\n",
+						"HTTP/1.1 414 Request-URI Too Long\r\n", "\"code\":\"request_line_too_long\"" },
+				{ "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n",
+						"HTTP/1.1 400 Bad Request\r\n", "\"code\":\"invalid_http_request\"" } };
+		for (String[] c : cases) {
+			EmbeddedChannel channel = channel(this.expirations);
+			channel.writeInbound(Unpooled.copiedBuffer(c[0], StandardCharsets.US_ASCII));
+			StringBuilder text = new StringBuilder();
+			for (Object msg; (msg = channel.readOutbound()) != null;) {
+				text.append(((ByteBuf) msg).toString(StandardCharsets.UTF_8));
+				((ByteBuf) msg).release();
+			}
+			assertThat(text.toString()).as(c[1])
+				.startsWith(c[1])
+				.containsIgnoringCase("content-type: application/json\r\n")
+				.containsIgnoringCase("connection: close\r\n")
+				.contains("\"type\":\"invalid_request_error\"")
+				.contains(c[2]);
+			assertThat(channel.isOpen()).isFalse();
+			Object decoded = channel.readInbound();
+			assertThat(decoded).as("nothing reaches the server").isNull();
+			channel.finishAndReleaseAll();
+		}
+		assertThat(this.expirations.count()).isZero();
+	}
+
+	@Test
 	void theRestOfAHeadThatArrivesWhileThe408IsWrittenIsNotServed() {
 		// The 408 stays on its way out (a client that does not read).
 		List<Object> held = new ArrayList<>();
