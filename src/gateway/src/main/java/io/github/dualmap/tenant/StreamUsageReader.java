@@ -26,6 +26,13 @@ public final class StreamUsageReader {
 
 	private static final byte[] DELTA_EVENT = ".delta\"".getBytes(StandardCharsets.US_ASCII);
 
+	/**
+	 * The delta of the chunk vLLM and SGLang open a chat stream with: the role, and no
+	 * token yet.
+	 */
+	private static final byte[] ROLE_ONLY = "\"role\":\"assistant\",\"content\":\"\""
+		.getBytes(StandardCharsets.US_ASCII);
+
 	private static final JsonMapper JSON = JsonMapper.shared();
 
 	private final boolean dropUsageChunk;
@@ -122,8 +129,9 @@ public final class StreamUsageReader {
 			return true;
 		}
 		// A Responses API event carries output when it is a delta; a completion chunk
-		// always does.
-		boolean output = !contains(b, start, end, RESPONSE_EVENT) || contains(b, start, end, DELTA_EVENT);
+		// does, but for the one that opens a chat stream with the role alone.
+		boolean output = contains(b, start, end, RESPONSE_EVENT) ? contains(b, start, end, DELTA_EVENT)
+				: !contains(b, start, end, ROLE_ONLY);
 		if (!contains(b, start, end, USAGE)) {
 			this.outputEvents += output ? 1 : 0;
 			return true;

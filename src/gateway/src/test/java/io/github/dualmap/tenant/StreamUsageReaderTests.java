@@ -70,9 +70,12 @@ class StreamUsageReaderTests {
 	}
 
 	@Test
-	void aStreamCutShortCountsTheEventsSeen() {
+	void aStreamCutShortCountsTheEventsSeenThatCarriedAToken() {
 		StreamUsageReader reader = new StreamUsageReader(true, 1 << 20);
-		String cut = CHUNK + CHUNK + CHUNK.substring(0, 10);
+		// vLLM opens a chat stream with the role and no token.
+		String role = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,"
+				+ "\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+		String cut = role + CHUNK + CHUNK + CHUNK.substring(0, 10);
 		assertThat(feed(reader, cut, 3)).isEqualTo(cut);
 		assertThat(reader.usage()).isNull();
 		assertThat(reader.outputEvents()).isEqualTo(2);
