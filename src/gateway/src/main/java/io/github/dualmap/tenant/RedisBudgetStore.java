@@ -15,7 +15,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  * all the lines of a request atomically, on Redis's clock (replicas' clocks may differ).
  * Each bucket is a hash ({@code l}: level, {@code t}: milliseconds) that expires once it
  * would be full again, so Redis keeps only the budgets in use. A tenant's keys share one
- * hash tag, so a Redis Cluster keeps them in one slot.
+ * hash tag, so a Redis Cluster keeps them in one slot. A charge the gateway may stop
+ * waiting for is named: a key beside the budgets ({@code {tenant}:op:<name>}) remembers
+ * what it took for {@link #REMEMBER_MILLIS}, so that {@link #revoke} gives that back
+ * once, whether the charge ran before the revocation or after it.
  */
 public final class RedisBudgetStore implements BudgetStore {
 
