@@ -295,25 +295,40 @@ final class Measurement {
 	}
 
 	/**
+	 * Whether request {@code i} had arrived by {@code now}: a run stopped early ends
+	 * before its last requests arrive, and those have no TTFT to censor (not a wait of
+	 * 0).
+	 */
+	private boolean arrivedBy(int i, long now) {
+		return this.ttft[i] >= 0 || this.arrival[i] <= now;
+	}
+
+	/**
 	 * The run's result at {@code now}: a request without a first token counts with the
-	 * time it has waited; {@code slots} engine slots were taken, with the instance ids
+	 * time it has waited, one that had not arrived yet (a run stopped early) not at all
+	 * in the percentiles; {@code slots} engine slots were taken, with the instance ids
 	 * {@code slotIds}.
 	 */
 	RunResult result(String policyName, double rate, long now, int instances, int slots, String[] slotIds,
 			EngineScrapes scrapes, long migrations) {
 		double[] seconds = new double[this.measured];
+		int arrivedCount = 0;
 		double[] served = new double[this.measured];
 		int servedCount = 0;
 		long measuredPromptTokens = 0;
 		for (int j = 0; j < this.measured; j++) {
 			int i = this.warmup + j;
 			measuredPromptTokens += this.workload.trace().requests().get(i).inputTokens();
-			long t = this.ttft[i] >= 0 ? this.ttft[i] : Math.max(0, now - this.arrival[i]);
-			seconds[j] = t / 1e9;
+			if (!arrivedBy(i, now)) {
+				continue;
+			}
+			long t = this.ttft[i] >= 0 ? this.ttft[i] : now - this.arrival[i];
+			seconds[arrivedCount++] = t / 1e9;
 			if (this.ttft[i] >= 0) {
-				served[servedCount++] = seconds[j];
+				served[servedCount++] = t / 1e9;
 			}
 		}
+		seconds = Arrays.copyOf(seconds, arrivedCount);
 		Arrays.sort(seconds);
 		served = Arrays.copyOf(served, servedCount);
 		Arrays.sort(served);
@@ -400,8 +415,9 @@ final class Measurement {
 				if (this.objectives.classOf(i) != c) {
 					continue;
 				}
-				long t = this.ttft[i] >= 0 ? this.ttft[i] : Math.max(0, now - this.arrival[i]);
-				seconds.add(t / 1e9);
+				if (arrivedBy(i, now)) {
+					seconds.add((this.ttft[i] >= 0 ? this.ttft[i] : now - this.arrival[i]) / 1e9);
+				}
 				within += this.ttft[i] >= 0 && this.ttft[i] <= this.objectives.sloOf(i) ? 1 : 0;
 			}
 			double[] sorted = seconds.stream().mapToDouble(Double::doubleValue).sorted().toArray();

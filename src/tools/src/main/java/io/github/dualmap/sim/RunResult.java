@@ -7,8 +7,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The outcome of one policy at one arrival rate. TTFTs of requests that never got a first
  * token (rejected, or still waiting when the run ended) are censored at the end of the
- * run, so percentiles are lower bounds once they reach such requests. Build one with
- * {@link #builder}, which names every field it sets.
+ * run, so percentiles are lower bounds once they reach such requests; the requests a run
+ * stopped early never saw arrive are left out of them. Build one with {@link #builder},
+ * which names every field it sets.
  *
  * @param policy policy name
  * @param rate arrival rate in requests per second
@@ -20,7 +21,8 @@ import org.jspecify.annotations.Nullable;
  * running + waiting requests
  * @param migrations requests moved between instances by the late-binding queue
  * @param decisionNanosP99 99th percentile of the real time one {@code choose()} took
- * @param ttftSeconds sorted TTFTs of measured requests (for the CDF chart)
+ * @param ttftSeconds sorted TTFTs of the measured requests, censored, but for those a run
+ * stopped early never saw arrive (for the CDF chart)
  * @param timeline per-instance load at each scrape tick, when recorded
  * @param engines what the engines went through while measured requests arrived and ran
  * @param classes attainment per SLO class ({@code --slo-classes}), the default class
