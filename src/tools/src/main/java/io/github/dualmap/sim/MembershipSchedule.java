@@ -114,14 +114,21 @@ public record MembershipSchedule(List<Step> steps) {
 			throw new IllegalArgumentException("--scale is empty; give steps like 50%:+2 or 600s:-1");
 		}
 		List<Step> steps = new ArrayList<>();
-		for (String part : text.split(",")) {
+		for (String part : text.split(",", -1)) {
 			String s = part.strip();
 			Matcher m = STEP.matcher(s.toLowerCase(Locale.ROOT));
 			if (!m.matches()) {
 				throw new IllegalArgumentException(
 						"--scale step '" + s + "' must look like 600s:+2, 10m:-1 or 50%:+2 (WHEN:DELTA)");
 			}
-			int delta = Integer.parseInt(m.group(3));
+			int delta;
+			try {
+				delta = Integer.parseInt(m.group(3));
+			}
+			catch (NumberFormatException ex) {
+				throw new IllegalArgumentException("--scale step '" + s + "' adds or removes more instances than a "
+						+ "pool can have (" + m.group(3) + ")");
+			}
 			When when = When.of("--scale", s, m.group(1), m.group(2));
 			steps.add(new Step(when.at(), when.share(), delta, s));
 		}
@@ -148,7 +155,7 @@ public record MembershipSchedule(List<Step> steps) {
 			throw new IllegalArgumentException("--slow-down is empty; give steps like 50%:0:2 or 600s:3:1.5");
 		}
 		List<Step> steps = new ArrayList<>();
-		for (String part : text.split(",")) {
+		for (String part : text.split(",", -1)) {
 			String s = part.strip();
 			Matcher m = SLOW_STEP.matcher(s.toLowerCase(Locale.ROOT));
 			if (!m.matches()) {
@@ -191,7 +198,7 @@ public record MembershipSchedule(List<Step> steps) {
 		all.addAll(other.steps);
 		if (mixesKinds(all)) {
 			throw new IllegalArgumentException("--scale and --slow-down mix times and shares of the trace ('" + this
-					+ "' and '" + other + "'); use one kind");
+					+ "' and '" + other.slowDowns() + "'); use one kind");
 		}
 		return new MembershipSchedule(all);
 	}

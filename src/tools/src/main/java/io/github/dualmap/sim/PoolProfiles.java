@@ -106,7 +106,7 @@ public record PoolProfiles(List<EngineProfile> profiles, List<Integer> counts, L
 			profiles.add(EngineProfile.named(name));
 			counts.add(count);
 			weights.add(weight);
-			total += count;
+			total = (int) Math.min(Integer.MAX_VALUE, (long) total + count);
 		}
 		if (total != instances) {
 			throw new IllegalArgumentException("--profile " + spec.strip() + " makes a pool of " + total

@@ -348,6 +348,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		positive("--routers", routers);
 		positive("--threads", threads);
 		positive("--repeat", repeat);
+		atMost("--instances", instances, MAX_INSTANCES);
+		atMost("--routers", routers, MAX_ROUTERS);
+		if (replicaSync && routers < 2) {
+			throw new IllegalArgumentException("--replica-sync needs --routers 2 or more: one router has no peer");
+		}
 		if (warmup < 0) {
 			throw new IllegalArgumentException("--warmup must be >= 0 but was " + warmup);
 		}
@@ -374,8 +379,9 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		Duration delay = DurationOption.parse("--network-delay", networkDelay);
 		Duration scrape = scrapeInterval == null ? null : DurationOption.parse("--scrape-interval", scrapeInterval);
-		if (scrape != null && scrape.isZero()) {
-			throw new IllegalArgumentException("--scrape-interval must be > 0 but was " + scrapeInterval);
+		if (scrape != null && scrape.toNanos() < MIN_SCRAPE_INTERVAL.toNanos()) {
+			throw new IllegalArgumentException("--scrape-interval must be at least " + MIN_SCRAPE_INTERVAL.toMillis()
+					+ "ms but was " + scrapeInterval);
 		}
 		Duration rampUp = DurationOption.parse("--slow-start", slowStart);
 		Duration windowLength = DurationOption.parse("--window", window);
@@ -418,6 +424,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ " takes one engine profile's coefficients: it is not supported with a mix of --profile");
 		}
 		Trace baseTrace = loadTrace(s, engine);
+		if ((long) baseTrace.size() * repeat > CapacityBenchmark.MAX_REPLAY_REQUESTS) {
+			throw new IllegalArgumentException("--repeat " + repeat + " makes " + (long) baseTrace.size() * repeat
+					+ " requests of the " + baseTrace.size() + " of the workload; at most "
+					+ CapacityBenchmark.MAX_REPLAY_REQUESTS + " are replayed");
+		}
 		Trace workloadTrace = baseTrace.repeated(repeat);
 		double tolerance = quick ? QUICK_TOLERANCE : FULL_TOLERANCE;
 		// A pool loaded a share e above its capacity builds a backlog at e of its work
@@ -429,7 +440,6 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		if (dir == null) {
 			throw new IllegalArgumentException("--out is required");
 		}
-		writableDirectory("--out", dir);
 
 		SchedulerSettings settings = gateway.toSchedulerSettings()
 			.toBuilder()
@@ -467,6 +477,10 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException("--request-log is not supported with --tenants"
 					+ ": it logs the runs of a capacity search, a --rate run or a --scale / --slow-down run");
 		}
+		if (engineTimeline && tenants != null) {
+			throw new IllegalArgumentException("--engine-timeline is not supported with --tenants"
+					+ ": it records the engines of a capacity search's or a --rate run's rows");
+		}
 		config = config.toBuilder()
 			.sloClasses(classes)
 			.targetAttainment(targetAttainment)
@@ -478,6 +492,8 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException("the workload has " + workloadTrace.size()
 					+ " requests, not more than --warmup " + warmup + "; nothing would be measured");
 		}
+		// Last, once every option has been checked: a refused run leaves no directory.
+		writableDirectory("--out", dir);
 		SimPlan.Kind kind = tenants != null ? SimPlan.Kind.NOISY_NEIGHBOUR
 				: rate != null && !membership.isEmpty() ? SimPlan.Kind.MEMBERSHIP_CHANGES : SimPlan.Kind.CAPACITY;
 		SimPlan.Replicate own = new SimPlan.Replicate(s, baseTrace, workloadTrace, specs, engine, config);
@@ -588,8 +604,26 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 
 	static final double MAX_RATE = 1_000_000;
 
+	/** The most {@code --instances}: a pool larger than any the benchmarks size. */
+	static final int MAX_INSTANCES = 1024;
+
+	/** The most {@code --routers}: gateway replicas in front of one pool. */
+	static final int MAX_ROUTERS = 64;
+
+	/**
+	 * The shortest {@code --scrape-interval}: every router scrapes every engine each
+	 * interval, and shorter than the engines' steps says nothing new.
+	 */
+	static final Duration MIN_SCRAPE_INTERVAL = Duration.ofMillis(1);
+
 	/** The most {@code --replicates}: a median of more says little more. */
 	static final int MAX_REPLICATES = 32;
+
+	private static void atMost(String option, int value, int most) {
+		if (value > most) {
+			throw new IllegalArgumentException(option + " must be at most " + most + " but was " + value);
+		}
+	}
 
 	private static void positive(String option, int value) {
 		if (value <= 0) {

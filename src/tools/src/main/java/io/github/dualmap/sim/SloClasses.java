@@ -77,7 +77,7 @@ public record SloClasses(List<SloClass> classes) {
 	 */
 	public static SloClasses parse(String spec) {
 		List<SloClass> classes = new ArrayList<>();
-		for (String part : spec.split(",")) {
+		for (String part : spec.split(",", -1)) {
 			String p = part.strip();
 			int eq = p.indexOf('=');
 			String[] fields = eq <= 0 ? new String[0] : p.substring(eq + 1).split(":", -1);

@@ -714,6 +714,33 @@ class SimCommandTests {
 			assertThat(err.toString()).startsWith("sim: " + bad[bad.length - 1]);
 			assertThat(err.toString().lines()).hasSize(1);
 		}
+		// Values the options accept but a run could not hold, and options that would do
+		// nothing: refused up front, one line, no directory left.
+		Path refusedOut = dir.resolve("refused");
+		String[] few = { "--trace", trace.toString(), "--requests", "60", "--warmup", "10", "--policies", "round-robin",
+				"--instances", "2", "--rate", "1", "--out", refusedOut.toString() };
+		for (String[] bad : new String[][] {
+				{ "--repeat", "1000000", "--repeat 1000000 makes 60000000 requests of the 60 of the workload" },
+				{ "--routers", "100000", "--routers must be at most 64 but was 100000" },
+				{ "--scrape-interval", "0.001ms", "--scrape-interval must be at least 1ms" },
+				{ "--replica-sync", "--replica-sync needs --routers 2 or more" },
+				{ "--scale", "50%:+99999999999", "--scale step '50%:+99999999999' adds or removes more instances" },
+				{ "--scale", "50%:+1,", "--scale step '' must look like" },
+				{ "--slow-down", "50%:0:2,", "--slow-down step '' must look like" },
+				{ "--slow-down", "50%:0:2", "--scale", "60s:+1",
+						"--scale and --slow-down mix times and shares of the trace ('60s:+1' and '50%:0:2')" },
+				{ "--profile", "h100-8b:2147483647,h100-8b-fp8:2147483647", "makes a pool of 2147483647 instances" },
+				{ "--slo-classes", "a=2s:0.2,", "--slo-classes takes NAME=DURATION:SHARE" },
+				{ "--tenants", "noisy", "--engine-timeline", "--engine-timeline is not supported with --tenants" } }) {
+			err.getBuffer().setLength(0);
+			String[] args = java.util.stream.Stream
+				.concat(java.util.Arrays.stream(few), java.util.Arrays.stream(bad, 0, bad.length - 1))
+				.toArray(String[]::new);
+			assertThat(run(args)).as(String.join(" ", bad)).isEqualTo(2);
+			assertThat(err.toString()).as(String.join(" ", bad)).startsWith("sim: ").contains(bad[bad.length - 1]);
+			assertThat(err.toString().lines()).hasSize(1);
+			assertThat(refusedOut).doesNotExist();
+		}
 		// The bounds themselves are accepted.
 		assertThat(DurationOption.parse("--slo-ttft", "86400s").toSeconds()).isEqualTo(86_400);
 		assertThat(DurationOption.parse("--slo-ttft", "1440m").toSeconds()).isEqualTo(86_400);
