@@ -373,6 +373,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 			throw new IllegalArgumentException(
 					"--rate must be between " + MIN_RATE + " and " + (long) MAX_RATE + " req/s but was " + rate);
 		}
+		if (rate != null && rate > MAX_RATE_PER_INSTANCE * instances) {
+			throw new IllegalArgumentException("--rate " + rate + " is more than " + (long) MAX_RATE_PER_INSTANCE
+					+ " req/s per instance of the " + instances + ": the queues would hold millions of requests "
+					+ "before the run could tell that the pool fails");
+		}
 		Duration slo = DurationOption.parse("--slo-ttft", sloTtft);
 		if (slo.isZero()) {
 			throw new IllegalArgumentException("--slo-ttft must be > 0 but was " + sloTtft);
@@ -603,6 +608,13 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	static final double MIN_RATE = 0.001;
 
 	static final double MAX_RATE = 1_000_000;
+
+	/**
+	 * The most {@code --rate} per instance: a hundred times what an engine of the
+	 * profiles serves at best, and below what the simulator's memory holds while a run
+	 * that fails waits out the SLO before it stops.
+	 */
+	static final double MAX_RATE_PER_INSTANCE = 1_000;
 
 	/** The most {@code --instances}: a pool larger than any the benchmarks size. */
 	static final int MAX_INSTANCES = 1024;

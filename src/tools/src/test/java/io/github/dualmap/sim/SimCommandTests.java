@@ -741,6 +741,12 @@ class SimCommandTests {
 			assertThat(err.toString().lines()).hasSize(1);
 			assertThat(refusedOut).doesNotExist();
 		}
+		err.getBuffer().setLength(0);
+		assertThat(run("--trace", trace.toString(), "--requests", "60", "--warmup", "10", "--policies", "round-robin",
+				"--instances", "2", "--rate", "1000000", "--out", refusedOut.toString()))
+			.isEqualTo(2);
+		assertThat(err.toString()).startsWith("sim: --rate 1000000.0 is more than 1000 req/s per instance of the 2");
+		assertThat(refusedOut).doesNotExist();
 		// The bounds themselves are accepted.
 		assertThat(DurationOption.parse("--slo-ttft", "86400s").toSeconds()).isEqualTo(86_400);
 		assertThat(DurationOption.parse("--slo-ttft", "1440m").toSeconds()).isEqualTo(86_400);
