@@ -85,14 +85,22 @@ public record Admission(String tenant, @Nullable String model, List<BudgetLine> 
 		int worst = 0;
 		long longest = -1;
 		for (int i = 0; i < this.lines.size(); i++) {
-			BudgetLine line = this.lines.get(i);
-			long wait = line.millisUntil(l.levels()[i], line.needed(cost));
+			long wait = waitMillis(l, i, cost);
 			if (wait > longest) {
 				longest = wait;
 				worst = i;
 			}
 		}
 		return worst;
+	}
+
+	/**
+	 * Milliseconds until line {@code i}, at {@code levels}, holds what {@code cost}
+	 * needs.
+	 */
+	private long waitMillis(BudgetStore.Levels levels, int i, double cost) {
+		BudgetLine line = this.lines.get(i);
+		return line.millisUntil(levels.levels()[i], line.needed(cost));
 	}
 
 	/** Tokens line {@code i} holds when full. */
@@ -140,16 +148,9 @@ public record Admission(String tenant, @Nullable String model, List<BudgetLine> 
 	 * {@code Retry-After}); 0 when it would be admitted now.
 	 */
 	public long retryAfterMillis(double cost) {
-		BudgetStore.Levels l = this.levels;
-		if (l == null) {
-			return 0;
-		}
-		long wait = 0;
-		for (int i = 0; i < this.lines.size(); i++) {
-			BudgetLine line = this.lines.get(i);
-			wait = Math.max(wait, line.millisUntil(l.levels()[i], line.needed(cost)));
-		}
-		return wait;
+		// The budget that refuses it is the one it waits longest for.
+		int i = refusingLine(cost);
+		return i < 0 ? 0 : waitMillis(this.levels, i, cost);
 	}
 
 }
