@@ -32,18 +32,26 @@ final class EmbeddedRedis implements AutoCloseable {
 
 	static EmbeddedRedis start() throws IOException {
 		int port = TenantGateways.freePort();
-		RedisServer server = RedisServer.newRedisServer()
-			.bind("127.0.0.1")
-			.port(port)
-			.setting("save \"\"")
-			.setting("appendonly no")
-			.build();
+		RedisServer server = server(port);
 		server.start();
 		LettuceConnectionFactory connections = new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration("127.0.0.1", port));
 		connections.afterPropertiesSet();
 		connections.start();
 		return new EmbeddedRedis(port, server, connections);
+	}
+
+	/**
+	 * A Redis server on loopback at {@code port}, not started, that keeps nothing on
+	 * disk: for tests that stop and start it themselves.
+	 */
+	static RedisServer server(int port) throws IOException {
+		return RedisServer.newRedisServer()
+			.bind("127.0.0.1")
+			.port(port)
+			.setting("save \"\"")
+			.setting("appendonly no")
+			.build();
 	}
 
 	@Override

@@ -41,19 +41,10 @@ class RedisBudgetsIntegrationTests {
 	@BeforeAll
 	static void start() throws IOException {
 		redisPort = TenantGateways.freePort();
-		redis = redis(redisPort);
+		redis = EmbeddedRedis.server(redisPort);
 		redis.start();
 		open = gateway("open");
 		closed = gateway("closed");
-	}
-
-	private static RedisServer redis(int port) throws IOException {
-		return RedisServer.newRedisServer()
-			.bind("127.0.0.1")
-			.port(port)
-			.setting("save \"\"")
-			.setting("appendonly no")
-			.build();
 	}
 
 	private static ConfigurableApplicationContext gateway(String failureMode) throws IOException {
@@ -144,7 +135,7 @@ class RedisBudgetsIntegrationTests {
 
 		// Back: budgets are checked again, and what the first gateway served unchecked is
 		// charged now (the request refused 503 was never served, so it owes nothing).
-		redis = redis(redisPort);
+		redis = EmbeddedRedis.server(redisPort);
 		redis.start();
 		await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
 			EntityExchangeResult<String> checked = post(open, "other-team", "redis is back");

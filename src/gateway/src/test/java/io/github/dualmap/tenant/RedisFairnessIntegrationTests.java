@@ -53,7 +53,7 @@ class RedisFairnessIntegrationTests {
 	@BeforeAll
 	static void start() throws Exception {
 		redisPort = TenantGateways.freePort();
-		redis = redis(redisPort);
+		redis = EmbeddedRedis.server(redisPort);
 		redis.start();
 		first = gateway();
 		// Requests wait there as long as the test needs, whatever their TTFT objective.
@@ -63,15 +63,6 @@ class RedisFairnessIntegrationTests {
 		// output (what every request generates), so no correction reorders the queue.
 		assertThat(send(first, "default", "warm-up").statusCode()).isEqualTo(200);
 		assertThat(send(second, "default", "warm-up").statusCode()).isEqualTo(200);
-	}
-
-	private static RedisServer redis(int port) throws IOException {
-		return RedisServer.newRedisServer()
-			.bind("127.0.0.1")
-			.port(port)
-			.setting("save \"\"")
-			.setting("appendonly no")
-			.build();
 	}
 
 	private static ConfigurableApplicationContext gateway(String... extra) throws IOException {
@@ -180,7 +171,7 @@ class RedisFairnessIntegrationTests {
 		assertThat(served(second, "c")).isCloseTo(before, within(1e-6));
 
 		// Back (empty): the first adds what it served meanwhile, the second credits it.
-		redis = redis(redisPort);
+		redis = EmbeddedRedis.server(redisPort);
 		redis.start();
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
 			assertThat(llm(first).get("inSync").asBoolean()).isTrue();
