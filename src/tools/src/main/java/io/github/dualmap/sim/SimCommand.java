@@ -328,6 +328,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ "copies: without engine jitter every seed replays the trace the same way; add --engine-jitter "
 					+ "SHARE (e.g. 0.02)");
 		}
+		if (seed > Long.MAX_VALUE - (replicates - 1)) {
+			throw new IllegalArgumentException(
+					"--seed " + seed + " with --replicates " + replicates + " runs seeds past " + Long.MAX_VALUE
+							+ "; give a --seed at most " + (Long.MAX_VALUE - (replicates - 1)));
+		}
 		List<SimPlan.Replicate> runs = new ArrayList<>(first.replicates().runs());
 		for (int i = 1; i < replicates; i++) {
 			runs.addAll(plan(seed + i).replicates().runs());

@@ -191,6 +191,11 @@ class SimReplicatesTests {
 				"--rate", "2", "--scale", "50%:+1", "--replicates", "2", "--out", o);
 		assertRefused("--replicates is not supported with --rate", "--synthetic", "rag", "--requests", "200", w,
 				"--rate", "2", "--replicates", "2", "--out", o);
+		assertRefused(
+				"--seed 9223372036854775807 with --replicates 2 runs seeds past 9223372036854775807; give a "
+						+ "--seed at most 9223372036854775806",
+				"--synthetic", "rag", "--requests", "200", w, "--seed", String.valueOf(Long.MAX_VALUE), "--replicates",
+				"2", "--out", o);
 	}
 
 	private void assertRefused(String message, String... args) {
