@@ -45,10 +45,14 @@ import org.springframework.cloud.client.ServiceInstance;
  * The {@code dualmap.*} Micrometer meters: decisions by reason, TTFT and SLO attainment
  * of streamed requests, load spread, pending tokens, queue depth, migrations, re-routes,
  * releases and rejections, engine-reported prefix cache hits, scrape errors and ring
- * rebuilds; enough to compare {@code dualmap.policy} values side by side. Tags are
- * service ids, instance ids, reasons, the policy name and SLO outcomes only: never
- * anything derived from a prompt. Per-instance meters are removed when their instance
- * leaves the pool.
+ * rebuilds; enough to compare {@code dualmap.policy} values side by side. Tags are pool
+ * (service) ids, instance ids, reasons, the policy name and SLO outcomes only: never
+ * anything derived from a prompt. The pool's tag is {@code pool} and an instance's
+ * {@code instance.id}, so neither collides with a target label Prometheus sets on every
+ * series it scrapes ({@code instance}, and {@code service} under the Prometheus
+ * Operator): a collision would rename ours to {@code exported_*} and put the gateway's
+ * own address where an alert names the engine. Per-instance meters are removed when their
+ * instance leaves the pool.
  */
 public class DualMapMeters implements MeterBinder, DisposableBean {
 
@@ -190,7 +194,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		void bindService(ServicePool service) {
 			String id = service.serviceId();
 			InstancePool pool = service.instancePool();
-			Tags tags = Tags.of("service", id);
+			Tags tags = Tags.of("pool", id);
 			Gauge.builder("dualmap.load.cv", pool, InstancePool::loadCv)
 				.tags(tags)
 				.description("Coefficient of variation of in-flight plus queued requests across instances")
@@ -282,7 +286,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 				this.decisions
 					.computeIfAbsent(new MeterKey(service, decision.instanceId(), decision.reason().value()),
 							k -> Counter.builder("dualmap.decisions")
-								.tags("service", service, "instance", k.instance(), "reason", k.detail(), "policy",
+								.tags("pool", service, "instance.id", k.instance(), "reason", k.detail(), "policy",
 										pool.policyName())
 								.description("Requests dispatched, by the reason of the choice")
 								.register(this.meters))
@@ -313,7 +317,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		 */
 		private Timer latency(String name, MeterKey key, String description) {
 			return Timer.builder(name)
-				.tags("service", key.service(), "instance", key.instance())
+				.tags("pool", key.service(), "instance.id", key.instance())
 				.description(description)
 				.serviceLevelObjectives(DualMapMeters.this.latencyBuckets)
 				.register(this.meters);
@@ -338,7 +342,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			// MeterKey's instance slot holds the class here.
 			return this.slos.computeIfAbsent(new MeterKey(service, sloClass, outcome),
 					k -> Counter.builder("dualmap.slo")
-						.tags("service", service, "class", sloClass, "outcome", outcome)
+						.tags("pool", service, "class", sloClass, "outcome", outcome)
 						.description("Requests whose first token came within or over their TTFT SLO, by SLO class")
 						.register(this.meters));
 		}
@@ -369,7 +373,7 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 		}
 
 		private void bindInstance(ServicePool service, String instanceId) {
-			Tags tags = Tags.of("service", service.serviceId(), "instance", instanceId);
+			Tags tags = Tags.of("pool", service.serviceId(), "instance.id", instanceId);
 			InstancePool pool = service.instancePool();
 			gauge("dualmap.pending.tokens", tags, service, instanceId, "Pending uncached tokens as policies see them",
 					s -> pool.pendingTokens(s));
@@ -463,8 +467,8 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			MeterKey.removeInstance(this.waits, service, instanceId);
 			for (Meter m : this.meters.getMeters()) {
 				Meter.Id mid = m.getId();
-				if (INSTANCE_METERS.contains(mid.getName()) && service.equals(mid.getTag("service"))
-						&& instanceId.equals(mid.getTag("instance"))) {
+				if (INSTANCE_METERS.contains(mid.getName()) && service.equals(mid.getTag("pool"))
+						&& instanceId.equals(mid.getTag("instance.id"))) {
 					this.meters.remove(m);
 				}
 			}

@@ -88,7 +88,7 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 			Observation observation = Observation.createNotStarted(OBSERVATION, this.observations)
 				.contextualName("dualmap dispatch")
 				.parentObservation(context.getOrDefault(ObservationThreadLocalAccessor.KEY, null))
-				.lowCardinalityKeyValue("service", this.service.serviceId())
+				.lowCardinalityKeyValue("pool", this.service.serviceId())
 				.start();
 			String[] outcome = { "cancelled", "none" };
 			return chosen.doOnNext(response -> {
@@ -98,7 +98,7 @@ public class DualMapLoadBalancer implements ReactorServiceInstanceLoadBalancer {
 				if (attempt != null) {
 					outcome[1] = attempt.decision().reason().value();
 					String id = state.requestId();
-					observation.highCardinalityKeyValue("instance", attempt.instanceId())
+					observation.highCardinalityKeyValue("instance.id", attempt.instanceId())
 						.highCardinalityKeyValue("request.id", id != null ? id : attempt.request().id());
 				}
 			}).doOnError(ex -> {

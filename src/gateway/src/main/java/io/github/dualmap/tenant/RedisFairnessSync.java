@@ -128,17 +128,17 @@ public final class RedisFairnessSync implements SmartLifecycle, FairnessAccounts
 			this.accounts.put(service, p);
 			FunctionCounter.builder("dualmap.tenants.fairness.syncs", p, a -> a.syncs.get())
 				.description("Syncs of the pool's fairness account with the other replicas through Redis")
-				.tag("service", service)
+				.tag("pool", service)
 				.register(meters);
 			FunctionCounter.builder("dualmap.tenants.fairness.sync.failures", p, a -> a.failures.get())
 				.description("Syncs of the pool's fairness account that failed or timed out (the replica then "
 						+ "releases by its own account)")
-				.tag("service", service)
+				.tag("pool", service)
 				.register(meters);
 			Gauge.builder("dualmap.tenants.fairness.shared", p, a -> a.inSync ? 1 : 0)
 				.description("1 while the pool's fairness account is shared with the other replicas (last sync "
 						+ "succeeded), 0 while this replica releases by its own")
-				.tag("service", service)
+				.tag("pool", service)
 				.register(meters);
 		});
 	}

@@ -307,7 +307,7 @@ class DualMapEndpointIntegrationTests {
 	}
 
 	@Test
-	void prometheusShowsTheMetersWithServiceInstanceReasonAndPolicyTags() {
+	void prometheusShowsTheMetersWithPoolInstanceReasonAndPolicyTags() {
 		String before = get("/actuator/prometheus");
 		String first = twelveQuestions();
 		String home = chat("one more");
@@ -315,47 +315,47 @@ class DualMapEndpointIntegrationTests {
 		String metrics = get("/actuator/prometheus");
 		// Thirteen requests, every one of them sent to its home.
 		for (String series : List.of(
-				"dualmap_decisions_total{instance=\"" + home
-						+ "\",policy=\"dualmap\",reason=\"affinity\",service=\"llm\"}",
-				"dualmap_ttft_seconds_count{instance=\"" + home + "\",service=\"llm\"}",
-				"dualmap_slo_total{class=\"default\",outcome=\"within\",service=\"llm\"}",
-				"dualmap_queue_releases_total{service=\"llm\"}")) {
+				"dualmap_decisions_total{instance_id=\"" + home
+						+ "\",policy=\"dualmap\",pool=\"llm\",reason=\"affinity\"}",
+				"dualmap_ttft_seconds_count{instance_id=\"" + home + "\",pool=\"llm\"}",
+				"dualmap_slo_total{class=\"default\",outcome=\"within\",pool=\"llm\"}",
+				"dualmap_queue_releases_total{pool=\"llm\"}")) {
 			assertThat(sample(metrics, series)).as(series).isEqualTo(sample(before, series) + 13);
 		}
-		assertThat(metrics).contains("dualmap_ttft_seconds_bucket{instance=\"" + home + "\",service=\"llm\",le=\"")
-			.containsPattern("dualmap_slo_total\\{class=\"default\",outcome=\"over\",service=\"llm\"} 0\\.0")
-			.contains("dualmap_load_cv{service=\"llm\"}")
-			.containsPattern("dualmap_instances\\{service=\"llm\"} 2\\.0")
-			.containsPattern("dualmap_ring_rebuilds_total\\{service=\"llm\"} 1\\.0")
-			.contains("dualmap_pending_tokens{instance=\"" + home + "\",service=\"llm\"}")
-			.contains("dualmap_inflight{instance=\"" + home + "\",service=\"llm\"}")
-			.containsPattern("dualmap_engine_prefix_hit_rate\\{instance=\"" + home + "\",service=\"llm\"} 0\\.4")
-			.containsPattern("dualmap_engine_backlog_tokens\\{instance=\"" + home + "\",service=\"llm\"} [0-9]")
-			.containsPattern("dualmap_engine_foreign_requests\\{instance=\"" + home + "\",service=\"llm\"} [0-9]")
+		assertThat(metrics).contains("dualmap_ttft_seconds_bucket{instance_id=\"" + home + "\",pool=\"llm\",le=\"")
+			.containsPattern("dualmap_slo_total\\{class=\"default\",outcome=\"over\",pool=\"llm\"} 0\\.0")
+			.contains("dualmap_load_cv{pool=\"llm\"}")
+			.containsPattern("dualmap_instances\\{pool=\"llm\"} 2\\.0")
+			.containsPattern("dualmap_ring_rebuilds_total\\{pool=\"llm\"} 1\\.0")
+			.contains("dualmap_pending_tokens{instance_id=\"" + home + "\",pool=\"llm\"}")
+			.contains("dualmap_inflight{instance_id=\"" + home + "\",pool=\"llm\"}")
+			.containsPattern("dualmap_engine_prefix_hit_rate\\{instance_id=\"" + home + "\",pool=\"llm\"} 0\\.4")
+			.containsPattern("dualmap_engine_backlog_tokens\\{instance_id=\"" + home + "\",pool=\"llm\"} [0-9]")
+			.containsPattern("dualmap_engine_foreign_requests\\{instance_id=\"" + home + "\",pool=\"llm\"} [0-9]")
 			.containsPattern(
-					"dualmap_engine_prefix_hits_tokens_total\\{instance=\"" + home + "\",service=\"llm\"} 400\\.0")
+					"dualmap_engine_prefix_hits_tokens_total\\{instance_id=\"" + home + "\",pool=\"llm\"} 400\\.0")
 			.containsPattern(
-					"dualmap_engine_prefix_queries_tokens_total\\{instance=\"" + home + "\",service=\"llm\"} 1000\\.0")
-			.containsPattern("dualmap_scrape_errors_total\\{instance=\"" + home + "\",service=\"llm\"} \\d+\\.0")
-			.containsPattern("dualmap_queue_depth\\{instance=\"" + home + "\",service=\"llm\"} 0\\.0")
-			.containsPattern("dualmap_migrations_total\\{service=\"llm\"} 0\\.0")
-			.containsPattern("dualmap_reroutes_total\\{service=\"llm\"} 0\\.0")
-			.containsPattern("dualmap_queue_rescues_total\\{service=\"llm\"} 0\\.0")
-			.containsPattern("dualmap_queue_rescues_queued_total\\{service=\"llm\"} 0\\.0")
-			.containsPattern("dualmap_queue_hopeless_total\\{service=\"llm\"} 0\\.0")
-			.containsPattern("dualmap_queue_hopeless_others_total\\{service=\"llm\"} 0\\.0")
-			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"429\"} 0\\.0")
-			.containsPattern("dualmap_rejections_total\\{service=\"llm\",status=\"503\"} 0\\.0")
-			.containsPattern("dualmap_retries_total\\{cause=\"connect\",service=\"llm\"} 0\\.0")
-			.containsPattern("dualmap_retries_total\\{cause=\"status\",service=\"llm\"} 0\\.0")
-			.containsPattern("dualmap_retries_total\\{cause=\"unresponsive\",service=\"llm\"} 0\\.0")
+					"dualmap_engine_prefix_queries_tokens_total\\{instance_id=\"" + home + "\",pool=\"llm\"} 1000\\.0")
+			.containsPattern("dualmap_scrape_errors_total\\{instance_id=\"" + home + "\",pool=\"llm\"} \\d+\\.0")
+			.containsPattern("dualmap_queue_depth\\{instance_id=\"" + home + "\",pool=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_migrations_total\\{pool=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_reroutes_total\\{pool=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_queue_rescues_total\\{pool=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_queue_rescues_queued_total\\{pool=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_queue_hopeless_total\\{pool=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_queue_hopeless_others_total\\{pool=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_rejections_total\\{pool=\"llm\",status=\"429\"} 0\\.0")
+			.containsPattern("dualmap_rejections_total\\{pool=\"llm\",status=\"503\"} 0\\.0")
+			.containsPattern("dualmap_retries_total\\{cause=\"connect\",pool=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_retries_total\\{cause=\"status\",pool=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_retries_total\\{cause=\"unresponsive\",pool=\"llm\"} 0\\.0")
 			.doesNotContain("Zebra")
 			.doesNotContain("one more");
 	}
 
 	@Test
 	void sloAttainmentIsCountedPerClass() {
-		String defaultWithin = "dualmap_slo_total{class=\"default\",outcome=\"within\",service=\"llm\"}";
+		String defaultWithin = "dualmap_slo_total{class=\"default\",outcome=\"within\",pool=\"llm\"}";
 		double before = sample(get("/actuator/prometheus"), defaultWithin);
 		chat("a batch question", "x-slo-class", "batch");
 		chat("an explicit objective", "x-slo-ttft-ms", "4000");
@@ -364,12 +364,12 @@ class DualMapEndpointIntegrationTests {
 		// The unknown class's request counts as the default class's.
 		assertThat(sample(metrics, defaultWithin)).isEqualTo(before + 1);
 		assertThat(metrics)
-			.containsPattern("dualmap_slo_total\\{class=\"batch\",outcome=\"within\",service=\"llm\"} 1\\.0")
-			.containsPattern("dualmap_slo_total\\{class=\"header\",outcome=\"within\",service=\"llm\"} 1\\.0")
+			.containsPattern("dualmap_slo_total\\{class=\"batch\",outcome=\"within\",pool=\"llm\"} 1\\.0")
+			.containsPattern("dualmap_slo_total\\{class=\"header\",outcome=\"within\",pool=\"llm\"} 1\\.0")
 			// A configured class's misses exist before its first miss: its attainment is
 			// 1,
 			// not no data.
-			.containsPattern("dualmap_slo_total\\{class=\"batch\",outcome=\"over\",service=\"llm\"} 0\\.0")
+			.containsPattern("dualmap_slo_total\\{class=\"batch\",outcome=\"over\",pool=\"llm\"} 0\\.0")
 			.doesNotContain("no-such-class");
 	}
 

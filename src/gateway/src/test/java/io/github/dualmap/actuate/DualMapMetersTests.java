@@ -87,7 +87,7 @@ class DualMapMetersTests {
 
 	private double ttftEstimate(String instanceId) {
 		return this.meters.get("dualmap.instance.ttft.estimate")
-			.tags("service", "llm", "instance", instanceId)
+			.tags("pool", "llm", "instance.id", instanceId)
 			.gauge()
 			.value();
 	}
@@ -101,7 +101,7 @@ class DualMapMetersTests {
 		assertThat(prior).isPositive().isFinite();
 		assertThat(ttftEstimate("i2")).isEqualTo(prior);
 		assertThat(this.meters.get("dualmap.instance.ttft.estimate")
-			.tags("service", "llm", "instance", "i1")
+			.tags("pool", "llm", "instance.id", "i1")
 			.gauge()
 			.getId()
 			.getBaseUnit()).isEqualTo("seconds");
@@ -127,7 +127,7 @@ class DualMapMetersTests {
 		new DualMapMeters(linear).bindTo(linearMeters);
 		linear.service("llm").updateMembership(List.of(instance("i1")));
 		assertThat(linearMeters.get("dualmap.instance.ttft.estimate")
-			.tags("service", "llm", "instance", "i1")
+			.tags("pool", "llm", "instance.id", "i1")
 			.gauge()
 			.value()).isNaN();
 	}
@@ -143,19 +143,19 @@ class DualMapMetersTests {
 		String home = first.instanceId();
 
 		assertThat(this.meters.get("dualmap.decisions")
-			.tags("service", "llm", "instance", home, "reason", "affinity", "policy", "dualmap")
+			.tags("pool", "llm", "instance.id", home, "reason", "affinity", "policy", "dualmap")
 			.counter()
 			.count()).isEqualTo(3);
-		assertThat(this.meters.get("dualmap.ttft").tags("service", "llm", "instance", home).timer().count())
+		assertThat(this.meters.get("dualmap.ttft").tags("pool", "llm", "instance.id", home).timer().count())
 			.isEqualTo(3);
 		// The pool's policy keeps no prefix directory.
-		assertThat(this.meters.get("dualmap.directory.blocks").tags("service", "llm").gauge().value()).isZero();
+		assertThat(this.meters.get("dualmap.directory.blocks").tags("pool", "llm").gauge().value()).isZero();
 		assertThat(this.meters.get("dualmap.slo")
-			.tags("service", "llm", "class", "default", "outcome", "within")
+			.tags("pool", "llm", "class", "default", "outcome", "within")
 			.counter()
 			.count()).isEqualTo(2);
 		assertThat(this.meters.get("dualmap.slo")
-			.tags("service", "llm", "class", "default", "outcome", "over")
+			.tags("pool", "llm", "class", "default", "outcome", "over")
 			.counter()
 			.count()).isEqualTo(1);
 		// A request of another class counts under its class.
@@ -165,31 +165,30 @@ class DualMapMetersTests {
 		batch.firstByte(true);
 		batch.complete(HttpStatus.OK);
 		assertThat(this.meters.get("dualmap.slo")
-			.tags("service", "llm", "class", "batch", "outcome", "within")
+			.tags("pool", "llm", "class", "batch", "outcome", "within")
 			.counter()
 			.count()).isEqualTo(1);
 		assertThat(this.meters.find("dualmap.slo").tags("class", "batch", "outcome", "over").counters()).isEmpty();
-		assertThat(this.meters.get("dualmap.ring.rebuilds").tags("service", "llm").functionCounter().count())
-			.isEqualTo(1);
-		assertThat(this.meters.get("dualmap.instances").tags("service", "llm").gauge().value()).isEqualTo(3);
-		assertThat(this.meters.get("dualmap.inflight").tags("service", "llm", "instance", home).gauge().value())
+		assertThat(this.meters.get("dualmap.ring.rebuilds").tags("pool", "llm").functionCounter().count()).isEqualTo(1);
+		assertThat(this.meters.get("dualmap.instances").tags("pool", "llm").gauge().value()).isEqualTo(3);
+		assertThat(this.meters.get("dualmap.inflight").tags("pool", "llm", "instance.id", home).gauge().value())
 			.isZero();
-		assertThat(this.meters.get("dualmap.pending.tokens").tags("service", "llm", "instance", home).gauge().value())
+		assertThat(this.meters.get("dualmap.pending.tokens").tags("pool", "llm", "instance.id", home).gauge().value())
 			.isZero();
 		// The second and third requests found the first one's prefix in the shadow index.
 		assertThat(
-				this.meters.get("dualmap.estimated.hit.rate").tags("service", "llm", "instance", home).gauge().value())
+				this.meters.get("dualmap.estimated.hit.rate").tags("pool", "llm", "instance.id", home).gauge().value())
 			.isGreaterThan(0.5);
 		assertThat(this.meters.get("dualmap.engine.prefix.hit.rate")
-			.tags("service", "llm", "instance", home)
+			.tags("pool", "llm", "instance.id", home)
 			.gauge()
 			.value()).isNaN();
 		assertThat(this.meters.get("dualmap.engine.backlog.tokens")
-			.tags("service", "llm", "instance", home)
+			.tags("pool", "llm", "instance.id", home)
 			.gauge()
 			.value()).as("never scraped: unknown").isNaN();
 		assertThat(this.meters.get("dualmap.engine.foreign.requests")
-			.tags("service", "llm", "instance", home)
+			.tags("pool", "llm", "instance.id", home)
 			.gauge()
 			.value()).as("never scraped: unknown").isNaN();
 	}
@@ -202,7 +201,7 @@ class DualMapMetersTests {
 		for (String sloClass : List.of("default", "header", "interactive", "batch")) {
 			for (String outcome : List.of("within", "over")) {
 				assertThat(this.meters.find("dualmap.slo")
-					.tags("service", "llm", "class", sloClass, "outcome", outcome)
+					.tags("pool", "llm", "class", sloClass, "outcome", outcome)
 					.counter()).as(sloClass + " " + outcome).isNotNull();
 			}
 		}
@@ -225,7 +224,7 @@ class DualMapMetersTests {
 		attempt.firstByte(true);
 		attempt.complete(HttpStatus.OK);
 		assertThat(this.meters.get("dualmap.ttft")
-			.tags("service", "llm", "instance", attempt.instanceId())
+			.tags("pool", "llm", "instance.id", attempt.instanceId())
 			.timer()
 			.totalTime(TimeUnit.MILLISECONDS)).isEqualTo(4000.0);
 		assertThat(this.meters.get("dualmap.slo").tags("outcome", "over").counter().count()).isEqualTo(1);
@@ -244,14 +243,14 @@ class DualMapMetersTests {
 		assertThat(healthy("i1")).isZero();
 		this.pool.breakers().markResponsive("i1");
 		assertThat(healthy("i1")).isEqualTo(1);
-		assertThat(this.meters.get("dualmap.instance.draining").tags("instance", "i2").gauge().value()).isZero();
+		assertThat(this.meters.get("dualmap.instance.draining").tags("instance.id", "i2").gauge().value()).isZero();
 		this.pool.drain("i2");
-		assertThat(this.meters.get("dualmap.instance.draining").tags("instance", "i2").gauge().value()).isEqualTo(1);
+		assertThat(this.meters.get("dualmap.instance.draining").tags("instance.id", "i2").gauge().value()).isEqualTo(1);
 		assertThat(healthy("i2")).isEqualTo(1);
 	}
 
 	private double healthy(String instance) {
-		return this.meters.get("dualmap.instance.healthy").tags("service", "llm", "instance", instance).gauge().value();
+		return this.meters.get("dualmap.instance.healthy").tags("pool", "llm", "instance.id", instance).gauge().value();
 	}
 
 	@Test
@@ -265,7 +264,7 @@ class DualMapMetersTests {
 		attempt.firstByte(true);
 		attempt.complete(HttpStatus.OK);
 		assertThat(this.meters.get("dualmap.decisions")
-			.tags("service", "llm", "instance", attempt.instanceId())
+			.tags("pool", "llm", "instance.id", attempt.instanceId())
 			.counter()
 			.count()).isEqualTo(1);
 		assertThat(this.meters.find("dualmap.ttft").timers()).isEmpty();
@@ -288,43 +287,41 @@ class DualMapMetersTests {
 		String home = first.instanceId();
 		Disposable second = pool.submit(request(blocks), true).subscribe();
 		Disposable third = pool.submit(request(blocks), true).subscribe();
-		assertThat(this.meters.get("dualmap.queue.depth").tags("instance", home).gauge().value()).isEqualTo(2);
+		assertThat(this.meters.get("dualmap.queue.depth").tags("instance.id", home).gauge().value()).isEqualTo(2);
 		// Sent at once: no wait.
-		assertThat(this.meters.get("dualmap.queue.wait").tags("instance", home).timer().max(TimeUnit.MILLISECONDS))
+		assertThat(this.meters.get("dualmap.queue.wait").tags("instance.id", home).timer().max(TimeUnit.MILLISECONDS))
 			.isZero();
 		assertThatThrownBy(() -> pool.submit(request(blocks), true).block(Duration.ofSeconds(5)))
 			.isInstanceOf(DispatchRejectedException.class);
-		assertThat(
-				this.meters.get("dualmap.rejections").tags("service", "llm", "status", "429").functionCounter().count())
+		assertThat(this.meters.get("dualmap.rejections").tags("pool", "llm", "status", "429").functionCounter().count())
 			.isEqualTo(1);
-		assertThat(
-				this.meters.get("dualmap.rejections").tags("service", "llm", "status", "503").functionCounter().count())
+		assertThat(this.meters.get("dualmap.rejections").tags("pool", "llm", "status", "503").functionCounter().count())
 			.isZero();
-		assertThat(this.meters.get("dualmap.queue.releases").tags("service", "llm").functionCounter().count())
+		assertThat(this.meters.get("dualmap.queue.releases").tags("pool", "llm").functionCounter().count())
 			.isEqualTo(1);
 
 		// Draining the home moves both queued requests to other instances at once, after
 		// 1.5 s in the queue.
 		this.now.addAndGet(Duration.ofMillis(1_500).toNanos());
 		pool.drain(home);
-		assertThat(this.meters.get("dualmap.queue.depth").tags("instance", home).gauge().value()).isZero();
-		assertThat(this.meters.get("dualmap.reroutes").tags("service", "llm").functionCounter().count()).isEqualTo(2);
+		assertThat(this.meters.get("dualmap.queue.depth").tags("instance.id", home).gauge().value()).isZero();
+		assertThat(this.meters.get("dualmap.reroutes").tags("pool", "llm").functionCounter().count()).isEqualTo(2);
 		// Each moved request is released where it went, or waits there behind the other.
 		double stillQueued = this.meters.find("dualmap.queue.depth")
 			.gauges()
 			.stream()
 			.mapToDouble(io.micrometer.core.instrument.Gauge::value)
 			.sum();
-		assertThat(this.meters.get("dualmap.queue.releases").tags("service", "llm").functionCounter().count())
+		assertThat(this.meters.get("dualmap.queue.releases").tags("pool", "llm").functionCounter().count())
 			.isEqualTo(3 - stillQueued);
-		assertThat(this.meters.get("dualmap.migrations").tags("service", "llm").functionCounter().count()).isZero();
+		assertThat(this.meters.get("dualmap.migrations").tags("pool", "llm").functionCounter().count()).isZero();
 		assertThat(this.meters.find("dualmap.queue.wait").timers().stream().mapToLong(t -> t.count()).sum())
 			.as("one per release")
 			.isEqualTo(3 - (long) stillQueued);
 		assertThat(this.meters.find("dualmap.queue.wait")
 			.timers()
 			.stream()
-			.filter(t -> !home.equals(t.getId().getTag("instance")))
+			.filter(t -> !home.equals(t.getId().getTag("instance.id")))
 			.mapToDouble(t -> t.max(TimeUnit.MILLISECONDS))
 			.max()
 			.orElse(0)).isEqualTo(1_500);
@@ -337,7 +334,7 @@ class DualMapMetersTests {
 			}
 		}
 		pool.updateMembership(rest);
-		assertThat(this.meters.find("dualmap.queue.depth").tag("instance", home).gauges()).isEmpty();
+		assertThat(this.meters.find("dualmap.queue.depth").tag("instance.id", home).gauges()).isEmpty();
 		assertThat(this.meters.find("dualmap.queue.depth").gauges()).hasSize(2);
 		second.dispose();
 		third.dispose();
@@ -354,18 +351,18 @@ class DualMapMetersTests {
 		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
 		RoutedAttempt open = submit(this.hasher.ofText("m", "held ".repeat(200)), Duration.ofSeconds(5), true);
 		assertThat(this.meters.get("dualmap.inflight")
-			.tags("service", "llm", "instance", open.instanceId())
+			.tags("pool", "llm", "instance.id", open.instanceId())
 			.gauge()
 			.value()).isEqualTo(1);
 		assertThat(this.meters.get("dualmap.pending.tokens")
-			.tags("service", "llm", "instance", open.instanceId())
+			.tags("pool", "llm", "instance.id", open.instanceId())
 			.gauge()
 			.value()).isPositive();
 		// One busy instance of three: mean 1/3, standard deviation sqrt(2)/3.
-		assertThat(this.meters.get("dualmap.load.cv").tags("service", "llm").gauge().value()).isCloseTo(Math.sqrt(2),
+		assertThat(this.meters.get("dualmap.load.cv").tags("pool", "llm").gauge().value()).isCloseTo(Math.sqrt(2),
 				org.assertj.core.data.Offset.offset(1e-9));
 		open.complete(HttpStatus.OK);
-		assertThat(this.meters.get("dualmap.load.cv").tags("service", "llm").gauge().value()).isZero();
+		assertThat(this.meters.get("dualmap.load.cv").tags("pool", "llm").gauge().value()).isZero();
 	}
 
 	@Test
@@ -377,13 +374,13 @@ class DualMapMetersTests {
 					Duration.ofSeconds(5));
 		}
 		assertThat(instanceTagValues()).containsExactlyInAnyOrder("i1", "i2", "i3");
-		assertThat(this.meters.find("dualmap.decisions").tag("instance", "i3").counters()).isNotEmpty();
+		assertThat(this.meters.find("dualmap.decisions").tag("instance.id", "i3").counters()).isNotEmpty();
 
 		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i4")));
 
 		assertThat(instanceTagValues()).containsExactlyInAnyOrder("i1", "i2", "i4");
 		for (String name : DualMapMeters.INSTANCE_METERS) {
-			assertThat(this.meters.find(name).tag("instance", "i4").meters()).as(name + " of the new instance")
+			assertThat(this.meters.find(name).tag("instance.id", "i4").meters()).as(name + " of the new instance")
 				.hasSize(name.equals("dualmap.decisions") || name.equals("dualmap.ttft")
 						|| name.equals("dualmap.queue.wait") ? 0 : 1);
 		}
@@ -398,9 +395,9 @@ class DualMapMetersTests {
 			serve(this.hasher.ofText("m", "tenant " + i + " ".repeat(300)), Duration.ofMillis(50),
 					Duration.ofSeconds(5));
 		}
-		assertThat(this.meters.find("dualmap.decisions").tag("instance", "i3").counters()).singleElement()
+		assertThat(this.meters.find("dualmap.decisions").tag("instance.id", "i3").counters()).singleElement()
 			.satisfies(c -> assertThat(c.count()).isEqualTo(3));
-		assertThat(this.meters.get("dualmap.ttft").tags("instance", "i3").timer().count()).isEqualTo(3);
+		assertThat(this.meters.get("dualmap.ttft").tags("instance.id", "i3").timer().count()).isEqualTo(3);
 	}
 
 	@Test
@@ -413,11 +410,11 @@ class DualMapMetersTests {
 		scraping.onFailure("llm", "i2", new java.net.ConnectException("refused"));
 		scraping.onFailure("llm", "i2", new java.net.ConnectException("refused"));
 		assertThat(this.meters.get("dualmap.scrape.errors")
-			.tags("service", "llm", "instance", "i2")
+			.tags("pool", "llm", "instance.id", "i2")
 			.functionCounter()
 			.count()).isEqualTo(2);
 		assertThat(this.meters.get("dualmap.scrape.errors")
-			.tags("service", "llm", "instance", "i1")
+			.tags("pool", "llm", "instance.id", "i1")
 			.functionCounter()
 			.count()).isZero();
 	}
@@ -474,7 +471,7 @@ class DualMapMetersTests {
 		return this.meters.getMeters()
 			.stream()
 			.map(Meter::getId)
-			.map(id -> id.getTag("instance"))
+			.map(id -> id.getTag("instance.id"))
 			.filter(java.util.Objects::nonNull)
 			.collect(java.util.stream.Collectors.toSet());
 	}

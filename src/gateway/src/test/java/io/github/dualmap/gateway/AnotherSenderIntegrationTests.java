@@ -357,7 +357,7 @@ class AnotherSenderIntegrationTests {
 	/** What {@code dualmap_engine_foreign_requests} shows for {@code s}. */
 	private double foreignRequestsGauge(InstanceState s) {
 		return this.meters.get("dualmap.engine.foreign.requests")
-			.tags("service", "llm", "instance", s.id())
+			.tags("pool", "llm", "instance.id", s.id())
 			.gauge()
 			.value();
 	}

@@ -321,9 +321,9 @@ class DualMapQueueIntegrationTests {
 		assertThat(released.status()).isEqualTo(200);
 		await().atMost(Duration.ofSeconds(5)).until(() -> recorder.dispatches("released").size() == 1);
 		Observation.Context context = recorder.dispatches("released").get(0);
-		assertThat(context.getLowCardinalityKeyValue("service").getValue()).isEqualTo("llm");
+		assertThat(context.getLowCardinalityKeyValue("pool").getValue()).isEqualTo("llm");
 		assertThat(context.getLowCardinalityKeyValue("reason").getValue()).isEqualTo(released.reason());
-		assertThat(context.getHighCardinalityKeyValue("instance").getValue()).isEqualTo(released.instance());
+		assertThat(context.getHighCardinalityKeyValue("instance.id").getValue()).isEqualTo(released.instance());
 		// The id the client got back (x-request-id), so one value finds the span.
 		assertThat(context.getHighCardinalityKeyValue("request.id").getValue()).isEqualTo(released.requestId())
 			.isNotBlank();
@@ -346,7 +346,7 @@ class DualMapQueueIntegrationTests {
 
 	long rejectedTimerCount() {
 		Timer timer = this.meters.find(DualMapLoadBalancer.OBSERVATION)
-			.tags("service", "llm", "outcome", "rejected")
+			.tags("pool", "llm", "outcome", "rejected")
 			.timer();
 		return timer == null ? 0 : timer.count();
 	}

@@ -170,7 +170,7 @@ class DualMapRescueIntegrationTests {
 	}
 
 	double meter(String name) {
-		return this.meters.get(name).tag("service", "llm").functionCounter().count();
+		return this.meters.get(name).tag("pool", "llm").functionCounter().count();
 	}
 
 	@Test

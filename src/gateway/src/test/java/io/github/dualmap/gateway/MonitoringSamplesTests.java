@@ -28,14 +28,31 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code config-samples/prometheus-rules.yml} is well formed and every metric it queries
- * is one a running gateway (scraping, queue mode, replica sync on) exports.
+ * {@code config-samples/prometheus-rules.yml} and {@code grafana-dashboard.json} are well
+ * formed, and every metric and label they query is one a running gateway (scraping, queue
+ * mode, replica sync on) exports under a name Prometheus keeps.
  */
 @GatewayIntegrationTest(properties = { "dualmap.scrape.interval=50ms", "dualmap.replicas.enabled=true",
 		"dualmap.replicas.token=t0123456789abcdef", "management.endpoints.web.exposure.include=prometheus" })
 class MonitoringSamplesTests {
 
 	private static final Pattern METRIC = Pattern.compile("\\bdualmap_[a-z_]+");
+
+	/**
+	 * Labels Prometheus sets on every series of a target: a scraped label of the same
+	 * name is renamed {@code exported_<name>} (the default {@code honor_labels: false}),
+	 * so the series would carry the gateway's address or Service where the samples expect
+	 * the pool's or the engine's. {@code job} and {@code instance} always, the others
+	 * under the Prometheus Operator's ServiceMonitor and PodMonitor.
+	 */
+	private static final Set<String> TARGET_LABELS = Set.of("job", "instance", "namespace", "service", "pod",
+			"container", "endpoint");
+
+	/** Labels a query groups or matches by, and that templates print. */
+	private static final List<Pattern> LABEL_USES = List.of(
+			Pattern.compile("\\b(?:by|without|on|ignoring|group_left|group_right)\\s*\\(([^()]*)\\)"),
+			Pattern.compile("[{,]\\s*([a-z_]+)\\s*(?:=~|!~|!=|=)\\s*\""), Pattern.compile("\\$labels\\.([a-z_]+)"),
+			Pattern.compile("\\{\\{\\s*([a-z_]+)\\s*}}"), Pattern.compile("label_values\\([^,]+,\\s*([a-z_]+)\\)"));
 
 	@Discovered
 	static final StubEngine ENGINE = new StubEngine("only");
@@ -75,6 +92,29 @@ class MonitoringSamplesTests {
 			}
 		}
 		return queries;
+	}
+
+	/** Every text of the samples a label can appear in: queries, legends, annotations. */
+	private static List<String> labelledTexts() throws IOException {
+		List<String> texts = new ArrayList<>(dashboardQueries());
+		JsonNode dashboard = JsonMapper.shared()
+			.readTree(Files.readString(Path.of("config-samples", "grafana-dashboard.json")));
+		for (JsonNode panel : dashboard.path("panels")) {
+			for (JsonNode target : panel.path("targets")) {
+				texts.add(target.path("legendFormat").asString(""));
+			}
+		}
+		for (JsonNode variable : dashboard.path("templating").path("list")) {
+			texts.add(variable.path("query").asString(""));
+		}
+		for (Map<String, Object> rule : rules()) {
+			texts.add(String.valueOf(rule.get("expr")));
+			Object annotations = rule.get("annotations");
+			if (annotations instanceof Map<?, ?> map) {
+				map.values().forEach(v -> texts.add(String.valueOf(v)));
+			}
+		}
+		return texts;
 	}
 
 	@Test
@@ -119,6 +159,34 @@ class MonitoringSamplesTests {
 			.returnResult()
 			.getResponseBody();
 		assertThat(queried).allSatisfy(metric -> assertThat(exported).as(metric).containsPattern("(?m)^" + metric));
+
+		// Every label they use is one of those the gateway's series carry, and none of
+		// those is a target label Prometheus would rename.
+		Set<String> carried = new TreeSet<>();
+		Matcher series = Pattern.compile("(?m)^(?:dualmap|gen_ai)_[a-z_]+\\{([^}]*)}").matcher(exported);
+		while (series.find()) {
+			Matcher label = Pattern.compile("([a-z_]+)=\"").matcher(series.group(1));
+			while (label.find()) {
+				carried.add(label.group(1));
+			}
+		}
+		assertThat(carried).contains("pool", "instance_id").doesNotContainAnyElementsOf(TARGET_LABELS);
+		Set<String> used = new TreeSet<>();
+		for (String text : labelledTexts()) {
+			for (Pattern use : LABEL_USES) {
+				Matcher m = use.matcher(text);
+				while (m.find()) {
+					for (String label : m.group(1).split(",")) {
+						if (!label.isBlank()) {
+							used.add(label.strip());
+						}
+					}
+				}
+			}
+		}
+		used.removeAll(Set.of("le", "value"));
+		assertThat(used).contains("pool", "instance_id", "class", "status");
+		assertThat(carried).containsAll(used);
 	}
 
 	/**
@@ -161,9 +229,9 @@ class MonitoringSamplesTests {
 			}
 		}
 		assertThat(ratios).as("rejection ratios checked").isGreaterThanOrEqualTo(2);
-		assertThat(recorded).isEqualTo("sum by (service) (rate(dualmap_rejections_total[5m])) / "
-				+ "(sum by (service) (rate(dualmap_rejections_total[5m])) "
-				+ "+ sum by (service) (rate(dualmap_queue_releases_total[5m])))");
+		assertThat(recorded).isEqualTo("sum by (pool) (rate(dualmap_rejections_total[5m])) / "
+				+ "(sum by (pool) (rate(dualmap_rejections_total[5m])) "
+				+ "+ sum by (pool) (rate(dualmap_queue_releases_total[5m])))");
 		assertThat(shedding).isNotNull();
 		assertThat(shedding.get("expr")).isEqualTo("dualmap:rejections:ratio_rate5m > 0.05");
 		assertThat(String.valueOf(((Map<?, ?>) shedding.get("annotations")).get("summary")))

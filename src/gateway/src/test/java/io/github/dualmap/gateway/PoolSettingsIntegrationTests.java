@@ -94,11 +94,11 @@ class PoolSettingsIntegrationTests {
 	}
 
 	double slo(String service, String outcome) {
-		return count("dualmap.slo", "service", service, "outcome", outcome);
+		return count("dualmap.slo", "pool", service, "outcome", outcome);
 	}
 
 	double decisions(String service, String policy) {
-		return count("dualmap.decisions", "service", service, "policy", policy);
+		return count("dualmap.decisions", "pool", service, "policy", policy);
 	}
 
 	double count(String meter, String... tags) {

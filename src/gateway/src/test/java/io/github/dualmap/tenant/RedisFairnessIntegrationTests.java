@@ -145,7 +145,7 @@ class RedisFairnessIntegrationTests {
 		double before = served(second, "c");
 		redis.stop();
 		await().atMost(Duration.ofSeconds(5)).until(() -> !llm(second).get("inSync").asBoolean());
-		assertThat(meters.get("dualmap.tenants.fairness.shared").tag("service", "llm").gauge().value()).isZero();
+		assertThat(meters.get("dualmap.tenants.fairness.shared").tag("pool", "llm").gauge().value()).isZero();
 
 		// Requests keep flowing through both; the first's service for c stays its own.
 		long start = System.nanoTime();
@@ -158,14 +158,14 @@ class RedisFairnessIntegrationTests {
 		double outage = served(first, "c") - servedFirst;
 		assertThat(outage).isPositive();
 		double failures = meters.get("dualmap.tenants.fairness.sync.failures")
-			.tag("service", "llm")
+			.tag("pool", "llm")
 			.functionCounter()
 			.count();
 		assertThat(failures).isPositive();
 		// Two more syncs failed after the first gateway served c: nothing of it here.
 		await().atMost(Duration.ofSeconds(5))
 			.until(() -> meters.get("dualmap.tenants.fairness.sync.failures")
-				.tag("service", "llm")
+				.tag("pool", "llm")
 				.functionCounter()
 				.count() >= failures + 2);
 		assertThat(served(second, "c")).isCloseTo(before, within(1e-6));
@@ -178,7 +178,7 @@ class RedisFairnessIntegrationTests {
 			assertThat(llm(second).get("inSync").asBoolean()).isTrue();
 			assertThat(served(second, "c")).isCloseTo(before + outage, within(1e-6));
 		});
-		assertThat(meters.get("dualmap.tenants.fairness.shared").tag("service", "llm").gauge().value()).isEqualTo(1);
+		assertThat(meters.get("dualmap.tenants.fairness.shared").tag("pool", "llm").gauge().value()).isEqualTo(1);
 	}
 
 	private static HttpRequest request(ConfigurableApplicationContext gateway, String tenant, String content) {

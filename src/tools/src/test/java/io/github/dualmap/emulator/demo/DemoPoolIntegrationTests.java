@@ -121,7 +121,7 @@ class DemoPoolIntegrationTests {
 			.returnResult()
 			.getResponseBodyContent(), StandardCharsets.UTF_8);
 		assertThat(metrics).containsPattern(
-				"dualmap_slo_total\\{class=\"interactive\",outcome=\"(within|over)\",service=\"demo-pool\"} 1\\.0");
+				"dualmap_slo_total\\{class=\"interactive\",outcome=\"(within|over)\",pool=\"demo-pool\"} 1\\.0");
 	}
 
 	/** Requests the emulated instances finished, all together. */
