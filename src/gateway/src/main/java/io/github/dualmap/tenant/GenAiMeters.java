@@ -17,13 +17,21 @@ import org.jspecify.annotations.Nullable;
  * {@code gen_ai.server.time_to_first_token}, {@code gen_ai.server.request.duration} with
  * {@code gen_ai.request.model} and {@code gen_ai.operation.name}), plus the budget
  * outcomes. Tag values stay bounded: tenants through {@link TenantDirectory#reported},
- * models to the first {@value #MAX_MODELS} seen in successful answers (the rest
- * {@value #OTHER_MODEL}).
+ * models to the first {@value #MAX_MODELS} seen in successful answers, each of at most
+ * {@value #MAX_MODEL_LENGTH} characters (the rest {@value #OTHER_MODEL}).
  */
 public final class GenAiMeters {
 
 	/** Most distinct {@code gen_ai.request.model} values; further ones are "other". */
 	public static final int MAX_MODELS = 100;
+
+	/**
+	 * Longest {@code gen_ai.request.model} value, in characters; a longer name is
+	 * "other". A Hugging Face model id ({@code org/name}) is at most 96 characters for
+	 * the name and fewer for the organisation; without a bound, a hundred 8 KB names took
+	 * every scrape to 8 MB.
+	 */
+	public static final int MAX_MODEL_LENGTH = 256;
 
 	static final String OTHER_MODEL = "other";
 
@@ -38,12 +46,15 @@ public final class GenAiMeters {
 	}
 
 	/**
-	 * The tag value of {@code model}: itself among the first {@value #MAX_MODELS}, else
-	 * "other".
+	 * The tag value of {@code model}: itself among the first {@value #MAX_MODELS} of at
+	 * most {@value #MAX_MODEL_LENGTH} characters, else "other".
 	 */
 	String model(@Nullable String model) {
 		if (model == null || model.isEmpty()) {
 			return UNKNOWN_MODEL;
+		}
+		if (model.length() > MAX_MODEL_LENGTH) {
+			return OTHER_MODEL;
 		}
 		if (this.models.contains(model)) {
 			return model;
