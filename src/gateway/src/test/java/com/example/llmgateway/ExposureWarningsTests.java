@@ -15,10 +15,11 @@ import org.springframework.context.ConfigurableApplicationContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A gateway without Spring Security warns at start-up when the drain operation or the
- * replica-sync path is reachable on the client-facing port, and when a replica peer gets
- * the token over plain http; it warns about nothing with the defaults, nor about the
- * drain operation once the actuator has a port of its own.
+ * A gateway without Spring Security warns at start-up when the {@code dualmap} endpoint
+ * (its reads, or its drain operation) or the replica-sync path is reachable on the
+ * client-facing port, when the {@code x-dualmap-*} headers are on, and when a replica
+ * peer gets the token over plain http; it warns about nothing with the defaults, nor
+ * about the endpoint once the actuator has a port of its own.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class ExposureWarningsTests {
@@ -43,8 +44,20 @@ class ExposureWarningsTests {
 
 	@Test
 	void theDefaultsWarnNothing(CapturedOutput output) {
-		try (ConfigurableApplicationContext context = run("management.endpoints.web.exposure.include=dualmap")) {
+		try (ConfigurableApplicationContext context = run("management.endpoints.web.exposure.include=health")) {
 			assertThat(warnings(output)).isEmpty();
+		}
+	}
+
+	@Test
+	void aReadableEndpointOnTheClientPortAndTheHeadersAreWarned(CapturedOutput output) {
+		try (ConfigurableApplicationContext context = run("management.endpoints.web.exposure.include=dualmap",
+				"dualmap.headers.enabled=true")) {
+			List<String> warnings = warnings(output);
+			assertThat(warnings).hasSize(2);
+			assertThat(warnings.get(0)).contains("dualmap actuator endpoint is readable without authentication")
+				.contains("every instance's address");
+			assertThat(warnings.get(1)).contains("dualmap.headers.enabled is true").contains("x-dualmap-instance");
 		}
 	}
 

@@ -31,13 +31,13 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 /**
  * The {@code dualmap} actuator endpoint (when it is available: access not {@code none}
@@ -101,27 +101,26 @@ public class DualMapActuatorAutoConfiguration {
 	}
 
 	/**
-	 * Without Spring Security's web support: warnings at start-up about operations the
-	 * client-facing port exposes.
+	 * Warnings at start-up about what the client-facing port shows or lets clients do:
+	 * without Spring Security's web support, the {@code dualmap} endpoint and the
+	 * replica-sync path there; in every case the {@code x-dualmap-*} headers and plain
+	 * http replica peers.
 	 */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnMissingClass("org.springframework.security.web.server.WebFilterChainProxy")
-	static class Exposure {
-
-		@Bean
-		DualMapExposureWarnings dualMapExposureWarnings(DualMapProperties properties, Environment environment,
-				ObjectProvider<DualMapWebEndpointExtension> webEndpoint,
-				ObjectProvider<EndpointAccessResolver> access) {
-			EndpointAccessResolver resolver = access.getIfAvailable();
-			boolean writable = webEndpoint.getIfAvailable() != null && resolver != null && resolver.accessFor(
-					EndpointId.of(DualMapEndpoint.ID),
-					org.springframework.boot.actuate.endpoint.Access.READ_ONLY) == org.springframework.boot.actuate.endpoint.Access.UNRESTRICTED;
-			boolean samePort = ManagementPortType.get(environment) == ManagementPortType.SAME;
-			ReplicasProperties r = properties.getReplicas();
-			return new DualMapExposureWarnings(writable && samePort, r.isEnabled() ? r.getPath() : null,
-					r.isEnabled() ? r.getPeers() : List.of());
-		}
-
+	@Bean
+	DualMapExposureWarnings dualMapExposureWarnings(DualMapProperties properties, Environment environment,
+			ObjectProvider<DualMapWebEndpointExtension> webEndpoint, ObjectProvider<EndpointAccessResolver> access) {
+		boolean secured = ClassUtils.isPresent("org.springframework.security.web.server.WebFilterChainProxy",
+				getClass().getClassLoader());
+		boolean onClientPort = !secured && webEndpoint.getIfAvailable() != null
+				&& ManagementPortType.get(environment) == ManagementPortType.SAME;
+		EndpointAccessResolver resolver = access.getIfAvailable();
+		boolean writable = resolver != null && resolver.accessFor(EndpointId.of(DualMapEndpoint.ID),
+				org.springframework.boot.actuate.endpoint.Access.READ_ONLY) == org.springframework.boot.actuate.endpoint.Access.UNRESTRICTED;
+		DualMapExposureWarnings.Endpoint endpoint = !onClientPort ? DualMapExposureWarnings.Endpoint.NONE
+				: writable ? DualMapExposureWarnings.Endpoint.DRAIN : DualMapExposureWarnings.Endpoint.READ;
+		ReplicasProperties r = properties.getReplicas();
+		return new DualMapExposureWarnings(endpoint, properties.getHeaders().isEnabled(),
+				r.isEnabled() && !secured ? r.getPath() : null, r.isEnabled() ? r.getPeers() : List.of());
 	}
 
 	/** Meters only where Micrometer is on the classpath. */
