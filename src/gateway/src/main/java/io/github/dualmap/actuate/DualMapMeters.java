@@ -220,7 +220,8 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			DispatchQueues queues = service.queues();
 			FunctionCounter.builder("dualmap.migrations", queues, DispatchQueues::migrations)
 				.tags(tags)
-				.description("Queued requests the rebalancer moved off a hotspot")
+				.description(
+						"Queued requests moved to another instance: off a hotspot, or pulled by an idle other candidate")
 				.register(this.meters);
 			FunctionCounter.builder("dualmap.reroutes", queues, DispatchQueues::rerouted)
 				.tags(tags)

@@ -126,8 +126,9 @@ public final class GenAiMeters {
 	/** A budget store call that failed or timed out. */
 	public void storeFailure(String operation, String failureMode) {
 		Counter.builder("dualmap.tenants.store.failures")
-			.description("Budget store calls that failed or timed out (operation admit or settle), and the "
-					+ "failure mode applied to admissions (open: served unchecked, closed: 503)")
+			.description("Budget store calls that failed or timed out (operation admit, settle, charge unchecked "
+					+ "usage, revoke, or keep an unchecked charge), and the failure mode applied to admissions "
+					+ "(open: served unchecked, closed: 503)")
 			.tags("operation", operation, "failure-mode", failureMode)
 			.register(this.registry)
 			.increment();
