@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
 
 import io.github.dualmap.gateway.KeepAliveReads;
 import io.github.dualmap.gateway.ServicePool;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -88,7 +89,9 @@ public final class StubEngine {
 	/**
 	 * How the completion endpoints crash (an engine killed mid-request): {@code before}
 	 * closes the connection once the request is read, {@code during} after the first
-	 * event of a stream; empty: they answer.
+	 * event of a stream; {@code reset-before} and {@code reset-during} reset it there
+	 * instead (a TCP RST, as a killed process's kernel or a proxy sends); empty: they
+	 * answer.
 	 */
 	public final AtomicReference<String> crash = new AtomicReference<>("");
 
@@ -330,13 +333,15 @@ public final class StubEngine {
 			CRC32 crc = new CRC32();
 			crc.update(bytes);
 			Mono<Long> prefill = Mono.delay(this.firstByteDelay.get());
-			if ("before".equals(this.crash.get())) {
-				return Mono.fromRunnable(() -> res.withConnection(c -> c.channel().close()));
+			String crash = this.crash.get();
+			boolean reset = crash.startsWith("reset-");
+			if ("before".equals(crash) || "reset-before".equals(crash)) {
+				return Mono.fromRunnable(() -> drop(res, reset));
 			}
-			if ("during".equals(this.crash.get())) {
+			if ("during".equals(crash) || "reset-during".equals(crash)) {
 				return res.header("content-type", "text/event-stream")
 					.sendString(Flux.concat(Mono.just(EVENTS.get(0)), Mono.delay(Duration.ofMillis(100)).flatMap(t -> {
-						res.withConnection(c -> c.channel().close());
+						drop(res, reset);
 						return Mono.<String>never();
 					})), StandardCharsets.UTF_8)
 					.then();
@@ -360,6 +365,16 @@ public final class StubEngine {
 						+ bytes.length + ",\"echo_crc\":" + crc.getValue() + ",\"echo_encoding\":\""
 						+ req.requestHeaders().get("content-encoding", "") + "\"}"))
 				.then();
+		});
+	}
+
+	/** Closes the connection of {@code res}, with a TCP reset when {@code reset}. */
+	private static void drop(HttpServerResponse res, boolean reset) {
+		res.withConnection(c -> {
+			if (reset) {
+				c.channel().config().setOption(ChannelOption.SO_LINGER, 0);
+			}
+			c.channel().close();
 		});
 	}
 

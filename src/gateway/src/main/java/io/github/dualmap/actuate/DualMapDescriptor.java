@@ -228,7 +228,8 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * nothing is queued and nothing moves, but releases and rejections still count.
 	 *
 	 * @param queued requests waiting in the gateway now
-	 * @param migrations queued requests moved off a hotspot or pulled by an idle other candidate
+	 * @param migrations queued requests moved off a hotspot or pulled by an idle other
+	 * candidate
 	 * @param rerouted queued requests moved because their instance left, was drained or
 	 * became unhealthy
 	 * @param rescues requests placed at their wait bound on another instance that could

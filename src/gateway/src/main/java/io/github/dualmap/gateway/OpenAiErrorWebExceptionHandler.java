@@ -1,5 +1,8 @@
 package io.github.dualmap.gateway;
 
+import java.io.IOException;
+import java.net.ConnectException;
+
 import io.github.dualmap.prompt.InvalidRequestException;
 import io.github.dualmap.prompt.OpenAiError;
 import org.apache.commons.logging.Log;
@@ -101,15 +104,20 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 	}
 
 	/**
-	 * The instance a request was sent to closed the connection, or did not answer within
-	 * Spring Cloud Gateway's {@code httpclient.response-timeout}: before anything was
-	 * sent to the client, an OpenAI error saying so (502, 504) instead of a 500; after (a
-	 * cut stream), the client's connection is closed as the engine's was, so that it sees
-	 * an incomplete answer rather than a clean end, with one warning instead of error
-	 * logs.
+	 * The instance a request was sent to closed or reset the connection, or did not
+	 * answer within Spring Cloud Gateway's {@code httpclient.response-timeout}: before
+	 * anything was sent to the client, an OpenAI error saying so (502, 504) instead of a
+	 * 500; after (a cut stream), the client's connection is closed as the engine's was,
+	 * so that it sees an incomplete answer rather than a clean end, with one warning
+	 * instead of error logs.
 	 */
 	private @Nullable Mono<Void> upstreamFailed(ServerWebExchange exchange, RoutedAttempt attempt, Throwable ex) {
-		boolean closed = ex instanceof PrematureCloseException;
+		// A close arrives as Reactor Netty's PrematureCloseException, a reset as the
+		// transport's IOException ("Connection reset by peer"); a connect failure never
+		// gets here (ConnectFailoverFilter answers it), and the client's own connection
+		// failing was ruled out before (clientLeft).
+		boolean closed = ex instanceof PrematureCloseException
+				|| (ex instanceof IOException && !(ex instanceof ConnectException));
 		boolean timedOut = ex instanceof ResponseStatusException status
 				&& status.getStatusCode().value() == HttpStatus.GATEWAY_TIMEOUT.value();
 		if (!closed && !timedOut) {

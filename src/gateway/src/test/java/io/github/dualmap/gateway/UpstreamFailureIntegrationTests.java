@@ -76,6 +76,18 @@ class UpstreamFailureIntegrationTests {
 	@Test
 	void anEngineThatDiesBeforeAnsweringGets502(CapturedOutput output) {
 		ENGINES.forEach(e -> e.crash.set("before"));
+		closedBeforeAnswering();
+		assertThat(output.getAll()).doesNotContain("500 Server Error").doesNotContain("ERROR");
+	}
+
+	@Test
+	void anEngineWhoseConnectionIsResetBeforeAnsweringGets502(CapturedOutput output) {
+		ENGINES.forEach(e -> e.crash.set("reset-before"));
+		closedBeforeAnswering();
+		assertThat(output.getAll()).doesNotContain("500 Server Error").doesNotContain("ERROR");
+	}
+
+	private void closedBeforeAnswering() {
 		for (boolean stream : List.of(false, true)) {
 			EntityExchangeResult<String> r = post(chat(stream, "dies " + stream));
 			assertThat(r.getStatus().value()).isEqualTo(502);
@@ -85,7 +97,6 @@ class UpstreamFailureIntegrationTests {
 			assertThat(r.getResponseHeaders().getFirst("x-request-id")).isNotBlank();
 			assertNamesNoBackend(r);
 		}
-		assertThat(output.getAll()).doesNotContain("500 Server Error").doesNotContain("ERROR");
 	}
 
 	@Test
@@ -128,6 +139,16 @@ class UpstreamFailureIntegrationTests {
 	@Test
 	void aStreamWhoseEngineDiesIsCutNotEndedAsComplete(CapturedOutput output) throws Exception {
 		ENGINES.forEach(e -> e.crash.set("during"));
+		cutMidStream(output);
+	}
+
+	@Test
+	void aStreamWhoseConnectionIsResetIsCutNotEndedAsComplete(CapturedOutput output) throws Exception {
+		ENGINES.forEach(e -> e.crash.set("reset-during"));
+		cutMidStream(output);
+	}
+
+	private void cutMidStream(CapturedOutput output) {
 		HttpClient http = HttpClient.newHttpClient();
 		HttpRequest request = HttpRequest
 			.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/v1/chat/completions"))
