@@ -49,6 +49,17 @@ final class ResponsesApi {
 		node.put("created_at", this.createdAt);
 		node.put("model", this.request.model());
 		node.put("status", status);
+		// Fields vLLM's ResponsesResponse echoes from the request and OpenAI's schema
+		// requires of every response (the OpenAI SDK reads them), at the values of a
+		// text answer: no tools, default sampling.
+		node.putNull("incomplete_details");
+		node.putNull("metadata");
+		node.put("parallel_tool_calls", true);
+		node.put("temperature", 1.0);
+		node.put("top_p", 1.0);
+		node.put("tool_choice", "auto");
+		node.putArray("tools");
+		node.put("max_output_tokens", this.request.maxTokens());
 		var output = node.putArray("output");
 		if (text != null) {
 			output.add(message("completed", text));
