@@ -90,8 +90,11 @@ public final class StubEngine {
 	 * How the completion endpoints crash (an engine killed mid-request): {@code before}
 	 * closes the connection once the request is read, {@code during} after the first
 	 * event of a stream; {@code reset-before} and {@code reset-during} reset it there
-	 * instead (a TCP RST, as a killed process's kernel or a proxy sends); empty: they
-	 * answer.
+	 * instead (a TCP RST, as a killed process's kernel or a proxy sends);
+	 * {@code silent-before} sends a stream's status line and headers and then nothing,
+	 * {@code silent-during} its first event and then nothing, keeping the connection open
+	 * (an engine whose scheduler stalled while its HTTP server still answers); empty:
+	 * they answer.
 	 */
 	public final AtomicReference<String> crash = new AtomicReference<>("");
 
@@ -128,6 +131,11 @@ public final class StubEngine {
 
 	/** Requests being answered now, held ones included. */
 	private final AtomicInteger answering = new AtomicInteger();
+
+	/** Requests being answered now, held ones included: 0 once every one ended. */
+	public int answering() {
+		return this.answering.get();
+	}
 
 	/** The {@code vllm:kv_cache_usage_perc} gauge. */
 	public final AtomicReference<Double> kvCacheUsage = new AtomicReference<>(DEFAULT_KV_CACHE_USAGE);
@@ -337,6 +345,14 @@ public final class StubEngine {
 			boolean reset = crash.startsWith("reset-");
 			if ("before".equals(crash) || "reset-before".equals(crash)) {
 				return Mono.fromRunnable(() -> drop(res, reset));
+			}
+			if ("silent-before".equals(crash)) {
+				return res.header("content-type", "text/event-stream").sendHeaders().then().then(Mono.never());
+			}
+			if ("silent-during".equals(crash)) {
+				return res.header("content-type", "text/event-stream")
+					.sendString(Flux.concat(Mono.just(EVENTS.get(0)), Mono.never()), StandardCharsets.UTF_8)
+					.then();
 			}
 			if ("during".equals(crash) || "reset-during".equals(crash)) {
 				return res.header("content-type", "text/event-stream")

@@ -268,7 +268,8 @@ public class DualMapAutoConfiguration {
 
 	@Bean
 	DispatchAccountingFilter dualMapDispatchAccountingFilter(DualMapRegistry registry, DualMapProperties properties) {
-		return new DispatchAccountingFilter(registry, properties.getHeaders().isEnabled());
+		return new DispatchAccountingFilter(registry, properties.getHeaders().isEnabled(),
+				properties.getResponseIdleTimeout());
 	}
 
 	@Bean

@@ -11,6 +11,7 @@ import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.core.TieBreak;
 import io.github.dualmap.gateway.BodyLimits;
+import io.github.dualmap.gateway.DispatchAccountingFilter;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.DecimalMax;
@@ -76,6 +77,14 @@ public class DualMapProperties {
 	 */
 	@NotNull(message = "dualmap.body-read-timeout must be set")
 	private Duration bodyReadTimeout = BodyLimits.DEFAULT_READ_TIMEOUT;
+
+	/**
+	 * Longest silence of an instance's answer once its status line came: no body byte for
+	 * this long (a stream's first token, or its next) ends the request, with 504 before
+	 * anything reached the client and a cut stream after. 0 turns it off.
+	 */
+	@NotNull(message = "dualmap.response-idle-timeout must be set")
+	private Duration responseIdleTimeout = DispatchAccountingFilter.DEFAULT_IDLE_TIMEOUT;
 
 	/**
 	 * Most request body bytes the gateway holds in memory at once, over all requests
@@ -247,6 +256,11 @@ public class DualMapProperties {
 		return this.bodyReadTimeout.toNanos() > 0;
 	}
 
+	@AssertTrue(message = "dualmap.response-idle-timeout must be >= 0")
+	private boolean isResponseIdleTimeoutNonNegative() {
+		return !this.responseIdleTimeout.isNegative();
+	}
+
 	@AssertTrue(message = "dualmap.max-buffered-size must be >= dualmap.max-body-size"
 			+ " (and >= dualmap.replicas.max-body-size with replica sync on)")
 	private boolean isMaxBufferedSizeAtLeastOneBody() {
@@ -324,6 +338,14 @@ public class DualMapProperties {
 
 	public Duration getBodyReadTimeout() {
 		return this.bodyReadTimeout;
+	}
+
+	public Duration getResponseIdleTimeout() {
+		return this.responseIdleTimeout;
+	}
+
+	public void setResponseIdleTimeout(Duration responseIdleTimeout) {
+		this.responseIdleTimeout = responseIdleTimeout;
 	}
 
 	public void setBodyReadTimeout(Duration bodyReadTimeout) {

@@ -1,5 +1,6 @@
 package io.github.dualmap.gateway;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.prompt.ParsedRequest;
@@ -28,7 +29,11 @@ import org.springframework.web.server.ServerWebExchange;
  * {@code x-dualmap-instance} and {@code x-dualmap-reason} headers. It sits just outside
  * the gateway's {@link NettyWriteResponseFilter}, the only place that sees all three
  * endings: load balancer lifecycle callbacks fire at response headers and never on
- * cancel.
+ * cancel. An answer whose body goes silent for the idle timeout once its status line came
+ * (an engine that sent a stream's headers and no token, or stopped mid-stream while its
+ * metrics still answer) fails with a {@link ResponseIdleException}: the gateway's writer
+ * then closes the connection to the instance (vLLM aborts the request), the request's
+ * prefill slot is freed, and the error handler answers 504 or cuts the client's stream.
  */
 public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
@@ -47,13 +52,32 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 	 */
 	public static final String QUEUE_HEADER = "x-dualmap-queue-ms";
 
+	/**
+	 * No body byte for two minutes ends an answer: far beyond a long prompt's prefill
+	 * behind the dispatch queue, and beyond any pause of a stream in generation, while a
+	 * stalled engine no longer holds its requests, their clients and their prefill slots
+	 * for good.
+	 */
+	public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(2);
+
 	private final DualMapRegistry registry;
 
 	private final boolean headers;
 
+	private final Duration idleTimeout;
+
 	public DispatchAccountingFilter(DualMapRegistry registry, boolean headers) {
+		this(registry, headers, DEFAULT_IDLE_TIMEOUT);
+	}
+
+	/**
+	 * @param idleTimeout the longest silence of an answer's body once its status line
+	 * came; zero: none
+	 */
+	public DispatchAccountingFilter(DualMapRegistry registry, boolean headers, Duration idleTimeout) {
 		this.registry = registry;
 		this.headers = headers;
+		this.idleTimeout = idleTimeout;
 	}
 
 	@Override
@@ -79,7 +103,8 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 			});
 		}
 		AtomicReference<@Nullable Throwable> failure = new AtomicReference<>();
-		return chain.filter(exchange.mutate().response(new FirstByteObserver(response, exchange)).build())
+		return chain
+			.filter(exchange.mutate().response(new FirstByteObserver(response, exchange, this.idleTimeout)).build())
 			.doOnError(failure::set)
 			.doFinally(signal -> {
 				RoutedAttempt attempt = attempt(exchange);
@@ -145,19 +170,37 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 
 		private volatile boolean seen;
 
-		FirstByteObserver(ServerHttpResponse delegate, ServerWebExchange exchange) {
+		private final Duration idleTimeout;
+
+		FirstByteObserver(ServerHttpResponse delegate, ServerWebExchange exchange, Duration idleTimeout) {
 			super(delegate);
 			this.exchange = exchange;
+			this.idleTimeout = idleTimeout;
 		}
 
 		@Override
 		public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
-			return super.writeWith(Flux.from(body).doOnNext(this::observe));
+			return super.writeWith(idle(Flux.from(body)).doOnNext(this::observe));
 		}
 
 		@Override
 		public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
-			return super.writeAndFlushWith(Flux.from(body).map(chunk -> Flux.from(chunk).doOnNext(this::observe)));
+			// The gateway's writer hands a stream over as one publisher per chunk read.
+			return super.writeAndFlushWith(
+					idle(Flux.from(body)).map(chunk -> Flux.from(chunk).doOnNext(this::observe)));
+		}
+
+		/**
+		 * {@code body} failing with a {@link ResponseIdleException} when no element comes
+		 * for the idle timeout, the first counted from the subscription: the gateway's
+		 * writer subscribes once the status line came.
+		 */
+		private <T> Flux<T> idle(Flux<T> body) {
+			if (this.idleTimeout.isZero()) {
+				return body;
+			}
+			Duration timeout = this.idleTimeout;
+			return body.timeout(timeout, Flux.defer(() -> Flux.error(new ResponseIdleException(timeout))));
 		}
 
 		private void observe(DataBuffer buffer) {

@@ -104,12 +104,13 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 	}
 
 	/**
-	 * The instance a request was sent to closed or reset the connection, or did not
-	 * answer within Spring Cloud Gateway's {@code httpclient.response-timeout}: before
-	 * anything was sent to the client, an OpenAI error saying so (502, 504) instead of a
-	 * 500; after (a cut stream), the client's connection is closed as the engine's was,
-	 * so that it sees an incomplete answer rather than a clean end, with one warning
-	 * instead of error logs.
+	 * The instance a request was sent to closed or reset the connection, did not answer
+	 * within Spring Cloud Gateway's {@code httpclient.response-timeout}, or went silent
+	 * for {@code dualmap.response-idle-timeout} after its status line: before anything
+	 * was sent to the client, an OpenAI error saying so (502, 504) instead of a 500;
+	 * after (a cut stream), the client's connection is closed as the engine's was, so
+	 * that it sees an incomplete answer rather than a clean end, with one warning instead
+	 * of error logs.
 	 */
 	private @Nullable Mono<Void> upstreamFailed(ServerWebExchange exchange, RoutedAttempt attempt, Throwable ex) {
 		// A close arrives as Reactor Netty's PrematureCloseException, a reset as the
@@ -120,7 +121,8 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 				|| (ex instanceof IOException && !(ex instanceof ConnectException));
 		boolean timedOut = ex instanceof ResponseStatusException status
 				&& status.getStatusCode().value() == HttpStatus.GATEWAY_TIMEOUT.value();
-		if (!closed && !timedOut) {
+		boolean silent = ex instanceof ResponseIdleException;
+		if (!closed && !timedOut && !silent) {
 			return null;
 		}
 		String instance = "instance '" + attempt.instanceId() + "' of '" + attempt.serviceId() + "'";
@@ -137,6 +139,11 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 		// The body names the service, never the instance: an instance id is usually a
 		// backend address (host:port), which clients have no business learning.
 		String sent = "the instance of '" + attempt.serviceId() + "' this request was sent to";
+		if (silent) {
+			return OpenAiErrorResponses.write(exchange, HttpStatus.GATEWAY_TIMEOUT,
+					new OpenAiError(sent + " began its answer and then sent nothing (" + ex.getMessage() + ")",
+							"server_error", null, "upstream_timeout"));
+		}
 		return timedOut ? OpenAiErrorResponses.write(exchange, HttpStatus.GATEWAY_TIMEOUT,
 				// Spring Cloud Gateway's response timeout, or a route's CircuitBreaker
 				// time limit: the reason says which.

@@ -324,6 +324,7 @@ class DualMapPropertiesTests {
 	void badValuesFailStartupNamingTheProperty() {
 		expectFailure("dualmap.switch-factor=0", "dualmap.switch-factor must be > 0");
 		expectFailure("dualmap.body-read-timeout=0s", "dualmap.body-read-timeout must be > 0");
+		expectFailure("dualmap.response-idle-timeout=-1s", "dualmap.response-idle-timeout must be >= 0");
 		expectFailure("dualmap.switch-hit-charge=-1", "dualmap.switch-hit-charge must be >= 0");
 		expectFailure("dualmap.slow-start=-5s", "dualmap.slow-start must be >= 0");
 		expectFailure("dualmap.policy=no-such-policy", "dualmap.policy names no known routing policy");

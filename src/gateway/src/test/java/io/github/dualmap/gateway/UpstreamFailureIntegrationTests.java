@@ -24,12 +24,14 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
- * An engine that dies with a request on it, or answers later than Spring Cloud Gateway's
- * response timeout: the client gets an OpenAI error naming what happened (502, 504) while
- * nothing was sent to it yet, and a stream already under way is cut, not ended as if
- * complete; nothing is logged as a gateway error.
+ * An engine that dies with a request on it (its connection closed or reset), answers
+ * later than Spring Cloud Gateway's response timeout, or goes silent after its status
+ * line for {@code dualmap.response-idle-timeout}: the client gets an OpenAI error naming
+ * what happened (502, 504) while nothing was sent to it yet, and a stream already under
+ * way is cut, not ended as if complete; nothing is logged as a gateway error.
  */
 @GatewayIntegrationTest(properties = {
 		// Every route here: a list binds from one property source.
@@ -40,8 +42,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 		"spring.cloud.gateway.server.webflux.routes[1].uri=lb://gone",
 		"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/gone/**",
 		"spring.cloud.gateway.server.webflux.routes[1].filters[0]=StripPrefix=1",
-		"spring.cloud.gateway.server.webflux.httpclient.response-timeout=1s", "dualmap.services=llm,gone",
-		"dualmap.scrape.enabled=false", "dualmap.headers.enabled=false" })
+		"spring.cloud.gateway.server.webflux.httpclient.response-timeout=1s", "dualmap.response-idle-timeout=1s",
+		"dualmap.services=llm,gone", "dualmap.scrape.enabled=false", "dualmap.headers.enabled=false" })
 @ExtendWith(OutputCaptureExtension.class)
 class UpstreamFailureIntegrationTests {
 
@@ -54,6 +56,9 @@ class UpstreamFailureIntegrationTests {
 
 	@Autowired
 	WebTestClient client;
+
+	@Autowired
+	DualMapRegistry registry;
 
 	@LocalServerPort
 	int port;
@@ -107,6 +112,43 @@ class UpstreamFailureIntegrationTests {
 		assertThat(r.getResponseBody()).contains("\"code\":\"upstream_timeout\"")
 			.contains("Response took longer than timeout");
 		assertNamesNoBackend(r);
+	}
+
+	@Test
+	void anAnswerSilentAfterItsStatusLineGets504AndFreesItsInstance(CapturedOutput output) {
+		ENGINES.forEach(e -> e.crash.set("silent-before"));
+		int failedBefore = failedCalls();
+		EntityExchangeResult<String> r = post(chat(true, "stalled"));
+		assertThat(r.getStatus().value()).isEqualTo(504);
+		assertThat(r.getResponseBody()).contains("\"code\":\"upstream_timeout\"")
+			.contains("began its answer and then sent nothing")
+			.contains("dualmap.response-idle-timeout");
+		assertNamesNoBackend(r);
+		// The connection to the engine is closed (vLLM aborts the request), and the
+		// request no longer holds the instance's prefill.
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+			assertThat(ENGINES).allSatisfy(e -> assertThat(e.answering()).isZero());
+			assertThat(this.registry.service("llm").instancePool().instances())
+				.allSatisfy(s -> assertThat(s.prefillRequests()).isZero());
+		});
+		// It counts against the instance's breaker, as a failed answer does.
+		assertThat(failedCalls()).isEqualTo(failedBefore + 1);
+		assertThat(output.getAll()).doesNotContain("500 Server Error").doesNotContain("ERROR");
+	}
+
+	private int failedCalls() {
+		ServicePool llm = this.registry.service("llm");
+		return llm.instancePool()
+			.instances()
+			.stream()
+			.mapToInt(s -> llm.breakers().breaker(s.id()).getMetrics().getNumberOfFailedCalls())
+			.sum();
+	}
+
+	@Test
+	void aStreamSilentMidwayIsCutNotEndedAsComplete(CapturedOutput output) {
+		ENGINES.forEach(e -> e.crash.set("silent-during"));
+		cutMidStream(output);
 	}
 
 	@Test
