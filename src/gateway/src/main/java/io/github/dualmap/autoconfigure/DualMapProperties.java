@@ -340,16 +340,16 @@ public class DualMapProperties {
 		return this.bodyReadTimeout;
 	}
 
+	public void setBodyReadTimeout(Duration bodyReadTimeout) {
+		this.bodyReadTimeout = bodyReadTimeout;
+	}
+
 	public Duration getResponseIdleTimeout() {
 		return this.responseIdleTimeout;
 	}
 
 	public void setResponseIdleTimeout(Duration responseIdleTimeout) {
 		this.responseIdleTimeout = responseIdleTimeout;
-	}
-
-	public void setBodyReadTimeout(Duration bodyReadTimeout) {
-		this.bodyReadTimeout = bodyReadTimeout;
 	}
 
 	public @Nullable DataSize getMaxBufferedSize() {
