@@ -607,10 +607,11 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 	}
 
 	/**
-	 * {@code --rate} bounds, req/s: below 0.001 a replay of a long trace lasts longer
-	 * than the simulation's nanosecond clock holds; above a million no engine serves it.
+	 * {@code --rate} bounds, req/s: below 0.01 the reports, which give rates to two
+	 * decimals, would print 0.00 (and a replay of a long trace nears what the
+	 * simulation's nanosecond clock holds); above a million no engine serves it.
 	 */
-	static final double MIN_RATE = 0.001;
+	static final double MIN_RATE = 0.01;
 
 	static final double MAX_RATE = 1_000_000;
 

@@ -703,8 +703,9 @@ class SimCommandTests {
 		for (String[] bad : new String[][] {
 				{ "--rate", "1", "--slo-ttft", "99999999999999s", "--slo-ttft must be at most 1 day" },
 				{ "--rate", "1", "--network-delay", "9999999999999s", "--network-delay must be at most 1 day" },
-				{ "--rate", "1e-12", "--rate must be between 0.001 and 1000000 req/s but was 1.0E-12" },
-				{ "--rate", "1e300", "--rate must be between 0.001 and 1000000 req/s" },
+				{ "--rate", "1e-12", "--rate must be between 0.01 and 1000000 req/s but was 1.0E-12" },
+				{ "--rate", "0.001", "--rate must be between 0.01 and 1000000 req/s but was 0.001" },
+				{ "--rate", "1e300", "--rate must be between 0.01 and 1000000 req/s" },
 				{ "--rate", "1", "--slo-classes", "a=99999999999999s:0.5", "--slo-classes must be at most 1 day" } }) {
 			err.getBuffer().setLength(0);
 			String[] args = java.util.stream.Stream
