@@ -440,6 +440,18 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 					+ CapacityBenchmark.MAX_REPLAY_REQUESTS + " are replayed");
 		}
 		Trace workloadTrace = baseTrace.repeated(repeat);
+		if (rate != null && !membership.steps().isEmpty()) {
+			long[] arrivals = workloadTrace.arrivalNanos(rate);
+			long span = arrivals[arrivals.length - 1] - arrivals[0];
+			for (MembershipSchedule.Step step : membership.steps()) {
+				if (step.at() >= span) {
+					throw new IllegalArgumentException("--" + (step.slowDown() ? "slow-down" : "scale") + " step '"
+							+ step.text() + "' comes after the last arrival: the workload's arrivals span "
+							+ String.format(Locale.ROOT, "%.1f", span / 1e9) + " s at --rate " + rate
+							+ " (give a time below that, or a share such as 50%)");
+				}
+			}
+		}
 		double tolerance = quick ? QUICK_TOLERANCE : FULL_TOLERANCE;
 		// A pool loaded a share e above its capacity builds a backlog at e of its work
 		// rate, which pushes waits past the SLO after about SLO / e: to tell a rate from

@@ -374,6 +374,11 @@ class ScalingSimulationTests {
 		assertThat(runExpectingError("--scale", "half:+2", "--rate", "3")).contains("'half:+2'");
 		assertThat(runExpectingError("--scale", "50%:-4", "--rate", "3")).contains("would leave 0 instances");
 		assertThat(runExpectingError("--scale", "50%:+1", "--rate", "3", "--window", "0s")).contains("--window");
+		// 300 requests at 3 req/s arrive within about 100 s: a step at an hour never
+		// comes.
+		assertThat(runExpectingError("--scale", "60m:+1", "--rate", "3")).contains("--scale step '60m:+1'")
+			.contains("comes after the last arrival");
+		assertThat(runExpectingError("--slow-down", "60m:0:2", "--rate", "3")).contains("--slow-down step '60m:0:2'");
 	}
 
 	private static String runExpectingError(String... extra) {
