@@ -2,6 +2,7 @@ package io.github.dualmap.core;
 
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -14,7 +15,11 @@ import org.jspecify.annotations.Nullable;
  * approximate prefix-cache scorer (share of the prompt's blocks found in an LRU index of
  * this router's own routing decisions), picked by maximum score. A scorer whose scraped
  * input is stale or missing gives the neutral score 0.5: unknown is neither idle nor
- * saturated.
+ * saturated. With a weight for it, also the no-hit LRU scorer of llm-d's
+ * {@code optimized-baseline} guide: a request no instance's index holds any block of (a
+ * cold one) scores the instances by how long ago each last took a cold request (never:
+ * highest, in instance order; then least recently first), every other request 0.5 on
+ * every instance; an instance a cold request went to becomes the most recent.
  */
 public final class LlmdScorerPolicy implements RoutingPolicy {
 
@@ -42,6 +47,18 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 	 */
 	public static final long DEFAULT_INDEX_CAPACITY_TOKENS = 31_250L * 16;
 
+	/**
+	 * Tokens of the prompt the prefix scorer matches at most in llm-d's current
+	 * approximate prefix producer ({@code maxPrefixTokensToMatch}, a 128K context).
+	 */
+	public static final int CURRENT_MAX_PREFIX_TOKENS = 131_072;
+
+	/** Weight of the no-hit LRU scorer in the {@code optimized-baseline} guide. */
+	public static final double OPTIMIZED_BASELINE_NO_HIT_LRU_WEIGHT = 2;
+
+	/** Instances the no-hit LRU scorer remembers ({@code lruSize}). */
+	static final int NO_HIT_LRU_SIZE = 1024;
+
 	/** Score of a scorer that has no fresh input for an instance. */
 	static final double NEUTRAL = 0.5;
 
@@ -57,7 +74,23 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 
 	private final PerInstance<ShadowKvIndex> indexes;
 
+	private final double noHitLruWeight;
+
+	// Instances that took a cold request, least recently first (the no-hit LRU scorer's
+	// order); guarded by this.
+	private final LinkedHashMap<String, Boolean> coldOrder = new LinkedHashMap<>();
+
 	private final TieBreaker ties = new TieBreaker();
+
+	/**
+	 * The {@code optimized-baseline} guide's profile: the default profile's scorers, the
+	 * prefix matched over up to {@value #CURRENT_MAX_PREFIX_TOKENS} tokens, and the
+	 * no-hit LRU scorer at weight {@value #OPTIMIZED_BASELINE_NO_HIT_LRU_WEIGHT}.
+	 */
+	public static LlmdScorerPolicy optimizedBaseline(int blockTokens) {
+		return new LlmdScorerPolicy(blockTokens, DEFAULT_QUEUE_WEIGHT, DEFAULT_KV_CACHE_WEIGHT, DEFAULT_PREFIX_WEIGHT,
+				CURRENT_MAX_PREFIX_TOKENS, DEFAULT_INDEX_CAPACITY_TOKENS, OPTIMIZED_BASELINE_NO_HIT_LRU_WEIGHT);
+	}
 
 	/**
 	 * The default profile, indexes counted in blocks of {@code settings.blockTokens()}.
@@ -79,12 +112,21 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 	 */
 	public LlmdScorerPolicy(int blockTokens, double queueWeight, double kvCacheWeight, double prefixWeight,
 			int maxPrefixTokens, long indexCapacityTokens) {
+		this(blockTokens, queueWeight, kvCacheWeight, prefixWeight, maxPrefixTokens, indexCapacityTokens, 0);
+	}
+
+	/**
+	 * As above, with the no-hit LRU scorer at {@code noHitLruWeight} (>= 0; 0: none).
+	 */
+	public LlmdScorerPolicy(int blockTokens, double queueWeight, double kvCacheWeight, double prefixWeight,
+			int maxPrefixTokens, long indexCapacityTokens, double noHitLruWeight) {
 		if (blockTokens <= 0) {
 			throw new IllegalArgumentException("blockTokens must be > 0 but was " + blockTokens);
 		}
 		weight("queueWeight", queueWeight);
 		weight("kvCacheWeight", kvCacheWeight);
 		weight("prefixWeight", prefixWeight);
+		weight("noHitLruWeight", noHitLruWeight);
 		if (maxPrefixTokens <= 0) {
 			throw new IllegalArgumentException("maxPrefixTokens must be > 0 but was " + maxPrefixTokens);
 		}
@@ -94,6 +136,7 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 		this.queueWeight = queueWeight;
 		this.kvCacheWeight = kvCacheWeight;
 		this.prefixWeight = prefixWeight;
+		this.noHitLruWeight = noHitLruWeight;
 		this.maxPrefixTokens = maxPrefixTokens;
 		this.blockTokens = blockTokens;
 		int indexCapacityBlocks = capacityBlocks(indexCapacityTokens, blockTokens);
@@ -127,9 +170,11 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 			matched.put(s, m);
 			longest = Math.max(longest, m);
 		}
+		Map<String, Double> noHit = this.noHitLruWeight > 0 ? noHitScores(accepting, longest == 0) : Map.of();
 		InstanceState chosen = ties.lowest(accepting, s -> {
 			double prefix = considered.length == 0 ? 0 : (double) matched.get(s) / considered.length;
-			return -(load.score(s, queueWeight, kvCacheWeight) + prefixWeight * prefix);
+			double lru = this.noHitLruWeight > 0 ? this.noHitLruWeight * noHit.get(s.id()) : 0;
+			return -(load.score(s, queueWeight, kvCacheWeight) + prefixWeight * prefix + lru);
 		});
 		int m = matched.get(chosen);
 		Reason reason = m > 0 && m == longest ? Reason.AFFINITY : Reason.LOAD;
@@ -138,6 +183,47 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 		}
 		int cached = blocks.tokensFor(m);
 		return new Decision(chosen.id(), reason, cached, blocks.promptTokens() - cached, -1);
+	}
+
+	/**
+	 * The no-hit LRU scorer's scores of {@code accepting}, by id: 0.5 each for a request
+	 * some instance holds a block of; for a cold one, rank r (instances never sent a cold
+	 * request first, in instance order, then the others least recently first, by their
+	 * place among every instance remembered) scores {@code 1 - r / (n - 1)}, at least 0.
+	 */
+	private synchronized Map<String, Double> noHitScores(List<InstanceState> accepting, boolean cold) {
+		Map<String, Double> scores = new HashMap<>();
+		int n = accepting.size();
+		if (!cold || n == 1) {
+			accepting.forEach(s -> scores.put(s.id(), cold ? 1.0 : NEUTRAL));
+			return scores;
+		}
+		Map<String, Integer> position = new HashMap<>();
+		for (String id : this.coldOrder.keySet()) {
+			position.put(id, position.size());
+		}
+		int neverUsed = 0;
+		for (InstanceState s : accepting) {
+			if (!position.containsKey(s.id())) {
+				scores.put(s.id(), 1.0 - (double) neverUsed++ / (n - 1));
+			}
+		}
+		for (InstanceState s : accepting) {
+			Integer p = position.get(s.id());
+			if (p != null) {
+				scores.put(s.id(), Math.max(0, 1.0 - (double) (neverUsed + p) / (n - 1)));
+			}
+		}
+		return scores;
+	}
+
+	/** {@code instanceId} took a cold request: it becomes the most recent. */
+	private synchronized void tookCold(String instanceId) {
+		this.coldOrder.remove(instanceId);
+		this.coldOrder.put(instanceId, Boolean.TRUE);
+		if (this.coldOrder.size() > NO_HIT_LRU_SIZE) {
+			this.coldOrder.remove(this.coldOrder.keySet().iterator().next());
+		}
 	}
 
 	/**
@@ -209,12 +295,26 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 		if (blocks == null || s == null) {
 			return;
 		}
+		long[] considered = consideredBlocks(blocks);
+		if (this.noHitLruWeight > 0 && cold(considered, pool)) {
+			tookCold(s.id());
+		}
 		ShadowKvIndex index = index(s.id());
 		EngineSnapshot e = s.freshEngine(pool.now(), pool.settings().staleAfterNanos());
 		if (e != null && e.kvCapacityTokens() > 0) {
 			index.resize(capacityBlocks(e.kvCapacityTokens(), blockTokens));
 		}
-		index.record(consideredBlocks(blocks));
+		index.record(considered);
+	}
+
+	/** Whether no accepting instance's index holds a block of {@code considered}. */
+	private boolean cold(long[] considered, InstancePool pool) {
+		for (InstanceState s : pool.acceptingInstances()) {
+			if (index(s.id()).peekMatchedBlocks(considered) > 0) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	@Override

@@ -25,6 +25,26 @@ class LlmdScorerPolicyTests {
 	}
 
 	@Test
+	void coldRequestsGoToTheInstanceThatLeastRecentlyTookOneAndWarmOnesIgnoreTheOrder() {
+		// The optimized-baseline profile: with even load, each request no index holds a
+		// block of goes first to the instances that never took one, in instance order,
+		// then to the one that took one least recently.
+		LlmdScorerPolicy lru = LlmdScorerPolicy.optimizedBaseline(PeerFixture.BLOCK);
+		scrapeAll(0, 0.2);
+		java.util.List<String> cold = new java.util.ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			cold.add(f.route(lru, f.request(PeerFixture.prompt(100 + i))).decision().instanceId());
+		}
+		assertThat(cold).containsExactly("a", "b", "c", "a", "b", "c");
+		// A request some index holds a block of scores 0.5 everywhere on that scorer: it
+		// follows its prefix (c took block 105), not the order (a is next for a cold
+		// one).
+		Decision warm = lru.choose(f.request(PeerFixture.prompt(105, 7)), f.pool);
+		assertThat(warm.instanceId()).isEqualTo("c");
+		assertThat(warm.reason()).isEqualTo(Reason.AFFINITY);
+	}
+
+	@Test
 	void theInstanceItRoutedThePrefixToWinsWhenLoadIsEven() {
 		scrapeAll(0, 0.2);
 		f.place(policy, f.request(prompt), "c", prompt.promptTokens());

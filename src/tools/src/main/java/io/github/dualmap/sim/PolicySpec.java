@@ -110,6 +110,15 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	public static final String LLMD_SCORER_WHOLE_PROMPT = "llmd-scorer-whole-prompt";
 
 	/**
+	 * llm-d's {@code optimized-baseline} guide (the approximate prefix path's current
+	 * name): {@code llmd-scorer}'s queue, KV-cache utilisation and prefix scorers, the
+	 * prefix matched over up to {@value LlmdScorerPolicy#CURRENT_MAX_PREFIX_TOKENS}
+	 * tokens (the approximate prefix producer's current default), and the no-hit LRU
+	 * scorer at weight 2 ({@link LlmdScorerPolicy#optimizedBaseline}).
+	 */
+	public static final String LLMD_OPTIMIZED_BASELINE = "llmd-optimized-baseline";
+
+	/**
 	 * The row of {@code llmd-scorer} with the prefix scorer's weight 0: the queue and
 	 * KV-cache utilisation scorers alone (the index is still kept, unused).
 	 */
@@ -159,13 +168,13 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 * {@value #DUALMAP_ORACLE_TTFT} (with the default engine profile's coefficients), or
 	 * one of the peers that route on engine KV events, which only the simulator can feed
 	 * ({@value DynamoKvPolicy#NAME}, {@value LlmdPrecisePolicy#NAME}), or a variant of an
-	 * llm-d row ({@value #LLMD_SCORER_WHOLE_PROMPT}, {@value #LLMD_SCORER_NO_PREFIX},
-	 * {@value #LLMD_PRECISE_MIN_MAX}, {@value #LLMD_PRECISE_NO_FLOW_CONTROL}). The
-	 * DualMap family runs behind the dispatch queues as the gateway default
-	 * ({@code dispatch: queue}); ablations that have no hotspot step run the queue
-	 * without migration, so they ablate the rebalancer as a whole. Peers dispatch
-	 * immediately, or behind the queue without moves when named with
-	 * {@value #QUEUED_SUFFIX}.
+	 * llm-d row ({@value #LLMD_OPTIMIZED_BASELINE}, {@value #LLMD_SCORER_WHOLE_PROMPT},
+	 * {@value #LLMD_SCORER_NO_PREFIX}, {@value #LLMD_PRECISE_MIN_MAX},
+	 * {@value #LLMD_PRECISE_NO_FLOW_CONTROL}). The DualMap family runs behind the
+	 * dispatch queues as the gateway default ({@code dispatch: queue}); ablations that
+	 * have no hotspot step run the queue without migration, so they ablate the rebalancer
+	 * as a whole. Peers dispatch immediately, or behind the queue without moves when
+	 * named with {@value #QUEUED_SUFFIX}.
 	 */
 	public static PolicySpec named(String name) {
 		return named(name, QueueSettings.ofDefaults());
@@ -238,6 +247,9 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 							whole ? Integer.MAX_VALUE : LlmdScorerPolicy.DEFAULT_MAX_PREFIX_TOKENS,
 							LlmdScorerPolicy.DEFAULT_INDEX_CAPACITY_TOKENS));
 		}
+		if (name.equals(LLMD_OPTIMIZED_BASELINE)) {
+			return new PolicySpec(name, settings -> LlmdScorerPolicy.optimizedBaseline(settings.blockTokens()));
+		}
 		if (name.equals(LLMD_PRECISE_MIN_MAX)) {
 			return new PolicySpec(name, settings -> LlmdPrecisePolicy.minMax());
 		}
@@ -275,6 +287,7 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		names.add(names.indexOf(DUALMAP_FIXED_DEPTH) + 1, DUALMAP_NO_PULL);
 		names.add(names.indexOf("llmd-scorer") + 1, LlmdPrecisePolicy.NAME);
 		names.add(names.indexOf("llmd-scorer") + 1, LLMD_SCORER_WHOLE_PROMPT);
+		names.add(names.indexOf("llmd-scorer") + 1, LLMD_OPTIMIZED_BASELINE);
 		names.add(names.indexOf(LLMD_SCORER_WHOLE_PROMPT) + 1, LLMD_SCORER_NO_PREFIX);
 		names.add(names.indexOf(LlmdPrecisePolicy.NAME) + 1, LLMD_PRECISE_MIN_MAX);
 		names.add(names.indexOf(LLMD_PRECISE_MIN_MAX) + 1, LLMD_PRECISE_NO_FLOW_CONTROL);

@@ -17,8 +17,9 @@ public final class ScrapeIntervals {
 	private static final Duration LLMD = Duration.ofMillis(50);
 
 	private static final Map<String, Duration> BY_POLICY = Map.of("llmd-scorer", LLMD,
-			PolicySpec.LLMD_SCORER_WHOLE_PROMPT, LLMD, PolicySpec.LLMD_SCORER_NO_PREFIX, LLMD, "llmd-precise", LLMD,
-			PolicySpec.LLMD_PRECISE_MIN_MAX, LLMD, PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL, LLMD);
+			PolicySpec.LLMD_OPTIMIZED_BASELINE, LLMD, PolicySpec.LLMD_SCORER_WHOLE_PROMPT, LLMD,
+			PolicySpec.LLMD_SCORER_NO_PREFIX, LLMD, "llmd-precise", LLMD, PolicySpec.LLMD_PRECISE_MIN_MAX, LLMD,
+			PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL, LLMD);
 
 	private ScrapeIntervals() {
 	}
