@@ -55,4 +55,20 @@ class StoredResponsesTests {
 			.withMessageContaining("ttl");
 	}
 
+	@Test
+	void onceFullTheNewestResponsesAreKeptNotTheOldest() {
+		// Each response is written once and continued once, as chats are: a bound of
+		// 1,000 must keep the last 1,000, the ones clients are still continuing.
+		StoredResponses stored = new StoredResponses(1000, Duration.ofHours(1));
+		for (int i = 0; i < 5000; i++) {
+			stored.record("llm", "resp_" + i, "i" + (i % 4));
+			assertThat(stored.instanceOf("llm", "resp_" + i)).isNotNull();
+		}
+		int kept = 0;
+		for (int i = 4000; i < 5000; i++) {
+			kept += stored.instanceOf("llm", "resp_" + i) != null ? 1 : 0;
+		}
+		assertThat(kept).isEqualTo(1000);
+	}
+
 }
