@@ -5,8 +5,6 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.dualmap.emulator.EngineDriver.TokenEvent;
 import io.github.dualmap.emulator.GenerationRequest.Endpoint;
 import io.github.dualmap.engine.BlockChains;
@@ -48,10 +46,8 @@ public final class EmulatorServer implements AutoCloseable {
 	 * continuation runs on and the response object a retrieval returns, bounded by the
 	 * transcripts' total length.
 	 */
-	private final Cache<String, StoredResponse> storedResponses = Caffeine.newBuilder()
-		.maximumWeight(STORED_RESPONSE_CHARS)
-		.weigher((String id, StoredResponse r) -> r.transcript().length())
-		.build();
+	private final StoredTranscripts<StoredResponse> storedResponses = new StoredTranscripts<>(STORED_RESPONSE_CHARS,
+			r -> r.transcript().length());
 
 	private record StoredResponse(String transcript, ObjectNode response) {
 
@@ -79,11 +75,11 @@ public final class EmulatorServer implements AutoCloseable {
 					.post("/v1/chat/completions", (req, res) -> generate(req, res, Endpoint.CHAT))
 					.post("/v1/responses", (req, res) -> generate(req, res, Endpoint.RESPONSES))
 					.get("/v1/responses/{id}", (req, res) -> {
-						StoredResponse r = this.storedResponses.getIfPresent(req.param("id"));
+						StoredResponse r = this.storedResponses.get(req.param("id"));
 						return r != null ? json(res, 200, r.response()) : responseNotFound(res, req.param("id"));
 					})
 					.delete("/v1/responses/{id}", (req, res) -> {
-						StoredResponse r = this.storedResponses.asMap().remove(req.param("id"));
+						StoredResponse r = this.storedResponses.remove(req.param("id"));
 						if (r == null) {
 							return responseNotFound(res, req.param("id"));
 						}
@@ -175,7 +171,7 @@ public final class EmulatorServer implements AutoCloseable {
 				try {
 					g = GenerationRequest.parse(JSON, body, endpoint, settings.model(),
 							settings.profile().maxModelLen(), id -> {
-								StoredResponse r = this.storedResponses.getIfPresent(id);
+								StoredResponse r = this.storedResponses.get(id);
 								return r == null ? null : r.transcript();
 							});
 				}
