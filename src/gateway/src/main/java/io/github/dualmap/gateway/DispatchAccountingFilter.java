@@ -1,6 +1,7 @@
 package io.github.dualmap.gateway;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.prompt.ParsedRequest;
@@ -193,14 +194,33 @@ public class DispatchAccountingFilter implements GlobalFilter, Ordered {
 		/**
 		 * {@code body} failing with a {@link ResponseIdleException} when no element comes
 		 * for the idle timeout, the first counted from the subscription: the gateway's
-		 * writer subscribes once the status line came.
+		 * writer subscribes once the status line came. An element only stamps the time it
+		 * came; one watchdog per answer wakes when the timeout would end counted from the
+		 * last stamp it saw, so a stream of thousands of chunks costs no timer per chunk.
 		 */
 		private <T> Flux<T> idle(Flux<T> body) {
 			if (this.idleTimeout.isZero()) {
 				return body;
 			}
-			Duration timeout = this.idleTimeout;
-			return body.timeout(timeout, Flux.defer(() -> Flux.error(new ResponseIdleException(timeout))));
+			return Flux.defer(() -> {
+				AtomicLong last = new AtomicLong(System.nanoTime());
+				return body.doOnNext(x -> last.set(System.nanoTime()))
+					.takeUntilOther(watchdog(last, this.idleTimeout.toNanos()));
+			});
+		}
+
+		/**
+		 * Errors once {@code timeoutNanos} have passed since {@code last}, rechecking
+		 * when they would have (never completes otherwise).
+		 */
+		private Mono<Void> watchdog(AtomicLong last, long timeoutNanos) {
+			return Mono.defer(() -> {
+				long quiet = System.nanoTime() - last.get();
+				if (quiet >= timeoutNanos) {
+					return Mono.error(new ResponseIdleException(this.idleTimeout));
+				}
+				return Mono.delay(Duration.ofNanos(timeoutNanos - quiet)).then(watchdog(last, timeoutNanos));
+			});
 		}
 
 		private void observe(DataBuffer buffer) {
