@@ -37,8 +37,7 @@ class DemoPoolIntegrationTests {
 
 	@DynamicPropertySource
 	static void ports(DynamicPropertyRegistry registry) {
-		registry.add("dualmap.demo.base-port", () -> BASE_PORT);
-		registry.add("dualmap.demo.time-scale", () -> 20);
+		FreePorts.demoPool(registry, BASE_PORT);
 	}
 
 	@LocalServerPort

@@ -41,9 +41,8 @@ class DemoPoolPortsIntegrationTests {
 
 	@DynamicPropertySource
 	static void pool(DynamicPropertyRegistry registry) {
-		registry.add("dualmap.demo.base-port", () -> BASE_PORT);
+		FreePorts.demoPool(registry, BASE_PORT);
 		registry.add("dualmap.demo.instances", () -> INSTANCES);
-		registry.add("dualmap.demo.time-scale", () -> 20);
 	}
 
 	@LocalServerPort

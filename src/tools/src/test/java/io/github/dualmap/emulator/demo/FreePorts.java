@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 
+import org.springframework.test.context.DynamicPropertyRegistry;
+
 /**
  * Consecutive free ports on loopback, for a demo pool whose instances must follow one
  * another from {@code dualmap.demo.base-port}.
@@ -11,6 +13,15 @@ import java.net.ServerSocket;
 final class FreePorts {
 
 	private FreePorts() {
+	}
+
+	/**
+	 * The demo pool's settings of a test: its instances from {@code basePort}, their
+	 * model 20 times faster than real time.
+	 */
+	static void demoPool(DynamicPropertyRegistry registry, int basePort) {
+		registry.add("dualmap.demo.base-port", () -> basePort);
+		registry.add("dualmap.demo.time-scale", () -> 20);
 	}
 
 	/** The first of {@code count} consecutive ports free on loopback right now. */

@@ -59,8 +59,7 @@ class OpenAiSdkIntegrationTests {
 
 	@DynamicPropertySource
 	static void ports(DynamicPropertyRegistry registry) {
-		registry.add("dualmap.demo.base-port", () -> BASE_PORT);
-		registry.add("dualmap.demo.time-scale", () -> 20);
+		FreePorts.demoPool(registry, BASE_PORT);
 	}
 
 	@LocalServerPort
