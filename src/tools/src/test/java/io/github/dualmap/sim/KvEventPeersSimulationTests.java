@@ -73,11 +73,13 @@ class KvEventPeersSimulationTests {
 	@Test
 	void theLlmdVariantRowsAreSimulatorRowsNextToTheirBase() {
 		List<String> names = PolicySpec.names();
-		assertThat(names.subList(names.indexOf("llmd-scorer"), names.indexOf("llmd-scorer") + 6)).containsExactly(
-				"llmd-scorer", PolicySpec.LLMD_SCORER_WHOLE_PROMPT, PolicySpec.LLMD_SCORER_NO_PREFIX,
-				LlmdPrecisePolicy.NAME, PolicySpec.LLMD_PRECISE_MIN_MAX, PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL);
-		for (String row : List.of(PolicySpec.LLMD_SCORER_WHOLE_PROMPT, PolicySpec.LLMD_SCORER_NO_PREFIX,
-				PolicySpec.LLMD_PRECISE_MIN_MAX, PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL)) {
+		assertThat(names.subList(names.indexOf("llmd-scorer"), names.indexOf("llmd-scorer") + 7)).containsExactly(
+				"llmd-scorer", PolicySpec.LLMD_OPTIMIZED_BASELINE, PolicySpec.LLMD_SCORER_WHOLE_PROMPT,
+				PolicySpec.LLMD_SCORER_NO_PREFIX, LlmdPrecisePolicy.NAME, PolicySpec.LLMD_PRECISE_MIN_MAX,
+				PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL);
+		for (String row : List.of(PolicySpec.LLMD_OPTIMIZED_BASELINE, PolicySpec.LLMD_SCORER_WHOLE_PROMPT,
+				PolicySpec.LLMD_SCORER_NO_PREFIX, PolicySpec.LLMD_PRECISE_MIN_MAX,
+				PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL)) {
 			// Simulator rows only, dispatched at once and scraped as often as their base.
 			assertThat(RoutingPolicies.exists(row)).as(row).isFalse();
 			assertThat(PolicySpec.named(row).queue()).as(row).isNull();
