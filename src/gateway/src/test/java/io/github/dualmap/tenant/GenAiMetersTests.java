@@ -28,6 +28,13 @@ class GenAiMetersTests {
 			.tags("gen_ai.request.model", longest, "gen_ai.token.type", "input")
 			.summary()
 			.count()).isEqualTo(1);
+		assertThat(registry.find("gen_ai.client.token.usage")
+			.tags("gen_ai.request.model", "x".repeat(GenAiMeters.MAX_MODEL_LENGTH) + "0")
+			.summary()).isNull();
+		// The long names took no place: the 99 models after the longest kept their own.
+		assertThat(registry.find("gen_ai.client.token.usage")
+			.tags("gen_ai.request.model", "model-99", "gen_ai.token.type", "input")
+			.summary()).isNotNull();
 		assertThat(registry.get("gen_ai.client.token.usage")
 			.tags("gen_ai.request.model", "other", "gen_ai.token.type", "output")
 			.summary()
