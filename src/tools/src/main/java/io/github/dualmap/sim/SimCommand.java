@@ -441,8 +441,7 @@ public final class SimCommand extends ConsoleCommand<SimCommand> {
 		}
 		Trace workloadTrace = baseTrace.repeated(repeat);
 		if (rate != null && !membership.steps().isEmpty()) {
-			long[] arrivals = workloadTrace.arrivalNanos(rate);
-			long span = arrivals[arrivals.length - 1] - arrivals[0];
+			long span = workloadTrace.arrivalSpanNanos(rate);
 			for (MembershipSchedule.Step step : membership.steps()) {
 				if (step.at() >= span) {
 					throw new IllegalArgumentException("--" + (step.slowDown() ? "slow-down" : "scale") + " step '"

@@ -162,6 +162,31 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 	 * low that the replay would last more than {@link #MAX_SPAN_NANOS}
 	 */
 	public long[] arrivalNanos(double rate) {
+		double scale = replayScale(rate);
+		double start = requests.get(0).timestampMillis();
+		long[] out = new long[requests.size()];
+		for (int i = 0; i < out.length; i++) {
+			out[i] = Math.round((requests.get(i).timestampMillis() - start) * scale * 1_000_000.0);
+		}
+		return out;
+	}
+
+	/**
+	 * The last of {@link #arrivalNanos}{@code (rate)}: how long the arrivals of a replay
+	 * at {@code rate} span, without the array.
+	 * @throws IllegalArgumentException as {@link #arrivalNanos}
+	 */
+	public long arrivalSpanNanos(double rate) {
+		double scale = replayScale(rate);
+		double start = requests.get(0).timestampMillis();
+		return Math.round((requests.get(requests.size() - 1).timestampMillis() - start) * scale * 1_000_000.0);
+	}
+
+	/**
+	 * The factor a replay at {@code rate} stretches the trace's time by.
+	 * @throws IllegalArgumentException as {@link #arrivalNanos}
+	 */
+	private double replayScale(double rate) {
 		if (!(rate > 0) || Double.isInfinite(rate)) {
 			throw new IllegalArgumentException("rate must be > 0 requests/s but was " + rate);
 		}
@@ -174,11 +199,7 @@ public record Trace(String name, int blockTokens, List<TraceRequest> requests) {
 			throw new IllegalArgumentException("rate " + rate + " req/s spreads the " + requests.size()
 					+ " requests over more than " + (long) (MAX_SPAN_NANOS / 1e9) + " s of simulated time");
 		}
-		long[] out = new long[requests.size()];
-		for (int i = 0; i < out.length; i++) {
-			out[i] = Math.round((requests.get(i).timestampMillis() - start) * scale * 1_000_000.0);
-		}
-		return out;
+		return scale;
 	}
 
 }

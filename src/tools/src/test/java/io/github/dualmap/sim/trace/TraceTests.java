@@ -22,6 +22,9 @@ class TraceTests {
 		long[] twice = t.arrivalNanos(1.5);
 		assertThat(twice).containsExactly(0, 0, 500_000_000L, 2_000_000_000L);
 		assertThat(t.first(3).arrivalNanos(1.0)).containsExactly(0, 0, 2_000_000_000L);
+		// The span is the last arrival, at any rate.
+		assertThat(t.arrivalSpanNanos(0.75)).isEqualTo(4_000_000_000L);
+		assertThat(t.arrivalSpanNanos(1.5)).isEqualTo(2_000_000_000L);
 	}
 
 	@Test
@@ -47,6 +50,8 @@ class TraceTests {
 		Trace t = new Trace("t", 512, List.of(at(0), at(10), at(20)));
 		// 2 gaps at 1e-12 req/s: 2e12 s, beyond what nanoseconds in a long hold safely.
 		assertThatThrownBy(() -> t.arrivalNanos(1e-12)).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("1.0E-12");
+		assertThatThrownBy(() -> t.arrivalSpanNanos(1e-12)).isInstanceOf(IllegalArgumentException.class)
 			.hasMessageContaining("1.0E-12");
 		assertThat(t.arrivalNanos(1e-3)[2]).isEqualTo(2_000_000_000_000L);
 	}
