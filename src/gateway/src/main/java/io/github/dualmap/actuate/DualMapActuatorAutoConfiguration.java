@@ -48,6 +48,12 @@ import org.springframework.util.ClassUtils;
 @ConditionalOnBean(DualMapRegistry.class)
 public class DualMapActuatorAutoConfiguration {
 
+	/**
+	 * Spring Security's web support, whose presence puts DualMap's operations behind
+	 * roles.
+	 */
+	static final String SPRING_SECURITY_WEB = "org.springframework.security.web.server.WebFilterChainProxy";
+
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
@@ -82,7 +88,7 @@ public class DualMapActuatorAutoConfiguration {
 	 * replica-sync path when dualmap.security.replica-role is set, need a role.
 	 */
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = "org.springframework.security.web.server.WebFilterChainProxy")
+	@ConditionalOnClass(name = SPRING_SECURITY_WEB)
 	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 	static class Access {
 
@@ -109,8 +115,7 @@ public class DualMapActuatorAutoConfiguration {
 	@Bean
 	DualMapExposureWarnings dualMapExposureWarnings(DualMapProperties properties, Environment environment,
 			ObjectProvider<DualMapWebEndpointExtension> webEndpoint, ObjectProvider<EndpointAccessResolver> access) {
-		boolean secured = ClassUtils.isPresent("org.springframework.security.web.server.WebFilterChainProxy",
-				getClass().getClassLoader());
+		boolean secured = ClassUtils.isPresent(SPRING_SECURITY_WEB, getClass().getClassLoader());
 		boolean onClientPort = !secured && webEndpoint.getIfAvailable() != null
 				&& ManagementPortType.get(environment) == ManagementPortType.SAME;
 		EndpointAccessResolver resolver = access.getIfAvailable();
