@@ -73,12 +73,16 @@ class MonitoringSamplesTests {
 		}
 	}
 
+	/** {@code config-samples/grafana-dashboard.json}, parsed. */
+	private static JsonNode dashboard() throws IOException {
+		return JsonMapper.shared().readTree(Files.readString(Path.of("config-samples", "grafana-dashboard.json")));
+	}
+
 	/**
 	 * The queries of every dashboard panel, each panel checked for what Grafana needs.
 	 */
 	private static List<String> dashboardQueries() throws IOException {
-		JsonNode dashboard = JsonMapper.shared()
-			.readTree(Files.readString(Path.of("config-samples", "grafana-dashboard.json")));
+		JsonNode dashboard = dashboard();
 		assertThat(dashboard.path("uid").stringValue()).isNotBlank();
 		List<String> queries = new ArrayList<>();
 		Set<Integer> ids = new HashSet<>();
@@ -97,8 +101,7 @@ class MonitoringSamplesTests {
 	/** Every text of the samples a label can appear in: queries, legends, annotations. */
 	private static List<String> labelledTexts() throws IOException {
 		List<String> texts = new ArrayList<>(dashboardQueries());
-		JsonNode dashboard = JsonMapper.shared()
-			.readTree(Files.readString(Path.of("config-samples", "grafana-dashboard.json")));
+		JsonNode dashboard = dashboard();
 		for (JsonNode panel : dashboard.path("panels")) {
 			for (JsonNode target : panel.path("targets")) {
 				texts.add(target.path("legendFormat").asString(""));
