@@ -180,6 +180,19 @@ final class LongLruMap<V> {
 		return this.size;
 	}
 
+	/** The value of the least recently used entry, or {@code null} when empty. */
+	@SuppressWarnings("unchecked")
+	@Nullable V eldestValue() {
+		return this.eldest == NONE ? null : (V) this.values[this.eldest];
+	}
+
+	/** Removes the least recently used entry, if any. */
+	void removeEldest() {
+		if (this.eldest != NONE) {
+			removeEntry(this.eldest);
+		}
+	}
+
 	/** Up to {@code max} keys, the most recently used first. */
 	long[] newest(int max) {
 		int n = Math.max(0, Math.min(max, this.size));

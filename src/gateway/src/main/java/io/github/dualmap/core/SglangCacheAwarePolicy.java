@@ -4,22 +4,48 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * The SGLang router's {@code cache_aware} policy (sgl-router
- * {@code src/policies/cache_aware.rs}). When in-flight load is imbalanced (max - min
- * above the absolute threshold and max above the relative threshold x min) it takes the
- * shortest queue; otherwise the instance whose approximate tree holds the longest prefix
- * of the prompt if the match rate is above the cache threshold, else the instance with
- * the smallest tree. The trees are learned only from this router's own routing and
- * bounded by a maximum size with LRU eviction, as the router's are.
+ * The SGLang router's {@code cache_aware} policy, in two generations.
+ * <p>
+ * {@value #NAME}: the sgl-router of the SGLang repository
+ * ({@code sgl-router/src/policies/cache_aware.rs}). When in-flight load is imbalanced
+ * (max - min above the absolute threshold and max above the relative threshold x min) it
+ * takes the shortest queue; otherwise the instance whose approximate tree holds the
+ * longest prefix of the prompt if the match rate is above the cache threshold, else the
+ * least loaded instance. Each instance's tree is bounded on its own, with LRU eviction.
+ * <p>
+ * {@value #SMG_NAME}: the SGLang Model Gateway that router became (smg-project/smg
+ * {@code model_gateway/src/policies/cache_aware.rs} at {@code f8daa883}, 2026-08-22, HTTP
+ * workers, CLI defaults). No fleet-wide imbalance check (its KV-usage triggers are off by
+ * default); a match above the cache threshold goes to the least loaded instance holding
+ * the longest match, unless that one's load exceeds both {@code balance_rel_threshold} x
+ * the mean and the mean + {@code balance_abs_threshold}, when the request spills to the
+ * least loaded instance (the spill gate of smg #2161); a low match goes to the least
+ * loaded instance. Least loaded ties go to the instance this router sent fewer requests
+ * (upstream's {@code (load, processed, index)} order). One tree for all instances with
+ * one bound, trimmed every eviction interval ({@link SharedPrefixTree}).
+ * <p>
+ * Both learn their trees only from this router's own routing (and, with mesh sync, its
+ * peers' inserts), and insert the prompt for the chosen instance whatever the branch.
  */
 public final class SglangCacheAwarePolicy implements RoutingPolicy {
 
-	/** The registry name. */
+	/** The registry name of the sgl-router generation. */
 	public static final String NAME = "sglang-cache-aware";
+
+	/** The registry name of the SGLang Model Gateway generation. */
+	public static final String SMG_NAME = "smg-cache-aware";
+
+	/**
+	 * The SGLang Model Gateway's {@code --eviction-interval} default (seconds between
+	 * passes that trim the tree to {@code --max-tree-size}).
+	 */
+	public static final Duration DEFAULT_EVICTION_INTERVAL = Duration.ofSeconds(120);
 
 	/** {@code --cache-threshold} default of the router's CLI. */
 	public static final double DEFAULT_CACHE_THRESHOLD = 0.3;
@@ -49,7 +75,15 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 
 	private final double balanceRelThreshold;
 
-	private final PerInstance<ShadowKvIndex> trees;
+	private final String name;
+
+	// Per-instance trees (sgl-router) or one shared tree (SMG): exactly one is set.
+	private final @Nullable PerInstance<ShadowKvIndex> ownTrees;
+
+	private final @Nullable SharedPrefixTree sharedTree;
+
+	// SMG: the spill gate and its least loaded instance.
+	private final SpillGate gate;
 
 	private final TieBreaker ties = new TieBreaker();
 
@@ -64,39 +98,72 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 	/**
 	 * @param blockTokens tokens per block of the prompt chains this policy sees
 	 * @param cacheThreshold match rate above which the best match wins, in [0, 1]
-	 * @param balanceAbsThreshold imbalance needs max - min in-flight above this
-	 * @param balanceRelThreshold and max above this x min
+	 * @param balanceAbsThreshold imbalance needs max - min in-flight above this, >= 0
+	 * @param balanceRelThreshold and max above this x min, >= 1 and finite
 	 * @param maxTreeTokens tokens each instance's tree may hold before LRU eviction
 	 */
 	public SglangCacheAwarePolicy(int blockTokens, double cacheThreshold, int balanceAbsThreshold,
 			double balanceRelThreshold, long maxTreeTokens) {
+		this(blockTokens, cacheThreshold, balanceAbsThreshold, balanceRelThreshold, maxTreeTokens, null);
+	}
+
+	private SglangCacheAwarePolicy(int blockTokens, double cacheThreshold, int balanceAbsThreshold,
+			double balanceRelThreshold, long maxTreeTokens, @Nullable Duration sharedTreeEvictionInterval) {
 		if (blockTokens <= 0) {
 			throw new IllegalArgumentException("blockTokens must be > 0 but was " + blockTokens);
 		}
 		if (!(cacheThreshold >= 0 && cacheThreshold <= 1)) {
 			throw new IllegalArgumentException("cacheThreshold must be in [0, 1] but was " + cacheThreshold);
 		}
-		if (balanceAbsThreshold < 0) {
-			throw new IllegalArgumentException("balanceAbsThreshold must be >= 0 but was " + balanceAbsThreshold);
-		}
-		if (!(balanceRelThreshold >= 1) || Double.isInfinite(balanceRelThreshold)) {
-			throw new IllegalArgumentException(
-					"balanceRelThreshold must be >= 1 and finite but was " + balanceRelThreshold);
-		}
+		// Checks the two balance thresholds.
+		this.gate = new SpillGate(balanceAbsThreshold, balanceRelThreshold);
 		if (maxTreeTokens < blockTokens) {
 			throw new IllegalArgumentException(
 					"maxTreeTokens must be >= blockTokens (" + blockTokens + ") but was " + maxTreeTokens);
 		}
+		this.name = sharedTreeEvictionInterval == null ? NAME : SMG_NAME;
 		this.cacheThreshold = cacheThreshold;
 		this.balanceAbsThreshold = balanceAbsThreshold;
 		this.balanceRelThreshold = balanceRelThreshold;
 		int maxTreeBlocks = (int) Math.min(Integer.MAX_VALUE, maxTreeTokens / blockTokens);
-		this.trees = new PerInstance<>(() -> new ShadowKvIndex(maxTreeBlocks));
+		if (sharedTreeEvictionInterval == null) {
+			this.ownTrees = new PerInstance<>(() -> new ShadowKvIndex(maxTreeBlocks));
+			this.sharedTree = null;
+		}
+		else {
+			this.ownTrees = null;
+			this.sharedTree = new SharedPrefixTree(maxTreeBlocks, sharedTreeEvictionInterval.toNanos());
+		}
+	}
+
+	/**
+	 * The SGLang Model Gateway generation ({@value #SMG_NAME}) with its CLI defaults (the
+	 * same thresholds and tree size as the sgl-router's, eviction every
+	 * {@link #DEFAULT_EVICTION_INTERVAL}), trees counted in blocks of
+	 * {@code settings.blockTokens()}.
+	 */
+	public static SglangCacheAwarePolicy modelGateway(SchedulerSettings settings) {
+		return modelGateway(settings.blockTokens(), DEFAULT_CACHE_THRESHOLD, DEFAULT_BALANCE_ABS_THRESHOLD,
+				DEFAULT_BALANCE_REL_THRESHOLD, DEFAULT_MAX_TREE_TOKENS, DEFAULT_EVICTION_INTERVAL);
+	}
+
+	/**
+	 * The SGLang Model Gateway generation ({@value #SMG_NAME}): the spill gate and one
+	 * tree of at most {@code maxTreeTokens} for all instances, trimmed every
+	 * {@code evictionInterval}.
+	 */
+	public static SglangCacheAwarePolicy modelGateway(int blockTokens, double cacheThreshold, int balanceAbsThreshold,
+			double balanceRelThreshold, long maxTreeTokens, Duration evictionInterval) {
+		if (evictionInterval.isNegative() || evictionInterval.isZero()) {
+			throw new IllegalArgumentException("evictionInterval must be > 0 but was " + evictionInterval);
+		}
+		return new SglangCacheAwarePolicy(blockTokens, cacheThreshold, balanceAbsThreshold, balanceRelThreshold,
+				maxTreeTokens, evictionInterval);
 	}
 
 	@Override
 	public String name() {
-		return NAME;
+		return name;
 	}
 
 	@Override
@@ -105,23 +172,23 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		if (accepting.isEmpty()) {
 			return null;
 		}
+		if (sharedTree == null) {
+			return chooseRouter(request, accepting);
+		}
+		// The gateway counts a request sent when it selects the worker.
+		Decision d = chooseModelGateway(request, accepting);
+		gate.sent(d.instanceId());
+		return d;
+	}
+
+	private Decision chooseRouter(RoutingRequest request, List<InstanceState> accepting) {
 		PromptBlocks blocks = request.blocks();
 		if (blocks == null || isImbalanced(accepting)) {
 			InstanceState shortest = ties.lowest(accepting, InstanceState::inFlight);
 			return decision(shortest, Reason.LOAD, blocks, request);
 		}
-		Map<InstanceState, Integer> matched = new HashMap<>();
-		int longest = 0;
-		for (InstanceState s : accepting) {
-			int m = tree(s.id()).peekMatchedBlocks(blocks.chain());
-			matched.put(s, m);
-			longest = Math.max(longest, m);
-		}
-		int matchedTokens = blocks.tokensFor(longest);
-		double matchRate = blocks.promptTokens() == 0 ? 0 : (double) matchedTokens / blocks.promptTokens();
-		if (matchRate > cacheThreshold) {
-			int best = longest;
-			List<InstanceState> holders = accepting.stream().filter(s -> matched.get(s) == best).toList();
+		List<InstanceState> holders = longestMatchAboveThreshold(blocks, accepting);
+		if (holders != null) {
 			InstanceState chosen = ties.lowest(holders, InstanceState::inFlight);
 			return decision(chosen, Reason.AFFINITY, blocks, request);
 		}
@@ -129,6 +196,44 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		// 2025; before, the smallest tree, whatever its load).
 		InstanceState least = ties.lowest(accepting, InstanceState::inFlight);
 		return decision(least, Reason.LOAD, blocks, request);
+	}
+
+	private Decision chooseModelGateway(RoutingRequest request, List<InstanceState> accepting) {
+		PromptBlocks blocks = request.blocks();
+		if (blocks == null) {
+			return decision(gate.leastLoaded(accepting), Reason.LOAD, null, request);
+		}
+		List<InstanceState> holders = longestMatchAboveThreshold(blocks, accepting);
+		if (holders == null) {
+			return decision(gate.leastLoaded(accepting), Reason.LOAD, blocks, request);
+		}
+		InstanceState chosen = ties.lowest(holders, InstanceState::inFlight, request);
+		if (gate.spills(chosen, accepting)) {
+			return decision(gate.leastLoaded(accepting), Reason.LOAD, blocks, request);
+		}
+		return decision(chosen, Reason.AFFINITY, blocks, request);
+	}
+
+	/**
+	 * The instances holding the longest match of {@code blocks} when its share of the
+	 * prompt is above the cache threshold, else {@code null}.
+	 */
+	private @Nullable List<InstanceState> longestMatchAboveThreshold(PromptBlocks blocks,
+			List<InstanceState> accepting) {
+		Map<InstanceState, Integer> matched = new HashMap<>();
+		int longest = 0;
+		for (InstanceState s : accepting) {
+			int m = matchedBlocks(s.id(), blocks.chain());
+			matched.put(s, m);
+			longest = Math.max(longest, m);
+		}
+		int matchedTokens = blocks.tokensFor(longest);
+		double matchRate = blocks.promptTokens() == 0 ? 0 : (double) matchedTokens / blocks.promptTokens();
+		if (!(matchRate > cacheThreshold)) {
+			return null;
+		}
+		int best = longest;
+		return accepting.stream().filter(s -> matched.get(s) == best).toList();
 	}
 
 	private boolean isImbalanced(List<InstanceState> accepting) {
@@ -146,7 +251,7 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		if (blocks == null) {
 			return Decision.of(chosen.id(), reason, request);
 		}
-		int cached = blocks.tokensFor(tree(chosen.id()).peekMatchedBlocks(blocks.chain()));
+		int cached = blocks.tokensFor(matchedBlocks(chosen.id(), blocks.chain()));
 		return new Decision(chosen.id(), reason, cached, blocks.promptTokens() - cached, -1);
 	}
 
@@ -157,7 +262,7 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 	public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
 		PromptBlocks blocks = request.blocks();
 		if (blocks != null && pool.instance(decision.instanceId()) != null) {
-			tree(decision.instanceId()).record(blocks.chain());
+			record(decision.instanceId(), blocks.chain(), pool.now());
 		}
 	}
 
@@ -168,24 +273,43 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 	 */
 	public void peerInserted(String instanceId, PromptBlocks blocks, InstancePool pool) {
 		if (pool.instance(instanceId) != null) {
-			tree(instanceId).record(blocks.chain());
+			record(instanceId, blocks.chain(), pool.now());
 		}
 	}
 
 	/** A removed instance's tree goes with it, as the router removes its tenant. */
 	@Override
 	public void onMembershipChanged(InstancePool pool) {
-		trees.retainMembers(pool);
+		Set<String> members = gate.retainMembers(pool);
+		if (ownTrees != null) {
+			ownTrees.retainMembers(pool);
+		}
+		if (sharedTree != null) {
+			sharedTree.retain(members);
+		}
 	}
 
 	/** Blocks held in the tree of {@code instanceId} (0 for an unknown instance). */
 	public int treeBlocks(String instanceId) {
-		ShadowKvIndex t = trees.find(instanceId);
+		if (sharedTree != null) {
+			return sharedTree.blocks(instanceId);
+		}
+		ShadowKvIndex t = Objects.requireNonNull(ownTrees).find(instanceId);
 		return t == null ? 0 : t.size();
 	}
 
-	private ShadowKvIndex tree(String instanceId) {
-		return trees.get(instanceId);
+	private int matchedBlocks(String instanceId, long[] chain) {
+		return sharedTree != null ? sharedTree.matchedBlocks(instanceId, chain)
+				: Objects.requireNonNull(ownTrees).get(instanceId).peekMatchedBlocks(chain);
+	}
+
+	private void record(String instanceId, long[] chain, long nowNanos) {
+		if (sharedTree != null) {
+			sharedTree.record(instanceId, chain, nowNanos);
+		}
+		else {
+			Objects.requireNonNull(ownTrees).get(instanceId).record(chain);
+		}
 	}
 
 }

@@ -94,4 +94,101 @@ class SglangCacheAwarePolicyTests {
 		assertThat(policy.choose(f.request(prompt), f.pool).reason()).isEqualTo(Reason.LOAD);
 	}
 
+	// The SGLang Model Gateway generation.
+
+	@Test
+	void theModelGatewayKeepsAffinityWhileOnlyOtherInstancesAreImbalanced() {
+		PeerFixture g = new PeerFixture("a", "b", "c");
+		SglangCacheAwarePolicy smg = SglangCacheAwarePolicy.modelGateway(g.settings);
+		assertThat(smg.name()).isEqualTo("smg-cache-aware");
+		g.place(smg, g.request(prompt), "a", prompt.promptTokens());
+		// b is 100 requests ahead of c: the router's fleet-wide check would take the
+		// shortest queue; the gate looks only at a (1 in flight, the mean is 33.7).
+		g.busy(smg, "b", 100);
+		Decision d = smg.choose(g.request(prompt), g.pool);
+		assertThat(d.instanceId()).isEqualTo("a");
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+		SglangCacheAwarePolicy router = new SglangCacheAwarePolicy(g.settings);
+		g.place(router, g.request(prompt), "a", prompt.promptTokens());
+		assertThat(router.choose(g.request(prompt), g.pool).instanceId()).isEqualTo("c");
+	}
+
+	@Test
+	void theModelGatewaySpillsOnlyPastBothMarginsOverTheMean() {
+		PeerFixture g = new PeerFixture("a", "b", "c");
+		SglangCacheAwarePolicy smg = SglangCacheAwarePolicy.modelGateway(g.settings);
+		g.place(smg, g.request(prompt), "a", prompt.promptTokens());
+		// a 90, b 0, c 0: the mean is 30; 90 > 1.5 x 30 but not > 30 + 64: it stays.
+		g.busy(smg, "a", 89);
+		assertThat(smg.choose(g.request(prompt), g.pool).instanceId()).isEqualTo("a");
+		// a 100: > 1.5 x 33.3 and > 33.3 + 64: it spills to the least loaded, b (c has
+		// the same load and as few requests sent; b is first).
+		g.busy(smg, "a", 10);
+		Decision d = smg.choose(g.request(prompt), g.pool);
+		assertThat(d.instanceId()).isEqualTo("b");
+		assertThat(d.reason()).isEqualTo(Reason.LOAD);
+		// a 300, b 200, c 200: the mean is 233; 300 > 233 + 64 but not > 1.5 x 233.
+		g.busy(smg, "a", 200);
+		g.busy(smg, "b", 200);
+		g.busy(smg, "c", 200);
+		assertThat(smg.choose(g.request(prompt), g.pool).instanceId()).isEqualTo("a");
+	}
+
+	@Test
+	void theModelGatewaysLeastLoadedTiesGoToTheInstanceSelectedFewerTimes() {
+		SglangCacheAwarePolicy smg = SglangCacheAwarePolicy.modelGateway(f.settings);
+		// Low matches (new one-block prompts) go to the least loaded instance; equal
+		// loads to the one selected fewer times, then to the first.
+		PeerFixture.Routed first = f.route(smg, f.request(PeerFixture.prompt(7)));
+		assertThat(first.decision().instanceId()).isEqualTo("a");
+		f.finish(smg, first);
+		PeerFixture.Routed second = f.route(smg, f.request(PeerFixture.prompt(8)));
+		assertThat(second.decision().instanceId()).isEqualTo("b");
+		// b has one in flight: a, selected as often, is less loaded.
+		PeerFixture.Routed third = f.route(smg, f.request(PeerFixture.prompt(9)));
+		assertThat(third.decision().instanceId()).isEqualTo("a");
+		f.finish(smg, second);
+		f.finish(smg, third);
+		// Both idle; a selected twice, b once.
+		assertThat(smg.choose(f.request(PeerFixture.prompt(10)), f.pool).instanceId()).isEqualTo("b");
+	}
+
+	@Test
+	void theModelGatewayCountsASelectionWhenItChoosesNotWhenTheRequestLeavesAQueue() {
+		SglangCacheAwarePolicy smg = SglangCacheAwarePolicy.modelGateway(f.settings);
+		// Two arrivals chosen before either is dispatched (a dispatch queue holds them):
+		// the second sees the first's selection and goes elsewhere.
+		assertThat(smg.choose(f.request(PeerFixture.prompt(7)), f.pool).instanceId()).isEqualTo("a");
+		assertThat(smg.choose(f.request(PeerFixture.prompt(8)), f.pool).instanceId()).isEqualTo("b");
+	}
+
+	@Test
+	void theModelGatewaysTreeIsBoundedOverAllInstancesAtEachEvictionPass() {
+		SglangCacheAwarePolicy smg = SglangCacheAwarePolicy.modelGateway(PeerFixture.BLOCK, 0.3, 64, 1.5,
+				4L * PeerFixture.BLOCK, java.time.Duration.ofSeconds(10));
+		f.finish(smg, f.place(smg, f.request(prompt), "a", prompt.promptTokens()));
+		PromptBlocks other = PeerFixture.prompt(5, 6, 7, 8);
+		f.finish(smg, f.place(smg, f.request(other), "b", other.promptTokens()));
+		// Between passes the tree grows past its bound of 4 blocks.
+		assertThat(smg.treeBlocks("a")).isEqualTo(4);
+		assertThat(smg.treeBlocks("b")).isEqualTo(4);
+		f.now.addAndGet(10_000_000_000L);
+		PromptBlocks third = PeerFixture.prompt(9, 10, 11, 12);
+		f.finish(smg, f.place(smg, f.request(third), "b", third.promptTokens()));
+		// The pass trimmed the least recently used 4 blocks, a's, before the insert.
+		assertThat(smg.treeBlocks("a")).isZero();
+		assertThat(smg.treeBlocks("b")).isEqualTo(8);
+		Decision d = smg.choose(f.request(prompt), f.pool);
+		assertThat(d.reason()).isEqualTo(Reason.LOAD);
+		assertThat(d.cachedTokens()).isZero();
+	}
+
+	@Test
+	void theModelGatewayRefusesANonPositiveEvictionInterval() {
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+			.isThrownBy(() -> SglangCacheAwarePolicy.modelGateway(PeerFixture.BLOCK, 0.3, 64, 1.5, 1 << 20,
+					java.time.Duration.ZERO))
+			.withMessageContaining("evictionInterval");
+	}
+
 }

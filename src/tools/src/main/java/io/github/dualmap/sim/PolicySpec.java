@@ -13,6 +13,8 @@ import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.SglangCacheAwarePolicy;
+import io.github.dualmap.core.SmgKvPolicy;
 import io.github.dualmap.core.TtftModel;
 import io.github.dualmap.engine.EngineProfile;
 import org.jspecify.annotations.Nullable;
@@ -167,8 +169,9 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 	 * {@value #DUALMAP_TWO_CHOICE}, {@value #DUALMAP_COLD_OCCUPANCY}, the reference row
 	 * {@value #DUALMAP_ORACLE_TTFT} (with the default engine profile's coefficients), or
 	 * one of the peers that route on engine KV events, which only the simulator can feed
-	 * ({@value DynamoKvPolicy#NAME}, {@value LlmdPrecisePolicy#NAME}), or a variant of an
-	 * llm-d row ({@value #LLMD_OPTIMIZED_BASELINE}, {@value #LLMD_SCORER_WHOLE_PROMPT},
+	 * ({@value DynamoKvPolicy#NAME}, {@value LlmdPrecisePolicy#NAME},
+	 * {@value SmgKvPolicy#NAME}), or a variant of an llm-d row
+	 * ({@value #LLMD_OPTIMIZED_BASELINE}, {@value #LLMD_SCORER_WHOLE_PROMPT},
 	 * {@value #LLMD_SCORER_NO_PREFIX}, {@value #LLMD_PRECISE_MIN_MAX},
 	 * {@value #LLMD_PRECISE_NO_FLOW_CONTROL}). The DualMap family runs behind the
 	 * dispatch queues as the gateway default ({@code dispatch: queue}); ablations that
@@ -238,6 +241,9 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		if (name.equals(LlmdPrecisePolicy.NAME)) {
 			return new PolicySpec(name, settings -> new LlmdPrecisePolicy());
 		}
+		if (name.equals(SmgKvPolicy.NAME)) {
+			return new PolicySpec(name, settings -> new SmgKvPolicy());
+		}
 		if (name.equals(LLMD_SCORER_WHOLE_PROMPT) || name.equals(LLMD_SCORER_NO_PREFIX)) {
 			boolean whole = name.equals(LLMD_SCORER_WHOLE_PROMPT);
 			return new PolicySpec(name,
@@ -292,6 +298,7 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		names.add(names.indexOf(LlmdPrecisePolicy.NAME) + 1, LLMD_PRECISE_MIN_MAX);
 		names.add(names.indexOf(LLMD_PRECISE_MIN_MAX) + 1, LLMD_PRECISE_NO_FLOW_CONTROL);
 		names.add(names.indexOf("dynamo-cost") + 1, DynamoKvPolicy.NAME);
+		names.add(names.indexOf(SglangCacheAwarePolicy.SMG_NAME) + 1, SmgKvPolicy.NAME);
 		names.add(names.indexOf(DUALMAP_NO_PULL) + 1, DUALMAP_LINEAR_TTFT);
 		names.add(names.indexOf(DUALMAP_LINEAR_TTFT) + 1, DUALMAP_ATTENTION_TTFT);
 		names.add(names.indexOf(DUALMAP_ATTENTION_TTFT) + 1, DUALMAP_ORACLE_TTFT);

@@ -20,6 +20,8 @@ import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
+import io.github.dualmap.core.SglangCacheAwarePolicy;
+import io.github.dualmap.core.SmgKvPolicy;
 import io.github.dualmap.engine.EngineProfile;
 import io.github.dualmap.sim.trace.SyntheticWorkload;
 import io.github.dualmap.sim.trace.Trace;
@@ -188,14 +190,33 @@ class KvEventPeersSimulationTests {
 	}
 
 	@Test
+	void smgKvRunsOnTheEnginesEventsAndHerdsOnTheSharedSystemPrompt() {
+		assertThat(PolicySpec.names().indexOf(SmgKvPolicy.NAME))
+			.isEqualTo(PolicySpec.names().indexOf(SglangCacheAwarePolicy.SMG_NAME) + 1);
+		assertThat(PolicySpec.named(SmgKvPolicy.NAME).queue()).isNull();
+		assertThatIllegalArgumentException().isThrownBy(() -> PolicySpec.named("smg-kv+queue"));
+		// Every session starts with the same two-block system prompt. The events put it
+		// on the first instance that served it, the most cached blocks win with no
+		// threshold, and the spill gate waits for 64 requests over the mean: at this
+		// rate nothing leaves that instance.
+		RunResult kv = Simulation.run(SESSIONS, PolicySpec.named(SmgKvPolicy.NAME), engines(3, 1), 2, false, false);
+		RunResult rr = Simulation.run(SESSIONS, PolicySpec.named("round-robin"), engines(3, 1), 2, false, false);
+		assertThat(kv.requests().measured()).isEqualTo(500);
+		assertThat(kv.requestsPerInstance()).containsExactlyInAnyOrder(500, 0, 0);
+		assertThat(kv.hitRate()).isGreaterThan(rr.hitRate());
+	}
+
+	@Test
 	void sglangWithReplicaSyncRunsAcrossRouters() {
 		SimulationConfig four = engines(2, 4);
-		RunResult apart = Simulation.run(SESSIONS, PolicySpec.named("sglang-cache-aware"), four, 4, false, false);
-		RunResult synced = Simulation.run(SESSIONS, PolicySpec.named("sglang-cache-aware"),
-				four.withPrefixShareInterval(Duration.ofMillis(50)), 4, false, false);
-		assertThat(synced.requests().measured()).isEqualTo(500);
-		assertThat(synced.requests().withinSlo()).isPositive();
-		assertThat(synced.hitRate()).isGreaterThan(apart.hitRate());
+		for (String row : List.of("sglang-cache-aware", SglangCacheAwarePolicy.SMG_NAME)) {
+			RunResult apart = Simulation.run(SESSIONS, PolicySpec.named(row), four, 4, false, false);
+			RunResult synced = Simulation.run(SESSIONS, PolicySpec.named(row),
+					four.withPrefixShareInterval(Duration.ofMillis(50)), 4, false, false);
+			assertThat(synced.requests().measured()).as(row).isEqualTo(500);
+			assertThat(synced.requests().withinSlo()).as(row).isPositive();
+			assertThat(synced.hitRate()).as(row).isGreaterThan(apart.hitRate());
+		}
 	}
 
 	@Test
