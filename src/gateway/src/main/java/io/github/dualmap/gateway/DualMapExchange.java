@@ -148,8 +148,9 @@ public final class DualMapExchange {
 
 	/**
 	 * Why the body the {@code Model} predicate read names no model because it cannot be
-	 * read (not valid for its coding, not one JSON object): the answer when no route
-	 * takes the request, instead of "no model".
+	 * read (not valid for its coding, not one JSON object: 400), or why it did not read
+	 * it (a content type neither JSON nor multipart: 415): the answer when no route takes
+	 * the request, instead of "no model".
 	 */
 	public @Nullable InvalidRequestException bodyUnreadable() {
 		return this.bodyUnreadable;

@@ -19,9 +19,9 @@ import org.springframework.core.ResolvableType;
 import org.springframework.core.codec.DecodingException;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
 import org.springframework.http.codec.multipart.FormPartEvent;
 import org.springframework.http.codec.multipart.PartEvent;
 import org.springframework.http.codec.multipart.PartEventHttpMessageReader;
@@ -53,14 +53,19 @@ import org.springframework.web.server.ServerWebExchange;
  * ({@link OpenAiErrorWebExceptionHandler}): the gateway goes on evaluating routes after a
  * predicate fails; so does a compressed body that decodes past it. A request whose body
  * names no model (a GET, another content type, an invalid body) matches no {@code Model}
- * route; when no route takes it, a body that could not be read gets its 400
- * ({@link DualMapExchange#bodyUnreadable()}), any other 404 {@code model_not_found}.
+ * route; when no route takes it, a body of another content type gets a 415
+ * {@code unsupported_media_type} (it is not read: {@code text/plain} or a form holding
+ * JSON is no JSON body, as OpenAI and vLLM answer too), a body that could not be read its
+ * 400 ({@link DualMapExchange#bodyUnreadable()}), any other 404 {@code model_not_found}.
  */
 public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<ModelRoutePredicateFactory.Config> {
 
 	private final PromptParser parser;
 
 	private static final String MODEL_FIELD = "model";
+
+	/** The bodies it reads, as its 415 names them. */
+	private static final String UNSUPPORTED_EXPECTED = "application/json, or multipart/form-data for an upload";
 
 	private static final ResolvableType PART_EVENT = ResolvableType.forClass(PartEvent.class);
 
@@ -126,8 +131,15 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 					return Mono.just(test.test(exchange));
 				}
 				ServerHttpRequest request = exchange.getRequest();
-				if (!HttpMethod.POST.equals(request.getMethod()) || !(json(request) || multipart(request))
-						|| state.bodyRefused() != null) {
+				if (!HttpMethod.POST.equals(request.getMethod()) || state.bodyRefused() != null) {
+					return Mono.just(false);
+				}
+				HttpHeaders headers = request.getHeaders();
+				if (!ContentTypes.json(headers) && !ContentTypes.multipart(headers)) {
+					// Not read, whatever it holds: when no route takes it, this is why.
+					if (state.bodyUnreadable() == null) {
+						state.bodyUnreadable(ContentTypes.unsupported(headers, UNSUPPORTED_EXPECTED));
+					}
 					return Mono.just(false);
 				}
 				return read(exchange).map(read -> test.test(exchange));
@@ -161,8 +173,9 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 				DualMapExchange.of(exchange).requestBody(body);
 				exchange.getAttributes()
 					.put(ServerWebExchangeUtils.CACHED_SERVER_HTTP_REQUEST_DECORATOR_ATTR, replaying);
-				Mono<String> model = multipart(exchange.getRequest()) ? formModel(replaying) : BodyEncodings
-					.offloaded(exchange.getRequest().getHeaders(), body, () -> modelOf(exchange, body));
+				Mono<String> model = ContentTypes.multipart(exchange.getRequest().getHeaders()) ? formModel(replaying)
+						: BodyEncodings.offloaded(exchange.getRequest().getHeaders(), body,
+								() -> modelOf(exchange, body));
 				return model.doOnNext(m -> DualMapExchange.of(exchange).requestModel(m)).thenReturn(body);
 			});
 	}
@@ -240,16 +253,6 @@ public class ModelRoutePredicateFactory extends AbstractRoutePredicateFactory<Mo
 					"Model predicate needs one or more non-blank model names, got " + models);
 		}
 		return models.toArray(String[]::new);
-	}
-
-	private static boolean multipart(ServerHttpRequest request) {
-		return MediaType.MULTIPART_FORM_DATA.isCompatibleWith(request.getHeaders().getContentType());
-	}
-
-	/** OpenAI requests are JSON; a request without a content type is read as JSON too. */
-	private static boolean json(ServerHttpRequest request) {
-		MediaType type = request.getHeaders().getContentType();
-		return type == null || MediaType.APPLICATION_JSON.isCompatibleWith(type) || type.getSubtype().endsWith("+json");
 	}
 
 	/**

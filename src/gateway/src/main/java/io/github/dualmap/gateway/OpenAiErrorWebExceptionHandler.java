@@ -32,7 +32,8 @@ import org.springframework.web.server.WebExceptionHandler;
  * {@code dualmap.body-read-timeout} (408, {@code request_timeout}); and the 404 of a
  * request a {@code Model} predicate read that no route serves (an unknown model, or none
  * named: {@code model_not_found}, as OpenAI answers an unknown model; a body that could
- * not be read: its 400).
+ * not be read: its 400; a body of a content type it does not read: 415,
+ * {@code unsupported_media_type}).
  * <p>
  * An error after the client closed its connection (it left while sending its body, or
  * while the request was on its way) has nobody to answer: it ends the exchange with
@@ -80,8 +81,9 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 		}
 		// No route matched (a route that did, and failed with a 404 of its own, keeps
 		// it).
+		DualMapExchange state = DualMapExchange.of(exchange);
 		if (ex instanceof ResponseStatusException status && status.getStatusCode().value() == 404
-				&& DualMapExchange.of(exchange).requestBody() != null
+				&& (state.requestBody() != null || state.bodyUnreadable() != null)
 				&& !exchange.getAttributes().containsKey(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR)) {
 			identify(exchange);
 			return modelNotFound(exchange);
@@ -157,7 +159,8 @@ public class OpenAiErrorWebExceptionHandler implements WebExceptionHandler, Orde
 	/**
 	 * A request read by a {@code Model} predicate that no route took: the model it names
 	 * is served by no pool here (or it names none), or its body could not be read (not
-	 * valid for its coding, not one JSON object: 400).
+	 * valid for its coding, not one JSON object: 400) or was not, being of another
+	 * content type (415).
 	 */
 	private static Mono<Void> modelNotFound(ServerWebExchange exchange) {
 		InvalidRequestException unreadable = DualMapExchange.of(exchange).bodyUnreadable();

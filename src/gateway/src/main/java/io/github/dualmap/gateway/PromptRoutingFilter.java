@@ -4,7 +4,6 @@ import java.io.ByteArrayInputStream;
 
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.prompt.InvalidRequestException;
-import io.github.dualmap.prompt.OpenAiError;
 import io.github.dualmap.prompt.ParsedRequest;
 import io.github.dualmap.prompt.PromptParser;
 import io.github.dualmap.prompt.RequestKind;
@@ -24,10 +23,12 @@ import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Reads the body of requests on DualMap routes (up to a limit, 413 beyond; a compressed
- * body is read decoded, under the same limit: {@link BodyEncodings}), parses the prompt
- * into its block chain, resolves the request's SLO and leaves the {@link RoutingRequest}
- * in an exchange attribute for the load balancer. The backend gets the body byte for
- * byte, as sent, replayed on every subscription, so retries resend it.
+ * body is read decoded, under the same limit: {@link BodyEncodings}; a body is read as
+ * JSON only when its {@code Content-Type} is JSON or absent, and a prompt endpoint's body
+ * of another type gets a 415: {@link ContentTypes}), parses the prompt into its block
+ * chain, resolves the request's SLO and leaves the {@link RoutingRequest} in an exchange
+ * attribute for the load balancer. The backend gets the body byte for byte, as sent,
+ * replayed on every subscription, so retries resend it.
  */
 public class PromptRoutingFilter implements GlobalFilter, Ordered {
 
@@ -90,6 +91,16 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		if (state.routingRequest() != null) {
 			return chain.filter(exchange);
 		}
+		ServerHttpRequest request = exchange.getRequest();
+		if (HttpMethod.POST.equals(request.getMethod())
+				&& PromptParser.kindOf(request.getPath().value()) != RequestKind.OTHER
+				&& !ContentTypes.json(request.getHeaders())) {
+			// A prompt is JSON: a body of another type is refused whatever it holds (as
+			// OpenAI and vLLM refuse it), not routed as if it were JSON.
+			InvalidRequestException unsupported = ContentTypes.unsupported(request.getHeaders(), "application/json");
+			return state.requestBody() != null ? invalid(exchange, unsupported)
+					: RequestBodies.dropThen(exchange, this.limits, () -> invalid(exchange, unsupported));
+		}
 		SloResolver.Slo slo;
 		try {
 			slo = this.slos.resolve(exchange.getRequest().getHeaders(),
@@ -121,9 +132,12 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		ServerHttpRequest request = exchange.getRequest();
 		DualMapExchange state = DualMapExchange.of(exchange);
 		byte[] decoded = state.takeDecodedBody();
-		byte[] readable = !HttpMethod.POST.equals(request.getMethod()) ? null
-				: decoded != null ? decoded : BodyEncodings.decoded(request.getHeaders(), body, this.limits.maxBytes(),
-						this.limits.reserving(exchange));
+		// Only a JSON body is read: an upload (multipart) or a body of another type, on
+		// an
+		// endpoint other than a prompt's, is routed by load and judged by the engine.
+		byte[] readable = !HttpMethod.POST.equals(request.getMethod()) || !ContentTypes.json(request.getHeaders())
+				? null : decoded != null ? decoded : BodyEncodings.decoded(request.getHeaders(), body,
+						this.limits.maxBytes(), this.limits.reserving(exchange));
 		if (readable == null) {
 			return new ParsedRequest(null, false, null, RequestKind.OTHER);
 		}
@@ -182,8 +196,7 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 
 	private static Mono<Void> invalid(ServerWebExchange exchange, InvalidRequestException ex) {
 		HttpStatus status = HttpStatus.resolve(ex.status());
-		return OpenAiErrorResponses.write(exchange, status != null ? status : HttpStatus.BAD_REQUEST,
-				new OpenAiError(ex.getMessage(), ex.type(), ex.param(), null));
+		return OpenAiErrorResponses.write(exchange, status != null ? status : HttpStatus.BAD_REQUEST, ex.toError());
 	}
 
 }

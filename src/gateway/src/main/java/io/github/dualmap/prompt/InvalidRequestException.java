@@ -14,12 +14,22 @@ public class InvalidRequestException extends RuntimeException {
 
 	private final @Nullable String param;
 
+	private final @Nullable String code;
+
 	public InvalidRequestException(String message, @Nullable String param) {
 		this(400, OpenAiError.INVALID_REQUEST, message, param, null);
 	}
 
 	public InvalidRequestException(int status, String type, String message, @Nullable String param,
 			@Nullable Throwable cause) {
+		this(status, type, message, param, null, cause);
+	}
+
+	/**
+	 * @param code the OpenAI error's machine-readable code, or {@code null} for none
+	 */
+	public InvalidRequestException(int status, String type, String message, @Nullable String param,
+			@Nullable String code, @Nullable Throwable cause) {
 		super(message, cause);
 		if (status < 400 || status > 599) {
 			throw new IllegalArgumentException("status must be an HTTP error status but was " + status);
@@ -27,6 +37,7 @@ public class InvalidRequestException extends RuntimeException {
 		this.status = status;
 		this.type = type;
 		this.param = param;
+		this.code = code;
 	}
 
 	public int status() {
@@ -41,9 +52,13 @@ public class InvalidRequestException extends RuntimeException {
 		return param;
 	}
 
+	public @Nullable String code() {
+		return code;
+	}
+
 	/** The OpenAI error body for this refusal. */
 	public OpenAiError toError() {
-		return new OpenAiError(getMessage(), type, param, null);
+		return new OpenAiError(getMessage(), type, param, code);
 	}
 
 }

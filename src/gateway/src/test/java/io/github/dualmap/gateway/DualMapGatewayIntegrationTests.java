@@ -229,6 +229,76 @@ class DualMapGatewayIntegrationTests {
 		assertThat(new String(badSlo.getResponseBodyContent(), StandardCharsets.UTF_8)).contains("x-slo-ttft-ms");
 	}
 
+	/**
+	 * A prompt endpoint takes JSON only, as vLLM and OpenAI answer: a body of another
+	 * content type (a JSON text sent as {@code text/plain}, {@code curl -d}'s form type,
+	 * a multipart upload, a type that cannot be read) is refused with an OpenAI 415 and
+	 * reaches no engine; a body with no content type at all is read as JSON.
+	 */
+	@Test
+	void aPromptOfAnotherContentTypeGets415AndOneWithNoneIsReadAsJson() throws Exception {
+		String body = chat(systemPrompt("content types"), "which type", false);
+		int served = ENGINES.stream().mapToInt(e -> e.served.get()).sum();
+		for (String path : List.of("/v1/chat/completions", "/v1/completions", "/v1/responses")) {
+			for (String type : List.of("text/plain", "application/x-www-form-urlencoded",
+					"multipart/form-data; boundary=b", "text/plain; charset=utf-8")) {
+				EntityExchangeResult<byte[]> r = this.client.post()
+					.uri(path)
+					.header("Content-Type", type)
+					.bodyValue(body.getBytes(StandardCharsets.UTF_8))
+					.exchange()
+					.expectBody(byte[].class)
+					.returnResult();
+				String answer = new String(r.getResponseBodyContent(), StandardCharsets.UTF_8);
+				assertThat(r.getStatus().value()).as(path + " " + type + ": " + answer).isEqualTo(415);
+				assertThat(r.getResponseHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_JSON);
+				assertThat(answer).startsWith("{\"error\":{")
+					.contains("\"type\":\"invalid_request_error\"")
+					.contains("\"code\":\"unsupported_media_type\"")
+					.contains("\"param\":null")
+					.contains(type.substring(0, type.indexOf(';') < 0 ? type.length() : type.indexOf(';')))
+					.contains("application/json");
+				assertThat(instance(r)).isNull();
+			}
+		}
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress("127.0.0.1", this.port), 5_000);
+			socket.setSoTimeout(10_000);
+			OutputStream out = socket.getOutputStream();
+			InputStream in = socket.getInputStream();
+			// A type that is no media type at all: refused too, on a connection kept.
+			out.write(RawHttp.post("/v1/chat/completions", body)
+				.replace("Content-Type: application/json", "Content-Type: json")
+				.getBytes(StandardCharsets.UTF_8));
+			out.flush();
+			assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 415")
+				.contains("\"code\":\"unsupported_media_type\"")
+				.contains("json");
+			assertThat(ENGINES.stream().mapToInt(e -> e.served.get()).sum()).isEqualTo(served);
+			// None (curl --data-binary with its type header left out, many scripts):
+			// JSON.
+			out.write(RawHttp.post("/v1/chat/completions", body)
+				.replace("Content-Type: application/json\r\n", "")
+				.getBytes(StandardCharsets.UTF_8));
+			out.flush();
+			assertThat(RawHttp.readResponse(in)).startsWith("HTTP/1.1 200")
+				.containsIgnoringCase("x-dualmap-reason: affinity")
+				.contains("\"echo_bytes\":" + body.getBytes(StandardCharsets.UTF_8).length);
+		}
+		// Any JSON type, with its parameters.
+		for (String type : List.of("application/json; charset=utf-8", "application/vnd.openai+json")) {
+			EntityExchangeResult<byte[]> r = this.client.post()
+				.uri("/v1/chat/completions")
+				.header("Content-Type", type)
+				.bodyValue(body.getBytes(StandardCharsets.UTF_8))
+				.exchange()
+				.expectBody(byte[].class)
+				.returnResult();
+			assertThat(r.getStatus().value()).as(type).isEqualTo(200);
+			assertThat(reason(r)).isEqualTo("affinity");
+		}
+	}
+
 	@Test
 	void aRequestIdFollowsEachRequestToTheEngineAndBack() {
 		String body = chat(systemPrompt("request ids"), "which id", false);

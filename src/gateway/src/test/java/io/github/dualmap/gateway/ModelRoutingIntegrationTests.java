@@ -207,10 +207,39 @@ class ModelRoutingIntegrationTests {
 			.returnResult()
 			.getResponseHeaders()
 			.getFirst("x-request-id")).isEqualTo("client-7");
-		// Another content type is not read before routing.
-		assertThat(post(chat("meta-llama/x", "s", "u").getBytes(StandardCharsets.UTF_8), MediaType.TEXT_PLAIN, null)
-			.getStatus()
-			.value()).isEqualTo(404);
+	}
+
+	/**
+	 * A body of a type no {@code Model} predicate reads (neither JSON nor multipart) is
+	 * not read before routing, whatever it holds: when no route takes it, the answer says
+	 * why (415), as OpenAI's does, rather than that the model does not exist.
+	 */
+	@Test
+	void aBodyOfAnotherContentTypeThatNoRouteTakesGets415() {
+		byte[] json = chat("meta-llama/x", "s", "u").getBytes(StandardCharsets.UTF_8);
+		int served = LLAMA.stream().mapToInt(e -> e.served.get()).sum();
+		for (MediaType type : List.of(MediaType.TEXT_PLAIN, MediaType.APPLICATION_FORM_URLENCODED)) {
+			EntityExchangeResult<String> r = post(json, type, null);
+			assertThat(r.getStatus().value()).as(r.getResponseBody()).isEqualTo(415);
+			assertThat(r.getResponseHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_JSON);
+			assertThat(r.getResponseBody()).contains("\"code\":\"unsupported_media_type\"")
+				.contains("\"type\":\"invalid_request_error\"")
+				.contains(type.toString())
+				.contains("application/json");
+			assertThat(r.getResponseHeaders().getFirst("x-request-id")).isNotBlank();
+		}
+		assertThat(LLAMA.stream().mapToInt(e -> e.served.get()).sum()).isEqualTo(served);
+		// A route that needs no body still takes it, as sent.
+		EntityExchangeResult<String> plain = this.client.post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.TEXT_PLAIN)
+			.header("x-plain", "1")
+			.bodyValue(json)
+			.exchange()
+			.expectBody(String.class)
+			.returnResult();
+		assertThat(servedBy(plain)).isEqualTo("hosted");
+		assertThat(plain.getResponseBody()).contains(echo(json));
 	}
 
 	@Test

@@ -174,4 +174,37 @@ class PromptRoutingFilterTests {
 		}
 	}
 
+	/**
+	 * On an endpoint that carries no prompt, only a JSON body (or one without a type) is
+	 * read for its model and {@code stream}; an upload or a body of another type is
+	 * routed by load as sent, whatever it holds, for the engine to judge.
+	 */
+	@Test
+	void aBodyOfAnotherTypeOnAnotherEndpointIsNotReadAsJson() {
+		byte[] body = "{\"model\":\"m\",\"stream\":true,\"input\":\"hi\"}".getBytes(StandardCharsets.UTF_8);
+		for (String type : new String[] { "application/json", null, "text/plain", "application/x-www-form-urlencoded",
+				"multipart/form-data; boundary=b" }) {
+			MockServerHttpRequest.BodyBuilder request = MockServerHttpRequest.post("/v1/embeddings");
+			if (type != null) {
+				request.header("Content-Type", type);
+			}
+			MockServerWebExchange exchange = MockServerWebExchange.from(request.body("unused"));
+			exchange.getAttributes()
+				.put(ServerWebExchangeUtils.GATEWAY_ROUTE_ATTR,
+						Route.async().id("llm").uri(URI.create("lb://llm")).predicate(e -> true).build());
+			DualMapExchange state = DualMapExchange.of(exchange);
+			state.requestBody(body);
+			AtomicReference<ServerWebExchange> passed = new AtomicReference<>();
+			this.filter.filter(exchange, e -> {
+				passed.set(e);
+				return Mono.empty();
+			}).block(Duration.ofSeconds(5));
+			assertThat(passed.get()).as(type).isNotNull();
+			boolean json = type == null || type.equals("application/json");
+			assertThat(state.parsedRequest().model()).as(type).isEqualTo(json ? "m" : null);
+			assertThat(state.parsedRequest().stream()).as(type).isEqualTo(json);
+			assertThat(state.routingRequest().blocks()).isNull();
+		}
+	}
+
 }
