@@ -74,8 +74,8 @@ public record Admission(String tenant, @Nullable String model, List<BudgetLine> 
 
 	/**
 	 * The index of the line that refuses a request of {@code cost}: the one it would wait
-	 * longest for (a line with a smaller share left may still hold what the request
-	 * needs); -1 when there is none.
+	 * longest for, each wait at most its line's window (a line with a smaller share left
+	 * may still hold what the request needs); -1 when there is none.
 	 */
 	public int refusingLine(double cost) {
 		BudgetStore.Levels l = this.levels;
@@ -96,11 +96,23 @@ public record Admission(String tenant, @Nullable String model, List<BudgetLine> 
 
 	/**
 	 * Milliseconds until line {@code i}, at {@code levels}, holds what {@code cost}
-	 * needs.
+	 * needs, as a client is told: at most the line's window ({@link #told}).
 	 */
 	private long waitMillis(BudgetStore.Levels levels, int i, double cost) {
 		BudgetLine line = this.lines.get(i);
-		return line.millisUntil(levels.levels()[i], line.needed(cost));
+		return told(line, line.millisUntil(levels.levels()[i], line.needed(cost)));
+	}
+
+	/**
+	 * A wait on {@code line} as a client is told it: at most the line's window, the time
+	 * an empty bucket takes to fill. A longer wait means a bucket in debt, mostly the
+	 * estimate of a request still running on a {@code max_tokens} far past the budget,
+	 * which its settlement on its actual usage gives back: paid off at the refill rate, a
+	 * request of a billion tokens on a thousand a day would be a wait of millennia. A
+	 * client that comes back after a window and still finds the debt is told again.
+	 */
+	private static long told(BudgetLine line, long millis) {
+		return Math.min(millis, line.windowMillis());
 	}
 
 	/** Tokens line {@code i} holds when full. */
@@ -137,15 +149,24 @@ public record Admission(String tenant, @Nullable String model, List<BudgetLine> 
 		return i < 0 ? -1 : remaining(i);
 	}
 
-	/** Milliseconds until the binding budget is full again; -1 for none. */
+	/**
+	 * Milliseconds until the binding budget is full again, at most its window (as
+	 * {@link #retryAfterMillis}); -1 for none.
+	 */
 	public long resetMillis() {
 		int i = bindingLine();
-		return i < 0 ? -1 : this.lines.get(i).millisUntilFull(this.levels.levels()[i]);
+		if (i < 0) {
+			return -1;
+		}
+		BudgetLine line = this.lines.get(i);
+		return told(line, line.millisUntilFull(this.levels.levels()[i]));
 	}
 
 	/**
 	 * Milliseconds until every budget holds what a request of {@code cost} needs (for
-	 * {@code Retry-After}); 0 when it would be admitted now.
+	 * {@code Retry-After}); 0 when it would be admitted now. At most the window of the
+	 * budget that refuses it: a bucket refills from empty in one window, and a wait past
+	 * that is a debt that a running request's settlement mostly gives back.
 	 */
 	public long retryAfterMillis(double cost) {
 		// The budget that refuses it is the one it waits longest for.

@@ -7,6 +7,8 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import io.github.dualmap.GatewayTestApplication;
@@ -58,7 +60,8 @@ class TenantBudgetsIntegrationTests {
 				"dualmap.tenants.shown.weight=2", "dualmap.tenants.modeled.tokens-per-day=100000",
 				"dualmap.tenants.modeled.models.m.tokens-per-minute=50", "dualmap.tenants.zipped.tokens-per-day=300",
 				"dualmap.tenants.zipstreamer.tokens-per-day=1000", "dualmap.tenants.zstded.tokens-per-day=300",
-				"dualmap.tenants.brotlied.tokens-per-day=300");
+				"dualmap.tenants.brotlied.tokens-per-day=300", "dualmap.tenants.hoarder.tokens-per-day=1000",
+				"dualmap.tenants.hoarder.models.m.tokens-per-minute=500");
 		client = TenantGateways.client(gateway);
 	}
 
@@ -162,6 +165,49 @@ class TenantBudgetsIntegrationTests {
 		assertThat(error.get("message").asString()).contains("tiny").contains("limit 50").doesNotContain("on model");
 		assertThat(ENGINE.served.get()).isEqualTo(served + 1);
 		assertThat(view("tiny").usage().refused()).isEqualTo(1);
+	}
+
+	/**
+	 * A request admitted on a huge estimate (a {@code max_tokens} far past its budget)
+	 * leaves the bucket deep in debt while it runs, until its usage settles it: the next
+	 * request is told to wait at most the budget's window (a bucket refills from empty in
+	 * one), in its {@code Retry-After}, its message and the reset header alike, not the
+	 * years that paying the estimate off would take.
+	 */
+	@Test
+	void aHugeEstimateInFlightDelaysTheNextRequestByAtMostTheBudgetsWindow() throws Exception {
+		CompletableFuture<Void> hold = new CompletableFuture<>();
+		ENGINE.hold = hold;
+		try {
+			CompletableFuture<EntityExchangeResult<String>> first = CompletableFuture
+				.supplyAsync(() -> post("hoarder", TenantGateways.chat("hold", false, ",\"max_tokens\":1000000000")));
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> ENGINE.bodies.stream().anyMatch(b -> b.contains("\"max_tokens\":1000000000")));
+			EntityExchangeResult<String> refused = post("hoarder",
+					TenantGateways.chat("second", false, ",\"max_tokens\":1"));
+			assertThat(refused.getStatus().value()).as(refused.getResponseBody()).isEqualTo(429);
+			HttpHeaders headers = refused.getResponseHeaders();
+			// The day's budget refuses it (the minute's refills sooner): at most a day.
+			assertThat(Long.parseLong(headers.getFirst(HttpHeaders.RETRY_AFTER))).isEqualTo(86_400);
+			JsonNode error = JsonMapper.shared().readTree(refused.getResponseBody()).get("error");
+			assertThat(error.get("message").asString()).contains("limit 1000")
+				.doesNotContain("on model")
+				.endsWith("Please try again in 24h0m0s.");
+			// The binding budget (least share left) is the model's: full again within its
+			// minute, as far as the client is told.
+			assertThat(headers.getFirst(RateLimitHeaders.LIMIT)).isEqualTo("500");
+			assertThat(headers.getFirst(RateLimitHeaders.RESET)).isEqualTo("1m0s");
+			hold.complete(null);
+			assertThat(first.get(10, TimeUnit.SECONDS).getStatus().value()).isEqualTo(200);
+			// Settled on its usage: the debt is gone, and so is the long wait.
+			await().atMost(Duration.ofSeconds(5))
+				.untilAsserted(() -> assertThat(view("hoarder").budgets().get(0).remaining()).isPositive());
+			assertThat(post("hoarder", TenantGateways.chat("third", false, ",\"max_tokens\":1")).getStatus().value())
+				.isEqualTo(200);
+		}
+		finally {
+			hold.complete(null);
+		}
 	}
 
 	@Test
