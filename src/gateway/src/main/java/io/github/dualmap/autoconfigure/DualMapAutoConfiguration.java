@@ -354,13 +354,13 @@ public class DualMapAutoConfiguration {
 	}
 
 	/**
-	 * The gateway's own HTTP server answers 408 and closes a connection whose request
-	 * head takes longer than dualmap.server.header-read-timeout to arrive (see
-	 * {@link HeaderReadTimeout}), unless it is 0.
+	 * The gateway's own HTTP server answers a request head it cannot decode (431, 414,
+	 * 400) with the OpenAI error body, and answers 408 and closes a connection whose
+	 * request head takes longer than dualmap.server.header-read-timeout to arrive, unless
+	 * it is 0 (see {@link HeaderReadTimeout}).
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(NettyServerCustomizer.class)
-	@Conditional(HeaderReadTimeoutConfiguration.On.class)
 	static class HeaderReadTimeoutConfiguration {
 
 		@Bean
@@ -373,25 +373,6 @@ public class DualMapAutoConfiguration {
 				HeaderReadTimeout.Expirations expirations) {
 			Duration timeout = properties.getServer().getHeaderReadTimeout();
 			return server -> HeaderReadTimeout.install(server, timeout, expirations);
-		}
-
-		/** dualmap.server.header-read-timeout is not 0 (unset: its default). */
-		static class On extends SpringBootCondition {
-
-			private static final String PROPERTY = DualMapProperties.PREFIX + ".server.header-read-timeout";
-
-			@Override
-			public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-				ConditionMessage.Builder message = ConditionMessage.forCondition(PROPERTY);
-				// A value that does not bind, or a negative one, fails the startup when
-				// the properties bind and are validated.
-				Duration timeout = Binder.get(context.getEnvironment())
-					.bind(PROPERTY, Duration.class)
-					.orElse(HeaderReadTimeout.DEFAULT_TIMEOUT);
-				return timeout.isZero() ? ConditionOutcome.noMatch(message.because("it is 0 (off)"))
-						: ConditionOutcome.match(message.because("it is " + timeout));
-			}
-
 		}
 
 	}

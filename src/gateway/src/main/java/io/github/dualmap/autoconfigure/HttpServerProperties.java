@@ -29,7 +29,8 @@ public class HttpServerProperties {
 	 * The longest a request's head (request line and headers) may take to arrive, from
 	 * its first byte to its last; a slower one gets 408 and its connection is closed
 	 * (slowloris). Idle time between requests does not count (server.netty.idle-timeout
-	 * bounds it). 0 turns it off.
+	 * bounds it). 0 turns the deadline off; a head the server cannot decode still gets
+	 * the OpenAI error body either way.
 	 */
 	@NotNull(message = "dualmap.server.header-read-timeout must be set")
 	private Duration headerReadTimeout = HeaderReadTimeout.DEFAULT_TIMEOUT;

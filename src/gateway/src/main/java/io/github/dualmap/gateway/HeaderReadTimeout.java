@@ -38,14 +38,14 @@ import reactor.netty.http.server.HttpServer;
  * Reading a request's head: a head the HTTP/1.1 codec cannot decode (headers or request
  * line too long, not valid HTTP) gets the status Reactor Netty would give it (431, 414,
  * 400) with the gateway's OpenAI error body rather than none, and its connection closed;
- * and a deadline ({@code dualmap.server.header-read-timeout}): from the first byte of a
- * request to the moment the HTTP/1.1 codec has decoded its request line and headers (an
- * {@link HttpRequest}). A head that takes longer (a slowloris client, trickling a byte
- * every few seconds to hold a connection for ever) is answered 408 with the gateway's
- * OpenAI error ({@code request_timeout}, as a body past {@code dualmap.body-read-timeout}
- * is) and {@code Connection: close}, and its connection closed; what arrives after the
- * deadline is dropped unread. Reactor Netty bounds a head in size
- * ({@code server.max-http-request-header-size}) and a connection's idle time
+ * and, unless it is 0, a deadline ({@code dualmap.server.header-read-timeout}): from the
+ * first byte of a request to the moment the HTTP/1.1 codec has decoded its request line
+ * and headers (an {@link HttpRequest}). A head that takes longer (a slowloris client,
+ * trickling a byte every few seconds to hold a connection for ever) is answered 408 with
+ * the gateway's OpenAI error ({@code request_timeout}, as a body past
+ * {@code dualmap.body-read-timeout} is) and {@code Connection: close}, and its connection
+ * closed; what arrives after the deadline is dropped unread. Reactor Netty bounds a head
+ * in size ({@code server.max-http-request-header-size}) and a connection's idle time
  * ({@code server.netty.idle-timeout}), but a client that sends a byte now and then is
  * never idle.
  * <p>
@@ -92,8 +92,10 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 	/** Heads answered 408 on the server, counted for its meter. */
 	private final Expirations expirations;
 
-	/** The 408's body, shared by every connection of a server. */
-	private final byte[] answer;
+	/**
+	 * The 408's body, shared by every connection of a server; none without a deadline.
+	 */
+	private final byte @Nullable [] answer;
 
 	/**
 	 * The HTTP/1.1 codec's place in the pipeline, removed once the connection upgrades.
@@ -116,7 +118,8 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 	/** The deadline passed: the connection is answered 408 and closing. */
 	private boolean expired;
 
-	private HeaderReadTimeout(long timeoutNanos, Expirations expirations, byte[] answer, ChannelHandlerContext codec) {
+	private HeaderReadTimeout(long timeoutNanos, Expirations expirations, byte @Nullable [] answer,
+			ChannelHandlerContext codec) {
 		this.timeoutNanos = timeoutNanos;
 		this.expirations = expirations;
 		this.answer = answer;
@@ -124,8 +127,10 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 	}
 
 	/**
-	 * {@code server} with the deadline on every HTTP/1.1 connection it accepts.
-	 * @param timeout how long a head may take to arrive, > 0
+	 * {@code server} with the deadline, and the answers to heads that cannot be decoded,
+	 * on every HTTP/1.1 connection it accepts.
+	 * @param timeout how long a head may take to arrive, >= 0; 0: no deadline (heads that
+	 * cannot be decoded are still answered with the error body)
 	 * @param expirations counts the heads answered 408
 	 */
 	public static HttpServer install(HttpServer server, Duration timeout, Expirations expirations) {
@@ -139,7 +144,8 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 		addTo(pipeline, timeout.toNanos(), expirations, answer(timeout));
 	}
 
-	private static void addTo(ChannelPipeline pipeline, long timeoutNanos, Expirations expirations, byte[] answer) {
+	private static void addTo(ChannelPipeline pipeline, long timeoutNanos, Expirations expirations,
+			byte @Nullable [] answer) {
 		if (pipeline.get(NAME) != null) {
 			return;
 		}
@@ -159,11 +165,12 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 				OpenAiError.INVALID_REQUEST, null, "request_timeout");
 	}
 
-	private static byte[] answer(Duration timeout) {
-		if (timeout.isNegative() || timeout.isZero()) {
-			throw new IllegalArgumentException("timeout must be > 0 but was " + timeout);
+	/** The 408's body; {@code null} for a timeout of 0, which never answers one. */
+	private static byte @Nullable [] answer(Duration timeout) {
+		if (timeout.isNegative()) {
+			throw new IllegalArgumentException("timeout must be >= 0 but was " + timeout);
 		}
-		return error(timeout).toJson();
+		return timeout.isZero() ? null : error(timeout).toJson();
 	}
 
 	@Override
@@ -226,10 +233,10 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 		return !this.expired && this.owed == 0 && !this.inBody && !this.codec.isRemoved();
 	}
 
-	/** Bytes arrived: the first of a new head start the deadline. */
+	/** Bytes arrived: the first of a new head start the deadline, if there is one. */
 	private void bytesRead() {
 		ChannelHandlerContext context = this.ctx;
-		if (this.deadline == null && context != null && awaitingHead()) {
+		if (this.answer != null && this.deadline == null && context != null && awaitingHead()) {
 			this.deadline = context.executor().schedule(this::expire, this.timeoutNanos, TimeUnit.NANOSECONDS);
 		}
 	}
@@ -254,8 +261,12 @@ public final class HeaderReadTimeout extends ChannelDuplexHandler {
 			logger.debug("Request head from " + context.channel().remoteAddress() + " not received within "
 					+ Duration.ofNanos(this.timeoutNanos).toMillis() + " ms: answered 408, connection closed");
 		}
-		// Into the codec, which is between requests (no response is owed).
-		answerAndClose(context, HttpResponseStatus.REQUEST_TIMEOUT, this.answer);
+		// Into the codec, which is between requests (no response is owed). A deadline is
+		// only set with its answer.
+		byte[] body = this.answer;
+		if (body != null) {
+			answerAndClose(context, HttpResponseStatus.REQUEST_TIMEOUT, body);
+		}
 	}
 
 	/**

@@ -44,11 +44,15 @@ class HeaderReadTimeoutTests {
 	private final EmbeddedChannel channel = channel(this.expirations);
 
 	private static EmbeddedChannel channel(HeaderReadTimeout.Expirations expirations) {
+		return channel(TIMEOUT, expirations);
+	}
+
+	private static EmbeddedChannel channel(Duration timeout, HeaderReadTimeout.Expirations expirations) {
 		EmbeddedChannel channel = new EmbeddedChannel();
 		channel.freezeTime();
 		// Named as Reactor Netty names its codec.
 		channel.pipeline().addLast(NettyPipeline.HttpCodec, new HttpServerCodec());
-		HeaderReadTimeout.addTo(channel.pipeline(), TIMEOUT, expirations);
+		HeaderReadTimeout.addTo(channel.pipeline(), timeout, expirations);
 		return channel;
 	}
 
@@ -168,6 +172,47 @@ class HeaderReadTimeoutTests {
 		receive("Host: localhost\r\n\r\n");
 		assertThat(requestsDecoded()).isZero();
 		held.forEach(ReferenceCountUtil::release);
+	}
+
+	/**
+	 * A timeout of 0 sets no deadline, however long a head takes; a head the codec cannot
+	 * decode is still answered with the error body.
+	 */
+	@Test
+	void aTimeoutOfZeroTimesNoHeadAndStillAnswersOneThatCannotBeDecoded() {
+		EmbeddedChannel off = channel(Duration.ZERO, this.expirations);
+		try {
+			off.writeInbound(Unpooled.copiedBuffer("GET /v1/models HTTP/1.1\r\nHost: loc", StandardCharsets.US_ASCII));
+			off.advanceTimeBy(1, TimeUnit.HOURS);
+			off.runScheduledPendingTasks();
+			assertThat(off.isOpen()).isTrue();
+			assertThat((Object) off.readOutbound()).isNull();
+			off.writeInbound(Unpooled.copiedBuffer("alhost\r\n\r\n", StandardCharsets.US_ASCII));
+			Object request = off.readInbound();
+			assertThat(request).isInstanceOf(HttpRequest.class);
+			ReferenceCountUtil.release(request);
+		}
+		finally {
+			off.finishAndReleaseAll();
+		}
+		EmbeddedChannel big = channel(Duration.ZERO, this.expirations);
+		try {
+			big.writeInbound(Unpooled.copiedBuffer(
+					"GET /v1/models HTTP/1.1\r\nHost: localhost\r\nX-Big: " + "a".repeat(9_000) + "\r\n\r\n",
+					StandardCharsets.US_ASCII));
+			StringBuilder text = new StringBuilder();
+			for (Object msg; (msg = big.readOutbound()) != null;) {
+				text.append(((ByteBuf) msg).toString(StandardCharsets.UTF_8));
+				((ByteBuf) msg).release();
+			}
+			assertThat(text.toString()).startsWith("HTTP/1.1 431 Request Header Fields Too Large\r\n")
+				.contains("\"code\":\"headers_too_large\"");
+			assertThat(big.isOpen()).isFalse();
+		}
+		finally {
+			big.finishAndReleaseAll();
+		}
+		assertThat(this.expirations.count()).isZero();
 	}
 
 	@Test
