@@ -1,5 +1,9 @@
 package io.github.dualmap.emulator;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.Charset;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
@@ -137,80 +141,94 @@ public final class EmulatorServer implements AutoCloseable {
 	/**
 	 * A JSON body's text in the encoding it was sent in, as vLLM's server reads it
 	 * (Python's {@code json.loads} on bytes): UTF-8 with or without a byte order mark, or
-	 * UTF-16, told by its byte order mark or by where its zero bytes are.
+	 * UTF-16, told by its byte order mark or by where its zero bytes are. Bytes that are
+	 * not valid in that encoding (a body sent compressed, with a {@code Content-Encoding}
+	 * vLLM does not decode, or text in another charset) fail as Python's strict decoding
+	 * does: FastAPI then answers "There was an error parsing the body", which vLLM turns
+	 * into a 400 of type "Bad Request". (Python lets UTF-8 encoded surrogates through;
+	 * they are refused here too.)
+	 * @throws ApiException vLLM's answer to a body it cannot decode
 	 */
 	static String jsonText(byte[] body) {
 		int n = body.length;
 		if (n >= 3 && (body[0] & 0xFF) == 0xEF && (body[1] & 0xFF) == 0xBB && (body[2] & 0xFF) == 0xBF) {
-			return new String(body, 3, n - 3, StandardCharsets.UTF_8);
+			return decode(body, 3, StandardCharsets.UTF_8);
 		}
 		if (n >= 2 && ((body[0] & 0xFF) == 0xFE && (body[1] & 0xFF) == 0xFF
 				|| (body[0] & 0xFF) == 0xFF && (body[1] & 0xFF) == 0xFE)) {
-			return new String(body, StandardCharsets.UTF_16);
+			return decode(body, 0, StandardCharsets.UTF_16);
 		}
 		if (n >= 2 && body[0] == 0 && body[1] != 0) {
-			return new String(body, StandardCharsets.UTF_16BE);
+			return decode(body, 0, StandardCharsets.UTF_16BE);
 		}
 		if (n >= 2 && body[0] != 0 && body[1] == 0) {
-			return new String(body, StandardCharsets.UTF_16LE);
+			return decode(body, 0, StandardCharsets.UTF_16LE);
 		}
-		return new String(body, StandardCharsets.UTF_8);
+		return decode(body, 0, StandardCharsets.UTF_8);
+	}
+
+	private static String decode(byte[] body, int from, Charset charset) {
+		try {
+			return charset.newDecoder()
+				.onMalformedInput(CodingErrorAction.REPORT)
+				.onUnmappableCharacter(CodingErrorAction.REPORT)
+				.decode(ByteBuffer.wrap(body, from, body.length - from))
+				.toString();
+		}
+		catch (CharacterCodingException ex) {
+			throw new ApiException(400, "Bad Request", "There was an error parsing the body", null);
+		}
 	}
 
 	/** The header vLLM takes as a request's id. */
 	static final String REQUEST_ID_HEADER = "X-Request-Id";
 
 	private Publisher<Void> generate(HttpServerRequest req, HttpServerResponse res, Endpoint endpoint) {
-		return req.receive()
-			.aggregate()
-			.asByteArray()
-			.map(EmulatorServer::jsonText)
-			.defaultIfEmpty("")
-			.flatMap(body -> {
-				GenerationRequest g;
-				try {
-					g = GenerationRequest.parse(JSON, body, endpoint, settings.model(),
-							settings.profile().maxModelLen(), id -> {
-								StoredResponse r = this.storedResponses.get(id);
-								return r == null ? null : r.transcript();
-							});
-				}
-				catch (ApiException ex) {
-					return json(res, ex.status(), error(ex));
-				}
-				String prefix = switch (endpoint) {
-					case CHAT -> "chatcmpl-";
-					case RESPONSES -> "resp_";
-					case COMPLETIONS -> "cmpl-";
-				};
-				// As vLLM: a chat or text completion's id carries the X-Request-Id the
-				// client (a gateway) sent; a response's id must be unique, it keys the
-				// store.
-				String requestId = req.requestHeaders().get(REQUEST_ID_HEADER);
-				String id = prefix + (requestId != null && !requestId.isBlank() && endpoint != Endpoint.RESPONSES
-						? requestId : UUID.randomUUID().toString().replace("-", ""));
-				EngineRequest request = new EngineRequest(id + "-" + sequence.incrementAndGet(),
-						BlockChains.ofTokens(g.promptTokens(), settings.profile().blockTokens(), g.cacheSalt()),
-						g.promptTokens().length, g.maxTokens());
-				Flux<TokenEvent> tokens = driver.generate(request);
-				if (endpoint == Endpoint.RESPONSES) {
-					ResponsesApi api = new ResponsesApi(JSON, g, id, System.currentTimeMillis() / 1000);
-					if (g.store() && g.transcript() != null) {
-						// Kept once answered: the transcript with the answer, for
-						// continuations.
-						String transcript = g.transcript();
-						tokens = tokens.doOnNext(t -> {
-							if (t.last()) {
-								this.storedResponses.put(id, new StoredResponse(
-										transcript + FillerText.tokens(t.index()) + "<|im_end|>\n", api.completed(t)));
-							}
+		return req.receive().aggregate().asByteArray().defaultIfEmpty(new byte[0]).flatMap(bytes -> {
+			GenerationRequest g;
+			try {
+				g = GenerationRequest.parse(JSON, jsonText(bytes), endpoint, settings.model(),
+						settings.profile().maxModelLen(), id -> {
+							StoredResponse r = this.storedResponses.get(id);
+							return r == null ? null : r.transcript();
 						});
-					}
-					return g.stream() ? sendEvents(res, api.events(tokens))
-							: tokens.last().flatMap(t -> json(res, 200, api.completed(t)));
+			}
+			catch (ApiException ex) {
+				return json(res, ex.status(), error(ex));
+			}
+			String prefix = switch (endpoint) {
+				case CHAT -> "chatcmpl-";
+				case RESPONSES -> "resp_";
+				case COMPLETIONS -> "cmpl-";
+			};
+			// As vLLM: a chat or text completion's id carries the X-Request-Id the
+			// client (a gateway) sent; a response's id must be unique, it keys the
+			// store.
+			String requestId = req.requestHeaders().get(REQUEST_ID_HEADER);
+			String id = prefix + (requestId != null && !requestId.isBlank() && endpoint != Endpoint.RESPONSES
+					? requestId : UUID.randomUUID().toString().replace("-", ""));
+			EngineRequest request = new EngineRequest(id + "-" + sequence.incrementAndGet(),
+					BlockChains.ofTokens(g.promptTokens(), settings.profile().blockTokens(), g.cacheSalt()),
+					g.promptTokens().length, g.maxTokens());
+			Flux<TokenEvent> tokens = driver.generate(request);
+			if (endpoint == Endpoint.RESPONSES) {
+				ResponsesApi api = new ResponsesApi(JSON, g, id, System.currentTimeMillis() / 1000);
+				if (g.store() && g.transcript() != null) {
+					// Kept once answered: the transcript with the answer, for
+					// continuations.
+					String transcript = g.transcript();
+					tokens = tokens.doOnNext(t -> {
+						if (t.last()) {
+							this.storedResponses.put(id, new StoredResponse(
+									transcript + FillerText.tokens(t.index()) + "<|im_end|>\n", api.completed(t)));
+						}
+					});
 				}
-				return g.stream() ? stream(res, g, id, tokens) : whole(res, g, id, tokens);
-			});
+				return g.stream() ? sendEvents(res, api.events(tokens))
+						: tokens.last().flatMap(t -> json(res, 200, api.completed(t)));
+			}
+			return g.stream() ? stream(res, g, id, tokens) : whole(res, g, id, tokens);
+		});
 	}
 
 	private Mono<Void> stream(HttpServerResponse res, GenerationRequest g, String id, Flux<TokenEvent> tokens) {

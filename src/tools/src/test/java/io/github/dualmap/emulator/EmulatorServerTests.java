@@ -280,6 +280,43 @@ class EmulatorServerTests {
 		assertThat(EmulatorServer.jsonText(body.getBytes(StandardCharsets.UTF_16BE))).isEqualTo(body);
 	}
 
+	/**
+	 * vLLM's server (FastAPI on uvicorn, no request-decompressing middleware) does not
+	 * decode a request's {@code Content-Encoding}: it reads the bytes as sent with
+	 * Python's {@code json.loads}, whose UTF-8 decoding fails on compressed data (and on
+	 * any body that is not valid in its encoding), and FastAPI answers that "There was an
+	 * error parsing the body", which vLLM's handler of HTTP errors turns into a 400 of
+	 * type "Bad Request". The emulator answers the same.
+	 */
+	@Test
+	void aCompressedOrUndecodableBodyIsNotReadAsVllmDoesNotReadIt() throws Exception {
+		String body = "{\"prompt\":\"caf\u00e9 compressed\",\"max_tokens\":1}";
+		java.io.ByteArrayOutputStream gzipped = new java.io.ByteArrayOutputStream();
+		try (java.util.zip.GZIPOutputStream gzip = new java.util.zip.GZIPOutputStream(gzipped)) {
+			gzip.write(body.getBytes(StandardCharsets.UTF_8));
+		}
+		java.io.ByteArrayOutputStream deflated = new java.io.ByteArrayOutputStream();
+		try (java.util.zip.DeflaterOutputStream deflate = new java.util.zip.DeflaterOutputStream(deflated)) {
+			deflate.write(body.getBytes(StandardCharsets.UTF_8));
+		}
+		String[] codings = { "gzip", "deflate", null };
+		byte[][] bytes = { gzipped.toByteArray(), deflated.toByteArray(),
+				// Latin-1, not UTF-8: "caf\xe9".
+				body.getBytes(StandardCharsets.ISO_8859_1) };
+		for (int i = 0; i < bytes.length; i++) {
+			HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/completions"))
+				.header("Content-Type", "application/json")
+				.POST(HttpRequest.BodyPublishers.ofByteArray(bytes[i]));
+			if (codings[i] != null) {
+				request.header("Content-Encoding", codings[i]);
+			}
+			HttpResponse<String> res = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(res.statusCode()).as(codings[i] + ": " + res.body()).isEqualTo(400);
+			assertThat(res.body()).isEqualTo("{\"error\":{\"message\":\"There was an error parsing the body\","
+					+ "\"type\":\"Bad Request\",\"param\":null,\"code\":400}}");
+		}
+	}
+
 	@Test
 	void routingErrorsAreFastApisOwn() throws Exception {
 		for (String method : List.of("GET", "PUT", "DELETE")) {
