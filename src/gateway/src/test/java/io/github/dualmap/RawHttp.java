@@ -4,6 +4,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
@@ -17,6 +19,17 @@ import java.util.concurrent.Future;
 public final class RawHttp {
 
 	private RawHttp() {
+	}
+
+	/**
+	 * A socket connected to the gateway on loopback {@code port}, reads waiting up to 10
+	 * s (several seconds for answers due within a second, on a loaded machine).
+	 */
+	public static Socket connect(int port) throws IOException {
+		Socket socket = new Socket();
+		socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
+		socket.setSoTimeout(10_000);
+		return socket;
 	}
 
 	/** A request without a body. */

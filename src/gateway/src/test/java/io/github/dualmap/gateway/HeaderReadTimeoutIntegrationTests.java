@@ -3,7 +3,6 @@ package io.github.dualmap.gateway;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -46,11 +45,7 @@ class HeaderReadTimeoutIntegrationTests {
 	MeterRegistry meters;
 
 	private Socket connect() throws IOException {
-		Socket socket = new Socket();
-		socket.connect(new InetSocketAddress("127.0.0.1", this.port), 5_000);
-		// Several seconds for an answer due after 300 ms, on a loaded machine.
-		socket.setSoTimeout(10_000);
-		return socket;
+		return RawHttp.connect(this.port);
 	}
 
 	@Test
