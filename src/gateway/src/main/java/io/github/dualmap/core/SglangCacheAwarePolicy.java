@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * the longest match, unless that one's load exceeds both {@code balance_rel_threshold} x
  * the mean and the mean + {@code balance_abs_threshold}, when the request spills to the
  * least loaded instance (the spill gate of smg #2161); a low match goes to the least
- * loaded instance. Least loaded ties go to the instance this router sent fewer requests
+ * loaded instance. Least loaded ties go to the instance this router selected fewer times
  * (upstream's {@code (load, processed, index)} order). One tree for all instances with
  * one bound, trimmed every eviction interval ({@link SharedPrefixTree}).
  * <p>
@@ -175,9 +175,9 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		if (sharedTree == null) {
 			return chooseRouter(request, accepting);
 		}
-		// The gateway counts a request sent when it selects the worker.
+		// Counted when chosen, as upstream counts a selection in select_worker.
 		Decision d = chooseModelGateway(request, accepting);
-		gate.sent(d.instanceId());
+		gate.selected(d.instanceId());
 		return d;
 	}
 

@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * engine holds, counted from the first ({@link KvEventIndex}). The worker with the most
  * wins, ties to the lower in-flight count and then at random (a hash of the request id
  * here); a prompt shorter than one block, or cached nowhere, goes to the least loaded
- * worker (fewest in flight, then fewest requests sent). The winner is subject to the same
+ * worker (fewest in flight, then fewest selections). The winner is subject to the same
  * spill gate as the approximate path: in flight above both {@code balance_rel_threshold}
  * x the mean and the mean + {@code balance_abs_threshold} sends the request to the least
  * loaded worker instead. Load is this router's own in-flight count per worker; the events
@@ -63,8 +63,8 @@ public final class SmgKvPolicy implements RoutingPolicy, KvEventFeed.Consumer {
 	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
 		Decision d = chooseAmongAccepting(request, pool);
 		if (d != null) {
-			// The gateway counts a request sent when it selects the worker.
-			gate.sent(d.instanceId());
+			// Counted when chosen, as upstream counts a selection in select_worker.
+			gate.selected(d.instanceId());
 		}
 		return d;
 	}

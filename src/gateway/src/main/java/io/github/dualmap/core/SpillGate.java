@@ -19,7 +19,7 @@ final class SpillGate {
 
 	private final double relThreshold;
 
-	private final PerInstance<AtomicLong> sent = new PerInstance<>(AtomicLong::new);
+	private final PerInstance<AtomicLong> selections = new PerInstance<>(AtomicLong::new);
 
 	/**
 	 * @param absThreshold in flight above the mean + this, >= 0
@@ -50,26 +50,26 @@ final class SpillGate {
 	/** The least loaded of {@code accepting}, which must not be empty. */
 	InstanceState leastLoaded(List<InstanceState> accepting) {
 		InstanceState least = accepting.get(0);
-		long leastSent = sent.get(least.id()).get();
+		long leastSelected = selections.get(least.id()).get();
 		for (int i = 1; i < accepting.size(); i++) {
 			InstanceState s = accepting.get(i);
-			long n = sent.get(s.id()).get();
-			if (s.inFlight() < least.inFlight() || s.inFlight() == least.inFlight() && n < leastSent) {
+			long n = selections.get(s.id()).get();
+			if (s.inFlight() < least.inFlight() || s.inFlight() == least.inFlight() && n < leastSelected) {
 				least = s;
-				leastSent = n;
+				leastSelected = n;
 			}
 		}
 		return least;
 	}
 
 	/** This router selected {@code instanceId} for a request. */
-	void sent(String instanceId) {
-		sent.get(instanceId).incrementAndGet();
+	void selected(String instanceId) {
+		selections.get(instanceId).incrementAndGet();
 	}
 
 	/** Forgets instances no longer in {@code pool}; returns the members' ids. */
 	Set<String> retainMembers(InstancePool pool) {
-		return sent.retainMembers(pool);
+		return selections.retainMembers(pool);
 	}
 
 }

@@ -122,7 +122,7 @@ class SglangCacheAwarePolicyTests {
 		g.busy(smg, "a", 89);
 		assertThat(smg.choose(g.request(prompt), g.pool).instanceId()).isEqualTo("a");
 		// a 100: > 1.5 x 33.3 and > 33.3 + 64: it spills to the least loaded, b (c has
-		// the same load and as few requests sent; b is first).
+		// the same load and as few selections; b is first).
 		g.busy(smg, "a", 10);
 		Decision d = smg.choose(g.request(prompt), g.pool);
 		assertThat(d.instanceId()).isEqualTo("b");

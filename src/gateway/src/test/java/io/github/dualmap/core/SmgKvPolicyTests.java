@@ -70,7 +70,7 @@ class SmgKvPolicyTests {
 		// a 90, b 0, c 0: above 1.5 x 30 but not above 30 + 64.
 		f.busy(policy, "a", 90);
 		assertThat(policy.choose(f.request(prompt), f.pool).instanceId()).isEqualTo("a");
-		// a 100: above both; b and c are idle and were sent nothing, b comes first.
+		// a 100: above both; b and c are idle and never selected, b comes first.
 		f.busy(policy, "a", 10);
 		Decision d = policy.choose(f.request(prompt), f.pool);
 		assertThat(d.instanceId()).isEqualTo("b");
