@@ -14,10 +14,11 @@ import reactor.core.publisher.Mono;
 /**
  * Budgets in this gateway's memory. The buckets of configured tenants (and of tenant
  * {@code default}) are always kept; those of the names clients send are at most
- * {@code maxBuckets}, least recently used evicted first (an evicted bucket starts full
- * again), so a client sending ever new names can neither grow the memory nor evict a
- * configured tenant's budget. None is kept a day past its last use, when it would be full
- * anyway.
+ * {@code maxBuckets}, the least used evicted first (Caffeine's eviction weighs how often
+ * and how recently a name was charged, so a name charged steadily keeps its bucket
+ * through a burst of names sent once; an evicted bucket starts full again), so a client
+ * sending ever new names can neither grow the memory nor evict a configured tenant's
+ * budget. None is kept a day past its last use, when it would be full anyway.
  */
 public final class LocalBudgetStore implements BudgetStore {
 

@@ -79,8 +79,8 @@ public class TenantProperties {
 
 	/**
 	 * Most unlisted tenants (names clients send that are not configured) whose budgets
-	 * this gateway keeps in memory, least recently seen evicted first; configured
-	 * tenants' budgets are always kept.
+	 * this gateway keeps in memory, the least used evicted first (by how often and how
+	 * recently they were charged); configured tenants' budgets are always kept.
 	 */
 	@Min(value = 1, message = "dualmap.tenants.max-tracked must be >= 1")
 	private int maxTracked = 10_000;

@@ -77,6 +77,27 @@ class LocalBudgetStoreTests {
 	}
 
 	@Test
+	void anUnlistedNameChargedSteadilyKeepsItsSpentBucketThroughABurstOfNewNames() {
+		LocalBudgetStore store = store(10L);
+		BudgetLine steady = new BudgetLine("{steady}:m", 600, BudgetLine.MINUTE_MILLIS);
+		BudgetLine once = new BudgetLine("{once}:m", 600, BudgetLine.MINUTE_MILLIS);
+		store.chargeNow(List.of(steady), 600, BudgetStore.Charge.IF_ADMITTED);
+		store.chargeNow(List.of(once), 600, BudgetStore.Charge.IF_ADMITTED);
+		for (int i = 0; i < 1_000; i++) {
+			store.chargeNow(List.of(new BudgetLine("{new-" + i + "}:m", 600, BudgetLine.MINUTE_MILLIS)), 1,
+					BudgetStore.Charge.IF_ADMITTED);
+			if (i % 5 == 0) {
+				assertThat(store.chargeNow(List.of(steady), 1, BudgetStore.Charge.IF_ADMITTED).admitted()).isFalse();
+			}
+			store.size();
+		}
+		// The spent name charged all along is still spent; the one charged once is
+		// forgotten and starts full.
+		assertThat(store.chargeNow(List.of(steady), 1, BudgetStore.Charge.IF_ADMITTED).admitted()).isFalse();
+		assertThat(store.chargeNow(List.of(once), 600, BudgetStore.Charge.IF_ADMITTED).admitted()).isTrue();
+	}
+
+	@Test
 	void admissionReportsTheBindingLineAndTheWait() {
 		LocalBudgetStore store = store(100L);
 		store.chargeNow(List.of(this.minute, this.day), 550, BudgetStore.Charge.IF_ADMITTED);
