@@ -37,6 +37,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class HeaderReadTimeoutTests {
 
+	/**
+	 * Heads the HTTP codec cannot decode: the raw request, the status line it gets and
+	 * the OpenAI error code in its body.
+	 */
+	static final String[][] UNDECODABLE_HEADS = {
+			{ "GET /v1/models HTTP/1.1\r\nHost: localhost\r\nX-Big: " + "a".repeat(9_000) + "\r\n\r\n",
+					"HTTP/1.1 431 Request Header Fields Too Large\r\n", "\"code\":\"headers_too_large\"" },
+			{ "GET /" + "a".repeat(5_000) + " HTTP/1.1\r\nHost: localhost\r\n\r\n",
+					"HTTP/1.1 414 Request-URI Too Long\r\n", "\"code\":\"request_line_too_long\"" },
+			{ "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n",
+					"HTTP/1.1 400 Bad Request\r\n", "\"code\":\"invalid_http_request\"" } };
+
 	private static final Duration TIMEOUT = Duration.ofMillis(300);
 
 	private final HeaderReadTimeout.Expirations expirations = new HeaderReadTimeout.Expirations();
@@ -126,14 +138,7 @@ class HeaderReadTimeoutTests {
 
 	@Test
 	void aHeadTheCodecCannotDecodeIsAnsweredWithTheErrorBodyAndItsConnectionClosed() {
-		String[][] cases = {
-				{ "GET /v1/models HTTP/1.1\r\nHost: localhost\r\nX-Big: " + "a".repeat(9_000) + "\r\n\r\n",
-						"HTTP/1.1 431 Request Header Fields Too Large\r\n", "\"code\":\"headers_too_large\"" },
-				{ "GET /" + "a".repeat(5_000) + " HTTP/1.1\r\nHost: localhost\r\n\r\n",
-						"HTTP/1.1 414 Request-URI Too Long\r\n", "\"code\":\"request_line_too_long\"" },
-				{ "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n",
-						"HTTP/1.1 400 Bad Request\r\n", "\"code\":\"invalid_http_request\"" } };
-		for (String[] c : cases) {
+		for (String[] c : UNDECODABLE_HEADS) {
 			EmbeddedChannel channel = channel(this.expirations);
 			channel.writeInbound(Unpooled.copiedBuffer(c[0], StandardCharsets.US_ASCII));
 			StringBuilder text = new StringBuilder();
