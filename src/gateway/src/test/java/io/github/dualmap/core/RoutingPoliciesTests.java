@@ -10,8 +10,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 class RoutingPoliciesTests {
 
 	@ParameterizedTest
-	@ValueSource(strings = { "bounded-load-ch", "sglang-cache-aware", "llmd-scorer", "dynamo-cost", "preble",
-			"global-min-ttft" })
+	@ValueSource(strings = { "bounded-load-ch", "sglang-cache-aware", "smg-cache-aware", "llmd-scorer", "dynamo-cost",
+			"preble", "global-min-ttft" })
 	void buildsEachPeerByName(String name) {
 		RoutingPolicy a = RoutingPolicies.create(name, SchedulerSettings.ofDefaults());
 		RoutingPolicy b = RoutingPolicies.create(name, SchedulerSettings.ofDefaults());
@@ -36,7 +36,7 @@ class RoutingPoliciesTests {
 			assertThat(RoutingPolicies.queueSettingsFor(name, queue)).as(name).isSameAs(queue);
 		}
 		for (String name : new String[] { "dualmap-no-rebalance", "dualmap-cache-affinity", "dualmap-least-loaded",
-				"dynamo-cost", "round-robin", "sglang-cache-aware" }) {
+				"dynamo-cost", "round-robin", "sglang-cache-aware", "smg-cache-aware" }) {
 			QueueSettings own = RoutingPolicies.queueSettingsFor(name, queue);
 			assertThat(own.maxMigrations()).as(name).isZero();
 			assertThat(own.toBuilder().maxMigrations(queue.maxMigrations()).build()).as(name).isEqualTo(queue);
