@@ -168,11 +168,7 @@ public final class DynamoKvPolicy implements RoutingPolicy, AdmissionHold, KvEve
 		InstanceState chosen = ties.lowest(candidates, costs::get, request);
 		int overlap = overlaps.get(chosen);
 		Reason reason = overlap > 0 && overlap == longest ? Reason.AFFINITY : Reason.LOAD;
-		if (request.blocks() == null) {
-			return Decision.of(chosen.id(), reason, request);
-		}
-		int cached = Math.min(promptTokens, overlap * blockTokens);
-		return new Decision(chosen.id(), reason, cached, promptTokens - cached, -1);
+		return f.decision(chosen.id(), reason, overlap, request);
 	}
 
 	private boolean busy(InstanceState s, InstancePool pool) {

@@ -26,6 +26,21 @@ public record KvEventFeed(KvEventIndex index, EngineBlocks engineBlocks, int blo
 		}
 	}
 
+	/**
+	 * The decision for {@code request} on {@code instanceId}, whose engine holds
+	 * {@code overlapBlocks} of the prompt's blocks from the first: that many blocks'
+	 * tokens cached (at most the prompt), the rest to prefill; none cached for a body
+	 * that was not parsed.
+	 */
+	public Decision decision(String instanceId, Reason reason, int overlapBlocks, RoutingRequest request) {
+		if (request.blocks() == null) {
+			return Decision.of(instanceId, reason, request);
+		}
+		int promptTokens = request.promptTokens();
+		int cached = (int) Math.min(promptTokens, (long) overlapBlocks * blockTokens);
+		return new Decision(instanceId, reason, cached, promptTokens - cached, -1);
+	}
+
 	/** The router's hashing of a request's prompt into engine blocks. */
 	@FunctionalInterface
 	public interface EngineBlocks {

@@ -272,11 +272,7 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 				s -> -(prefixWeight * prefix.applyAsDouble(s) + load.score(s, queueWeight, kvCacheWeight)), request);
 		int hit = hits.get(chosen);
 		Reason reason = hit > 0 && hit == maxHit ? Reason.AFFINITY : Reason.LOAD;
-		if (request.blocks() == null) {
-			return Decision.of(chosen.id(), reason, request);
-		}
-		int cached = Math.min(request.promptTokens(), hit * f.blockTokens());
-		return new Decision(chosen.id(), reason, cached, request.promptTokens() - cached, -1);
+		return f.decision(chosen.id(), reason, hit, request);
 	}
 
 	/**

@@ -79,7 +79,7 @@ public final class SmgKvPolicy implements RoutingPolicy, KvEventFeed.Consumer {
 		List<InstanceState> best = new ArrayList<>();
 		int most = 0;
 		for (InstanceState s : accepting) {
-			int overlap = chain == null || chain.length == 0 ? 0 : f.index().overlapBlocks(s.id(), chain);
+			int overlap = chain == null ? 0 : f.index().overlapBlocks(s.id(), chain);
 			if (overlap > most) {
 				most = overlap;
 				best.clear();
@@ -89,24 +89,15 @@ public final class SmgKvPolicy implements RoutingPolicy, KvEventFeed.Consumer {
 			}
 		}
 		if (best.isEmpty()) {
-			return decision(gate.leastLoaded(accepting), Reason.LOAD, 0, request);
+			return f.decision(gate.leastLoaded(accepting).id(), Reason.LOAD, 0, request);
 		}
 		InstanceState chosen = ties.lowest(best, InstanceState::inFlight, request);
 		if (gate.spills(chosen, accepting)) {
 			InstanceState least = gate.leastLoaded(accepting);
 			int overlap = chain == null ? 0 : f.index().overlapBlocks(least.id(), chain);
-			return decision(least, Reason.LOAD, overlap * f.blockTokens(), request);
+			return f.decision(least.id(), Reason.LOAD, overlap, request);
 		}
-		return decision(chosen, Reason.AFFINITY, most * f.blockTokens(), request);
-	}
-
-	private static Decision decision(InstanceState chosen, Reason reason, int overlapTokens, RoutingRequest request) {
-		if (request.blocks() == null) {
-			return Decision.of(chosen.id(), reason, request);
-		}
-		int promptTokens = request.promptTokens();
-		int cached = Math.min(promptTokens, overlapTokens);
-		return new Decision(chosen.id(), reason, cached, promptTokens - cached, -1);
+		return f.decision(chosen.id(), Reason.AFFINITY, most, request);
 	}
 
 	@Override
