@@ -41,8 +41,13 @@ final class PerInstance<T> {
 	 */
 	Set<String> retainMembers(InstancePool pool) {
 		Set<String> members = pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet());
-		byId.keySet().retainAll(members);
+		retain(members);
 		return members;
+	}
+
+	/** Drops the state of instances not in {@code members}. */
+	void retain(Set<String> members) {
+		byId.keySet().retainAll(members);
 	}
 
 }

@@ -4,8 +4,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -77,10 +75,11 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 
 	private final String name;
 
-	// Per-instance trees (sgl-router) or one shared tree (SMG): exactly one is set.
-	private final @Nullable PerInstance<ShadowKvIndex> ownTrees;
+	// Which generation: the SGLang Model Gateway's rules, or the sgl-router's.
+	private final boolean modelGateway;
 
-	private final @Nullable SharedPrefixTree sharedTree;
+	// Per-instance trees (sgl-router) or one shared tree (SMG).
+	private final ApproximateTrees trees;
 
 	// SMG: the spill gate and its least loaded instance.
 	private final SpillGate gate;
@@ -121,19 +120,14 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 			throw new IllegalArgumentException(
 					"maxTreeTokens must be >= blockTokens (" + blockTokens + ") but was " + maxTreeTokens);
 		}
-		this.name = sharedTreeEvictionInterval == null ? NAME : SMG_NAME;
+		this.modelGateway = sharedTreeEvictionInterval != null;
+		this.name = modelGateway ? SMG_NAME : NAME;
 		this.cacheThreshold = cacheThreshold;
 		this.balanceAbsThreshold = balanceAbsThreshold;
 		this.balanceRelThreshold = balanceRelThreshold;
 		int maxTreeBlocks = (int) Math.min(Integer.MAX_VALUE, maxTreeTokens / blockTokens);
-		if (sharedTreeEvictionInterval == null) {
-			this.ownTrees = new PerInstance<>(() -> new ShadowKvIndex(maxTreeBlocks));
-			this.sharedTree = null;
-		}
-		else {
-			this.ownTrees = null;
-			this.sharedTree = new SharedPrefixTree(maxTreeBlocks, sharedTreeEvictionInterval.toNanos());
-		}
+		this.trees = sharedTreeEvictionInterval == null ? ApproximateTrees.perInstance(maxTreeBlocks)
+				: new SharedPrefixTree(maxTreeBlocks, sharedTreeEvictionInterval.toNanos());
 	}
 
 	/**
@@ -172,7 +166,7 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		if (accepting.isEmpty()) {
 			return null;
 		}
-		if (sharedTree == null) {
+		if (!modelGateway) {
 			return chooseRouter(request, accepting);
 		}
 		// Counted when chosen, as upstream counts a selection in select_worker.
@@ -223,7 +217,7 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		Map<InstanceState, Integer> matched = new HashMap<>();
 		int longest = 0;
 		for (InstanceState s : accepting) {
-			int m = matchedBlocks(s.id(), blocks.chain());
+			int m = trees.matchedBlocks(s.id(), blocks.chain());
 			matched.put(s, m);
 			longest = Math.max(longest, m);
 		}
@@ -251,7 +245,7 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		if (blocks == null) {
 			return Decision.of(chosen.id(), reason, request);
 		}
-		int cached = blocks.tokensFor(matchedBlocks(chosen.id(), blocks.chain()));
+		int cached = blocks.tokensFor(trees.matchedBlocks(chosen.id(), blocks.chain()));
 		return new Decision(chosen.id(), reason, cached, blocks.promptTokens() - cached, -1);
 	}
 
@@ -262,7 +256,7 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 	public void onDispatched(RoutingRequest request, Decision decision, InstancePool pool) {
 		PromptBlocks blocks = request.blocks();
 		if (blocks != null && pool.instance(decision.instanceId()) != null) {
-			record(decision.instanceId(), blocks.chain(), pool.now());
+			trees.record(decision.instanceId(), blocks.chain(), pool.now());
 		}
 	}
 
@@ -273,43 +267,19 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 	 */
 	public void peerInserted(String instanceId, PromptBlocks blocks, InstancePool pool) {
 		if (pool.instance(instanceId) != null) {
-			record(instanceId, blocks.chain(), pool.now());
+			trees.record(instanceId, blocks.chain(), pool.now());
 		}
 	}
 
 	/** A removed instance's tree goes with it, as the router removes its tenant. */
 	@Override
 	public void onMembershipChanged(InstancePool pool) {
-		Set<String> members = gate.retainMembers(pool);
-		if (ownTrees != null) {
-			ownTrees.retainMembers(pool);
-		}
-		if (sharedTree != null) {
-			sharedTree.retain(members);
-		}
+		trees.retain(gate.retainMembers(pool));
 	}
 
 	/** Blocks held in the tree of {@code instanceId} (0 for an unknown instance). */
 	public int treeBlocks(String instanceId) {
-		if (sharedTree != null) {
-			return sharedTree.blocks(instanceId);
-		}
-		ShadowKvIndex t = Objects.requireNonNull(ownTrees).find(instanceId);
-		return t == null ? 0 : t.size();
-	}
-
-	private int matchedBlocks(String instanceId, long[] chain) {
-		return sharedTree != null ? sharedTree.matchedBlocks(instanceId, chain)
-				: Objects.requireNonNull(ownTrees).get(instanceId).peekMatchedBlocks(chain);
-	}
-
-	private void record(String instanceId, long[] chain, long nowNanos) {
-		if (sharedTree != null) {
-			sharedTree.record(instanceId, chain, nowNanos);
-		}
-		else {
-			Objects.requireNonNull(ownTrees).get(instanceId).record(chain);
-		}
+		return trees.blocks(instanceId);
 	}
 
 }

@@ -20,7 +20,7 @@ import java.util.Set;
  * record at or after each pass's time, every {@code sweepIntervalNanos} from the first
  * record. Thread-safe.
  */
-public final class SharedPrefixTree {
+public final class SharedPrefixTree implements ApproximateTrees {
 
 	private static final int UNBOUNDED = Integer.MAX_VALUE;
 
@@ -55,6 +55,7 @@ public final class SharedPrefixTree {
 	}
 
 	/** Leading blocks of {@code chain} recorded for {@code instanceId}; no LRU change. */
+	@Override
 	public synchronized int matchedBlocks(String instanceId, long[] chain) {
 		Long salt = salts.get(instanceId);
 		if (salt == null) {
@@ -72,6 +73,7 @@ public final class SharedPrefixTree {
 	 * that instance's most recently used, the head last. A pass due by {@code nowNanos}
 	 * runs first.
 	 */
+	@Override
 	public synchronized void record(String instanceId, long[] chain, long nowNanos) {
 		sweepIfDue(nowNanos);
 		long salt = salts.computeIfAbsent(instanceId, SharedPrefixTree::salt);
@@ -89,6 +91,7 @@ public final class SharedPrefixTree {
 	}
 
 	/** Forgets every instance not in {@code members}, as upstream removes a tenant. */
+	@Override
 	public synchronized void retain(Set<String> members) {
 		if (members.containsAll(salts.keySet())) {
 			return;
@@ -99,6 +102,7 @@ public final class SharedPrefixTree {
 	}
 
 	/** Blocks held for {@code instanceId}. */
+	@Override
 	public synchronized int blocks(String instanceId) {
 		return sizes.getOrDefault(instanceId, 0);
 	}
@@ -119,9 +123,6 @@ public final class SharedPrefixTree {
 		}
 		long behind = (nowNanos - nextSweepNanos) / sweepIntervalNanos;
 		nextSweepNanos += (behind + 1) * sweepIntervalNanos;
-		if (entries.size() <= maxBlocks) {
-			return;
-		}
 		// Evict the least recently used entries down to the bound, counting per tenant.
 		while (entries.size() > maxBlocks) {
 			String victim = entries.eldestValue();
