@@ -132,9 +132,8 @@ public class PromptRoutingFilter implements GlobalFilter, Ordered {
 		ServerHttpRequest request = exchange.getRequest();
 		DualMapExchange state = DualMapExchange.of(exchange);
 		byte[] decoded = state.takeDecodedBody();
-		// Only a JSON body is read: an upload (multipart) or a body of another type, on
-		// an
-		// endpoint other than a prompt's, is routed by load and judged by the engine.
+		// Only a JSON body is read: an upload (multipart) or a body of another type
+		// on an endpoint other than a prompt's is routed by load, judged by the engine.
 		byte[] readable = !HttpMethod.POST.equals(request.getMethod()) || !ContentTypes.json(request.getHeaders())
 				? null : decoded != null ? decoded : BodyEncodings.decoded(request.getHeaders(), body,
 						this.limits.maxBytes(), this.limits.reserving(exchange));
