@@ -4,11 +4,13 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
@@ -243,6 +245,11 @@ public final class InstancePool {
 	/** Current members in ring (id) order. */
 	public List<InstanceState> instances() {
 		return ordered;
+	}
+
+	/** The ids of the current members. */
+	public Set<String> memberIds() {
+		return ordered.stream().map(InstanceState::id).collect(Collectors.toSet());
 	}
 
 	/** Current members that accept new work (healthy, not draining), in ring order. */

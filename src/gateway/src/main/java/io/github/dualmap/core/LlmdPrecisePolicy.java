@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.ToDoubleFunction;
-import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
@@ -308,7 +307,7 @@ public final class LlmdPrecisePolicy implements RoutingPolicy, AdmissionHold, Kv
 	public void onMembershipChanged(InstancePool pool) {
 		KvEventFeed f = feed;
 		if (f != null) {
-			f.index().retain(pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet()));
+			f.index().retain(pool.memberIds());
 		}
 	}
 

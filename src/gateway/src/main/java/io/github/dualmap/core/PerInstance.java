@@ -4,7 +4,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
@@ -40,7 +39,7 @@ final class PerInstance<T> {
 	 * @return the ids of the current members
 	 */
 	Set<String> retainMembers(InstancePool pool) {
-		Set<String> members = pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet());
+		Set<String> members = pool.memberIds();
 		retain(members);
 		return members;
 	}

@@ -11,7 +11,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
@@ -226,7 +225,7 @@ public final class PreblePolicy implements RoutingPolicy {
 
 	@Override
 	public synchronized void onMembershipChanged(InstancePool pool) {
-		Set<String> members = pool.instances().stream().map(InstanceState::id).collect(Collectors.toSet());
+		Set<String> members = pool.memberIds();
 		for (Node n : this.nodes.values()) {
 			n.allocation.retainAll(members);
 			n.active.keySet().retainAll(members);
