@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -18,15 +19,16 @@ import org.jspecify.annotations.Nullable;
  * least loaded instance. Each instance's tree is bounded on its own, with LRU eviction.
  * <p>
  * {@value #SMG_NAME}: the SGLang Model Gateway that router became (smg-project/smg
- * {@code model_gateway/src/policies/cache_aware.rs} at {@code f8daa883}, 2026-08-22, HTTP
- * workers, CLI defaults). No fleet-wide imbalance check (its KV-usage triggers are off by
- * default); a match above the cache threshold goes to the least loaded instance holding
- * the longest match, unless that one's load exceeds both {@code balance_rel_threshold} x
- * the mean and the mean + {@code balance_abs_threshold}, when the request spills to the
- * least loaded instance (the spill gate of smg #2161); a low match goes to the least
- * loaded instance. Least loaded ties go to the instance this router selected fewer times
- * (upstream's {@code (load, processed, index)} order). One tree for all instances with
- * one bound, trimmed every eviction interval ({@link SharedPrefixTree}).
+ * {@code model_gateway/src/policies/cache_aware.rs} at {@code 04def283}, after smg #2341
+ * of 2026-08-27; HTTP workers, CLI defaults). No fleet-wide imbalance check (its KV-usage
+ * triggers are off by default). A match above the cache threshold makes the instances
+ * holding the longest match the candidates, less those whose in-flight count exceeds both
+ * {@code balance_rel_threshold} x the mean and the mean + {@code balance_abs_threshold}
+ * (the spill gate of smg #2161); with no holder left the candidates are the instances
+ * that do not trip the gate themselves; a low match makes every instance a candidate. The
+ * {@link ExpectedWaitSelector} picks one of them from the engines' polled loads. One tree
+ * for all instances with one bound, trimmed every eviction interval
+ * ({@link SharedPrefixTree}).
  * <p>
  * Both learn their trees only from this router's own routing (and, with mesh sync, its
  * peers' inserts), and insert the prompt for the chosen instance whatever the branch.
@@ -81,8 +83,10 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 	// Per-instance trees (sgl-router) or one shared tree (SMG).
 	private final ApproximateTrees trees;
 
-	// SMG: the spill gate and its least loaded instance.
+	// SMG: the spill gate, and the load selector for the candidates it leaves.
 	private final SpillGate gate;
+
+	private final ExpectedWaitSelector selector = new ExpectedWaitSelector(false);
 
 	private final TieBreaker ties = new TieBreaker();
 
@@ -166,13 +170,7 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		if (accepting.isEmpty()) {
 			return null;
 		}
-		if (!modelGateway) {
-			return chooseRouter(request, accepting);
-		}
-		// Counted when chosen, as upstream counts a selection in select_worker.
-		Decision d = chooseModelGateway(request, accepting);
-		gate.selected(d.instanceId());
-		return d;
+		return modelGateway ? chooseModelGateway(request, accepting, pool) : chooseRouter(request, accepting);
 	}
 
 	private Decision chooseRouter(RoutingRequest request, List<InstanceState> accepting) {
@@ -192,20 +190,17 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 		return decision(least, Reason.LOAD, blocks, request);
 	}
 
-	private Decision chooseModelGateway(RoutingRequest request, List<InstanceState> accepting) {
+	private Decision chooseModelGateway(RoutingRequest request, List<InstanceState> accepting, InstancePool pool) {
 		PromptBlocks blocks = request.blocks();
-		if (blocks == null) {
-			return decision(gate.leastLoaded(accepting), Reason.LOAD, null, request);
-		}
-		List<InstanceState> holders = longestMatchAboveThreshold(blocks, accepting);
+		List<InstanceState> holders = blocks == null ? null : longestMatchAboveThreshold(blocks, accepting);
 		if (holders == null) {
-			return decision(gate.leastLoaded(accepting), Reason.LOAD, blocks, request);
+			return decision(selector.select(accepting, request, pool), Reason.LOAD, blocks, request);
 		}
-		InstanceState chosen = ties.lowest(holders, InstanceState::inFlight, request);
-		if (gate.spills(chosen, accepting)) {
-			return decision(gate.leastLoaded(accepting), Reason.LOAD, blocks, request);
+		List<InstanceState> passing = gate.passing(holders, accepting);
+		if (passing.isEmpty()) {
+			return decision(selector.select(gate.spillTargets(accepting), request, pool), Reason.LOAD, blocks, request);
 		}
-		return decision(chosen, Reason.AFFINITY, blocks, request);
+		return decision(selector.select(passing, request, pool), Reason.AFFINITY, blocks, request);
 	}
 
 	/**
@@ -274,7 +269,9 @@ public final class SglangCacheAwarePolicy implements RoutingPolicy {
 	/** A removed instance's tree goes with it, as the router removes its tenant. */
 	@Override
 	public void onMembershipChanged(InstancePool pool) {
-		trees.retain(gate.retainMembers(pool));
+		Set<String> members = pool.memberIds();
+		trees.retain(members);
+		selector.retain(members);
 	}
 
 	/** Blocks held in the tree of {@code instanceId} (0 for an unknown instance). */

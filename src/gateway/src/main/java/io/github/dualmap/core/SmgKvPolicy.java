@@ -9,20 +9,22 @@ import org.jspecify.annotations.Nullable;
 /**
  * The SGLang Model Gateway's {@code cache_aware} policy with gRPC workers and their KV
  * events (smg-project/smg {@code model_gateway/src/policies/cache_aware.rs} at
- * {@code f8daa883}, "event-driven", CLI defaults): the gateway subscribes to every
- * worker's KV events and scores each worker by the blocks of the request's prompt its
- * engine holds, counted from the first ({@link KvEventIndex}). The worker with the most
- * wins, ties to the lower in-flight count and then at random (a hash of the request id
- * here); a prompt shorter than one block, or cached nowhere, goes to the least loaded
- * worker (fewest in flight, then fewest selections). The winner is subject to the same
- * spill gate as the approximate path: in flight above both {@code balance_rel_threshold}
- * x the mean and the mean + {@code balance_abs_threshold} sends the request to the least
- * loaded worker instead. Load is this router's own in-flight count per worker; the events
- * are the same for every router replica.
+ * {@code 04def283}, "event-driven", after smg #2341; CLI defaults): the gateway
+ * subscribes to every worker's KV events and scores each worker by the blocks of the
+ * request's prompt its engine holds, counted from the first ({@link KvEventIndex}). The
+ * workers with the most are the candidates, less those past the spill gate: in flight
+ * above both {@code balance_rel_threshold} x the mean and the mean +
+ * {@code balance_abs_threshold}. With no holder left the candidates are the workers that
+ * do not trip the gate themselves; a prompt shorter than one block, or cached nowhere,
+ * has every worker as a candidate. The {@link ExpectedWaitSelector} picks one from the
+ * engines' polled loads, crediting a request's prompt tokens (the gRPC path knows them).
+ * The gate's load is this router's own in-flight count per worker; the events are the
+ * same for every router replica.
  * <p>
  * Upstream keeps no threshold on the overlap here (one block is enough) and inserts
  * nothing into its approximate tree on this path; before the first event it routes by
- * that tree, here by least load.
+ * that tree, here by the selector alone. The generation throughput a vLLM engine reports
+ * over gRPC is not modelled: the selector's default throughput stands for it.
  */
 public final class SmgKvPolicy implements RoutingPolicy, KvEventFeed.Consumer {
 
@@ -31,9 +33,9 @@ public final class SmgKvPolicy implements RoutingPolicy, KvEventFeed.Consumer {
 
 	private final SpillGate gate;
 
-	private @Nullable KvEventFeed feed;
+	private final ExpectedWaitSelector selector = new ExpectedWaitSelector(true);
 
-	private final TieBreaker ties = new TieBreaker();
+	private @Nullable KvEventFeed feed;
 
 	/** The CLI defaults: spill past 1.5 x the mean and the mean + 64. */
 	public SmgKvPolicy() {
@@ -61,15 +63,6 @@ public final class SmgKvPolicy implements RoutingPolicy, KvEventFeed.Consumer {
 
 	@Override
 	public @Nullable Decision choose(RoutingRequest request, InstancePool pool) {
-		Decision d = chooseAmongAccepting(request, pool);
-		if (d != null) {
-			// Counted when chosen, as upstream counts a selection in select_worker.
-			gate.selected(d.instanceId());
-		}
-		return d;
-	}
-
-	private @Nullable Decision chooseAmongAccepting(RoutingRequest request, InstancePool pool) {
 		KvEventFeed f = KvEventFeed.attached(feed, NAME);
 		List<InstanceState> accepting = pool.acceptingInstances();
 		if (accepting.isEmpty()) {
@@ -88,21 +81,20 @@ public final class SmgKvPolicy implements RoutingPolicy, KvEventFeed.Consumer {
 				best.add(s);
 			}
 		}
-		if (best.isEmpty()) {
-			return f.decision(gate.leastLoaded(accepting).id(), Reason.LOAD, 0, request);
+		List<InstanceState> passing = gate.passing(best, accepting);
+		if (passing.isEmpty()) {
+			List<InstanceState> candidates = best.isEmpty() ? accepting : gate.spillTargets(accepting);
+			InstanceState chosen = selector.select(candidates, request, pool);
+			int overlap = chain == null ? 0 : f.index().overlapBlocks(chosen.id(), chain);
+			return f.decision(chosen.id(), Reason.LOAD, overlap, request);
 		}
-		InstanceState chosen = ties.lowest(best, InstanceState::inFlight, request);
-		if (gate.spills(chosen, accepting)) {
-			InstanceState least = gate.leastLoaded(accepting);
-			int overlap = chain == null ? 0 : f.index().overlapBlocks(least.id(), chain);
-			return f.decision(least.id(), Reason.LOAD, overlap, request);
-		}
-		return f.decision(chosen.id(), Reason.AFFINITY, most, request);
+		return f.decision(selector.select(passing, request, pool).id(), Reason.AFFINITY, most, request);
 	}
 
 	@Override
 	public void onMembershipChanged(InstancePool pool) {
-		Set<String> members = gate.retainMembers(pool);
+		Set<String> members = pool.memberIds();
+		selector.retain(members);
 		KvEventFeed f = feed;
 		if (f != null) {
 			f.index().retain(members);

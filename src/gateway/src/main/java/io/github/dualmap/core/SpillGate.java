@@ -1,25 +1,20 @@
 package io.github.dualmap.core;
 
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The SGLang Model Gateway's load rules for a cache-aware choice (smg-project/smg
- * {@code model_gateway/src/policies/cache_aware.rs}, {@code gate_selected_candidate} and
- * the min-load gather of {@code select_worker}): a candidate whose in-flight count is
- * above both {@code relThreshold} x the mean over the accepting instances and the mean +
- * {@code absThreshold} spills to the least loaded instance, which is the one with the
- * fewest in flight, then the fewest requests this router selected it for, then the first
- * in pool order. Thread-safe.
+ * The SGLang Model Gateway's spill gate for a cache-aware choice (smg-project/smg
+ * {@code model_gateway/src/policies/cache_aware.rs}, {@code gate_selected_candidate}, smg
+ * #2161): a candidate whose in-flight count is above both {@code relThreshold} x the mean
+ * over the accepting instances and the mean + {@code absThreshold} spills; when every
+ * candidate does, the {@link ExpectedWaitSelector} picks among the accepting instances
+ * that do not trip the gate themselves ({@code select_final_from_affinity}). Stateless.
  */
 final class SpillGate {
 
 	private final int absThreshold;
 
 	private final double relThreshold;
-
-	private final PerInstance<AtomicLong> selections = new PerInstance<>(AtomicLong::new);
 
 	/**
 	 * @param absThreshold in flight above the mean + this, >= 0
@@ -36,40 +31,28 @@ final class SpillGate {
 		this.relThreshold = relThreshold;
 	}
 
-	/** Whether {@code candidate}, one of {@code accepting}, is past both margins. */
-	boolean spills(InstanceState candidate, List<InstanceState> accepting) {
+	/**
+	 * Where a spill goes: the accepting instances not past both margins, or all of them
+	 * when every one is.
+	 */
+	List<InstanceState> spillTargets(List<InstanceState> accepting) {
+		List<InstanceState> targets = passing(accepting, accepting);
+		return targets.isEmpty() ? accepting : targets;
+	}
+
+	/**
+	 * The members of {@code candidates} not past both margins, measured against the mean
+	 * over {@code accepting}; empty when every candidate spills.
+	 */
+	List<InstanceState> passing(List<InstanceState> candidates, List<InstanceState> accepting) {
 		long sum = 0;
 		for (InstanceState s : accepting) {
 			sum += s.inFlight();
 		}
 		double mean = (double) sum / accepting.size();
-		int load = candidate.inFlight();
-		return load > mean * relThreshold && load > mean + absThreshold;
-	}
-
-	/** The least loaded of {@code accepting}, which must not be empty. */
-	InstanceState leastLoaded(List<InstanceState> accepting) {
-		InstanceState least = accepting.get(0);
-		long leastSelected = selections.get(least.id()).get();
-		for (int i = 1; i < accepting.size(); i++) {
-			InstanceState s = accepting.get(i);
-			long n = selections.get(s.id()).get();
-			if (s.inFlight() < least.inFlight() || s.inFlight() == least.inFlight() && n < leastSelected) {
-				least = s;
-				leastSelected = n;
-			}
-		}
-		return least;
-	}
-
-	/** This router selected {@code instanceId} for a request. */
-	void selected(String instanceId) {
-		selections.get(instanceId).incrementAndGet();
-	}
-
-	/** Forgets instances no longer in {@code pool}; returns the members' ids. */
-	Set<String> retainMembers(InstancePool pool) {
-		return selections.retainMembers(pool);
+		return candidates.stream()
+			.filter(s -> !(s.inFlight() > mean * relThreshold && s.inFlight() > mean + absThreshold))
+			.toList();
 	}
 
 }

@@ -1,5 +1,8 @@
 package io.github.dualmap.core;
 
+import java.util.HashSet;
+import java.util.Set;
+
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -121,11 +124,11 @@ class SglangCacheAwarePolicyTests {
 		// a 90, b 0, c 0: the mean is 30; 90 > 1.5 x 30 but not > 30 + 64: it stays.
 		g.busy(smg, "a", 89);
 		assertThat(smg.choose(g.request(prompt), g.pool).instanceId()).isEqualTo("a");
-		// a 100: > 1.5 x 33.3 and > 33.3 + 64: it spills to the least loaded, b (c has
-		// the same load and as few selections; b is first).
+		// a 100: > 1.5 x 33.3 and > 33.3 + 64: it spills, and with no engine load
+		// polled the fewer in flight decide between the idle b and c.
 		g.busy(smg, "a", 10);
 		Decision d = smg.choose(g.request(prompt), g.pool);
-		assertThat(d.instanceId()).isEqualTo("b");
+		assertThat(d.instanceId()).isIn("b", "c");
 		assertThat(d.reason()).isEqualTo(Reason.LOAD);
 		// a 300, b 200, c 200: the mean is 233; 300 > 233 + 64 but not > 1.5 x 233.
 		g.busy(smg, "a", 200);
@@ -135,31 +138,57 @@ class SglangCacheAwarePolicyTests {
 	}
 
 	@Test
-	void theModelGatewaysLeastLoadedTiesGoToTheInstanceSelectedFewerTimes() {
-		SglangCacheAwarePolicy smg = SglangCacheAwarePolicy.modelGateway(f.settings);
-		// Low matches (new one-block prompts) go to the least loaded instance; equal
-		// loads to the one selected fewer times, then to the first.
-		PeerFixture.Routed first = f.route(smg, f.request(PeerFixture.prompt(7)));
-		assertThat(first.decision().instanceId()).isEqualTo("a");
-		f.finish(smg, first);
-		PeerFixture.Routed second = f.route(smg, f.request(PeerFixture.prompt(8)));
-		assertThat(second.decision().instanceId()).isEqualTo("b");
-		// b has one in flight: a, selected as often, is less loaded.
-		PeerFixture.Routed third = f.route(smg, f.request(PeerFixture.prompt(9)));
-		assertThat(third.decision().instanceId()).isEqualTo("a");
-		f.finish(smg, second);
-		f.finish(smg, third);
-		// Both idle; a selected twice, b once.
-		assertThat(smg.choose(f.request(PeerFixture.prompt(10)), f.pool).instanceId()).isEqualTo("b");
+	void theModelGatewayPicksAmongEqualHoldersByInFlightCount() {
+		PeerFixture g = new PeerFixture("a", "b", "c");
+		SglangCacheAwarePolicy smg = SglangCacheAwarePolicy.modelGateway(g.settings);
+		g.finish(smg, g.place(smg, g.request(prompt), "a", prompt.promptTokens()));
+		g.finish(smg, g.place(smg, g.request(prompt), "b", prompt.promptTokens()));
+		// a and b hold the prompt; c is idle but holds nothing and is no candidate.
+		g.busy(smg, "a", 2);
+		g.busy(smg, "b", 1);
+		Decision d = smg.choose(g.request(prompt), g.pool);
+		assertThat(d.instanceId()).isEqualTo("b");
+		assertThat(d.reason()).isEqualTo(Reason.AFFINITY);
+		assertThat(d.cachedTokens()).isEqualTo(prompt.tokensFor(4));
+		// Equal holders tie at random, by request: both get some.
+		g.busy(smg, "b", 1);
+		Set<String> picks = new HashSet<>();
+		for (int i = 0; i < 16; i++) {
+			picks.add(smg.choose(g.request(prompt), g.pool).instanceId());
+		}
+		assertThat(picks).containsExactlyInAnyOrder("a", "b");
 	}
 
 	@Test
-	void theModelGatewayCountsASelectionWhenItChoosesNotWhenTheRequestLeavesAQueue() {
+	void theModelGatewaysMissesGoByExpectedWaitCreditedWhenChosen() {
 		SglangCacheAwarePolicy smg = SglangCacheAwarePolicy.modelGateway(f.settings);
+		// a scores 0.15 x 0.5 / 0.5 = 0.15 s, b 0.15 x 0.1 / 0.9 = 0.017 s.
+		f.scrape("a", 0, 0.5);
+		f.scrape("b", 0, 0.1);
 		// Two arrivals chosen before either is dispatched (a dispatch queue holds them):
-		// the second sees the first's selection and goes elsewhere.
-		assertThat(smg.choose(f.request(PeerFixture.prompt(7)), f.pool).instanceId()).isEqualTo("a");
-		assertThat(smg.choose(f.request(PeerFixture.prompt(8)), f.pool).instanceId()).isEqualTo("b");
+		// the first credits b with 1024 tokens (0.512 s), so the second goes to a.
+		Decision first = smg.choose(f.request(PeerFixture.prompt(7)), f.pool);
+		assertThat(first.instanceId()).isEqualTo("b");
+		assertThat(first.reason()).isEqualTo(Reason.LOAD);
+		assertThat(smg.choose(f.request(PeerFixture.prompt(8)), f.pool).instanceId()).isEqualTo("a");
+	}
+
+	@Test
+	void theModelGatewaysSpillSkipsOtherInstancesPastTheGate() {
+		PeerFixture g = new PeerFixture("a", "b", "c", "d");
+		SglangCacheAwarePolicy smg = SglangCacheAwarePolicy.modelGateway(g.settings);
+		g.place(smg, g.request(prompt), "a", prompt.promptTokens());
+		// a and b 200 in flight, c and d none: the mean is 100, and a and b are above
+		// both 150 and 164. b's polled engine looks idlest, but it trips the gate too.
+		g.busy(smg, "a", 199);
+		g.busy(smg, "b", 200);
+		g.scrape("a", 0, 0);
+		g.scrape("b", 0, 0);
+		g.scrape("c", 3, 0);
+		g.scrape("d", 3, 0);
+		Decision d = smg.choose(g.request(prompt), g.pool);
+		assertThat(d.instanceId()).isIn("c", "d");
+		assertThat(d.reason()).isEqualTo(Reason.LOAD);
 	}
 
 	@Test
