@@ -33,9 +33,10 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The routing decision's own cost: one {@code choose()} on a pool of N instances whose
  * policy has already routed a few thousand shared-prefix prompts, for DualMap (with and
- * without the prefix directory) and the two peers that look at every instance per
- * request. DualMap's cost should stay flat as N grows (two ring lookups); a global scan
- * grows with N. Not run by the test suite; see {@code docs/simulator.md} for the command.
+ * without the prefix directory) and the peers that look at every instance per request
+ * (the global minimum and both SGLang generations). DualMap's cost should stay flat as N
+ * grows (two ring lookups); a global scan grows with N. Not run by the test suite; see
+ * {@code docs/simulator.md} for the command.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -48,7 +49,7 @@ public class DecisionCostBenchmark {
 	@Param({ "8", "64", "512" })
 	int instances;
 
-	@Param({ "dualmap", "dualmap-directory", "global-min-ttft", "sglang-cache-aware" })
+	@Param({ "dualmap", "dualmap-directory", "global-min-ttft", "sglang-cache-aware", "smg-cache-aware" })
 	String policy;
 
 	/**
