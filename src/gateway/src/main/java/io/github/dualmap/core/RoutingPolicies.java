@@ -24,7 +24,7 @@ public final class RoutingPolicies {
 		FACTORIES.put(ConsistentHashPolicy.NAME, settings -> new ConsistentHashPolicy());
 		FACTORIES.put(BoundedLoadConsistentHashPolicy.NAME, s -> new BoundedLoadConsistentHashPolicy());
 		FACTORIES.put(SglangCacheAwarePolicy.NAME, SglangCacheAwarePolicy::new);
-		FACTORIES.put(SglangCacheAwarePolicy.SMG_NAME, SglangCacheAwarePolicy::modelGateway);
+		FACTORIES.put(SmgCacheAwarePolicy.NAME, SmgCacheAwarePolicy::new);
 		FACTORIES.put(LlmdScorerPolicy.NAME, LlmdScorerPolicy::new);
 		FACTORIES.put(DynamoCostPolicy.NAME, s -> new DynamoCostPolicy());
 		FACTORIES.put(PreblePolicy.NAME, s -> new PreblePolicy());

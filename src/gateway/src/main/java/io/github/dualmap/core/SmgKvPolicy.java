@@ -39,8 +39,7 @@ public final class SmgKvPolicy implements RoutingPolicy, KvEventFeed.Consumer {
 
 	/** The CLI defaults: spill past 1.5 x the mean and the mean + 64. */
 	public SmgKvPolicy() {
-		this(SglangCacheAwarePolicy.DEFAULT_BALANCE_ABS_THRESHOLD,
-				SglangCacheAwarePolicy.DEFAULT_BALANCE_REL_THRESHOLD);
+		this(SglangTreePolicy.DEFAULT_BALANCE_ABS_THRESHOLD, SglangTreePolicy.DEFAULT_BALANCE_REL_THRESHOLD);
 	}
 
 	/**

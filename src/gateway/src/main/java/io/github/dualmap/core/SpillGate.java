@@ -21,14 +21,22 @@ final class SpillGate {
 	 * @param relThreshold and above this x the mean, >= 1 and finite
 	 */
 	SpillGate(int absThreshold, double relThreshold) {
+		checkThresholds(absThreshold, relThreshold);
+		this.absThreshold = absThreshold;
+		this.relThreshold = relThreshold;
+	}
+
+	/**
+	 * Refuses the SGLang routers' balance thresholds out of their range: an absolute one
+	 * below 0, a relative one below 1 or infinite.
+	 */
+	static void checkThresholds(int absThreshold, double relThreshold) {
 		if (absThreshold < 0) {
 			throw new IllegalArgumentException("balanceAbsThreshold must be >= 0 but was " + absThreshold);
 		}
 		if (!(relThreshold >= 1) || Double.isInfinite(relThreshold)) {
 			throw new IllegalArgumentException("balanceRelThreshold must be >= 1 and finite but was " + relThreshold);
 		}
-		this.absThreshold = absThreshold;
-		this.relThreshold = relThreshold;
 	}
 
 	/**

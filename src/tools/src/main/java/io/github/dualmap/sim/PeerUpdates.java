@@ -2,7 +2,7 @@ package io.github.dualmap.sim;
 
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.RoutingRequest;
-import io.github.dualmap.core.SglangCacheAwarePolicy;
+import io.github.dualmap.core.SglangTreePolicy;
 
 /**
  * What router replicas learn of each other, as the gateway's replica sync and SGLang's
@@ -44,9 +44,8 @@ final class PeerUpdates {
 		this.fleet = fleet;
 		this.delayNanos = config.networkDelay().toNanos();
 		this.shareNanos = config.prefixShareInterval() == null ? 0 : config.prefixShareInterval().toNanos();
-		this.meshNanos = this.shareNanos > 0 && routers.count() > 1
-				&& routers.policy(0) instanceof SglangCacheAwarePolicy
-						? SglangCacheAwarePolicy.DEFAULT_MESH_SYNC_INTERVAL.toNanos() : 0;
+		this.meshNanos = this.shareNanos > 0 && routers.count() > 1 && routers.policy(0) instanceof SglangTreePolicy
+				? SglangTreePolicy.DEFAULT_MESH_SYNC_INTERVAL.toNanos() : 0;
 		this.shareLoad = config.shareLoad();
 		this.phases = config.routerPhases();
 		this.published = new long[routers.count()][];
@@ -123,7 +122,7 @@ final class PeerUpdates {
 	 */
 	void meshInsertSeen(int i, String instanceId) {
 		for (int r = 0; r < this.routers.count(); r++) {
-			if (r != this.routers.routerOf(i) && this.routers.policy(r) instanceof SglangCacheAwarePolicy sglang) {
+			if (r != this.routers.routerOf(i) && this.routers.policy(r) instanceof SglangTreePolicy sglang) {
 				sglang.peerInserted(instanceId, this.routers.routed(i).blocks(), this.routers.pool(r));
 			}
 		}

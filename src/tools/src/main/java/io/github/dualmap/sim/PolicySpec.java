@@ -13,7 +13,7 @@ import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.SchedulerSettings;
-import io.github.dualmap.core.SglangCacheAwarePolicy;
+import io.github.dualmap.core.SmgCacheAwarePolicy;
 import io.github.dualmap.core.SmgKvPolicy;
 import io.github.dualmap.core.TtftModel;
 import io.github.dualmap.engine.EngineProfile;
@@ -298,7 +298,7 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		names.add(names.indexOf(LlmdPrecisePolicy.NAME) + 1, LLMD_PRECISE_MIN_MAX);
 		names.add(names.indexOf(LLMD_PRECISE_MIN_MAX) + 1, LLMD_PRECISE_NO_FLOW_CONTROL);
 		names.add(names.indexOf("dynamo-cost") + 1, DynamoKvPolicy.NAME);
-		names.add(names.indexOf(SglangCacheAwarePolicy.SMG_NAME) + 1, SmgKvPolicy.NAME);
+		names.add(names.indexOf(SmgCacheAwarePolicy.NAME) + 1, SmgKvPolicy.NAME);
 		names.add(names.indexOf(DUALMAP_NO_PULL) + 1, DUALMAP_LINEAR_TTFT);
 		names.add(names.indexOf(DUALMAP_LINEAR_TTFT) + 1, DUALMAP_ATTENTION_TTFT);
 		names.add(names.indexOf(DUALMAP_ATTENTION_TTFT) + 1, DUALMAP_ORACLE_TTFT);

@@ -20,7 +20,7 @@ import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.core.RoutingPolicy;
 import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.core.SchedulerSettings;
-import io.github.dualmap.core.SglangCacheAwarePolicy;
+import io.github.dualmap.core.SmgCacheAwarePolicy;
 import io.github.dualmap.core.SmgKvPolicy;
 import io.github.dualmap.engine.EngineProfile;
 import io.github.dualmap.sim.trace.SyntheticWorkload;
@@ -192,7 +192,7 @@ class KvEventPeersSimulationTests {
 	@Test
 	void smgKvRunsOnTheEnginesEventsAndHerdsOnTheSharedSystemPrompt() {
 		assertThat(PolicySpec.names().indexOf(SmgKvPolicy.NAME))
-			.isEqualTo(PolicySpec.names().indexOf(SglangCacheAwarePolicy.SMG_NAME) + 1);
+			.isEqualTo(PolicySpec.names().indexOf(SmgCacheAwarePolicy.NAME) + 1);
 		assertThat(PolicySpec.named(SmgKvPolicy.NAME).queue()).isNull();
 		assertThatIllegalArgumentException().isThrownBy(() -> PolicySpec.named("smg-kv+queue"));
 		// Every session starts with the same two-block system prompt. The events put it
@@ -209,7 +209,7 @@ class KvEventPeersSimulationTests {
 	@Test
 	void sglangWithReplicaSyncRunsAcrossRouters() {
 		SimulationConfig four = engines(2, 4);
-		for (String row : List.of("sglang-cache-aware", SglangCacheAwarePolicy.SMG_NAME)) {
+		for (String row : List.of("sglang-cache-aware", SmgCacheAwarePolicy.NAME)) {
 			RunResult apart = Simulation.run(SESSIONS, PolicySpec.named(row), four, 4, false, false);
 			RunResult synced = Simulation.run(SESSIONS, PolicySpec.named(row),
 					four.withPrefixShareInterval(Duration.ofMillis(50)), 4, false, false);
