@@ -1,6 +1,5 @@
 package io.github.dualmap.core;
 
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -68,11 +67,7 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 
 	private final double prefixWeight;
 
-	private final int maxPrefixTokens;
-
-	private final int blockTokens;
-
-	private final PerInstance<ShadowKvIndex> indexes;
+	private final LlmdPrefixIndex index;
 
 	private final double noHitLruWeight;
 
@@ -120,27 +115,15 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 	 */
 	public LlmdScorerPolicy(int blockTokens, double queueWeight, double kvCacheWeight, double prefixWeight,
 			int maxPrefixTokens, long indexCapacityTokens, double noHitLruWeight) {
-		if (blockTokens <= 0) {
-			throw new IllegalArgumentException("blockTokens must be > 0 but was " + blockTokens);
-		}
+		this.index = new LlmdPrefixIndex(blockTokens, maxPrefixTokens, indexCapacityTokens);
 		weight("queueWeight", queueWeight);
 		weight("kvCacheWeight", kvCacheWeight);
 		weight("prefixWeight", prefixWeight);
 		weight("noHitLruWeight", noHitLruWeight);
-		if (maxPrefixTokens <= 0) {
-			throw new IllegalArgumentException("maxPrefixTokens must be > 0 but was " + maxPrefixTokens);
-		}
-		if (indexCapacityTokens <= 0) {
-			throw new IllegalArgumentException("indexCapacityTokens must be > 0 but was " + indexCapacityTokens);
-		}
 		this.queueWeight = queueWeight;
 		this.kvCacheWeight = kvCacheWeight;
 		this.prefixWeight = prefixWeight;
 		this.noHitLruWeight = noHitLruWeight;
-		this.maxPrefixTokens = maxPrefixTokens;
-		this.blockTokens = blockTokens;
-		int indexCapacityBlocks = capacityBlocks(indexCapacityTokens, blockTokens);
-		this.indexes = new PerInstance<>(() -> new ShadowKvIndex(indexCapacityBlocks));
 	}
 
 	private static void weight(String name, double w) {
@@ -162,11 +145,11 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 		}
 		LoadScores load = LoadScores.of(accepting, pool);
 		PromptBlocks blocks = request.blocks();
-		long[] considered = blocks == null ? new long[0] : consideredBlocks(blocks);
+		long[] considered = blocks == null ? new long[0] : index.considered(blocks);
 		Map<InstanceState, Integer> matched = new HashMap<>();
 		int longest = 0;
 		for (InstanceState s : accepting) {
-			int m = considered.length == 0 ? 0 : index(s.id()).peekMatchedBlocks(considered);
+			int m = index.matched(s.id(), considered);
 			matched.put(s, m);
 			longest = Math.max(longest, m);
 		}
@@ -279,11 +262,6 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 		return 1 - Math.max(0, Math.min(1, e.kvUsage()));
 	}
 
-	private long[] consideredBlocks(PromptBlocks blocks) {
-		int max = Math.max(1, maxPrefixTokens / blocks.blockTokens());
-		return blocks.depth() <= max ? blocks.chain() : Arrays.copyOf(blocks.chain(), max);
-	}
-
 	/**
 	 * After the pick the prompt's blocks enter the chosen instance's index, sized to the
 	 * engine's scraped KV capacity when known (the plugin's auto-tune).
@@ -295,47 +273,23 @@ public final class LlmdScorerPolicy implements RoutingPolicy {
 		if (blocks == null || s == null) {
 			return;
 		}
-		long[] considered = consideredBlocks(blocks);
-		if (this.noHitLruWeight > 0 && cold(considered, pool)) {
+		long[] considered = index.considered(blocks);
+		if (this.noHitLruWeight > 0 && index.cold(considered, pool)) {
 			tookCold(s.id());
 		}
-		ShadowKvIndex index = index(s.id());
-		EngineSnapshot e = s.freshEngine(pool.now(), pool.settings().staleAfterNanos());
-		if (e != null && e.kvCapacityTokens() > 0) {
-			index.resize(capacityBlocks(e.kvCapacityTokens(), blockTokens));
-		}
-		index.record(considered);
-	}
-
-	/** Whether no accepting instance's index holds a block of {@code considered}. */
-	private boolean cold(long[] considered, InstancePool pool) {
-		for (InstanceState s : pool.acceptingInstances()) {
-			if (index(s.id()).peekMatchedBlocks(considered) > 0) {
-				return false;
-			}
-		}
-		return true;
+		index.record(s, considered, pool);
 	}
 
 	@Override
 	public void onMembershipChanged(InstancePool pool) {
-		indexes.retainMembers(pool);
+		index.retainMembers(pool);
 	}
 
 	/**
 	 * Blocks held in the prefix index of {@code instanceId} (0 for an unknown instance).
 	 */
 	public int indexBlocks(String instanceId) {
-		ShadowKvIndex index = indexes.find(instanceId);
-		return index == null ? 0 : index.size();
-	}
-
-	private ShadowKvIndex index(String instanceId) {
-		return indexes.get(instanceId);
-	}
-
-	private static int capacityBlocks(long tokens, int blockTokens) {
-		return (int) Math.max(1, Math.min(Integer.MAX_VALUE, tokens / blockTokens));
+		return index.size(instanceId);
 	}
 
 }
