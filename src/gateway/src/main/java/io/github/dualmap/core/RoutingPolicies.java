@@ -26,6 +26,7 @@ public final class RoutingPolicies {
 		FACTORIES.put(SglangCacheAwarePolicy.NAME, SglangCacheAwarePolicy::new);
 		FACTORIES.put(SmgCacheAwarePolicy.NAME, SmgCacheAwarePolicy::new);
 		FACTORIES.put(LlmdScorerPolicy.NAME, LlmdScorerPolicy::new);
+		FACTORIES.put(LlmdTokenLoadPolicy.NAME, LlmdTokenLoadPolicy::new);
 		FACTORIES.put(DynamoCostPolicy.NAME, s -> new DynamoCostPolicy());
 		FACTORIES.put(PreblePolicy.NAME, s -> new PreblePolicy());
 		FACTORIES.put(GlobalMinTtftPolicy.NAME, s -> new GlobalMinTtftPolicy());

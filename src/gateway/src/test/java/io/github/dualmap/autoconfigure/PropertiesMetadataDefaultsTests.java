@@ -19,6 +19,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.github.dualmap.actuate.DualMapMeters;
+import io.github.dualmap.core.RoutingPolicies;
 import io.github.dualmap.tenant.TenantDirectory;
 import io.github.dualmap.tenant.TenantProperties;
 import io.github.dualmap.tenant.TenantSettings;
@@ -144,6 +145,17 @@ class PropertiesMetadataDefaultsTests {
 	 * start from them without loading Micrometer) and the metadata's description.
 	 */
 	@Test
+	void thePolicyHintsNameEveryRegisteredPolicy() throws IOException {
+		List<String> hinted = new ArrayList<>();
+		for (JsonNode hint : metadata().path("hints")) {
+			if (hint.path("name").asString().equals("dualmap.policy")) {
+				hint.path("values").forEach(v -> hinted.add(v.path("value").asString()));
+			}
+		}
+		assertThat(hinted).containsExactlyInAnyOrderElementsOf(RoutingPolicies.names());
+	}
+
+	@Test
 	void theLatencyBucketsAreTheMetersDefault() {
 		assertThat(new DualMapProperties().getMetrics().getLatencyBuckets())
 			.isEqualTo(DualMapMeters.DEFAULT_LATENCY_BUCKETS);
@@ -236,26 +248,29 @@ class PropertiesMetadataDefaultsTests {
 	/** The gateway's properties in the generated metadata, by name. */
 	private static Map<String, JsonNode> properties() throws IOException {
 		Map<String, JsonNode> out = new LinkedHashMap<>();
-		JsonMapper json = JsonMapper.builder().build();
-		// The gateway's own: not a dependency's, nor one of test classes.
-		String gateway = DualMapProperties.class.getProtectionDomain().getCodeSource().getLocation().getPath();
-		Enumeration<URL> resources = PropertiesMetadataDefaultsTests.class.getClassLoader().getResources(METADATA);
-		while (resources.hasMoreElements()) {
-			URL resource = resources.nextElement();
-			if (!resource.getPath().contains(gateway)) {
-				continue;
-			}
-			try (InputStream in = resource.openStream()) {
-				for (JsonNode property : json.readTree(in).path("properties")) {
-					String name = property.path("name").asString();
-					if (name.startsWith(DualMapProperties.PREFIX + ".")) {
-						out.put(name, property);
-					}
-				}
+		for (JsonNode property : metadata().path("properties")) {
+			String name = property.path("name").asString();
+			if (name.startsWith(DualMapProperties.PREFIX + ".")) {
+				out.put(name, property);
 			}
 		}
 		assertThat(out).containsKeys("dualmap.policy", "dualmap.dispatch.max-wait", "dualmap.tenants.enabled");
 		return out;
+	}
+
+	/** The gateway's generated metadata: not a dependency's, nor one of test classes. */
+	private static JsonNode metadata() throws IOException {
+		String gateway = DualMapProperties.class.getProtectionDomain().getCodeSource().getLocation().getPath();
+		Enumeration<URL> resources = PropertiesMetadataDefaultsTests.class.getClassLoader().getResources(METADATA);
+		while (resources.hasMoreElements()) {
+			URL resource = resources.nextElement();
+			if (resource.getPath().contains(gateway)) {
+				try (InputStream in = resource.openStream()) {
+					return JsonMapper.builder().build().readTree(in);
+				}
+			}
+		}
+		return fail("no " + METADATA + " in " + gateway);
 	}
 
 }

@@ -3,6 +3,8 @@ package io.github.dualmap.sim;
 import java.time.Duration;
 import java.util.Map;
 
+import io.github.dualmap.core.LlmdTokenLoadPolicy;
+
 /**
  * How often each policy's real counterpart scrapes engine metrics, so the simulator gives
  * every policy the staleness it would have in production. llm-d's endpoint picker
@@ -19,7 +21,7 @@ public final class ScrapeIntervals {
 	private static final Map<String, Duration> BY_POLICY = Map.of("llmd-scorer", LLMD,
 			PolicySpec.LLMD_OPTIMIZED_BASELINE, LLMD, PolicySpec.LLMD_SCORER_WHOLE_PROMPT, LLMD,
 			PolicySpec.LLMD_SCORER_NO_PREFIX, LLMD, "llmd-precise", LLMD, PolicySpec.LLMD_PRECISE_MIN_MAX, LLMD,
-			PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL, LLMD);
+			PolicySpec.LLMD_PRECISE_NO_FLOW_CONTROL, LLMD, LlmdTokenLoadPolicy.NAME, LLMD);
 
 	private ScrapeIntervals() {
 	}

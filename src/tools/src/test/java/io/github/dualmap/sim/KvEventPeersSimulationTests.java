@@ -13,6 +13,7 @@ import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.KvEventFeed;
 import io.github.dualmap.core.KvEventIndex;
 import io.github.dualmap.core.LlmdPrecisePolicy;
+import io.github.dualmap.core.LlmdTokenLoadPolicy;
 import io.github.dualmap.core.PromptBlocks;
 import io.github.dualmap.core.Reason;
 import io.github.dualmap.core.RingMember;
@@ -70,6 +71,18 @@ class KvEventPeersSimulationTests {
 		// row.
 		assertThatIllegalArgumentException().isThrownBy(() -> PolicySpec.named("dynamo-kv+queue"));
 		assertThat(ScrapeIntervals.of(LlmdPrecisePolicy.NAME)).isEqualTo(Duration.ofMillis(50));
+	}
+
+	@Test
+	void llmdsTokenLoadProfileIsAGatewayPolicyScrapedAsLlmdDoesWithAQueuedRow() {
+		assertThat(RoutingPolicies.exists(LlmdTokenLoadPolicy.NAME)).isTrue();
+		assertThat(PolicySpec.named(LlmdTokenLoadPolicy.NAME).queue()).isNull();
+		assertThat(ScrapeIntervals.of(LlmdTokenLoadPolicy.NAME)).isEqualTo(Duration.ofMillis(50));
+		PolicySpec queued = PolicySpec.named(LlmdTokenLoadPolicy.NAME + PolicySpec.QUEUED_SUFFIX);
+		assertThat(queued.queue()).isNotNull();
+		assertThat(queued.create(SETTINGS)).isInstanceOf(LlmdTokenLoadPolicy.class);
+		// Behind the queue it is scraped as the gateway scrapes.
+		assertThat(ScrapeIntervals.of(queued.name())).isEqualTo(ScrapeIntervals.DEFAULT);
 	}
 
 	@Test
