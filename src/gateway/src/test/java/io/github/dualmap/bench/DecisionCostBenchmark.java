@@ -49,7 +49,8 @@ public class DecisionCostBenchmark {
 	@Param({ "8", "64", "512" })
 	int instances;
 
-	@Param({ "dualmap", "dualmap-directory", "global-min-ttft", "sglang-cache-aware", "smg-cache-aware" })
+	@Param({ "dualmap", "dualmap-directory", "global-min-ttft", "sglang-cache-aware", "smg-cache-aware",
+			"llmd-token-load" })
 	String policy;
 
 	/**
