@@ -80,9 +80,10 @@ class MeterBudgetIntegrationTests {
 		ServicePool service = this.registry.service("llm");
 		await().atMost(Duration.ofSeconds(10)).until(() -> service.instancePool().size() == INSTANCES);
 		// Until every instance has had streamed requests: every per-instance meter
-		// exists. A non-streamed answer's first byte comes when its prefill has ended by
-		// the estimate already, so it records no TTFT: an instance that served only those
-		// has no TTFT histogram yet.
+		// exists. A non-streamed answer records no TTFT (its first byte comes only when
+		// generation ended; the queue estimates its prefill's end instead), so an
+		// instance
+		// that served only those has no TTFT histogram yet.
 		for (int i = 0; i < 2000 && ENGINES.stream().anyMatch(e -> e.served.get() < 2 || !hasTtft(e)); i++) {
 			chat(i, i % 2 == 0);
 		}
