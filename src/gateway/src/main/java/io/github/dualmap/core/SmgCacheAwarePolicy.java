@@ -83,11 +83,9 @@ public final class SmgCacheAwarePolicy extends SglangTreePolicy {
 		if (holders == null) {
 			return decision(selector.select(accepting, request, pool), Reason.LOAD, blocks, request);
 		}
-		List<InstanceState> passing = gate.passing(holders, accepting);
-		if (passing.isEmpty()) {
-			return decision(selector.select(gate.spillTargets(accepting), request, pool), Reason.LOAD, blocks, request);
-		}
-		return decision(selector.select(passing, request, pool), Reason.AFFINITY, blocks, request);
+		SpillGate.Candidates candidates = gate.candidates(holders, accepting);
+		return decision(selector.select(candidates.instances(), request, pool),
+				candidates.spilled() ? Reason.LOAD : Reason.AFFINITY, blocks, request);
 	}
 
 	/** A removed instance's tree and polled load go with it. */

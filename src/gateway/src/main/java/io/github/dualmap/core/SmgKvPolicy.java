@@ -80,14 +80,16 @@ public final class SmgKvPolicy implements RoutingPolicy, KvEventFeed.Consumer {
 				best.add(s);
 			}
 		}
-		List<InstanceState> passing = gate.passing(best, accepting);
-		if (passing.isEmpty()) {
-			List<InstanceState> candidates = best.isEmpty() ? accepting : gate.spillTargets(accepting);
-			InstanceState chosen = selector.select(candidates, request, pool);
-			int overlap = chain == null ? 0 : f.index().overlapBlocks(chosen.id(), chain);
-			return f.decision(chosen.id(), Reason.LOAD, overlap, request);
+		if (best.isEmpty()) {
+			return f.decision(selector.select(accepting, request, pool).id(), Reason.LOAD, 0, request);
 		}
-		return f.decision(selector.select(passing, request, pool).id(), Reason.AFFINITY, most, request);
+		SpillGate.Candidates candidates = gate.candidates(best, accepting);
+		InstanceState chosen = selector.select(candidates.instances(), request, pool);
+		if (!candidates.spilled()) {
+			return f.decision(chosen.id(), Reason.AFFINITY, most, request);
+		}
+		// A holder means a parsed prompt: chain is set.
+		return f.decision(chosen.id(), Reason.LOAD, f.index().overlapBlocks(chosen.id(), chain), request);
 	}
 
 	@Override

@@ -40,27 +40,37 @@ final class SpillGate {
 	}
 
 	/**
-	 * Where a spill goes: the accepting instances not past both margins, or all of them
-	 * when every one is.
+	 * The candidates the selector picks among once the cache has named {@code holders}
+	 * (not empty): those not past both margins, measured against the mean over
+	 * {@code accepting}; when every holder is past them, a spill to the accepting
+	 * instances not past them themselves, or to all of them when every one is.
 	 */
-	List<InstanceState> spillTargets(List<InstanceState> accepting) {
-		List<InstanceState> targets = passing(accepting, accepting);
-		return targets.isEmpty() ? accepting : targets;
-	}
-
-	/**
-	 * The members of {@code candidates} not past both margins, measured against the mean
-	 * over {@code accepting}; empty when every candidate spills.
-	 */
-	List<InstanceState> passing(List<InstanceState> candidates, List<InstanceState> accepting) {
+	Candidates candidates(List<InstanceState> holders, List<InstanceState> accepting) {
 		long sum = 0;
 		for (InstanceState s : accepting) {
 			sum += s.inFlight();
 		}
 		double mean = (double) sum / accepting.size();
-		return candidates.stream()
+		List<InstanceState> passing = passing(holders, mean);
+		if (!passing.isEmpty()) {
+			return new Candidates(passing, false);
+		}
+		List<InstanceState> targets = passing(accepting, mean);
+		return new Candidates(targets.isEmpty() ? accepting : targets, true);
+	}
+
+	private List<InstanceState> passing(List<InstanceState> instances, double mean) {
+		return instances.stream()
 			.filter(s -> !(s.inFlight() > mean * relThreshold && s.inFlight() > mean + absThreshold))
 			.toList();
+	}
+
+	/**
+	 * What {@link #candidates} leaves: {@code instances}, and whether the request spilled
+	 * (its holders all past the gate).
+	 */
+	record Candidates(List<InstanceState> instances, boolean spilled) {
+
 	}
 
 }
