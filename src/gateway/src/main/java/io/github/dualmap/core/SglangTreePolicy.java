@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 import org.jspecify.annotations.Nullable;
 
@@ -54,7 +55,7 @@ public abstract sealed class SglangTreePolicy implements RoutingPolicy
 	 * @param trees the trees, made from the bound in blocks
 	 */
 	SglangTreePolicy(int blockTokens, double cacheThreshold, int balanceAbsThreshold, double balanceRelThreshold,
-			long maxTreeTokens, java.util.function.IntFunction<ApproximateTrees> trees) {
+			long maxTreeTokens, IntFunction<ApproximateTrees> trees) {
 		if (blockTokens <= 0) {
 			throw new IllegalArgumentException("blockTokens must be > 0 but was " + blockTokens);
 		}

@@ -34,9 +34,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * The routing decision's own cost: one {@code choose()} on a pool of N instances whose
  * policy has already routed a few thousand shared-prefix prompts, for DualMap (with and
  * without the prefix directory) and the peers that look at every instance per request
- * (the global minimum and both SGLang generations). DualMap's cost should stay flat as N
- * grows (two ring lookups); a global scan grows with N. Not run by the test suite; see
- * {@code docs/simulator.md} for the command.
+ * (the global minimum, both SGLang generations and llm-d's router profile). DualMap's
+ * cost should stay flat as N grows (two ring lookups); a global scan grows with N. Not
+ * run by the test suite; see {@code docs/simulator.md} for the command.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
