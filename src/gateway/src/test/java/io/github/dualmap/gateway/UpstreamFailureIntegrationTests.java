@@ -117,6 +117,15 @@ class UpstreamFailureIntegrationTests {
 	@Test
 	void anAnswerSilentAfterItsStatusLineGets504AndFreesItsInstance(CapturedOutput output) {
 		ENGINES.forEach(e -> e.crash.set("silent-before"));
+		// An earlier test's request may still be ending (one cut or timed out ends after
+		// its client has the answer): an attempt's end records its breaker outcome before
+		// it leaves the pool, so once nothing is in flight every earlier failure counts.
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> this.registry.service("llm")
+				.instancePool()
+				.instances()
+				.stream()
+				.allMatch(s -> s.inFlight() == 0));
 		int failedBefore = failedCalls();
 		EntityExchangeResult<String> r = post(chat(true, "stalled"));
 		assertThat(r.getStatus().value()).isEqualTo(504);
