@@ -62,12 +62,15 @@ final class LoadDriver implements AutoCloseable {
 	}
 
 	/**
-	 * One warm-up round of every target (not reported), then {@code rounds} measured
-	 * rounds; the order of the targets rotates by one each round.
+	 * {@code warmupRounds} rounds of every target (not reported: until the JIT has
+	 * compiled each path's code, a round's CPU per request falls round after round), then
+	 * {@code rounds} measured rounds; the order of the targets rotates by one each round.
 	 */
-	Map<String, List<Round>> measure(List<Target> targets, int requests, int rounds) {
-		for (Target t : targets) {
-			run(t, requests, 0);
+	Map<String, List<Round>> measure(List<Target> targets, int requests, int warmupRounds, int rounds) {
+		for (int r = 1; r <= warmupRounds; r++) {
+			for (int k = 0; k < targets.size(); k++) {
+				run(targets.get((k + r) % targets.size()), requests, -r);
+			}
 		}
 		Map<String, List<Round>> out = new LinkedHashMap<>();
 		targets.forEach(t -> out.put(t.name(), new ArrayList<>()));

@@ -61,9 +61,14 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 	int requests;
 
 	@Option(names = "--rounds", defaultValue = "5",
-			description = "measured rounds, each path once per round in rotating order, after one "
-					+ "unmeasured warm-up round (default ${DEFAULT-VALUE})")
+			description = "measured rounds, each path once per round in rotating order, after the "
+					+ "warm-up rounds (default ${DEFAULT-VALUE})")
 	int rounds;
+
+	@Option(names = "--warmup-rounds", defaultValue = "20",
+			description = "unmeasured rounds first, each path once per round in rotating order, so that "
+					+ "the JIT has compiled every path before the measured rounds (default ${DEFAULT-VALUE})")
+	int warmupRounds;
 
 	@Option(names = "--concurrency", defaultValue = "16", description = "requests in flight (default ${DEFAULT-VALUE})")
 	int concurrency;
@@ -137,7 +142,8 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 					new LoadDriver.Target("dualmap-gateway", List.of("http://127.0.0.1:" + port(dualMap))));
 			LoadDriver driver = new LoadDriver(bodies(), this.concurrency);
 			try {
-				Map<String, List<LoadDriver.Round>> results = driver.measure(targets, this.requests, this.rounds);
+				Map<String, List<LoadDriver.Round>> results = driver.measure(targets, this.requests, this.warmupRounds,
+						this.rounds);
 				Report report = Report.of(results);
 				this.stdout.print(report.markdown(this));
 				this.stdout.flush();
@@ -165,6 +171,9 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 	private void validate() {
 		positive("--requests", this.requests);
 		positive("--rounds", this.rounds);
+		if (this.warmupRounds < 0) {
+			throw new IllegalArgumentException("--warmup-rounds must be >= 0 but was " + this.warmupRounds);
+		}
 		positive("--concurrency", this.concurrency);
 		positive("--backends", this.backends);
 		positive("--prompt-chars", this.promptChars);
@@ -240,6 +249,13 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 	/** What was measured, per path: medians over the rounds. */
 	record Report(List<Row> rows, long errors) {
 
+		/**
+		 * Below this {@link #cpuDrift} (with every round of the second half below every
+		 * round of the first, {@link #stillFalling}) the report warns that a path was not
+		 * at steady state.
+		 */
+		static final double STEADY = 0.9;
+
 		static Report of(Map<String, List<LoadDriver.Round>> results) {
 			List<Row> rows = new ArrayList<>();
 			long errors = 0;
@@ -248,10 +264,45 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 				rows.add(new Row(e.getKey(), median(r, LoadDriver.Round::throughput),
 						median(r, LoadDriver.Round::p50Micros), median(r, LoadDriver.Round::p90Micros),
 						median(r, LoadDriver.Round::p99Micros), r.stream().mapToLong(LoadDriver.Round::errors).sum(),
-						median(r, LoadDriver.Round::cpuMicrosPerRequest)));
+						median(r, LoadDriver.Round::cpuMicrosPerRequest), cpuDrift(r), stillFalling(r)));
 				errors += rows.get(rows.size() - 1).errors();
 			}
 			return new Report(rows, errors);
+		}
+
+		/**
+		 * The median CPU per request of the second half of {@code rounds} over the first
+		 * half's (the middle round of an odd count in neither); NaN for fewer than two
+		 * rounds. Well below 1 the path was still warming up as it was measured.
+		 */
+		static double cpuDrift(List<LoadDriver.Round> rounds) {
+			int half = rounds.size() / 2;
+			if (half == 0) {
+				return Double.NaN;
+			}
+			return median(rounds.subList(rounds.size() - half, rounds.size()), LoadDriver.Round::cpuMicrosPerRequest)
+					/ median(rounds.subList(0, half), LoadDriver.Round::cpuMicrosPerRequest);
+		}
+
+		/**
+		 * Whether the CPU per request of {@code rounds} still fell as they were measured:
+		 * the second half's median is more than a tenth below the first half's
+		 * ({@link #STEADY}) and every round of the second half is below every round of
+		 * the first, so that one round with a collection in it does not pass for a trend.
+		 */
+		static boolean stillFalling(List<LoadDriver.Round> rounds) {
+			int half = rounds.size() / 2;
+			if (half == 0 || !(cpuDrift(rounds) < STEADY)) {
+				return false;
+			}
+			double firstLowest = rounds.subList(0, half)
+				.stream()
+				.mapToDouble(LoadDriver.Round::cpuMicrosPerRequest)
+				.min()
+				.orElseThrow();
+			return rounds.subList(rounds.size() - half, rounds.size())
+				.stream()
+				.allMatch(r -> r.cpuMicrosPerRequest() < firstLowest);
 		}
 
 		private static double median(List<LoadDriver.Round> rounds,
@@ -284,10 +335,10 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 		String markdown(OverheadCommand c) {
 			StringBuilder sb = new StringBuilder();
 			sb.append(String.format(Locale.ROOT,
-					"%d backends, %d requests x %d rounds per path, %d in flight, %d-char prompts, %s, "
-							+ "DualMap %s, dispatch %s (medians over rounds)%n%n",
-					c.backends, c.requests, c.rounds, c.concurrency, c.promptChars, c.stream ? "streamed" : "JSON",
-					c.policy, c.dispatchMode));
+					"%d backends, %d requests x %d rounds per path after %d warm-up rounds, %d in flight, "
+							+ "%d-char prompts, %s, DualMap %s, dispatch %s (medians over rounds)%n%n",
+					c.backends, c.requests, c.rounds, c.warmupRounds, c.concurrency, c.promptChars,
+					c.stream ? "streamed" : "JSON", c.policy, c.dispatchMode));
 			sb.append("| path | throughput (req/s) | p50 (ms) | p90 (ms) | p99 (ms) | CPU / request (us) | errors |\n");
 			sb.append("|---|---:|---:|---:|---:|---:|---:|\n");
 			for (Row r : this.rows) {
@@ -305,6 +356,20 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 							+ "stock %.0f us, DualMap %.0f us%n",
 					r.throughput(), r.p50(), r.p99(), r.cpu(), (s.p50Micros() - direct.p50Micros()) / 1000,
 					(d.p50Micros() - direct.p50Micros()) / 1000, gatewayCpuMicros(s), gatewayCpuMicros(d)));
+			if (!Double.isNaN(direct.cpuDrift())) {
+				sb.append(String.format(Locale.ROOT,
+						"CPU per request, second half of the rounds over the first: direct %.2fx, stock %.2fx, "
+								+ "DualMap %.2fx%n",
+						direct.cpuDrift(), s.cpuDrift(), d.cpuDrift()));
+				for (Row row : this.rows) {
+					if (row.stillFalling()) {
+						sb.append(String.format(Locale.ROOT,
+								"warning: %s's CPU per request still fell %.0f %% during the measured rounds: not "
+										+ "at steady state; run more --warmup-rounds%n",
+								row.name(), 100 * (1 - row.cpuDrift())));
+					}
+				}
+			}
 			return sb.toString();
 		}
 
@@ -313,6 +378,7 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 			out.put("backends", c.backends);
 			out.put("requests_per_round", c.requests);
 			out.put("rounds", c.rounds);
+			out.put("warmup_rounds", c.warmupRounds);
 			out.put("concurrency", c.concurrency);
 			out.put("prompt_chars", c.promptChars);
 			out.put("stream", c.stream);
@@ -328,6 +394,9 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 				p.put("p99_ms", r.p99Micros() / 1000);
 				p.put("errors", r.errors());
 				p.put("cpu_us_per_request", r.cpuMicros());
+				if (!Double.isNaN(r.cpuDrift())) {
+					p.put("cpu_second_half_over_first", r.cpuDrift());
+				}
 				if (!r.name().equals("direct")) {
 					p.put("gateway_cpu_us_per_request", gatewayCpuMicros(r));
 				}
@@ -351,8 +420,12 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 
 	}
 
+	/**
+	 * One path's medians over the measured rounds; {@code cpuDrift} is
+	 * {@link Report#cpuDrift}, {@code stillFalling} {@link Report#stillFalling}.
+	 */
 	record Row(String name, double throughput, double p50Micros, double p90Micros, double p99Micros, long errors,
-			double cpuMicros) {
+			double cpuMicros, double cpuDrift, boolean stillFalling) {
 
 	}
 
