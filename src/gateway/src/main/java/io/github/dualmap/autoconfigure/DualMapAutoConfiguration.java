@@ -453,7 +453,8 @@ public class DualMapAutoConfiguration {
 					new BodyLimits((int) Math.min(Integer.MAX_VALUE, r.getMaxBodySize().toBytes()), buffers,
 							properties.getBodyReadTimeout()));
 			return RouterFunctions.route(RequestPredicates.POST(r.getPath()), handler)
-				.andRoute(RequestPredicates.GET(r.getPath()), handler::snapshot);
+				.andRoute(RequestPredicates.GET(r.getPath()), handler::snapshot)
+				.andRoute(RequestPredicates.path(r.getPath()), handler::methodNotAllowed);
 		}
 
 	}

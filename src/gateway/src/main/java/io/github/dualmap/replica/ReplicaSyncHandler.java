@@ -18,6 +18,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.http.MediaType;
@@ -32,7 +33,8 @@ import org.springframework.web.reactive.function.server.ServerResponse;
  * or an OpenAI-style error: 401 without the token, 415 for a body that is not JSON (or
  * comes with a {@code Content-Encoding}), 413 beyond the size limit or when parsing it
  * could never fit in the body budget, 400 for a malformed batch, 409 when the peer hashes
- * prompts differently; like a client's body, a batch is held within the gateway's budget
+ * prompts differently, 405 for another method than POST or {@code GET}
+ * ({@link #snapshot}); like a client's body, a batch is held within the gateway's budget
  * of bodies in memory (503 with {@code Retry-After} when it is full) and read within the
  * body read deadline (408). A bad batch changes nothing.
  */
@@ -122,6 +124,28 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 			// Off the event loop: it takes every shadow index's lock.
 			.subscribeOn(Schedulers.boundedElastic())
 			.flatMap(this::ok);
+	}
+
+	/**
+	 * Any other method on {@code dualmap.replicas.path}: 405 with
+	 * {@code Allow: GET, POST}, the body, if any, read and dropped as for a refused
+	 * batch. Without it the request would fall through to the gateway's routes, and a
+	 * catch-all route would send it, with whatever token it carries, to an engine.
+	 */
+	public Mono<ServerResponse> methodNotAllowed(ServerRequest request) {
+		OpenAiError error = new OpenAiError(
+				"method " + request.method().name() + " is not allowed on " + request.path()
+						+ ": replica sync sends release batches with POST and reads a snapshot with GET",
+				OpenAiError.INVALID_REQUEST, null, "method_not_allowed");
+		return RequestBodies.dropThen(request.exchange(), this.limits, () -> {
+			ServerResponse.BodyBuilder response = ServerResponse.status(HttpStatus.METHOD_NOT_ALLOWED)
+				.allow(HttpMethod.GET, HttpMethod.POST)
+				.contentType(MediaType.APPLICATION_JSON);
+			if (RequestBodies.hasUnreadBody(request.exchange())) {
+				response.header(HttpHeaders.CONNECTION, "close");
+			}
+			return response.bodyValue(error.toJson());
+		});
 	}
 
 	/**

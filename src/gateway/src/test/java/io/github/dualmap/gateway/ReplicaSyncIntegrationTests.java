@@ -467,6 +467,32 @@ class ReplicaSyncIntegrationTests {
 			.isIn(ENGINES.stream().map(StubEngine::instanceId).toList().toArray(String[]::new));
 	}
 
+	@Test
+	void anotherMethodOnTheEndpointIs405AndDoesNotFallThroughToTheCatchAllRoute() throws Exception {
+		// Before the endpoint answered these, the catch-all route sent them to an engine,
+		// token and all, and the engine's 404 came back.
+		for (String method : List.of("PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")) {
+			HttpResponse<String> refused = HttpClient.newHttpClient()
+				.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + portA + "/dualmap/replicas/releases"))
+					.header("Authorization", "Bearer " + TOKEN)
+					.header("Content-Type", "application/json")
+					.method(method,
+							method.equals("HEAD") ? HttpRequest.BodyPublishers.noBody()
+									: HttpRequest.BodyPublishers.ofString("{\"replica\":\"x\"}"))
+					.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(refused.statusCode()).as(method).isEqualTo(405);
+			assertThat(refused.headers().allValues("Allow")).as(method).isNotEmpty();
+			assertThat(String.join(",", refused.headers().allValues("Allow"))).contains("GET").contains("POST");
+			if (!method.equals("HEAD")) {
+				assertThat(refused.body()).contains("\"code\":\"method_not_allowed\"")
+					.contains("method " + method + " is not allowed on /dualmap/replicas/releases");
+			}
+		}
+		// The endpoint's own methods are unchanged.
+		post(null, MediaType.APPLICATION_JSON, "{}").expectStatus().isUnauthorized();
+		client(portA).get().uri("/dualmap/replicas/releases").exchange().expectStatus().isUnauthorized();
+	}
+
 	private static WebTestClient.ResponseSpec post(String authorization, MediaType type, String body) {
 		return client(portA).post().uri("/dualmap/replicas/releases").headers(h -> {
 			if (authorization != null) {
