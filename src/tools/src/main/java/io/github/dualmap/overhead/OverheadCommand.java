@@ -335,10 +335,10 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 		String markdown(OverheadCommand c) {
 			StringBuilder sb = new StringBuilder();
 			sb.append(String.format(Locale.ROOT,
-					"%d backends, %d requests x %d rounds per path after %d warm-up rounds, %d in flight, "
+					"%d backends, %d requests x %d rounds per path after %d warm-up round%s, %d in flight, "
 							+ "%d-char prompts, %s, DualMap %s, dispatch %s (medians over rounds)%n%n",
-					c.backends, c.requests, c.rounds, c.warmupRounds, c.concurrency, c.promptChars,
-					c.stream ? "streamed" : "JSON", c.policy, c.dispatchMode));
+					c.backends, c.requests, c.rounds, c.warmupRounds, c.warmupRounds == 1 ? "" : "s", c.concurrency,
+					c.promptChars, c.stream ? "streamed" : "JSON", c.policy, c.dispatchMode));
 			sb.append("| path | throughput (req/s) | p50 (ms) | p90 (ms) | p99 (ms) | CPU / request (us) | errors |\n");
 			sb.append("|---|---:|---:|---:|---:|---:|---:|\n");
 			for (Row r : this.rows) {

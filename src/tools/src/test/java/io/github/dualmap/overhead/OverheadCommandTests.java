@@ -45,7 +45,7 @@ class OverheadCommandTests {
 			.contains("| stock-gateway |")
 			.contains("| dualmap-gateway |")
 			.contains("DualMap / stock gateway: throughput")
-			.contains("2 rounds per path after 1 warm-up rounds")
+			.contains("2 rounds per path after 1 warm-up round,")
 			.contains("CPU per request, second half of the rounds over the first: direct ");
 		JsonNode json = JsonMapper.builder().build().readTree(this.dir.resolve(OverheadCommand.JSON_FILE).toFile());
 		assertThat(json.get("rounds").asInt()).isEqualTo(2);
