@@ -137,15 +137,10 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 				"method " + request.method().name() + " is not allowed on " + request.path()
 						+ ": replica sync sends release batches with POST and reads a snapshot with GET",
 				OpenAiError.INVALID_REQUEST, null, "method_not_allowed");
-		return RequestBodies.dropThen(request.exchange(), this.limits, () -> {
-			ServerResponse.BodyBuilder response = ServerResponse.status(HttpStatus.METHOD_NOT_ALLOWED)
-				.allow(HttpMethod.GET, HttpMethod.POST)
-				.contentType(MediaType.APPLICATION_JSON);
-			if (RequestBodies.hasUnreadBody(request.exchange())) {
-				response.header(HttpHeaders.CONNECTION, "close");
-			}
-			return response.bodyValue(error.toJson());
-		});
+		return RequestBodies.dropThen(request.exchange(), this.limits,
+				() -> errorResponse(HttpStatus.METHOD_NOT_ALLOWED, 0, RequestBodies.hasUnreadBody(request.exchange()))
+					.allow(HttpMethod.GET, HttpMethod.POST)
+					.bodyValue(error.toJson()));
 	}
 
 	/**
@@ -293,6 +288,11 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 	 */
 	private static Mono<ServerResponse> error(HttpStatus status, OpenAiError error, long retryAfterSeconds,
 			boolean close) {
+		return errorResponse(status, retryAfterSeconds, close).bodyValue(error.toJson());
+	}
+
+	/** The head of {@link #error}'s answers, for one that adds a header of its own. */
+	private static ServerResponse.BodyBuilder errorResponse(HttpStatus status, long retryAfterSeconds, boolean close) {
 		ServerResponse.BodyBuilder response = ServerResponse.status(status).contentType(MediaType.APPLICATION_JSON);
 		if (close) {
 			response.header(HttpHeaders.CONNECTION, "close");
@@ -300,7 +300,7 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 		if (retryAfterSeconds > 0) {
 			response.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds));
 		}
-		return response.bodyValue(error.toJson());
+		return response;
 	}
 
 }
