@@ -391,7 +391,8 @@ public record DualMapDescriptor(String policy, String dispatchMode, Settings set
 	 * @param memberForMs time since it joined the pool
 	 * @param ttftEstimateMs the TTFT its own fitted model expects of a cold 4,096-token
 	 * prompt with nothing ahead of it (the {@code dualmap.instance.ttft.estimate} gauge),
-	 * {@code null} with the linear TTFT model
+	 * {@code null} with the linear TTFT model and while the fit does not know that
+	 * prompt's cost to within {@code InstanceState.REFERENCE_MAX_RELATIVE_ERROR}
 	 * @param engine the last scraped engine state, {@code null} before the first scrape
 	 */
 	public record Instance(String id, @Nullable String uri, double weight, int virtualNodes, double firstCandidateShare,

@@ -393,7 +393,9 @@ public class DualMapMeters implements MeterBinder, DisposableBean {
 			gauge("dualmap.instance.ttft.estimate", "seconds", tags, service, instanceId,
 					"TTFT the instance's own fitted model expects of a cold " + InstanceState.REFERENCE_PROMPT_TOKENS
 							+ "-token prompt with nothing ahead of it: an engine that slows down shows here as its "
-							+ "first tokens teach it (NaN with dualmap.ttft.model: linear)",
+							+ "first tokens teach it (NaN with dualmap.ttft.model: linear, and while the fit's standard error for "
+							+ "that prompt is above " + Math.round(100 * InstanceState.REFERENCE_MAX_RELATIVE_ERROR)
+							+ " % of the estimate)",
 					s -> {
 						long estimate = s.coldTtftEstimateNanos();
 						return estimate < 0 ? Double.NaN : estimate / 1e9;

@@ -54,6 +54,13 @@ public final class AttentionTtftModel {
 
 	private long samples;
 
+	/**
+	 * Mean square of the clipped standardised residuals, forgotten as the coefficients
+	 * are: about 1 while the observations scatter as {@link #RELATIVE_NOISE} assumes,
+	 * above where the model fits them worse (work it does not see, such as decode).
+	 */
+	private double residualVariance = 1;
+
 	/** {base ns, ns per token, ns per pair}, replaced whole on each update. */
 	private volatile double[] published;
 
@@ -112,6 +119,26 @@ public final class AttentionTtftModel {
 	}
 
 	/**
+	 * How well the fit knows the TTFT of {@code own} work behind {@code ahead}: the
+	 * standard error of {@link #estimate} over the estimate, from the fit's covariance
+	 * and how far its recent observations scattered around it. At the priors it is about
+	 * the priors' own uncertainty (half or more of the estimate); it falls only as first
+	 * tokens of work like this (in the tokens and attention pairs it weighs) are
+	 * observed, grows back as the forgetting factor lets them go, and is larger where the
+	 * model fits the observations worse, so a fit fed few prompts, or short ones alone,
+	 * extrapolates to a long one with a large error.
+	 */
+	public synchronized double relativeError(PrefillWork ahead, PrefillWork own) {
+		double[] x = { 1, ((double) ahead.tokens() + own.tokens()) / TOKEN_SCALE,
+				((double) ahead.pairs() + own.pairs()) / PAIR_SCALE };
+		double[] px = new double[3];
+		for (int i = 0; i < 3; i++) {
+			px[i] = p[i][0] * x[0] + p[i][1] * x[1] + p[i][2] * x[2];
+		}
+		return Math.sqrt(Math.max(0, this.residualVariance * dot(x, px))) / Math.max(dot(theta, x), MIN_BASE_MS);
+	}
+
+	/**
 	 * Prefill time in nanoseconds of {@code work} alone, without the fixed part: what
 	 * that work costs every request behind it.
 	 */
@@ -155,6 +182,10 @@ public final class AttentionTtftModel {
 		double w = 1.0 / (RELATIVE_NOISE * Math.max(estimate, MIN_BASE_MS));
 		double[] xs = { x[0] * w, x[1] * w, x[2] * w };
 		double r = Math.max(-RESIDUAL_CLIP, Math.min(RESIDUAL_CLIP, (y - estimate) * w));
+		// A running mean until the forgetting factor's memory is reached, the assumed
+		// noise counting as one observation.
+		double k = Math.max(1 - this.forgetting, 1.0 / (this.samples + 2));
+		this.residualVariance += k * (r * r - this.residualVariance);
 		double[] px = new double[3];
 		for (int i = 0; i < 3; i++) {
 			px[i] = p[i][0] * xs[0] + p[i][1] * xs[1] + p[i][2] * xs[2];

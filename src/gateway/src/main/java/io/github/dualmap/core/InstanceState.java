@@ -21,6 +21,18 @@ public final class InstanceState {
 	 */
 	public static final int REFERENCE_PROMPT_TOKENS = 4096;
 
+	/**
+	 * Largest standard error, over the estimate, at which
+	 * {@link #coldTtftEstimateNanos()} reports the reference prompt's estimate. Fits that
+	 * have seen prompts of about that size lately stay at a few hundredths (0.04-0.08 in
+	 * the simulator on the conversation trace, slowdowns included); ones that have seen
+	 * only a few first tokens, or only short prompts they follow poorly, extrapolate, at
+	 * 0.24-0.49 on a lightly loaded demo pool where they put identical engines at up to
+	 * 2.7 times the engine's own cost. Above it a doubling could be the fit learning
+	 * rather than the engine slowing down.
+	 */
+	public static final double REFERENCE_MAX_RELATIVE_ERROR = 0.15;
+
 	private final String id;
 
 	private volatile double weight;
@@ -195,12 +207,20 @@ public final class InstanceState {
 	/**
 	 * The TTFT, in nanoseconds, this instance's own fitted model expects of a cold prompt
 	 * of {@link #REFERENCE_PROMPT_TOKENS} with nothing ahead of it: one number to compare
-	 * instances by, which rises as an engine that slows down teaches its model; -1 with
-	 * the {@link TtftModel#LINEAR linear} model, which fits no instance of its own.
+	 * instances by, which rises as an engine that slows down teaches its model. -1 with
+	 * the {@link TtftModel#LINEAR linear} model, which fits no instance of its own, and
+	 * while the fit does not know that prompt's cost to within
+	 * {@link #REFERENCE_MAX_RELATIVE_ERROR} (its priors, or only short prompts observed
+	 * lately: {@link AttentionTtftModel#relativeError}).
 	 */
 	public long coldTtftEstimateNanos() {
 		AttentionTtftModel m = ttft;
-		return m == null ? -1 : m.estimate(PrefillWork.NONE, PrefillWork.of(0, REFERENCE_PROMPT_TOKENS));
+		if (m == null) {
+			return -1;
+		}
+		PrefillWork reference = PrefillWork.of(0, REFERENCE_PROMPT_TOKENS);
+		return m.relativeError(PrefillWork.NONE, reference) > REFERENCE_MAX_RELATIVE_ERROR ? -1
+				: m.estimate(PrefillWork.NONE, reference);
 	}
 
 	/** Requests sent whose first token has not come back. */

@@ -244,9 +244,10 @@ class DualMapEndpointIntegrationTests {
 		assertThat(served.get("shadowCapacityBlocks").asInt()).isPositive();
 		assertThat(served.get("estimatedHitRate").asDouble()).isGreaterThan(0.5);
 		assertThat(served.get("scrapeFailures").isIntegralNumber()).isTrue();
-		// The attention model (the default) fits each instance: its estimate of a cold
-		// reference prompt.
-		assertThat(served.get("ttftEstimateMs").asLong()).isPositive();
+		// The attention model (the default) fits each instance, but twelve short prompts
+		// do not teach it what a cold 4,096-token prompt costs: unknown.
+		assertThat(served.get("ttftEstimateMs")).isNotNull();
+		assertThat(served.get("ttftEstimateMs").isNull()).isTrue();
 		JsonNode engine = served.get("engine");
 		assertThat(engine.get("kvUsage").asDouble()).isEqualTo(0.25);
 		assertThat(engine.get("prefixHitRate").asDouble()).isEqualTo(0.4);

@@ -35,6 +35,7 @@ import org.springframework.cloud.client.ServiceInstance;
 import org.springframework.http.HttpStatus;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
@@ -96,26 +97,37 @@ class DualMapMetersTests {
 	void eachInstancesFittedTtftModelShowsInItsEstimateOfAReferencePrompt() {
 		new DualMapMeters(this.registry).bindTo(this.meters);
 		this.pool.updateMembership(List.of(instance("i1"), instance("i2"), instance("i3")));
-		// Before any first token every instance has the same prior.
-		double prior = ttftEstimate("i1");
-		assertThat(prior).isPositive().isFinite();
-		assertThat(ttftEstimate("i2")).isEqualTo(prior);
 		assertThat(this.meters.get("dualmap.instance.ttft.estimate")
 			.tags("pool", "llm", "instance.id", "i1")
 			.gauge()
 			.getId()
 			.getBaseUnit()).isEqualTo("seconds");
-		// i1's engine answers a cold reference prompt three times slower than its fit
-		// expected: its own fit, and so its estimate, follow; the others' stay.
-		AttentionTtftModel model = this.pool.instancePool().instance("i1").ttftModel();
-		assertThat(model).isNotNull();
-		long slow = (long) (3 * prior * 1e9);
-		for (int i = 0; i < 400; i++) {
-			model.observe(PrefillWork.NONE, PrefillWork.of(0, InstanceState.REFERENCE_PROMPT_TOKENS), slow);
+		// Before any first token every fit is its priors, which do not know the reference
+		// prompt's cost: unknown, not a number an alert could compare.
+		assertThat(ttftEstimate("i1")).isNaN();
+		assertThat(ttftEstimate("i2")).isNaN();
+		PrefillWork reference = PrefillWork.of(0, InstanceState.REFERENCE_PROMPT_TOKENS);
+		AttentionTtftModel i1 = this.pool.instancePool().instance("i1").ttftModel();
+		AttentionTtftModel i2 = this.pool.instancePool().instance("i2").ttftModel();
+		assertThat(i1).isNotNull();
+		assertThat(i2).isNotNull();
+		long prior = i1.estimate(PrefillWork.NONE, reference);
+		// i1 and i2 answer such prompts as their priors expect: now they know it.
+		for (int i = 0; i < 100; i++) {
+			i1.observe(PrefillWork.NONE, reference, prior);
+			i2.observe(PrefillWork.NONE, reference, prior);
 		}
-		assertThat(ttftEstimate("i1")).isGreaterThan(2 * prior).isLessThanOrEqualTo(3 * prior * 1.01);
-		assertThat(ttftEstimate("i2")).isEqualTo(prior);
-		assertThat(ttftEstimate("i3")).isEqualTo(prior);
+		assertThat(ttftEstimate("i1")).isCloseTo(prior / 1e9, within(prior / 1e9 / 100));
+		assertThat(ttftEstimate("i2")).isEqualTo(ttftEstimate("i1"));
+		assertThat(ttftEstimate("i3")).isNaN();
+		// i1's engine then answers three times slower: its own fit, and so its estimate,
+		// follow; i2's stays.
+		for (int i = 0; i < 400; i++) {
+			i1.observe(PrefillWork.NONE, reference, 3 * prior);
+		}
+		assertThat(ttftEstimate("i1")).isGreaterThan(2 * prior / 1e9).isLessThanOrEqualTo(3 * prior / 1e9 * 1.01);
+		assertThat(ttftEstimate("i2")).isCloseTo(prior / 1e9, within(prior / 1e9 / 100));
+		assertThat(ttftEstimate("i3")).isNaN();
 
 		// The pool-wide linear model fits no instance: unknown.
 		DualMapRegistry linear = DualMapRegistry.builder()

@@ -5,8 +5,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.github.dualmap.core.AttentionTtftModel;
 import io.github.dualmap.core.EngineSnapshot;
 import io.github.dualmap.core.InstanceState;
 import io.github.dualmap.core.NanoClock;
@@ -78,10 +80,16 @@ class PoolInspectionTests {
 		this.service.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
 				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of())));
 		InstanceState a = this.service.instancePool().instance("a");
-		long prior = a.coldTtftEstimateNanos();
+		InstanceState b = this.service.instancePool().instance("b");
+		PrefillWork reference = PrefillWork.of(0, InstanceState.REFERENCE_PROMPT_TOKENS);
+		long prior = a.ttftModel().estimate(PrefillWork.NONE, reference);
+		// Both at their priors: unknown.
+		assertThat(PoolInspection.inspect(this.service).instances())
+			.allSatisfy(i -> assertThat(i.ttftEstimateMs()).isNull());
+		// b answers such prompts as expected, a three times slower.
 		for (int i = 0; i < 400; i++) {
-			a.ttftModel()
-				.observe(PrefillWork.NONE, PrefillWork.of(0, InstanceState.REFERENCE_PROMPT_TOKENS), 3 * prior);
+			a.ttftModel().observe(PrefillWork.NONE, reference, 3 * prior);
+			b.ttftModel().observe(PrefillWork.NONE, reference, prior);
 		}
 		Map<String, Long> shown = new HashMap<>();
 		for (DualMapDescriptor.Instance i : PoolInspection.inspect(this.service).instances()) {
@@ -89,6 +97,26 @@ class PoolInspectionTests {
 		}
 		assertThat(shown.get("b")).isEqualTo(DualMapDescriptor.millis(prior));
 		assertThat(shown.get("a")).isGreaterThan(2 * shown.get("b"));
+
+		// c has seen only short prompts, whose first tokens come after up to 30 ms of
+		// other
+		// work (decode steps) besides their prefill, as a lightly loaded engine's do: the
+		// reference prompt's cost would be an extrapolation its fit cannot vouch for,
+		// however many it has seen.
+		this.service.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of()),
+				new DefaultServiceInstance("b", "llm", "10.0.0.2", 8000, false, Map.of()),
+				new DefaultServiceInstance("c", "llm", "10.0.0.3", 8000, false, Map.of())));
+		AttentionTtftModel c = this.service.instancePool().instance("c").ttftModel();
+		Random random = new Random(1);
+		for (int i = 0; i < 2_000; i++) {
+			PrefillWork shortPrompt = PrefillWork.of(random.nextInt(300), 30 + random.nextInt(300));
+			long firstToken = Math
+				.round(7e6 + 20_000.0 * shortPrompt.tokens() + 30e6 * random.nextDouble() * random.nextDouble());
+			c.observe(PrefillWork.NONE, shortPrompt, firstToken);
+		}
+		assertThat(PoolInspection.inspect(this.service).instances()).filteredOn(i -> i.id().equals("c"))
+			.singleElement()
+			.satisfies(i -> assertThat(i.ttftEstimateMs()).isNull());
 
 		// The pool-wide linear model fits no instance of its own.
 		ServicePool linear = DualMapRegistry.builder()

@@ -149,6 +149,49 @@ class AttentionTtftModelTests {
 		assertThat(m.estimate(PrefillWork.NONE, other)).isPositive();
 	}
 
+	/** A short chat prompt with nothing ahead: up to 330 tokens. */
+	private static PrefillWork shortPrompt(Random random) {
+		return PrefillWork.of(random.nextInt(300), 30 + random.nextInt(300));
+	}
+
+	@Test
+	void theFitVouchesForAnEstimateOnlyOfWorkLikeWhatItObservedLately() {
+		AttentionTtftModel m = AttentionTtftModel.of(SchedulerSettings.custom().build());
+		PrefillWork reference = PrefillWork.of(0, InstanceState.REFERENCE_PROMPT_TOKENS);
+		double limit = InstanceState.REFERENCE_MAX_RELATIVE_ERROR;
+		// Its priors: about as uncertain as the priors themselves.
+		assertThat(m.relativeError(PrefillWork.NONE, reference)).isGreaterThan(0.5);
+		Random random = new Random(6);
+		// A mix of prompts up to 16k tokens, first tokens within a tenth of the engine's
+		// time: a few hundredths.
+		for (int i = 0; i < 300; i++) {
+			PrefillWork ahead = randomAhead(random);
+			PrefillWork own = randomRequest(random);
+			m.observe(ahead, own, Math.round(engineNanos(ahead, own) * (1 + 0.1 * random.nextGaussian())));
+		}
+		assertThat(m.relativeError(PrefillWork.NONE, reference)).isLessThan(0.05);
+		// Short prompts alone whose first tokens also carry up to 30 ms of decode steps,
+		// as on a lightly loaded engine: as the forgetting factor lets the long prompts
+		// go, the cost of 4,096 tokens becomes an extrapolation, and the error says so.
+		for (int i = 0; i < 1_000; i++) {
+			PrefillWork own = shortPrompt(random);
+			m.observe(PrefillWork.NONE, own,
+					engineNanos(PrefillWork.NONE, own) + Math.round(30e6 * random.nextDouble() * random.nextDouble()));
+		}
+		assertThat(m.relativeError(PrefillWork.NONE, reference)).isGreaterThan(limit);
+		// The same short prompts, their first tokens as the model has them: the
+		// extrapolation is vouched for, and right.
+		AttentionTtftModel well = AttentionTtftModel.of(SchedulerSettings.custom().build());
+		for (int i = 0; i < 1_000; i++) {
+			PrefillWork own = shortPrompt(random);
+			well.observe(PrefillWork.NONE, own,
+					Math.round(engineNanos(PrefillWork.NONE, own) * (1 + 0.1 * random.nextGaussian())));
+		}
+		assertThat(well.relativeError(PrefillWork.NONE, reference)).isLessThan(limit);
+		assertThat((double) well.estimate(PrefillWork.NONE, reference)).isCloseTo(
+				engineNanos(PrefillWork.NONE, reference), within(0.15 * engineNanos(PrefillWork.NONE, reference)));
+	}
+
 	@Test
 	void aColdModelEstimatesFromItsPriors() {
 		AttentionTtftModel m = new AttentionTtftModel(20_000, 1.5, 10_000_000, 0.99, true);
