@@ -48,6 +48,15 @@ public record BodyLimits(int maxBytes, @Nullable RequestBuffers buffers, Duratio
 	}
 
 	/**
+	 * Reserves {@code bytes} in the budget for {@code exchange} until it ends: memory it
+	 * holds besides a body it reads, such as a response it builds whole.
+	 * @throws RequestBuffers.FullException when the budget cannot hold them now
+	 */
+	public void reserveUntilEnd(ServerWebExchange exchange, int bytes) {
+		reserving(exchange).accept(bytes);
+	}
+
+	/**
 	 * How much memory parsing a body takes while it runs, per byte of the body: measured
 	 * for a 32 MB chat body (the JSON tree's text buffers, the prompt's rendering and
 	 * their strings) at 5 to 6.5 times its size.

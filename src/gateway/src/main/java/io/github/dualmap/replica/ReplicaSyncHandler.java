@@ -114,16 +114,23 @@ public final class ReplicaSyncHandler implements HandlerFunction<ServerResponse>
 	/**
 	 * {@code GET dualmap.replicas.path}: this replica's {@link ReplicaSync#snapshot} for
 	 * a peer that starts, sized to fit the peers' {@code max-body-size}, or 401 without
-	 * the token.
+	 * the token. The snapshot is held whole until it is sent, so that size is reserved in
+	 * the gateway's budget of bodies for the exchange, as a batch's body is: 503 when it
+	 * cannot hold it now.
 	 */
 	public Mono<ServerResponse> snapshot(ServerRequest request) {
 		if (!authorized(request)) {
 			return unauthorized();
 		}
-		return Mono.fromCallable(() -> snapshotJson(this.sync, this.maxBodyBytes))
+		return Mono.fromCallable(() -> {
+			this.limits.reserveUntilEnd(request.exchange(), this.maxBodyBytes);
+			return snapshotJson(this.sync, this.maxBodyBytes);
+		})
 			// Off the event loop: it takes every shadow index's lock.
 			.subscribeOn(Schedulers.boundedElastic())
-			.flatMap(this::ok);
+			.flatMap(this::ok)
+			.onErrorResume(RequestBuffers.FullException.class, ex -> error(HttpStatus.SERVICE_UNAVAILABLE,
+					ex.toOpenAiError(), RequestBuffers.RETRY_AFTER_SECONDS, false));
 	}
 
 	/**

@@ -493,6 +493,44 @@ class ReplicaSyncIntegrationTests {
 		client(portA).get().uri("/dualmap/replicas/releases").exchange().expectStatus().isUnauthorized();
 	}
 
+	@Test
+	void aSnapshotIsHeldWithinTheBudgetOfBodies() {
+		RequestBuffers buffers = a.getBean(RequestBuffers.class);
+		long before = buffers.used();
+		// Too little left in the budget for a snapshot of the peers' largest size: 503,
+		// as
+		// for a batch, rather than building it outside the budget.
+		MockServerWebExchange holder = MockServerWebExchange.from(MockServerHttpRequest.post("/held"));
+		assertThat(buffers.reserve(holder, buffers.limit() - before - 100)).isTrue();
+		try {
+			client(portA).get()
+				.uri("/dualmap/replicas/releases")
+				.header("Authorization", "Bearer " + TOKEN)
+				.exchange()
+				.expectStatus()
+				.isEqualTo(503)
+				.expectHeader()
+				.valueEquals("Retry-After", "1")
+				.expectBody()
+				.jsonPath("$.error.code")
+				.isEqualTo("gateway_buffers_full");
+		}
+		finally {
+			buffers.release(holder);
+		}
+		// With room it is served, and its reservation given back when the exchange ends.
+		client(portA).get()
+			.uri("/dualmap/replicas/releases")
+			.header("Authorization", "Bearer " + TOKEN)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.replica")
+			.isNotEmpty();
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(buffers.used()).isEqualTo(before));
+	}
+
 	private static WebTestClient.ResponseSpec post(String authorization, MediaType type, String body) {
 		return client(portA).post().uri("/dualmap/replicas/releases").headers(h -> {
 			if (authorization != null) {
