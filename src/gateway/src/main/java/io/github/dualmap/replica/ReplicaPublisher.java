@@ -23,6 +23,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.http.client.HttpClientRequest;
+import reactor.util.retry.Retry;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.NestedExceptionUtils;
@@ -45,6 +46,16 @@ import org.springframework.web.util.UriComponentsBuilder;
 public final class ReplicaPublisher implements SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(ReplicaPublisher.class);
+
+	/**
+	 * How often a start-up snapshot is asked of a peer again after a 503 or 429 (a peer
+	 * whose budget of bodies cannot hold one now), each after its {@code Retry-After}
+	 * within {@link #MAX_BUSY_WAIT}, before the next peer is tried.
+	 */
+	static final int BUSY_RETRIES = 2;
+
+	/** Longest wait for a busy peer's {@code Retry-After}. */
+	static final Duration MAX_BUSY_WAIT = Duration.ofSeconds(2);
 
 	private final ReplicaSync sync;
 
@@ -190,19 +201,28 @@ public final class ReplicaPublisher implements SmartLifecycle {
 			.subscribe(null, ex -> logger.warn("Replica sync: learning from peers at start failed", ex));
 	}
 
-	/** Tries {@code candidates} in turn; completes after the first snapshot applied. */
+	/**
+	 * Tries {@code candidates} in turn, a busy one again after its {@code Retry-After}
+	 * ({@link #BUSY_RETRIES}); completes after the first snapshot applied.
+	 */
 	Mono<Bootstrap> bootstrap(List<URI> candidates) {
-		return Flux.fromIterable(candidates).concatMap(peer -> snapshotOf(peer).onErrorResume(ex -> {
-			// The cause says what happened (a timeout, a refused connection); the
-			// client's wrapper often has no message of its own.
-			logger.info("Replica sync: no snapshot from " + peer + " (" + NestedExceptionUtils.getMostSpecificCause(ex)
-					+ ")");
-			return Mono.empty();
-		}), 1).next().doOnNext(b -> {
-			this.bootstrapped.set(b);
-			logger.info("Replica sync: learned " + b.blocks() + " cached blocks of " + b.instances() + " instances and "
-					+ b.responses() + " stored responses from " + b.peer());
-		})
+		return Flux.fromIterable(candidates)
+			.concatMap(peer -> snapshotOf(peer).retryWhen(Retry.from(signals -> signals
+				.concatMap(signal -> signal.totalRetries() < BUSY_RETRIES && signal.failure() instanceof PeerBusy busy
+						? Mono.delay(busy.retryAfter) : Mono.error(signal.failure()))))
+				.onErrorResume(ex -> {
+					// The cause says what happened (a timeout, a refused connection); the
+					// client's wrapper often has no message of its own.
+					logger.info("Replica sync: no snapshot from " + peer + " ("
+							+ NestedExceptionUtils.getMostSpecificCause(ex) + ")");
+					return Mono.empty();
+				}), 1)
+			.next()
+			.doOnNext(b -> {
+				this.bootstrapped.set(b);
+				logger.info("Replica sync: learned " + b.blocks() + " cached blocks of " + b.instances()
+						+ " instances and " + b.responses() + " stored responses from " + b.peer());
+			})
 			.switchIfEmpty(Mono.fromRunnable(() -> logger
 				.info("Replica sync: no peer answered with a snapshot; learning from new releases only")));
 	}
@@ -224,9 +244,13 @@ public final class ReplicaPublisher implements SmartLifecycle {
 				if (answeredBySelf(peer, response)) {
 					return response.releaseBody().then(Mono.<byte[]>empty());
 				}
+				int status = response.statusCode().value();
+				if (status == 503 || status == 429) {
+					return response.releaseBody().then(Mono.<byte[]>error(new PeerBusy(status, retryAfter(response))));
+				}
 				if (!response.statusCode().is2xxSuccessful()) {
 					return response.releaseBody()
-						.then(Mono.<byte[]>error(new IllegalStateException("status " + response.statusCode().value())));
+						.then(Mono.<byte[]>error(new IllegalStateException("status " + status)));
 				}
 				return RequestBodies.read(response.bodyToFlux(DataBuffer.class), max);
 			})
@@ -238,6 +262,37 @@ public final class ReplicaPublisher implements SmartLifecycle {
 				int blocks = batch.releases().stream().mapToInt(r -> r.chain().length).sum();
 				return new Bootstrap(peer, applied.applied() - applied.responses(), blocks, applied.responses());
 			});
+	}
+
+	/**
+	 * A peer's {@code Retry-After} in seconds, within 100 ms and {@link #MAX_BUSY_WAIT};
+	 * one second when it has none or it is not a number of seconds.
+	 */
+	static Duration retryAfter(ClientResponse response) {
+		String value = response.headers().asHttpHeaders().getFirst("Retry-After");
+		long seconds = 1;
+		if (value != null) {
+			try {
+				seconds = Long.parseLong(value.trim());
+			}
+			catch (NumberFormatException ex) {
+				// An HTTP date: a peer of ours sends seconds; wait the default.
+			}
+		}
+		Duration wait = Duration.ofSeconds(Math.max(0, Math.min(seconds, MAX_BUSY_WAIT.toSeconds())));
+		return wait.compareTo(Duration.ofMillis(100)) < 0 ? Duration.ofMillis(100) : wait;
+	}
+
+	/** A peer that answered 503 or 429: asked again after {@code retryAfter}. */
+	static final class PeerBusy extends RuntimeException {
+
+		private final Duration retryAfter;
+
+		PeerBusy(int status, Duration retryAfter) {
+			super("status " + status + ", retry after " + retryAfter.toMillis() + " ms", null, false, false);
+			this.retryAfter = retryAfter;
+		}
+
 	}
 
 	@Override

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.dualmap.core.Decision;
@@ -129,6 +130,69 @@ class ReplicaPublisherTests {
 		release("a", "two");
 		publisher.flush().block(Duration.ofSeconds(10));
 		assertThat(ReleaseBatch.parse(one.bodies().get(3).getBytes(StandardCharsets.UTF_8)).load()).isEmpty();
+	}
+
+	/**
+	 * A peer serving start-up snapshots of {@code snapshot} as replica {@code peer-1},
+	 * the first {@code busy} asks answered 503 with {@code Retry-After: 1}; counts the
+	 * asks in {@code asked}.
+	 */
+	private URI snapshotPeer(byte[] snapshot, int busy, AtomicInteger asked) {
+		DisposableServer server = HttpServer.create()
+			.host("127.0.0.1")
+			.port(0)
+			.route(routes -> routes.get(PATH,
+					(req, res) -> asked.incrementAndGet() <= busy
+							? res.status(503).header("Retry-After", "1").sendString(Mono.just("{}")).then()
+							: res.header(ReplicaSyncHandler.REPLICA_HEADER, "peer-1")
+								.header("Content-Type", "application/json")
+								.sendByteArray(Mono.just(snapshot))
+								.then()))
+			.bindNow();
+		this.servers.add(server);
+		return URI.create("http://127.0.0.1:" + server.port());
+	}
+
+	@Test
+	void aStartingReplicaAsksABusyPeerAgainAfterItsRetryAfterThenTheNextPeer() {
+		this.registry.service("llm")
+			.updateMembership(List.of(new DefaultServiceInstance("a", "llm", "10.0.0.1", 8000, false, Map.of())));
+		DualMapRegistry peerRegistry = DualMapRegistry.builder().services("llm").clock(() -> 1L).build();
+		peerRegistry.service("llm").updateMembership(this.registry.service("llm").serviceInstances());
+		PromptBlocks billing = blocks("billing");
+		peerRegistry.service("llm").instancePool().instance("a").shadow().record(billing.chain());
+		byte[] snapshot = new ReplicaSync(peerRegistry, "peer-1", "h", 16).snapshot(1_000).toJson();
+
+		// Busy twice (its budget of bodies full), then it serves: learned from it.
+		AtomicInteger asked = new AtomicInteger();
+		URI busyTwice = snapshotPeer(snapshot, 2, asked);
+		long start = System.nanoTime();
+		ReplicaPublisher.Bootstrap learned = publisher(List.of(busyTwice), Duration.ofSeconds(5))
+			.bootstrapFromPeers(1 << 20)
+			.bootstrap(List.of(busyTwice))
+			.block(Duration.ofSeconds(20));
+		assertThat(learned).isNotNull();
+		assertThat(learned.peer()).isEqualTo(busyTwice);
+		assertThat(learned.blocks()).isEqualTo(billing.chain().length);
+		assertThat(asked).hasValue(3);
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("waited its Retry-After each time")
+			.isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+		assertThat(
+				this.registry.service("llm").instancePool().instance("a").shadow().peekMatchedBlocks(billing.chain()))
+			.isEqualTo(billing.chain().length);
+
+		// Busy every time: given up after its retries, and the next peer serves.
+		AtomicInteger askedBusy = new AtomicInteger();
+		URI alwaysBusy = snapshotPeer(snapshot, Integer.MAX_VALUE, askedBusy);
+		AtomicInteger askedNext = new AtomicInteger();
+		URI next = snapshotPeer(snapshot, 0, askedNext);
+		learned = publisher(List.of(alwaysBusy, next), Duration.ofSeconds(5)).bootstrapFromPeers(1 << 20)
+			.bootstrap(List.of(alwaysBusy, next))
+			.block(Duration.ofSeconds(20));
+		assertThat(learned).isNotNull();
+		assertThat(learned.peer()).isEqualTo(next);
+		assertThat(askedBusy).hasValue(1 + ReplicaPublisher.BUSY_RETRIES);
+		assertThat(askedNext).hasValue(1);
 	}
 
 	@Test
