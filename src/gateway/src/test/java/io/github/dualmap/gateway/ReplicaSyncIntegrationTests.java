@@ -415,38 +415,13 @@ class ReplicaSyncIntegrationTests {
 			.jsonPath("$.error.code")
 			.isEqualTo("body_too_large");
 		// A batch is held within the gateway's budget of bodies, like a client's.
-		RequestBuffers buffers = a.getBean(RequestBuffers.class);
-		MockServerWebExchange holder = MockServerWebExchange.from(MockServerHttpRequest.post("/held"));
-		assertThat(buffers.reserve(holder, buffers.limit() - buffers.used() - 100)).isTrue();
-		try {
-			post("Bearer " + TOKEN, MediaType.APPLICATION_JSON,
-					good.replace("[11,22,33]", "[" + "1234567890,".repeat(100) + "1]"))
-				.expectStatus()
-				.isEqualTo(503)
-				.expectHeader()
-				.valueEquals("Retry-After", "1")
-				.expectBody()
-				.jsonPath("$.error.code")
-				.isEqualTo("gateway_buffers_full");
-		}
-		finally {
-			buffers.release(holder);
-		}
+		whileTheBudgetLeaves(100, () -> assertBuffersFull(post("Bearer " + TOKEN, MediaType.APPLICATION_JSON,
+				good.replace("[11,22,33]", "[" + "1234567890,".repeat(100) + "1]"))));
 		// Parsing takes its memory from that budget too: a chain of small numbers is a
 		// long every two bytes, eight times the text it came in.
 		String dense = good.replace("[11,22,33]", "[" + "1,".repeat(20_000) + "1]");
-		MockServerWebExchange parseHolder = MockServerWebExchange.from(MockServerHttpRequest.post("/held"));
-		assertThat(buffers.reserve(parseHolder, buffers.limit() - buffers.used() - 200_000)).isTrue();
-		try {
-			post("Bearer " + TOKEN, MediaType.APPLICATION_JSON, dense).expectStatus()
-				.isEqualTo(503)
-				.expectBody()
-				.jsonPath("$.error.code")
-				.isEqualTo("gateway_buffers_full");
-		}
-		finally {
-			buffers.release(parseHolder);
-		}
+		whileTheBudgetLeaves(200_000,
+				() -> assertBuffersFull(post("Bearer " + TOKEN, MediaType.APPLICATION_JSON, dense)));
 		assertThat(sync.applied()).isEqualTo(applied);
 
 		// The scheme in any case (RFC 9110).
@@ -500,24 +475,11 @@ class ReplicaSyncIntegrationTests {
 		// Too little left in the budget for a snapshot of the peers' largest size: 503,
 		// as
 		// for a batch, rather than building it outside the budget.
-		MockServerWebExchange holder = MockServerWebExchange.from(MockServerHttpRequest.post("/held"));
-		assertThat(buffers.reserve(holder, buffers.limit() - before - 100)).isTrue();
-		try {
-			client(portA).get()
-				.uri("/dualmap/replicas/releases")
-				.header("Authorization", "Bearer " + TOKEN)
-				.exchange()
-				.expectStatus()
-				.isEqualTo(503)
-				.expectHeader()
-				.valueEquals("Retry-After", "1")
-				.expectBody()
-				.jsonPath("$.error.code")
-				.isEqualTo("gateway_buffers_full");
-		}
-		finally {
-			buffers.release(holder);
-		}
+		whileTheBudgetLeaves(100,
+				() -> assertBuffersFull(client(portA).get()
+					.uri("/dualmap/replicas/releases")
+					.header("Authorization", "Bearer " + TOKEN)
+					.exchange()));
 		// With room it is served, and its reservation given back when the exchange ends.
 		client(portA).get()
 			.uri("/dualmap/replicas/releases")
@@ -529,6 +491,33 @@ class ReplicaSyncIntegrationTests {
 			.jsonPath("$.replica")
 			.isNotEmpty();
 		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(buffers.used()).isEqualTo(before));
+	}
+
+	/**
+	 * Runs {@code check} while replica A's budget of bodies has only {@code left} bytes
+	 * free.
+	 */
+	private static void whileTheBudgetLeaves(long left, Runnable check) {
+		RequestBuffers buffers = a.getBean(RequestBuffers.class);
+		MockServerWebExchange holder = MockServerWebExchange.from(MockServerHttpRequest.post("/held"));
+		assertThat(buffers.reserve(holder, buffers.limit() - buffers.used() - left)).isTrue();
+		try {
+			check.run();
+		}
+		finally {
+			buffers.release(holder);
+		}
+	}
+
+	/** A 503 for a full budget of bodies, with its {@code Retry-After}. */
+	private static void assertBuffersFull(WebTestClient.ResponseSpec response) {
+		response.expectStatus()
+			.isEqualTo(503)
+			.expectHeader()
+			.valueEquals("Retry-After", "1")
+			.expectBody()
+			.jsonPath("$.error.code")
+			.isEqualTo("gateway_buffers_full");
 	}
 
 	private static WebTestClient.ResponseSpec post(String authorization, MediaType type, String body) {
