@@ -5,6 +5,7 @@ import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -120,6 +121,28 @@ class MonitoringSamplesTests {
 		return texts;
 	}
 
+	/**
+	 * What the gateway exports at {@code /actuator/prometheus} after one streamed request
+	 * (TTFT and SLO meters exist once a first token was seen).
+	 */
+	private String exported() {
+		this.client.post()
+			.uri("/v1/chat/completions")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}")
+			.exchange()
+			.expectStatus()
+			.isOk();
+		return this.client.get()
+			.uri("/actuator/prometheus")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+	}
+
 	@Test
 	void theRulesAndTheDashboardAreWellFormedAndQueryMetricsTheGatewayExports() throws IOException {
 		List<Map<String, Object>> rules = rules();
@@ -145,22 +168,7 @@ class MonitoringSamplesTests {
 		}
 		assertThat(queried).hasSizeGreaterThan(15);
 
-		// One streamed request: TTFT and SLO meters exist once a first token was seen.
-		this.client.post()
-			.uri("/v1/chat/completions")
-			.contentType(MediaType.APPLICATION_JSON)
-			.bodyValue("{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}")
-			.exchange()
-			.expectStatus()
-			.isOk();
-		String exported = this.client.get()
-			.uri("/actuator/prometheus")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody(String.class)
-			.returnResult()
-			.getResponseBody();
+		String exported = exported();
 		assertThat(queried).allSatisfy(metric -> assertThat(exported).as(metric).containsPattern("(?m)^" + metric));
 
 		// Every label they use is one of those the gateway's series carry, and none of
@@ -190,6 +198,63 @@ class MonitoringSamplesTests {
 		used.removeAll(Set.of("le", "value"));
 		assertThat(used).contains("pool", "instance_id", "class", "status");
 		assertThat(carried).containsAll(used);
+	}
+
+	/**
+	 * {@code config-samples/prometheus-rules-test.yml}, promtool's unit tests of the
+	 * rules (run with {@code promtool test rules}, which needs Prometheus, so not here),
+	 * tests every alert of the rules, with input series named and labelled as the gateway
+	 * exports them, so that what promtool checks is what a gateway's series would do.
+	 */
+	@Test
+	@SuppressWarnings("unchecked")
+	void theRulesUnitTestsCoverEveryAlertWithSeriesAsTheGatewayExportsThem() throws IOException {
+		Map<String, Object> root;
+		try (Reader in = Files.newBufferedReader(Path.of("config-samples", "prometheus-rules-test.yml"))) {
+			root = new Yaml().load(in);
+		}
+		assertThat(root.get("rule_files")).isEqualTo(List.of("prometheus-rules.yml"));
+		Set<String> alerts = new TreeSet<>();
+		for (Map<String, Object> rule : rules()) {
+			if (rule.containsKey("alert")) {
+				alerts.add((String) rule.get("alert"));
+			}
+		}
+		Set<String> tested = new TreeSet<>();
+		List<String> series = new ArrayList<>();
+		for (Map<String, Object> test : (List<Map<String, Object>>) root.get("tests")) {
+			for (Map<String, Object> input : (List<Map<String, Object>>) test.get("input_series")) {
+				series.add((String) input.get("series"));
+			}
+			for (Map<String, Object> check : (List<Map<String, Object>>) test.get("alert_rule_test")) {
+				tested.add((String) check.get("alertname"));
+			}
+		}
+		assertThat(tested).isEqualTo(alerts);
+
+		Map<String, Set<String>> exportedLabels = new HashMap<>();
+		Matcher line = Pattern.compile("(?m)^(dualmap_[a-z_]+)(?:\\{([^}]*)})? ").matcher(exported());
+		while (line.find()) {
+			exportedLabels.put(line.group(1), labelNames(line.group(2) == null ? "" : line.group(2)));
+		}
+		Pattern input = Pattern.compile("(dualmap_[a-z_]+)\\{([^}]*)}");
+		for (String s : series) {
+			Matcher m = input.matcher(s);
+			assertThat(m.matches()).as(s).isTrue();
+			Set<String> labels = labelNames(m.group(2));
+			labels.removeAll(TARGET_LABELS);
+			assertThat(exportedLabels).as(s).containsKey(m.group(1));
+			assertThat(labels).as(s).isEqualTo(exportedLabels.get(m.group(1)));
+		}
+	}
+
+	private static Set<String> labelNames(String labels) {
+		Set<String> names = new TreeSet<>();
+		Matcher label = Pattern.compile("([a-z_]+)=\"").matcher(labels);
+		while (label.find()) {
+			names.add(label.group(1));
+		}
+		return names;
 	}
 
 	/**
