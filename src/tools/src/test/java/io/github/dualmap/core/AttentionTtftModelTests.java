@@ -210,6 +210,21 @@ class AttentionTtftModelTests {
 		assertThat(m.nanosPerToken()).isEqualTo(A, within(1e-9));
 		assertThat(m.nanosPerPair()).isEqualTo(C, within(1e-12));
 		assertThat(m.samples()).isZero();
+		// Nor does a thousand of the reference prompt, exactly as estimated, vouch for
+		// its
+		// estimate: the priors' uncertainty stays (learning, ten would).
+		PrefillWork reference = PrefillWork.of(0, InstanceState.REFERENCE_PROMPT_TOKENS);
+		for (int i = 0; i < 1_000; i++) {
+			m.observe(PrefillWork.NONE, reference, m.estimate(PrefillWork.NONE, reference));
+		}
+		assertThat(m.relativeError(PrefillWork.NONE, reference))
+			.isGreaterThan(InstanceState.REFERENCE_MAX_RELATIVE_ERROR);
+		AttentionTtftModel learning = new AttentionTtftModel(A, C, 0, 0.99, true);
+		for (int i = 0; i < 10; i++) {
+			learning.observe(PrefillWork.NONE, reference, learning.estimate(PrefillWork.NONE, reference));
+		}
+		assertThat(learning.relativeError(PrefillWork.NONE, reference))
+			.isLessThan(InstanceState.REFERENCE_MAX_RELATIVE_ERROR);
 	}
 
 	@Test
