@@ -203,34 +203,49 @@ class MonitoringSamplesTests {
 	/**
 	 * {@code config-samples/prometheus-rules-test.yml}, promtool's unit tests of the
 	 * rules (run with {@code promtool test rules}, which needs Prometheus, so not here),
-	 * tests every alert of the rules, with input series named and labelled as the gateway
-	 * exports them, so that what promtool checks is what a gateway's series would do.
+	 * tests every alert and recording rule, with input series named and labelled as the
+	 * gateway exports them, so that what promtool checks is what a gateway's series would
+	 * do.
 	 */
 	@Test
 	@SuppressWarnings("unchecked")
-	void theRulesUnitTestsCoverEveryAlertWithSeriesAsTheGatewayExportsThem() throws IOException {
+	void theRulesUnitTestsCoverEveryRuleWithSeriesAsTheGatewayExportsThem() throws IOException {
 		Map<String, Object> root;
 		try (Reader in = Files.newBufferedReader(Path.of("config-samples", "prometheus-rules-test.yml"))) {
 			root = new Yaml().load(in);
 		}
 		assertThat(root.get("rule_files")).isEqualTo(List.of("prometheus-rules.yml"));
 		Set<String> alerts = new TreeSet<>();
+		Set<String> records = new TreeSet<>();
 		for (Map<String, Object> rule : rules()) {
 			if (rule.containsKey("alert")) {
 				alerts.add((String) rule.get("alert"));
 			}
+			else {
+				records.add((String) rule.get("record"));
+			}
 		}
 		Set<String> tested = new TreeSet<>();
+		Set<String> evaluated = new TreeSet<>();
 		List<String> series = new ArrayList<>();
 		for (Map<String, Object> test : (List<Map<String, Object>>) root.get("tests")) {
 			for (Map<String, Object> input : (List<Map<String, Object>>) test.get("input_series")) {
 				series.add((String) input.get("series"));
 			}
-			for (Map<String, Object> check : (List<Map<String, Object>>) test.get("alert_rule_test")) {
+			for (Map<String, Object> check : (List<Map<String, Object>>) test.getOrDefault("alert_rule_test",
+					List.of())) {
 				tested.add((String) check.get("alertname"));
+			}
+			for (Map<String, Object> check : (List<Map<String, Object>>) test.getOrDefault("promql_expr_test",
+					List.of())) {
+				Matcher record = Pattern.compile("dualmap:[a-z_:0-9]+").matcher((String) check.get("expr"));
+				while (record.find()) {
+					evaluated.add(record.group());
+				}
 			}
 		}
 		assertThat(tested).isEqualTo(alerts);
+		assertThat(evaluated).isEqualTo(records);
 
 		// Per exported metric, each label's values.
 		Map<String, Map<String, Set<String>>> exportedLabels = new HashMap<>();
