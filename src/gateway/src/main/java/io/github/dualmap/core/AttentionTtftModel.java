@@ -55,11 +55,15 @@ public final class AttentionTtftModel {
 	private long samples;
 
 	/**
-	 * Mean square of the clipped standardised residuals, forgotten as the coefficients
-	 * are: about 1 while the observations scatter as {@link #RELATIVE_NOISE} assumes,
-	 * above where the model fits them worse (work it does not see, such as decode).
+	 * Mean and mean square of the clipped standardised residuals, forgotten as the
+	 * coefficients are. Their variance is about 1 while the observations scatter as
+	 * {@link #RELATIVE_NOISE} assumes, above where the model fits them worse (work it
+	 * does not see, such as decode); a mean away from 0 is the fit lagging a change, not
+	 * scatter.
 	 */
-	private double residualVariance = 1;
+	private double residualMean;
+
+	private double residualSquare = 1;
 
 	/** {base ns, ns per token, ns per pair}, replaced whole on each update. */
 	private volatile double[] published;
@@ -135,7 +139,8 @@ public final class AttentionTtftModel {
 		for (int i = 0; i < 3; i++) {
 			px[i] = p[i][0] * x[0] + p[i][1] * x[1] + p[i][2] * x[2];
 		}
-		return Math.sqrt(Math.max(0, this.residualVariance * dot(x, px))) / Math.max(dot(theta, x), MIN_BASE_MS);
+		double variance = Math.max(0, this.residualSquare - this.residualMean * this.residualMean);
+		return Math.sqrt(Math.max(0, variance * dot(x, px))) / Math.max(dot(theta, x), MIN_BASE_MS);
 	}
 
 	/**
@@ -185,7 +190,8 @@ public final class AttentionTtftModel {
 		// A running mean until the forgetting factor's memory is reached, the assumed
 		// noise counting as one observation.
 		double k = Math.max(1 - this.forgetting, 1.0 / (this.samples + 2));
-		this.residualVariance += k * (r * r - this.residualVariance);
+		this.residualMean += k * (r - this.residualMean);
+		this.residualSquare += k * (r * r - this.residualSquare);
 		double[] px = new double[3];
 		for (int i = 0; i < 3; i++) {
 			px[i] = p[i][0] * xs[0] + p[i][1] * xs[1] + p[i][2] * xs[2];

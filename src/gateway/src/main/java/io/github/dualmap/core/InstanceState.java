@@ -24,12 +24,12 @@ public final class InstanceState {
 	/**
 	 * Largest standard error, over the estimate, at which
 	 * {@link #coldTtftEstimateNanos()} reports the reference prompt's estimate. Fits that
-	 * have seen prompts of about that size lately stay at a few hundredths (0.04-0.08 in
-	 * the simulator on the conversation trace, slowdowns included); ones that have seen
-	 * only a few first tokens, or only short prompts they follow poorly, extrapolate, at
-	 * 0.24-0.49 on a lightly loaded demo pool where they put identical engines at up to
-	 * 2.7 times the engine's own cost. Above it a doubling could be the fit learning
-	 * rather than the engine slowing down.
+	 * have seen prompts of about that size lately stay at a few hundredths (0.01-0.07 in
+	 * the simulator on the conversation trace at 4 and 16 req/s, threefold slowdowns
+	 * included); ones that have seen only a few first tokens, or only short prompts they
+	 * follow poorly, extrapolate, at 0.17-0.36 on a lightly loaded demo pool where they
+	 * put identical engines at up to 2.4 times the engine's own cost. Above it a doubling
+	 * could be the fit learning rather than the engine slowing down.
 	 */
 	public static final double REFERENCE_MAX_RELATIVE_ERROR = 0.15;
 

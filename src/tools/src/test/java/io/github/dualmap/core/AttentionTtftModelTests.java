@@ -193,6 +193,33 @@ class AttentionTtftModelTests {
 	}
 
 	@Test
+	void aFitFollowingASlowdownKeepsVouchingForItsEstimate() {
+		// Prompts of 500-1,500 tokens, then the engine three times slower: while the fit
+		// lags, every residual is large and of one sign. That is the fit catching up, not
+		// scatter, so the error stays below the gauge's threshold all along and the
+		// estimate is shown as it doubles (counting the lag as scatter took it above).
+		AttentionTtftModel m = AttentionTtftModel.of(SchedulerSettings.custom().build());
+		PrefillWork reference = PrefillWork.of(0, InstanceState.REFERENCE_PROMPT_TOKENS);
+		Random random = new Random(2);
+		long before = 0;
+		double worst = 0;
+		for (int i = 0; i < 1_500; i++) {
+			PrefillWork own = PrefillWork.of(random.nextInt(2_000), 500 + random.nextInt(1_000));
+			double slowdown = i < 600 ? 1 : 3;
+			m.observe(PrefillWork.NONE, own,
+					Math.round(engineNanos(PrefillWork.NONE, own) * slowdown * (1 + 0.1 * random.nextGaussian())));
+			if (i == 599) {
+				before = m.estimate(PrefillWork.NONE, reference);
+			}
+			if (i >= 600) {
+				worst = Math.max(worst, m.relativeError(PrefillWork.NONE, reference));
+			}
+		}
+		assertThat(worst).isLessThan(InstanceState.REFERENCE_MAX_RELATIVE_ERROR);
+		assertThat(m.estimate(PrefillWork.NONE, reference)).isGreaterThan(2 * before);
+	}
+
+	@Test
 	void aColdModelEstimatesFromItsPriors() {
 		AttentionTtftModel m = new AttentionTtftModel(20_000, 1.5, 10_000_000, 0.99, true);
 		PrefillWork ahead = new PrefillWork(3_000, 9_000_000);
