@@ -133,12 +133,8 @@ public final class AttentionTtftModel {
 	 * extrapolates to a long one with a large error.
 	 */
 	public synchronized double relativeError(PrefillWork ahead, PrefillWork own) {
-		double[] x = { 1, ((double) ahead.tokens() + own.tokens()) / TOKEN_SCALE,
-				((double) ahead.pairs() + own.pairs()) / PAIR_SCALE };
-		double[] px = new double[3];
-		for (int i = 0; i < 3; i++) {
-			px[i] = p[i][0] * x[0] + p[i][1] * x[1] + p[i][2] * x[2];
-		}
+		double[] x = features(ahead, own);
+		double[] px = covarianceTimes(x);
 		double variance = Math.max(0, this.residualSquare - this.residualMean * this.residualMean);
 		return Math.sqrt(Math.max(0, variance * dot(x, px))) / Math.max(dot(theta, x), MIN_BASE_MS);
 	}
@@ -171,14 +167,28 @@ public final class AttentionTtftModel {
 		if (nowNanos != Long.MIN_VALUE) {
 			this.lastObservedNanos = nowNanos;
 		}
-		double[] x = { 1, ((double) ahead.tokens() + own.tokens()) / TOKEN_SCALE,
-				((double) ahead.pairs() + own.pairs()) / PAIR_SCALE };
+		double[] x = features(ahead, own);
 		double y = observedNanos / NANOS_PER_MS;
 		synchronized (this) {
 			update(x, y);
 			samples++;
 			publish();
 		}
+	}
+
+	/** The scaled features of {@code own} work behind {@code ahead}: 1, tokens, pairs. */
+	private static double[] features(PrefillWork ahead, PrefillWork own) {
+		return new double[] { 1, ((double) ahead.tokens() + own.tokens()) / TOKEN_SCALE,
+				((double) ahead.pairs() + own.pairs()) / PAIR_SCALE };
+	}
+
+	/** The covariance times {@code v}; guarded by this. */
+	private double[] covarianceTimes(double[] v) {
+		double[] pv = new double[3];
+		for (int i = 0; i < 3; i++) {
+			pv[i] = p[i][0] * v[0] + p[i][1] * v[1] + p[i][2] * v[2];
+		}
+		return pv;
 	}
 
 	private void update(double[] x, double y) {
@@ -192,10 +202,7 @@ public final class AttentionTtftModel {
 		double k = Math.max(1 - this.forgetting, 1.0 / (this.samples + 2));
 		this.residualMean += k * (r - this.residualMean);
 		this.residualSquare += k * (r * r - this.residualSquare);
-		double[] px = new double[3];
-		for (int i = 0; i < 3; i++) {
-			px[i] = p[i][0] * xs[0] + p[i][1] * xs[1] + p[i][2] * xs[2];
-		}
+		double[] px = covarianceTimes(xs);
 		double den = forgetting + dot(xs, px);
 		if (!(den > 0) || Double.isInfinite(den)) {
 			resetCovariance();
