@@ -261,10 +261,11 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 			long errors = 0;
 			for (Map.Entry<String, List<LoadDriver.Round>> e : results.entrySet()) {
 				List<LoadDriver.Round> r = e.getValue();
+				double drift = cpuDrift(r);
 				rows.add(new Row(e.getKey(), median(r, LoadDriver.Round::throughput),
 						median(r, LoadDriver.Round::p50Micros), median(r, LoadDriver.Round::p90Micros),
 						median(r, LoadDriver.Round::p99Micros), r.stream().mapToLong(LoadDriver.Round::errors).sum(),
-						median(r, LoadDriver.Round::cpuMicrosPerRequest), cpuDrift(r), stillFalling(r)));
+						median(r, LoadDriver.Round::cpuMicrosPerRequest), drift, stillFalling(r, drift)));
 				errors += rows.get(rows.size() - 1).errors();
 			}
 			return new Report(rows, errors);
@@ -285,14 +286,15 @@ public final class OverheadCommand extends ConsoleCommand<OverheadCommand> {
 		}
 
 		/**
-		 * Whether the CPU per request of {@code rounds} still fell as they were measured:
-		 * the second half's median is more than a tenth below the first half's
-		 * ({@link #STEADY}) and every round of the second half is below every round of
-		 * the first, so that one round with a collection in it does not pass for a trend.
+		 * Whether the CPU per request of {@code rounds}, whose {@link #cpuDrift} is
+		 * {@code drift}, still fell as they were measured: the second half's median is
+		 * more than a tenth below the first half's ({@link #STEADY}) and every round of
+		 * the second half is below every round of the first, so that one round with a
+		 * collection in it does not pass for a trend.
 		 */
-		static boolean stillFalling(List<LoadDriver.Round> rounds) {
+		static boolean stillFalling(List<LoadDriver.Round> rounds, double drift) {
 			int half = rounds.size() / 2;
-			if (half == 0 || !(cpuDrift(rounds) < STEADY)) {
+			if (half == 0 || !(drift < STEADY)) {
 				return false;
 			}
 			double firstLowest = rounds.subList(0, half)

@@ -140,9 +140,14 @@ class OverheadCommandTests {
 		assertThat(OverheadCommand.Report.cpuDrift(results.get("dualmap-gateway"))).isCloseTo(480.0 / 490,
 				within(1e-9));
 		assertThat(OverheadCommand.Report.cpuDrift(rounds(100))).isNaN();
-		assertThat(OverheadCommand.Report.stillFalling(results.get("stock-gateway"))).isTrue();
-		assertThat(OverheadCommand.Report.stillFalling(results.get("direct"))).isFalse();
-		assertThat(OverheadCommand.Report.stillFalling(rounds(100))).isFalse();
+		assertThat(OverheadCommand.Report.stillFalling(results.get("stock-gateway"),
+				OverheadCommand.Report.cpuDrift(results.get("stock-gateway"))))
+			.isTrue();
+		assertThat(OverheadCommand.Report.stillFalling(results.get("direct"),
+				OverheadCommand.Report.cpuDrift(results.get("direct"))))
+			.isFalse();
+		assertThat(OverheadCommand.Report.stillFalling(rounds(100), OverheadCommand.Report.cpuDrift(rounds(100))))
+			.isFalse();
 		String table = report.markdown(new OverheadCommand());
 		assertThat(table).contains("second half of the rounds over the first: direct 0.80x, stock 0.75x, DualMap 0.98x")
 			.contains("warning: stock-gateway's CPU per request still fell 25 % during the measured rounds")
