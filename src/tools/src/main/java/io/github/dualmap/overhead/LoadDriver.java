@@ -67,17 +67,16 @@ final class LoadDriver implements AutoCloseable {
 	 * {@code rounds} measured rounds; the order of the targets rotates by one each round.
 	 */
 	Map<String, List<Round>> measure(List<Target> targets, int requests, int warmupRounds, int rounds) {
-		for (int r = 1; r <= warmupRounds; r++) {
-			for (int k = 0; k < targets.size(); k++) {
-				run(targets.get((k + r) % targets.size()), requests, -r);
-			}
-		}
 		Map<String, List<Round>> out = new LinkedHashMap<>();
 		targets.forEach(t -> out.put(t.name(), new ArrayList<>()));
-		for (int r = 1; r <= rounds; r++) {
+		// Warm-up rounds are numbered up to 0 and dropped; measured ones from 1.
+		for (int r = 1 - warmupRounds; r <= rounds; r++) {
 			for (int k = 0; k < targets.size(); k++) {
-				Target t = targets.get((k + r) % targets.size());
-				out.get(t.name()).add(run(t, requests, r));
+				Target t = targets.get(Math.floorMod(k + r, targets.size()));
+				Round measured = run(t, requests, r);
+				if (r > 0) {
+					out.get(t.name()).add(measured);
+				}
 			}
 		}
 		return out;
