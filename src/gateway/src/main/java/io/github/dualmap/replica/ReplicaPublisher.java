@@ -28,6 +28,7 @@ import reactor.util.retry.Retry;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.NestedExceptionUtils;
 import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -269,7 +270,7 @@ public final class ReplicaPublisher implements SmartLifecycle {
 	 * one second when it has none or it is not a number of seconds.
 	 */
 	static Duration retryAfter(ClientResponse response) {
-		String value = response.headers().asHttpHeaders().getFirst("Retry-After");
+		String value = response.headers().asHttpHeaders().getFirst(HttpHeaders.RETRY_AFTER);
 		long seconds = 1;
 		if (value != null) {
 			try {
