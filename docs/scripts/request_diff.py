@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """What two runs of the same workload did with its requests, from `sim --request-log`.
 
-Usage: request_diff.py A.jsonl B.jsonl [--bands 4000,16000,64000] [--from SECONDS]
+Usage: request_diff.py A.jsonl B.jsonl [--bands 4000,16000,64000] [--from SECONDS] [--scrape-interval 0.5]
 
 A and B are requests-<policy>.jsonl files that `sim --request-log` wrote for the same workload
 (the same trace, warm-up and seed; any policy, router count or rate). With --from, only the
 requests that arrived at or after SECONDS on the simulation's clock count (for a --scale or
---slow-down run, the change's time from its timeline.json `changes_s`). Prints two markdown
+--slow-down run, the change's time from its timeline.json `changes_s`). Prints three markdown
 tables:
 
 1. For each run and prompt-size band (prompt tokens below the first bound, between bounds, at or
@@ -19,6 +19,13 @@ tables:
    them, and for those B served late, the mean time B held them in its dispatch queues
    (arrival to release) and the mean time in the engine (release to first token), against A's
    for the same requests; and how many went to the same instance in both.
+3. Of those B served late, what was ahead of them on their instance when B released them: the
+   logged requests released there before and without their first token yet (in the engine's
+   queue or prefill), from the same router and from other routers (mean requests and uncached
+   prompt tokens per late request); and how many were behind another router's prompt of at
+   least 8,000 uncached tokens released less than one scrape interval earlier (--scrape-interval,
+   in seconds, 0.5 by default: the engines' counters cannot have shown it yet), behind only
+   older ones, or behind none. Requests of the warm-up are not logged, so they are not counted.
 
 Python 3 standard library only.
 """
@@ -96,6 +103,44 @@ def lost(a, b, bounds, names, feasible_tokens):
     print()
 
 
+LONG_PROMPT = 8000
+
+
+def ahead(a, b, bounds, names, interval):
+    on = {}
+    for r in b.values():
+        if r['instance'] and r['released_s'] is not None and r['ttft_s'] is not None:
+            on.setdefault(r['instance'], []).append(r)
+    print("| prompt tokens | late in B, served by A | ahead from the same router: requests / uncached tokens"
+          " | ahead from other routers: requests / uncached tokens | behind another router's long prompt"
+          " released within a scrape interval | behind only older ones | behind none |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for k, label in enumerate(names):
+        late = [b[i] for i, r in a.items() if r['feasible'] and r['outcome'] == 'within_slo'
+                and band(r['prompt_tokens'], bounds) == k and b[i]['outcome'] == 'late']
+        if not late:
+            continue
+        counts = {'same': [0, 0], 'other': [0, 0]}
+        behind = [0, 0, 0]
+        for r in late:
+            at = r['released_s']
+            ages = []
+            for o in on.get(r['instance'], []):
+                if o is r or not o['released_s'] <= at < o['arrival_s'] + o['ttft_s']:
+                    continue
+                uncached = o['prompt_tokens'] - (o['cached_tokens'] or 0)
+                sender = 'same' if o['router'] == r['router'] else 'other'
+                counts[sender][0] += 1
+                counts[sender][1] += uncached
+                if sender == 'other' and uncached >= LONG_PROMPT:
+                    ages.append(at - o['released_s'])
+            behind[0 if ages and min(ages) < interval else 1 if ages else 2] += 1
+        n = len(late)
+        cells = [f"{counts[s][0] / n:.1f} / {counts[s][1] / n:,.0f}" for s in ('same', 'other')]
+        print(f"| {label} | {n} | " + " | ".join(cells) + " | " + " | ".join(map(str, behind)) + " |")
+    print()
+
+
 def main(argv):
     args = argv[1:]
     bounds = [4000, 16000, 64000]
@@ -107,6 +152,11 @@ def main(argv):
     if '--from' in args:
         at = args.index('--from')
         start = float(args[at + 1])
+        del args[at:at + 2]
+    interval = 0.5
+    if '--scrape-interval' in args:
+        at = args.index('--scrape-interval')
+        interval = float(args[at + 1])
         del args[at:at + 2]
     if len(args) != 2:
         sys.exit(__doc__)
@@ -121,6 +171,7 @@ def main(argv):
     misses("A", a, bounds, names, feasible_tokens)
     misses("B", b, bounds, names, feasible_tokens)
     lost(a, b, bounds, names, feasible_tokens)
+    ahead(a, b, bounds, names, interval)
 
 
 if __name__ == '__main__':
