@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -61,7 +62,7 @@ class RequestDiffScriptTests {
 	}
 
 	private static String line(Object[] r, double ttft, String outcome) {
-		return String.format(java.util.Locale.ROOT,
+		return String.format(Locale.ROOT,
 				"{\"index\":%d,\"router\":%d,\"arrival_s\":%.3f,\"prompt_tokens\":%d,\"feasible\":true,\"slo_s\":5.0,"
 						+ "\"instance\":\"%s\",\"released_s\":%.3f,\"reason\":\"affinity\",\"moves\":0,\"rescued\":false,"
 						+ "\"cached_tokens\":%d,\"ttft_s\":%.3f,\"outcome\":\"%s\",\"rejection\":null,\"rejected_at\":null}",
