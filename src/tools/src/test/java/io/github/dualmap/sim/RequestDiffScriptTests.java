@@ -1,20 +1,16 @@
-package io.github.dualmap.sim.scripts;
+package io.github.dualmap.sim;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code docs/scripts/request_diff.py} on two hand-made request logs, where what was
@@ -70,34 +66,9 @@ class RequestDiffScriptTests {
 	}
 
 	private static String run(Path a, Path b, String... options) throws Exception {
-		List<String> command = new ArrayList<>(List.of("python3", script().toString(), a.toString(), b.toString()));
-		command.addAll(List.of(options));
-		Process process;
-		try {
-			process = new ProcessBuilder(command).redirectErrorStream(true).start();
-		}
-		catch (IOException ex) {
-			assumeTrue(false, "python3 does not run here: " + ex.getMessage());
-			throw ex;
-		}
-		String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-		assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-		assertThat(process.exitValue()).as(out).isZero();
-		return out;
-	}
-
-	/**
-	 * docs/scripts/request_diff.py, from the working directory or a directory above it.
-	 */
-	private static Path script() {
-		Path start = Path.of("").toAbsolutePath();
-		for (Path dir = start; dir != null; dir = dir.getParent()) {
-			Path script = dir.resolve("docs").resolve("scripts").resolve("request_diff.py");
-			if (Files.isRegularFile(script)) {
-				return script;
-			}
-		}
-		return fail("docs/scripts/request_diff.py is neither in " + start + " nor in a directory above it");
+		List<String> args = new ArrayList<>(List.of(a.toString(), b.toString()));
+		args.addAll(List.of(options));
+		return DocScripts.run("request_diff.py", args.toArray(String[]::new));
 	}
 
 }
