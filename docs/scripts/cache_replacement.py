@@ -138,7 +138,12 @@ def optimal(requests, capacity, nxt):
 
 
 def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
     requests = load(sys.argv[1])
+    if len(requests) <= WARMUP:
+        sys.exit(f"{sys.argv[1]} has {len(requests)} requests and the first {WARMUP} are not counted: "
+                 "give a longer trace")
     sizes = [int(a) for a in sys.argv[2:]] or [8, 16, 32]
     nxt = next_uses(requests)
     never = len(requests)

@@ -2,6 +2,7 @@ package io.github.dualmap.sim;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,6 +72,17 @@ class DocScriptsTests {
 			.contains("| one | dualmap | ")
 			.contains("slowed instances' estimate over the others'");
 		assertThat(DocScripts.run("seed_table.py", out("slow") + "=" + out("reference"))).contains("| `dualmap` | ");
+	}
+
+	@Test
+	void cacheReplacementComparesEachPoolSizeAndRefusesATraceShorterThanItsWarmUp() throws Exception {
+		Path longer = TinyTraces.mooncakeFile(Files.createDirectories(this.dir.resolve("long")), 700);
+		assertThat(DocScripts.run("cache_replacement.py", longer.toString(), "1", "2")).contains("| 1 | ")
+			.contains("| 2 | ");
+		Path shorter = TinyTraces.mooncakeFile(this.dir, 400);
+		DocScripts.Outcome refused = DocScripts.exec("cache_replacement.py", shorter.toString(), "1");
+		assertThat(refused.exitCode()).isNotZero();
+		assertThat(refused.output()).contains("has 400 requests and the first 500 are not counted");
 	}
 
 }
