@@ -10,6 +10,7 @@ import java.util.stream.IntStream;
 import io.github.dualmap.Discovered;
 import io.github.dualmap.GatewayIntegrationTest;
 import io.github.dualmap.StubEngine;
+import io.github.dualmap.WebTestClients;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -102,14 +103,7 @@ class MeterBudgetIntegrationTests {
 			.anyMatch(m -> m.getId().getName().startsWith("dualmap.replicas."));
 		assertThat(undescribed).isEmpty();
 
-		String exported = this.client.get()
-			.uri("/actuator/prometheus")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody(String.class)
-			.returnResult()
-			.getResponseBody();
+		String exported = WebTestClients.okBody(this.client, "/actuator/prometheus");
 		Map<String, Integer> series = new TreeMap<>();
 		for (String line : exported.split("\n")) {
 			if (line.startsWith("dualmap_")) {

@@ -17,6 +17,7 @@ import java.util.regex.Pattern;
 import io.github.dualmap.Discovered;
 import io.github.dualmap.GatewayIntegrationTest;
 import io.github.dualmap.StubEngine;
+import io.github.dualmap.WebTestClients;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 import tools.jackson.databind.JsonNode;
@@ -133,14 +134,7 @@ class MonitoringSamplesTests {
 			.exchange()
 			.expectStatus()
 			.isOk();
-		return this.client.get()
-			.uri("/actuator/prometheus")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody(String.class)
-			.returnResult()
-			.getResponseBody();
+		return WebTestClients.okBody(this.client, "/actuator/prometheus");
 	}
 
 	@Test

@@ -18,6 +18,7 @@ import io.github.dualmap.core.RoutingRequest;
 import io.github.dualmap.replica.ReplicaPublisher;
 import io.github.dualmap.replica.ReplicaSync;
 import io.github.dualmap.replica.ReplicaSyncHandler;
+import io.github.dualmap.WebTestClients;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -233,14 +234,7 @@ class ReplicaSyncIntegrationTests {
 			.isEqualTo("http://127.0.0.1:" + portB)
 			.jsonPath("$.replicas.applied")
 			.value(n -> assertThat(((Number) n).longValue()).isPositive());
-		String prometheus = client(portA).get()
-			.uri("/actuator/prometheus")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody(String.class)
-			.returnResult()
-			.getResponseBody();
+		String prometheus = WebTestClients.okBody(client(portA), "/actuator/prometheus");
 		assertThat(prometheus).containsPattern("dualmap_replicas_releases_total\\{.*outcome=\"applied\".*\\} [1-9]")
 			.contains("dualmap_replicas_peers ")
 			.contains("dualmap_replicas_publish_failures_total");

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import io.github.dualmap.GatewayTestApplication;
+import io.github.dualmap.WebTestClients;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
@@ -392,14 +393,7 @@ class TenantBudgetsIntegrationTests {
 	@Test
 	void theActuatorShowsEachTenantsBudgetAndUsage() throws Exception {
 		post("shown", TenantGateways.chat("actuator", false, ""));
-		String body = client.get()
-			.uri("/actuator/dualmap")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody(String.class)
-			.returnResult()
-			.getResponseBody();
+		String body = WebTestClients.okBody(client, "/actuator/dualmap");
 		JsonNode tenants = JsonMapper.shared().readTree(body).get("tenants");
 		assertThat(tenants.get("mode").asString()).isEqualTo("enforce");
 		assertThat(tenants.get("store").asString()).isEqualTo("local");
