@@ -186,8 +186,6 @@ class DualMapPropertiesTests {
 				assertThat(context.getBean(DualMapProperties.class).getDispatch().getMode())
 					.isEqualTo(DispatchMode.PASS_THROUGH);
 			});
-		this.runner.withPropertyValues("dualmap.tie-break=random")
-			.run(context -> System.out.println("DBG " + failureMessages(context)));
 		expectFailure("dualmap.tie-break=random", "'random' is none of: auto, estimate, ring-order");
 		expectFailure("dualmap.dispatch.mode=later", "'later' is none of: queue, pass-through");
 		expectFailure("dualmap.ttft.model=cubic", "'cubic' is none of: ");
