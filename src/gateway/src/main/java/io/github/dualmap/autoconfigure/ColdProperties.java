@@ -5,6 +5,7 @@ import jakarta.validation.constraints.DecimalMax;
 import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code dualmap.cold.*}, cold requests: those none of whose first ring instances holds
@@ -17,12 +18,13 @@ public class ColdProperties {
 	 * (by its shadow index) to hold at least this share of the prompt; a cold request
 	 * goes to the one of its first d ring instances with the fewest requests in flight
 	 * and queued (the engine's scraped count when larger) among those whose TTFT estimate
-	 * is within the switch budget. 0 (the default) turns the rule off: every request
-	 * chooses between its two candidates; 0.3 is the share measured.
+	 * is within the switch budget. 0 turns the rule off: every request chooses between
+	 * its two candidates; 0.3 is the share measured. Unset, 0.3 for a pool whose dispatch
+	 * mode is pass-through and 0 (off) behind the queue.
 	 */
 	@DecimalMin(value = "0", message = "dualmap.cold.cached-share must be in [0, 1]")
 	@DecimalMax(value = "1", message = "dualmap.cold.cached-share must be in [0, 1]")
-	private double cachedShare = SchedulerSettings.DEFAULT_COLD_CACHED_SHARE;
+	private @Nullable Double cachedShare;
 
 	/**
 	 * The most ring instances a cold request considers (walking both rings from its key,
@@ -40,11 +42,11 @@ public class ColdProperties {
 	@Min(value = 1, message = "dualmap.cold.load-step-tokens must be >= 1")
 	private long loadStepTokens = SchedulerSettings.DEFAULT_COLD_LOAD_STEP_TOKENS;
 
-	public double getCachedShare() {
+	public @Nullable Double getCachedShare() {
 		return this.cachedShare;
 	}
 
-	public void setCachedShare(double cachedShare) {
+	public void setCachedShare(@Nullable Double cachedShare) {
 		this.cachedShare = cachedShare;
 	}
 

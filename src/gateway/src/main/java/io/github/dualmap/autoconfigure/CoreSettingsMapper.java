@@ -22,7 +22,11 @@ public final class CoreSettingsMapper {
 		this.properties = properties;
 	}
 
-	/** The scheduler settings of the gateway, before per-pool overrides. */
+	/**
+	 * The scheduler settings of the gateway, before per-pool overrides. What is left to
+	 * the dispatch mode is resolved where a pool meets its mode
+	 * ({@link SchedulerSettings#forDispatchMode}).
+	 */
 	public SchedulerSettings schedulerSettings() {
 		return schedulerSettings(this.properties.getSlo().getTtft());
 	}
@@ -112,7 +116,8 @@ public final class CoreSettingsMapper {
 			.staleAfter(p.getScrape().getStaleAfter())
 			.engineBacklog(p.getScrape().isEngineBacklog())
 			.slowStart(p.getSlowStart())
-			.coldCachedShare(cold.getCachedShare())
+			.coldCachedShare(
+					cold.getCachedShare() != null ? cold.getCachedShare() : SchedulerSettings.DEFAULT_COLD_CACHED_SHARE)
 			.coldCandidatesMax(cold.getCandidatesMax())
 			.coldLoadStepTokens(cold.getLoadStepTokens())
 			.ttftRelaxAfter(ttft.getRelaxAfter())

@@ -49,7 +49,8 @@ import java.time.Duration;
  * @param coldCachedShare a request is cold when none of its first
  * {@code coldCandidatesMax} ring instances is believed to hold at least this share of its
  * prompt; a cold request goes to the least occupied of its first d ring instances (0 =
- * off: every request chooses between its two candidates)
+ * off: every request chooses between its two candidates; NaN = by the dispatch mode,
+ * {@link #forDispatchMode})
  * @param coldCandidatesMax the most ring instances a cold request considers, in [2,
  * {@link #MAX_COLD_CANDIDATES}]
  * @param coldLoadStepTokens a cold request considers one ring instance more than two per
@@ -142,10 +143,12 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 	public static final double COLD_CACHED_SHARE = 0.3;
 
 	/**
-	 * The cold rule is off unless configured: on the conversation trace it serves what
-	 * the choice between two candidates serves judged on the work (docs/benchmarks.md).
+	 * The cold rule by the dispatch mode unless configured ({@link #forDispatchMode}): on
+	 * behind the gateway's queue, whose admission and moves already spread the requests
+	 * no instance caches, it serves what the choice between two candidates serves; a pool
+	 * that dispatches at once has nothing else to spread them (docs/benchmarks.md).
 	 */
-	public static final double DEFAULT_COLD_CACHED_SHARE = 0;
+	public static final double DEFAULT_COLD_CACHED_SHARE = Double.NaN;
 
 	/** The most ring instances a cold request considers by default. */
 	public static final int DEFAULT_COLD_CANDIDATES_MAX = 4;
@@ -268,8 +271,9 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		positive("shadowCapacityTokens", shadowCapacityTokens);
 		positive("staleAfterNanos", staleAfterNanos);
 		nonNegative("slowStartNanos", slowStartNanos);
-		if (!(coldCachedShare >= 0 && coldCachedShare <= 1)) {
-			throw new IllegalArgumentException("coldCachedShare must be in [0, 1] but was " + coldCachedShare);
+		if (!(coldCachedShare >= 0 && coldCachedShare <= 1) && !Double.isNaN(coldCachedShare)) {
+			throw new IllegalArgumentException(
+					"coldCachedShare must be in [0, 1] (or NaN: by the dispatch mode) but was " + coldCachedShare);
 		}
 		if (coldCandidatesMax < 2 || coldCandidatesMax > MAX_COLD_CANDIDATES) {
 			throw new IllegalArgumentException(
@@ -279,9 +283,30 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 		nonNegative("ttftRelaxAfterNanos", ttftRelaxAfterNanos);
 	}
 
-	/** Whether cold requests go by occupancy over their ring instances. */
+	/**
+	 * Whether cold requests go by occupancy over their ring instances; false while the
+	 * share is left to the dispatch mode and not yet resolved by
+	 * {@link #forDispatchMode}.
+	 */
 	public boolean spreadsCold() {
 		return coldCachedShare > 0;
+	}
+
+	/**
+	 * These settings for a pool dispatching in {@code mode}: a cold-request share left to
+	 * the mode ({@link #DEFAULT_COLD_CACHED_SHARE}) becomes {@link #COLD_CACHED_SHARE}
+	 * when requests are sent as soon as they are chosen
+	 * ({@link DispatchMode#PASS_THROUGH}) and 0 (off) behind the queue; a configured
+	 * share stays as it is. Dispatching at once nothing but the choice spreads the
+	 * requests whose prompt no instance caches, so occupancy over their first ring
+	 * instances balances what the two candidates alone leave uneven; behind the queue its
+	 * admission and moves do that already.
+	 */
+	public SchedulerSettings forDispatchMode(DispatchMode mode) {
+		if (!Double.isNaN(coldCachedShare)) {
+			return this;
+		}
+		return toBuilder().coldCachedShare(mode == DispatchMode.PASS_THROUGH ? COLD_CACHED_SHARE : 0).build();
 	}
 
 	private static void positive(String name, long v) {

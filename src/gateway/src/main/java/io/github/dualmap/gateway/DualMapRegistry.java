@@ -88,9 +88,15 @@ public final class DualMapRegistry {
 
 	/**
 	 * What one pool runs with: its routing policy by name, scheduler settings (the
-	 * default TTFT SLO among them) and dispatch queue settings.
+	 * default TTFT SLO among them) and dispatch queue settings. The scheduler settings
+	 * are those for the queue's dispatch mode
+	 * ({@link SchedulerSettings#forDispatchMode}).
 	 */
 	public record PoolSettings(String policyName, SchedulerSettings settings, QueueSettings queueSettings) {
+
+		public PoolSettings {
+			settings = settings.forDispatchMode(queueSettings.mode());
+		}
 
 	}
 

@@ -195,6 +195,36 @@ class DualMapPropertiesTests {
 	}
 
 	@Test
+	void unsetTheColdRuleIsOnForAPoolThatDispatchesAtOnceAndOffBehindTheQueue() {
+		this.runner
+			.withPropertyValues("dualmap.services=queued,direct", "dualmap.pools.direct.dispatch.mode=pass-through")
+			.run(context -> {
+				DualMapRegistry registry = context.getBean(DualMapRegistry.class);
+				assertThat(registry.settings().spreadsCold()).isFalse();
+				assertThat(registry.service("queued").instancePool().settings().spreadsCold()).isFalse();
+				assertThat(registry.service("direct").instancePool().settings().coldCachedShare())
+					.isEqualTo(SchedulerSettings.COLD_CACHED_SHARE);
+				assertThat(context.getBean(DualMapProperties.class).toSchedulerSettings().coldCachedShare())
+					.as("left to each simulated row's mode")
+					.isNaN();
+			});
+		this.runner.withPropertyValues("dualmap.services=any", "dualmap.dispatch.mode=pass-through").run(context -> {
+			assertThat(context.getBean(DualMapRegistry.class).settings().coldCachedShare())
+				.isEqualTo(SchedulerSettings.COLD_CACHED_SHARE);
+			assertThat(context.getBean(DualMapRegistry.class).service("any").instancePool().settings().spreadsCold())
+				.isTrue();
+		});
+		this.runner.withPropertyValues("dualmap.dispatch.mode=pass-through", "dualmap.cold.cached-share=0")
+			.run(context -> assertThat(context.getBean(DualMapRegistry.class).settings().spreadsCold())
+				.as("configured off")
+				.isFalse());
+		this.runner.withPropertyValues("dualmap.cold.cached-share=0.5")
+			.run(context -> assertThat(context.getBean(DualMapRegistry.class).settings().coldCachedShare())
+				.as("configured on behind the queue")
+				.isEqualTo(0.5));
+	}
+
+	@Test
 	void theColdRuleAndTtftRelaxationPropertiesReachTheSchedulerSettings() {
 		this.runner.run(context -> {
 			SchedulerSettings s = context.getBean(DualMapRegistry.class).settings();
@@ -214,6 +244,7 @@ class DualMapPropertiesTests {
 				assertThat(s.ttftRelaxAfterNanos()).isZero();
 			});
 		expectFailure("dualmap.cold.cached-share=1.5", "dualmap.cold.cached-share must be in [0, 1]");
+		expectFailure("dualmap.cold.cached-share=-0.1", "dualmap.cold.cached-share must be in [0, 1]");
 		expectFailure("dualmap.cold.candidates-max=1", "dualmap.cold.candidates-max must be in [2, 16]");
 		expectFailure("dualmap.cold.candidates-max=17", "dualmap.cold.candidates-max must be in [2, 16]");
 		expectFailure("dualmap.cold.load-step-tokens=0", "dualmap.cold.load-step-tokens must be >= 1");

@@ -20,6 +20,29 @@ class SchedulerSettingsTests {
 	}
 
 	@Test
+	void theColdRuleIsLeftToTheDispatchModeUnlessConfigured() {
+		SchedulerSettings unset = SchedulerSettings.ofDefaults();
+		assertThat(unset.coldCachedShare()).isNaN();
+		assertThat(unset.spreadsCold()).as("unresolved: off").isFalse();
+		SchedulerSettings passThrough = unset.forDispatchMode(DispatchMode.PASS_THROUGH);
+		assertThat(passThrough.coldCachedShare()).isEqualTo(SchedulerSettings.COLD_CACHED_SHARE);
+		assertThat(passThrough.spreadsCold()).isTrue();
+		SchedulerSettings queued = unset.forDispatchMode(DispatchMode.QUEUE);
+		assertThat(queued.coldCachedShare()).isZero();
+		assertThat(queued.spreadsCold()).isFalse();
+		assertThat(queued.toBuilder().coldCachedShare(Double.NaN).build()).isEqualTo(unset);
+		SchedulerSettings off = unset.toBuilder().coldCachedShare(0).build();
+		assertThat(off.forDispatchMode(DispatchMode.PASS_THROUGH)).isSameAs(off);
+		SchedulerSettings half = unset.toBuilder().coldCachedShare(0.5).build();
+		assertThat(half.forDispatchMode(DispatchMode.QUEUE)).isSameAs(half);
+		assertThat(passThrough.forDispatchMode(DispatchMode.QUEUE)).as("resolved once").isSameAs(passThrough);
+		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().coldCachedShare(1.5).build())
+			.withMessageContaining("coldCachedShare must be in [0, 1]");
+		assertThatIllegalArgumentException().isThrownBy(() -> SchedulerSettings.custom().coldCachedShare(-0.1).build())
+			.withMessageContaining("coldCachedShare");
+	}
+
+	@Test
 	void minSamplesBeyondTheWindowAreRejected() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> SchedulerSettings.custom().hotWindow(10).hotMinSamples(20).build())

@@ -1,5 +1,6 @@
 package io.github.dualmap.gateway;
 
+import io.github.dualmap.core.DispatchMode;
 import io.github.dualmap.core.QueueSettings;
 import io.github.dualmap.core.SchedulerSettings;
 import io.github.dualmap.gateway.DualMapRegistry.PoolSettings;
@@ -37,6 +38,22 @@ class DualMapRegistryBuilderTests {
 		assertThat(registry.service("llm").policyName()).isEqualTo("least-loaded");
 		assertThat(registry.service("llm").queues().settings().maxPrefillRequests())
 			.isEqualTo(QueueSettings.DEFAULT_MAX_PREFILL_REQUESTS);
+	}
+
+	@Test
+	void eachPoolRunsTheColdRuleItsDispatchModeTakesUnlessItIsConfigured() {
+		QueueSettings passThrough = QueueSettings.custom().mode(DispatchMode.PASS_THROUGH).build();
+		SchedulerSettings off = SchedulerSettings.custom().coldCachedShare(0).build();
+		DualMapRegistry registry = DualMapRegistry.builder()
+			.services("queued", "direct", "directOff")
+			.serviceSettings("direct", new PoolSettings("dualmap", SchedulerSettings.ofDefaults(), passThrough))
+			.serviceSettings("directOff", new PoolSettings("dualmap", off, passThrough))
+			.build();
+		assertThat(registry.settings().spreadsCold()).isFalse();
+		assertThat(registry.service("queued").instancePool().settings().spreadsCold()).isFalse();
+		assertThat(registry.service("direct").instancePool().settings().coldCachedShare())
+			.isEqualTo(SchedulerSettings.COLD_CACHED_SHARE);
+		assertThat(registry.service("directOff").instancePool().settings().spreadsCold()).isFalse();
 	}
 
 	@Test

@@ -313,9 +313,14 @@ public record PolicySpec(String name, Function<SchedulerSettings, RoutingPolicy>
 		return factory.apply(settings);
 	}
 
-	/** The scheduler settings this row runs with, given the run's. */
+	/**
+	 * The scheduler settings this row runs with, given the run's: its tuning, then what
+	 * the run left to the dispatch mode resolved for this row's mode (a row without the
+	 * gateway's queue dispatches at once).
+	 */
 	public SchedulerSettings settingsFor(SchedulerSettings run) {
-		return tuning == null ? run : tuning.apply(run);
+		SchedulerSettings tuned = tuning == null ? run : tuning.apply(run);
+		return tuned.forDispatchMode(queue == null ? DispatchMode.PASS_THROUGH : queue.mode());
 	}
 
 	/** How this row's requests reach the engines, for reports. */

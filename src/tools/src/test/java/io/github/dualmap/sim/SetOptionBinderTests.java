@@ -135,4 +135,18 @@ class SetOptionBinderTests {
 		assertThat(PolicySpec.names()).contains(PolicySpec.DUALMAP_TWO_CHOICE, PolicySpec.DUALMAP_COLD_OCCUPANCY);
 	}
 
+	@Test
+	void unsetTheColdRuleFollowsEachRowsDispatchMode() {
+		SchedulerSettings run = SetOptionBinder.bind(List.of()).toSchedulerSettings();
+		PolicySpec passThrough = PolicySpec.named(PolicySpec.DUALMAP_PASS_THROUGH);
+		PolicySpec queued = PolicySpec.named("dualmap");
+		assertThat(passThrough.settingsFor(run).coldCachedShare()).isEqualTo(SchedulerSettings.COLD_CACHED_SHARE);
+		assertThat(queued.settingsFor(run).spreadsCold()).isFalse();
+		assertThat(queued.settingsFor(run).coldCachedShare()).isZero();
+		SchedulerSettings off = SetOptionBinder.bind(List.of("dualmap.cold.cached-share=0")).toSchedulerSettings();
+		assertThat(passThrough.settingsFor(off).spreadsCold()).as("--set turns it off").isFalse();
+		SchedulerSettings on = SetOptionBinder.bind(List.of("dualmap.cold.cached-share=0.3")).toSchedulerSettings();
+		assertThat(queued.settingsFor(on).spreadsCold()).as("--set turns it on behind the queue").isTrue();
+	}
+
 }
