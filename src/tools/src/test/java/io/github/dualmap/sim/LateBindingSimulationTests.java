@@ -45,7 +45,8 @@ class LateBindingSimulationTests {
 		assertThat(PolicySpec.named("sglang-cache-aware").queue()).isNull();
 		SchedulerSettings fixed = PolicySpec.named(PolicySpec.DUALMAP_FIXED_DEPTH).settingsFor(SETTINGS);
 		assertThat(fixed.maxPrefixDepth()).isEqualTo(SETTINGS.minPrefixDepth());
-		assertThat(PolicySpec.named("dualmap").settingsFor(SETTINGS)).isSameAs(SETTINGS);
+		assertThat(PolicySpec.named("dualmap").settingsFor(SETTINGS))
+			.isEqualTo(SETTINGS.forDispatchMode(DispatchMode.QUEUE));
 		assertThat(PolicySpec.names()).contains(PolicySpec.DUALMAP_PASS_THROUGH).containsAll(RoutingPolicies.names());
 	}
 
