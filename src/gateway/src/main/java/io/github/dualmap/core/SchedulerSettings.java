@@ -143,10 +143,11 @@ public record SchedulerSettings(int virtualNodes, int blockTokens, int minPrefix
 	public static final double COLD_CACHED_SHARE = 0.3;
 
 	/**
-	 * The cold rule by the dispatch mode unless configured ({@link #forDispatchMode}): on
-	 * behind the gateway's queue, whose admission and moves already spread the requests
-	 * no instance caches, it serves what the choice between two candidates serves; a pool
-	 * that dispatches at once has nothing else to spread them (docs/benchmarks.md).
+	 * The cold rule is left to the dispatch mode unless configured
+	 * ({@link #forDispatchMode}): off behind the gateway's queue, whose admission and
+	 * moves already spread the requests no instance caches (there the rule serves what
+	 * the choice between two candidates serves), on where a pool dispatches at once,
+	 * since nothing else spreads them there (docs/benchmarks.md).
 	 */
 	public static final double DEFAULT_COLD_CACHED_SHARE = Double.NaN;
 
